@@ -1,0 +1,180 @@
+"""Contexts: what a derivation is evaluated for, and how each symbol gets its value.
+
+A Context holds a hardware spec, a model architecture, three precisions
+(weights, KV cache, math) and scenario inputs. Glossary symbols that describe
+the machine or the model are bound from the specs here, in one table; scenario
+inputs have defaults declared once (`SCENARIO_INPUTS` and each question's own)
+and printed on every sheet.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from fractions import Fraction
+
+import pint
+import sympy as sp
+
+from derivations import conventions
+from derivations import glossary as gl
+from specs.errors import SpecError, suggest
+from specs.hardware import Hardware
+from specs.models import Architecture
+from specs.precisions import Precision, precision
+from specs.quantities import parse_quantity
+from units import Quantity, unit, unit_text
+
+
+@dataclass(frozen=True)
+class Input:
+    """A scenario input: CLI name, the symbol it sets, its default (a unit string)."""
+
+    name: str
+    symbol: sp.Symbol
+    default: str
+    unit: str
+    meaning: str
+
+    def parse(self, value: str, where: str = "--set") -> pint.Quantity:
+        """A user value for this input; a bare number is read in the input's unit when that unit is a count."""
+        text = value.strip()
+        bare = _is_bare_number(text)
+        if bare and self.unit not in ("1", "token", "parameter"):
+            raise SpecError(where, self.name, f"expected a quantity with a unit convertible to {self.unit} (e.g. {self.default!r}), found {text[:40]!r}")
+        if bare and self.unit != "1":
+            text = f"{text} {self.unit}"
+        return parse_quantity(text, self.unit, where, self.name, allow_zero=self.unit == "s")
+
+
+def _is_bare_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+SCENARIO_INPUTS: tuple[Input, ...] = (
+    Input("batch", gl.B, "1", "1", "sequences decoded together"),
+    Input("tokens_per_step", gl.q, "1 token", "token", "tokens each sequence adds per step"),
+    Input("context", gl.T, "8192 token", "token", "tokens already in each sequence's KV cache"),
+    Input("prompt_len", gl.S, "2048 token", "token", "prompt tokens prefilled at once"),
+    Input("tp", gl.n_tp, "1", "1", "tensor-parallel degree"),
+    Input("eta_bw", gl.eta_bw, "0.8", "1", "achieved fraction of datasheet bandwidth"),
+    Input("t_fixed", gl.t_fixed, "0.2 ms", "s", "fixed time per step (launches, collectives, host)"),
+)
+
+
+@dataclass(frozen=True)
+class Context:
+    hardware: Hardware
+    model: Architecture
+    weights: Precision
+    kv: Precision
+    math: Precision
+    #: user-set inputs by name, already parsed and checked
+    overrides: Mapping[str, pint.Quantity] = field(default_factory=dict)
+
+    def with_overrides(self, **values: str) -> Context:
+        """A copy with more inputs set (values are unit strings); used by tables."""
+        merged = dict(self.overrides)
+        merged.update({k: Quantity(v) if isinstance(v, str) else v for k, v in values.items()})
+        return replace(self, overrides=merged)
+
+
+def make_context(hardware: Hardware, model: Architecture, weights: str | None = None, kv: str | None = None, math: str | None = None) -> Context:
+    w = precision(weights or conventions.DEFAULT_WEIGHTS, "--weights")
+    return Context(
+        hardware=hardware,
+        model=model,
+        weights=w,
+        kv=precision(kv or conventions.DEFAULT_KV, "--kv"),
+        math=precision(math or w.math, "--math"),
+    )
+
+
+def _mla(ctx: Context) -> object:
+    if ctx.model.mla is None:
+        raise SpecError(ctx.model.path, "kv_lora_rank", f"{ctx.model.name} has no multi-head latent attention; this needs an MLA model (e.g. deepseek-v3)")
+    return ctx.model.mla
+
+
+def _gqa(ctx: Context) -> Architecture:
+    if ctx.model.mla is not None:
+        raise SpecError(ctx.model.path, "head_dim", f"{ctx.model.name} uses multi-head latent attention; this sheet's attention terms use the GQA formula (see attention-intensity and mla-absorption for MLA)")
+    return ctx.model
+
+
+def _count(x: int) -> pint.Quantity:
+    return Quantity(Fraction(x), "")
+
+
+def _params(pick: Callable[..., int]) -> Callable[[Context], pint.Quantity]:
+    return lambda ctx: Quantity(Fraction(pick(ctx.model.param_counts())), "parameter")
+
+
+#: How each spec-backed glossary symbol gets its value from a context.
+BINDINGS: dict[sp.Symbol, Callable[[Context], pint.Quantity]] = {
+    gl.pi: lambda ctx: ctx.hardware.peak(ctx.math.math),
+    gl.beta: lambda ctx: ctx.hardware.memory_bandwidth,
+    gl.C_mem: lambda ctx: ctx.hardware.memory_capacity,
+    gl.M_sram: lambda ctx: ctx.hardware.require("on_chip_memory"),
+    gl.D: lambda ctx: _count(ctx.model.hidden_size),
+    gl.F: lambda ctx: _count(ctx.model.intermediate_size),
+    gl.L: lambda ctx: _count(ctx.model.num_layers),
+    gl.N: lambda ctx: _count(ctx.model.num_heads),
+    gl.K: lambda ctx: _count(_gqa(ctx).num_kv_heads),
+    gl.H: lambda ctx: _count(_gqa(ctx).head_dim),
+    gl.e_kv: lambda ctx: _count(ctx.model.kv_elements_per_token()),
+    gl.V: lambda ctx: _count(ctx.model.vocab_size),
+    gl.r_kv: lambda ctx: _count(_mla(ctx).kv_rank),
+    gl.d_R: lambda ctx: _count(_mla(ctx).rope_dim),
+    gl.d_nope: lambda ctx: _count(_mla(ctx).nope_dim),
+    gl.d_v: lambda ctx: _count(_mla(ctx).v_dim),
+    gl.P_total: _params(lambda c: c.total),
+    gl.P_matmul: _params(lambda c: c.matmul),
+    gl.P_noarith: _params(lambda c: c.no_arithmetic),
+    gl.P_active: _params(lambda c: c.active_matmul),
+    gl.P_emb: _params(lambda c: c.embedding),
+    gl.P_norm: _params(lambda c: c.norms + c.biases),
+    gl.P_head: _params(lambda c: c.lm_head),
+    gl.u_param: lambda ctx: Quantity(Fraction(1), "parameter"),
+    gl.b_w: lambda ctx: Quantity(ctx.weights.bytes_per_element, "B/parameter"),
+    gl.b_kv: lambda ctx: Quantity(ctx.kv.bytes_per_element, "B/token"),
+    gl.b_a: lambda ctx: Quantity(precision(ctx.math.math).bytes_per_element, "B/token"),
+    gl.kappa: lambda ctx: Quantity(conventions.FLOPS_PER_WEIGHT_PER_TOKEN),
+    gl.kappa_attn: lambda ctx: Quantity(conventions.ATTENTION_FLOPS_PER_CHANNEL),
+}
+
+
+def input_value(inp: Input, ctx: Context) -> tuple[pint.Quantity, bool]:
+    """The input's value in this context and whether it was set (not the default)."""
+    if inp.name in ctx.overrides:
+        return ctx.overrides[inp.name].to(unit(inp.unit)), True
+    return inp.parse(inp.default, "default"), False
+
+
+def check_override_names(names: Mapping[str, object], inputs: tuple[Input, ...], slug: str) -> None:
+    known = [i.name for i in inputs]
+    for name in names:
+        if name not in known:
+            raise SpecError("--set", name[:40], f"{slug} has no input by that name{suggest(name, known)}; inputs: {', '.join(known)}")
+
+
+def parse_overrides(pairs: list[str], inputs: tuple[Input, ...], slug: str) -> dict[str, pint.Quantity]:
+    """`NAME=VALUE` strings into checked Quantities (pint's parser, never eval)."""
+    by_name = {i.name: i for i in inputs}
+    parsed: dict[str, pint.Quantity] = {}
+    for pair in pairs:
+        name, sep, value = pair.partition("=")
+        name = name.strip()
+        if not sep or not name:
+            raise SpecError("--set", None, f"expected NAME=VALUE, found {pair[:40]!r}")
+        check_override_names({name: None}, inputs, slug)
+        parsed[name] = by_name[name].parse(value)
+    return parsed
+
+
+def describe_unit(u: str) -> str:
+    return unit_text(unit(u))

@@ -1,0 +1,25 @@
+"""Conventions: each a named constant, defined once, printed on every sheet, tested.
+
+Values are strings with units so they go through the same parser as any input.
+"""
+
+from __future__ import annotations
+
+#: One multiply-add is two FLOPs; a weight does one multiply-add per token.
+FLOPS_PER_WEIGHT_PER_TOKEN = "2 flop/(parameter*token)"
+#: Attention per query token and per cached token, per head channel: QK^T (2) + PV (2).
+ATTENTION_FLOPS_PER_CHANNEL = "4 flop/token**2"
+#: Default number formats when a context does not say.
+DEFAULT_WEIGHTS = "bf16"
+DEFAULT_KV = "bf16"
+DEFAULT_MATH = "bf16"
+
+CONVENTIONS: tuple[str, ...] = (
+    "2 FLOPs per multiply-add; a weight does one multiply-add per token (kappa = 2 flop/(parameter*token)).",
+    "Peaks are dense tensor-core peaks (never the 2:4-sparsity headline).",
+    "Bandwidth and weight bytes are decimal (1 TB/s = 1e12 B/s, 1 GB = 1e9 B); capacity is the datasheet figure as printed.",
+    "The input embedding is a gather: no FLOPs, one row read per token. The LM head is a GEMM read every decode step (tied embeddings: the same matrix, read once).",
+    "Attention FLOPs per query token at context T: 4*L*N*H*T (QK^T and PV), counted with query heads N, not KV heads.",
+    "Roofline time of a kernel = max(FLOPs / peak, bytes / bandwidth).",
+    "Batch B counts sequences; each adds q tokens per step (q = 1 token for plain decode).",
+)

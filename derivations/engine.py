@@ -1,0 +1,291 @@
+"""Steps, closed-form solves and derivations.
+
+A Step is one named equation `symbol = expr` with a declared unit and one
+sentence on why. A Solve is a step whose expression is found by sympy from an
+equation between two earlier steps. `derivation(...)` assembles the steps of
+one question, checks every step's unit, solves and verifies every closed form
+(symbolically where sympy can, numerically at random points always) and
+returns a frozen Derivation. Nothing here reads a file or formats text.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+import sympy as sp
+
+from derivations.context import SCENARIO_INPUTS, BINDINGS, Input
+from derivations.glossary import GLOSSARY
+from derivations.symbols import Symbols, default_latex
+from units import RooflineError, UnitMismatchError, check_unit, infer_unit, same_unit, unit, unit_text
+
+#: Random points at which every closed form is checked against its equation.
+NUMERIC_CHECK_POINTS = 8
+NUMERIC_CHECK_TOLERANCE = sp.Rational(1, 10**9)
+
+
+class DerivationError(RooflineError):
+    """A derivation is malformed: a unit clash in a step, an unsolvable or unverified closed form."""
+
+
+@dataclass(frozen=True)
+class Step:
+    """`name = expr` in `unit`, with one sentence on why."""
+
+    name: str
+    expr: sp.Expr
+    unit: str
+    why: str
+    latex: str | None = None
+    meaning: str = ""
+
+    @property
+    def s(self) -> sp.Symbol:
+        """The symbol this step defines, for use in later steps."""
+        return sp.Symbol(self.name, positive=True)
+
+    @property
+    def kind(self) -> str:
+        return "define"
+
+
+@dataclass(frozen=True)
+class Solve(Step):
+    """A closed form: the value of `for_` at which steps `lhs` and `rhs` are equal.
+
+    `expr` is filled in by `derivation()`; pass `sp.S.Zero` or leave the default.
+    `pick` chooses among several positive roots (default: there must be one).
+    """
+
+    lhs: str = ""
+    rhs: str = ""
+    for_: sp.Symbol | None = None
+    pick: Callable[[list[sp.Expr]], sp.Expr] | None = None
+    equation: tuple[sp.Expr, sp.Expr] | None = None
+    verified: str = ""
+
+    @property
+    def kind(self) -> str:
+        return "solve"
+
+
+def solve(name: str, lhs: Step, rhs: Step, for_: sp.Symbol, unit: str, why: str, latex: str | None = None, meaning: str = "", pick: Callable[[list[sp.Expr]], sp.Expr] | None = None) -> Solve:
+    """A Solve step: `for_` such that `lhs` = `rhs`."""
+    return Solve(name, sp.S.Zero, unit, why, latex, meaning, lhs=lhs.name, rhs=rhs.name, for_=for_, pick=pick)
+
+
+@dataclass(frozen=True)
+class Row:
+    """One row of a table: a label and what to change from the sheet's context."""
+
+    label: str
+    hardware: str | None = None
+    model: str | None = None
+    weights: str | None = None
+    kv: str | None = None
+    math: str | None = None
+    set: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Table:
+    title: str
+    rows: tuple[Row, ...]
+    columns: tuple[str, ...]
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A number a teaser claims, checked: `left` against `right` (a result name or a quantity string)."""
+
+    text: str
+    left: str
+    right: str
+    rel_tol: float = 0.05
+    where: Row | None = None
+
+
+@dataclass(frozen=True)
+class Derivation:
+    slug: str
+    title: str
+    question: str
+    symbols: Symbols
+    steps: tuple[Step, ...]
+    results: tuple[str, ...]
+    inputs: tuple[Input, ...]
+    assumptions: tuple[str, ...]
+    takeaways: tuple[str, ...]
+    scoring: tuple[str, ...]
+    limits: tuple[str, ...]
+    tables: tuple[Table, ...]
+    claims: tuple[Claim, ...]
+    hardware: tuple[str, ...]
+    models: tuple[str, ...]
+    display_units: Mapping[str, str]
+    #: every step's expression with earlier steps substituted: only inputs remain
+    expanded: Mapping[str, sp.Expr]
+
+    def step(self, name: str) -> Step:
+        for s in self.steps:
+            if s.name == name:
+                return s
+        raise KeyError(name)
+
+    @property
+    def free_symbols(self) -> set[sp.Symbol]:
+        out: set[sp.Symbol] = set()
+        for e in self.expanded.values():
+            out |= e.free_symbols
+        return out
+
+
+def derivation(
+    slug: str,
+    title: str,
+    question: str,
+    symbols: Symbols,
+    steps: Sequence[Step],
+    results: Sequence[str],
+    *,
+    inputs: Sequence[Input] = (),
+    assumptions: Sequence[str] = (),
+    takeaways: Sequence[str] = (),
+    scoring: Sequence[str] = (),
+    limits: Sequence[str] = (),
+    tables: Sequence[Table] = (),
+    claims: Sequence[Claim] = (),
+    hardware: Sequence[str] = ("h100-sxm", "h200", "b200"),
+    models: Sequence[str] = ("llama-3.1-8b", "llama-3.1-70b"),
+    display_units: Mapping[str, str] | None = None,
+) -> Derivation:
+    """Build and check one question's derivation (see the module docstring)."""
+    table = Symbols(parent=symbols)
+    expanded: dict[str, sp.Expr] = {}
+    done: list[Step] = []
+    for step in steps:
+        if step.name in expanded:
+            raise DerivationError(f"{slug}: step {step.name} is defined twice")
+        if isinstance(step, Solve):
+            step = _solve(slug, step, expanded, table)
+        units = table.units()
+        _check_known_symbols(slug, step, units)
+        try:
+            check_unit(step.expr, units, step.unit or "1", what=f"{slug}: step {step.name}")
+        except UnitMismatchError as err:
+            raise UnitMismatchError(f"{err}") from None
+        table.add(step.name, step.unit, step.latex or default_latex(step.name), step.meaning or step.why)
+        expanded[step.name] = _expand(step.expr, expanded)
+        done.append(step)
+    all_inputs = _inputs_used(slug, expanded, inputs)
+    missing = [r for r in results if r not in expanded]
+    if missing:
+        raise DerivationError(f"{slug}: headline results {missing} are not steps")
+    return Derivation(
+        slug=slug,
+        title=title,
+        question=question,
+        symbols=table,
+        steps=tuple(done),
+        results=tuple(results),
+        inputs=all_inputs,
+        assumptions=tuple(assumptions),
+        takeaways=tuple(takeaways),
+        scoring=tuple(scoring),
+        limits=tuple(limits),
+        tables=tuple(tables),
+        claims=tuple(claims),
+        hardware=tuple(hardware),
+        models=tuple(models),
+        display_units=dict(display_units or {}),
+        expanded=expanded,
+    )
+
+
+def _check_known_symbols(slug: str, step: Step, units: Mapping[sp.Symbol, object]) -> None:
+    for s in step.expr.free_symbols:
+        if s not in units:
+            raise DerivationError(f"{slug}: step {step.name} uses {s}, which is neither a glossary symbol, an input nor an earlier step")
+
+
+def _expand(expr: sp.Expr, expanded: Mapping[str, sp.Expr]) -> sp.Expr:
+    mapping = {sp.Symbol(n, positive=True): e for n, e in expanded.items()}
+    return expr.xreplace(mapping)
+
+
+def _inputs_used(slug: str, expanded: Mapping[str, sp.Expr], own: Sequence[Input]) -> tuple[Input, ...]:
+    used: set[sp.Symbol] = set()
+    for e in expanded.values():
+        used |= e.free_symbols
+    by_symbol = {i.symbol: i for i in (*SCENARIO_INPUTS, *own)}
+    unbound = [s for s in used if s not in BINDINGS and s not in by_symbol]
+    if unbound:
+        raise DerivationError(f"{slug}: symbols {sorted(map(str, unbound))} have no binding to a spec and are not inputs")
+    names = [i.name for i in own]
+    if len(set(names)) != len(names) or set(names) & {i.name for i in SCENARIO_INPUTS}:
+        raise DerivationError(f"{slug}: input names must be unique and not shadow the shared scenario inputs")
+    ordered = [i for i in SCENARIO_INPUTS if i.symbol in used] + [i for i in own if i.symbol in used]
+    return tuple(ordered)
+
+
+def _solve(slug: str, step: Solve, expanded: Mapping[str, sp.Expr], table: Symbols) -> Solve:
+    for side in (step.lhs, step.rhs):
+        if side not in expanded:
+            raise DerivationError(f"{slug}: {step.name} solves with {side}, which is not an earlier step")
+    var = step.for_
+    if var is None or var.name not in table:
+        raise DerivationError(f"{slug}: {step.name} solves for an unknown symbol {var}")
+    lhs, rhs = expanded[step.lhs], expanded[step.rhs]
+    if var not in (lhs - rhs).free_symbols:
+        raise DerivationError(f"{slug}: {step.name}: {var} does not appear in {step.lhs} = {step.rhs}")
+    var_unit = table.info(var).unit
+    if not same_unit(var_unit, unit(step.unit or "1")):
+        raise UnitMismatchError(f"{slug}: step {step.name} is declared in {step.unit} but solves for {var} in {unit_text(var_unit)}")
+    roots = [r[var] for r in sp.solve(sp.Eq(lhs, rhs), var, dict=True) if var in r]
+    roots = [r for r in roots if r.is_positive is not False and not r.has(sp.I)]
+    if step.pick is not None and roots:
+        roots = [step.pick(roots)]
+    if len(roots) != 1:
+        raise DerivationError(f"{slug}: {step.name}: expected one positive root of {step.lhs} = {step.rhs} in {var}, found {len(roots)}")
+    root = sp.simplify(roots[0])
+    verified = _verify(slug, step.name, lhs, rhs, var, root)
+    return Solve(step.name, root, step.unit, step.why, step.latex, step.meaning, lhs=step.lhs, rhs=step.rhs, for_=var, equation=(lhs, rhs), verified=verified)
+
+
+def _verify(slug: str, name: str, lhs: sp.Expr, rhs: sp.Expr, var: sp.Symbol, root: sp.Expr) -> str:
+    """'symbolic' when sympy proves lhs = rhs at the root; always also checked numerically."""
+    left, right = lhs.xreplace({var: root}), rhs.xreplace({var: root})
+    rng = random.Random(f"{slug}/{name}")
+    free = sorted(left.free_symbols | right.free_symbols, key=lambda s: s.name)
+    for _ in range(NUMERIC_CHECK_POINTS):
+        point = {s: sp.Rational(rng.randint(1, 10**6), rng.randint(1, 10**3)) for s in free}
+        a, b = sp.N(left.xreplace(point), 30), sp.N(right.xreplace(point), 30)
+        scale = max(abs(a), abs(b), sp.Integer(1))
+        if abs(a - b) > NUMERIC_CHECK_TOLERANCE * scale:
+            raise DerivationError(f"{slug}: {name}: the closed form fails its equation numerically at {point}")
+    return "symbolic" if sp.simplify(left - right) == 0 else "numeric"
+
+
+def expand_in_inputs(d: Derivation, name: str) -> sp.Expr:
+    return d.expanded[name]
+
+
+def unit_of(d: Derivation, expr: sp.Expr) -> object:
+    return infer_unit(expr, d.symbols.units())
+
+
+__all__ = [
+    "Claim",
+    "Derivation",
+    "DerivationError",
+    "Row",
+    "Solve",
+    "Step",
+    "Table",
+    "derivation",
+    "solve",
+    "GLOSSARY",
+]

@@ -1,0 +1,64 @@
+"""The glossary: every shared symbol, its unit, LaTeX, meaning, in one place.
+
+Letters follow the JAX scaling book for the model (B batch, D d_model, F d_ff,
+L layers, N query heads, K KV heads, H head dim, T context, V vocabulary) and
+Williams' roofline for the machine (pi peak, beta bandwidth, I intensity).
+One letter means one thing everywhere.
+"""
+
+from __future__ import annotations
+
+from derivations.symbols import Symbols
+
+GLOSSARY = Symbols()
+g = GLOSSARY.add
+
+# machine
+pi = g("pi", "flop/s", r"\pi", "dense tensor peak at the math precision")
+beta = g("beta", "B/s", r"\beta", "HBM bandwidth (datasheet)")
+C_mem = g("C_mem", "B", r"C_{\mathrm{HBM}}", "HBM capacity per chip (datasheet)")
+M_sram = g("M_sram", "B", r"M_{\mathrm{L2}}", "on-chip cache (L2) per chip")
+
+# model shape (dimensionless counts, from config.json)
+D = g("D", "1", "D", "hidden size (d_model)")
+F = g("F", "1", "F", "MLP intermediate size (d_ff)")
+L = g("L", "1", "L", "transformer layers")
+N = g("N", "1", "N", "query heads")
+K = g("K", "1", "K", "KV heads")
+H = g("H", "1", "H", "head dimension")
+V = g("V", "1", "V", "vocabulary size")
+r_kv = g("r_kv", "1", r"r_{\mathrm{kv}}", "MLA latent (compressed KV) rank")
+d_R = g("d_R", "1", r"d_{R}", "MLA decoupled RoPE key width per head")
+d_nope = g("d_nope", "1", r"d_{\mathrm{nope}}", "MLA non-RoPE query/key width per head")
+d_v = g("d_v", "1", r"d_{v}", "MLA value width per head")
+
+# parameter counts (exact, from the config by the spec layer)
+P_total = g("P_total", "parameter", r"P_{\mathrm{total}}", "all parameters of the model")
+P_matmul = g("P_matmul", "parameter", r"P_{\mathrm{mm}}", "parameters that are GEMM operands (all experts)")
+P_noarith = g("P_noarith", "parameter", r"P_{\mathrm{0}}", "parameters that do no matmul (embedding gather, norms, biases)")
+P_active = g("P_active", "parameter", r"P_{\mathrm{act}}", "GEMM parameters one token multiplies by (its top-k experts only)")
+P_emb = g("P_emb", "parameter", r"P_{\mathrm{emb}}", "input embedding (a gather; 0 when tied to the LM head)")
+P_norm = g("P_norm", "parameter", r"P_{\mathrm{norm}}", "norm weights and biases")
+P_head = g("P_head", "parameter", r"P_{\mathrm{head}}", "LM head (V x D)")
+
+# number formats
+b_w = g("b_w", "B/parameter", r"b_{w}", "bytes per weight")
+b_kv = g("b_kv", "B/token", r"b_{\mathrm{kv}}", "bytes per cached K/V element, per token")
+b_a = g("b_a", "B/token", r"b_{a}", "bytes per activation element, per token")
+
+# conventions
+kappa = g("kappa", "flop/(parameter*token)", r"\kappa", "FLOPs per weight per token (one multiply-add)")
+kappa_attn = g("kappa_attn", "flop/token**2", r"\kappa_{\mathrm{att}}", "attention FLOPs per query token per cached token per head channel (QK and PV)")
+
+# scenario
+B = g("B", "1", "B", "batch: sequences decoded together")
+q = g("q", "token", "q", "tokens each sequence adds per step")
+T = g("T", "token", "T", "context length (tokens already in the KV cache)")
+S = g("S", "token", "S", "prompt length (tokens prefilled at once)")
+n_tp = g("n_tp", "1", r"n_{\mathrm{TP}}", "tensor-parallel degree (GPUs sharing each layer)")
+eta_bw = g("eta_bw", "1", r"\eta_{\mathrm{bw}}", "achieved fraction of datasheet bandwidth")
+t_fixed = g("t_fixed", "s", r"t_{\mathrm{fixed}}", "fixed time per step: launches, collectives, host work")
+
+# aggregate from the spec layer (the GQA or MLA formula, by architecture)
+e_kv = g("e_kv", "1", r"e_{\mathrm{kv}}", "cached elements per token over all layers (2LKH for GQA; L(r_kv + d_R) for MLA)")
+u_param = g("u_param", "parameter", r"\mathrm{param}", "one parameter: turns a count of weights into parameters")

@@ -1,0 +1,245 @@
+"""Evaluate a derivation in contexts and assemble the solved sheet renderers consume.
+
+Values stay exact sympy numbers (Rationals wherever the algebra allows);
+rounding happens only in the renderers. Spec files are never read here: the
+front door passes a `resolve` callable that turns a table row into a Context.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+import numpy as np
+import pint
+import sympy as sp
+
+from derivations import conventions
+from derivations.context import BINDINGS, Context, Input, input_value
+from derivations.engine import Claim, Derivation, Row, Solve, Step, Table
+from derivations.symbols import SymbolInfo
+from specs.errors import SpecError
+from units import Quantity, unit, unit_text
+
+Resolver = Callable[[Context, Row], Context]
+
+
+@dataclass(frozen=True)
+class Value:
+    """An exact value with its unit and the unit a renderer should show it in."""
+
+    exact: sp.Expr
+    unit: pint.Unit
+    display_unit: str | None = None
+
+    @property
+    def float(self) -> float:
+        return float(self.exact)
+
+    def quantity(self) -> pint.Quantity:
+        return Quantity(self.float, self.unit)
+
+
+@dataclass(frozen=True)
+class SolvedStep:
+    step: Step
+    latex: str
+    value: Value
+    #: the value of every symbol in the step's expression
+    operands: Mapping[sp.Symbol, Value]
+
+
+@dataclass(frozen=True)
+class SolvedInput:
+    name: str
+    info: SymbolInfo
+    value: Value
+    is_set: bool
+    meaning: str
+
+
+@dataclass(frozen=True)
+class SolvedTable:
+    title: str
+    note: str
+    columns: tuple[tuple[str, str], ...]  # (result name, symbol latex)
+    rows: tuple[tuple[str, tuple[Value | None, ...], str], ...]  # label, cells, why n/a
+
+
+@dataclass(frozen=True)
+class SolvedClaim:
+    text: str
+    holds: bool
+    left: Value
+    right: Value
+    left_name: str
+    right_name: str
+    where: str
+
+
+@dataclass(frozen=True)
+class Sheet:
+    derivation: Derivation
+    context: Context
+    context_label: str
+    spec_facts: tuple[tuple[str, str], ...]
+    inputs: tuple[SolvedInput, ...]
+    bound: tuple[tuple[SymbolInfo, Value], ...]
+    steps: tuple[SolvedStep, ...]
+    results: Mapping[str, Value]
+    tables: tuple[SolvedTable, ...]
+    claims: tuple[SolvedClaim, ...]
+    conventions: tuple[str, ...] = field(default=conventions.CONVENTIONS)
+
+    @property
+    def latex_names(self) -> Mapping[sp.Symbol, str]:
+        return self.derivation.symbols.latex_names()
+
+
+def _to_sympy(q: pint.Quantity, target: pint.Unit) -> sp.Expr:
+    magnitude = q.to(target).magnitude
+    if isinstance(magnitude, Fraction):
+        return sp.Rational(magnitude.numerator, magnitude.denominator)
+    if isinstance(magnitude, int):
+        return sp.Integer(magnitude)
+    return sp.nsimplify(magnitude, rational=True)
+
+
+def input_values(d: Derivation, ctx: Context) -> dict[sp.Symbol, sp.Expr]:
+    """Exact values, in each symbol's declared unit, of every symbol the derivation needs."""
+    units = d.symbols.units()
+    values: dict[sp.Symbol, sp.Expr] = {}
+    by_symbol = {i.symbol: i for i in d.inputs}
+    for s in d.free_symbols:
+        if s in by_symbol:
+            q, _ = input_value(by_symbol[s], ctx)
+        else:
+            q = BINDINGS[s](ctx)
+        values[s] = _to_sympy(q, units[s])
+    return values
+
+
+def evaluate(d: Derivation, ctx: Context) -> dict[str, sp.Expr]:
+    """Every step's exact value in `ctx`, by step name."""
+    values: dict[sp.Symbol, sp.Expr] = input_values(d, ctx)
+    out: dict[str, sp.Expr] = {}
+    for step in d.steps:
+        v = step.expr.xreplace(values)
+        if not v.is_Rational:
+            v = sp.nsimplify(v) if v.is_Number else sp.N(v, 40)
+        values[step.s] = v
+        out[step.name] = v
+    return out
+
+
+def sweep(d: Derivation, ctx: Context, result: str, input_name: str, points: np.ndarray) -> np.ndarray:
+    """`result` as a numpy array over values of one input (others fixed by `ctx`)."""
+    inp = next((i for i in d.inputs if i.name == input_name), None)
+    if inp is None:
+        raise SpecError("--sweep", input_name, f"{d.slug} has no input by that name")
+    values = input_values(d, ctx)
+    values.pop(inp.symbol)
+    expr = d.expanded[result].xreplace(values)
+    f = sp.lambdify(inp.symbol, expr, modules="numpy")
+    return np.broadcast_to(np.asarray(f(points), dtype=float), np.shape(points)).copy()
+
+
+def _value(d: Derivation, name: str, exact: sp.Expr) -> Value:
+    return Value(exact, d.symbols[name].unit, d.display_units.get(name))
+
+
+def solve_sheet(d: Derivation, ctx: Context, resolve: Resolver, grid: tuple[Row, ...]) -> Sheet:
+    """The derivation evaluated in `ctx`, its tables and claims, and a headline grid over `grid`."""
+    units = d.symbols.units()
+    base_values = input_values(d, ctx)
+    results = evaluate(d, ctx)
+    all_values = {**base_values, **{sp.Symbol(n, positive=True): v for n, v in results.items()}}
+    steps = []
+    for step in d.steps:
+        operands = {s: Value(all_values[s], units[s], d.display_units.get(s.name)) for s in step.expr.free_symbols}
+        steps.append(SolvedStep(step, d.symbols[step.name].latex, _value(d, step.name, results[step.name]), operands))
+    inputs = []
+    for inp in d.inputs:
+        q, is_set = input_value(inp, ctx)
+        inputs.append(SolvedInput(inp.name, d.symbols.info(inp.symbol), Value(_to_sympy(q, units[inp.symbol]), units[inp.symbol]), is_set, inp.meaning))
+    input_symbols = {i.symbol for i in d.inputs}
+    bound = tuple(
+        (d.symbols.info(s), Value(base_values[s], units[s]))
+        for s in sorted(d.free_symbols - input_symbols, key=lambda s: _glossary_order(d, s))
+    )
+    headline = Table("Headline results across hardware and models", grid, d.results)
+    tables = tuple(_solve_table(d, ctx, t, resolve) for t in (headline, *d.tables))
+    claims = tuple(_solve_claim(d, ctx, c, resolve, results) for c in d.claims)
+    return Sheet(
+        derivation=d,
+        context=ctx,
+        context_label=context_label(ctx),
+        spec_facts=spec_facts(ctx),
+        inputs=tuple(inputs),
+        bound=bound,
+        steps=tuple(steps),
+        results={name: _value(d, name, results[name]) for name in d.results},
+        tables=tables,
+        claims=claims,
+    )
+
+
+def _glossary_order(d: Derivation, s: sp.Symbol) -> int:
+    for i, info in enumerate(d.symbols):
+        if info.symbol == s:
+            return i
+    return 10**6
+
+
+def context_label(ctx: Context) -> str:
+    return f"{ctx.hardware.name} · {ctx.model.name}"
+
+
+def spec_facts(ctx: Context) -> tuple[tuple[str, str], ...]:
+    h, m = ctx.hardware, ctx.model
+    return (
+        ("Hardware", f"{h.name} ({h.key}; status {h.status})"),
+        ("Hardware source", h.source),
+        ("Model", f"{m.name} ({m.key}; {m.model_type}; status {m.status})"),
+        ("Model source", m.source),
+        ("Weights", ctx.weights.description),
+        ("KV cache", ctx.kv.description),
+        ("Math", f"{ctx.math.math} tensor-core peak"),
+    )
+
+
+def _solve_table(d: Derivation, ctx: Context, t: Table, resolve: Resolver) -> SolvedTable:
+    rows = []
+    for row in t.rows:
+        try:
+            row_ctx = resolve(ctx, row)
+            values = evaluate(d, row_ctx)
+        except SpecError as err:
+            rows.append((row.label or "?", tuple(None for _ in t.columns), err.message))
+            continue
+        label = row.label or context_label(row_ctx)
+        rows.append((label, tuple(_value(d, c, values[c]) for c in t.columns), ""))
+    columns = tuple((c, d.symbols[c].latex) for c in t.columns)
+    return SolvedTable(t.title, t.note, columns, tuple(rows))
+
+
+def _solve_claim(d: Derivation, ctx: Context, c: Claim, resolve: Resolver, results: Mapping[str, sp.Expr]) -> SolvedClaim:
+    values = evaluate(d, resolve(ctx, c.where)) if c.where else results
+    left = _value(d, c.left, values[c.left])
+    if c.right in values:
+        right = _value(d, c.right, values[c.right])
+    else:
+        q = Quantity(c.right)
+        target = left.unit
+        right = Value(_to_sympy(q.to(target) if not q.dimensionless or target.dimensionless else q, target), target, left.display_unit)
+    lv, rv = left.float, right.float
+    holds = abs(lv - rv) <= c.rel_tol * max(abs(lv), abs(rv))
+    return SolvedClaim(c.text, holds, left, right, c.left, c.right if c.right in values else "", c.where.label if c.where else "")
+
+
+def unit_str(u: str) -> pint.Unit:
+    return unit(u)
+
+
+__all__ = ["Sheet", "SolvedStep", "SolvedTable", "Value", "evaluate", "solve_sheet", "sweep", "unit_text", "Input"]

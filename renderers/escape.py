@@ -1,0 +1,79 @@
+"""Escaping of every piece of text that comes from a spec, a user or a derivation.
+
+One function per output language; templates and renderers call only these.
+A model named `x_{1}&%$#\\input{/etc/hostname}` must come out as literal text.
+"""
+
+from __future__ import annotations
+
+import re
+
+_LATEX_SPECIAL = {
+    "\\": r"\textbackslash{}",
+    "{": r"\{",
+    "}": r"\}",
+    "$": r"\$",
+    "&": r"\&",
+    "%": r"\%",
+    "#": r"\#",
+    "_": r"\_",
+    "^": r"\textasciicircum{}",
+    "~": r"\textasciitilde{}",
+    "<": r"\textless{}",
+    ">": r"\textgreater{}",
+    "|": r"\textbar{}",
+    "\"": "''",
+}
+#: Non-ASCII characters our own prose uses, mapped to LaTeX; any other is replaced.
+_LATEX_UNICODE = {
+    "·": r"\textperiodcentered{}",
+    "×": r"\texttimes{}",
+    "µ": r"\textmu{}",
+    "–": "--",
+    "—": "---",
+    "’": "'",
+    "“": "``",
+    "”": "''",
+    "≈": r"$\approx$",
+    "→": r"$\to$",
+    "≤": r"$\le$",
+    "≥": r"$\ge$",
+    "√": r"$\surd$",
+    "✓": "yes",
+    "✗": "no",
+}
+#: Characters that can start Markdown structure inline; `.`, `-`, `+` only matter
+#: at the start of a line, and our text never starts one.
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]#|$~>])")
+
+
+def latex(text: str) -> str:
+    """Literal text for a LaTeX document body."""
+    out = []
+    for ch in text:
+        if ch in _LATEX_SPECIAL:
+            out.append(_LATEX_SPECIAL[ch])
+        elif ch in _LATEX_UNICODE:
+            out.append(_LATEX_UNICODE[ch])
+        elif ch == "\n" or ch == "\t":
+            out.append(" ")
+        elif 32 <= ord(ch) < 127:
+            out.append(ch)
+        else:
+            out.append("?")
+    return "".join(out)
+
+
+def markdown(text: str) -> str:
+    """Literal text for GitHub-flavoured Markdown (also safe inside table cells)."""
+    text = text.replace("&", "&amp;").replace("<", "&lt;").replace("\r", " ").replace("\n", " ")
+    return _MARKDOWN_SPECIAL.sub(r"\\\1", text)
+
+
+def markdown_code(text: str) -> str:
+    """A code span: backticks cannot be escaped inside one, so they are replaced; `|` keeps tables intact."""
+    return "`" + text.replace("`", "'").replace("|", "\\|").replace("\n", " ") + "`"
+
+
+def latex_code(text: str) -> str:
+    return r"\texttt{" + latex(text) + "}"

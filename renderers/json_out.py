@@ -1,0 +1,94 @@
+"""A solved sheet as JSON, in the stable contract of DESIGN.md.
+
+`value` is in the unit a sheet shows (`unit`); `si_value` in base units (s, B,
+flop, token, parameter, W, J). Floats are not rounded here.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import sympy as sp
+
+from derivations.sheet import Sheet, Value
+from renderers.numbers import display
+from renderers.targets import latex_math
+from units import Quantity, unit_text
+
+#: A product of power and time reads as energy.
+_ENERGY = {"watt": 1, "second": 1}
+
+
+def si_unit_text(v: Value) -> str:
+    base = Quantity(1, v.unit).to_base_units().units
+    text = unit_text(base)
+    if all(base._units.get(k, 0) >= e for k, e in _ENERGY.items()):
+        text = unit_text(base / Quantity(1, "W*s").units * Quantity(1, "J").units)
+    return text
+
+
+def quantity_json(v: Value) -> dict[str, Any]:
+    s = display(v.exact, v.unit, v.display_unit)
+    shown_value = float(Quantity(float(v.exact), v.unit).to(s.unit).magnitude)
+    return {
+        "value": shown_value,
+        "unit": unit_text(s.unit),
+        "si_value": float(Quantity(float(v.exact), v.unit).to_base_units().magnitude),
+        "si_unit": si_unit_text(v),
+    }
+
+
+def sheet_json(sheet: Sheet) -> dict[str, Any]:
+    d = sheet.derivation
+    names = dict(sheet.latex_names)
+    steps = {st.step.name: st for st in sheet.steps}
+    ctx = sheet.context
+
+    def result(name: str, v: Value) -> dict[str, Any]:
+        step = steps[name].step
+        return {**quantity_json(v), "latex": latex_math(step.expr, names), "expr": sp.sstr(step.expr)}
+
+    return {
+        "slug": d.slug,
+        "title": d.title,
+        "question": d.question,
+        "context": {
+            "hardware": ctx.hardware.key,
+            "hardware_name": ctx.hardware.name,
+            "model": ctx.model.key,
+            "model_name": ctx.model.name,
+            "weights": ctx.weights.name,
+            "kv": ctx.kv.name,
+            "math": ctx.math.math,
+            "inputs": {i.name: {**quantity_json(i.value), "default": not i.is_set} for i in sheet.inputs},
+            "given": {info.name: quantity_json(v) for info, v in sheet.bound},
+        },
+        "results": {n: result(n, v) for n, v in sheet.results.items()},
+        "steps": [
+            {"name": st.step.name, "kind": st.step.kind, "why": st.step.why, "unit": unit_text(st.value.unit),
+             **({"verified": st.step.verified} if st.step.kind == "solve" else {}),
+             "result": result(st.step.name, st.value)}
+            for st in sheet.steps
+        ],
+        "claims": [
+            {"text": c.text, "holds": c.holds, "left": {"name": c.left_name, **quantity_json(c.left)},
+             "right": {"name": c.right_name, **quantity_json(c.right)}, "where": c.where}
+            for c in sheet.claims
+        ],
+        "tables": [
+            {"title": t.title, "note": t.note, "columns": [n for n, _ in t.columns],
+             "rows": [{"label": label, "values": {n: (quantity_json(c) if c is not None else None) for (n, _), c in zip(t.columns, cells)},
+                       **({"unavailable": why} if why else {})} for label, cells, why in t.rows]}
+            for t in sheet.tables
+        ],
+        "conventions": list(sheet.conventions),
+        "assumptions": list(d.assumptions),
+        "takeaways": list(d.takeaways),
+        "scoring": list(d.scoring),
+        "limits": list(d.limits),
+    }
+
+
+def render(sheet: Sheet) -> str:
+    return json.dumps(sheet_json(sheet), indent=2, ensure_ascii=False, sort_keys=False) + "\n"

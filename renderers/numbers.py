@@ -1,0 +1,105 @@
+"""Rounding, significant figures and display units: the one place numbers are shaped.
+
+A renderer never rounds anywhere else. Values arrive exact (sympy) with a
+pint unit; `display` picks the unit to show (the derivation's choice, or an
+SI prefix that puts the mantissa in [1, 1000)) and `digits` the text.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+
+import pint
+import sympy as sp
+
+from units import Quantity, unit, unit_text, ureg
+
+SIGNIFICANT_FIGURES = 4
+#: exact integers up to this are printed in full (parameter counts, token counts)
+MAX_EXACT_INTEGER = 10**13
+_PREFIXES = (("E", 18), ("P", 15), ("T", 12), ("G", 9), ("M", 6), ("k", 3), ("", 0))
+_TIME_PREFIXES = (("", 0), ("m", -3), ("µ", -6), ("n", -9))
+_PREFIXABLE = {"byte": "B", "flop": "flop", "watt": "W", "joule": "J"}
+
+
+@dataclass(frozen=True)
+class Number:
+    """A number ready to typeset: mantissa digits and an optional power of ten."""
+
+    mantissa: str
+    exponent: int | None = None
+    exact_integer: bool = False
+
+
+@dataclass(frozen=True)
+class Shown:
+    number: Number
+    unit: pint.Unit
+
+
+def display(exact: sp.Expr | Fraction | int | float, u: pint.Unit, preferred: str | None = None) -> Shown:
+    """The value as it should be shown: in `preferred` units if given, else an SI-prefixed unit."""
+    value = _fraction(exact)
+    q = Quantity(value, u)
+    target = unit(preferred) if preferred else _auto_unit(q)
+    shown = q.to(target)
+    return Shown(digits(shown.magnitude), target)
+
+
+def digits(value: Fraction | int | float) -> Number:
+    """Four significant figures; exact integers in full; powers of ten outside [1e-3, 1e6)."""
+    if isinstance(value, (int, Fraction)) and Fraction(value).denominator == 1 and abs(value) < MAX_EXACT_INTEGER:
+        return Number(str(int(value)), exact_integer=True)
+    x = float(value)
+    if x == 0:
+        return Number("0")
+    magnitude = abs(x)
+    if 1e-3 <= magnitude < 1e6:
+        text = f"{x:.{SIGNIFICANT_FIGURES}g}"
+        if "e" in text:
+            text = f"{x:.0f}"
+        return Number(text)
+    mantissa, exponent = f"{x:.{SIGNIFICANT_FIGURES - 1}e}".split("e")
+    return Number(mantissa, int(exponent))
+
+
+def _fraction(exact: sp.Expr | Fraction | int | float) -> Fraction | float:
+    if isinstance(exact, (Fraction, int, float)):
+        return exact
+    if exact.is_Rational:
+        return Fraction(int(exact.p), int(exact.q))
+    return float(exact)
+
+
+def _auto_unit(q: pint.Quantity) -> pint.Unit:
+    items = [(name, exp) for name, exp in q.unit_items()]
+    positive = [(n, e) for n, e in items if e > 0]
+    if len(positive) != 1 or positive[0][1] != 1:
+        return q.units
+    name = positive[0][0]
+    rest = unit_text(q.units / ureg.Unit(name))
+    magnitude = abs(float(q.magnitude))
+    if name == "second" and rest == "1":
+        for prefix, power in _TIME_PREFIXES:
+            if magnitude >= 10.0**power or prefix == "n":
+                return unit(f"{prefix}s")
+    if name in _PREFIXABLE and magnitude > 0:
+        for prefix, power in _PREFIXES:
+            if magnitude >= 10.0**power:
+                base = _PREFIXABLE[name]
+                return unit(f"{prefix}{base}" if rest == "1" else f"{prefix}{base}*({rest})")
+    return q.units
+
+
+def plain(exact: sp.Expr | Fraction | int | float, u: pint.Unit, preferred: str | None = None) -> str:
+    """'4.48 ms': plain text, for the CLI's `show`."""
+    s = display(exact, u, preferred)
+    text = unit_text(s.unit)
+    return number_text(s.number) if text == "1" else f"{number_text(s.number)} {text}"
+
+
+def number_text(n: Number) -> str:
+    if n.exact_integer:
+        return f"{int(n.mantissa):,}"
+    return n.mantissa if n.exponent is None else f"{n.mantissa}e{n.exponent}"

@@ -1,0 +1,97 @@
+"""How one output language writes text, numbers with units, and math.
+
+`MARKDOWN` and `LATEX` are the two targets; the view builder is written once
+against this interface.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+import sympy as sp
+
+from renderers import escape
+from renderers.numbers import Number, Shown, number_text
+from renderers.unitfmt import mathrm, siunitx
+
+_PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+@dataclass(frozen=True)
+class Target:
+    name: str
+    text: Callable[[str], str]
+    number_math: Callable[[Number], str]
+    quantity_math: Callable[[Shown], str]
+    quantity_text: Callable[[Shown], str]
+    inline_math: Callable[[str], str]
+    code: Callable[[str], str]
+
+    def prose(self, template: str, values: Mapping[str, Shown]) -> str:
+        """Our prose with `{result}` placeholders filled from the derivation's values."""
+        out, last = [], 0
+        for m in _PLACEHOLDER.finditer(template):
+            out.append(self.text(template[last:m.start()]))
+            name = m.group(1)
+            if name not in values:
+                raise KeyError(f"prose refers to {{{name}}}, which is not a step")
+            out.append(self.quantity_text(values[name]))
+            last = m.end()
+        out.append(self.text(template[last:]))
+        return "".join(out)
+
+
+def latex_math(expr: sp.Expr, names: Mapping[sp.Symbol, str]) -> str:
+    """sympy's LaTeX with our symbol names (its default for `BW_HBM` is wrong-looking)."""
+    return sp.latex(expr, symbol_names=dict(names), mul_symbol="dot")
+
+
+def _md_number(n: Number) -> str:
+    if n.exact_integer:
+        return number_text(n).replace(",", "{,}")
+    return n.mantissa if n.exponent is None else rf"{n.mantissa} \times 10^{{{n.exponent}}}"
+
+
+def _md_quantity(s: Shown) -> str:
+    unit = mathrm(s.unit)
+    return _md_number(s.number) + (rf"\,{unit}" if unit else "")
+
+
+def _md_quantity_text(s: Shown) -> str:
+    from units import unit_text
+
+    u = unit_text(s.unit)
+    return escape.markdown(number_text(s.number) + ("" if u == "1" else f" {u}"))
+
+
+def _tex_number_literal(n: Number) -> str:
+    return n.mantissa if n.exponent is None else f"{n.mantissa}e{n.exponent}"
+
+
+def _tex_quantity(s: Shown) -> str:
+    unit = siunitx(s.unit)
+    number = _tex_number_literal(s.number)
+    return rf"\qty{{{number}}}{{{unit}}}" if unit else rf"\num{{{number}}}"
+
+
+MARKDOWN = Target(
+    name="md",
+    text=escape.markdown,
+    number_math=_md_number,
+    quantity_math=_md_quantity,
+    quantity_text=_md_quantity_text,
+    inline_math=lambda m: f"${m}$",
+    code=escape.markdown_code,
+)
+
+LATEX = Target(
+    name="tex",
+    text=escape.latex,
+    number_math=lambda n: rf"\num{{{_tex_number_literal(n)}}}",
+    quantity_math=_tex_quantity,
+    quantity_text=_tex_quantity,
+    inline_math=lambda m: f"${m}$",
+    code=escape.latex_code,
+)

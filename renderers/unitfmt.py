@@ -1,0 +1,49 @@
+"""Units in LaTeX: siunitx macros for the .tex sheets, \\mathrm for Markdown math."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import pint
+
+from units import unit_text, ureg
+
+_SI_PREFIX = {
+    "exa": r"\exa", "peta": r"\peta", "tera": r"\tera", "giga": r"\giga", "mega": r"\mega", "kilo": r"\kilo",
+    "milli": r"\milli", "micro": r"\micro", "nano": r"\nano", "pico": r"\pico",
+    "kibi": r"\kibi", "mebi": r"\mebi", "gibi": r"\gibi", "tebi": r"\tebi", "pebi": r"\pebi",
+}
+_SI_UNIT = {
+    "byte": r"\byte", "bit": r"\bit", "second": r"\second", "watt": r"\watt", "joule": r"\joule",
+    "hertz": r"\hertz", "flop": r"\flop", "token": r"\token", "parameter": r"\param",
+    "minute": r"\minute", "hour": r"\hour", "percent": r"\percent",
+}
+#: Declarations the LaTeX preamble needs for our own units.
+SIUNITX_DECLARATIONS = (
+    r"\DeclareSIUnit\flop{flop}",
+    r"\DeclareSIUnit\token{token}",
+    r"\DeclareSIUnit\param{param}",
+)
+
+
+def siunitx(u: pint.Unit) -> str:
+    """`kB/token` -> `\\kilo\\byte\\per\\token`; '' for dimensionless."""
+    parts = []
+    for name, exp in sorted(u._units.items(), key=lambda kv: (kv[1] < 0, kv[0])):
+        prefix, base, _ = ureg.parse_unit_name(name)[0]
+        macro = _SI_PREFIX.get(prefix, "") + _SI_UNIT[base]
+        e = Fraction(exp)
+        per = r"\per" if e < 0 else ""
+        power = abs(e)
+        suffix = "" if power == 1 else (r"\squared" if power == 2 else rf"\tothe{{{power}}}")
+        parts.append(f"{per}{macro}{suffix}")
+    return "".join(parts)
+
+
+def mathrm(u: pint.Unit) -> str:
+    """Plain unit text for Markdown math: `\\mathrm{kB/token}`; '' for dimensionless."""
+    text = unit_text(u)
+    if text == "1":
+        return ""
+    text = text.replace("*", r"\cdot ").replace("µ", r"\mu ")
+    return rf"\mathrm{{{text}}}"

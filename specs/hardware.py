@@ -1,0 +1,136 @@
+"""Accelerator specs: one TOML file per chip, every value a string with its unit.
+
+Only dense peaks are stored (a 2:4-sparsity headline is half useless for
+inference and is stored nowhere). Every field's dimension is checked at load.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import pint
+
+from specs.catalog import HARDWARE_DIR, hardware_names, read_text, resolve
+from specs.errors import SpecError, shown, suggest
+from specs.precisions import MATH_PRECISIONS
+from specs.quantities import parse_quantity
+
+#: field -> (unit it must convert to, required). Text fields have unit None.
+FIELDS: dict[str, tuple[str | None, bool]] = {
+    "name": (None, True),
+    "vendor": (None, True),
+    "status": (None, True),
+    "source": (None, True),
+    "notes": (None, True),
+    "memory_capacity": ("B", True),
+    "memory_bandwidth": ("B/s", True),
+    "on_chip_memory": ("B", False),
+    "on_chip_memory_kind": (None, False),
+    "compute_units": ("1", False),
+    "compute_unit_kind": (None, False),
+    "tdp": ("W", False),
+    "scaleup_bandwidth_per_direction": ("B/s", False),
+    "scaleup_interconnect": (None, False),
+    "peak_dense": ("flop/s", True),
+}
+STATUSES = ("C", "S", "U")
+MAX_TEXT = 4000
+
+
+@dataclass(frozen=True)
+class Hardware:
+    """One accelerator, as its TOML file describes it (quantities in base units)."""
+
+    key: str
+    path: Path
+    name: str
+    vendor: str
+    status: str
+    source: str
+    notes: str
+    memory_capacity: pint.Quantity
+    memory_bandwidth: pint.Quantity
+    peak_dense: Mapping[str, pint.Quantity]
+    on_chip_memory: pint.Quantity | None = None
+    on_chip_memory_kind: str | None = None
+    compute_units: int | None = None
+    compute_unit_kind: str | None = None
+    tdp: pint.Quantity | None = None
+    scaleup_bandwidth_per_direction: pint.Quantity | None = None
+    scaleup_interconnect: str | None = None
+
+    def peak(self, math: str) -> pint.Quantity:
+        """Dense tensor peak for math precision `math`."""
+        if math not in self.peak_dense:
+            raise SpecError(self.path, f"peak_dense.{math}", f"{self.name} lists no dense {math} peak; it lists {', '.join(self.peak_dense)}")
+        return self.peak_dense[math]
+
+    def require(self, field: str) -> pint.Quantity:
+        """An optional field a derivation needs; a SpecError naming it when absent."""
+        value = getattr(self, field)
+        if value is None:
+            raise SpecError(self.path, field, f"this question needs {field}, which {self.name}'s spec does not give")
+        return value
+
+
+def load_hardware(name_or_path: str | Path) -> Hardware:
+    """Load and validate a shipped accelerator by name, or a user's TOML file by path."""
+    path = resolve(name_or_path, "hardware", HARDWARE_DIR, ".toml", hardware_names())
+    try:
+        data = tomllib.loads(read_text(path))
+    except tomllib.TOMLDecodeError as err:
+        raise SpecError(path, None, f"expected valid TOML, found a syntax error ({err})") from None
+    return parse_hardware(data, path)
+
+
+def parse_hardware(data: Mapping[str, object], path: Path) -> Hardware:
+    """Validate a parsed TOML mapping into a Hardware."""
+    unknown = sorted(set(data) - set(FIELDS))
+    if unknown:
+        field = unknown[0]
+        raise SpecError(path, field[:60], f"unknown field{suggest(field, FIELDS)}; known fields: {', '.join(FIELDS)}")
+    values: dict[str, object] = {}
+    for field, (expected, required) in FIELDS.items():
+        if field not in data:
+            if required:
+                raise SpecError(path, field, f"missing required field ({_describe(field, expected)})")
+            continue
+        raw = data[field]
+        if field == "peak_dense":
+            values[field] = _parse_peaks(raw, path)
+        elif expected is None:
+            if not isinstance(raw, str) or len(raw) > MAX_TEXT:
+                raise SpecError(path, field, f"expected text, found {shown(raw)}")
+            values[field] = raw
+        elif expected == "1":
+            q = parse_quantity(raw, "1", path, field)
+            if q.magnitude != int(q.magnitude):
+                raise SpecError(path, field, f"expected a whole number, found {shown(raw)}")
+            values[field] = int(q.magnitude)
+        else:
+            values[field] = parse_quantity(raw, expected, path, field)
+    if values["status"] not in STATUSES:
+        raise SpecError(path, "status", f"expected one of {', '.join(STATUSES)}, found {shown(values['status'])}")
+    return Hardware(key=path.stem, path=path, **values)
+
+
+def _parse_peaks(raw: object, path: Path) -> dict[str, pint.Quantity]:
+    if not isinstance(raw, Mapping):
+        raise SpecError(path, "peak_dense", f"expected a table of dense peaks per precision, found {shown(raw)}")
+    peaks = {}
+    for precision, value in raw.items():
+        if precision not in MATH_PRECISIONS:
+            raise SpecError(path, f"peak_dense.{str(precision)[:40]}", f"unknown precision{suggest(str(precision), MATH_PRECISIONS)}; known: {', '.join(MATH_PRECISIONS)}")
+        peaks[precision] = parse_quantity(value, "flop/s", path, f"peak_dense.{precision}")
+    if "bf16" not in peaks:
+        raise SpecError(path, "peak_dense.bf16", "missing required field (dense BF16 peak, e.g. \"989.4 Tflop/s\")")
+    return peaks
+
+
+def _describe(field: str, expected: str | None) -> str:
+    if field == "peak_dense":
+        return "a [peak_dense] table with at least bf16"
+    return "text" if expected is None else f"a quantity in {expected}"

@@ -1,0 +1,75 @@
+"""Number formats: bytes per element for weights and KV cache, and which peak the math uses.
+
+INT4's group-scale overhead is explicit: `int4` is the bare 0.5 B/parameter;
+`int4-g128` adds one BF16 scale per 128 weights (0.5 + 2/128 = 0.515625 B).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from fractions import Fraction
+
+from specs.errors import SpecError, suggest
+
+
+@dataclass(frozen=True)
+class Precision:
+    """A storage or math format."""
+
+    name: str
+    bits: int
+    #: weights sharing one scale; None when there is no per-group scale
+    group_size: int | None = None
+    #: bytes of each group's scale (BF16 = 2)
+    scale_bytes: int = 0
+    #: the tensor-core peak this format's math runs at (weight-only INT4 runs BF16 math)
+    math: str = ""
+
+    @property
+    def bytes_per_element(self) -> Fraction:
+        base = Fraction(self.bits, 8)
+        if self.group_size:
+            base += Fraction(self.scale_bytes, self.group_size)
+        return base
+
+    @property
+    def description(self) -> str:
+        if self.group_size:
+            return f"{self.name}: {self.bits}-bit values plus a {8 * self.scale_bytes}-bit scale per {self.group_size} elements"
+        return f"{self.name}: {self.bits}-bit values, no scale overhead counted"
+
+
+#: The formats roofline knows, by name. `math` names the hardware peak used when
+#: these are also the math precision.
+PRECISIONS: dict[str, Precision] = {
+    p.name: p
+    for p in (
+        Precision("fp32", 32, math="fp32"),
+        Precision("bf16", 16, math="bf16"),
+        Precision("fp16", 16, math="fp16"),
+        Precision("fp8", 8, math="fp8"),
+        Precision("int8", 8, math="int8"),
+        Precision("int4", 4, math="bf16"),
+        Precision("fp4", 4, math="fp4"),
+    )
+}
+#: Precisions a chip may list under [peak_dense].
+MATH_PRECISIONS = ("bf16", "fp16", "fp8", "int8", "fp4")
+_GROUPED = re.compile(r"^(int4|fp4)-g(\d{1,5})$")
+
+
+def precision(name: str, where: str = "precision") -> Precision:
+    """The Precision called `name`; `int4-g128` style names add a BF16 group scale."""
+    if not isinstance(name, str):
+        raise SpecError(where, None, f"expected a precision name, found {name!r}")
+    if name in PRECISIONS:
+        return PRECISIONS[name]
+    grouped = _GROUPED.match(name)
+    if grouped:
+        base, group = PRECISIONS[grouped.group(1)], int(grouped.group(2))
+        if group < 1:
+            raise SpecError(where, None, f"group size must be at least 1, found {group}")
+        return Precision(name, base.bits, group_size=group, scale_bytes=2, math=base.math)
+    choices = [*PRECISIONS, "int4-g128"]
+    raise SpecError(where, None, f"unknown precision {name[:40]!r}; known: {', '.join(choices)}{suggest(name, choices)}")

@@ -1,0 +1,65 @@
+"""Parse spec values: a string with a unit, checked for dimension, sign and finiteness."""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+import re
+from decimal import Decimal
+from pathlib import Path
+
+import pint
+
+from specs.errors import SpecError, shown
+from units import Quantity, unit, unit_text, ureg
+
+MAX_VALUE_LENGTH = 100
+# A spec value is a plain decimal number then a unit; pint never evaluates the number.
+_NUMBER_AND_UNIT = re.compile(r"^([-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d{1,3})?)\s*([A-Za-z%µ][A-Za-z0-9_*/()^. µ%-]*)?$")
+
+
+def parse_quantity(value: object, expected: str, where: str | Path, field: str, *, allow_zero: bool = False) -> pint.Quantity:
+    """`value` (e.g. "3.35 TB/s") as a Quantity in units convertible to `expected`.
+
+    Raises SpecError naming `where` and `field` for a non-string, a parse
+    error, a wrong dimension, a zero or negative value, NaN or inf.
+    """
+    want = unit(expected)
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+        raise SpecError(where, field, f"expected a quantity in {unit_text(want)}, found {shown(value)}")
+    if isinstance(value, (int, float)):
+        if not want.dimensionless:
+            raise SpecError(where, field, f"expected a string with a unit convertible to {unit_text(want)} (e.g. \"{_example(want)}\"), found the bare number {shown(value)}")
+        text = repr(value)
+    else:
+        text = value.strip()
+    if len(text) > MAX_VALUE_LENGTH:
+        raise SpecError(where, field, f"expected a quantity in {unit_text(want)}, found a {len(text)}-character string")
+    match = _NUMBER_AND_UNIT.match(text)
+    if not match:
+        raise SpecError(where, field, f"expected a number and a unit convertible to {unit_text(want)} (e.g. \"{_example(want)}\"), found {shown(value)}")
+    number, unit_part = match.group(1), (match.group(2) or "").strip()
+    if not math.isfinite(float(number)):
+        raise SpecError(where, field, f"expected a finite quantity in {unit_text(want)}, found {shown(value)}")
+    try:
+        units_found = ureg.parse_units(unit_part) if unit_part else ureg.dimensionless
+    except (pint.errors.PintError, ValueError, TypeError, SyntaxError, AssertionError, AttributeError, KeyError, IndexError) as err:
+        raise SpecError(where, field, f"expected units convertible to {unit_text(want)}, found {shown(value)} ({_reason(err)})") from None
+    q = Quantity(Fraction(Decimal(number)), units_found)
+    if not isinstance(q, pint.Quantity):
+        q = Quantity(q, ureg.dimensionless)
+    if q.dimensionality != want.dimensionality:
+        raise SpecError(where, field, f"expected units convertible to {unit_text(want)}, found {shown(value)} ({unit_text(q.units)})")
+    magnitude = q.magnitude
+    if magnitude < 0 or (magnitude == 0 and not allow_zero):
+        raise SpecError(where, field, f"expected a positive quantity in {unit_text(want)}, found {shown(value)}")
+    return q.to(want)
+
+
+def _reason(err: Exception) -> str:
+    text = str(err).splitlines()[0] if str(err) else type(err).__name__
+    return text[:80]
+
+
+def _example(want: pint.Unit) -> str:
+    return f"1 {unit_text(want)}"

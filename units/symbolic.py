@@ -1,0 +1,158 @@
+"""Unit inference for plain sympy expressions.
+
+Expressions stay unit-free sympy; the unit of every symbol lives in a mapping
+beside them. `infer_unit` walks the tree and returns the unit of the whole, or
+raises `UnitMismatchError` naming the offending subexpression and both units.
+Wrapping symbols in pint Quantities is fragile (`Max`, `sqrt`, operand order),
+so we never do it.
+
+Scale rule: terms that are added, compared or passed to Max/Min must have the
+same unit, not merely the same dimension (s + ms would be numerically wrong
+when magnitudes are substituted), so the project declares symbols in coherent
+base units and converts values on the way in.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from fractions import Fraction
+
+import pint
+import sympy as sp
+
+from units.errors import UnitMismatchError
+from units.registry import ureg
+
+UnitMap = Mapping[sp.Symbol, pint.Unit]
+
+_DIMENSIONLESS_FUNCTIONS = (
+    sp.log,
+    sp.exp,
+    sp.sin,
+    sp.cos,
+    sp.tanh,
+    sp.erf,
+)
+_SAME_UNIT_FUNCTIONS = (sp.Max, sp.Min)
+_UNIT_PRESERVING = (sp.ceiling, sp.floor, sp.Abs)
+
+
+def unit_text(u: pint.Unit) -> str:
+    """Plain-text unit, e.g. "B/s", "flop/(parameter*token)", "1" for none."""
+    items = sorted(u._units.items(), key=lambda kv: kv[0])
+    pos = [(name, exp) for name, exp in items if exp > 0]
+    neg = [(name, -exp) for name, exp in items if exp < 0]
+
+    def term(name: str, exp: Fraction | int) -> str:
+        symbol = ureg.get_symbol(name)
+        return symbol if exp == 1 else f"{symbol}^{_exp_text(exp)}"
+
+    num = "*".join(term(n, e) for n, e in pos) or "1"
+    if not neg:
+        return num
+    den = "*".join(term(n, e) for n, e in neg)
+    return f"{num}/({den})" if len(neg) > 1 else f"{num}/{den}"
+
+
+def _exp_text(exp: Fraction | int) -> str:
+    exp = Fraction(exp)
+    return str(exp.numerator) if exp.denominator == 1 else f"({exp})"
+
+
+def same_unit(a: pint.Unit, b: pint.Unit) -> bool:
+    """True when `a` and `b` are the same unit (same dimension, factor exactly 1)."""
+    if a.dimensionality != b.dimensionality:
+        return False
+    return ureg.Quantity(Fraction(1), a).to(b).magnitude == 1
+
+
+def infer_unit(expr: sp.Basic, units: UnitMap) -> pint.Unit:
+    """The unit of `expr`, given the unit of each of its symbols."""
+    return _infer(sp.sympify(expr), units)
+
+
+def check_unit(expr: sp.Basic, units: UnitMap, expected: pint.Unit | str, what: str = "expression") -> None:
+    """Raise `UnitMismatchError` unless `expr` comes out in `expected`."""
+    want = ureg.parse_units(expected) if isinstance(expected, str) and expected not in ("", "1") else (
+        ureg.dimensionless if isinstance(expected, str) else expected
+    )
+    got = infer_unit(expr, units)
+    if not same_unit(got, want):
+        raise UnitMismatchError(
+            f"{what} must come out in {unit_text(want)} but {sp.sstr(expr)} is in {unit_text(got)}"
+        )
+
+
+def _mismatch(expr: sp.Basic, a: sp.Basic, ua: pint.Unit, b: sp.Basic, ub: pint.Unit) -> UnitMismatchError:
+    return UnitMismatchError(
+        f"unit clash in {sp.sstr(expr)}: {sp.sstr(a)} is in {unit_text(ua)} but {sp.sstr(b)} is in {unit_text(ub)}"
+    )
+
+
+def _require_dimensionless(expr: sp.Basic, arg: sp.Basic, units: UnitMap) -> None:
+    u = _infer(arg, units)
+    if not u.dimensionless or not same_unit(u, ureg.dimensionless):
+        raise UnitMismatchError(
+            f"{sp.sstr(expr)} needs a dimensionless argument but {sp.sstr(arg)} is in {unit_text(u)}"
+        )
+
+
+def _all_same(expr: sp.Basic, args: tuple[sp.Basic, ...], units: UnitMap) -> pint.Unit:
+    first = args[0]
+    u_first = _infer(first, units)
+    for other in args[1:]:
+        u_other = _infer(other, units)
+        if not same_unit(u_first, u_other):
+            raise _mismatch(expr, first, u_first, other, u_other)
+    return u_first
+
+
+def _infer(expr: sp.Basic, units: UnitMap) -> pint.Unit:
+    if isinstance(expr, sp.Symbol):
+        try:
+            return units[expr]
+        except KeyError:
+            raise UnitMismatchError(f"symbol {expr.name} has no declared unit") from None
+    if expr.is_Number or expr in (sp.pi, sp.E) or isinstance(expr, sp.NumberSymbol):
+        return ureg.dimensionless
+    if isinstance(expr, sp.Add):
+        return _all_same(expr, expr.args, units)
+    if isinstance(expr, sp.Mul):
+        result = ureg.dimensionless
+        for arg in expr.args:
+            result = result * _infer(arg, units)
+        return result
+    if isinstance(expr, sp.Pow):
+        base, exponent = expr.args
+        u_base = _infer(base, units)
+        if u_base.dimensionless:
+            _require_dimensionless(expr, exponent, units)
+            return ureg.dimensionless
+        if not exponent.is_Rational:
+            raise UnitMismatchError(
+                f"{sp.sstr(expr)} raises {unit_text(u_base)} to a non-rational power {sp.sstr(exponent)}"
+            )
+        return u_base ** Fraction(int(exponent.p), int(exponent.q))
+    if isinstance(expr, _SAME_UNIT_FUNCTIONS):
+        return _all_same(expr, expr.args, units)
+    if isinstance(expr, _UNIT_PRESERVING):
+        return _infer(expr.args[0], units)
+    if isinstance(expr, _DIMENSIONLESS_FUNCTIONS):
+        for arg in expr.args:
+            _require_dimensionless(expr, arg, units)
+        return ureg.dimensionless
+    if isinstance(expr, sp.Piecewise):
+        values = tuple(branch.expr for branch in expr.args)
+        for branch in expr.args:
+            _infer(branch.cond, units)
+        return _all_same(expr, values, units)
+    if isinstance(expr, sp.core.relational.Relational):
+        _all_same(expr, expr.args, units)
+        return ureg.dimensionless
+    if isinstance(expr, (sp.logic.boolalg.BooleanAtom,)):
+        return ureg.dimensionless
+    if isinstance(expr, (sp.And, sp.Or, sp.Not)):
+        for arg in expr.args:
+            _infer(arg, units)
+        return ureg.dimensionless
+    raise UnitMismatchError(f"cannot infer the unit of {sp.sstr(expr)} ({type(expr).__name__})")

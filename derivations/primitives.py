@@ -13,6 +13,7 @@ from specs.counts import gqa_attention_params, gqa_kv_elements_per_token, mla_kv
 
 __all__ = [
     "attention_flops_per_token",
+    "prefill_attention_flops",
     "compute_time",
     "gemm_flops",
     "gqa_attention_params",
@@ -48,6 +49,11 @@ def gemm_flops(P: sp.Expr = gl.P_active, tokens: sp.Expr = gl.B * gl.q) -> sp.Ex
 def attention_flops_per_token(T: sp.Expr = gl.T, L: sp.Expr = gl.L, N: sp.Expr = gl.N, H: sp.Expr = gl.H) -> sp.Expr:
     """QK^T and PV FLOPs of one query token against T cached tokens, all layers [flop/token]."""
     return gl.kappa_attn * L * N * H * T
+
+
+def prefill_attention_flops(S: sp.Expr = gl.S, L: sp.Expr = gl.L, N: sp.Expr = gl.N, H: sp.Expr = gl.H) -> sp.Expr:
+    """Causal attention FLOPs of a whole S-token prefill: query i sees i tokens, S**2/2 pairs [flop]."""
+    return attention_flops_per_token(S, L, N, H) * S / 2
 
 
 def kv_bytes_per_token(elements: sp.Expr = gl.e_kv, b_kv: sp.Expr = gl.b_kv) -> sp.Expr:

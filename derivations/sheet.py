@@ -192,6 +192,14 @@ def _glossary_order(d: Derivation, s: sp.Symbol) -> int:
     return 10**6
 
 
+def _row_label(row: Row, ctx: Context) -> str:
+    if row.model and not row.hardware:
+        return ctx.model.name
+    if row.hardware and not row.model:
+        return ctx.hardware.name
+    return context_label(ctx)
+
+
 def context_label(ctx: Context) -> str:
     return f"{ctx.hardware.name} · {ctx.model.name}"
 
@@ -216,9 +224,9 @@ def _solve_table(d: Derivation, ctx: Context, t: Table, resolve: Resolver) -> So
             row_ctx = resolve(ctx, row)
             values = evaluate(d, row_ctx)
         except SpecError as err:
-            rows.append((row.label or "?", tuple(None for _ in t.columns), err.message))
+            rows.append((row.label or row.model or row.hardware or "?", tuple(None for _ in t.columns), err.message))
             continue
-        label = row.label or context_label(row_ctx)
+        label = row.label or _row_label(row, row_ctx)
         rows.append((label, tuple(_value(d, c, values[c]) for c in t.columns), ""))
     columns = tuple((c, d.symbols[c].latex) for c in t.columns)
     return SolvedTable(t.title, t.note, columns, tuple(rows))

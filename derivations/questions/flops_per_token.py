@@ -1,0 +1,112 @@
+"""Where does "2 FLOPs per parameter" come from, and where does it break?
+
+Takeaway: per token, each GEMM weight does one multiply-add (2 FLOPs); the
+embedding gather and norms do none, MoE's inactive experts do none, and
+attention adds 4*L*N*H FLOPs per token of context, which equals the weight
+FLOPs at T = kappa*P / (kappa_attn*L*N*H) (twice that, averaged over a prefill).
+Assumes a dense GQA decoder with a gated (SwiGLU) MLP for the rebuild from
+the config; the exact counts come from the spec layer for any family.
+"""
+
+from derivations import glossary as gl
+from derivations import primitives as pr
+from derivations.engine import Claim, Row, Step, Table, derivation, solve
+from derivations.symbols import Symbols
+
+S = Symbols(parent=gl.GLOSSARY)
+
+n_attn = Step("n_attn", pr.gqa_attention_params(gl.D, gl.N, gl.K, gl.H), "1",
+              "One layer's Q (D x NH), K and V (D x KH each) and O (NH x D) projections.", latex=r"n_{\mathrm{att}}",
+              meaning="attention weights per layer")
+n_mlp = Step("n_mlp", pr.swiglu_mlp_params(gl.D, gl.F), "1",
+             "One layer's gate and up (D x F) and down (F x D) projections.", latex=r"n_{\mathrm{mlp}}",
+             meaning="MLP weights per layer")
+rebuilt = Step("params_matmul_rebuilt", (gl.L * (n_attn.s + n_mlp.s) + gl.V * gl.D) * gl.u_param, "parameter",
+               "L blocks of GEMM weights plus the LM head (V x D): the part of the model that multiplies.",
+               latex=r"\hat{P}_{\mathrm{mm}}", meaning="GEMM parameters rebuilt from the config")
+matmul = Step("params_matmul", gl.P_matmul, "parameter",
+              "The spec layer's exact count of GEMM operands (all experts); for a dense model it equals the rebuild above.",
+              latex=r"P_{\mathrm{mm}}", meaning="parameters that are GEMM operands")
+no_arith = Step("params_no_arithmetic", gl.P_emb + gl.P_norm, "parameter",
+                "The embedding is a gather (a row read, no FLOPs) and norm weights scale elementwise: neither does a matmul.",
+                latex=r"P_{0}", meaning="parameters that do no matmul arithmetic")
+total = Step("params_total", matmul.s + no_arith.s, "parameter",
+             "Everything the checkpoint stores (main layers; MTP heads excluded).", latex=r"P", meaning="all parameters")
+no_arith_share = Step("no_arithmetic_share", no_arith.s / total.s, "1",
+                      "The fraction of the checkpoint that the rule counts but that does no matmul.", latex=r"P_{0}/P")
+flops_params = Step("flops_per_token_params", pr.matmul_flops_per_token(gl.P_active), "flop/token",
+                    "Two FLOPs per multiply-add, one multiply-add per GEMM weight a token touches (its top-k experts only for MoE).",
+                    latex=r"f_{\mathrm{w}}", meaning="weight FLOPs per token")
+rule = Step("flops_rule", gl.kappa * total.s, "flop/token",
+            "What the rule of thumb quotes: two FLOPs per stored parameter.", latex=r"f_{\mathrm{rule}}")
+rule_over = Step("rule_over_actual", rule.s / flops_params.s, "1",
+                 "How far the rule overstates the weight FLOPs (embedding, norms, inactive experts).", latex=r"f_{\mathrm{rule}}/f_{\mathrm{w}}")
+per_ctx = Step("attention_flops_per_context_token", pr.attention_flops_per_token(1, gl.L, gl.N, gl.H), "flop/token**2",
+               "QK^T and PV each do 2*H FLOPs per query head per cached token in every layer; query heads count, not KV heads.",
+               latex=r"a", meaning="attention FLOPs per token per token of context")
+attn = Step("attention_flops", per_ctx.s * gl.T, "flop/token",
+            "A decode token attends to all T cached tokens.", latex=r"f_{\mathrm{att}}")
+ctx_break = solve("ctx_break", attn, flops_params, gl.T, "token",
+                  "The context where attention FLOPs equal the weight FLOPs: beyond it the rule undercounts by more than 2x.",
+                  latex=r"T_{\mathrm{break}}")
+attn_prefill = Step("attention_flops_prefill_avg", per_ctx.s * gl.S / 2, "flop/token",
+                    "In a causal prefill of S tokens, query i sees i tokens: S/2 on average.", latex=r"\bar{f}_{\mathrm{att}}")
+ctx_break_prefill = solve("ctx_break_prefill", attn_prefill, flops_params, gl.S, "token",
+                          "The prompt length where prefill's average attention FLOPs per token equal the weight FLOPs: twice the decode break.",
+                          latex=r"S_{\mathrm{break}}")
+per_token_total = Step("flops_per_token_total", flops_params.s + attn.s, "flop/token",
+                       "Weight FLOPs plus attention at the input context.", latex=r"f")
+rule_error = Step("actual_over_rule", per_token_total.s / rule.s, "1",
+                  "Above 1 the rule undercounts; below 1 it overcounts.", latex=r"f/f_{\mathrm{rule}}")
+
+MODELS = ("llama-3.2-1b", "llama-2-7b", "mistral-7b", "llama-3.1-8b", "llama-3.1-70b", "qwen2.5-72b", "llama-3.1-405b", "mixtral-8x7b", "deepseek-v3")
+
+DERIVATION = derivation(
+    "flops-per-token",
+    "FLOPs per token: where the 2 FLOPs per parameter rule comes from and where it breaks",
+    "Two FLOPs per parameter is the number everyone quotes. The answer interviewers want rebuilds it from the config, "
+    "finds the parameters that do no arithmetic, and names the context length where the rule breaks.",
+    S,
+    (n_attn, n_mlp, rebuilt, matmul, no_arith, total, no_arith_share, flops_params, rule, rule_over, per_ctx, attn,
+     ctx_break, attn_prefill, ctx_break_prefill, per_token_total, rule_error),
+    ("params_total", "params_matmul", "params_no_arithmetic", "flops_per_token_params", "attention_flops_per_context_token", "ctx_break"),
+    assumptions=(
+        "The rebuild from the config assumes a dense GQA decoder with a gated (SwiGLU) MLP and no biases (Llama, Mistral); the exact counts (params_matmul, params_no_arithmetic) come from the spec layer for every family, including Qwen's QKV biases, tied embeddings and MoE experts.",
+        "Norm weights, biases and the embedding are counted as parameters that do no matmul; their elementwise work (at most a few FLOPs per element of activation) is left out.",
+        "Attention FLOPs count QK^T and PV only; softmax, RoPE and masking are left out (a few FLOPs per score, not per weight).",
+        "MoE: a token multiplies only its top-k routed experts (plus shared experts and the router).",
+    ),
+    takeaways=(
+        "Weight FLOPs per token are {flops_per_token_params}, against {flops_rule} from the rule: the rule overstates them {rule_over_actual} times because {params_no_arithmetic} parameters do no matmul.",
+        "Attention adds {attention_flops_per_context_token} per token of context; it equals the weight FLOPs at a context of {ctx_break} in decode and at a prompt of {ctx_break_prefill} averaged over a prefill.",
+        "At the input context the true count is {actual_over_rule} times the rule.",
+    ),
+    scoring=(
+        "Rebuilds the per-layer count from D, F, N, K, H and gets the LM head in and the embedding gather out.",
+        "Says 2 FLOPs per multiply-add and one multiply-add per weight per token.",
+        "Knows tied embeddings are read once, as the LM head, and MoE inactive experts do no FLOPs.",
+        "Counts attention with query heads (GQA saves bytes, not FLOPs) and finds the break context in closed form.",
+        "Distinguishes the decode break from the prefill-average break (a factor of 2 from causality).",
+    ),
+    limits=(
+        "FLOPs are not time: at decode the weights are read from HBM and the step is memory-bound (decode-floor).",
+        "Sliding-window or local attention caps the context term; MLA changes its constant (mla-absorption).",
+        "Speculative decoding and beam search multiply the tokens per step, not the per-token count.",
+    ),
+    tables=(
+        Table("The rule across models (input context)", tuple(Row(model=m, label="") for m in MODELS),
+              ("params_total", "params_no_arithmetic", "flops_per_token_params", "ctx_break"),
+              note="MoE rows count only the routed experts a token uses; DeepSeek-V3's attention is MLA, which this sheet's GQA attention terms do not cover (see mla-absorption)."),
+        Table("Attention's share as the context grows", tuple(
+            Row(f"T={t}", set={"context": f"{t} token"}) for t in (1024, 8192, 32768, 131072)
+        ), ("attention_flops", "flops_per_token_total", "actual_over_rule")),
+    ),
+    claims=(
+        Claim("Two FLOPs per parameter holds within 10% at short context.", "flops_per_token_params", "flops_rule", rel_tol=0.10),
+        Claim("The rebuild from the config matches the exact count of GEMM parameters.", "params_matmul_rebuilt", "params_matmul", rel_tol=1e-12),
+    ),
+    models=("llama-3.1-8b", "llama-3.1-70b"),
+    display_units={"flops_per_token_params": "Gflop/token", "flops_rule": "Gflop/token", "attention_flops": "Gflop/token",
+                   "flops_per_token_total": "Gflop/token", "attention_flops_per_context_token": "Mflop/token**2",
+                   "attention_flops_prefill_avg": "Gflop/token"},
+)

@@ -1,0 +1,82 @@
+"""At what prompt length does prefill stop waiting on memory, and what TTFT follows?
+
+Takeaway: prefill of S tokens streams the weights once and does kappa*P*S
+FLOPs; the two times cross at S* = pi * b_w / (kappa * beta), the ridge point
+in tokens (model size cancels). Beyond it TTFT grows linearly with S, and the
+S**2 attention term takes over at long prompts.
+Assumes one prompt prefilled alone, datasheet peak and bandwidth.
+"""
+
+from derivations import glossary as gl
+from derivations import primitives as pr
+from derivations.engine import Row, Step, Table, derivation, solve
+from derivations.symbols import Symbols
+
+S = Symbols(parent=gl.GLOSSARY)
+
+w = Step("weight_bytes", pr.weight_bytes(gl.P_active, gl.b_w), "B",
+         "Prefill and decode run the same GEMMs, so both stream every weight once per forward pass.", latex=r"W")
+t_w = Step("t_weights", pr.memory_time(w.s), "s",
+           "The time to read the weights: decode's floor, and prefill's floor too.", latex=r"t_{W}")
+f_gemm = Step("prefill_flops_gemm", pr.gemm_flops(gl.P_active, gl.S), "flop",
+              "All S prompt tokens go through every GEMM in one pass.", latex=r"F_{\mathrm{gemm}}")
+t_gemm = Step("t_gemm", pr.compute_time(f_gemm.s), "s",
+              "The GEMM FLOPs at the dense tensor peak.", latex=r"t_{\mathrm{gemm}}")
+t_cross = solve("T_cross", t_gemm, t_w, gl.S, "token",
+                "Below this prompt length prefill waits on HBM like decode; above it, on the tensor cores. The model size cancels.",
+                latex=r"S^{*}")
+f_attn = Step("prefill_flops_attention", pr.prefill_attention_flops(gl.S, gl.L, gl.N, gl.H), "flop",
+              "Causal attention over the prompt: S**2/2 query-key pairs, 4*L*N*H FLOPs each.", latex=r"F_{\mathrm{att}}")
+kv_tok = Step("kv_bytes_per_token", pr.kv_bytes_per_token(gl.e_kv, gl.b_kv), "B/token",
+              "Each prompt token writes its K and V to the cache.", latex=r"s_{\mathrm{kv}}")
+ttft_expr = pr.roofline_time(f_gemm.s + f_attn.s, w.s + gl.S * kv_tok.s)
+ttft = Step("ttft", ttft_expr, "s",
+            "Time to first token, as a roofline: the longer of all prefill FLOPs at peak and the weights plus KV writes at bandwidth.",
+            latex=r"t_{\mathrm{TTFT}}")
+ttft_cross = Step("ttft_at_cross", ttft_expr.xreplace({gl.S: t_cross.s}).xreplace({f_gemm.s: f_gemm.expr.xreplace({gl.S: t_cross.s}),
+                                                                                   f_attn.s: f_attn.expr.xreplace({gl.S: t_cross.s})}),
+                  "s", "TTFT at the crossover prompt: both sides of the roofline are equal there (attention adds a little).",
+                  latex=r"t_{\mathrm{TTFT}}(S^{*})")
+attn_share = Step("attention_share", f_attn.s / (f_gemm.s + f_attn.s), "1",
+                  "The fraction of prefill FLOPs spent in attention at the input prompt length.", latex=r"\phi_{\mathrm{att}}")
+s_attn = solve("S_attention_equal", f_attn, f_gemm, gl.S, "token",
+               "The prompt length where attention's S**2 term matches the GEMM FLOPs: TTFT turns quadratic.",
+               latex=r"S_{=}")
+
+DERIVATION = derivation(
+    "prefill-decode-crossover",
+    "Prefill vs decode: the prompt length where they trade places",
+    "Decode and prefill run the same weights through the same kernels, yet one waits on memory and the other on tensor cores. "
+    "The answer finds the prompt length where they trade places and turns it into a TTFT.",
+    S,
+    (w, t_w, f_gemm, t_gemm, t_cross, f_attn, kv_tok, ttft, ttft_cross, attn_share, s_attn),
+    ("T_cross", "ttft_at_cross", "ttft"),
+    assumptions=(
+        "One prompt prefilled alone (no batching with decode), at the dense datasheet peak and bandwidth: real prefill reaches 50-70% of peak.",
+        "Activations stay on chip between kernels; the only HBM traffic is the weights and the KV writes.",
+        "Attention is causal and counted as 4*L*N*H FLOPs per query-key pair (FlashAttention does not change the FLOPs).",
+    ),
+    takeaways=(
+        "Prefill turns compute-bound at a prompt of {T_cross}: the ridge point in tokens, the same for every model on this chip.",
+        "TTFT at the crossover is {ttft_at_cross}, the time to read the weights once; at the input prompt it is {ttft}.",
+        "Attention's quadratic term matches the GEMM FLOPs at a prompt of {S_attention_equal}; beyond it TTFT grows as S**2.",
+    ),
+    scoring=(
+        "Writes both times per pass and sees that P cancels: S* = pi*b_w/(kappa*beta).",
+        "Recognises S* as the ridge point (FLOPs per byte) expressed in tokens (ridge-coincidence).",
+        "Adds the S**2 attention term for long prompts and says when it dominates.",
+        "Knows chunked prefill mixes the two regimes and that prefill rarely reaches datasheet peak.",
+    ),
+    limits=(
+        "Achieved prefill throughput is below peak (tile and wave quantization, attention kernels at 40-60% of peak).",
+        "Batching prefill with decode (chunked prefill) moves the crossover: the decode tokens share the weight read.",
+        "Tensor parallelism adds all-reduces proportional to S, which become significant for long prompts.",
+    ),
+    tables=(
+        Table("TTFT as the prompt grows", tuple(
+            Row(f"S={s}", set={"prompt_len": f"{s} token"}) for s in (128, 512, 2048, 8192, 32768, 131072)
+        ), ("t_gemm", "ttft", "attention_share")),
+    ),
+    display_units={"weight_bytes": "GB", "t_weights": "ms", "t_gemm": "ms", "ttft": "ms", "ttft_at_cross": "ms",
+                   "prefill_flops_gemm": "Tflop", "prefill_flops_attention": "Tflop", "kv_bytes_per_token": "kB/token"},
+)

@@ -145,6 +145,13 @@ BINDINGS: dict[sp.Symbol, Callable[[Context], pint.Quantity]] = {
     gl.b_a: lambda ctx: Quantity(precision(ctx.math.math).bytes_per_element, "B/token"),
     gl.kappa: lambda ctx: Quantity(conventions.FLOPS_PER_WEIGHT_PER_TOKEN),
     gl.kappa_attn: lambda ctx: Quantity(conventions.ATTENTION_FLOPS_PER_CHANNEL),
+    # attention for any architecture: GQA reads K and V per KV head; absorbed MLA reads one latent for all heads
+    gl.n_kv: lambda ctx: _count(1 if ctx.model.mla else ctx.model.num_kv_heads),
+    gl.w_k: lambda ctx: _count(ctx.model.mla.kv_rank + ctx.model.mla.rope_dim if ctx.model.mla else ctx.model.head_dim),
+    gl.w_v: lambda ctx: _count(ctx.model.mla.kv_rank if ctx.model.mla else ctx.model.head_dim),
+    gl.w_c: lambda ctx: _count(ctx.model.mla.kv_rank + ctx.model.mla.rope_dim if ctx.model.mla else 2 * ctx.model.head_dim),
+    gl.n_SM: lambda ctx: _count(ctx.hardware.require("compute_units")),
+    gl.u_token: lambda ctx: Quantity(Fraction(1), "token"),
 }
 
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 import sympy as sp
 
-from derivations.context import SCENARIO_INPUTS, BINDINGS, Input
+from derivations.context import BINDINGS, SCENARIO_INPUTS, Input
 from derivations.glossary import GLOSSARY
 from derivations.symbols import Symbols, default_latex
 from units import RooflineError, UnitMismatchError, check_unit, infer_unit, same_unit, unit, unit_text
@@ -278,6 +278,7 @@ def unit_of(d: Derivation, expr: sp.Expr) -> object:
 
 
 __all__ = [
+    "GLOSSARY",
     "Claim",
     "Derivation",
     "DerivationError",
@@ -287,5 +288,4 @@ __all__ = [
     "Table",
     "derivation",
     "solve",
-    "GLOSSARY",
 ]

@@ -62,3 +62,11 @@ t_fixed = g("t_fixed", "s", r"t_{\mathrm{fixed}}", "fixed time per step: launche
 # aggregate from the spec layer (the GQA or MLA formula, by architecture)
 e_kv = g("e_kv", "1", r"e_{\mathrm{kv}}", "cached elements per token over all layers (2LKH for GQA; L(r_kv + d_R) for MLA)")
 u_param = g("u_param", "parameter", r"\mathrm{param}", "one parameter: turns a count of weights into parameters")
+
+# attention for any architecture (bound per model: the GQA or the absorbed-MLA value)
+n_kv = g("n_kv", "1", r"n_{\mathrm{kv}}", "cached K/V streams per layer (K for GQA; 1 for MLA, whose one latent all heads read)")
+w_k = g("w_k", "1", r"w_{k}", "elements a score reads per head per cached token (H for GQA; r_kv + d_R for absorbed MLA)")
+w_v = g("w_v", "1", r"w_{v}", "elements the value sum reads per head per cached token (H for GQA; r_kv for absorbed MLA)")
+w_c = g("w_c", "1", r"w_{c}", "cached elements per token per stream per layer (2H for GQA, K and V; r_kv + d_R for MLA)")
+n_SM = g("n_SM", "1", r"n_{\mathrm{SM}}", "streaming multiprocessors (compute units) per chip")
+u_token = g("u_token", "token", r"\mathrm{tok}", "one token: turns bytes per element per token into bytes per element")

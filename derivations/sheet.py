@@ -7,7 +7,7 @@ front door passes a `resolve` callable that turns a table row into a Context.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 
@@ -17,7 +17,7 @@ import sympy as sp
 
 from derivations import conventions
 from derivations.context import BINDINGS, Context, Input, input_value
-from derivations.engine import Claim, Derivation, Row, Solve, Step, Table
+from derivations.engine import Claim, Derivation, Row, Step, Table
 from derivations.symbols import SymbolInfo
 from specs.errors import SpecError
 from units import Quantity, unit, unit_text
@@ -106,12 +106,12 @@ def _to_sympy(q: pint.Quantity, target: pint.Unit) -> sp.Expr:
     return sp.nsimplify(magnitude, rational=True)
 
 
-def input_values(d: Derivation, ctx: Context) -> dict[sp.Symbol, sp.Expr]:
-    """Exact values, in each symbol's declared unit, of every symbol the derivation needs."""
+def input_values(d: Derivation, ctx: Context, symbols: set[sp.Symbol] | None = None) -> dict[sp.Symbol, sp.Expr]:
+    """Exact values, in each symbol's declared unit, of every symbol the derivation needs (or only `symbols`)."""
     units = d.symbols.units()
     values: dict[sp.Symbol, sp.Expr] = {}
     by_symbol = {i.symbol: i for i in d.inputs}
-    for s in d.free_symbols:
+    for s in d.free_symbols if symbols is None else symbols:
         if s in by_symbol:
             q, _ = input_value(by_symbol[s], ctx)
         else:
@@ -120,11 +120,30 @@ def input_values(d: Derivation, ctx: Context) -> dict[sp.Symbol, sp.Expr]:
     return values
 
 
-def evaluate(d: Derivation, ctx: Context) -> dict[str, sp.Expr]:
-    """Every step's exact value in `ctx`, by step name."""
-    values: dict[sp.Symbol, sp.Expr] = input_values(d, ctx)
+def needed_steps(d: Derivation, names: Sequence[str]) -> set[str]:
+    """The steps that `names` depend on, themselves included."""
+    need = set(names)
+    for step in reversed(d.steps):
+        if step.name in need:
+            need |= {s.name for s in step.expr.free_symbols if s.name in d.expanded}
+    return need
+
+
+def evaluate(d: Derivation, ctx: Context, only: Sequence[str] | None = None) -> dict[str, sp.Expr]:
+    """Every step's exact value in `ctx`, by step name; with `only`, just those steps and what they need.
+
+    `only` lets a table row or a claim use a model that some other step of the
+    sheet cannot take (a GQA model on an MLA sheet, whose r_kv has no value).
+    """
+    steps = d.steps
+    symbols = None
+    if only is not None:
+        need = needed_steps(d, only)
+        steps = tuple(s for s in d.steps if s.name in need)
+        symbols = set().union(*(d.expanded[s.name].free_symbols for s in steps))
+    values: dict[sp.Symbol, sp.Expr] = input_values(d, ctx, symbols)
     out: dict[str, sp.Expr] = {}
-    for step in d.steps:
+    for step in steps:
         v = step.expr.xreplace(values)
         if not v.is_Rational:
             v = sp.nsimplify(v) if v.is_Number else sp.N(v, 40)
@@ -222,7 +241,7 @@ def _solve_table(d: Derivation, ctx: Context, t: Table, resolve: Resolver) -> So
     for row in t.rows:
         try:
             row_ctx = resolve(ctx, row)
-            values = evaluate(d, row_ctx)
+            values = evaluate(d, row_ctx, t.columns)
         except SpecError as err:
             rows.append((row.label or row.model or row.hardware or "?", tuple(None for _ in t.columns), err.message))
             continue
@@ -233,7 +252,7 @@ def _solve_table(d: Derivation, ctx: Context, t: Table, resolve: Resolver) -> So
 
 
 def _solve_claim(d: Derivation, ctx: Context, c: Claim, resolve: Resolver, results: Mapping[str, sp.Expr]) -> SolvedClaim:
-    values = evaluate(d, resolve(ctx, c.where)) if c.where else results
+    values = evaluate(d, resolve(ctx, c.where), [n for n in (c.left, c.right) if n in d.expanded]) if c.where else results
     left = _value(d, c.left, values[c.left])
     if c.right in values:
         right = _value(d, c.right, values[c.right])
@@ -250,4 +269,4 @@ def unit_str(u: str) -> pint.Unit:
     return unit(u)
 
 
-__all__ = ["Sheet", "SolvedStep", "SolvedTable", "Value", "evaluate", "solve_sheet", "sweep", "unit_text", "Input"]
+__all__ = ["Input", "Sheet", "SolvedStep", "SolvedTable", "Value", "evaluate", "solve_sheet", "sweep", "unit_text"]

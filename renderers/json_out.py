@@ -78,7 +78,7 @@ def sheet_json(sheet: Sheet) -> dict[str, Any]:
         ],
         "tables": [
             {"title": t.title, "note": t.note, "columns": [n for n, _ in t.columns],
-             "rows": [{"label": label, "values": {n: (quantity_json(c) if c is not None else None) for (n, _), c in zip(t.columns, cells)},
+             "rows": [{"label": label, "values": {n: (quantity_json(c) if c is not None else None) for (n, _), c in zip(t.columns, cells, strict=True)},
                        **({"unavailable": why} if why else {})} for label, cells, why in t.rows]}
             for t in sheet.tables
         ],

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 from derivations.context import Context, make_context, parse_overrides
@@ -25,12 +25,12 @@ from specs.precisions import precision
 __all__ = ["DERIVATIONS", "derive", "get", "hardware", "model", "render"]
 
 
-@lru_cache(maxsize=None)
+@cache
 def hardware(name_or_path: str) -> Hardware:
     return load_hardware(name_or_path)
 
 
-@lru_cache(maxsize=None)
+@cache
 def model(name_or_path: str) -> Architecture:
     return load_model(name_or_path)
 

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import math
-from fractions import Fraction
 import re
 from decimal import Decimal
+from fractions import Fraction
 from pathlib import Path
 
 import pint

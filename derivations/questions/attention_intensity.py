@@ -1,0 +1,184 @@
+"""Why batching rescues the decode weight GEMMs but never the attention kernel.
+
+Takeaway: a weight GEMM's intensity is kappa*B*q*P / (P*b_w + B*q*(d_in + d_out)*b_a),
+rising with B towards kappa*B*q/b_w. Decode attention's is
+(kappa_attn/2) * G * q * (w_k + w_v) / (w_c * b_kv): batch and context cancel
+because every sequence reads its own cache, and only the group size G (query
+heads per cached stream), the tokens per step and the KV format remain. GQA
+gives 2*G*q/b_kv (G for BF16 and one token); absorbed MLA lets all N heads read
+one latent, which lifts it to N*(4*r_kv + 2*d_R) / ((r_kv + d_R) * b_kv).
+Assumes one layer, dense peaks, the architecture-neutral widths of the glossary.
+"""
+
+from derivations import glossary as gl
+from derivations import primitives as pr
+from derivations.engine import Claim, Row, Step, Table, derivation, solve
+from derivations.symbols import Symbols
+
+S = Symbols(parent=gl.GLOSSARY)
+tokens = gl.B * gl.q
+
+p_gate = Step("P_gate", gl.D * gl.F * gl.u_param, "parameter",
+              "The GEMM followed here is a real decode matrix: the MLP gate projection, D x F (the up projection has the same shape).",
+              latex=r"P_{\mathrm{gate}}")
+flops_gemm = Step("flops_gemm", pr.gemm_flops(p_gate.s, tokens), "flop",
+                  "Each of the B*q tokens of the step does one multiply-add per weight.", latex=r"F_{\mathrm{gemm}}")
+bytes_gemm = Step("bytes_gemm", pr.gemm_bytes(gl.D, gl.F, tokens, P=p_gate.s), "B",
+                  "The weights cross HBM once per step whatever the batch; each token's input row (D) and output row (F) cross too.",
+                  latex=r"W_{\mathrm{gemm}}")
+i_gemm = Step("intensity_gemm", pr.intensity(flops_gemm.s, bytes_gemm.s), "flop/B",
+              "It rises with B: the batch shares the weight bytes, and only the activation rows grow with it.",
+              latex=r"I_{\mathrm{gemm}}")
+i_gemm_lim = Step("intensity_gemm_limit", pr.gemm_intensity_limit(tokens), "flop/B",
+                  "For a large matrix (B*q much smaller than D and F) the activation rows vanish next to the weights, leaving kappa*B*q/b_w, which in BF16 is B itself.",
+                  latex=r"I_{\mathrm{gemm}}^{\infty}")
+ridge = Step("ridge_point", pr.ridge_point(), "flop/B",
+             "The intensity where a kernel's compute time equals its memory time.", latex=r"I^{*}")
+b_gemm_ridge = solve("B_gemm_ridge", i_gemm, ridge, gl.B, "1",
+                     "The batch at which this GEMM turns compute-bound, activation traffic kept: batching does rescue the weight GEMMs.",
+                     latex=r"B_{\mathrm{gemm}}^{*}")
+group = Step("group_size", gl.N / gl.n_kv, "1",
+             "Query heads that read the same cached stream: N/K for GQA; all N for MLA, whose one latent every head reads.",
+             latex=r"G")
+heads_gpu = Step("heads_per_gpu", pr.tp_split(gl.N), "1",
+                 "Tensor parallelism splits the query heads over the GPUs.", latex=r"N_{\mathrm{GPU}}")
+streams_gpu = Step("streams_per_gpu", pr.streams_per_gpu(), "1",
+                   "It splits the cached streams too, but never below one per GPU: MLA's single latent is replicated on every GPU.",
+                   latex=r"n_{\mathrm{kv,GPU}}")
+group_gpu = Step("group_per_gpu", heads_gpu.s / streams_gpu.s, "1",
+                 "Query heads per stream on one GPU: unchanged for GQA while n_TP <= K, divided by n_TP for MLA.",
+                 latex=r"G_{\mathrm{GPU}}")
+flops_attn = Step("flops_attention", gl.B * pr.decode_attention_flops(heads=heads_gpu.s), "flop",
+                  "QK^T over w_k and PV over w_v channels per head, for the q query tokens of each of B sequences against T cached tokens (one layer, one GPU).",
+                  latex=r"F_{\mathrm{att}}")
+bytes_cache = Step("bytes_attention_cache", gl.B * pr.decode_attention_cache_bytes(streams=streams_gpu.s), "B",
+                   "Each sequence reads its own T cached tokens once, every stream; nothing is shared across the batch.",
+                   latex=r"W_{\mathrm{cache}}")
+bytes_io = Step("bytes_attention_io", gl.B * pr.decode_attention_io_bytes(heads=heads_gpu.s), "B",
+                "The query rows read and the output rows written, which do not grow with T.", latex=r"W_{\mathrm{qo}}")
+i_attn = Step("intensity_attention", pr.decode_attention_intensity(group_gpu.s), "flop/B",
+              "F_att over W_cache: B cancels (each sequence brings its own cache) and T cancels (each cached token is read once and used once per query), "
+              "leaving the group size, the tokens per step and the KV format.",
+              latex=r"I_{\mathrm{att}}")
+i_attn_t = Step("intensity_attention_at_T", pr.intensity(flops_attn.s, bytes_cache.s + bytes_io.s), "flop/B",
+                "Counting the query and output rows as well, the intensity approaches I_att from below as T grows: nearly independent of context.",
+                latex=r"I_{\mathrm{att}}(T)")
+att_over = Step("attention_over_ridge", i_attn.s / ridge.s, "1",
+                "Below 1 the kernel is memory-bound: the tensor cores wait on the cache.", latex=r"I_{\mathrm{att}}/I^{*}")
+q_ridge = solve("q_attention_ridge", i_attn, ridge, gl.q, "token",
+                "The query tokens per sequence per step (speculative or multi-token decoding) at which attention reaches the ridge; batch cannot do this.",
+                latex=r"q^{*}")
+i_equal = Step("intensity_attention_equal_widths", pr.decode_attention_intensity(group_gpu.s, w_v=gl.w_k), "flop/B",
+               "The common shortcut d_k = d_v: the value sum taken as wide as the score. Exact for GQA; for MLA it counts the RoPE columns in PV too.",
+               latex=r"I_{\mathrm{att}}^{d_k=d_v}")
+equal_over = Step("equal_widths_over_ridge", i_equal.s / ridge.s, "1",
+                  "The same ratio to the ridge under the d_k = d_v shortcut.", latex=r"I_{\mathrm{att}}^{d_k=d_v}/I^{*}")
+
+MLA = "deepseek-v3"
+H100 = "h100-sxm"
+HAIR = 0.15
+
+DERIVATION = derivation(
+    "attention-intensity",
+    "Attention intensity at decode: one head-count ratio",
+    "Batching rescues the weight GEMMs at decode but never the attention kernel, and one head-count ratio explains why. "
+    "The answer derives it, then shows how MLA moves attention to within a hair of the H100 ridge.",
+    S,
+    (p_gate, flops_gemm, bytes_gemm, i_gemm, i_gemm_lim, ridge, b_gemm_ridge,
+     group, heads_gpu, streams_gpu, group_gpu, flops_attn, bytes_cache, bytes_io, i_attn, i_attn_t, att_over, q_ridge,
+     i_equal, equal_over),
+    ("intensity_gemm", "group_size", "intensity_attention", "ridge_point", "attention_over_ridge"),
+    assumptions=(
+        "Decode: each of B sequences adds q tokens per step (q = 1 token for plain decode); one layer is shown, and every layer is alike.",
+        "Attention is written once for every architecture with the widths bound from the config: a score reads w_k elements per head per cached token, "
+        "the value sum w_v, and each of n_kv streams caches w_c elements per token. GQA: w_k = w_v = H, w_c = 2H (K and V), n_kv = K.",
+        "MLA with absorbed weights (DeepSeek-V2/V3): W_UK is folded into the query and W_UV into the output, so every head scores against the cached "
+        "latent plus RoPE key (w_k = r_kv + d_R) and sums values in the latent (w_v = r_kv); the cache is one stream of w_c = r_kv + d_R per token.",
+        "Exact widths are the default; the d_k = d_v shortcut (value as wide as the key) is shown beside it because it changes the MLA answer.",
+        "Tensor parallelism splits query heads; a cached stream is split while there are more streams than GPUs and replicated otherwise.",
+        "Softmax, masking and rescaling FLOPs are left out (a few per score, against 2*(w_k + w_v) per score in the matmuls).",
+        "The GEMM keeps its activation traffic: input and output rows at the math precision (b_a). Its weights are the D x F gate projection.",
+        f"'Within a hair' is read as within {HAIR:.0%} of the ridge; the claims below say which conventions meet it.",
+    ),
+    takeaways=(
+        "At batch B the gate GEMM runs at {intensity_gemm}, below its large-matrix limit {intensity_gemm_limit}; it reaches the ridge {ridge_point} at B = {B_gemm_ridge}. Batching rescues it.",
+        "Attention runs at {intensity_attention} whatever the batch: G = {group_size} query heads share each cached stream, and that ratio, the tokens per step and the KV format are all that is left once B and T cancel.",
+        "Context barely matters: with the query and output rows counted the intensity is {intensity_attention_at_T} at this context, against the long-context {intensity_attention}.",
+        "Only more query tokens per sequence per step move it: attention reaches the ridge at q = {q_attention_ridge} per sequence.",
+        "MLA raises G to all N heads, because every head reads the one latent. Exact widths put DeepSeek-V3 below the H100 ridge; the d_k = d_v shortcut lands within the hair; "
+        "an FP8 latent with BF16 math or two query tokens per step carry it past the ridge; tensor parallelism divides it (see the claims and the conventions table).",
+    ),
+    scoring=(
+        "Writes the GEMM intensity with the activation traffic kept and shows it rising with B towards kappa*B*q/b_w.",
+        "Shows B and T cancelling in attention's FLOPs over bytes: each sequence brings its own cache, so batching does not amortise it.",
+        "Names the ratio: query heads per KV head (G = N/K), so GQA attention sits at about G flop/B in BF16, far below any GPU's ridge.",
+        "For MLA: absorbed weights make all N heads read one latent; computes exact widths (r_kv + d_R for scores, r_kv for values), not just d_k = d_v.",
+        "States the conventions that move the MLA number: KV format (FP8 doubles it), query tokens per step (MTP multiplies it), TP (divides it); compares with H100, H200 and B200 ridges.",
+    ),
+    limits=(
+        "Real decode kernels do not reach the roofline at small T or small batch: launch and reduction overheads, split-K over the context, partial tiles.",
+        "With paged KV, short pages and the gather cost more bytes than the ideal count; prefix sharing lets sequences share cache and raises the intensity.",
+        "The GEMM's limit assumes one pass over the weights; MoE experts see about B*k/E tokens each, so their intensity is that much lower.",
+        "FP8 caches often keep the RoPE part in BF16 and add scales, so the FP8 gain is a little under 2x.",
+        "Past the ridge (H200 with MLA, FP8 latents, MTP) the kernel is compute-bound and the softmax and exponent work left out here starts to matter.",
+    ),
+    tables=(
+        Table("Batching rescues the GEMM, not attention", (
+            Row("B=1", set={"batch": "1"}),
+            Row("B=8", set={"batch": "8"}),
+            Row("B=64", set={"batch": "64"}),
+            Row("B=512", set={"batch": "512"}),
+            Row("B=4096", set={"batch": "4096"}),
+        ), ("intensity_gemm", "intensity_gemm_limit", "intensity_attention", "intensity_attention_at_T"),
+            note="Sheet model and hardware; the GEMM is the D x F gate projection."),
+        Table("Context barely moves decode attention", (
+            Row("Llama 3.1 70B, T=128", model="llama-3.1-70b", set={"context": "128 token"}),
+            Row("Llama 3.1 70B, T=8192", model="llama-3.1-70b", set={"context": "8192 token"}),
+            Row("Llama 3.1 70B, T=131072", model="llama-3.1-70b", set={"context": "131072 token"}),
+            Row("DeepSeek-V3, T=128", model=MLA, set={"context": "128 token"}),
+            Row("DeepSeek-V3, T=8192", model=MLA, set={"context": "8192 token"}),
+            Row("DeepSeek-V3, T=131072", model=MLA, set={"context": "131072 token"}),
+        ), ("intensity_attention_at_T", "intensity_attention")),
+        Table("One head-count ratio across models", (
+            Row("", model="llama-2-7b"),
+            Row("", model="llama-3.1-8b"),
+            Row("", model="llama-3.1-70b"),
+            Row("", model="llama-3.1-405b"),
+            Row("", model="qwen3-235b-a22b"),
+            Row("", model="deepseek-v2-lite"),
+            Row("", model=MLA),
+        ), ("group_size", "intensity_attention", "attention_over_ridge"), note="BF16 cache, q = 1 token, no TP, sheet hardware."),
+        Table("MLA (DeepSeek-V3) on H100 SXM under the conventions that change the answer", (
+            Row("BF16 latent, q=1, TP=1", model=MLA, hardware=H100),
+            Row("FP8 latent, BF16 math", model=MLA, hardware=H100, kv="fp8"),
+            Row("FP8 latent, FP8 math", model=MLA, hardware=H100, kv="fp8", math="fp8"),
+            Row("BF16 latent, q=2 (MTP)", model=MLA, hardware=H100, set={"tokens_per_step": "2 token"}),
+            Row("BF16 latent, TP=8", model=MLA, hardware=H100, set={"tp": "8"}),
+            Row("BF16 latent, q=2, TP=8", model=MLA, hardware=H100, set={"tokens_per_step": "2 token", "tp": "8"}),
+        ), ("group_per_gpu", "intensity_attention", "intensity_attention_equal_widths", "ridge_point", "attention_over_ridge"),
+            note="Exact widths: scores over r_kv + d_R, values in the r_kv latent. The d_k = d_v column takes both as r_kv + d_R."),
+        Table("MLA (DeepSeek-V3, BF16 latent, q = 1) against each accelerator's ridge", (
+            Row("", model=MLA, hardware="h100-sxm"),
+            Row("", model=MLA, hardware="h200"),
+            Row("", model=MLA, hardware="b200"),
+        ), ("intensity_attention", "ridge_point", "attention_over_ridge", "equal_widths_over_ridge")),
+    ),
+    claims=(
+        Claim("With a BF16 cache and one query token, GQA attention's intensity in flop/B equals its group size (Llama 3.1 70B: 64 query heads over 8 KV heads).",
+              "intensity_attention", "group_size", rel_tol=1e-9, where=Row("Llama 3.1 70B", model="llama-3.1-70b")),
+        Claim(f"MLA, exact widths (BF16 latent, q = 1, no TP), lands within a hair ({HAIR:.0%}) of the H100 SXM ridge.",
+              "intensity_attention", "ridge_point", rel_tol=HAIR, where=Row("DeepSeek-V3 on H100 SXM, exact widths", model=MLA, hardware=H100)),
+        Claim(f"MLA under the d_k = d_v shortcut (BF16 latent, q = 1, no TP) lands within a hair ({HAIR:.0%}) of the H100 SXM ridge.",
+              "intensity_attention_equal_widths", "ridge_point", rel_tol=HAIR, where=Row("DeepSeek-V3 on H100 SXM, d_k = d_v", model=MLA, hardware=H100)),
+        Claim(f"MLA with an FP8 latent (BF16 math) lands within a hair ({HAIR:.0%}) of the H100 SXM ridge.",
+              "intensity_attention", "ridge_point", rel_tol=HAIR, where=Row("DeepSeek-V3 on H100 SXM, FP8 latent", model=MLA, hardware=H100, kv="fp8")),
+        Claim(f"MLA with two query tokens per step (MTP) lands within a hair ({HAIR:.0%}) of the H100 SXM ridge.",
+              "intensity_attention", "ridge_point", rel_tol=HAIR, where=Row("DeepSeek-V3 on H100 SXM, q = 2", model=MLA, hardware=H100, set={"tokens_per_step": "2 token"})),
+        Claim(f"MLA with its heads split 8 ways by tensor parallelism lands within a hair ({HAIR:.0%}) of the H100 SXM ridge.",
+              "intensity_attention", "ridge_point", rel_tol=HAIR, where=Row("DeepSeek-V3 on H100 SXM, TP = 8", model=MLA, hardware=H100, set={"tp": "8"})),
+    ),
+    hardware=("h100-sxm", "h200", "b200"),
+    models=("llama-3.1-70b", MLA),
+    display_units={"flops_gemm": "Gflop", "bytes_gemm": "MB", "flops_attention": "Mflop", "bytes_attention_cache": "MB",
+                   "bytes_attention_io": "kB", "P_gate": "parameter"},
+)

@@ -1,0 +1,29 @@
+"""Each convention is a named constant with a test."""
+
+import json
+
+from derivations import conventions
+from derivations.registry import DERIVATIONS
+from roofline import api
+from units import Quantity
+
+
+def test_two_flops_per_weight_per_token():
+    assert Quantity(conventions.FLOPS_PER_WEIGHT_PER_TOKEN).to("flop/(parameter*token)").magnitude == 2
+
+
+def test_attention_four_flops_per_channel_qk_and_pv():
+    assert Quantity(conventions.ATTENTION_FLOPS_PER_CHANNEL).to("flop/token**2").magnitude == 4
+
+
+def test_default_precisions_are_bf16():
+    assert conventions.DEFAULT_WEIGHTS == conventions.DEFAULT_KV == conventions.DEFAULT_MATH == "bf16"
+
+
+def test_every_sheet_prints_the_conventions_and_its_inputs():
+    for d in DERIVATIONS:
+        sheet = json.loads(api.render(api.derive(d.slug), "json"))
+        assert sheet["conventions"] == list(conventions.CONVENTIONS)
+        assert set(sheet["context"]["inputs"]) == {i.name for i in d.inputs}
+        md = api.render(api.derive(d.slug), "md")
+        assert "## Conventions" in md and md.count("| default |") == len(d.inputs)

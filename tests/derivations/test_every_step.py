@@ -1,0 +1,42 @@
+"""Every step of every registered derivation: unit check, closed forms vs their equations."""
+
+import random
+
+import pytest
+import sympy as sp
+
+from derivations.engine import Solve
+from derivations.registry import DERIVATIONS
+from units import check_unit
+
+STEPS = [(d, s) for d in DERIVATIONS for s in d.steps]
+SOLVES = [(d, s) for d, s in STEPS if isinstance(s, Solve)]
+
+
+@pytest.mark.parametrize("d, step", STEPS, ids=[f"{d.slug}:{s.name}" for d, s in STEPS])
+def test_step_unit(d, step):
+    check_unit(step.expr, d.symbols.units(), step.unit or "1", what=f"{d.slug}:{step.name}")
+    check_unit(d.expanded[step.name], d.symbols.units(), step.unit or "1", what=f"{d.slug}:{step.name} (expanded)")
+
+
+@pytest.mark.parametrize("d, step", SOLVES, ids=[f"{d.slug}:{s.name}" for d, s in SOLVES])
+def test_closed_form_solves_its_equation(d, step):
+    lhs, rhs = step.equation
+    at_root = (lhs - rhs).xreplace({step.for_: step.expr})
+    if step.verified == "symbolic":
+        assert sp.simplify(at_root) == 0
+    rng = random.Random(step.name)
+    for _ in range(20):
+        point = {s: sp.Rational(rng.randint(1, 10**5), rng.randint(1, 100)) for s in (lhs.free_symbols | rhs.free_symbols | step.expr.free_symbols)}
+        root = step.expr.xreplace(point)
+        if not root.is_positive:
+            continue
+        a = sp.N(lhs.xreplace({**point, step.for_: root}), 30)
+        b = sp.N(rhs.xreplace({**point, step.for_: root}), 30)
+        assert abs(a - b) <= 1e-20 * max(abs(a), abs(b), 1)
+
+
+def test_registry_slugs_are_unique_and_in_question_order():
+    slugs = [d.slug for d in DERIVATIONS]
+    assert len(set(slugs)) == len(slugs)
+    assert slugs[:1] == ["decode-floor"]

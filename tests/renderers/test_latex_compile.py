@@ -1,0 +1,44 @@
+"""Compile every sheet, and one with hostile names, with pdflatex (slow: select with -m slow)."""
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from derivations.registry import DERIVATIONS
+from roofline import api
+from roofline.build import compile_pdf
+from specs.catalog import HARDWARE_DIR, MODELS_DIR
+
+pytestmark = pytest.mark.slow
+HOSTILE = r"x_{1}&%$#\input{/etc/hostname}"
+
+
+def _pdf_text(pdf: bytes, tmp_path: Path) -> str:
+    p = tmp_path / "x.pdf"
+    p.write_bytes(pdf)
+    return subprocess.run(["pdftotext", str(p), "-"], capture_output=True, text=True, check=True).stdout
+
+
+@pytest.mark.parametrize("slug", [d.slug for d in DERIVATIONS])
+def test_every_sheet_compiles(slug):
+    assert shutil.which("pdflatex"), "pdflatex is needed for the slow tests (.ci/run installs it)"
+    pdf = compile_pdf(api.render(api.derive(slug), "tex"), slug)
+    assert pdf.startswith(b"%PDF")
+
+
+def test_hostile_names_render_as_literal_text_and_compile(tmp_path):
+    (tmp_path / "evil.json").write_text((MODELS_DIR / "llama-3.1-8b.json").read_text())
+    (tmp_path / "evil.toml").write_text(f'name = {json.dumps(HOSTILE)}\nstatus = "U"\nsource = {json.dumps(HOSTILE)}\n')
+    chip = (HARDWARE_DIR / "h100-sxm.toml").read_text().replace('name = "NVIDIA H100 SXM5 80GB"', f"name = {json.dumps(HOSTILE)}")
+    (tmp_path / "evil-chip.toml").write_text(chip)
+    sheet = api.derive("decode-floor", hardware=str(tmp_path / "evil-chip.toml"), model=str(tmp_path / "evil.json"))
+    md = api.render(sheet, "md")
+    assert "\\input{/etc/hostname}" not in md and "x\\_\\{1\\}&amp;%\\$\\#\\\\input\\{/etc/hostname\\}" in md
+    text = _pdf_text(compile_pdf(api.render(sheet, "tex"), "evil"), tmp_path)
+    assert "x_{1}&%$#\\input{/etc/hostname}" in text.replace("\n", "")
+    hostname = Path("/etc/hostname").read_text().strip() if Path("/etc/hostname").exists() else None
+    if hostname and len(hostname) >= 6:
+        assert hostname not in text.replace(HOSTILE, "")

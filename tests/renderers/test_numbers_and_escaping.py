@@ -1,0 +1,49 @@
+import sympy as sp
+
+from renderers import escape
+from renderers.numbers import display, number_text
+from units import unit, unit_text
+
+
+def shown(value, u, preferred=None):
+    s = display(sp.sympify(value), unit(u), preferred)
+    return number_text(s.number), unit_text(s.unit)
+
+
+def test_four_significant_figures_and_prefixes():
+    assert shown(sp.Rational(14657536, 3271484375), "s") == ("4.48", "ms")
+    assert shown(3_350_000_000_000, "B/s") == ("3.35", "TB/s")
+    assert shown(989_400_000_000_000, "flop/s") == ("989.4", "Tflop/s")
+    assert shown(sp.Rational(19788, 67), "flop/B") == ("295.3", "flop/B")
+
+
+def test_exact_integers_in_full():
+    assert shown(8_030_261_248, "parameter") == ("8,030,261,248", "parameter")
+
+
+def test_preferred_unit_wins():
+    assert shown(131_072, "B/token", "kB/token") == ("131.1", "kB/token")
+
+
+def test_large_dimensionless_uses_powers_of_ten():
+    assert shown(sp.Rational(3, 2) * 10**20, "1") == ("1.500e20", "1")
+
+
+HOSTILE = r"x_{1}&%$#\input{/etc/hostname}"
+
+
+def test_latex_escape_makes_hostile_text_literal():
+    out = escape.latex(HOSTILE)
+    assert "\\input" not in out.replace("\\textbackslash{}input", "")
+    for ch in "&%$#_{}":
+        assert f"\\{ch}" in out
+    assert escape.latex("a\nb") == "a b" and escape.latex("é") == "?"
+
+
+def test_markdown_escape_makes_hostile_text_literal():
+    out = escape.markdown(HOSTILE + " <script> | *x*")
+    assert "<script>" not in out and "\\|" in out and "\\*x\\*" in out and "\\$" in out
+
+
+def test_code_span_cannot_be_closed_early():
+    assert escape.markdown_code("a`b|c") == "`a'b\\|c`"

@@ -1,0 +1,114 @@
+import tomllib
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from specs.catalog import HARDWARE_DIR, hardware_names
+from specs.errors import SpecError
+from specs.hardware import FIELDS, load_hardware, parse_hardware
+
+REQUIRED = ["a100-sxm-80gb", "h100-sxm", "h100-pcie", "h200", "b200", "gb200", "l40s", "l4", "mi300x", "mi325x", "tpu-v5e", "tpu-v5p", "tpu-v6e"]
+H100 = (HARDWARE_DIR / "h100-sxm.toml").read_text()
+
+
+@pytest.mark.parametrize("name", REQUIRED)
+def test_every_required_chip_loads(name):
+    hw = load_hardware(name)
+    assert hw.memory_bandwidth.to("B/s").magnitude > 0
+    assert "bf16" in hw.peak_dense
+    assert hw.source and hw.notes
+
+
+def test_every_shipped_file_loads():
+    assert set(REQUIRED) <= set(hardware_names())
+    for name in hardware_names():
+        load_hardware(name)
+
+
+def test_unconfirmed_figures_say_so():
+    """hardware.md marks GB200 per-GPU figures unconfirmed; the spec must say so."""
+    gb200 = load_hardware("gb200")
+    assert gb200.status == "U"
+    assert "U" in gb200.notes or "unconfirmed" in gb200.notes.lower()
+
+
+def test_h100_dense_peaks_are_half_the_sparse_headline():
+    """NVIDIA H100 SXM datasheet: 1,979 TFLOPS BF16 'shown with sparsity' (hardware.md, HPCtech copy)."""
+    hw = load_hardware("h100-sxm")
+    assert float(hw.peak("bf16").to("Tflop/s").magnitude) == pytest.approx(1979 / 2, rel=1e-3)
+    assert float(hw.memory_bandwidth.to("TB/s").magnitude) == 3.35
+
+
+def _write(tmp_path: Path, text: str) -> Path:
+    p = tmp_path / "chip.toml"
+    p.write_text(text)
+    return p
+
+
+@pytest.mark.parametrize("edit, field, message", [
+    (lambda t: t.replace('memory_bandwidth = "3.35 TB/s"\n', ""), "memory_bandwidth", "missing required field"),
+    (lambda t: 'hbm_bandwith = "1 TB/s"\n' + t, "hbm_bandwith", "unknown field"),
+    (lambda t: t.replace('"3.35 TB/s"', '"3.35 Tflop/s"'), "memory_bandwidth", "expected units convertible to B/s"),
+    (lambda t: t.replace('"3.35 TB/s"', '"0 TB/s"'), "memory_bandwidth", "positive"),
+    (lambda t: t.replace('"3.35 TB/s"', '"-3.35 TB/s"'), "memory_bandwidth", "positive"),
+    (lambda t: t.replace('"3.35 TB/s"', '"nan TB/s"'), "memory_bandwidth", "expected a number"),
+    (lambda t: t.replace('"3.35 TB/s"', '"1e999 TB/s"'), "memory_bandwidth", "finite"),
+    (lambda t: t.replace('"3.35 TB/s"', "3.35"), "memory_bandwidth", "bare number"),
+    (lambda t: t.replace('bf16 = "989.4 Tflop/s"', 'bf16 = "989.4 TB/s"'), "peak_dense.bf16", "flop/s"),
+    (lambda t: t.replace("[peak_dense]", "[peak_dense]\nfp6 = \"1 Tflop/s\""), "peak_dense.fp6", "unknown precision"),
+])
+def test_bad_fields_give_one_line_naming_file_and_field(tmp_path, edit, field, message):
+    path = _write(tmp_path, edit(H100))
+    with pytest.raises(SpecError) as err:
+        load_hardware(str(path))
+    text = str(err.value)
+    assert "\n" not in text
+    assert text.startswith(str(path))
+    assert err.value.field == field
+    assert message in text
+
+
+def test_toml_syntax_error(tmp_path):
+    path = _write(tmp_path, H100 + "\nthis is = = not toml\n")
+    with pytest.raises(SpecError, match="valid TOML"):
+        load_hardware(str(path))
+
+
+def test_unknown_name_suggests_closest():
+    with pytest.raises(SpecError, match="did you mean h100-sxm"):
+        load_hardware("h100-smx")
+
+
+def test_missing_path():
+    with pytest.raises(SpecError, match="no such hardware file"):
+        load_hardware("/nonexistent/chip.toml")
+
+
+BASE = tomllib.loads(H100)
+values = st.one_of(st.text(max_size=30), st.integers(), st.floats(allow_nan=True), st.booleans(), st.none(),
+                   st.lists(st.integers(), max_size=3), st.dictionaries(st.text(max_size=5), st.text(max_size=10), max_size=3))
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.dictionaries(st.sampled_from([*FIELDS, "extra"]), values, max_size=6), st.sets(st.sampled_from(list(FIELDS)), max_size=3))
+def test_fuzz_hardware_loader_gives_a_spec_or_a_spec_error(changes, removals):
+    data = {**BASE, **changes}
+    for r in removals:
+        data.pop(r, None)
+    try:
+        parse_hardware(data, Path("fuzz.toml"))
+    except SpecError as err:
+        assert "\n" not in str(err)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(max_size=200))
+def test_fuzz_hardware_toml_text(tmp_path_factory, text):
+    path = tmp_path_factory.mktemp("fz") / "x.toml"
+    path.write_text(text, encoding="utf-8")
+    try:
+        load_hardware(str(path))
+    except SpecError:
+        pass

@@ -23,7 +23,7 @@ from specs.hardware import Hardware
 from specs.models import Architecture
 from specs.precisions import Precision, precision
 from specs.quantities import parse_quantity
-from units import Quantity, unit, unit_text
+from units import Quantity, unit
 
 
 @dataclass(frozen=True)
@@ -181,7 +181,3 @@ def parse_overrides(pairs: list[str], inputs: tuple[Input, ...], slug: str) -> d
         check_override_names({name: None}, inputs, slug)
         parsed[name] = by_name[name].parse(value)
     return parsed
-
-
-def describe_unit(u: str) -> str:
-    return unit_text(unit(u))

@@ -19,7 +19,7 @@ import sympy as sp
 from derivations.context import BINDINGS, SCENARIO_INPUTS, Input
 from derivations.glossary import GLOSSARY
 from derivations.symbols import Symbols, default_latex
-from units import RooflineError, UnitMismatchError, check_unit, infer_unit, same_unit, unit, unit_text
+from units import RooflineError, UnitMismatchError, check_unit, same_unit, unit, unit_text
 
 #: Random points at which every closed form is checked against its equation.
 NUMERIC_CHECK_POINTS = 8
@@ -173,10 +173,7 @@ def derivation(
             step = _solve(slug, step, expanded, table)
         units = table.units()
         _check_known_symbols(slug, step, units)
-        try:
-            check_unit(step.expr, units, step.unit or "1", what=f"{slug}: step {step.name}")
-        except UnitMismatchError as err:
-            raise UnitMismatchError(f"{err}") from None
+        check_unit(step.expr, units, step.unit or "1", what=f"{slug}: step {step.name}")
         table.add(step.name, step.unit, step.latex or default_latex(step.name), step.meaning or step.why)
         expanded[step.name] = _expand(step.expr, expanded)
         done.append(step)
@@ -250,9 +247,15 @@ def _solve(slug: str, step: Solve, expanded: Mapping[str, sp.Expr], table: Symbo
         roots = [step.pick(roots)]
     if len(roots) != 1:
         raise DerivationError(f"{slug}: {step.name}: expected one positive root of {step.lhs} = {step.rhs} in {var}, found {len(roots)}")
-    root = sp.simplify(roots[0])
+    root = _positive_numerator(sp.simplify(roots[0]))
     verified = _verify(slug, step.name, lhs, rhs, var, root)
     return Solve(step.name, root, step.unit, step.why, step.latex, step.meaning, lhs=step.lhs, rhs=step.rhs, for_=var, equation=(lhs, rhs), verified=verified)
+
+
+def _positive_numerator(root: sp.Expr) -> sp.Expr:
+    """Write -a/(b - c) as a/(c - b): the same value, easier to read."""
+    num, den = sp.fraction(sp.together(root))
+    return (-num) / (-den) if num.could_extract_minus_sign() else root
 
 
 def _verify(slug: str, name: str, lhs: sp.Expr, rhs: sp.Expr, var: sp.Symbol, root: sp.Expr) -> str:
@@ -267,14 +270,6 @@ def _verify(slug: str, name: str, lhs: sp.Expr, rhs: sp.Expr, var: sp.Symbol, ro
         if abs(a - b) > NUMERIC_CHECK_TOLERANCE * scale:
             raise DerivationError(f"{slug}: {name}: the closed form fails its equation numerically at {point}")
     return "symbolic" if sp.simplify(left - right) == 0 else "numeric"
-
-
-def expand_in_inputs(d: Derivation, name: str) -> sp.Expr:
-    return d.expanded[name]
-
-
-def unit_of(d: Derivation, expr: sp.Expr) -> object:
-    return infer_unit(expr, d.symbols.units())
 
 
 __all__ = [

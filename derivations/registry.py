@@ -3,8 +3,16 @@
 from __future__ import annotations
 
 from derivations.engine import Derivation
-from derivations.questions import decode_floor, flops_per_token, prefill_decode_crossover, ridge_coincidence
-from derivations.questions import attention_intensity
+from derivations.questions import (
+    attention_intensity,
+    decode_floor,
+    decode_op_ranking,
+    flash_attention_io,
+    flops_per_token,
+    mla_absorption,
+    prefill_decode_crossover,
+    ridge_coincidence,
+)
 
 DERIVATIONS: tuple[Derivation, ...] = (
     decode_floor.DERIVATION,
@@ -12,5 +20,8 @@ DERIVATIONS: tuple[Derivation, ...] = (
     prefill_decode_crossover.DERIVATION,
     attention_intensity.DERIVATION,
     ridge_coincidence.DERIVATION,
+    decode_op_ranking.DERIVATION,
+    mla_absorption.DERIVATION,
+    flash_attention_io.DERIVATION,
 )
 BY_SLUG: dict[str, Derivation] = {d.slug: d for d in DERIVATIONS}

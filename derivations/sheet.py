@@ -20,7 +20,7 @@ from derivations.context import BINDINGS, Context, Input, input_value
 from derivations.engine import Claim, Derivation, Row, Step, Table
 from derivations.symbols import SymbolInfo
 from specs.errors import SpecError
-from units import Quantity, unit, unit_text
+from units import Quantity
 
 Resolver = Callable[[Context, Row], Context]
 
@@ -265,8 +265,4 @@ def _solve_claim(d: Derivation, ctx: Context, c: Claim, resolve: Resolver, resul
     return SolvedClaim(c.text, holds, left, right, c.left, c.right if c.right in values else "", c.where.label if c.where else "")
 
 
-def unit_str(u: str) -> pint.Unit:
-    return unit(u)
-
-
-__all__ = ["Input", "Sheet", "SolvedStep", "SolvedTable", "Value", "evaluate", "solve_sheet", "sweep", "unit_text"]
+__all__ = ["Input", "Sheet", "SolvedStep", "SolvedTable", "Value", "evaluate", "solve_sheet", "sweep"]

@@ -11,6 +11,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 import sympy as sp
+from sympy.printing.latex import LatexPrinter
 
 from renderers import escape
 from renderers.numbers import Number, Shown, number_text
@@ -43,9 +44,21 @@ class Target:
         return "".join(out)
 
 
+class _Printer(LatexPrinter):
+    """sympy's LaTeX printer, but a symbol printed as a number with a unit is
+    parenthesised when raised to a power: (295.3 token)^2, not 295.3 token^2."""
+
+    def _print_Pow(self, expr: sp.Pow) -> str:
+        base, exponent = expr.as_base_exp()
+        name = self._settings["symbol_names"].get(base, "") if isinstance(base, sp.Symbol) else ""
+        if (" " in name or "\\qty" in name or "\\mathrm" in name) and exponent.is_Rational and exponent > 0 and exponent.q == 1:
+            return rf"\left({name}\right)^{{{self._print(exponent)}}}"
+        return super()._print_Pow(expr)
+
+
 def latex_math(expr: sp.Expr, names: Mapping[sp.Symbol, str]) -> str:
     """sympy's LaTeX with our symbol names (its default for `BW_HBM` is wrong-looking)."""
-    return sp.latex(expr, symbol_names=dict(names), mul_symbol="dot")
+    return _Printer({"symbol_names": dict(names), "mul_symbol": "dot"}).doprint(expr)
 
 
 def _md_number(n: Number) -> str:

@@ -34,8 +34,9 @@ i_gemm_lim = Step("intensity_gemm_limit", pr.gemm_intensity_limit(tokens), "flop
                   latex=r"I_{\mathrm{gemm}}^{\infty}")
 ridge = Step("ridge_point", pr.ridge_point(), "flop/B",
              "The intensity where a kernel's compute time equals its memory time.", latex=r"I^{*}")
-b_gemm_ridge = solve("B_gemm_ridge", i_gemm, ridge, gl.B, "1",
-                     "The batch at which this GEMM turns compute-bound, activation traffic kept: batching does rescue the weight GEMMs.",
+b_gemm_ridge = solve("B_gemm_ridge", i_gemm_lim, ridge, gl.B, "1",
+                     "The batch at which a large weight GEMM turns compute-bound: batching does rescue the weight GEMMs. "
+                     "Activation traffic moves it a little higher (the batch table).",
                      latex=r"B_{\mathrm{gemm}}^{*}")
 group = Step("group_size", gl.N / gl.n_kv, "1",
              "Query heads that read the same cached stream: N/K for GQA; all N for MLA, whose one latent every head reads.",
@@ -46,7 +47,7 @@ streams_gpu = Step("streams_per_gpu", pr.streams_per_gpu(), "1",
                    "It splits the cached streams too, but never below one per GPU: MLA's single latent is replicated on every GPU.",
                    latex=r"n_{\mathrm{kv,GPU}}")
 group_gpu = Step("group_per_gpu", heads_gpu.s / streams_gpu.s, "1",
-                 "Query heads per stream on one GPU: unchanged for GQA while n_TP <= K, divided by n_TP for MLA.",
+                 "Query heads per stream on one GPU: unchanged for GQA while n_TP ≤ K, divided by n_TP for MLA.",
                  latex=r"G_{\mathrm{GPU}}")
 flops_attn = Step("flops_attention", gl.B * pr.decode_attention_flops(heads=heads_gpu.s), "flop",
                   "QK^T over w_k and PV over w_v channels per head, for the q query tokens of each of B sequences against T cached tokens (one layer, one GPU).",

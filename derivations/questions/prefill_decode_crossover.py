@@ -29,13 +29,18 @@ f_attn = Step("prefill_flops_attention", pr.prefill_attention_flops(gl.S, gl.L, 
               "Causal attention over the prompt: S**2/2 query-key pairs, 4*L*N*H FLOPs each.", latex=r"F_{\mathrm{att}}")
 kv_tok = Step("kv_bytes_per_token", pr.kv_bytes_per_token(gl.e_kv, gl.b_kv), "B/token",
               "Each prompt token writes its K and V to the cache.", latex=r"s_{\mathrm{kv}}")
-ttft_expr = pr.roofline_time(f_gemm.s + f_attn.s, w.s + gl.S * kv_tok.s)
-ttft = Step("ttft", ttft_expr, "s",
-            "Time to first token, as a roofline: the longer of all prefill FLOPs at peak and the weights plus KV writes at bandwidth.",
+f_total = Step("prefill_flops", f_gemm.s + f_attn.s, "flop", "All prefill FLOPs: the GEMMs and causal attention.", latex=r"F")
+b_total = Step("prefill_bytes", w.s + gl.S * kv_tok.s, "B", "HBM traffic of the pass: the weights once, plus each prompt token's KV write.", latex=r"W_{\mathrm{pre}}")
+ttft = Step("ttft", pr.roofline_time(f_total.s, b_total.s), "s",
+            "Time to first token, as a roofline: the longer of the FLOPs at peak and the bytes at bandwidth.",
             latex=r"t_{\mathrm{TTFT}}")
-ttft_cross = Step("ttft_at_cross", ttft_expr.xreplace({gl.S: t_cross.s}).xreplace({f_gemm.s: f_gemm.expr.xreplace({gl.S: t_cross.s}),
-                                                                                   f_attn.s: f_attn.expr.xreplace({gl.S: t_cross.s})}),
-                  "s", "TTFT at the crossover prompt: both sides of the roofline are equal there (attention adds a little).",
+at_cross = {gl.S: t_cross.s}
+f_total_cross = Step("prefill_flops_at_cross", (f_gemm.expr + f_attn.expr).xreplace(at_cross), "flop",
+                     "The same FLOPs for a prompt of exactly S* tokens.", latex=r"F(S^{*})")
+b_total_cross = Step("prefill_bytes_at_cross", b_total.expr.xreplace(at_cross), "B",
+                     "The same bytes for a prompt of S* tokens.", latex=r"W_{\mathrm{pre}}(S^{*})")
+ttft_cross = Step("ttft_at_cross", pr.roofline_time(f_total_cross.s, b_total_cross.s), "s",
+                  "TTFT at the crossover prompt: both sides of the roofline are nearly equal there (attention adds a little).",
                   latex=r"t_{\mathrm{TTFT}}(S^{*})")
 attn_share = Step("attention_share", f_attn.s / (f_gemm.s + f_attn.s), "1",
                   "The fraction of prefill FLOPs spent in attention at the input prompt length.", latex=r"\phi_{\mathrm{att}}")
@@ -49,7 +54,7 @@ DERIVATION = derivation(
     "Decode and prefill run the same weights through the same kernels, yet one waits on memory and the other on tensor cores. "
     "The answer finds the prompt length where they trade places and turns it into a TTFT.",
     S,
-    (w, t_w, f_gemm, t_gemm, t_cross, f_attn, kv_tok, ttft, ttft_cross, attn_share, s_attn),
+    (w, t_w, f_gemm, t_gemm, t_cross, f_attn, kv_tok, f_total, b_total, ttft, f_total_cross, b_total_cross, ttft_cross, attn_share, s_attn),
     ("T_cross", "ttft_at_cross", "ttft"),
     assumptions=(
         "One prompt prefilled alone (no batching with decode), at the dense datasheet peak and bandwidth: real prefill reaches 50-70% of peak.",
@@ -78,5 +83,6 @@ DERIVATION = derivation(
         ), ("t_gemm", "ttft", "attention_share")),
     ),
     display_units={"weight_bytes": "GB", "t_weights": "ms", "t_gemm": "ms", "ttft": "ms", "ttft_at_cross": "ms",
-                   "prefill_flops_gemm": "Tflop", "prefill_flops_attention": "Tflop", "kv_bytes_per_token": "kB/token"},
+                   "prefill_flops_gemm": "Tflop", "prefill_flops_attention": "Tflop", "prefill_flops": "Tflop",
+                   "prefill_flops_at_cross": "Tflop", "prefill_bytes": "GB", "prefill_bytes_at_cross": "GB", "kv_bytes_per_token": "kB/token"},
 )

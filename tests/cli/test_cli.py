@@ -113,3 +113,15 @@ def test_bad_input_is_one_line_exit_2_no_stdout(capsys, tmp_path, argv, message)
 def test_console_script_and_module_entry_point():
     run_ = subprocess.run([sys.executable, "-m", "roofline", "show", "hardware", "nope"], capture_output=True, text=True)
     assert run_.returncode == 2 and run_.stdout == "" and run_.stderr.startswith("roofline: error:")
+
+
+def test_hostile_names_from_the_command_line(capsys, tmp_path):
+    hostile = r"x_{1}&%$#\input{/etc/hostname}"
+    (tmp_path / "evil.json").write_text((MODELS_DIR / "llama-3.1-8b.json").read_text())
+    (tmp_path / "evil.toml").write_text(f"name = {json.dumps(hostile)}\nstatus = \"U\"\nsource = \"test\"\n")
+    code, out, _ = run(capsys, "derive", "decode-floor", "--model", str(tmp_path / "evil.json"), "--format", "tex")
+    assert code == 0 and r"x\_\{1\}\&\%\$\#\textbackslash{}input\{/etc/hostname\}" in out and "\\input{/etc" not in out
+    code, out, _ = run(capsys, "derive", "decode-floor", "--model", str(tmp_path / "evil.json"), "--format", "json")
+    assert json.loads(out)["context"]["model_name"] == hostile
+    code, out, err = run(capsys, "show", "hardware", hostile)
+    assert code == 2 and out == "" and err.count("\n") == 1

@@ -35,8 +35,12 @@ ttft = Step("ttft", pr.roofline_time(f_total.s, b_total.s), "s",
             "Time to first token, as a roofline: the longer of the FLOPs at peak and the bytes at bandwidth.",
             latex=r"t_{\mathrm{TTFT}}")
 at_cross = {gl.S: t_cross.s}
-f_total_cross = Step("prefill_flops_at_cross", (f_gemm.expr + f_attn.expr).xreplace(at_cross), "flop",
-                     "The same FLOPs for a prompt of exactly S* tokens.", latex=r"F(S^{*})")
+f_gemm_cross = Step("prefill_flops_gemm_at_cross", f_gemm.expr.xreplace(at_cross), "flop",
+                    "The GEMM FLOPs for a prompt of exactly S* tokens.", latex=r"F_{\mathrm{gemm}}(S^{*})")
+f_attn_cross = Step("prefill_flops_attention_at_cross", f_attn.expr.xreplace(at_cross), "flop",
+                    "The attention FLOPs for a prompt of S* tokens: still small at this length.", latex=r"F_{\mathrm{att}}(S^{*})")
+f_total_cross = Step("prefill_flops_at_cross", f_gemm_cross.s + f_attn_cross.s, "flop",
+                     "All FLOPs of a prompt of S* tokens.", latex=r"F(S^{*})")
 b_total_cross = Step("prefill_bytes_at_cross", b_total.expr.xreplace(at_cross), "B",
                      "The same bytes for a prompt of S* tokens.", latex=r"W_{\mathrm{pre}}(S^{*})")
 ttft_cross = Step("ttft_at_cross", pr.roofline_time(f_total_cross.s, b_total_cross.s), "s",
@@ -54,7 +58,7 @@ DERIVATION = derivation(
     "Decode and prefill run the same weights through the same kernels, yet one waits on memory and the other on tensor cores. "
     "The answer finds the prompt length where they trade places and turns it into a TTFT.",
     S,
-    (w, t_w, f_gemm, t_gemm, t_cross, f_attn, kv_tok, f_total, b_total, ttft, f_total_cross, b_total_cross, ttft_cross, attn_share, s_attn),
+    (w, t_w, f_gemm, t_gemm, t_cross, f_attn, kv_tok, f_total, b_total, ttft, f_gemm_cross, f_attn_cross, f_total_cross, b_total_cross, ttft_cross, attn_share, s_attn),
     ("T_cross", "ttft_at_cross", "ttft"),
     assumptions=(
         "One prompt prefilled alone (no batching with decode), at the dense datasheet peak and bandwidth: real prefill reaches 50-70% of peak.",
@@ -84,5 +88,5 @@ DERIVATION = derivation(
     ),
     display_units={"weight_bytes": "GB", "t_weights": "ms", "t_gemm": "ms", "ttft": "ms", "ttft_at_cross": "ms",
                    "prefill_flops_gemm": "Tflop", "prefill_flops_attention": "Tflop", "prefill_flops": "Tflop",
-                   "prefill_flops_at_cross": "Tflop", "prefill_bytes": "GB", "prefill_bytes_at_cross": "GB", "kv_bytes_per_token": "kB/token"},
+                   "prefill_flops_at_cross": "Tflop", "prefill_flops_gemm_at_cross": "Tflop", "prefill_flops_attention_at_cross": "Gflop", "prefill_bytes": "GB", "prefill_bytes_at_cross": "GB", "kv_bytes_per_token": "kB/token"},
 )

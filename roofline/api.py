@@ -35,6 +35,11 @@ def model(name_or_path: str) -> Architecture:
     return load_model(name_or_path)
 
 
+# `derive` takes parameters named hardware and model; these aliases reach the loaders.
+_hardware = hardware
+_model = model
+
+
 def get(slug: str) -> Derivation:
     if slug not in BY_SLUG:
         shown = slug if len(slug) <= 40 else slug[:37] + "..."
@@ -46,9 +51,9 @@ def resolve_row(ctx: Context, row: Row) -> Context:
     """The context a table row describes: the sheet's context with the row's changes."""
     new = ctx
     if row.hardware:
-        new = replace(new, hardware=hardware(row.hardware))
+        new = replace(new, hardware=_hardware(row.hardware))
     if row.model:
-        new = replace(new, model=model(row.model))
+        new = replace(new, model=_model(row.model))
     if row.weights:
         w = precision(row.weights)
         new = replace(new, weights=w, math=precision(row.math or w.math))
@@ -78,14 +83,6 @@ def derive(
     ctx = replace(ctx, overrides=parse_overrides(list(overrides), d.inputs, d.slug))
     grid = tuple(Row("", hardware=h, model=m) for m in model_names for h in hw_names)
     return solve_sheet(d, ctx, resolve_row, grid)
-
-
-def _hardware(name: str) -> Hardware:
-    return globals()["hardware"](name)
-
-
-def _model(name: str) -> Architecture:
-    return globals()["model"](name)
 
 
 def render(sheet: Sheet, fmt: str) -> str:

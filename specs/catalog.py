@@ -20,7 +20,7 @@ def model_names() -> list[str]:
     return sorted(p.stem for p in MODELS_DIR.glob("*.json"))
 
 
-def resolve(name_or_path: str | Path, kind: str, directory: Path, suffix: str, names: list[str]) -> Path:
+def resolve(name_or_path: str | Path, kind: str, directory: Path, suffix: str, names: list[str], listing: str) -> Path:
     """The file for a shipped name, or the user's own path (any path with a suffix or a slash)."""
     text = str(name_or_path)
     looks_like_path = isinstance(name_or_path, Path) or "/" in text or text.endswith((".toml", ".json"))
@@ -32,7 +32,7 @@ def resolve(name_or_path: str | Path, kind: str, directory: Path, suffix: str, n
     if text in names:
         return directory / f"{text}{suffix}"
     shown_name = text if len(text) <= 40 else text[:37] + "..."
-    raise SpecError(f"{kind} {shown_name!r}", None, f"unknown {kind} name{suggest(text, names)}; `roofline list {kind}` lists them")
+    raise SpecError(f"{kind} {shown_name!r}", None, f"unknown {kind} name{suggest(text, names)}; `roofline list {listing}` lists them")
 
 
 def read_text(path: Path) -> str:

@@ -78,7 +78,7 @@ class Hardware:
 
 def load_hardware(name_or_path: str | Path) -> Hardware:
     """Load and validate a shipped accelerator by name, or a user's TOML file by path."""
-    path = resolve(name_or_path, "hardware", HARDWARE_DIR, ".toml", hardware_names())
+    path = resolve(name_or_path, "hardware", HARDWARE_DIR, ".toml", hardware_names(), "hardware")
     try:
         data = tomllib.loads(read_text(path))
     except tomllib.TOMLDecodeError as err:

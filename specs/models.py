@@ -184,7 +184,7 @@ class Architecture:
 
 def load_model(name_or_path: str | Path) -> Architecture:
     """Load a shipped model by name, or any config.json of a supported family by path."""
-    path = resolve(name_or_path, "models", MODELS_DIR, ".json", model_names())
+    path = resolve(name_or_path, "model", MODELS_DIR, ".json", model_names(), "models")
     try:
         config = json.loads(read_text(path))
     except json.JSONDecodeError as err:

@@ -129,7 +129,7 @@ DERIVATION = derivation(
         "Lists every kernel of a decode step, the LM head and the small elementwise kernels included, with FLOPs and bytes from the config.",
         "Explains the tie: weight bytes dominate, so intensity is kappa*B*q/b_w for every weight GEMM regardless of its shape.",
         "Explains attention's constant: B cancels because each sequence reads its own KV; the constant is G = N/K in BF16.",
-        "Gives B_flip in closed form (kappa_attn*N*b_w/(2*kappa*K*b_kv)) and says it is 16 with an FP8 cache and 4 for an 8B model with G = 4.",
+        "Gives B_flip in closed form (kappa_attn*N*b_w/(2*kappa*K*b_kv)) and says how it moves with an FP8 cache and with a smaller group size (the flip table below).",
         "Separates the intensity flip from the time crossover, which depends on T.",
         "Sorts the fixes: fusion for elementwise kernels and launches; batch for GEMMs; architecture (GQA, MLA) or KV format for attention.",
     ),

@@ -61,7 +61,7 @@ DERIVATION = derivation(
     (w, t_w, f_gemm, t_gemm, t_cross, f_attn, kv_tok, f_total, b_total, ttft, f_gemm_cross, f_attn_cross, f_total_cross, b_total_cross, ttft_cross, attn_share, s_attn),
     ("T_cross", "ttft_at_cross", "ttft"),
     assumptions=(
-        "One prompt prefilled alone (no batching with decode), at the dense datasheet peak and bandwidth: real prefill reaches 50-70% of peak.",
+        "One prompt prefilled alone (no batching with decode), at the dense datasheet peak and bandwidth; real prefill runs below peak, so measured TTFT sits above this line.",
         "Activations stay on chip between kernels; the only HBM traffic is the weights and the KV writes.",
         "Attention is causal and counted as 4*L*N*H FLOPs per query-key pair (FlashAttention does not change the FLOPs).",
     ),
@@ -77,7 +77,7 @@ DERIVATION = derivation(
         "Knows chunked prefill mixes the two regimes and that prefill rarely reaches datasheet peak.",
     ),
     limits=(
-        "Achieved prefill throughput is below peak (tile and wave quantization, attention kernels at 40-60% of peak).",
+        "Achieved prefill throughput is below peak (tile and wave quantization; attention kernels run further below peak than GEMMs).",
         "Batching prefill with decode (chunked prefill) moves the crossover: the decode tokens share the weight read.",
         "Tensor parallelism adds all-reduces proportional to S, which become significant for long prompts.",
     ),

@@ -37,9 +37,6 @@ class Value:
     def float(self) -> float:
         return float(self.exact)
 
-    def quantity(self) -> pint.Quantity:
-        return Quantity(self.float, self.unit)
-
 
 @dataclass(frozen=True)
 class SolvedStep:

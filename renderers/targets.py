@@ -24,7 +24,6 @@ _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 class Target:
     name: str
     text: Callable[[str], str]
-    number_math: Callable[[Number], str]
     quantity_math: Callable[[Shown], str]
     quantity_text: Callable[[Shown], str]
     inline_math: Callable[[str], str]
@@ -92,7 +91,6 @@ def _tex_quantity(s: Shown) -> str:
 MARKDOWN = Target(
     name="md",
     text=escape.markdown,
-    number_math=_md_number,
     quantity_math=_md_quantity,
     quantity_text=_md_quantity_text,
     inline_math=lambda m: f"${m}$",
@@ -102,7 +100,6 @@ MARKDOWN = Target(
 LATEX = Target(
     name="tex",
     text=escape.latex,
-    number_math=lambda n: rf"\num{{{_tex_number_literal(n)}}}",
     quantity_math=_tex_quantity,
     quantity_text=_tex_quantity,
     inline_math=lambda m: f"${m}$",

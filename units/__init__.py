@@ -1,11 +1,10 @@
 """Units: the pint registry with our own dimensions, and unit inference for sympy."""
 
 from units.errors import RooflineError, UnitMismatchError
-from units.registry import BASE_UNITS, Quantity, Unit, to_base, unit, ureg
+from units.registry import Quantity, Unit, unit, ureg
 from units.symbolic import check_unit, infer_unit, same_unit, unit_text
 
 __all__ = [
-    "BASE_UNITS",
     "Quantity",
     "RooflineError",
     "Unit",
@@ -13,7 +12,6 @@ __all__ = [
     "check_unit",
     "infer_unit",
     "same_unit",
-    "to_base",
     "unit",
     "unit_text",
     "ureg",

@@ -22,23 +22,7 @@ ureg = pint.UnitRegistry(
 Quantity = ureg.Quantity
 Unit = ureg.Unit
 
-#: Base units of every dimension the project knows; `si_value` in JSON uses them.
-BASE_UNITS: dict[str, str] = {
-    "[information]": "B",
-    "[compute]": "flop",
-    "[token]": "token",
-    "[parameter]": "parameter",
-    "[time]": "s",
-    "[length]": "m",
-    "[mass]": "kg",
-}
-
 
 def unit(text: str) -> pint.Unit:
     """Parse a unit string such as "B/s" or "flop/(parameter*token)"."""
     return ureg.parse_units(text) if text not in ("1", "") else ureg.dimensionless
-
-
-def to_base(q: pint.Quantity) -> pint.Quantity:
-    """Express `q` in the project's base units (B, flop, token, parameter, s, kg, m)."""
-    return q.to_base_units()

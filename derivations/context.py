@@ -18,33 +18,61 @@ import sympy as sp
 
 from derivations import conventions
 from derivations import glossary as gl
+from specs.counts import swiglu_mlp_params
 from specs.errors import SpecError, suggest
 from specs.hardware import Hardware
-from specs.models import Architecture
+from specs.models import Architecture, MoE
 from specs.precisions import Precision, precision
 from specs.quantities import parse_quantity
 from units import Quantity, unit
 
+#: The domains an input can declare, and how each is said in an error line.
+DOMAINS = {
+    "positive": "a positive quantity",
+    "nonnegative": "zero or a positive quantity",
+    "fraction": "a fraction in (0, 1]",
+    "count": "a whole number of at least 1",
+}
+#: No count input is physical beyond this (sequences, tokens, GPUs).
+MAX_COUNT = 10**9
+
 
 @dataclass(frozen=True)
 class Input:
-    """A scenario input: CLI name, the symbol it sets, its default (a unit string)."""
+    """A scenario input: CLI name, the symbol it sets, its default (a unit string) and its domain."""
 
     name: str
     symbol: sp.Symbol
     default: str
     unit: str
     meaning: str
+    domain: str = "positive"
 
     def parse(self, value: str, where: str = "--set") -> pint.Quantity:
-        """A user value for this input; a bare number is read in the input's unit when that unit is a count."""
+        """A user value for this input, checked against its domain.
+
+        A bare number is read in the input's unit when that unit is a count.
+        """
         text = value.strip()
         bare = _is_bare_number(text)
         if bare and self.unit not in ("1", "token", "parameter"):
             raise SpecError(where, self.name, f"expected a quantity with a unit convertible to {self.unit} (e.g. {self.default!r}), found {text[:40]!r}")
+        if not bare and self.unit == "1":
+            raise SpecError(where, self.name, f"expected a plain number ({DOMAINS[self.domain]}, e.g. {self.default!r}), found {text[:40]!r}")
         if bare and self.unit != "1":
             text = f"{text} {self.unit}"
-        return parse_quantity(text, self.unit, where, self.name, allow_zero=self.unit == "s")
+        q = parse_quantity(text, self.unit, where, self.name, allow_zero=self.domain == "nonnegative")
+        m = Fraction(q.to(unit(self.unit)).magnitude)
+        ok = {
+            "positive": m > 0,
+            "nonnegative": m >= 0,
+            "fraction": 0 < m <= 1,
+            "count": m.denominator == 1 and 1 <= m <= MAX_COUNT,
+        }[self.domain]
+        if not ok:
+            limit = f" up to {MAX_COUNT:,}" if self.domain == "count" else ""
+            raise SpecError(where, self.name, f"expected {DOMAINS[self.domain]}{limit}, found {text[:40]!r}")
+        return q
 
 
 def _is_bare_number(text: str) -> bool:
@@ -56,13 +84,14 @@ def _is_bare_number(text: str) -> bool:
 
 
 SCENARIO_INPUTS: tuple[Input, ...] = (
-    Input("batch", gl.B, "1", "1", "sequences decoded together"),
-    Input("tokens_per_step", gl.q, "1 token", "token", "tokens each sequence adds per step"),
-    Input("context", gl.T, "8192 token", "token", "tokens already in each sequence's KV cache"),
-    Input("prompt_len", gl.S, "2048 token", "token", "prompt tokens prefilled at once"),
-    Input("tp", gl.n_tp, "1", "1", "tensor-parallel degree"),
-    Input("eta_bw", gl.eta_bw, "0.8", "1", "achieved fraction of datasheet bandwidth"),
-    Input("t_fixed", gl.t_fixed, "0.2 ms", "s", "fixed time per step (launches, collectives, host)"),
+    Input("batch", gl.B, "1", "1", "sequences decoded together", "count"),
+    Input("tokens_per_step", gl.q, "1 token", "token", "tokens each sequence adds per step", "count"),
+    Input("context", gl.T, "8192 token", "token", "tokens already in each sequence's KV cache", "count"),
+    Input("prompt_len", gl.S, "2048 token", "token", "prompt tokens prefilled at once", "count"),
+    Input("tp", gl.n_tp, "1", "1", "tensor-parallel degree (GPUs sharing each layer)", "count"),
+    Input("eta_bw", gl.eta_bw, "0.8", "1", "achieved fraction of datasheet bandwidth in streaming kernels", "fraction"),
+    Input("eta_flops", gl.eta_flops, "0.7", "1", "achieved fraction of the dense tensor peak in GEMMs and attention", "fraction"),
+    Input("t_fixed", gl.t_fixed, "0.2 ms", "s", "fixed time per step (launches, host work); collectives are their own term", "nonnegative"),
 )
 
 
@@ -104,6 +133,19 @@ def _gqa(ctx: Context) -> Architecture:
     if ctx.model.mla is not None:
         raise SpecError(ctx.model.path, "head_dim", f"{ctx.model.name} uses multi-head latent attention; this sheet's attention terms use the GQA formula (see attention-intensity and mla-absorption for MLA)")
     return ctx.model
+
+
+def _link_bandwidth(ctx: Context) -> pint.Quantity:
+    return ctx.hardware.require("scaleup_bandwidth_per_direction")
+
+
+def _moe_value(ctx: Context, pick: Callable[[MoE], int], dense: int) -> pint.Quantity:
+    return _count(pick(ctx.model.moe) if ctx.model.moe else dense)
+
+
+def _expert_params(ctx: Context) -> pint.Quantity:
+    moe = ctx.model.moe
+    return Quantity(Fraction(swiglu_mlp_params(ctx.model.hidden_size, moe.expert_ffn) if moe else 0), "parameter")
 
 
 def _count(x: int) -> pint.Quantity:
@@ -150,6 +192,16 @@ BINDINGS: dict[sp.Symbol, Callable[[Context], pint.Quantity]] = {
     gl.w_k: lambda ctx: _count(ctx.model.mla.kv_rank + ctx.model.mla.rope_dim if ctx.model.mla else ctx.model.head_dim),
     gl.w_v: lambda ctx: _count(ctx.model.mla.kv_rank if ctx.model.mla else ctx.model.head_dim),
     gl.w_c: lambda ctx: _count(ctx.model.mla.kv_rank + ctx.model.mla.rope_dim if ctx.model.mla else 2 * ctx.model.head_dim),
+    # attention over materialised K and V (prefill, non-absorbed MLA)
+    gl.h_k: lambda ctx: _count(ctx.model.mla.nope_dim + ctx.model.mla.rope_dim if ctx.model.mla else ctx.model.head_dim),
+    gl.h_v: lambda ctx: _count(ctx.model.mla.v_dim if ctx.model.mla else ctx.model.head_dim),
+    # mixture of experts; a dense model is one "expert" that every token uses, held in P_base
+    gl.E: lambda ctx: _moe_value(ctx, lambda m: m.experts, 1),
+    gl.k_E: lambda ctx: _moe_value(ctx, lambda m: m.top_k, 1),
+    gl.L_moe: lambda ctx: _moe_value(ctx, lambda m: len(m.moe_layers), 0),
+    gl.P_exp: _expert_params,
+    gl.P_base: _params(lambda c: c.active_matmul - c.experts_routed_active),
+    gl.beta_link: _link_bandwidth,
     gl.n_SM: lambda ctx: _count(ctx.hardware.require("compute_units")),
     gl.u_token: lambda ctx: Quantity(Fraction(1), "token"),
 }

@@ -12,14 +12,14 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import sympy as sp
 
 from derivations.context import BINDINGS, SCENARIO_INPUTS, Input
 from derivations.glossary import GLOSSARY
 from derivations.symbols import Symbols, default_latex
-from units import RooflineError, UnitMismatchError, check_unit, same_unit, unit, unit_text
+from units import Quantity, RooflineError, UnitMismatchError, check_unit, same_unit, unit, unit_text
 
 #: Random points at which every closed form is checked against its equation.
 NUMERIC_CHECK_POINTS = 8
@@ -65,15 +65,22 @@ class Solve(Step):
     pick: Callable[[list[sp.Expr]], sp.Expr] | None = None
     equation: tuple[sp.Expr, sp.Expr] | None = None
     verified: str = ""
+    #: why there is no value when the root is not a finite positive number in a context
+    none: str = ""
 
     @property
     def kind(self) -> str:
         return "solve"
 
 
-def solve(name: str, lhs: Step, rhs: Step, for_: sp.Symbol, unit: str, why: str, latex: str | None = None, meaning: str = "", pick: Callable[[list[sp.Expr]], sp.Expr] | None = None) -> Solve:
-    """A Solve step: `for_` such that `lhs` = `rhs`."""
-    return Solve(name, sp.S.Zero, unit, why, latex, meaning, lhs=lhs.name, rhs=rhs.name, for_=for_, pick=pick)
+def solve(name: str, lhs: Step, rhs: Step, for_: sp.Symbol, unit: str, why: str, latex: str | None = None, meaning: str = "",
+          pick: Callable[[list[sp.Expr]], sp.Expr] | None = None, none: str = "") -> Solve:
+    """A Solve step: `for_` such that `lhs` = `rhs`.
+
+    Its domain is the finite positive numbers: in a context where the root
+    falls outside it the result is "none" with the reason `none` gives.
+    """
+    return Solve(name, sp.S.Zero, unit, why, latex, meaning, lhs=lhs.name, rhs=rhs.name, for_=for_, pick=pick, none=none)
 
 
 @dataclass(frozen=True)
@@ -99,13 +106,20 @@ class Table:
 
 @dataclass(frozen=True)
 class Claim:
-    """A number a teaser claims, checked: `left` against `right` (a result name or a quantity string)."""
+    """A number a teaser claims, checked: `left` against `right` (a step name or a quantity string).
+
+    Both sides must have the same unit. A claim that two quantities are equal
+    "numerically" (a batch in sequences against a ridge in flop/B) states the
+    conversion: `convert` is the unit read as a plain number on whichever side
+    carries it, and the sheet prints it with the claim.
+    """
 
     text: str
     left: str
     right: str
     rel_tol: float = 0.05
     where: Row | None = None
+    convert: str = ""
 
 
 @dataclass(frozen=True)
@@ -181,6 +195,8 @@ def derivation(
     missing = [r for r in results if r not in expanded]
     if missing:
         raise DerivationError(f"{slug}: headline results {missing} are not steps")
+    for c in claims:
+        _check_claim_units(slug, c, table)
     return Derivation(
         slug=slug,
         title=title,
@@ -200,6 +216,20 @@ def derivation(
         display_units=dict(display_units or {}),
         expanded=expanded,
     )
+
+
+def _check_claim_units(slug: str, c: Claim, table: Symbols) -> None:
+    """A claim compares like with like: the same dimension on both sides, after its stated conversion."""
+    if c.left not in table:
+        raise DerivationError(f"{slug}: claim {c.text[:40]!r} compares {c.left}, which is not a step")
+    left = table[c.left].unit
+    right = table[c.right].unit if c.right in table else Quantity(c.right).units
+    if c.convert:
+        per = unit(c.convert)
+        left, right = (unit("1") if u.dimensionality == per.dimensionality else u for u in (left, right))
+    if left.dimensionality != right.dimensionality:
+        raise UnitMismatchError(f"{slug}: claim {c.text[:40]!r} compares {c.left} in {unit_text(left)} with {c.right} in {unit_text(right)}; "
+                                "state the conversion (Claim.convert) or compare like with like")
 
 
 def _check_known_symbols(slug: str, step: Step, units: Mapping[sp.Symbol, object]) -> None:
@@ -249,7 +279,7 @@ def _solve(slug: str, step: Solve, expanded: Mapping[str, sp.Expr], table: Symbo
         raise DerivationError(f"{slug}: {step.name}: expected one positive root of {step.lhs} = {step.rhs} in {var}, found {len(roots)}")
     root = _positive_numerator(sp.simplify(roots[0]))
     verified = _verify(slug, step.name, lhs, rhs, var, root)
-    return Solve(step.name, root, step.unit, step.why, step.latex, step.meaning, lhs=step.lhs, rhs=step.rhs, for_=var, equation=(lhs, rhs), verified=verified)
+    return replace(step, expr=root, equation=(lhs, rhs), verified=verified)
 
 
 def _positive_numerator(root: sp.Expr) -> sp.Expr:
@@ -264,7 +294,8 @@ def _verify(slug: str, name: str, lhs: sp.Expr, rhs: sp.Expr, var: sp.Symbol, ro
     rng = random.Random(f"{slug}/{name}")
     free = sorted(left.free_symbols | right.free_symbols, key=lambda s: s.name)
     for _ in range(NUMERIC_CHECK_POINTS):
-        point = {s: sp.Rational(rng.randint(1, 10**6), rng.randint(1, 10**3)) for s in free}
+        # Floats, not Rationals: an exact rational raised to a random rational power makes sympy factor huge integers.
+        point = {s: sp.Float(sp.Rational(rng.randint(1, 10**6), rng.randint(1, 10**3)), 40) for s in free}
         a, b = sp.N(left.xreplace(point), 30), sp.N(right.xreplace(point), 30)
         scale = max(abs(a), abs(b), sp.Integer(1))
         if abs(a - b) > NUMERIC_CHECK_TOLERANCE * scale:

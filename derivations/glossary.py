@@ -70,3 +70,18 @@ w_v = g("w_v", "1", r"w_{v}", "elements the value sum reads per head per cached 
 w_c = g("w_c", "1", r"w_{c}", "cached elements per token per stream per layer (2H for GQA, K and V; r_kv + d_R for MLA)")
 n_SM = g("n_SM", "1", r"n_{\mathrm{SM}}", "streaming multiprocessors (compute units) per chip")
 u_token = g("u_token", "token", r"\mathrm{tok}", "one token: turns bytes per element per token into bytes per element")
+
+# mixture of experts (a dense model is bound as E = k_E = 1, L_moe = 0, P_exp = 0: every weight is in P_base)
+E = g("E", "1", "E", "routed experts per MoE layer (1 for a dense model)")
+k_E = g("k_E", "1", r"k_{E}", "routed experts each token uses (top-k; 1 for a dense model)")
+L_moe = g("L_moe", "1", r"L_{\mathrm{MoE}}", "layers whose MLP is a mixture of routed experts (0 for a dense model)")
+P_exp = g("P_exp", "parameter", r"P_{\mathrm{exp}}", "GEMM weights of one routed expert in one layer")
+P_base = g("P_base", "parameter", r"P_{\mathrm{base}}", "GEMM weights every step reads whatever the routing: attention, dense MLPs, shared experts, routers, LM head")
+
+# attention over materialised K and V (prefill; non-absorbed MLA)
+h_k = g("h_k", "1", r"h_{k}", "per-head key width of attention over materialised K (H for GQA; d_nope + d_R for MLA)")
+h_v = g("h_v", "1", r"h_{v}", "per-head value width of attention over materialised V (H for GQA; d_v for MLA)")
+
+# the shared step-time model
+eta_flops = g("eta_flops", "1", r"\eta_{\mathrm{flop}}", "achieved fraction of the dense tensor peak in GEMMs and attention")
+beta_link = g("beta_link", "B/s", r"\beta_{\mathrm{link}}", "GPU-to-GPU bandwidth per direction (NVLink, ICI, or PCIe where there is no scale-up link)")

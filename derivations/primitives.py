@@ -46,14 +46,24 @@ def gemm_flops(P: sp.Expr = gl.P_active, tokens: sp.Expr = gl.B * gl.q) -> sp.Ex
     return matmul_flops_per_token(P) * tokens
 
 
-def attention_flops_per_token(T: sp.Expr = gl.T, L: sp.Expr = gl.L, N: sp.Expr = gl.N, H: sp.Expr = gl.H) -> sp.Expr:
-    """QK^T and PV FLOPs of one query token against T cached tokens, all layers [flop/token]."""
-    return gl.kappa_attn * L * N * H * T
+def attention_flops_per_token(T: sp.Expr = gl.T, L: sp.Expr = gl.L, N: sp.Expr = gl.N,
+                              w_k: sp.Expr = gl.w_k, w_v: sp.Expr = gl.w_v) -> sp.Expr:
+    """QK^T and PV FLOPs of one decode query token against T cached tokens, all layers [flop/token].
+
+    Scores over w_k channels and the value sum over w_v per head: 4*L*N*H*T for
+    GQA (w_k = w_v = H); absorbed MLA works in the latent (r_kv + d_R and r_kv).
+    """
+    return gl.kappa_attn / 2 * L * N * (w_k + w_v) * T
 
 
-def prefill_attention_flops(S: sp.Expr = gl.S, L: sp.Expr = gl.L, N: sp.Expr = gl.N, H: sp.Expr = gl.H) -> sp.Expr:
-    """Causal attention FLOPs of a whole S-token prefill: query i sees i tokens, S**2/2 pairs [flop]."""
-    return attention_flops_per_token(S, L, N, H) * S / 2
+def prefill_attention_flops(S: sp.Expr = gl.S, L: sp.Expr = gl.L, N: sp.Expr = gl.N,
+                            h_k: sp.Expr = gl.h_k, h_v: sp.Expr = gl.h_v) -> sp.Expr:
+    """Causal attention FLOPs of a whole S-token prefill over materialised K and V: S**2/2 pairs [flop].
+
+    Prefill kernels do not absorb MLA's projections: K and V are decompressed
+    once (d_nope + d_R and d_v per head), so the widths are h_k and h_v.
+    """
+    return attention_flops_per_token(S, L, N, h_k, h_v) * S / 2
 
 
 def kv_bytes_per_token(elements: sp.Expr = gl.e_kv, b_kv: sp.Expr = gl.b_kv) -> sp.Expr:
@@ -85,8 +95,61 @@ def intensity(flops: sp.Expr, nbytes: sp.Expr) -> sp.Expr:
 
 
 def tp_split(x: sp.Expr, degree: sp.Expr = gl.n_tp) -> sp.Expr:
-    """What one of `degree` tensor-parallel GPUs holds or moves of `x`."""
+    """What one of `degree` tensor-parallel GPUs holds or moves of `x` (weights, FLOPs: split evenly)."""
     return x / degree
+
+
+# --- Mixture of experts (decode-floor, prefill-decode-crossover, moe-experts, and every step-time sheet) ---
+
+def tokens_per_step(B: sp.Expr = gl.B, q: sp.Expr = gl.q) -> sp.Expr:
+    """Tokens one step pushes through the GEMMs, as a plain count: B*q/(1 token) [1]."""
+    return B * q / gl.u_token
+
+
+def experts_touched(tokens: sp.Expr, E: sp.Expr = gl.E, k: sp.Expr = gl.k_E) -> sp.Expr:
+    """Expected distinct routed experts one MoE layer reads for `tokens` tokens [1].
+
+    Uniform top-k routing: an expert is missed by one token with probability
+    1 - k/E, by all of them with (1 - k/E)^tokens. Exactly k at one token, E
+    in the limit; a dense model (E = k = 1) always reads its one MLP.
+    """
+    return E * (1 - (1 - k / E) ** tokens)
+
+
+def params_read(touched: sp.Expr, P_base: sp.Expr = gl.P_base, L_moe: sp.Expr = gl.L_moe, P_exp: sp.Expr = gl.P_exp) -> sp.Expr:
+    """GEMM weights a forward pass reads when each MoE layer reads `touched` experts (see experts_touched) [parameter]."""
+    return P_base + L_moe * P_exp * touched
+
+
+def params_all_experts(P_base: sp.Expr = gl.P_base, L_moe: sp.Expr = gl.L_moe, P_exp: sp.Expr = gl.P_exp,
+                       E: sp.Expr = gl.E) -> sp.Expr:
+    """GEMM weights with every expert read: what a prefill of any real prompt streams [parameter]."""
+    return P_base + L_moe * E * P_exp
+
+
+# --- The one step-time model (decode-floor and every serving or diagnosis sheet) ---
+
+def roofline_component_time(flops: sp.Expr, nbytes: sp.Expr, eta_flops: sp.Expr = gl.eta_flops,
+                            eta_bw: sp.Expr = gl.eta_bw, peak: sp.Expr = gl.pi, bandwidth: sp.Expr = gl.beta) -> sp.Expr:
+    """One component of a step (the weight GEMMs, or attention) on the roofline at achieved rates [s]:
+    max(bytes/(eta_bw*beta), FLOPs/(eta_flops*pi))."""
+    return sp.Max(memory_time(nbytes, eta_bw * bandwidth), compute_time(flops, eta_flops * peak))
+
+
+def kv_bytes_per_token_per_gpu(L: sp.Expr = gl.L, w_c: sp.Expr = gl.w_c, b_kv: sp.Expr = gl.b_kv,
+                               streams: sp.Expr = gl.n_kv, degree: sp.Expr = gl.n_tp) -> sp.Expr:
+    """KV-cache bytes one cached token occupies on the busiest GPU: its streams, replicated past the stream count [B/token]."""
+    return L * w_c * b_kv * streams_per_gpu(streams, degree)
+
+
+def allreduce_time(nbytes: sp.Expr, degree: sp.Expr = gl.n_tp, link: sp.Expr = gl.beta_link) -> sp.Expr:
+    """Ring all-reduce of `nbytes` over `degree` GPUs: each sends and receives 2(n - 1)/n of it [s]; zero at n = 1."""
+    return 2 * (degree - 1) / degree * nbytes / link
+
+
+def tp_allreduce_bytes(B: sp.Expr = gl.B, q: sp.Expr = gl.q, D: sp.Expr = gl.D, b_a: sp.Expr = gl.b_a) -> sp.Expr:
+    """Bytes one tensor-parallel all-reduce carries: the step's activations, B*q rows of D [B]."""
+    return B * q * D * b_a
 
 
 # --- Attention and the GEMMs around it (attention-intensity, decode-op-ranking, mla-absorption, flash-attention-io) ---
@@ -110,11 +173,13 @@ def gemm_intensity_limit(tokens: sp.Expr = gl.B * gl.q, b_w: sp.Expr = gl.b_w) -
 
 
 def streams_per_gpu(streams: sp.Expr = gl.n_kv, degree: sp.Expr = gl.n_tp) -> sp.Expr:
-    """Cached streams one tensor-parallel GPU holds: max(streams/degree, 1) [1].
+    """Cached streams the busiest tensor-parallel GPU holds: ceil(streams/degree) [1].
 
-    A stream is replicated once the degree exceeds the stream count (always, for MLA's one latent).
+    Streams split while there are more of them than GPUs; beyond that each GPU
+    holds one replicated copy (always, for MLA's single latent). A degree that
+    does not divide the streams leaves some GPUs one stream more.
     """
-    return sp.Max(streams, degree) / degree
+    return sp.ceiling(streams / degree)
 
 
 def query_heads_per_stream(N: sp.Expr = gl.N, streams: sp.Expr = gl.n_kv, degree: sp.Expr = gl.n_tp) -> sp.Expr:
@@ -219,6 +284,7 @@ def flash_block_rows(M: sp.Expr, d: sp.Expr = gl.H, b: sp.Expr = gl.b_a * gl.u_t
 
 
 __all__ += [
+    "allreduce_time",
     "attention_io_naive",
     "attention_io_resident",
     "attention_io_textbook",
@@ -226,10 +292,12 @@ __all__ += [
     "decode_attention_flops",
     "decode_attention_intensity",
     "decode_attention_io_bytes",
+    "experts_touched",
     "flash_block_columns",
     "flash_block_rows",
     "gemm_bytes",
     "gemm_intensity_limit",
+    "kv_bytes_per_token_per_gpu",
     "mla_absorbed_flops_per_cached_token",
     "mla_decompress_flops_per_cached_token",
     "mla_latent_bytes_per_cached_token",
@@ -237,6 +305,11 @@ __all__ += [
     "mla_materialised_bytes_per_cached_token",
     "mla_materialised_flops_per_cached_token",
     "mla_up_projection_params",
+    "params_all_experts",
+    "params_read",
     "query_heads_per_stream",
+    "roofline_component_time",
     "streams_per_gpu",
+    "tokens_per_step",
+    "tp_allreduce_bytes",
 ]

@@ -17,7 +17,7 @@ import sympy as sp
 
 from derivations import conventions
 from derivations.context import BINDINGS, Context, Input, input_value
-from derivations.engine import Claim, Derivation, Row, Step, Table
+from derivations.engine import Claim, Derivation, Row, Solve, Step, Table
 from derivations.symbols import SymbolInfo
 from specs.errors import SpecError
 from units import Quantity
@@ -26,15 +26,36 @@ Resolver = Callable[[Context, Row], Context]
 
 
 @dataclass(frozen=True)
-class Value:
-    """An exact value with its unit and the unit a renderer should show it in."""
+class Missing:
+    """A value that does not exist in this context, and why.
 
-    exact: sp.Expr
+    `none`: a closed form has no root in its domain (no such context, batch...).
+    `n/a`: the step does not apply to this model or chip (a spec lacks what it needs).
+    """
+
+    kind: str
+    reason: str
+    #: the spec error behind an n/a, re-raised when the sheet's own context needs the value
+    error: SpecError | None = field(default=None, compare=False)
+
+    @property
+    def label(self) -> str:
+        return f"{self.kind}: {self.reason}"
+
+
+@dataclass(frozen=True)
+class Value:
+    """An exact value with its unit and the unit a renderer should show it in; or a Missing one."""
+
+    exact: sp.Expr | None
     unit: pint.Unit
     display_unit: str | None = None
+    missing: Missing | None = None
 
     @property
     def float(self) -> float:
+        if self.exact is None:
+            raise ValueError(f"no value ({self.missing.label if self.missing else 'missing'})")
         return float(self.exact)
 
 
@@ -67,12 +88,15 @@ class SolvedTable:
 @dataclass(frozen=True)
 class SolvedClaim:
     text: str
-    holds: bool
+    #: None when one side has no value here (see `left.missing` / `right.missing`)
+    holds: bool | None
     left: Value
     right: Value
     left_name: str
     right_name: str
     where: str
+    #: the unit read as a plain number on whichever side carries it ("" when the units match)
+    convert: str = ""
 
 
 @dataclass(frozen=True)
@@ -103,16 +127,25 @@ def _to_sympy(q: pint.Quantity, target: pint.Unit) -> sp.Expr:
     return sp.nsimplify(magnitude, rational=True)
 
 
-def input_values(d: Derivation, ctx: Context, symbols: set[sp.Symbol] | None = None) -> dict[sp.Symbol, sp.Expr]:
-    """Exact values, in each symbol's declared unit, of every symbol the derivation needs (or only `symbols`)."""
+def input_values(d: Derivation, ctx: Context, symbols: set[sp.Symbol] | None = None) -> dict[sp.Symbol, sp.Expr | Missing]:
+    """Exact values, in each symbol's declared unit, of every symbol the derivation needs (or only `symbols`).
+
+    A spec-bound symbol that this model or chip does not have (K of an MLA
+    model, the L2 of a chip that lists none) is Missing, and so is every step
+    that uses it; a user input that fails to parse raises.
+    """
     units = d.symbols.units()
-    values: dict[sp.Symbol, sp.Expr] = {}
+    values: dict[sp.Symbol, sp.Expr | Missing] = {}
     by_symbol = {i.symbol: i for i in d.inputs}
     for s in d.free_symbols if symbols is None else symbols:
         if s in by_symbol:
             q, _ = input_value(by_symbol[s], ctx)
         else:
-            q = BINDINGS[s](ctx)
+            try:
+                q = BINDINGS[s](ctx)
+            except SpecError as err:
+                values[s] = Missing("n/a", err.message, err)
+                continue
         values[s] = _to_sympy(q, units[s])
     return values
 
@@ -126,11 +159,13 @@ def needed_steps(d: Derivation, names: Sequence[str]) -> set[str]:
     return need
 
 
-def evaluate(d: Derivation, ctx: Context, only: Sequence[str] | None = None) -> dict[str, sp.Expr]:
+def evaluate(d: Derivation, ctx: Context, only: Sequence[str] | None = None) -> dict[str, sp.Expr | Missing]:
     """Every step's exact value in `ctx`, by step name; with `only`, just those steps and what they need.
 
-    `only` lets a table row or a claim use a model that some other step of the
-    sheet cannot take (a GQA model on an MLA sheet, whose r_kv has no value).
+    A step that uses a Missing value is Missing for the same reason; a closed
+    form whose root falls outside its domain (not a finite positive number) is
+    Missing with the reason its Solve states. `only` lets a table row or a
+    claim skip steps it does not need.
     """
     steps = d.steps
     symbols = None
@@ -138,15 +173,48 @@ def evaluate(d: Derivation, ctx: Context, only: Sequence[str] | None = None) -> 
         need = needed_steps(d, only)
         steps = tuple(s for s in d.steps if s.name in need)
         symbols = set().union(*(d.expanded[s.name].free_symbols for s in steps))
-    values: dict[sp.Symbol, sp.Expr] = input_values(d, ctx, symbols)
-    out: dict[str, sp.Expr] = {}
+    values = input_values(d, ctx, symbols)
+    out: dict[str, sp.Expr | Missing] = {}
     for step in steps:
-        v = step.expr.xreplace(values)
-        if not v.is_Rational:
-            v = sp.nsimplify(v) if v.is_Number else sp.N(v, 40)
+        gone = sorted((values[s] for s in step.expr.free_symbols if isinstance(values[s], Missing)), key=lambda m: m.reason)
+        known = {s: x for s, x in values.items() if not isinstance(x, Missing)}
+        v: sp.Expr | Missing = _substitute(step.expr, known)
+        if v.free_symbols:
+            # a missing value the step cannot do without (a term multiplied by zero, such as
+            # the all-reduce on one GPU, does not need its link bandwidth)
+            v = gone[0]
+        else:
+            if not v.is_Rational:
+                v = sp.nsimplify(v) if v.is_Number else sp.N(v, 40)
+            v = _in_domain(step, v)
         values[step.s] = v
         out[step.name] = v
     return out
+
+
+def _in_domain(step: Step, v: sp.Expr) -> sp.Expr | Missing:
+    """The value, or Missing when it is not a finite real number (or, for a closed form, not positive)."""
+    finite = v.is_extended_real is True and v.is_finite is True
+    if isinstance(step, Solve):
+        if not finite or not v > 0:
+            return Missing("none", step.none or f"{step.lhs} and {step.rhs} do not meet at a positive value here")
+    elif not finite:
+        return Missing("none", f"{step.name} is undefined here (a zero denominator)")
+    return v
+
+
+def _substitute(expr: sp.Expr, values: Mapping[sp.Symbol, sp.Expr]) -> sp.Expr:
+    """`expr` at `values`, exactly where that is cheap.
+
+    A power with a symbol in its exponent ((1 - k/E)**(B*q) for experts
+    touched) would be expanded into an exact rational of millions of digits at
+    a large batch, so such expressions are evaluated to 40 significant digits.
+    """
+    if not any(p.exp.free_symbols for p in expr.atoms(sp.Pow)):
+        return expr.xreplace(values)
+    with sp.evaluate(False):
+        unevaluated = expr.xreplace(values)
+    return sp.N(unevaluated, 40)
 
 
 def sweep(d: Derivation, ctx: Context, result: str, input_name: str, points: np.ndarray) -> np.ndarray:
@@ -161,7 +229,9 @@ def sweep(d: Derivation, ctx: Context, result: str, input_name: str, points: np.
     return np.broadcast_to(np.asarray(f(points), dtype=float), np.shape(points)).copy()
 
 
-def _value(d: Derivation, name: str, exact: sp.Expr) -> Value:
+def _value(d: Derivation, name: str, exact: sp.Expr | Missing) -> Value:
+    if isinstance(exact, Missing):
+        return Value(None, d.symbols[name].unit, d.display_units.get(name), exact)
     return Value(exact, d.symbols[name].unit, d.display_units.get(name))
 
 
@@ -170,10 +240,16 @@ def solve_sheet(d: Derivation, ctx: Context, resolve: Resolver, grid: tuple[Row,
     units = d.symbols.units()
     base_values = input_values(d, ctx)
     results = evaluate(d, ctx)
+    not_applicable = [(n, results[n]) for n in d.results if isinstance(results[n], Missing) and results[n].kind == "n/a"]
+    if not_applicable:
+        name, why = not_applicable[0]
+        if why.error is not None:
+            raise why.error
+        raise SpecError(d.slug, name, f"cannot be derived for {ctx.model.name} on {ctx.hardware.name}: {why.reason}")
     all_values = {**base_values, **{sp.Symbol(n, positive=True): v for n, v in results.items()}}
     steps = []
     for step in d.steps:
-        operands = {s: Value(all_values[s], units[s], d.display_units.get(s.name)) for s in step.expr.free_symbols}
+        operands = {s: _operand(all_values[s], units[s], d.display_units.get(s.name)) for s in step.expr.free_symbols}
         steps.append(SolvedStep(step, d.symbols[step.name].latex, _value(d, step.name, results[step.name]), operands))
     inputs = []
     for inp in d.inputs:
@@ -181,7 +257,7 @@ def solve_sheet(d: Derivation, ctx: Context, resolve: Resolver, grid: tuple[Row,
         inputs.append(SolvedInput(inp.name, d.symbols.info(inp.symbol), Value(_to_sympy(q, units[inp.symbol]), units[inp.symbol]), is_set, inp.meaning))
     input_symbols = {i.symbol for i in d.inputs}
     bound = tuple(
-        (d.symbols.info(s), Value(base_values[s], units[s]))
+        (d.symbols.info(s), _operand(base_values[s], units[s], None))
         for s in sorted(d.free_symbols - input_symbols, key=lambda s: _glossary_order(d, s))
     )
     headline = Table("Headline results across hardware and models", grid, d.results)
@@ -199,6 +275,10 @@ def solve_sheet(d: Derivation, ctx: Context, resolve: Resolver, grid: tuple[Row,
         tables=tables,
         claims=claims,
     )
+
+
+def _operand(v: sp.Expr | Missing, u: pint.Unit, display_unit: str | None) -> Value:
+    return Value(None, u, display_unit, v) if isinstance(v, Missing) else Value(v, u, display_unit)
 
 
 def _glossary_order(d: Derivation, s: sp.Symbol) -> int:
@@ -248,18 +328,31 @@ def _solve_table(d: Derivation, ctx: Context, t: Table, resolve: Resolver) -> So
     return SolvedTable(t.title, t.note, columns, tuple(rows))
 
 
-def _solve_claim(d: Derivation, ctx: Context, c: Claim, resolve: Resolver, results: Mapping[str, sp.Expr]) -> SolvedClaim:
-    values = evaluate(d, resolve(ctx, c.where), [n for n in (c.left, c.right) if n in d.expanded]) if c.where else results
+def _solve_claim(d: Derivation, ctx: Context, c: Claim, resolve: Resolver, results: Mapping[str, sp.Expr | Missing]) -> SolvedClaim:
+    try:
+        values = evaluate(d, resolve(ctx, c.where), [n for n in (c.left, c.right) if n in d.expanded]) if c.where else results
+    except SpecError as err:
+        values = {n: Missing("n/a", err.message) for n in (c.left, c.right)}
     left = _value(d, c.left, values[c.left])
-    if c.right in values:
+    if c.right in d.expanded:
         right = _value(d, c.right, values[c.right])
     else:
         q = Quantity(c.right)
-        target = left.unit
-        right = Value(_to_sympy(q.to(target) if not q.dimensionless or target.dimensionless else q, target), target, left.display_unit)
-    lv, rv = left.float, right.float
-    holds = abs(lv - rv) <= c.rel_tol * max(abs(lv), abs(rv))
-    return SolvedClaim(c.text, holds, left, right, c.left, c.right if c.right in values else "", c.where.label if c.where else "")
+        right = Value(_to_sympy(q, q.units), q.units, left.display_unit if q.units == left.unit else None)
+    holds = None
+    if left.exact is not None and right.exact is not None:
+        lv, rv = claim_sides(c, left, right)
+        holds = abs(lv - rv) <= c.rel_tol * max(abs(lv), abs(rv))
+    return SolvedClaim(c.text, holds, left, right, c.left, c.right if c.right in d.expanded else "", c.where.label if c.where else "", c.convert)
 
 
-__all__ = ["Input", "Sheet", "SolvedStep", "SolvedTable", "Value", "evaluate", "solve_sheet", "sweep"]
+def claim_sides(c: Claim, left: Value, right: Value) -> tuple[float, float]:
+    """Both sides as floats in one unit: the right side in the left's unit, or each read as a number under the claim's stated conversion."""
+    lq, rq = Quantity(left.float, left.unit), Quantity(right.float, right.unit)
+    if c.convert:
+        per = Quantity(1, c.convert)
+        lq, rq = (x / per if x.dimensionality == per.dimensionality else x for x in (lq, rq))
+    return float(lq.to_base_units().magnitude), float(rq.to(lq.units).to_base_units().magnitude)
+
+
+__all__ = ["Input", "Missing", "Sheet", "SolvedStep", "SolvedTable", "Value", "evaluate", "solve_sheet", "sweep"]

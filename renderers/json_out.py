@@ -29,6 +29,10 @@ def si_unit_text(v: Value) -> str:
 
 
 def quantity_json(v: Value) -> dict[str, Any]:
+    """Value in the shown unit and in base units; `null` with the reason when there is none here."""
+    if v.missing:
+        s_unit = unit_text(v.unit) if v.display_unit is None else v.display_unit
+        return {"value": None, "unit": s_unit, "si_value": None, "si_unit": si_unit_text(v), v.missing.kind: v.missing.reason}
     s = display(v.exact, v.unit, v.display_unit)
     shown_value = float(Quantity(float(v.exact), v.unit).to(s.unit).magnitude)
     return {
@@ -73,7 +77,7 @@ def sheet_json(sheet: Sheet) -> dict[str, Any]:
         ],
         "claims": [
             {"text": c.text, "holds": c.holds, "left": {"name": c.left_name, **quantity_json(c.left)},
-             "right": {"name": c.right_name, **quantity_json(c.right)}, "where": c.where}
+             "right": {"name": c.right_name, **quantity_json(c.right)}, "where": c.where, **({"convert": c.convert} if c.convert else {})}
             for c in sheet.claims
         ],
         "tables": [

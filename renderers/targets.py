@@ -29,15 +29,15 @@ class Target:
     inline_math: Callable[[str], str]
     code: Callable[[str], str]
 
-    def prose(self, template: str, values: Mapping[str, Shown]) -> str:
-        """Our prose with `{result}` placeholders filled from the derivation's values."""
+    def prose(self, template: str, values: Mapping[str, str]) -> str:
+        """Our prose with `{result}` placeholders filled from the derivation's values, already rendered for this target."""
         out, last = [], 0
         for m in _PLACEHOLDER.finditer(template):
             out.append(self.text(template[last:m.start()]))
             name = m.group(1)
             if name not in values:
                 raise KeyError(f"prose refers to {{{name}}}, which is not a step")
-            out.append(self.quantity_text(values[name]))
+            out.append(values[name])
             last = m.end()
         out.append(self.text(template[last:]))
         return "".join(out)

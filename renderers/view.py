@@ -17,14 +17,22 @@ def shown(v: Value) -> Shown:
     return display(v.exact, v.unit, v.display_unit)
 
 
+def value_text(v: Value, target: Target) -> str:
+    """A value as running text: the number with its unit, or 'none: reason' / 'n/a: reason'."""
+    return target.text(v.missing.label) if v.missing else target.quantity_text(shown(v))
+
+
 def step_lines(step: SolvedStep, names: dict[sp.Symbol, str], target: Target) -> tuple[str, list[str]]:
     """(lead-in text, math lines) for one step: symbol = formula = numbers = result."""
     s = step.step
     formula = latex_math(s.expr, names)
-    numbers = {sym: target.quantity_math(shown(v)) for sym, v in step.operands.items()}
+    lines = [f"{step.latex} = {formula}"]
+    if step.value.missing:
+        lead = target.text(f"No value here ({step.value.missing.label}).")
+        return lead, lines
+    numbers = {sym: names[sym] if v.missing else target.quantity_math(shown(v)) for sym, v in step.operands.items()}
     substituted = latex_math(s.expr, numbers)
     result = target.quantity_math(shown(step.value))
-    lines = [f"{step.latex} = {formula}"]
     if s.expr.free_symbols and substituted != result:
         lines.append(substituted)
     lines.append(result)
@@ -39,7 +47,7 @@ def step_lines(step: SolvedStep, names: dict[sp.Symbol, str], target: Target) ->
 def build(sheet: Sheet, target: Target) -> dict[str, Any]:
     d = sheet.derivation
     names = dict(sheet.latex_names)
-    values = {n: shown(v) for n, v in _all_values(sheet).items()}
+    values = {n: value_text(v, target) for n, v in _all_values(sheet).items()}
     t = target.text
     steps = []
     for st in sheet.steps:
@@ -60,7 +68,7 @@ def build(sheet: Sheet, target: Target) -> dict[str, Any]:
         "conventions": [t(c) for c in sheet.conventions],
         "assumptions": [t(a) for a in d.assumptions],
         "given": [
-            {"symbol": target.inline_math(info.latex), "value": target.quantity_text(shown(v)), "meaning": t(info.meaning)}
+            {"symbol": target.inline_math(info.latex), "value": value_text(v, target), "meaning": t(info.meaning)}
             for info, v in sheet.bound
         ],
         "inputs": [
@@ -71,21 +79,21 @@ def build(sheet: Sheet, target: Target) -> dict[str, Any]:
         "symbols": symbols,
         "steps": steps,
         "results": [
-            {"name": target.code(n), "symbol": target.inline_math(d.symbols[n].latex), "value": target.quantity_text(shown(v)), "meaning": t(d.symbols[n].meaning)}
+            {"name": target.code(n), "symbol": target.inline_math(d.symbols[n].latex), "value": value_text(v, target), "meaning": t(d.symbols[n].meaning)}
             for n, v in sheet.results.items()
         ],
         "claims": [
-            {"text": t(c.text), "holds": c.holds, "verdict": "holds" if c.holds else "does not hold",
-             "left": target.inline_math(names[sp.Symbol(c.left_name, positive=True)]) + " = " + target.quantity_text(shown(c.left)),
-             "right": (target.inline_math(names[sp.Symbol(c.right_name, positive=True)]) + " = " if c.right_name else target.text("claimed ")) + target.quantity_text(shown(c.right)),
-             "where": t(c.where)}
+            {"text": t(c.text), "holds": c.holds, "verdict": {True: "holds", False: "does not hold", None: "cannot be checked"}[c.holds],
+             "left": target.inline_math(names[sp.Symbol(c.left_name, positive=True)]) + " = " + value_text(c.left, target),
+             "right": (target.inline_math(names[sp.Symbol(c.right_name, positive=True)]) + " = " if c.right_name else target.text("claimed ")) + value_text(c.right, target),
+             "where": t(c.where + (f"; read as numbers in {c.convert}" if c.convert else ""))}
             for c in sheet.claims
         ],
         "tables": [
             {"title": t(tb.title), "note": t(tb.note),
              "headers": [target.inline_math(latex) for _, latex in tb.columns],
              "header_names": [t(n) for n, _ in tb.columns],
-             "rows": [{"label": t(label), "cells": [target.quantity_text(shown(c)) if c is not None else t("n/a") for c in cells], "why": t(why)}
+             "rows": [{"label": t(label), "cells": [_cell(c, target) for c in cells], "why": t(_row_why(cells, why))}
                       for label, cells, why in tb.rows]}
             for tb in sheet.tables
         ],
@@ -93,6 +101,21 @@ def build(sheet: Sheet, target: Target) -> dict[str, Any]:
         "scoring": [t(x) for x in d.scoring],
         "limits": [t(x) for x in d.limits],
     }
+
+
+def _cell(c: Value | None, target: Target) -> str:
+    if c is None:
+        return target.text("n/a")
+    return target.text(c.missing.kind) if c.missing else target.quantity_text(shown(c))
+
+
+def _row_why(cells: tuple[Value | None, ...], why: str) -> str:
+    """The reasons a row has no value in some cells, each once."""
+    reasons = [why] if why else []
+    for c in cells:
+        if c is not None and c.missing and c.missing.label not in reasons:
+            reasons.append(c.missing.label)
+    return "; ".join(reasons)
 
 
 def _all_values(sheet: Sheet) -> dict[str, Value]:

@@ -7,7 +7,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import os
+from collections.abc import Iterable
 from dataclasses import replace
 from functools import cache
 from pathlib import Path
@@ -17,7 +18,7 @@ from derivations.engine import Derivation, Row
 from derivations.registry import BY_SLUG, DERIVATIONS
 from derivations.sheet import Sheet, solve_sheet
 from renderers import FORMATS
-from specs.errors import SpecError, suggest
+from specs.errors import SpecError, shown, suggest
 from specs.hardware import Hardware, load_hardware
 from specs.models import Architecture, load_model
 from specs.precisions import precision
@@ -25,13 +26,37 @@ from specs.precisions import precision
 __all__ = ["DERIVATIONS", "derive", "get", "hardware", "model", "render"]
 
 
+def _found(value: object) -> str:
+    """A wrong-typed argument as an error line shows it: its type and value."""
+    return "None" if value is None else f"{type(value).__name__} {shown(value)}"
+
+
+def _name_or_path(value: object, kind: str) -> str | Path:
+    """A spec argument checked for type: a name or path as text, or a path object."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, os.PathLike) and isinstance(os.fspath(value), str):
+        return Path(value)
+    raise SpecError(kind, None, f"expected a shipped name or a path (str or pathlib.Path), found {_found(value)}")
+
+
+def hardware(name_or_path: str | Path) -> Hardware:
+    """A shipped accelerator by name, or your own TOML file by path (cached)."""
+    return _load_hardware(_name_or_path(name_or_path, "hardware"))
+
+
+def model(name_or_path: str | Path) -> Architecture:
+    """A shipped model by name, or your own config.json by path (cached)."""
+    return _load_model(_name_or_path(name_or_path, "model"))
+
+
 @cache
-def hardware(name_or_path: str) -> Hardware:
+def _load_hardware(name_or_path: str | Path) -> Hardware:
     return load_hardware(name_or_path)
 
 
 @cache
-def model(name_or_path: str) -> Architecture:
+def _load_model(name_or_path: str | Path) -> Architecture:
     return load_model(name_or_path)
 
 
@@ -41,9 +66,11 @@ _model = model
 
 
 def get(slug: str) -> Derivation:
+    if not isinstance(slug, str):
+        raise SpecError("question", None, f"expected a question slug such as 'decode-floor' (`roofline list questions`), found {shown(slug)}")
     if slug not in BY_SLUG:
-        shown = slug if len(slug) <= 40 else slug[:37] + "..."
-        raise SpecError(f"question {shown!r}", None, f"unknown question{suggest(slug, BY_SLUG)}; `roofline list questions` lists them")
+        short = slug if len(slug) <= 40 else slug[:37] + "..."
+        raise SpecError(f"question {short!r}", None, f"unknown question{suggest(slug, BY_SLUG)}; `roofline list questions` lists them")
     return BY_SLUG[slug]
 
 
@@ -68,24 +95,58 @@ def resolve_row(ctx: Context, row: Row) -> Context:
 
 def derive(
     slug: str,
-    hardware: str | None = None,
-    model: str | None = None,
+    hardware: str | Path | None = None,
+    model: str | Path | None = None,
     weights: str | None = None,
     kv: str | None = None,
     math: str | None = None,
-    overrides: Sequence[str] = (),
+    overrides: Iterable[str] | None = (),
 ) -> Sheet:
-    """One sheet: the derivation evaluated for the given (or default) context."""
+    """One sheet: the derivation evaluated for the given (or default) context.
+
+    `hardware` and `model` are a shipped name or a path; None means the sheet's
+    defaults. `overrides` is a list of "NAME=VALUE" strings, each input at most once.
+    """
     d = get(slug)
-    hw_names = (hardware,) if hardware else d.hardware
-    model_names = (model,) if model else d.models
+    for where, value in (("--weights", weights), ("--kv", kv), ("--math", math)):
+        if value is not None and (not isinstance(value, str) or not value.strip()):
+            raise SpecError(where, None, f"expected a precision name such as 'bf16', found {shown(value)}")
+    pairs = _override_pairs(overrides)
+    hw_names = d.hardware if hardware is None else (_name_or_path(hardware, "hardware"),)
+    model_names = d.models if model is None else (_name_or_path(model, "model"),)
     ctx = make_context(_hardware(hw_names[0]), _model(model_names[0]), weights, kv, math)
-    ctx = replace(ctx, overrides=parse_overrides(list(overrides), d.inputs, d.slug))
+    ctx = replace(ctx, overrides=parse_overrides(pairs, d.inputs, d.slug))
     grid = tuple(Row("", hardware=h, model=m) for m in model_names for h in hw_names)
     return solve_sheet(d, ctx, resolve_row, grid)
 
 
+def _override_pairs(overrides: Iterable[str] | None) -> list[str]:
+    """Check `overrides`: a list of NAME=VALUE strings, no input named twice."""
+    if overrides is None:
+        return []
+    if isinstance(overrides, str | bytes):
+        raise SpecError("overrides", None, f"expected a list of NAME=VALUE strings, found one string {shown(overrides)}; wrap it in a list: [{shown(overrides)}]")
+    try:
+        pairs = list(overrides)
+    except TypeError:
+        raise SpecError("overrides", None, f"expected a list of NAME=VALUE strings, found {_found(overrides)}") from None
+    seen: dict[str, str] = {}
+    for pair in pairs:
+        if not isinstance(pair, str):
+            raise SpecError("--set", None, f"expected a NAME=VALUE string, found {_found(pair)}")
+        name = pair.partition("=")[0].strip()
+        if name in seen:
+            raise SpecError("--set", name[:40], f"set twice ({shown(seen[name], 40)} and {shown(pair, 40)}); give each input once")
+        seen[name] = pair
+    return pairs
+
+
 def render(sheet: Sheet, fmt: str) -> str:
+    """One sheet as text: fmt is "md", "tex" or "json"."""
+    if not isinstance(sheet, Sheet):
+        raise SpecError("sheet", None, f"expected a Sheet from api.derive, found {type(sheet).__name__}")
+    if not isinstance(fmt, str):
+        raise SpecError("--format", None, f"expected one of {', '.join(FORMATS)}, found {_found(fmt)}")
     if fmt not in FORMATS:
         raise SpecError("--format", None, f"unknown format {fmt[:20]!r}; known: {', '.join(FORMATS)}")
     return FORMATS[fmt](sheet)

@@ -1,28 +1,52 @@
-"""`roofline build`: every registered sheet on its default contexts, written atomically.
+"""`roofline build`: every registered sheet on its default contexts, swapped in atomically.
 
-All files are rendered in memory first; only when every sheet succeeded are
-they written, each through a temporary file and `os.replace`, so a failed
-build leaves the previous `out/` as it was. PDFs are compiled with
-`pdflatex -no-shell-escape -halt-on-error` and `openin_any=p`/`openout_any=p`.
+How a build writes `--out` (say `out/`):
+
+1. The path is checked before anything is rendered: it must not be empty,
+   must not be an existing file, must not be the current folder (or hold it),
+   a mount point, or a folder roofline cannot write; its parent must be a
+   folder roofline can write (missing parents are created, and removed again
+   if the build fails).
+2. Every sheet (and with `--pdf` every PDF) is rendered in memory.
+3. All files are written into a fresh hidden folder beside `out/` (same
+   parent, so the final rename stays on one file system). Plain files in the
+   old `out/` that this build does not write (a README, a `.gitignore`) are
+   copied over, so nothing of the user's is lost; a sub-folder in `out/` is
+   refused before anything is written, since the build would have to copy or
+   drop it (a folder where a sheet goes, e.g. `out/flops-per-token.md/`, is
+   refused the same way). A build's outputs are `<slug>.md`, `.tex`, `.json`
+   and `.pdf` for every registered sheet; PDFs left by an earlier `--pdf`
+   build are dropped by a build without `--pdf`, since they would no longer
+   match the `.tex` beside them.
+4. The swap: the old `out/` is renamed to a backup name, the new folder is
+   renamed to `out/`, and the backup is removed. If any step fails, the new
+   folder is removed and the backup renamed back, so the old `out/` is left
+   byte-identical (its files are never opened for writing).
+
+Every failure is a `BuildError`: one line naming the path. PDFs are compiled
+with `pdflatex -no-shell-escape -halt-on-error` and `openin_any=p`/`openout_any=p`.
 """
 
 from __future__ import annotations
 
 import os
+import secrets
 import shutil
 import subprocess
 import tempfile
 from pathlib import Path
 
 from roofline import api
+from specs.catalog import shown_path
 from units import RooflineError
 
 PDFLATEX_ARGS = ("-no-shell-escape", "-halt-on-error", "-interaction=nonstopmode")
 PDFLATEX_TIMEOUT_S = 120
+OUTPUT_SUFFIXES = (".md", ".tex", ".json", ".pdf")
 
 
 class BuildError(RooflineError):
-    """A sheet failed to render or a PDF failed to compile."""
+    """The output folder cannot be written, a sheet failed to render or a PDF failed to compile."""
 
 
 def render_all() -> dict[str, str]:
@@ -35,27 +59,78 @@ def render_all() -> dict[str, str]:
     return files
 
 
+def output_names() -> set[str]:
+    """Every file name a build may write (all formats, PDFs included)."""
+    return {f"{d.slug}{suffix}" for d in api.DERIVATIONS for suffix in OUTPUT_SUFFIXES}
+
+
 def stale(out: Path, files: dict[str, str]) -> list[str]:
     """Names of files in `out` that are missing or differ from a fresh build."""
     bad = []
     for name, text in sorted(files.items()):
         path = out / name
-        if not path.is_file() or path.read_text(encoding="utf-8") != text:
+        try:
+            same = path.is_file() and path.read_text(encoding="utf-8") == text
+        except (OSError, UnicodeDecodeError):
+            same = False
+        if not same:
             bad.append(name)
     return bad
 
 
-def write_atomically(out: Path, files: dict[str, str]) -> None:
-    out.mkdir(parents=True, exist_ok=True)
-    for name, text in sorted(files.items()):
-        fd, tmp = tempfile.mkstemp(dir=out, prefix=f".{name}.", suffix=".tmp")
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
-                f.write(text)
-            os.replace(tmp, out / name)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+def out_path(out: str | os.PathLike[str]) -> Path:
+    """`--out` as a Path; an empty path is refused (it would mean the current folder)."""
+    if isinstance(out, bytes) or not isinstance(out, str | os.PathLike):
+        raise BuildError(f"--out: expected a folder path, found {type(out).__name__}")
+    text = os.fspath(out)
+    if not isinstance(text, str) or not text.strip():
+        raise BuildError("--out: expected a folder path, found an empty string")
+    if "\0" in text:
+        raise BuildError(f"--out {shown_path(text)!r}: expected a folder path, found a NUL character")
+    return Path(text)
+
+
+def check_out(out: Path) -> Path:
+    """Refuse an `--out` a build cannot swap in; returns the real folder the build replaces.
+
+    Only reads: nothing is created or changed here.
+    """
+    where = f"--out {shown_path(out)}"
+    try:
+        target = Path(os.path.realpath(out))
+        if target == Path(target.anchor):
+            raise BuildError(f"{where}: is the root folder; name a folder for the sheets, such as out")
+        cwd = Path.cwd().resolve()
+        if target == cwd or target in cwd.parents:
+            raise BuildError(f"{where}: is the current folder or holds it; a build replaces its --out folder as a whole, so name a subfolder such as out")
+        if target.exists() or target.is_symlink():
+            if not target.is_dir():
+                raise BuildError(f"{where}: is a file, expected a folder (the build replaces the folder with fresh sheets)")
+            if os.path.ismount(target):
+                raise BuildError(f"{where}: is a mount point, which a build cannot swap; write to a subfolder of it")
+            if not os.access(target, os.W_OK | os.X_OK):
+                raise BuildError(f"{where}: folder is not writable")
+            with os.scandir(target) as entries:
+                for entry in sorted(entries, key=lambda e: e.name):
+                    if entry.is_dir(follow_symlinks=False):
+                        what = "is a folder where the build writes a file" if entry.name in output_names() else "is a folder; a build replaces --out as a whole and carries over only plain files"
+                        raise BuildError(f"{shown_path(out / entry.name)}: {what}; move it away or use another --out")
+        parent = _existing_ancestor(target)
+        if not parent.is_dir():
+            raise BuildError(f"{where}: {shown_path(parent)} is not a folder")
+        if not os.access(parent, os.W_OK | os.X_OK):
+            raise BuildError(f"{where}: cannot create it, {shown_path(parent)} is not writable")
+    except OSError as err:
+        raise BuildError(f"{where}: cannot use it as the output folder ({err.strerror or err})") from None
+    return target
+
+
+def _existing_ancestor(target: Path) -> Path:
+    """The nearest existing folder above `target` (where the new folder gets made)."""
+    parent = target.parent
+    while not parent.exists() and parent != parent.parent:
+        parent = parent.parent
+    return parent
 
 
 def safe_tex_env() -> dict[str, str]:
@@ -85,17 +160,91 @@ def compile_pdf(tex: str, name: str) -> bytes:
         return (Path(tmp) / f"{name}.pdf").read_bytes()
 
 
-def build(out: Path, pdf: bool = False) -> list[str]:
-    files = render_all()
-    pdfs = {}
+def write_atomically(out: Path, files: dict[str, str | bytes]) -> None:
+    """Make `out` hold exactly `files` plus the old folder's other plain files, or change nothing.
+
+    `out` must have passed `check_out`; see the module docstring for the steps.
+    """
+    target = check_out(out)
+    where = f"--out {shown_path(out)}"
+    had_old = target.is_dir()
+    made_parents: list[Path] = []
+    new = backup = None
+    try:
+        parent = target.parent
+        missing = [p for p in (parent, *parent.parents) if not p.exists()]
+        for p in reversed(missing):
+            p.mkdir()
+            made_parents.append(p)
+        new = _fresh_name(target, "new")
+        new.mkdir()
+        for name, data in sorted(files.items()):
+            if isinstance(data, bytes):
+                (new / name).write_bytes(data)
+            else:
+                with open(new / name, "w", encoding="utf-8", newline="\n") as f:
+                    f.write(data)
+        if had_old:
+            ours = output_names() | set(files)
+            with os.scandir(target) as entries:
+                for entry in entries:
+                    if entry.name not in ours:
+                        shutil.copy2(entry.path, new / entry.name, follow_symlinks=False)
+            shutil.copymode(target, new)
+            backup = _fresh_name(target, "old")
+            os.rename(target, backup)
+            try:
+                os.rename(new, target)
+            except BaseException:
+                _restore(backup, target, where)
+                raise
+            new = None
+            shutil.rmtree(backup, ignore_errors=True)
+        else:
+            os.rename(new, target)
+            new = None
+    except BaseException as err:
+        if new is not None:
+            shutil.rmtree(new, ignore_errors=True)
+        for p in reversed(made_parents):
+            _rmdir_quietly(p)
+        if isinstance(err, OSError):
+            unchanged = "; the old folder is unchanged" if had_old else ""
+            raise BuildError(f"{where}: cannot write the output folder ({err.strerror or err}){unchanged}") from None
+        raise
+
+
+def _fresh_name(target: Path, role: str) -> Path:
+    """An unused hidden name beside `target`."""
+    while True:
+        candidate = target.parent / f".{target.name}.roofline-{role}-{secrets.token_hex(4)}"
+        if not candidate.exists() and not candidate.is_symlink():
+            return candidate
+
+
+def _restore(backup: Path, target: Path, where: str) -> None:
+    """Put the old folder back after a failed swap."""
+    try:
+        os.rename(backup, target)
+    except OSError as err:
+        raise BuildError(f"{where}: the swap failed and the old folder could not be put back ({err.strerror}); it is at {shown_path(backup)}") from None
+
+
+def _rmdir_quietly(path: Path) -> None:
+    try:
+        path.rmdir()
+    except OSError:
+        pass
+
+
+def build(out: str | os.PathLike[str], pdf: bool = False) -> list[str]:
+    """Render every sheet (and PDF) in memory, then swap the new folder in at `out`."""
+    out = out_path(out)
+    check_out(out)
+    files: dict[str, str | bytes] = dict(render_all())
     if pdf:
-        for name, text in files.items():
-            if name.endswith(".tex"):
-                pdfs[name[:-4] + ".pdf"] = compile_pdf(text, name[:-4])
+        for name, text in list(files.items()):
+            if name.endswith(".tex") and isinstance(text, str):
+                files[name[:-4] + ".pdf"] = compile_pdf(text, name[:-4])
     write_atomically(out, files)
-    for name, data in sorted(pdfs.items()):
-        fd, tmp = tempfile.mkstemp(dir=out, prefix=f".{name}.", suffix=".tmp")
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.replace(tmp, out / name)
-    return sorted([*files, *pdfs])
+    return sorted(files)

@@ -7,14 +7,13 @@ import json
 import sys
 import time
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any, NoReturn
 
 from derivations.facts import hardware_facts, model_facts
 from derivations.registry import DERIVATIONS
 from renderers.numbers import plain
 from roofline import api
-from roofline.build import build, render_all, stale
+from roofline.build import BuildError, build, out_path, render_all, shown_path, stale
 from specs.catalog import hardware_names, model_names
 from units import RooflineError
 
@@ -50,7 +49,7 @@ def _parser() -> argparse.ArgumentParser:
     derive.add_argument("--format", choices=("md", "tex", "json"), default="md")
 
     b = sub.add_parser("build", help="write every sheet to out/ (md, tex, json; --pdf too)")
-    b.add_argument("--out", type=Path, default=Path("out"))
+    b.add_argument("--out", default="out", help="the folder to write (default: out); it is replaced as a whole, atomically")
     b.add_argument("--pdf", action="store_true", help="also compile each .tex with pdflatex")
     b.add_argument("--check", action="store_true", help="exit 1 when out/ is stale; write nothing")
     return p
@@ -118,15 +117,18 @@ def run(argv: Sequence[str] | None = None) -> int:
         sys.stdout.write(api.render(sheet, args.format))
     elif args.command == "build":
         start = time.perf_counter()
+        out = out_path(args.out)
         if args.check:
-            bad = stale(args.out, render_all())
+            if out.exists() and not out.is_dir():
+                raise BuildError(f"--out {shown_path(out)}: is a file, expected a folder")
+            bad = stale(out, render_all())
             if bad:
-                print(f"roofline: {args.out} is stale: {', '.join(bad)}; run `roofline build`", file=sys.stderr)
+                print(f"roofline: {shown_path(out)} is stale: {', '.join(bad)}; run `roofline build`", file=sys.stderr)
                 return EXIT_STALE
-            print(f"{args.out} is up to date")
+            print(f"{shown_path(out)} is up to date")
             return 0
-        written = build(args.out, pdf=args.pdf)
-        print(f"wrote {len(written)} files to {args.out} in {time.perf_counter() - start:.1f} s")
+        written = build(out, pdf=args.pdf)
+        print(f"wrote {len(written)} files to {shown_path(out)} in {time.perf_counter() - start:.1f} s")
     return 0
 
 
@@ -138,3 +140,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_BAD_INPUT
     except BrokenPipeError:
         return 0
+    except OSError as err:
+        # A safety net: file-system failures the code above did not turn into a RooflineError.
+        where = f"{shown_path(err.filename)}: " if isinstance(err.filename, str) else ""
+        print(f"roofline: error: {where}{err.strerror or err}", file=sys.stderr)
+        return EXIT_BAD_INPUT

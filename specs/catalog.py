@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from specs.errors import SpecError, suggest
@@ -10,6 +11,7 @@ SPECS_DIR = Path(__file__).parent
 HARDWARE_DIR = SPECS_DIR / "hardware"
 MODELS_DIR = SPECS_DIR / "models"
 MAX_SPEC_BYTES = 1_000_000
+SHOWN_PATH_LIMIT = 100
 
 
 def hardware_names() -> list[str]:
@@ -20,14 +22,33 @@ def model_names() -> list[str]:
     return sorted(p.stem for p in MODELS_DIR.glob("*.json"))
 
 
+def shown_path(path: str | Path) -> str:
+    """A path as it goes into an error line: one line, long ones shortened in the middle."""
+    text = str(path).replace("\n", "\\n")
+    if len(text) <= SHOWN_PATH_LIMIT:
+        return text
+    return text[:40] + "..." + text[-(SHOWN_PATH_LIMIT - 43):]
+
+
 def resolve(name_or_path: str | Path, kind: str, directory: Path, suffix: str, names: list[str], listing: str) -> Path:
     """The file for a shipped name, or the user's own path (any path with a suffix or a slash)."""
-    text = str(name_or_path)
-    looks_like_path = isinstance(name_or_path, Path) or "/" in text or text.endswith((".toml", ".json"))
+    if isinstance(name_or_path, bytes) or not isinstance(name_or_path, str | os.PathLike):
+        raise SpecError(kind, None, f"expected a shipped name or a path, found {type(name_or_path).__name__}")
+    text = os.fspath(name_or_path)
+    if not isinstance(text, str):
+        raise SpecError(kind, None, f"expected a shipped name or a path, found {type(text).__name__}")
+    if not text.strip():
+        raise SpecError(kind, None, f"expected a shipped name (`roofline list {listing}`) or a path, found an empty string")
+    looks_like_path = isinstance(name_or_path, os.PathLike) or "/" in text or text.endswith((".toml", ".json"))
     if looks_like_path:
         path = Path(text)
-        if not path.is_file():
-            raise SpecError(text, None, f"no such {kind} file")
+        try:
+            found = path.is_file()
+        except (OSError, ValueError) as err:
+            reason = getattr(err, "strerror", None) or str(err)
+            raise SpecError(shown_path(text), None, f"cannot read this {kind} file: {reason}") from None
+        if not found:
+            raise SpecError(shown_path(text), None, f"no such {kind} file")
         return path
     if text in names:
         return directory / f"{text}{suffix}"
@@ -36,13 +57,20 @@ def resolve(name_or_path: str | Path, kind: str, directory: Path, suffix: str, n
 
 
 def read_text(path: Path) -> str:
-    """A spec file's text, with one-line errors for unreadable or oversized files."""
+    """A spec file's text, with one-line errors for unreadable or oversized files.
+
+    A UTF-8 byte-order mark (which some Windows editors write) is dropped.
+    """
+    where = shown_path(path)
     try:
         size = path.stat().st_size
-        if size > MAX_SPEC_BYTES:
-            raise SpecError(path, None, f"expected a spec file under {MAX_SPEC_BYTES} bytes, found {size} bytes")
-        return path.read_text(encoding="utf-8")
+    except (OSError, ValueError) as err:
+        raise SpecError(where, None, f"cannot read: {getattr(err, 'strerror', None) or err}") from None
+    if size > MAX_SPEC_BYTES:
+        raise SpecError(where, None, f"expected a spec file under {MAX_SPEC_BYTES} bytes, found {size} bytes")
+    try:
+        return path.read_text(encoding="utf-8-sig")
     except UnicodeDecodeError as err:
-        raise SpecError(path, None, f"expected UTF-8 text, found undecodable bytes at offset {err.start}") from None
-    except OSError as err:
-        raise SpecError(path, None, f"cannot read: {err.strerror}") from None
+        raise SpecError(where, None, f"expected UTF-8 text, found undecodable bytes at offset {err.start}") from None
+    except (OSError, ValueError) as err:
+        raise SpecError(where, None, f"cannot read: {getattr(err, 'strerror', None) or err}") from None

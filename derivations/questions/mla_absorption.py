@@ -145,7 +145,7 @@ DERIVATION = derivation(
     claims=(
         Claim("Absorption pays for itself from the first cached token: the FLOP crossover is at about one token of context.", "T_absorb", "1 token", rel_tol=0.05),
         Claim("The GQA comparison model (Llama 3.1 70B, BF16) sits at its group size in flop/B.", "intensity_attention", "group_size", rel_tol=1e-9,
-              where=Row("Llama 3.1 70B", model=GQA)),
+              where=Row("Llama 3.1 70B", model=GQA), convert="flop/B"),
     ),
     hardware=("h100-sxm", "h200", "b200"),
     models=("deepseek-v3", "deepseek-v2-lite"),

@@ -90,10 +90,10 @@ DERIVATION = derivation(
         ), ("intensity_batch_limit", "T_max")),
     ),
     claims=(
-        Claim("In BF16, the crossover batch equals the ridge point numerically.", "B_cross", "ridge_point", rel_tol=1e-12),
-        Claim("The decode crossover batch equals the prefill crossover in tokens.", "B_cross", "T_cross", rel_tol=1e-12),
+        Claim("In BF16, the crossover batch equals the ridge point numerically.", "B_cross", "ridge_point", rel_tol=1e-12, convert="flop/B"),
+        Claim("The decode crossover batch equals the prefill crossover in tokens.", "B_cross", "T_cross", rel_tol=1e-12, convert="token"),
         Claim("With INT4 weights (BF16 math) the crossover batch still equals the ridge point.", "B_cross", "ridge_point", rel_tol=1e-12,
-              where=Row("INT4 weights", weights="int4")),
+              where=Row("INT4 weights", weights="int4"), convert="flop/B"),
     ),
     display_units={"t_mem": "ms", "t_cmp": "ms", "t_prefill": "ms", "kv_bytes_per_sequence": "GB", "flops_per_sequence": "Gflop"},
 )

@@ -72,11 +72,15 @@ def test_attention_ridge_q_closed_form_meets_its_equation():
     assert float(at["attention_over_ridge"]) == pytest.approx(1, rel=1e-9)
 
 
-def test_within_a_hair_claims_name_the_equal_widths_convention():
+def test_within_a_hair_holds_only_under_flashmlas_reading():
+    """'Within a hair' is 2%: MLA meets it only as FlashMLA reads it (d_k = d_v, throttled 865 Tflop/s ridge)."""
     sheet = api.derive("attention-intensity")
-    verdicts = {c.text: c.holds for c in sheet.claims}
+    verdicts = {c.text: c for c in sheet.claims}
     hair = [t for t in verdicts if "within a hair" in t]
-    assert [t for t in hair if verdicts[t]] == [t for t in hair if "d_k = d_v" in t]
+    assert [t for t in hair if verdicts[t].holds] == [t for t in hair if "FlashMLA" in t]
+    flashmla = next(verdicts[t] for t in hair if "FlashMLA" in t)
+    assert flashmla.left.float == pytest.approx(256)  # 2 * h_q, h_q = 128 (FlashMLA deep-dive)
+    assert flashmla.right.float == pytest.approx(865e12 / 3.35e12)
 
 
 @FAST

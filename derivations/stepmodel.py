@@ -1,0 +1,97 @@
+"""The one step-time model, as ready-made steps every serving sheet includes.
+
+A decode step of B sequences, q tokens each, T cached tokens each, on one of
+n_TP tensor-parallel GPUs:
+
+- weights: the GEMM weights every token uses plus the routed experts the
+  batch touches (uniform top-k routing), split n_TP ways;
+- KV cache: every sequence reads its own T tokens; a GPU holds ceil(n_kv/n_TP)
+  cached streams, so KV heads are replicated past their count and an MLA
+  latent sits on every GPU;
+- time: per component (weight GEMMs, attention) the roofline at achieved
+  rates, max(bytes/(eta_bw*beta), FLOPs/(eta_flops*pi)), summed; plus two ring
+  all-reduces per layer for tensor parallelism; plus a fixed time per step.
+
+In the memory-bound regime this is the straight line t(B) = t0 + B*c.
+Components are summed, not overlapped: a component-wise max, as InferSim and
+BLIS do, keeps the regime change of each component visible.
+"""
+
+from __future__ import annotations
+
+from derivations import glossary as gl
+from derivations import primitives as pr
+from derivations.engine import Step
+
+tokens = Step("tokens_per_step", pr.tokens_per_step(), "1",
+              "Each of the B sequences adds q tokens: the rows every weight GEMM multiplies this step.",
+              latex=r"n_{\mathrm{tok}}", meaning="tokens per step, as a count")
+experts = Step("experts_touched", pr.experts_touched(tokens.s), "1",
+               "Under uniform top-k routing a MoE layer reads every distinct expert its tokens picked: k at one token, nearly all E a few dozen tokens later. "
+               "A dense model is one expert that every token uses.",
+               latex=r"E_{\mathrm{read}}", meaning="routed experts read per MoE layer per step (expected)")
+params = Step("params_read", pr.params_read(experts.s), "parameter",
+              "The GEMM weights every token uses (attention, dense and shared MLPs, routers, LM head), plus the experts read in each MoE layer.",
+              latex=r"P_{\mathrm{read}}", meaning="GEMM weights read per step")
+weight_bytes = Step("weight_bytes", pr.weight_bytes(params.s), "B",
+                    "Every weight read crosses HBM once per step, the LM head included; the embedding is a gather of one row per token.",
+                    latex=r"W", meaning="weight bytes streamed per decode step")
+kv_tok = Step("kv_bytes_per_token", pr.kv_bytes_per_token(gl.e_kv, gl.b_kv), "B/token",
+              "Each token leaves K and V (or the MLA latent) of every layer in the cache: one copy, whole model.",
+              latex=r"s_{\mathrm{kv}}")
+kv_tok_gpu = Step("kv_bytes_per_token_gpu", pr.kv_bytes_per_token_per_gpu(), "B/token",
+                  "What one cached token occupies on the busiest GPU: tensor parallelism splits the cached streams but never below one per GPU, "
+                  "so KV heads are replicated past their count and an MLA latent is on every GPU.",
+                  latex=r"s_{\mathrm{kv,GPU}}")
+kv_step = Step("kv_bytes_step", gl.B * gl.T * kv_tok_gpu.s, "B",
+               "Each of the B sequences reads its whole cache of T tokens every step; batching does not amortise it.",
+               latex=r"W_{\mathrm{kv}}", meaning="KV-cache bytes read per step on one GPU")
+weights_gpu = Step("weight_bytes_gpu", pr.tp_split(weight_bytes.s), "B",
+                   "Tensor parallelism splits every weight matrix (experts included) evenly over the GPUs.",
+                   latex=r"W_{\mathrm{w,GPU}}")
+bytes_gpu = Step("bytes_per_gpu", weights_gpu.s + kv_step.s, "B",
+                 "Everything one GPU streams per step.", latex=r"W_{\mathrm{GPU}}")
+flops_gemm = Step("flops_gemm_gpu", pr.tp_split(pr.gemm_flops(gl.P_active, gl.B * gl.q)), "flop",
+                  "Each token multiplies only its own weights (its top-k experts): kappa*P_act FLOPs per token, split over the GPUs.",
+                  latex=r"F_{\mathrm{gemm}}")
+flops_attn = Step("flops_attention_gpu", pr.tp_split(gl.B * gl.L * pr.decode_attention_flops()), "flop",
+                  "Each query token scores against, and sums values over, its sequence's T cached tokens in every layer; heads split over the GPUs.",
+                  latex=r"F_{\mathrm{att}}")
+t_memory = Step("t_memory", pr.memory_time(bytes_gpu.s, gl.eta_bw * gl.beta), "s",
+                "The memory side alone: the step's bytes at the achieved bandwidth.", latex=r"t_{\mathrm{mem}}")
+t_compute = Step("t_compute", pr.compute_time(flops_gemm.s + flops_attn.s, gl.eta_flops * gl.pi), "s",
+                 "The compute side alone: the step's FLOPs at the achieved fraction of the dense peak.", latex=r"t_{\mathrm{cmp}}")
+t_gemm = Step("t_gemm", pr.roofline_component_time(flops_gemm.s, weights_gpu.s), "s",
+              "The weight GEMMs on the roofline: memory-bound until the batch reaches the ridge, compute-bound after.",
+              latex=r"t_{\mathrm{gemm}}")
+t_attn = Step("t_attention", pr.roofline_component_time(flops_attn.s, kv_step.s), "s",
+              "Attention on the roofline: its intensity does not grow with the batch, so for GQA it stays memory-bound.",
+              latex=r"t_{\mathrm{att}}")
+t_comm = Step("t_comm", 2 * gl.L * pr.allreduce_time(pr.tp_allreduce_bytes()), "s",
+              "Tensor parallelism all-reduces the activations twice per layer (after attention and after the MLP); zero on one GPU.",
+              latex=r"t_{\mathrm{comm}}")
+t_step = Step("t_step", t_gemm.s + t_attn.s + t_comm.s + gl.t_fixed, "s",
+              "The step: each component at the slower of its memory and compute time, the all-reduces, and a fixed time (launches, host work) that no byte count shows.",
+              latex=r"t_{\mathrm{step}}")
+throughput = Step("throughput", gl.B * gl.q / t_step.s, "token/s",
+                  "All B sequences advance q tokens per step.", latex=r"\Theta")
+
+#: The step-time model in reading order; a sheet includes these and adds its own.
+DECODE_STEP: tuple[Step, ...] = (tokens, experts, params, weight_bytes, kv_tok, kv_tok_gpu, kv_step, weights_gpu, bytes_gpu,
+                                 flops_gemm, flops_attn, t_memory, t_compute, t_gemm, t_attn, t_comm, t_step, throughput)
+
+memory_gpu = Step("memory_per_gpu", pr.tp_split(gl.P_total * gl.b_w) + gl.B * (gl.T + gl.q) * kv_tok_gpu.s, "B",
+                  "What must be resident per GPU: all weights (every expert, the embedding) split over the GPUs, and each sequence's cache including this step's tokens.",
+                  latex=r"M_{\mathrm{GPU}}")
+memory_fraction = Step("memory_fraction", memory_gpu.s / gl.C_mem, "1",
+                       "Above 1 the model and its cache do not fit: more GPUs, a smaller batch or a shorter context.",
+                       latex=r"M_{\mathrm{GPU}}/C_{\mathrm{HBM}}")
+#: Does it fit: include after DECODE_STEP.
+MEMORY_FIT: tuple[Step, ...] = (memory_gpu, memory_fraction)
+
+DISPLAY_UNITS = {"weight_bytes": "GB", "kv_bytes_per_token": "kB/token", "kv_bytes_per_token_gpu": "kB/token", "kv_bytes_step": "GB",
+                 "weight_bytes_gpu": "GB", "bytes_per_gpu": "GB", "flops_gemm_gpu": "Tflop", "flops_attention_gpu": "Tflop",
+                 "t_memory": "ms", "t_compute": "ms", "t_gemm": "ms", "t_attention": "ms", "t_comm": "ms", "t_step": "ms",
+                 "throughput": "token/s", "memory_per_gpu": "GB", "params_read": "parameter"}
+
+__all__ = ["DECODE_STEP", "DISPLAY_UNITS", "MEMORY_FIT"]

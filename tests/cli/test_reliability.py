@@ -1,0 +1,367 @@
+"""Reliability (issue 9): bad output paths, bad spec paths, bad API arguments.
+
+Every refusal is one line on stderr (`roofline: error: ...`) with exit code 2, or
+one SpecError from the API, and writes nothing: the folders involved are
+snapshotted byte for byte before and after. One real build is shared by the
+whole module; the build tests reuse its files instead of rendering again.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from derivations.registry import DERIVATIONS
+from roofline import api
+from roofline import build as build_mod
+from roofline.cli import main
+from specs.catalog import MODELS_DIR, shown_path
+from specs.errors import SpecError
+from specs.hardware import FIELDS, load_hardware
+from specs.models import SUPPORTED_TYPES, load_model
+
+ROOT = os.geteuid() == 0
+README = Path(__file__).resolve().parents[2] / "README.md"
+LONG_JSON = "a" * 300 + ".json"
+LONG_TOML = "b" * 300 + ".toml"
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory) -> dict[str, str]:
+    """One real build's files (name -> text), rendered once for the module."""
+    return build_mod.render_all()
+
+
+@pytest.fixture
+def fast_build(built, monkeypatch):
+    """`roofline build` without re-rendering: the shared build's files."""
+    monkeypatch.setattr(build_mod, "render_all", lambda: dict(built))
+    return built
+
+
+def snapshot(root: Path) -> dict[str, object]:
+    """Every path under root (hidden ones too): file bytes, link targets, 'dir'."""
+    found: dict[str, object] = {}
+    for dirpath, dirnames, filenames in os.walk(root):
+        for name in dirnames + filenames:
+            p = Path(dirpath) / name
+            rel = str(p.relative_to(root))
+            if p.is_symlink():
+                found[rel] = ("link", os.readlink(p))
+            elif p.is_dir():
+                found[rel] = ("dir", p.stat().st_mode & 0o777)
+            else:
+                found[rel] = p.read_bytes()
+    return found
+
+
+def one_line(err: str) -> str:
+    assert "Traceback" not in err
+    lines = err.splitlines()
+    assert len(lines) == 1, err
+    return lines[0]
+
+
+def layout(tmp: Path, files: dict[str, str]) -> None:
+    """tmp/file (a regular file), tmp/out (a build plus a user's README), tmp/out-dir (a folder where a sheet goes),
+    tmp/out-sub (a build plus a user's subfolder)."""
+    (tmp / "file").write_text("keep me\n")
+    for name in ("out", "out-dir", "out-sub"):
+        (tmp / name).mkdir()
+        for fname, text in files.items():
+            (tmp / name / fname).write_text(text, encoding="utf-8")
+    (tmp / "out" / "README.txt").write_text("mine\n")
+    (tmp / "out-dir" / "flops-per-token.md").unlink()
+    (tmp / "out-dir" / "flops-per-token.md").mkdir()
+    (tmp / "out-dir" / "flops-per-token.md" / "notes.txt").write_text("mine\n")
+    (tmp / "out-sub" / "figures").mkdir()
+    (tmp / "out-sub" / "figures" / "plot.png").write_bytes(b"\x89PNG")
+
+
+NOT_ROOT = pytest.mark.skipif(ROOT, reason="running as root: root writes into a 0o555 folder, so chmod cannot make one unwritable (the /proc cases cover an unwritable place)")
+
+# (id, argv with {tmp}, exit code, first stderr line with {tmp}, {pid}, {shown} = shown_path(last argv item))
+BUILD_CASES = [
+    ("out-is-a-file", ["build", "--out", "{tmp}/file"], 2,
+     "roofline: error: --out {tmp}/file: is a file, expected a folder (the build replaces the folder with fresh sheets)"),
+    ("out-under-a-file", ["build", "--out", "{tmp}/file/sub"], 2,
+     "roofline: error: --out {tmp}/file/sub: {tmp}/file is not a folder"),
+    ("out-empty", ["build", "--out", ""], 2,
+     "roofline: error: --out: expected a folder path, found an empty string"),
+    ("check-out-empty", ["build", "--check", "--out", ""], 2,
+     "roofline: error: --out: expected a folder path, found an empty string"),
+    ("out-is-cwd", ["build", "--out", "."], 2,
+     "roofline: error: --out .: is the current folder or holds it; a build replaces its --out folder as a whole, so name a subfolder such as out"),
+    ("out-has-a-folder-where-a-sheet-goes", ["build", "--out", "{tmp}/out-dir"], 2,
+     "roofline: error: {tmp}/out-dir/flops-per-token.md: is a folder where the build writes a file; move it away or use another --out"),
+    ("out-has-a-user-subfolder", ["build", "--out", "{tmp}/out-sub"], 2,
+     "roofline: error: {tmp}/out-sub/figures: is a folder; a build replaces --out as a whole and carries over only plain files; move it away or use another --out"),
+    ("out-long-name", ["build", "--out", "{tmp}/" + "x" * 300], 2,
+     "roofline: error: --out {shown}: cannot use it as the output folder (File name too long)"),
+    ("out-under-proc", ["build", "--out", "/proc/x"], 2,
+     "roofline: error: --out /proc/x: cannot write the output folder (No such file or directory)" if ROOT
+     else "roofline: error: --out /proc/x: cannot create it, /proc is not writable"),
+    ("out-under-proc-self", ["build", "--out", "/proc/self/out"], 2,
+     "roofline: error: --out /proc/self/out: cannot create it, /proc/{pid} is not writable"),
+    ("out-unwritable-folder", ["build", "--out", "{tmp}/ro"], 2,
+     "roofline: error: --out {tmp}/ro: folder is not writable"),
+    ("out-in-unwritable-folder", ["build", "--out", "{tmp}/ro/out"], 2,
+     "roofline: error: --out {tmp}/ro/out: cannot create it, {tmp}/ro is not writable"),
+]
+NEEDS_NON_ROOT = {"out-unwritable-folder", "out-in-unwritable-folder"}
+
+
+@pytest.mark.parametrize(("case", "argv", "code", "expected"), [pytest.param(*c, id=c[0], marks=NOT_ROOT if c[0] in NEEDS_NON_ROOT else ()) for c in BUILD_CASES])
+def test_build_refuses_bad_out(case, argv, code, expected, tmp_path, fast_build, monkeypatch, capsys):
+    layout(tmp_path, fast_build)
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    ro.chmod(0o555)
+    monkeypatch.chdir(tmp_path)
+    argv = [a.format(tmp=tmp_path) for a in argv]
+    before = snapshot(tmp_path)
+    try:
+        assert main(argv) == code
+        out, err = capsys.readouterr()
+        assert out == ""
+        assert one_line(err) == expected.format(tmp=tmp_path, pid=os.getpid(), shown=shown_path(argv[-1]))
+        assert snapshot(tmp_path) == before
+    finally:
+        ro.chmod(0o755)
+    assert not Path("/proc/x").exists()
+
+
+# (id, argv, exit code, first stderr line)
+SPEC_CASES = [
+    ("derive-long-model-path", ["derive", "decode-floor", "--model", LONG_JSON], 2,
+     f"roofline: error: {shown_path(LONG_JSON)}: cannot read this model file: File name too long"),
+    ("derive-long-hardware-path", ["derive", "decode-floor", "--hardware", LONG_TOML], 2,
+     f"roofline: error: {shown_path(LONG_TOML)}: cannot read this hardware file: File name too long"),
+    ("show-long-model-path", ["show", "model", LONG_JSON], 2,
+     f"roofline: error: {shown_path(LONG_JSON)}: cannot read this model file: File name too long"),
+    ("show-long-hardware-path", ["show", "hardware", LONG_TOML], 2,
+     f"roofline: error: {shown_path(LONG_TOML)}: cannot read this hardware file: File name too long"),
+    ("set-twice", ["derive", "decode-floor", "--set", "batch=8", "--set", "batch=16"], 2,
+     "roofline: error: --set: batch: set twice ('batch=8' and 'batch=16'); give each input once"),
+    ("empty-model", ["derive", "decode-floor", "--model", ""], 2,
+     "roofline: error: model: expected a shipped name (`roofline list models`) or a path, found an empty string"),
+    ("empty-hardware", ["derive", "decode-floor", "--hardware", ""], 2,
+     "roofline: error: hardware: expected a shipped name (`roofline list hardware`) or a path, found an empty string"),
+    ("show-empty-model", ["show", "model", ""], 2,
+     "roofline: error: model: expected a shipped name (`roofline list models`) or a path, found an empty string"),
+    ("show-empty-hardware", ["show", "hardware", ""], 2,
+     "roofline: error: hardware: expected a shipped name (`roofline list hardware`) or a path, found an empty string"),
+    ("empty-weights", ["derive", "decode-floor", "--weights", ""], 2,
+     "roofline: error: --weights: expected a precision name such as 'bf16', found ''"),
+]
+
+
+@pytest.mark.parametrize(("case", "argv", "code", "expected"), SPEC_CASES, ids=[c[0] for c in SPEC_CASES])
+def test_bad_spec_arguments_give_one_line(case, argv, code, expected, tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    assert main(argv) == code
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert one_line(err) == expected
+    assert len(expected) < 200
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.fixture(scope="module")
+def sheet():
+    return api.derive("decode-floor")
+
+
+# (id, call, message of the SpecError)
+API_CASES = [
+    ("derive-none", lambda s: api.derive(None),
+     "question: expected a question slug such as 'decode-floor' (`roofline list questions`), found None"),
+    ("override-not-a-string", lambda s: api.derive("decode-floor", overrides=[8]),
+     "--set: expected a NAME=VALUE string, found int 8"),
+    ("overrides-bare-string", lambda s: api.derive("decode-floor", overrides="batch=8"),
+     "overrides: expected a list of NAME=VALUE strings, found one string 'batch=8'; wrap it in a list: ['batch=8']"),
+    ("overrides-a-number", lambda s: api.derive("decode-floor", overrides=8),
+     "overrides: expected a list of NAME=VALUE strings, found int 8"),
+    ("override-twice", lambda s: api.derive("decode-floor", overrides=["batch=8", "batch = 16"]),
+     "--set: batch: set twice ('batch=8' and 'batch = 16'); give each input once"),
+    ("render-format-none", lambda s: api.render(s, None),
+     "--format: expected one of md, tex, json, found None"),
+    ("render-not-a-sheet", lambda s: api.render("decode-floor", "md"),
+     "sheet: expected a Sheet from api.derive, found str"),
+    ("model-a-list", lambda s: api.derive("decode-floor", model=["llama-3.1-8b"]),
+     "model: expected a shipped name or a path (str or pathlib.Path), found list ['llama-3.1-8b']"),
+    ("hardware-a-list", lambda s: api.derive("decode-floor", hardware=["h100-sxm"]),
+     "hardware: expected a shipped name or a path (str or pathlib.Path), found list ['h100-sxm']"),
+    ("hardware-empty", lambda s: api.derive("decode-floor", hardware=""),
+     "hardware: expected a shipped name (`roofline list hardware`) or a path, found an empty string"),
+    ("api-hardware-int", lambda s: api.hardware(3),
+     "hardware: expected a shipped name or a path (str or pathlib.Path), found int 3"),
+    ("api-model-bytes", lambda s: api.model(b"llama-3.1-8b"),
+     "model: expected a shipped name or a path (str or pathlib.Path), found bytes b'llama-3.1-8b'"),
+    ("api-model-none", lambda s: api.model(None),
+     "model: expected a shipped name or a path (str or pathlib.Path), found None"),
+    ("api-model-dict", lambda s: api.model({}),
+     "model: expected a shipped name or a path (str or pathlib.Path), found dict {}"),
+    ("weights-a-number", lambda s: api.derive("decode-floor", weights=8),
+     "--weights: expected a precision name such as 'bf16', found 8"),
+]
+
+
+@pytest.mark.parametrize(("case", "call", "message"), API_CASES, ids=[c[0] for c in API_CASES])
+def test_api_raises_one_error_type(case, call, message, sheet):
+    with pytest.raises(SpecError) as info:
+        call(sheet)
+    assert str(info.value) == message
+
+
+def test_api_still_takes_paths_and_none(sheet):
+    shipped = Path(load_hardware("h100-sxm").path)
+    assert api.hardware(shipped).name == api.hardware("h100-sxm").name
+    assert api.derive("decode-floor", overrides=None).derivation.slug == "decode-floor"
+
+
+# --- the atomic swap -----------------------------------------------------------------
+
+
+def test_build_carries_user_files_over_and_drops_stale_pdfs(tmp_path, fast_build, capsys):
+    layout(tmp_path, fast_build)
+    out = tmp_path / "out"
+    (out / ".gitignore").write_text("*.pdf\n")
+    (out / "decode-floor.pdf").write_bytes(b"%PDF stale")
+    (out / "decode-floor.md").write_text("stale")
+    os.symlink("README.txt", out / "link")
+    assert main(["build", "--out", str(out)]) == 0
+    assert one_line(capsys.readouterr().out).startswith(f"wrote {len(fast_build)} files to {out}")
+    after = snapshot(out)
+    assert after == {**{n: t.encode() for n, t in fast_build.items()}, "README.txt": b"mine\n", ".gitignore": b"*.pdf\n", "link": ("link", "README.txt")}
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["file", "out", "out-dir", "out-sub"]
+
+
+def test_build_creates_missing_parents(tmp_path, fast_build, capsys):
+    out = tmp_path / "a" / "b" / "out"
+    assert main(["build", "--out", str(out)]) == 0
+    assert {p.name for p in out.iterdir()} == set(fast_build)
+
+
+def _fail_swap(monkeypatch):
+    real = os.rename
+
+    def rename(src, dst):
+        if ".roofline-new-" in str(src):
+            raise OSError(16, "Device or resource busy")
+        return real(src, dst)
+
+    monkeypatch.setattr(build_mod.os, "rename", rename)
+
+
+def _fail_fifth_write(monkeypatch):
+    calls = []
+
+    def fake_open(path, *args, **kwargs):
+        calls.append(path)
+        if len(calls) == 5:
+            raise OSError(28, "No space left on device")
+        return open(path, *args, **kwargs)
+
+    monkeypatch.setattr(build_mod, "open", fake_open, raising=False)
+
+
+def _fail_pdf(monkeypatch):
+    def compile_pdf(tex, name):
+        raise build_mod.BuildError(f"{name}.tex: pdflatex failed: ! Undefined control sequence.")
+
+    monkeypatch.setattr(build_mod, "compile_pdf", compile_pdf)
+
+
+# (id, how it fails, argv tail, first stderr line with {out})
+FAILURE_CASES = [
+    ("swap-rename-fails", _fail_swap, [],
+     "roofline: error: --out {out}: cannot write the output folder (Device or resource busy); the old folder is unchanged"),
+    ("disk-full-mid-write", _fail_fifth_write, [],
+     "roofline: error: --out {out}: cannot write the output folder (No space left on device); the old folder is unchanged"),
+    ("pdf-fails", _fail_pdf, ["--pdf"],
+     "roofline: error: decode-floor.tex: pdflatex failed: ! Undefined control sequence."),
+]
+
+
+@pytest.mark.parametrize(("case", "fail", "extra", "expected"), FAILURE_CASES, ids=[c[0] for c in FAILURE_CASES])
+def test_failed_build_leaves_old_out_byte_identical(case, fail, extra, expected, tmp_path, fast_build, monkeypatch, capsys):
+    layout(tmp_path, fast_build)
+    out = tmp_path / "out"
+    (out / "decode-floor.md").write_text("an older sheet")
+    before = snapshot(tmp_path)
+    fail(monkeypatch)
+    assert main(["build", "--out", str(out), *extra]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert one_line(captured.err) == expected.format(out=out)
+    assert snapshot(tmp_path) == before
+
+
+def test_failed_build_removes_the_parents_it_made(tmp_path, fast_build, monkeypatch, capsys):
+    _fail_fifth_write(monkeypatch)
+    assert main(["build", "--out", str(tmp_path / "a" / "b" / "out")]) == 2
+    assert one_line(capsys.readouterr().err).endswith("cannot write the output folder (No space left on device)")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_pdfs_go_in_the_same_swap(tmp_path, fast_build, monkeypatch, capsys):
+    monkeypatch.setattr(build_mod, "compile_pdf", lambda tex, name: b"%PDF-1.5 " + name.encode())
+    out = tmp_path / "out"
+    assert main(["build", "--out", str(out), "--pdf"]) == 0
+    pdfs = {p.name: p.read_bytes() for p in out.glob("*.pdf")}
+    assert pdfs == {f"{d.slug}.pdf": b"%PDF-1.5 " + d.slug.encode() for d in DERIVATIONS}
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+
+
+# --- spec files -----------------------------------------------------------------------
+
+
+def test_config_json_with_a_byte_order_mark_loads(tmp_path):
+    path = tmp_path / "config.json"
+    path.write_bytes(b"\xef\xbb\xbf" + (MODELS_DIR / "llama-3.1-8b.json").read_bytes())
+    assert load_model(str(path)).param_counts() == load_model("llama-3.1-8b").param_counts()
+
+
+def test_hardware_toml_with_a_byte_order_mark_loads(tmp_path):
+    shipped = load_hardware("h100-sxm")
+    path = tmp_path / "h100.toml"
+    path.write_bytes(b"\xef\xbb\xbf" + shipped.path.read_bytes())
+    assert load_hardware(str(path)).peak_dense == shipped.peak_dense
+
+
+# --- README: the hardware schema matches the code ------------------------------------------
+
+
+def _readme_section() -> str:
+    text = README.read_text(encoding="utf-8")
+    start = text.index("## Your own hardware and models")
+    return text[start:text.index("\n## ", start + 1)]
+
+
+def test_readme_documents_every_hardware_field_and_whether_it_is_required():
+    rows = {}
+    for line in _readme_section().splitlines():
+        m = re.match(r"^\| `\[?(\w+)\]?` \| ([^|]+) \| ([^|]+) \|", line)
+        if m:
+            rows[m.group(1)] = m.group(3).strip().startswith("yes")
+    for field, (_, required) in FIELDS.items():
+        assert field in rows, f"README does not document {field}"
+        assert rows[field] == required, f"README says {field} is {'' if rows[field] else 'not '}required"
+
+
+def test_readme_example_toml_loads_and_model_types_match(tmp_path):
+    section = _readme_section()
+    example = re.search(r"```toml\n(.*?)```", section, re.S).group(1)
+    path = tmp_path / "my-gpu.toml"
+    path.write_text(example)
+    assert tomllib.loads(example)["name"] == "My GPU"
+    hw = load_hardware(str(path))
+    assert api.derive("decode-floor", hardware=str(path)).context.hardware.name == hw.name
+    for model_type in SUPPORTED_TYPES:
+        assert f"`{model_type}`" in section
+

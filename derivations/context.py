@@ -200,6 +200,8 @@ BINDINGS: dict[sp.Symbol, Callable[[Context], pint.Quantity]] = {
     gl.k_E: lambda ctx: _moe_value(ctx, lambda m: m.top_k, 1),
     gl.L_moe: lambda ctx: _moe_value(ctx, lambda m: len(m.moe_layers), 0),
     gl.P_exp: _expert_params,
+    gl.F_E: lambda ctx: _moe_value(ctx, lambda m: m.expert_ffn, 0),
+    gl.E_s: lambda ctx: _moe_value(ctx, lambda m: m.shared_experts, 0),
     gl.P_base: _params(lambda c: c.active_matmul - c.experts_routed_active),
     gl.beta_link: _link_bandwidth,
     gl.n_SM: lambda ctx: _count(ctx.hardware.require("compute_units")),

@@ -85,3 +85,5 @@ h_v = g("h_v", "1", r"h_{v}", "per-head value width of attention over materialis
 # the shared step-time model
 eta_flops = g("eta_flops", "1", r"\eta_{\mathrm{flop}}", "achieved fraction of the dense tensor peak in GEMMs and attention")
 beta_link = g("beta_link", "B/s", r"\beta_{\mathrm{link}}", "GPU-to-GPU bandwidth per direction (NVLink, ICI, or PCIe where there is no scale-up link)")
+F_E = g("F_E", "1", r"F_{E}", "FFN width of one routed expert (moe_intermediate_size; 0 for a dense model)")
+E_s = g("E_s", "1", r"E_{s}", "shared experts per MoE layer, used by every token (0 for most models)")

@@ -4,8 +4,9 @@ Takeaway: per token, each GEMM weight does one multiply-add (2 FLOPs); the
 embedding gather and norms do none, MoE's inactive experts do none, and
 attention adds 4*L*N*H FLOPs per token of context, which equals the weight
 FLOPs at T = kappa*P / (kappa_attn*L*N*H) (twice that, averaged over a prefill).
-Assumes a dense GQA decoder with a gated (SwiGLU) MLP for the rebuild from
-the config; the exact counts come from the spec layer for any family.
+The rebuild from the config covers GQA attention with gated MLPs, dense or
+mixture-of-experts; the exact counts come from the spec layer for any family,
+MLA included.
 """
 
 from derivations import glossary as gl
@@ -19,10 +20,13 @@ n_attn = Step("n_attn", pr.gqa_attention_params(gl.D, gl.N, gl.K, gl.H), "1",
               "One layer's Q (D x NH), K and V (D x KH each) and O (NH x D) projections.", latex=r"n_{\mathrm{att}}",
               meaning="attention weights per layer")
 n_mlp = Step("n_mlp", pr.swiglu_mlp_params(gl.D, gl.F), "1",
-             "One layer's gate and up (D x F) and down (F x D) projections.", latex=r"n_{\mathrm{mlp}}",
-             meaning="MLP weights per layer")
-rebuilt = Step("params_matmul_rebuilt", (gl.L * (n_attn.s + n_mlp.s) + gl.V * gl.D) * gl.u_param, "parameter",
-               "L blocks of GEMM weights plus the LM head (V x D): the part of the model that multiplies.",
+             "One dense layer's gate and up (D x F) and down (F x D) projections.", latex=r"n_{\mathrm{mlp}}",
+             meaning="MLP weights per dense layer")
+n_moe = Step("n_moe", (gl.E + gl.E_s) * pr.swiglu_mlp_params(gl.D, gl.F_E) + gl.D * gl.E, "1",
+             "One MoE layer: E routed and E_s shared experts, each a gated MLP of width F_E, and the router (D x E). Zero for a dense model.",
+             latex=r"n_{\mathrm{moe}}", meaning="MLP weights per MoE layer (all experts, router)")
+rebuilt = Step("params_matmul_rebuilt", (gl.L * n_attn.s + (gl.L - gl.L_moe) * n_mlp.s + gl.L_moe * n_moe.s + gl.V * gl.D) * gl.u_param, "parameter",
+               "L blocks of attention, the dense and the MoE MLPs, plus the LM head (V x D): the part of the model that multiplies.",
                latex=r"\hat{P}_{\mathrm{mm}}", meaning="GEMM parameters rebuilt from the config")
 matmul = Step("params_matmul", gl.P_matmul, "parameter",
               "The spec layer's exact count of GEMM operands (all experts); for a dense model it equals the rebuild above.",
@@ -41,15 +45,20 @@ rule = Step("flops_rule", gl.kappa * total.s, "flop/token",
             "What the rule of thumb quotes: two FLOPs per stored parameter.", latex=r"f_{\mathrm{rule}}")
 rule_over = Step("rule_over_actual", rule.s / flops_params.s, "1",
                  "How far the rule overstates the weight FLOPs (embedding, norms, inactive experts).", latex=r"f_{\mathrm{rule}}/f_{\mathrm{w}}")
-per_ctx = Step("attention_flops_per_context_token", pr.attention_flops_per_token(1, gl.L, gl.N, gl.H), "flop/token**2",
-               "QK^T and PV each do 2*H FLOPs per query head per cached token in every layer; query heads count, not KV heads.",
+per_ctx = Step("attention_flops_per_context_token", pr.attention_flops_per_token(1), "flop/token**2",
+               "QK^T and PV do 2*w_k and 2*w_v FLOPs per query head per cached token in every layer (w_k = w_v = H for GQA; absorbed MLA scores over "
+               "its latent and RoPE key and sums values in the latent); query heads count, not KV heads.",
                latex=r"a", meaning="attention FLOPs per token per token of context")
 attn = Step("attention_flops", per_ctx.s * gl.T, "flop/token",
             "A decode token attends to all T cached tokens.", latex=r"f_{\mathrm{att}}")
 ctx_break = solve("ctx_break", attn, flops_params, gl.T, "token",
                   "The context where attention FLOPs equal the weight FLOPs: beyond it the rule undercounts by more than 2x.",
                   latex=r"T_{\mathrm{break}}")
-attn_prefill = Step("attention_flops_prefill_avg", per_ctx.s * gl.S / 2, "flop/token",
+per_ctx_prefill = Step("attention_flops_per_context_token_prefill", pr.attention_flops_per_token(1, gl.L, gl.N, gl.h_k, gl.h_v), "flop/token**2",
+                       "Prefill runs attention over materialised K and V (per head h_k and h_v wide; MLA decompresses its latent once rather than absorbing): "
+                       "the same as decode for GQA.",
+                       latex=r"a_{\mathrm{pre}}")
+attn_prefill = Step("attention_flops_prefill_avg", per_ctx_prefill.s * gl.S / 2, "flop/token",
                     "In a causal prefill of S tokens, query i sees i tokens: S/2 on average.", latex=r"\bar{f}_{\mathrm{att}}")
 ctx_break_prefill = solve("ctx_break_prefill", attn_prefill, flops_params, gl.S, "token",
                           "The prompt length where prefill's average attention FLOPs per token equal the weight FLOPs: twice the decode break.",
@@ -59,7 +68,8 @@ per_token_total = Step("flops_per_token_total", flops_params.s + attn.s, "flop/t
 rule_error = Step("actual_over_rule", per_token_total.s / rule.s, "1",
                   "Above 1 the rule undercounts; below 1 it overcounts.", latex=r"f/f_{\mathrm{rule}}")
 
-MODELS = ("llama-3.2-1b", "llama-2-7b", "mistral-7b", "llama-3.1-8b", "llama-3.1-70b", "qwen2.5-72b", "llama-3.1-405b", "mixtral-8x7b", "deepseek-v3")
+MODELS = ("llama-3.2-1b", "llama-2-7b", "mistral-7b", "llama-3.1-8b", "llama-3.1-70b", "qwen2.5-72b", "llama-3.1-405b",
+          "mixtral-8x7b", "mixtral-8x22b", "qwen3-235b-a22b", "deepseek-v2-lite", "deepseek-v3")
 
 DERIVATION = derivation(
     "flops-per-token",
@@ -67,14 +77,17 @@ DERIVATION = derivation(
     "Two FLOPs per parameter is the number everyone quotes. The answer interviewers want rebuilds it from the config, "
     "finds the parameters that do no arithmetic, and names the context length where the rule breaks.",
     S,
-    (n_attn, n_mlp, rebuilt, matmul, no_arith, total, no_arith_share, flops_params, rule, rule_over, per_ctx, attn,
-     ctx_break, attn_prefill, ctx_break_prefill, per_token_total, rule_error),
+    (n_attn, n_mlp, n_moe, rebuilt, matmul, no_arith, total, no_arith_share, flops_params, rule, rule_over, per_ctx, attn,
+     ctx_break, per_ctx_prefill, attn_prefill, ctx_break_prefill, per_token_total, rule_error),
     ("params_total", "params_matmul", "params_no_arithmetic", "flops_per_token_params", "attention_flops_per_context_token", "ctx_break"),
     assumptions=(
-        "The rebuild from the config assumes a dense GQA decoder with a gated (SwiGLU) MLP and no biases (Llama, Mistral); the exact counts (params_matmul, params_no_arithmetic) come from the spec layer for every family, including Qwen's QKV biases, tied embeddings and MoE experts.",
+        "The rebuild from the config writes GQA attention and gated (SwiGLU) MLPs, dense or mixture-of-experts (Llama, Mistral, Mixtral, Qwen); "
+        "MLA attention (DeepSeek) has other projections, so its rebuild is not applicable, while the exact counts (params_matmul, params_no_arithmetic) "
+        "come from the spec layer for every family, including Qwen's QKV biases, tied embeddings, MoE experts and MLA.",
         "Norm weights, biases and the embedding are counted as parameters that do no matmul; their elementwise work (at most a few FLOPs per element of activation) is left out.",
         "Attention FLOPs count QK^T and PV only; softmax, RoPE and masking are left out (a few FLOPs per score, not per weight).",
         "MoE: a token multiplies only its top-k routed experts (plus shared experts and the router).",
+        "Decode attention of MLA models is counted as the absorbed kernel runs it (scores over r_kv + d_R, values in the r_kv latent); prefill over materialised K and V.",
     ),
     takeaways=(
         "Weight FLOPs per token are {flops_per_token_params}, against {flops_rule} from the rule: the rule overstates them {rule_over_actual} times because {params_no_arithmetic} parameters do no matmul.",
@@ -96,7 +109,7 @@ DERIVATION = derivation(
     tables=(
         Table("The rule across models (input context)", tuple(Row(model=m, label="") for m in MODELS),
               ("params_total", "params_no_arithmetic", "flops_per_token_params", "ctx_break"),
-              note="MoE rows count only the routed experts a token uses; DeepSeek-V3's attention is MLA, which this sheet's GQA attention terms do not cover (see mla-absorption)."),
+              note="MoE rows count only the routed experts a token uses; MLA rows (DeepSeek) count absorbed decode attention (mla-absorption)."),
         Table("Attention's share as the context grows", tuple(
             Row(f"T={t}", set={"context": f"{t} token"}) for t in (1024, 8192, 32768, 131072)
         ), ("attention_flops", "flops_per_token_total", "actual_over_rule")),
@@ -104,6 +117,10 @@ DERIVATION = derivation(
     claims=(
         Claim("Two FLOPs per parameter holds within 10% at short context.", "flops_per_token_params", "flops_rule", rel_tol=0.10),
         Claim("The rebuild from the config matches the exact count of GEMM parameters.", "params_matmul_rebuilt", "params_matmul", rel_tol=1e-12),
+        Claim("The rebuild matches for a mixture of experts too (Mixtral 8x7B: 8 experts and a router per layer).", "params_matmul_rebuilt", "params_matmul",
+              rel_tol=1e-12, where=Row("Mixtral 8x7B", model="mixtral-8x7b")),
+        Claim("The rebuild matches for Qwen3-235B-A22B (128 experts of width 1536, QK norms and no dense MLP).", "params_matmul_rebuilt", "params_matmul",
+              rel_tol=1e-12, where=Row("Qwen3-235B-A22B", model="qwen3-235b-a22b")),
     ),
     models=("llama-3.1-8b", "llama-3.1-70b"),
     display_units={"flops_per_token_params": "Gflop/token", "flops_rule": "Gflop/token", "attention_flops": "Gflop/token",

@@ -14,8 +14,12 @@ from derivations.symbols import Symbols
 
 S = Symbols(parent=gl.GLOSSARY)
 
-w = Step("weight_bytes", pr.weight_bytes(gl.P_active, gl.b_w), "B",
-         "Prefill and decode run the same GEMMs, so both stream every weight once per forward pass.", latex=r"W")
+p_all = Step("params_read", pr.params_all_experts(), "parameter",
+             "A prefill of S tokens reads every expert of a MoE model (S tokens touch all E experts of a layer long before S reaches the crossover; see the coverage step), "
+             "so it streams the GEMM weights of all experts; for a dense model this is every GEMM weight.",
+             latex=r"P_{\mathrm{read}}", meaning="GEMM weights a prefill reads (every expert)")
+w = Step("weight_bytes", pr.weight_bytes(p_all.s, gl.b_w), "B",
+         "Prefill and decode run the same GEMMs, so both stream every weight they use once per forward pass.", latex=r"W")
 t_w = Step("t_weights", pr.memory_time(w.s), "s",
            "The time to read the weights: decode's floor, and prefill's floor too.", latex=r"t_{W}")
 f_gemm = Step("prefill_flops_gemm", pr.gemm_flops(gl.P_active, gl.S), "flop",
@@ -23,10 +27,15 @@ f_gemm = Step("prefill_flops_gemm", pr.gemm_flops(gl.P_active, gl.S), "flop",
 t_gemm = Step("t_gemm", pr.compute_time(f_gemm.s), "s",
               "The GEMM FLOPs at the dense tensor peak.", latex=r"t_{\mathrm{gemm}}")
 t_cross = solve("T_cross", t_gemm, t_w, gl.S, "token",
-                "Below this prompt length prefill waits on HBM like decode; above it, on the tensor cores. The model size cancels.",
+                "Below this prompt length prefill waits on HBM like decode; above it, on the tensor cores. For a dense model the size cancels; "
+                "a MoE model reads all its experts but multiplies each token by only its top k, so the crossover moves out by P_read/P_act.",
                 latex=r"S^{*}")
-f_attn = Step("prefill_flops_attention", pr.prefill_attention_flops(gl.S, gl.L, gl.N, gl.H), "flop",
-              "Causal attention over the prompt: S**2/2 query-key pairs, 4*L*N*H FLOPs each.", latex=r"F_{\mathrm{att}}")
+coverage = Step("expert_coverage_at_cross", pr.experts_touched(t_cross.s / gl.u_token) / gl.E, "1",
+                "The check on reading every expert: the expected share of a MoE layer's experts that S* tokens touch under uniform top-k routing (1 for a dense model).",
+                latex=r"E_{\mathrm{read}}(S^{*})/E")
+f_attn = Step("prefill_flops_attention", pr.prefill_attention_flops(), "flop",
+              "Causal attention over the prompt: S**2/2 query-key pairs, 2*L*N*(h_k + h_v) FLOPs each (4*L*N*H for GQA; MLA prefill decompresses K and V rather than absorbing).",
+              latex=r"F_{\mathrm{att}}")
 kv_tok = Step("kv_bytes_per_token", pr.kv_bytes_per_token(gl.e_kv, gl.b_kv), "B/token",
               "Each prompt token writes its K and V to the cache.", latex=r"s_{\mathrm{kv}}")
 f_total = Step("prefill_flops", f_gemm.s + f_attn.s, "flop", "All prefill FLOPs: the GEMMs and causal attention.", latex=r"F")
@@ -58,15 +67,16 @@ DERIVATION = derivation(
     "Decode and prefill run the same weights through the same kernels, yet one waits on memory and the other on tensor cores. "
     "The answer finds the prompt length where they trade places and turns it into a TTFT.",
     S,
-    (w, t_w, f_gemm, t_gemm, t_cross, f_attn, kv_tok, f_total, b_total, ttft, f_gemm_cross, f_attn_cross, f_total_cross, b_total_cross, ttft_cross, attn_share, s_attn),
+    (p_all, w, t_w, f_gemm, t_gemm, t_cross, coverage, f_attn, kv_tok, f_total, b_total, ttft, f_gemm_cross, f_attn_cross, f_total_cross, b_total_cross, ttft_cross, attn_share, s_attn),
     ("T_cross", "ttft_at_cross", "ttft"),
     assumptions=(
         "One prompt prefilled alone (no batching with decode), at the dense datasheet peak and bandwidth; real prefill runs below peak, so measured TTFT sits above this line.",
         "Activations stay on chip between kernels; the only HBM traffic is the weights and the KV writes.",
-        "Attention is causal and counted as 4*L*N*H FLOPs per query-key pair (FlashAttention does not change the FLOPs).",
+        "Attention is causal and counted as 4*L*N*H FLOPs per query-key pair for GQA (FlashAttention does not change the FLOPs); MLA prefill over decompressed K and V.",
+        "A MoE prefill streams every expert (the coverage step checks it) while each token multiplies only its top-k: P_read/P_act moves the crossover out.",
     ),
     takeaways=(
-        "Prefill turns compute-bound at a prompt of {T_cross}: the ridge point in tokens, the same for every model on this chip.",
+        "Prefill turns compute-bound at a prompt of {T_cross}: the ridge point in tokens for every dense model on this chip, times P_read/P_act for a MoE model.",
         "TTFT at the crossover is {ttft_at_cross}, the time to read the weights once; at the input prompt it is {ttft}.",
         "Attention's quadratic term matches the GEMM FLOPs at a prompt of {S_attention_equal}; beyond it TTFT grows as S**2.",
     ),
@@ -82,11 +92,15 @@ DERIVATION = derivation(
         "Tensor parallelism adds all-reduces proportional to S, which become significant for long prompts.",
     ),
     tables=(
+        Table("Dense and mixture-of-experts models", tuple(Row("", model=m) for m in (
+            "llama-3.1-8b", "llama-3.1-70b", "mixtral-8x7b", "mixtral-8x22b", "qwen3-235b-a22b", "deepseek-v2-lite", "deepseek-v3")),
+            ("T_cross", "expert_coverage_at_cross", "ttft_at_cross"),
+            note="MoE prefill reads every expert but does top-k arithmetic per token, so its crossover sits P_read/P_act times the ridge."),
         Table("TTFT as the prompt grows", tuple(
             Row(f"S={s}", set={"prompt_len": f"{s} token"}) for s in (128, 512, 2048, 8192, 32768, 131072)
         ), ("t_gemm", "ttft", "attention_share")),
     ),
-    display_units={"weight_bytes": "GB", "t_weights": "ms", "t_gemm": "ms", "ttft": "ms", "ttft_at_cross": "ms",
+    display_units={"params_read": "parameter", "weight_bytes": "GB", "t_weights": "ms", "t_gemm": "ms", "ttft": "ms", "ttft_at_cross": "ms",
                    "prefill_flops_gemm": "Tflop", "prefill_flops_attention": "Tflop", "prefill_flops": "Tflop",
                    "prefill_flops_at_cross": "Tflop", "prefill_flops_gemm_at_cross": "Tflop", "prefill_flops_attention_at_cross": "Gflop", "prefill_bytes": "GB", "prefill_bytes_at_cross": "GB", "kv_bytes_per_token": "kB/token"},
 )

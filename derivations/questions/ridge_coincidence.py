@@ -18,14 +18,24 @@ S = Symbols(parent=gl.GLOSSARY)
 
 ridge = Step("ridge_point", pr.ridge_point(), "flop/B",
              "The intensity where a kernel's compute time equals its memory time.", latex=r"I^{*}")
-t_mem = Step("t_mem", pr.memory_time(pr.weight_bytes()), "s",
-             "A decode step streams every weight once, whatever the batch.", latex=r"t_{\mathrm{mem}}")
-t_cmp = Step("t_cmp", pr.compute_time(pr.gemm_flops(gl.P_active, gl.B * gl.q)), "s",
+t_mem = Step("t_mem", pr.memory_time(pr.weight_bytes(gl.P_base)), "s",
+             "A decode step streams the weights every token uses (attention, dense and shared MLPs, LM head) once, whatever the batch.",
+             latex=r"t_{\mathrm{mem}}")
+t_cmp = Step("t_cmp", pr.compute_time(pr.gemm_flops(gl.P_base, gl.B * gl.q)), "s",
              "Each of the B*q tokens does one multiply-add per weight.", latex=r"t_{\mathrm{cmp}}")
 b_cross = solve("B_cross", t_cmp, t_mem, gl.B, "1",
                 "Equate the two: the model size P cancels, so the crossover batch depends only on the chip and the number formats.",
                 latex=r"B^{*}")
-t_prefill = Step("t_prefill", pr.compute_time(pr.gemm_flops(gl.P_active, gl.S)), "s",
+tok_exp = Step("tokens_per_expert", gl.B * gl.q * gl.k_E / gl.E, "token",
+               "A routed expert sees only its share of the step's tokens: k_E of E experts per token, B*q*k_E/E on average (all B*q for a dense model).",
+               latex=r"n_{E}")
+i_exp = Step("intensity_expert_gemm", pr.gemm_intensity_limit(tok_exp.s), "flop/B",
+             "A routed expert's GEMM intensity: the weight-GEMM limit at its share of the tokens.", latex=r"I_{E}")
+b_cross_exp = solve("B_cross_expert", i_exp, ridge, gl.B, "1",
+                    "The batch at which the routed experts' GEMMs turn compute-bound too: E/k_E times B*, because each expert sees k_E/E of the tokens. "
+                    "For a dense model it is B* itself.",
+                    latex=r"B^{*}_{E}")
+t_prefill = Step("t_prefill", pr.compute_time(pr.gemm_flops(gl.P_base, gl.S)), "s",
                  "A prefill of S tokens does the same GEMMs for S tokens at once.", latex=r"t_{\mathrm{pre}}")
 t_cross = solve("T_cross", t_prefill, t_mem, gl.S, "token",
                 "The prompt length where prefill turns compute-bound: the same division.", latex=r"S^{*}")
@@ -41,7 +51,9 @@ i_limit = Step("intensity_batch_limit", pr.intensity(f_seq.s, kv_seq.s), "flop/B
                "As B grows the weight bytes amortise away and the step's intensity tends to this per-sequence limit.",
                latex=r"I_{B\to\infty}")
 t_max = solve("T_max", i_limit, ridge, gl.T, "token",
-              "The context beyond which even an infinite batch keeps a GQA decode step memory-bound.", latex=r"T_{\max}")
+              "The context beyond which even an infinite batch keeps a decode step memory-bound.", latex=r"T_{\max}",
+              none="attention alone is at or above the ridge here (I_att = q*a/s_kv), so the per-sequence intensity never falls to it: "
+                   "a large enough batch is compute-bound at every context")
 
 DERIVATION = derivation(
     "ridge-coincidence",
@@ -49,12 +61,15 @@ DERIVATION = derivation(
     "The crossover falls out of one division, and the number it gives lines up exactly with something else on the GPU. "
     "Spotting that coincidence is what the interviewer is waiting for.",
     S,
-    (ridge, t_mem, t_cmp, b_cross, t_prefill, t_cross, factor, f_seq, kv_seq, i_limit, t_max),
+    (ridge, t_mem, t_cmp, b_cross, tok_exp, i_exp, b_cross_exp, t_prefill, t_cross, factor, f_seq, kv_seq, i_limit, t_max),
     ("ridge_point", "B_cross", "T_cross", "T_max"),
     assumptions=(
         "B*q is much smaller than D and F, so activation traffic is negligible next to the weights (attention-intensity keeps it).",
         "B_cross counts sequences, each decoding q = 1 token per step; T_cross counts prompt tokens.",
-        "Weight GEMMs only for B_cross and T_cross; the KV cache enters only T_max.",
+        "Weight GEMMs only for B_cross and T_cross; the KV cache enters only T_max. For a MoE model B_cross is for the GEMMs every token passes through "
+        "(attention projections, dense and shared MLPs, LM head); its routed experts see B*q*k_E/E tokens each and turn compute-bound at B_cross_expert.",
+        "T_max compares the large-batch intensity of a decode step, (weight FLOPs + attention FLOPs) per KV byte of one sequence, with the ridge; "
+        "decode attention of MLA models is the absorbed kernel.",
         "Math runs at the dense peak of the math precision (weight-only INT4 runs BF16 math).",
     ),
     takeaways=(
@@ -70,7 +85,7 @@ DERIVATION = derivation(
     ),
     limits=(
         "Real kernels turn compute-bound later than B* (tile quantization, achieved bandwidth and FLOPs below datasheet).",
-        "MoE spreads the batch over experts: each expert sees about B*k/E tokens (moe-experts).",
+        "Routing is not uniform in practice: hot experts see more than B*q*k_E/E tokens and turn compute-bound earlier, cold ones later (moe-experts).",
         "Attention at long context keeps decode memory-bound regardless (T_max); MLA raises the per-sequence limit (attention-intensity).",
     ),
     tables=(
@@ -81,12 +96,17 @@ DERIVATION = derivation(
             Row("INT4 weights, BF16 math", weights="int4"),
             Row("INT4 + g128 scales, BF16 math", weights="int4-g128"),
         ), ("ridge_point", "B_cross", "bytes_per_flop_of_weights")),
+        Table("Mixture of experts: the routed experts turn compute-bound E/k_E times later", tuple(
+            Row("", model=m) for m in ("llama-3.1-70b", "mixtral-8x7b", "qwen3-235b-a22b", "deepseek-v3")
+        ), ("B_cross", "tokens_per_expert", "B_cross_expert")),
         Table("No batch helps beyond T_max (BF16 vs FP8 KV cache)", (
             Row("Llama 3.1 8B, BF16 KV", model="llama-3.1-8b", kv="bf16"),
             Row("Llama 3.1 8B, FP8 KV", model="llama-3.1-8b", kv="fp8"),
             Row("Llama 3.1 70B, BF16 KV", model="llama-3.1-70b", kv="bf16"),
             Row("Llama 3.1 70B, FP8 KV", model="llama-3.1-70b", kv="fp8"),
             Row("Llama 2 7B (MHA), BF16 KV", model="llama-2-7b", kv="bf16"),
+            Row("DeepSeek-V3 (MLA), BF16 KV", model="deepseek-v3", kv="bf16"),
+            Row("DeepSeek-V3 (MLA), FP8 KV", model="deepseek-v3", kv="fp8"),
         ), ("intensity_batch_limit", "T_max")),
     ),
     claims=(

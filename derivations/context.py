@@ -156,6 +156,45 @@ def _params(pick: Callable[..., int]) -> Callable[[Context], pint.Quantity]:
     return lambda ctx: Quantity(Fraction(pick(ctx.model.param_counts())), "parameter")
 
 
+#: on-chip memory kinds that are a hardware cache every SM reads HBM through (L2's role in flash-attention-io)
+LAST_LEVEL_CACHES = ("L2", "Infinity Cache")
+#: compute units that each run thread blocks out of their own shared memory
+BLOCK_UNITS = ("SM", "CU")
+
+
+def _no_blocks(ctx: Context) -> bool:
+    """A chip whose cores do not run thread blocks side by side out of their own shared memory (a TPU's TensorCore)."""
+    kind = ctx.hardware.compute_unit_kind
+    return kind is not None and kind not in BLOCK_UNITS
+
+
+def _gpu_blocks(ctx: Context, field: str) -> None:
+    h = ctx.hardware
+    if _no_blocks(ctx):
+        raise SpecError(h.path, field, f"{h.name} has no SMs: its {h.compute_unit_kind} runs a kernel's blocks one after another, "
+                                       "so shared memory per SM and blocks in flight have no meaning")
+
+
+def _shared_memory_per_sm(ctx: Context) -> pint.Quantity:
+    _gpu_blocks(ctx, "shared_memory_per_sm")
+    return ctx.hardware.require("shared_memory_per_sm")
+
+
+def _blocks_at_once(ctx: Context) -> pint.Quantity:
+    _gpu_blocks(ctx, "compute_units")
+    return _count(ctx.hardware.require("compute_units"))
+
+
+def _last_level_cache(ctx: Context) -> pint.Quantity:
+    h = ctx.hardware
+    kind = h.on_chip_memory_kind
+    if (kind is not None and kind not in LAST_LEVEL_CACHES) or (kind is None and _no_blocks(ctx)):
+        what = f"its on-chip memory is {kind}, a scratchpad" if kind else "its on-chip memory is a scratchpad"
+        raise SpecError(h.path, "on_chip_memory_kind", f"{h.name} has no L2: {what} the kernel fills itself, "
+                                                      "so an L2 working set has no meaning")
+    return h.require("on_chip_memory")
+
+
 #: How each spec-backed glossary symbol gets its value from a context.
 BINDINGS: dict[sp.Symbol, Callable[[Context], pint.Quantity]] = {
     gl.pi: lambda ctx: ctx.hardware.peak(ctx.math.math),
@@ -206,7 +245,30 @@ BINDINGS: dict[sp.Symbol, Callable[[Context], pint.Quantity]] = {
     gl.beta_link: _link_bandwidth,
     gl.n_SM: lambda ctx: _count(ctx.hardware.require("compute_units")),
     gl.u_token: lambda ctx: Quantity(Fraction(1), "token"),
+    # flash-attention-io: shared memory and the last-level cache exist only on chips whose SMs (CUs) run thread blocks
+    gl.M_smem: _shared_memory_per_sm,
+    gl.M_llc: _last_level_cache,
+    gl.n_blk: _blocks_at_once,
+    # the kernels of one layer (decode-op-ranking): a part the model lacks is n/a, so its kernel is too
+    gl.F_dense: lambda ctx: _dense_ffn(ctx),
+    gl.F_moe: lambda ctx: _count(_moe_layer(ctx).expert_ffn),
+    gl.P_rtr: lambda ctx: Quantity(Fraction(ctx.model.hidden_size * _moe_layer(ctx).experts), "parameter"),
+    gl.delta_mla: lambda ctx: _count(1 if ctx.model.mla else 0),
+    gl.r_q: lambda ctx: _count(_mla(ctx).q_rank or 0),
+    gl.d_q: lambda ctx: _count(_mla(ctx).q_rank or ctx.model.hidden_size),
 }
+
+
+def _moe_layer(ctx: Context) -> MoE:
+    if ctx.model.moe is None:
+        raise SpecError(ctx.model.path, None, f"{ctx.model.name} is a dense model: it has no MoE layer (no router, no experts)")
+    return ctx.model.moe
+
+
+def _dense_ffn(ctx: Context) -> pint.Quantity:
+    if ctx.model.dense_layers == 0:
+        raise SpecError(ctx.model.path, "intermediate_size", f"{ctx.model.name} has no dense-MLP layer: every layer's MLP is a mixture of experts")
+    return _count(ctx.model.intermediate_size)
 
 
 def input_value(inp: Input, ctx: Context) -> tuple[pint.Quantity, bool]:

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, replace
 
 import sympy as sp
 
+from derivations import prose
 from derivations.context import BINDINGS, SCENARIO_INPUTS, Input
 from derivations.glossary import GLOSSARY
 from derivations.symbols import Symbols, default_latex
@@ -40,6 +41,8 @@ class Step:
     why: str
     latex: str | None = None
     meaning: str = ""
+    #: a short heading in words ("Weight bytes per step"); the JSON name is printed beside it
+    title: str = ""
 
     @property
     def s(self) -> sp.Symbol:
@@ -67,6 +70,8 @@ class Solve(Step):
     verified: str = ""
     #: why there is no value when the root is not a finite positive number in a context
     none: str = ""
+    #: earlier steps that do not involve `for_` and stay as symbols in the closed form (W/(B s) rather than its expansion)
+    keep: tuple[str, ...] = ()
 
     @property
     def kind(self) -> str:
@@ -74,13 +79,15 @@ class Solve(Step):
 
 
 def solve(name: str, lhs: Step, rhs: Step, for_: sp.Symbol, unit: str, why: str, latex: str | None = None, meaning: str = "",
-          pick: Callable[[list[sp.Expr]], sp.Expr] | None = None, none: str = "") -> Solve:
+          pick: Callable[[list[sp.Expr]], sp.Expr] | None = None, none: str = "", title: str = "",
+          keep: Sequence[Step] = ()) -> Solve:
     """A Solve step: `for_` such that `lhs` = `rhs`.
 
     Its domain is the finite positive numbers: in a context where the root
     falls outside it the result is "none" with the reason `none` gives.
     """
-    return Solve(name, sp.S.Zero, unit, why, latex, meaning, lhs=lhs.name, rhs=rhs.name, for_=for_, pick=pick, none=none)
+    return Solve(name, sp.S.Zero, unit, why, latex, meaning, title, lhs=lhs.name, rhs=rhs.name, for_=for_, pick=pick, none=none,
+                 keep=tuple(k.name for k in keep))
 
 
 @dataclass(frozen=True)
@@ -184,11 +191,11 @@ def derivation(
         if step.name in expanded:
             raise DerivationError(f"{slug}: step {step.name} is defined twice")
         if isinstance(step, Solve):
-            step = _solve(slug, step, expanded, table)
+            step = _solve(slug, step, expanded, table, done)
         units = table.units()
         _check_known_symbols(slug, step, units)
         check_unit(step.expr, units, step.unit or "1", what=f"{slug}: step {step.name}")
-        table.add(step.name, step.unit, step.latex or default_latex(step.name), step.meaning or step.why)
+        table.add(step.name, step.unit, step.latex or default_latex(step.name), step.meaning or step.title or step.why)
         expanded[step.name] = _expand(step.expr, expanded)
         done.append(step)
     all_inputs = _inputs_used(slug, expanded, inputs)
@@ -197,6 +204,7 @@ def derivation(
         raise DerivationError(f"{slug}: headline results {missing} are not steps")
     for c in claims:
         _check_claim_units(slug, c, table)
+    _check_prose(slug, title, question, done, assumptions, takeaways, scoring, limits, tables, claims, inputs, table, expanded)
     return Derivation(
         slug=slug,
         title=title,
@@ -216,6 +224,41 @@ def derivation(
         display_units=dict(display_units or {}),
         expanded=expanded,
     )
+
+
+def prose_strings(d: Derivation) -> list[tuple[str, str]]:
+    """(where, text) for every piece of prose a derivation carries."""
+    return _prose(d.title, d.question, d.steps, d.assumptions, d.takeaways, d.scoring, d.limits, d.tables, d.claims, d.inputs)
+
+
+def _prose(title: str, question: str, steps: Sequence[Step], assumptions: Sequence[str], takeaways: Sequence[str], scoring: Sequence[str],
+           limits: Sequence[str], tables: Sequence[Table], claims: Sequence[Claim], inputs: Sequence[Input]) -> list[tuple[str, str]]:
+    out = [("title", title), ("question", question)]
+    for s in steps:
+        out += [(f"step {s.name}: why", s.why), (f"step {s.name}: meaning", s.meaning), (f"step {s.name}: title", s.title)]
+        if isinstance(s, Solve):
+            out.append((f"step {s.name}: none", s.none))
+    for kind, texts in (("assumption", assumptions), ("takeaway", takeaways), ("scoring", scoring), ("limit", limits)):
+        out += [(f"{kind} {i + 1}", x) for i, x in enumerate(texts)]
+    for t in tables:
+        out += [(f"table {t.title[:30]!r}", t.title), (f"table {t.title[:30]!r}: note", t.note)]
+        out += [(f"table {t.title[:30]!r}: row", r.label) for r in t.rows]
+    for c in claims:
+        out += [(f"claim {c.text[:30]!r}", c.text)] + ([(f"claim {c.text[:30]!r}: where", c.where.label)] if c.where else [])
+    out += [(f"input {i.name}", i.meaning) for i in inputs]
+    return [(w, x) for w, x in out if x]
+
+
+def _check_prose(slug: str, title: str, question: str, steps: Sequence[Step], assumptions: Sequence[str], takeaways: Sequence[str],
+                 scoring: Sequence[str], limits: Sequence[str], tables: Sequence[Table], claims: Sequence[Claim], inputs: Sequence[Input],
+                 table: Symbols, expanded: Mapping[str, sp.Expr]) -> None:
+    names = {info.name for info in table}
+    values = set(expanded) | {i.name for i in (*SCENARIO_INPUTS, *inputs)}
+    for where, text in _prose(title, question, steps, assumptions, takeaways, scoring, limits, tables, claims, inputs):
+        try:
+            prose.check(text, names, values, f"{slug}: {where}")
+        except prose.ProseError as err:
+            raise DerivationError(str(err)) from None
 
 
 def _check_claim_units(slug: str, c: Claim, table: Symbols) -> None:
@@ -258,7 +301,7 @@ def _inputs_used(slug: str, expanded: Mapping[str, sp.Expr], own: Sequence[Input
     return tuple(ordered)
 
 
-def _solve(slug: str, step: Solve, expanded: Mapping[str, sp.Expr], table: Symbols) -> Solve:
+def _solve(slug: str, step: Solve, expanded: Mapping[str, sp.Expr], table: Symbols, earlier: Sequence[Step]) -> Solve:
     for side in (step.lhs, step.rhs):
         if side not in expanded:
             raise DerivationError(f"{slug}: {step.name} solves with {side}, which is not an earlier step")
@@ -271,15 +314,30 @@ def _solve(slug: str, step: Solve, expanded: Mapping[str, sp.Expr], table: Symbo
     var_unit = table.info(var).unit
     if not same_unit(var_unit, unit(step.unit or "1")):
         raise UnitMismatchError(f"{slug}: step {step.name} is declared in {step.unit} but solves for {var} in {unit_text(var_unit)}")
-    roots = [r[var] for r in sp.solve(sp.Eq(lhs, rhs), var, dict=True) if var in r]
+    held = _expand_except(earlier, step.keep, var)
+    sides = [sp.Symbol(n, positive=True) if n in step.keep else held[n] for n in (step.lhs, step.rhs)]
+    roots = [r[var] for r in sp.solve(sp.Eq(*sides), var, dict=True) if var in r]
     roots = [r for r in roots if r.is_positive is not False and not r.has(sp.I)]
     if step.pick is not None and roots:
         roots = [step.pick(roots)]
     if len(roots) != 1:
         raise DerivationError(f"{slug}: {step.name}: expected one positive root of {step.lhs} = {step.rhs} in {var}, found {len(roots)}")
     root = _positive_numerator(sp.simplify(roots[0]))
-    verified = _verify(slug, step.name, lhs, rhs, var, root)
+    verified = _verify(slug, step.name, lhs, rhs, var, _expand(root, expanded))
     return replace(step, expr=root, equation=(lhs, rhs), verified=verified)
+
+
+def _expand_except(earlier: Sequence[Step], keep: Sequence[str], var: sp.Symbol) -> dict[str, sp.Expr]:
+    """Earlier steps expanded down to inputs, except the steps in `keep` (which must not involve `var`)."""
+    out: dict[str, sp.Expr] = {}
+    for s in earlier:
+        mapping = {sp.Symbol(n, positive=True): e for n, e in out.items() if n not in keep}
+        out[s.name] = s.expr.xreplace(mapping)
+    for name in keep:
+        full = _expand(out[name], {n: e for n, e in out.items()})
+        if name not in out or var in full.free_symbols:
+            raise DerivationError(f"keep={name!r}: it must be an earlier step that does not involve {var}")
+    return out
 
 
 def _positive_numerator(root: sp.Expr) -> sp.Expr:

@@ -36,10 +36,10 @@ d_v = g("d_v", "1", r"d_{v}", "MLA value width per head")
 P_total = g("P_total", "parameter", r"P_{\mathrm{total}}", "all parameters of the model")
 P_matmul = g("P_matmul", "parameter", r"P_{\mathrm{mm}}", "parameters that are GEMM operands (all experts)")
 P_noarith = g("P_noarith", "parameter", r"P_{\mathrm{0}}", "parameters that do no matmul (embedding gather, norms, biases)")
-P_active = g("P_active", "parameter", r"P_{\mathrm{act}}", "GEMM parameters one token multiplies by (its top-k experts only)")
+P_active = g("P_active", "parameter", r"P_{\mathrm{act}}", "GEMM parameters one token multiplies by (its top-$k$ experts only)")
 P_emb = g("P_emb", "parameter", r"P_{\mathrm{emb}}", "input embedding (a gather; 0 when tied to the LM head)")
 P_norm = g("P_norm", "parameter", r"P_{\mathrm{norm}}", "norm weights and biases")
-P_head = g("P_head", "parameter", r"P_{\mathrm{head}}", "LM head (V x D)")
+P_head = g("P_head", "parameter", r"P_{\mathrm{head}}", r"LM head ($V \times D$)")
 
 # number formats
 b_w = g("b_w", "B/parameter", r"b_{w}", "bytes per weight")
@@ -48,7 +48,7 @@ b_a = g("b_a", "B/token", r"b_{a}", "bytes per activation element, per token")
 
 # conventions
 kappa = g("kappa", "flop/(parameter*token)", r"\kappa", "FLOPs per weight per token (one multiply-add)")
-kappa_attn = g("kappa_attn", "flop/token**2", r"\kappa_{\mathrm{att}}", "attention FLOPs per query token per cached token per head channel (QK and PV)")
+kappa_attn = g("kappa_attn", "flop/token**2", r"\kappa_{\mathrm{att}}", r"attention FLOPs per query token per cached token per head channel ($QK^{\top}$ and $PV$)")
 
 # scenario
 B = g("B", "1", "B", "batch: sequences decoded together")
@@ -60,30 +60,43 @@ eta_bw = g("eta_bw", "1", r"\eta_{\mathrm{bw}}", "achieved fraction of datasheet
 t_fixed = g("t_fixed", "s", r"t_{\mathrm{fixed}}", "fixed time per step: launches, collectives, host work")
 
 # aggregate from the spec layer (the GQA or MLA formula, by architecture)
-e_kv = g("e_kv", "1", r"e_{\mathrm{kv}}", "cached elements per token over all layers (2LKH for GQA; L(r_kv + d_R) for MLA)")
-u_param = g("u_param", "parameter", r"\mathrm{param}", "one parameter: turns a count of weights into parameters")
+e_kv = g("e_kv", "1", r"e_{\mathrm{kv}}", r"cached elements per token over all layers ($2 L K H$ for GQA; $L (r_{\mathrm{kv}} + d_{R})$ for MLA)")
+u_param = g("u_param", "parameter", r"\mathrm{parameter}", "one parameter: turns a count of weights into parameters")
 
 # attention for any architecture (bound per model: the GQA or the absorbed-MLA value)
-n_kv = g("n_kv", "1", r"n_{\mathrm{kv}}", "cached K/V streams per layer (K for GQA; 1 for MLA, whose one latent all heads read)")
-w_k = g("w_k", "1", r"w_{k}", "elements a score reads per head per cached token (H for GQA; r_kv + d_R for absorbed MLA)")
-w_v = g("w_v", "1", r"w_{v}", "elements the value sum reads per head per cached token (H for GQA; r_kv for absorbed MLA)")
-w_c = g("w_c", "1", r"w_{c}", "cached elements per token per stream per layer (2H for GQA, K and V; r_kv + d_R for MLA)")
+n_kv = g("n_kv", "1", r"n_{\mathrm{kv}}", r"cached K/V streams per layer ($K$ for GQA; 1 for MLA, whose one latent all heads read)")
+w_k = g("w_k", "1", r"w_{k}", r"elements a score reads per head per cached token ($H$ for GQA; $r_{\mathrm{kv}} + d_{R}$ for absorbed MLA)")
+w_v = g("w_v", "1", r"w_{v}", r"elements the value sum reads per head per cached token ($H$ for GQA; $r_{\mathrm{kv}}$ for absorbed MLA)")
+w_c = g("w_c", "1", r"w_{c}", r"cached elements per token per stream per layer ($2H$ for GQA, K and V; $r_{\mathrm{kv}} + d_{R}$ for MLA)")
 n_SM = g("n_SM", "1", r"n_{\mathrm{SM}}", "streaming multiprocessors (compute units) per chip")
 u_token = g("u_token", "token", r"\mathrm{tok}", "one token: turns bytes per element per token into bytes per element")
 
 # mixture of experts (a dense model is bound as E = k_E = 1, L_moe = 0, P_exp = 0: every weight is in P_base)
 E = g("E", "1", "E", "routed experts per MoE layer (1 for a dense model)")
-k_E = g("k_E", "1", r"k_{E}", "routed experts each token uses (top-k; 1 for a dense model)")
+k_E = g("k_E", "1", r"k_{E}", "routed experts each token uses (top-$k$; 1 for a dense model)")
 L_moe = g("L_moe", "1", r"L_{\mathrm{MoE}}", "layers whose MLP is a mixture of routed experts (0 for a dense model)")
 P_exp = g("P_exp", "parameter", r"P_{\mathrm{exp}}", "GEMM weights of one routed expert in one layer")
 P_base = g("P_base", "parameter", r"P_{\mathrm{base}}", "GEMM weights every step reads whatever the routing: attention, dense MLPs, shared experts, routers, LM head")
 
 # attention over materialised K and V (prefill; non-absorbed MLA)
-h_k = g("h_k", "1", r"h_{k}", "per-head key width of attention over materialised K (H for GQA; d_nope + d_R for MLA)")
-h_v = g("h_v", "1", r"h_{v}", "per-head value width of attention over materialised V (H for GQA; d_v for MLA)")
+h_k = g("h_k", "1", r"h_{k}", r"per-head key width of attention over materialised K ($H$ for GQA; $d_{\mathrm{nope}} + d_{R}$ for MLA)")
+h_v = g("h_v", "1", r"h_{v}", r"per-head value width of attention over materialised V ($H$ for GQA; $d_{v}$ for MLA)")
 
 # the shared step-time model
 eta_flops = g("eta_flops", "1", r"\eta_{\mathrm{flop}}", "achieved fraction of the dense tensor peak in GEMMs and attention")
 beta_link = g("beta_link", "B/s", r"\beta_{\mathrm{link}}", "GPU-to-GPU bandwidth per direction (NVLink, ICI, or PCIe where there is no scale-up link)")
 F_E = g("F_E", "1", r"F_{E}", "FFN width of one routed expert (moe_intermediate_size; 0 for a dense model)")
 E_s = g("E_s", "1", r"E_{s}", "shared experts per MoE layer, used by every token (0 for most models)")
+
+# the on-chip memories FlashAttention works in (flash-attention-io); bound only on chips that have them
+M_smem = g("M_smem", "B", r"M_{\mathrm{SM}}", "shared memory per SM: the on-chip SRAM one thread block tiles into (none on a TPU)")
+M_llc = g("M_llc", "B", r"C_{\mathrm{LLC}}", "last-level cache every SM reads through: L2 on NVIDIA, Infinity Cache on AMD (none on a TPU)")
+n_blk = g("n_blk", "1", r"n_{\mathrm{blk}}", "thread blocks the chip runs at once, one per SM (CU on AMD); none on a TPU")
+
+# the kernels of one layer of any architecture (decode-op-ranking): bound only where the model has that part
+F_dense = g("F_dense", "1", r"F_{\mathrm{dense}}", "MLP width of the dense (non-MoE) layers (intermediate_size); none when every layer is a mixture of experts")
+F_moe = g("F_moe", "1", r"F_{\mathrm{MoE}}", r"FFN width of each routed or shared expert of a MoE layer ($F_{E}$ where a MoE layer exists; none for a dense model)")
+P_rtr = g("P_rtr", "parameter", r"P_{\mathrm{rtr}}", r"router weights of one MoE layer, $D \times E$ (none for a dense model)")
+delta_mla = g("delta_mla", "1", r"\delta_{\mathrm{MLA}}", "1 for multi-head latent attention (DeepSeek-V2/V3), 0 for GQA: which attention projections a layer runs")
+r_q = g("r_q", "1", r"r_{q}", "MLA query latent rank (q_lora_rank); 0 where the query is projected straight from the hidden state (DeepSeek-V2-Lite)")
+d_q = g("d_q", "1", r"d_{q}", r"width MLA's query up-projection reads: $r_{q}$, or $D$ where there is no query latent")

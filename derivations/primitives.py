@@ -313,3 +313,23 @@ __all__ += [
     "tokens_per_step",
     "tp_allreduce_bytes",
 ]
+
+
+# --- FlashAttention's working set in the last-level cache (flash-attention-io) ---
+
+def attention_kv_bytes_per_head(n: sp.Expr, d: sp.Expr = gl.H, b: sp.Expr = gl.b_a * gl.u_token) -> sp.Expr:
+    """K and V of one head over n tokens: 2nd elements, what its query blocks sweep [B]."""
+    return 2 * n * d * b
+
+
+def attention_heads_in_flight(n: sp.Expr, block: sp.Expr, blocks_at_once: sp.Expr = gl.n_blk, heads: sp.Expr = gl.N) -> sp.Expr:
+    """Heads whose K and V the resident query blocks read at once [1].
+
+    One block per SM, the blocks of a head scheduled together: n_blk blocks
+    cover ceil(n_blk / ceil(n/block)) heads, a head partly in flight counted
+    whole (its block needs all of K and V); never more than the `heads` there are.
+    """
+    return sp.Min(heads, sp.ceiling(blocks_at_once / sp.ceiling(n / block)))
+
+
+__all__ += ["attention_heads_in_flight", "attention_kv_bytes_per_head"]

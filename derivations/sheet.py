@@ -37,6 +37,8 @@ class Missing:
     reason: str
     #: the spec error behind an n/a, re-raised when the sheet's own context needs the value
     error: SpecError | None = field(default=None, compare=False)
+    #: True when `reason` is the derivation's prose (a Solve's `none`, which may hold $math$)
+    prose: bool = False
 
     @property
     def label(self) -> str:
@@ -83,6 +85,10 @@ class SolvedTable:
     note: str
     columns: tuple[tuple[str, str], ...]  # (result name, symbol latex)
     rows: tuple[tuple[str, tuple[Value | None, ...], str], ...]  # label, cells, why n/a
+    #: per row, the inputs it sets as (input name, symbol LaTeX, value) when its label is left to the renderer
+    settings: tuple[tuple[tuple[str, str, Value], ...], ...] = ()
+    #: per row, whether its label is the derivation's prose (may hold $math$) rather than a spec's name
+    authored: tuple[bool, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -197,7 +203,7 @@ def _in_domain(step: Step, v: sp.Expr) -> sp.Expr | Missing:
     finite = v.is_extended_real is True and v.is_finite is True
     if isinstance(step, Solve):
         if not finite or not v > 0:
-            return Missing("none", step.none or f"{step.lhs} and {step.rhs} do not meet at a positive value here")
+            return Missing("none", step.none or f"{step.lhs} and {step.rhs} do not meet at a positive value here", prose=bool(step.none))
     elif not finite:
         return Missing("none", f"{step.name} is undefined here (a zero denominator)")
     return v
@@ -314,18 +320,26 @@ def spec_facts(ctx: Context) -> tuple[tuple[str, str], ...]:
 
 
 def _solve_table(d: Derivation, ctx: Context, t: Table, resolve: Resolver) -> SolvedTable:
-    rows = []
+    rows, settings = [], []
+    by_name = {i.name: i for i in d.inputs}
     for row in t.rows:
+        setting = () if row.label else tuple(_setting(d, by_name[n], v) for n, v in row.set.items() if n in by_name)
+        settings.append(setting)
         try:
             row_ctx = resolve(ctx, row)
             values = evaluate(d, row_ctx, t.columns)
         except SpecError as err:
             rows.append((row.label or row.model or row.hardware or "?", tuple(None for _ in t.columns), err.message))
             continue
-        label = row.label or _row_label(row, row_ctx)
+        label = row.label or (_row_label(row, row_ctx) if row.model or row.hardware or not setting else "")
         rows.append((label, tuple(_value(d, c, values[c]) for c in t.columns), ""))
     columns = tuple((c, d.symbols[c].latex) for c in t.columns)
-    return SolvedTable(t.title, t.note, columns, tuple(rows))
+    return SolvedTable(t.title, t.note, columns, tuple(rows), tuple(settings), tuple(bool(r.label) for r in t.rows))
+
+
+def _setting(d: Derivation, inp: Input, text: str) -> tuple[str, str, Value]:
+    u = d.symbols.info(inp.symbol).unit
+    return inp.name, d.symbols.info(inp.symbol).latex, Value(_to_sympy(inp.parse(text, "table row"), u), u)
 
 
 def _solve_claim(d: Derivation, ctx: Context, c: Claim, resolve: Resolver, results: Mapping[str, sp.Expr | Missing]) -> SolvedClaim:

@@ -24,57 +24,57 @@ from derivations import primitives as pr
 from derivations.engine import Step
 
 tokens = Step("tokens_per_step", pr.tokens_per_step(), "1",
-              "Each of the B sequences adds q tokens: the rows every weight GEMM multiplies this step.",
-              latex=r"n_{\mathrm{tok}}", meaning="tokens per step, as a count")
+              r"Each of the $B$ sequences adds $q$ tokens: the rows every weight GEMM multiplies this step.",
+              latex=r"n_{\mathrm{tok}}", meaning="tokens per step, as a count", title="Tokens per step")
 experts = Step("experts_touched", pr.experts_touched(tokens.s), "1",
-               "Under uniform top-k routing a MoE layer reads every distinct expert its tokens picked: k at one token, nearly all E a few dozen tokens later. "
+               r"Under uniform top-$k$ routing a MoE layer reads every distinct expert its tokens picked: $k_{E}$ at one token, nearly all $E$ a few dozen tokens later. "
                "A dense model is one expert that every token uses.",
-               latex=r"E_{\mathrm{read}}", meaning="routed experts read per MoE layer per step (expected)")
+               latex=r"E_{\mathrm{read}}", meaning="routed experts read per MoE layer per step (expected)", title="Experts read per MoE layer")
 params = Step("params_read", pr.params_read(experts.s), "parameter",
               "The GEMM weights every token uses (attention, dense and shared MLPs, routers, LM head), plus the experts read in each MoE layer.",
-              latex=r"P_{\mathrm{read}}", meaning="GEMM weights read per step")
+              latex=r"P_{\mathrm{read}}", meaning="GEMM weights read per step", title="Weights read per step")
 weight_bytes = Step("weight_bytes", pr.weight_bytes(params.s), "B",
                     "Every weight read crosses HBM once per step, the LM head included; the embedding is a gather of one row per token.",
-                    latex=r"W", meaning="weight bytes streamed per decode step")
+                    latex=r"W", meaning="weight bytes streamed per decode step", title="Weight bytes per step")
 kv_tok = Step("kv_bytes_per_token", pr.kv_bytes_per_token(gl.e_kv, gl.b_kv), "B/token",
               "Each token leaves K and V (or the MLA latent) of every layer in the cache: one copy, whole model.",
-              latex=r"s_{\mathrm{kv}}")
+              latex=r"s_{\mathrm{kv}}", title="KV-cache bytes per token")
 kv_tok_gpu = Step("kv_bytes_per_token_gpu", pr.kv_bytes_per_token_per_gpu(), "B/token",
                   "What one cached token occupies on the busiest GPU: tensor parallelism splits the cached streams but never below one per GPU, "
                   "so KV heads are replicated past their count and an MLA latent is on every GPU.",
-                  latex=r"s_{\mathrm{kv,GPU}}")
+                  latex=r"s_{\mathrm{kv,GPU}}", title="KV-cache bytes per token on one GPU")
 kv_step = Step("kv_bytes_step", gl.B * gl.T * kv_tok_gpu.s, "B",
-               "Each of the B sequences reads its whole cache of T tokens every step; batching does not amortise it.",
-               latex=r"W_{\mathrm{kv}}", meaning="KV-cache bytes read per step on one GPU")
+               r"Each of the $B$ sequences reads its whole cache of $T$ tokens every step; batching does not amortise it.",
+               latex=r"W_{\mathrm{kv}}", meaning="KV-cache bytes read per step on one GPU", title="KV-cache bytes per step")
 weights_gpu = Step("weight_bytes_gpu", pr.tp_split(weight_bytes.s), "B",
                    "Tensor parallelism splits every weight matrix (experts included) evenly over the GPUs.",
-                   latex=r"W_{\mathrm{w,GPU}}")
+                   latex=r"W_{\mathrm{w,GPU}}", title="Weight bytes per GPU")
 bytes_gpu = Step("bytes_per_gpu", weights_gpu.s + kv_step.s, "B",
-                 "Everything one GPU streams per step.", latex=r"W_{\mathrm{GPU}}")
+                 "Everything one GPU streams per step.", latex=r"W_{\mathrm{GPU}}", title="Bytes per GPU per step")
 flops_gemm = Step("flops_gemm_gpu", pr.tp_split(pr.gemm_flops(gl.P_active, gl.B * gl.q)), "flop",
-                  "Each token multiplies only its own weights (its top-k experts): kappa*P_act FLOPs per token, split over the GPUs.",
-                  latex=r"F_{\mathrm{gemm}}")
+                  r"Each token multiplies only its own weights (its top-$k$ experts): $\kappa P_{\mathrm{act}}$ FLOPs per token, split over the GPUs.",
+                  latex=r"F_{\mathrm{gemm}}", title="GEMM FLOPs per GPU")
 flops_attn = Step("flops_attention_gpu", pr.tp_split(gl.B * gl.L * pr.decode_attention_flops()), "flop",
-                  "Each query token scores against, and sums values over, its sequence's T cached tokens in every layer; heads split over the GPUs.",
-                  latex=r"F_{\mathrm{att}}")
+                  r"Each query token scores against, and sums values over, its sequence's $T$ cached tokens in every layer; heads split over the GPUs.",
+                  latex=r"F_{\mathrm{att}}", title="Attention FLOPs per GPU")
 t_memory = Step("t_memory", pr.memory_time(bytes_gpu.s, gl.eta_bw * gl.beta), "s",
-                "The memory side alone: the step's bytes at the achieved bandwidth.", latex=r"t_{\mathrm{mem}}")
+                "The memory side alone: the step's bytes at the achieved bandwidth.", latex=r"t_{\mathrm{mem}}", title="Memory time")
 t_compute = Step("t_compute", pr.compute_time(flops_gemm.s + flops_attn.s, gl.eta_flops * gl.pi), "s",
-                 "The compute side alone: the step's FLOPs at the achieved fraction of the dense peak.", latex=r"t_{\mathrm{cmp}}")
+                 "The compute side alone: the step's FLOPs at the achieved fraction of the dense peak.", latex=r"t_{\mathrm{cmp}}", title="Compute time")
 t_gemm = Step("t_gemm", pr.roofline_component_time(flops_gemm.s, weights_gpu.s), "s",
               "The weight GEMMs on the roofline: memory-bound until the batch reaches the ridge, compute-bound after.",
-              latex=r"t_{\mathrm{gemm}}")
+              latex=r"t_{\mathrm{gemm}}", title="Weight GEMMs on the roofline")
 t_attn = Step("t_attention", pr.roofline_component_time(flops_attn.s, kv_step.s), "s",
               "Attention on the roofline: its intensity does not grow with the batch, so for GQA it stays memory-bound.",
-              latex=r"t_{\mathrm{att}}")
+              latex=r"t_{\mathrm{att}}", title="Attention on the roofline")
 t_comm = Step("t_comm", 2 * gl.L * pr.allreduce_time(pr.tp_allreduce_bytes()), "s",
               "Tensor parallelism all-reduces the activations twice per layer (after attention and after the MLP); zero on one GPU.",
-              latex=r"t_{\mathrm{comm}}")
+              latex=r"t_{\mathrm{comm}}", title="Tensor-parallel all-reduces")
 t_step = Step("t_step", t_gemm.s + t_attn.s + t_comm.s + gl.t_fixed, "s",
               "The step: each component at the slower of its memory and compute time, the all-reduces, and a fixed time (launches, host work) that no byte count shows.",
-              latex=r"t_{\mathrm{step}}")
+              latex=r"t_{\mathrm{step}}", title="Step time")
 throughput = Step("throughput", gl.B * gl.q / t_step.s, "token/s",
-                  "All B sequences advance q tokens per step.", latex=r"\Theta")
+                  r"All $B$ sequences advance $q$ tokens per step.", latex=r"\Theta", title="Throughput")
 
 #: The step-time model in reading order; a sheet includes these and adds its own.
 DECODE_STEP: tuple[Step, ...] = (tokens, experts, params, weight_bytes, kv_tok, kv_tok_gpu, kv_step, weights_gpu, bytes_gpu,
@@ -82,10 +82,10 @@ DECODE_STEP: tuple[Step, ...] = (tokens, experts, params, weight_bytes, kv_tok, 
 
 memory_gpu = Step("memory_per_gpu", pr.tp_split(gl.P_total * gl.b_w) + gl.B * (gl.T + gl.q) * kv_tok_gpu.s, "B",
                   "What must be resident per GPU: all weights (every expert, the embedding) split over the GPUs, and each sequence's cache including this step's tokens.",
-                  latex=r"M_{\mathrm{GPU}}")
+                  latex=r"M_{\mathrm{GPU}}", title="Memory needed per GPU")
 memory_fraction = Step("memory_fraction", memory_gpu.s / gl.C_mem, "1",
                        "Above 1 the model and its cache do not fit: more GPUs, a smaller batch or a shorter context.",
-                       latex=r"M_{\mathrm{GPU}}/C_{\mathrm{HBM}}")
+                       latex=r"M_{\mathrm{GPU}}/C_{\mathrm{HBM}}", title="Share of HBM used")
 #: Does it fit: include after DECODE_STEP.
 MEMORY_FIT: tuple[Step, ...] = (memory_gpu, memory_fraction)
 

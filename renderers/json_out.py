@@ -11,9 +11,11 @@ from typing import Any
 
 import sympy as sp
 
+from derivations import prose
 from derivations.sheet import Sheet, Value
 from renderers.numbers import display
 from renderers.targets import latex_math
+from renderers.view import step_title
 from units import Quantity, unit_text
 
 #: A product of power and time reads as energy.
@@ -49,6 +51,11 @@ def sheet_json(sheet: Sheet) -> dict[str, Any]:
     steps = {st.step.name: st for st in sheet.steps}
     ctx = sheet.context
 
+    by_name = {info.name: info.latex for info in d.symbols}
+
+    def text(x: str) -> str:
+        return prose.plain(x, by_name)
+
     def result(name: str, v: Value) -> dict[str, Any]:
         step = steps[name].step
         return {**quantity_json(v), "latex": latex_math(step.expr, names), "expr": sp.sstr(step.expr)}
@@ -70,27 +77,29 @@ def sheet_json(sheet: Sheet) -> dict[str, Any]:
         },
         "results": {n: result(n, v) for n, v in sheet.results.items()},
         "steps": [
-            {"name": st.step.name, "kind": st.step.kind, "why": st.step.why, "unit": unit_text(st.value.unit),
+            {"name": st.step.name, "kind": st.step.kind, "title": text(step_title(st.step)), "why": text(st.step.why), "unit": unit_text(st.value.unit),
              **({"verified": st.step.verified} if st.step.kind == "solve" else {}),
              "result": result(st.step.name, st.value)}
             for st in sheet.steps
         ],
         "claims": [
-            {"text": c.text, "holds": c.holds, "left": {"name": c.left_name, **quantity_json(c.left)},
+            {"text": text(c.text), "holds": c.holds, "left": {"name": c.left_name, **quantity_json(c.left)},
              "right": {"name": c.right_name, **quantity_json(c.right)}, "where": c.where, **({"convert": c.convert} if c.convert else {})}
             for c in sheet.claims
         ],
         "tables": [
             {"title": t.title, "note": t.note, "columns": [n for n, _ in t.columns],
              "rows": [{"label": label, "values": {n: (quantity_json(c) if c is not None else None) for (n, _), c in zip(t.columns, cells, strict=True)},
-                       **({"unavailable": why} if why else {})} for label, cells, why in t.rows]}
+                       **({"inputs": {name: quantity_json(v) for name, _, v in setting}} if setting else {}),
+                       **({"unavailable": why} if why else {})}
+                      for (label, cells, why), setting in zip(t.rows, t.settings or [()] * len(t.rows), strict=True)]}
             for t in sheet.tables
         ],
-        "conventions": list(sheet.conventions),
-        "assumptions": list(d.assumptions),
-        "takeaways": list(d.takeaways),
-        "scoring": list(d.scoring),
-        "limits": list(d.limits),
+        "conventions": [text(x) for x in sheet.conventions],
+        "assumptions": [text(x) for x in d.assumptions],
+        "takeaways": [text(x) for x in d.takeaways],
+        "scoring": [text(x) for x in d.scoring],
+        "limits": [text(x) for x in d.limits],
     }
 
 

@@ -39,10 +39,20 @@ class Shown:
 
 
 def display(exact: sp.Expr | Fraction | int | float, u: pint.Unit, preferred: str | None = None) -> Shown:
-    """The value as it should be shown: in `preferred` units if given, else an SI-prefixed unit."""
+    """The value as it should be shown: an SI prefix that puts the mantissa in [1, 1000).
+
+    `preferred` (a sheet's display unit) names the unit family and wins when
+    its mantissa is already in range, or when no prefix applies (counts).
+    """
     value = _fraction(exact)
     q = Quantity(value, u)
-    target = unit(preferred) if preferred else _auto_unit(q)
+    if preferred:
+        target = unit(preferred)
+        magnitude = abs(float(q.to(target).magnitude))
+        if magnitude == 0 or 1 <= magnitude < 1000:
+            return Shown(digits(q.to(target).magnitude), target)
+        q = q.to(target)
+    target = _auto_unit(q)
     shown = q.to(target)
     return Shown(digits(shown.magnitude), target)
 
@@ -56,7 +66,7 @@ def digits(value: Fraction | int | float) -> Number:
         return Number("0")
     magnitude = abs(x)
     if 1e-3 <= magnitude < 1e6:
-        text = f"{x:.{SIGNIFICANT_FIGURES}g}"
+        text = f"{x:#.{SIGNIFICANT_FIGURES}g}".rstrip(".")  # '#' keeps trailing zeros: 586.0, not 586
         if "e" in text:
             text = f"{x:.0f}"
         return Number(text)
@@ -73,6 +83,7 @@ def _fraction(exact: sp.Expr | Fraction | int | float) -> Fraction | float:
 
 
 def _auto_unit(q: pint.Quantity) -> pint.Unit:
+    q = q.to_base_units()
     items = [(name, exp) for name, exp in q.unit_items()]
     positive = [(n, e) for n, e in items if e > 0]
     if len(positive) != 1 or positive[0][1] != 1:
@@ -100,6 +111,12 @@ def plain(exact: sp.Expr | Fraction | int | float, u: pint.Unit, preferred: str 
 
 
 def number_text(n: Number) -> str:
+    """Plain text: integer digits grouped in threes with commas (decimals never grouped)."""
     if n.exact_integer:
         return f"{int(n.mantissa):,}"
-    return n.mantissa if n.exponent is None else f"{n.mantissa}e{n.exponent}"
+    if n.exponent is None:
+        whole, dot, frac = n.mantissa.partition(".")
+        sign = "-" if whole.startswith("-") else ""
+        digits_ = whole.lstrip("-")
+        return sign + (f"{int(digits_):,}" if len(digits_) > 4 else digits_) + dot + frac
+    return f"{n.mantissa}e{n.exponent}"

@@ -6,18 +6,16 @@ against this interface.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
+import pint
 import sympy as sp
 from sympy.printing.latex import LatexPrinter
 
 from renderers import escape
 from renderers.numbers import Number, Shown, number_text
 from renderers.unitfmt import mathrm, siunitx
-
-_PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
 @dataclass(frozen=True)
@@ -28,24 +26,30 @@ class Target:
     quantity_text: Callable[[Shown], str]
     inline_math: Callable[[str], str]
     code: Callable[[str], str]
-
-    def prose(self, template: str, values: Mapping[str, str]) -> str:
-        """Our prose with `{result}` placeholders filled from the derivation's values, already rendered for this target."""
-        out, last = [], 0
-        for m in _PLACEHOLDER.finditer(template):
-            out.append(self.text(template[last:m.start()]))
-            name = m.group(1)
-            if name not in values:
-                raise KeyError(f"prose refers to {{{name}}}, which is not a step")
-            out.append(values[name])
-            last = m.end()
-        out.append(self.text(template[last:]))
-        return "".join(out)
+    #: a unit on its own, typeset like the units of the numbers (a symbol table's unit column)
+    unit: Callable[[pint.Unit], str]
 
 
 class _Printer(LatexPrinter):
     """sympy's LaTeX printer, but a symbol printed as a number with a unit is
     parenthesised when raised to a power: (295.3 token)^2, not 295.3 token^2."""
+
+    def _print_Add(self, expr: sp.Add, order: str | None = None) -> str:
+        """sympy's sum, with a positive term first: a - b + c reads as a + c - b, never -b + a + c."""
+        terms = list(self._as_ordered_terms(expr, order=order))
+        terms = [t for t in terms if not t.could_extract_minus_sign()] + [t for t in terms if t.could_extract_minus_sign()]
+        tex = ""
+        for i, term in enumerate(terms):
+            if i and term.could_extract_minus_sign():
+                tex += " - "
+                term = -term
+            elif i:
+                tex += " + "
+            term_tex = self._print(term)
+            if self._needs_add_brackets(term):
+                term_tex = rf"\left({term_tex}\right)"
+            tex += term_tex
+        return tex
 
     def _print_Pow(self, expr: sp.Pow) -> str:
         base, exponent = expr.as_base_exp()
@@ -61,9 +65,9 @@ def latex_math(expr: sp.Expr, names: Mapping[sp.Symbol, str]) -> str:
 
 
 def _md_number(n: Number) -> str:
-    if n.exact_integer:
+    if n.exponent is None:
         return number_text(n).replace(",", "{,}")
-    return n.mantissa if n.exponent is None else rf"{n.mantissa} \times 10^{{{n.exponent}}}"
+    return rf"{n.mantissa} \times 10^{{{n.exponent}}}"
 
 
 def _md_quantity(s: Shown) -> str:
@@ -88,6 +92,16 @@ def _tex_quantity(s: Shown) -> str:
     return rf"\qty{{{number}}}{{{unit}}}" if unit else rf"\num{{{number}}}"
 
 
+def _md_unit(u: pint.Unit) -> str:
+    text = mathrm(u)
+    return f"${text}$" if text else "1"
+
+
+def _tex_unit(u: pint.Unit) -> str:
+    text = siunitx(u)
+    return rf"\si{{{text}}}" if text else "1"
+
+
 MARKDOWN = Target(
     name="md",
     text=escape.markdown,
@@ -95,6 +109,7 @@ MARKDOWN = Target(
     quantity_text=_md_quantity_text,
     inline_math=lambda m: f"${m}$",
     code=escape.markdown_code,
+    unit=_md_unit,
 )
 
 LATEX = Target(
@@ -104,4 +119,5 @@ LATEX = Target(
     quantity_text=_tex_quantity,
     inline_math=lambda m: f"${m}$",
     code=escape.latex_code,
+    unit=_tex_unit,
 )

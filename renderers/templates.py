@@ -37,3 +37,4 @@ LATEX_ENV = jinja2.Environment(
     lstrip_blocks=True,
 )
 LATEX_ENV.filters["align_first"] = _align_first
+MARKDOWN_ENV.filters["align_first"] = _align_first

@@ -2,24 +2,39 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import sympy as sp
 
-from derivations.engine import Solve
-from derivations.sheet import Sheet, SolvedStep, Value
+from derivations import glossary as gl
+from derivations import prose
+from derivations.engine import Solve, Step
+from derivations.sheet import Missing, Sheet, SolvedStep, Value
 from renderers.numbers import Shown, display
 from renderers.targets import Target, latex_math
-from units import unit_text
 
 
 def shown(v: Value) -> Shown:
     return display(v.exact, v.unit, v.display_unit)
 
 
+#: Symbols that turn a count into a unit; as numbers they would print as "· 1 param".
+UNIT_MARKERS = (gl.u_param, gl.u_token)
+#: Crossovers in these symbols are physically whole numbers: (what it is, plural unit).
+COUNTS = {gl.B: ("batch", "sequences"), gl.S: ("prompt", "tokens"), gl.T: ("context", "tokens"), gl.q: ("number of tokens per step", "tokens")}
+
+
 def value_text(v: Value, target: Target) -> str:
     """A value as running text: the number with its unit, or 'none: reason' / 'n/a: reason'."""
-    return target.text(v.missing.label) if v.missing else target.quantity_text(shown(v))
+    return missing_text(v.missing, target) if v.missing else target.quantity_text(shown(v))
+
+
+def missing_text(m: Missing, target: Target) -> str:
+    """'none: reason': a closed form's reason is the derivation's prose (it may hold math); a spec's is literal text."""
+    if m.prose:
+        return target.text(f"{m.kind}: ") + prose.render(m.reason, target.text, target.inline_math, {}, None)
+    return target.text(m.label)
 
 
 def step_lines(step: SolvedStep, names: dict[sp.Symbol, str], target: Target) -> tuple[str, list[str]]:
@@ -28,10 +43,11 @@ def step_lines(step: SolvedStep, names: dict[sp.Symbol, str], target: Target) ->
     formula = latex_math(s.expr, names)
     lines = [f"{step.latex} = {formula}"]
     if step.value.missing:
-        lead = target.text(f"No value here ({step.value.missing.label}).")
+        lead = target.text("No value here (") + missing_text(step.value.missing, target) + target.text(").")
         return lead, lines
     numbers = {sym: names[sym] if v.missing else target.quantity_math(shown(v)) for sym, v in step.operands.items()}
-    substituted = latex_math(s.expr, numbers)
+    # the unit markers (one parameter, one token) carry units in the formula; as numbers they are only "· 1 param"
+    substituted = latex_math(s.expr.xreplace({u: sp.S.One for u in UNIT_MARKERS}), numbers)
     result = target.quantity_math(shown(step.value))
     if s.expr.free_symbols and substituted != result:
         lines.append(substituted)
@@ -40,67 +56,99 @@ def step_lines(step: SolvedStep, names: dict[sp.Symbol, str], target: Target) ->
     if isinstance(s, Solve):
         lead = target.text("Set ") + target.inline_math(f"{names[sp.Symbol(s.lhs, positive=True)]} = {names[sp.Symbol(s.rhs, positive=True)]}") \
             + target.text(" and solve for ") + target.inline_math(names[s.for_]) \
-            + target.text(f" (closed form checked against the equation {'symbolically and ' if s.verified == 'symbolic' else ''}numerically at random points):")
+            + target.text(f" (closed form checked against the equation {'symbolically and ' if s.verified == 'symbolic' else ''}numerically at random points).")
+        whole = _whole_count(s, step.value)
+        if whole:
+            lead += target.text(f" {whole}.")
     return lead, lines
+
+
+def _whole_count(s: Solve, v: Value) -> str:
+    """For a crossover in a physical count (a batch, a prompt, a context): the whole number you would run."""
+    what = COUNTS.get(s.for_)
+    if what is None or v.exact is None or v.exact == int(v.exact):
+        return ""
+    return f"In whole numbers, the first {what[0]} at or past it is {math.ceil(v.float):,} {what[1]}"
+
+
+def step_title(step: Step) -> str:
+    """The step's heading in words: its title, else its meaning, else its name."""
+    text = step.title or step.meaning or step.name
+    return text[:1].upper() + text[1:]
 
 
 def build(sheet: Sheet, target: Target) -> dict[str, Any]:
     d = sheet.derivation
     names = dict(sheet.latex_names)
     values = {n: value_text(v, target) for n, v in _all_values(sheet).items()}
+    by_name = {info.name: info.latex for info in d.symbols}
+
+    def p(text: str) -> str:
+        return prose.render(text, target.text, target.inline_math, by_name, values)
+
     t = target.text
     steps = []
     for st in sheet.steps:
         lead, lines = step_lines(st, names, target)
-        steps.append({"name": target.code(st.step.name), "why": t(st.step.why), "lead": lead, "lines": lines})
+        steps.append({"name": target.code(st.step.name), "title": p(step_title(st.step)), "symbol": target.inline_math(st.latex),
+                      "why": p(st.step.why), "lead": lead, "lines": lines})
     symbols = []
     seen = set()
     for info in d.symbols:
         if info.symbol in _used_symbols(sheet) and info.name not in seen:
             seen.add(info.name)
-            symbols.append({"symbol": target.inline_math(info.latex), "unit": t(unit_text(info.unit)), "meaning": t(info.meaning)})
+            symbols.append({"symbol": target.inline_math(info.latex), "unit": target.unit(info.unit), "meaning": p(info.meaning)})
     return {
         "slug": target.code(d.slug),
-        "title": t(d.title),
-        "question": t(d.question),
+        "title": p(d.title),
+        "question": p(d.question),
         "context_label": t(sheet.context_label),
         "facts": [{"label": t(k), "value": t(v)} for k, v in sheet.spec_facts],
-        "conventions": [t(c) for c in sheet.conventions],
-        "assumptions": [t(a) for a in d.assumptions],
+        "conventions": [p(c) for c in sheet.conventions],
+        "assumptions": [p(a) for a in d.assumptions],
         "given": [
-            {"symbol": target.inline_math(info.latex), "value": value_text(v, target), "meaning": t(info.meaning)}
-            for info, v in sheet.bound
+            {"symbol": target.inline_math(info.latex), "value": value_text(v, target), "meaning": p(info.meaning)}
+            for info, v in sheet.bound if not v.missing  # a symbol this model or chip lacks; the steps that need it say why
         ],
         "inputs": [
             {"name": target.code(i.name), "symbol": target.inline_math(i.info.latex), "value": target.quantity_text(shown(i.value)),
-             "status": "set" if i.is_set else "default", "meaning": t(i.meaning)}
+             "status": "set" if i.is_set else "default", "meaning": p(i.meaning)}
             for i in sheet.inputs
         ],
         "symbols": symbols,
         "steps": steps,
         "results": [
-            {"name": target.code(n), "symbol": target.inline_math(d.symbols[n].latex), "value": value_text(v, target), "meaning": t(d.symbols[n].meaning)}
+            {"name": target.code(n), "symbol": target.inline_math(d.symbols[n].latex), "value": value_text(v, target), "title": p(step_title(d.step(n))), "meaning": p(d.symbols[n].meaning)}
             for n, v in sheet.results.items()
         ],
         "claims": [
-            {"text": t(c.text), "holds": c.holds, "verdict": {True: "holds", False: "does not hold", None: "cannot be checked"}[c.holds],
+            {"text": p(c.text), "holds": c.holds, "verdict": {True: "holds", False: "does not hold", None: "cannot be checked"}[c.holds],
              "left": target.inline_math(names[sp.Symbol(c.left_name, positive=True)]) + " = " + value_text(c.left, target),
              "right": (target.inline_math(names[sp.Symbol(c.right_name, positive=True)]) + " = " if c.right_name else target.text("claimed ")) + value_text(c.right, target),
-             "where": t(c.where + (f"; read as numbers in {c.convert}" if c.convert else ""))}
+             "where": "; ".join(x for x in (p(c.where), t(f"read as numbers in {c.convert}" if c.convert else "")) if x)}
             for c in sheet.claims
         ],
         "tables": [
-            {"title": t(tb.title), "note": t(tb.note),
+            {"title": p(tb.title), "note": p(tb.note),
              "headers": [target.inline_math(latex) for _, latex in tb.columns],
              "header_names": [t(n) for n, _ in tb.columns],
-             "rows": [{"label": t(label), "cells": [_cell(c, target) for c in cells], "why": t(_row_why(cells, why))}
-                      for label, cells, why in tb.rows]}
+             "rows": [{"label": _row_label(p(label) if authored else t(label), setting, target), "cells": [_cell(c, target) for c in cells],
+                       "why": _row_why(cells, why, target)}
+                      for (label, cells, why), setting, authored in zip(tb.rows, tb.settings or [()] * len(tb.rows),
+                                                                        tb.authored or [False] * len(tb.rows), strict=True)]}
             for tb in sheet.tables
         ],
-        "takeaways": [target.prose(x, values) for x in d.takeaways],
-        "scoring": [t(x) for x in d.scoring],
-        "limits": [t(x) for x in d.limits],
+        "takeaways": [p(x) for x in d.takeaways],
+        "scoring": [p(x) for x in d.scoring],
+        "limits": [p(x) for x in d.limits],
     }
+
+
+def _row_label(label: str, setting: tuple[tuple[str, str, Value], ...], target: Target) -> str:
+    """A row's label: its text, then the inputs it sets as math ($B = 8$, $T = 8{,}192$ token)."""
+    parts = [label] if label else []
+    parts += [target.inline_math(f"{latex} = {target.quantity_math(shown(v))}") for _, latex, v in setting]
+    return ", ".join(parts)
 
 
 def _cell(c: Value | None, target: Target) -> str:
@@ -109,12 +157,14 @@ def _cell(c: Value | None, target: Target) -> str:
     return target.text(c.missing.kind) if c.missing else target.quantity_text(shown(c))
 
 
-def _row_why(cells: tuple[Value | None, ...], why: str) -> str:
+def _row_why(cells: tuple[Value | None, ...], why: str, target: Target) -> str:
     """The reasons a row has no value in some cells, each once."""
-    reasons = [why] if why else []
+    reasons = [target.text(why)] if why else []
     for c in cells:
-        if c is not None and c.missing and c.missing.label not in reasons:
-            reasons.append(c.missing.label)
+        if c is not None and c.missing:
+            text = missing_text(c.missing, target)
+            if text not in reasons:
+                reasons.append(text)
     return "; ".join(reasons)
 
 

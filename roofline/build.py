@@ -142,6 +142,11 @@ def safe_tex_env() -> dict[str, str]:
 
 def compile_pdf(tex: str, name: str) -> bytes:
     """Compile one LaTeX document to PDF bytes (two passes, for longtable widths)."""
+    return compile_pdf_with_log(tex, name)[0]
+
+
+def compile_pdf_with_log(tex: str, name: str) -> tuple[bytes, str]:
+    """The PDF bytes and pdflatex's log of the last pass (for layout checks: Overfull boxes)."""
     exe = shutil.which("pdflatex")
     if exe is None:
         raise BuildError("pdflatex not found; install TeX Live (see README) or build without --pdf")
@@ -157,7 +162,8 @@ def compile_pdf(tex: str, name: str) -> bytes:
             if run.returncode != 0:
                 first_error = next((line for line in run.stdout.splitlines() if line.startswith("!")), "see the .log")
                 raise BuildError(f"{name}.tex: pdflatex failed: {first_error}")
-        return (Path(tmp) / f"{name}.pdf").read_bytes()
+        log = (Path(tmp) / f"{name}.log").read_text(encoding="utf-8", errors="replace")
+        return (Path(tmp) / f"{name}.pdf").read_bytes(), log
 
 
 def write_atomically(out: Path, files: dict[str, str | bytes]) -> None:

@@ -31,6 +31,7 @@ FIELDS: dict[str, tuple[str | None, bool]] = {
     "on_chip_memory_kind": (None, False),
     "compute_units": ("1", False),
     "compute_unit_kind": (None, False),
+    "shared_memory_per_sm": ("B", False),
     "tdp": ("W", False),
     "scaleup_bandwidth_per_direction": ("B/s", False),
     "scaleup_interconnect": (None, False),
@@ -58,6 +59,8 @@ class Hardware:
     on_chip_memory_kind: str | None = None
     compute_units: int | None = None
     compute_unit_kind: str | None = None
+    #: the most shared memory one SM (CU) can give its thread blocks, binary KiB as NVIDIA prints "KB" here
+    shared_memory_per_sm: pint.Quantity | None = None
     tdp: pint.Quantity | None = None
     scaleup_bandwidth_per_direction: pint.Quantity | None = None
     scaleup_interconnect: str | None = None

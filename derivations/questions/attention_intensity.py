@@ -20,133 +20,137 @@ S = Symbols(parent=gl.GLOSSARY)
 tokens = gl.B * gl.q
 
 p_gate = Step("P_gate", gl.D * gl.F * gl.u_param, "parameter",
-              "The GEMM followed here is a real decode matrix: the MLP gate projection, D x F (the up projection has the same shape).",
-              latex=r"P_{\mathrm{gate}}")
+              r"The GEMM followed here is a real decode matrix: the MLP gate projection, $D \times F$ (the up projection has the same shape).",
+              latex=r"P_{\mathrm{gate}}", title="Weights of the gate projection")
 flops_gemm = Step("flops_gemm", pr.gemm_flops(p_gate.s, tokens), "flop",
-                  "Each of the B*q tokens of the step does one multiply-add per weight.", latex=r"F_{\mathrm{gemm}}")
+                  r"Each of the $B q$ tokens of the step does one multiply-add per weight.", latex=r"F_{\mathrm{gemm}}", title="GEMM FLOPs")
 bytes_gemm = Step("bytes_gemm", pr.gemm_bytes(gl.D, gl.F, tokens, P=p_gate.s), "B",
-                  "The weights cross HBM once per step whatever the batch; each token's input row (D) and output row (F) cross too.",
-                  latex=r"W_{\mathrm{gemm}}")
+                  r"The weights cross HBM once per step whatever the batch; each token's input row ($D$) and output row ($F$) cross too.",
+                  latex=r"W_{\mathrm{gemm}}", title="GEMM bytes")
 i_gemm = Step("intensity_gemm", pr.intensity(flops_gemm.s, bytes_gemm.s), "flop/B",
-              "It rises with B: the batch shares the weight bytes, and only the activation rows grow with it.",
-              latex=r"I_{\mathrm{gemm}}")
+              r"It rises with $B$: the batch shares the weight bytes, and only the activation rows grow with it.",
+              latex=r"I_{\mathrm{gemm}}", title="GEMM intensity")
 i_gemm_lim = Step("intensity_gemm_limit", pr.gemm_intensity_limit(tokens), "flop/B",
-                  "For a large matrix (B*q much smaller than D and F) the activation rows vanish next to the weights, leaving kappa*B*q/b_w, which in BF16 is B itself.",
-                  latex=r"I_{\mathrm{gemm}}^{\infty}")
+                  r"For a large matrix ($B q$ much smaller than $D$ and $F$) the activation rows vanish next to the weights, leaving $\kappa B q / b_{w}$, "
+                  r"which in BF16 is $B$ itself.",
+                  latex=r"I_{\mathrm{gemm}}^{\infty}", title="GEMM intensity for a large matrix")
 ridge = Step("ridge_point", pr.ridge_point(), "flop/B",
-             "The intensity where a kernel's compute time equals its memory time.", latex=r"I^{*}")
+             "The intensity where a kernel's compute time equals its memory time.", latex=r"I^{*}", title="Ridge point")
 b_gemm_ridge = solve("B_gemm_ridge", i_gemm_lim, ridge, gl.B, "1",
                      "The batch at which a large weight GEMM turns compute-bound: batching does rescue the weight GEMMs. "
                      "Activation traffic moves it a little higher (the batch table).",
-                     latex=r"B_{\mathrm{gemm}}^{*}")
+                     latex=r"B_{\mathrm{gemm}}^{*}", title="Batch where the GEMM turns compute-bound")
 group = Step("group_size", gl.N / gl.n_kv, "1",
-             "Query heads that read the same cached stream: N/K for GQA; all N for MLA, whose one latent every head reads.",
-             latex=r"G")
+             r"Query heads that read the same cached stream: $N/K$ for GQA; all $N$ for MLA, whose one latent every head reads.",
+             latex=r"G", title="Group size")
 heads_gpu = Step("heads_per_gpu", pr.tp_split(gl.N), "1",
-                 "Tensor parallelism splits the query heads over the GPUs.", latex=r"N_{\mathrm{GPU}}")
+                 "Tensor parallelism splits the query heads over the GPUs.", latex=r"N_{\mathrm{GPU}}", title="Query heads per GPU")
 streams_gpu = Step("streams_per_gpu", pr.streams_per_gpu(), "1",
                    "It splits the cached streams too, but never below one per GPU: MLA's single latent is replicated on every GPU.",
-                   latex=r"n_{\mathrm{kv,GPU}}")
+                   latex=r"n_{\mathrm{kv,GPU}}", title="Cached streams per GPU")
 group_gpu = Step("group_per_gpu", heads_gpu.s / streams_gpu.s, "1",
-                 "Query heads per stream on one GPU: unchanged for GQA while n_TP ≤ K, divided by n_TP for MLA.",
-                 latex=r"G_{\mathrm{GPU}}")
+                 r"Query heads per stream on one GPU: unchanged for GQA while $\sym{n_tp} \le K$, divided by $\sym{n_tp}$ for MLA.",
+                 latex=r"G_{\mathrm{GPU}}", title="Group size on one GPU")
 flops_attn = Step("flops_attention", gl.B * pr.decode_attention_flops(heads=heads_gpu.s), "flop",
-                  "QK^T over w_k and PV over w_v channels per head, for the q query tokens of each of B sequences against T cached tokens (one layer, one GPU).",
-                  latex=r"F_{\mathrm{att}}")
+                  r"$QK^{\top}$ over $w_{k}$ and $PV$ over $w_{v}$ channels per head, for the $q$ query tokens of each of $B$ sequences against $T$ cached tokens "
+                  "(one layer, one GPU).",
+                  latex=r"F_{\mathrm{att}}", title="Attention FLOPs")
 bytes_cache = Step("bytes_attention_cache", gl.B * pr.decode_attention_cache_bytes(streams=streams_gpu.s), "B",
-                   "Each sequence reads its own T cached tokens once, every stream; nothing is shared across the batch.",
-                   latex=r"W_{\mathrm{cache}}")
+                   r"Each sequence reads its own $T$ cached tokens once, every stream; nothing is shared across the batch.",
+                   latex=r"W_{\mathrm{cache}}", title="KV-cache bytes attention reads")
 bytes_io = Step("bytes_attention_io", gl.B * pr.decode_attention_io_bytes(heads=heads_gpu.s), "B",
-                "The query rows read and the output rows written, which do not grow with T.", latex=r"W_{\mathrm{qo}}")
+                r"The query rows read and the output rows written, which do not grow with $T$.", latex=r"W_{\mathrm{qo}}",
+                title="Query and output bytes")
 i_attn = Step("intensity_attention", pr.decode_attention_intensity(group_gpu.s), "flop/B",
-              "F_att over W_cache: B cancels (each sequence brings its own cache) and T cancels (each cached token is read once and used once per query), "
-              "leaving the group size, the tokens per step and the KV format.",
-              latex=r"I_{\mathrm{att}}")
+              r"$\sym{flops_attention}$ over $\sym{bytes_attention_cache}$: $B$ cancels (each sequence brings its own cache) and $T$ cancels "
+              "(each cached token is read once and used once per query), leaving the group size, the tokens per step and the KV format.",
+              latex=r"I_{\mathrm{att}}", title="Attention intensity")
 i_attn_t = Step("intensity_attention_at_T", pr.intensity(flops_attn.s, bytes_cache.s + bytes_io.s), "flop/B",
-                "Counting the query and output rows as well, the intensity approaches I_att from below as T grows: nearly independent of context.",
-                latex=r"I_{\mathrm{att}}(T)")
+                r"Counting the query and output rows as well, the intensity approaches $\sym{intensity_attention}$ from below as $T$ grows: "
+                "nearly independent of context.",
+                latex=r"I_{\mathrm{att}}(T)", title="Attention intensity at this context")
 att_over = Step("attention_over_ridge", i_attn.s / ridge.s, "1",
-                "Below 1 the kernel is memory-bound: the tensor cores wait on the cache.", latex=r"I_{\mathrm{att}}/I^{*}")
+                "Below 1 the kernel is memory-bound: the tensor cores wait on the cache.", latex=r"I_{\mathrm{att}}/I^{*}",
+                title="Attention intensity over the ridge")
 q_ridge = solve("q_attention_ridge", i_attn, ridge, gl.q, "token",
                 "The query tokens per sequence per step (speculative or multi-token decoding) at which attention reaches the ridge; batch cannot do this.",
-                latex=r"q^{*}")
+                latex=r"q^{*}", title="Query tokens that reach the ridge")
 i_equal = Step("intensity_attention_equal_widths", pr.decode_attention_intensity(group_gpu.s, w_v=gl.w_k), "flop/B",
-               "The common shortcut d_k = d_v: the value sum taken as wide as the score. Exact for GQA; for MLA it counts the RoPE columns in PV too.",
-               latex=r"I_{\mathrm{att}}^{d_k=d_v}")
+               r"The common shortcut $d_{k} = d_{v}$: the value sum taken as wide as the score. Exact for GQA; for MLA it counts the RoPE columns in $PV$ too.",
+               latex=r"I_{\mathrm{att}}^{d_k=d_v}", title="Attention intensity with equal widths")
 equal_over = Step("equal_widths_over_ridge", i_equal.s / ridge.s, "1",
-                  "The same ratio to the ridge under the d_k = d_v shortcut.", latex=r"I_{\mathrm{att}}^{d_k=d_v}/I^{*}")
+                  r"The same ratio to the ridge under the $d_{k} = d_{v}$ shortcut.", latex=r"I_{\mathrm{att}}^{d_k=d_v}/I^{*}",
+                  title="Equal-width intensity over the ridge")
 pi_thr = S.add("pi_throttled", "flop/s", r"\pi_{\mathrm{thr}}", "sustained dense BF16 peak under clock throttling (FlashMLA's H800 SXM5 figure)")
 ridge_thr = Step("ridge_throttled", pr.ridge_point(pi_thr, gl.beta), "flop/B",
                  "The ridge at the throttled peak that FlashMLA's authors measured (about 1600 MHz on H800 SXM5, which has the H100 SXM's 3.35 TB/s): "
                  "the reading under which their 'MLA sits at the ridge' holds.",
-                 latex=r"I^{*}_{\mathrm{thr}}")
+                 latex=r"I^{*}_{\mathrm{thr}}", title="Ridge at the throttled peak")
 
 MLA = "deepseek-v3"
 H100 = "h100-sxm"
 HAIR = 0.02
+DK_DV = r"$d_{k} = d_{v}$"
 
 DERIVATION = derivation(
     "attention-intensity",
     "Attention intensity at decode: one head-count ratio",
     "Batching rescues the weight GEMMs at decode but never the attention kernel, and one head-count ratio explains why. "
-    "The answer derives it, then shows how MLA moves attention to within a hair of the H100 ridge.",
+    "The answer derives it, then checks how close MLA brings attention to the H100 ridge.",
     S,
     (p_gate, flops_gemm, bytes_gemm, i_gemm, i_gemm_lim, ridge, b_gemm_ridge,
      group, heads_gpu, streams_gpu, group_gpu, flops_attn, bytes_cache, bytes_io, i_attn, i_attn_t, att_over, q_ridge,
      i_equal, equal_over, ridge_thr),
     ("intensity_gemm", "group_size", "intensity_attention", "ridge_point", "attention_over_ridge"),
     assumptions=(
-        "Decode: each of B sequences adds q tokens per step (q = 1 token for plain decode); one layer is shown, and every layer is alike.",
-        "Attention is written once for every architecture with the widths bound from the config: a score reads w_k elements per head per cached token, "
-        "the value sum w_v, and each of n_kv streams caches w_c elements per token. GQA: w_k = w_v = H, w_c = 2H (K and V), n_kv = K.",
-        "MLA with absorbed weights (DeepSeek-V2/V3): W_UK is folded into the query and W_UV into the output, so every head scores against the cached "
-        "latent plus RoPE key (w_k = r_kv + d_R) and sums values in the latent (w_v = r_kv); the cache is one stream of w_c = r_kv + d_R per token.",
-        "Exact widths are the default; the d_k = d_v shortcut (value as wide as the key) is shown beside it because it changes the MLA answer.",
+        r"Decode: each of $B$ sequences adds $q$ tokens per step ($q = 1$ token for plain decode); one layer is shown, and every layer is alike.",
+        r"Attention is written once for every architecture with the widths bound from the config: a score reads $w_{k}$ elements per head per cached token, "
+        r"the value sum $w_{v}$, and each of $n_{\mathrm{kv}}$ streams caches $w_{c}$ elements per token. "
+        r"GQA: $w_{k} = w_{v} = H$, $w_{c} = 2H$ (K and V), $n_{\mathrm{kv}} = K$.",
+        r"MLA with absorbed weights (DeepSeek-V2/V3): $W^{UK}$ is folded into the query and $W^{UV}$ into the output, so every head scores against the cached "
+        r"latent plus RoPE key ($w_{k} = r_{\mathrm{kv}} + d_{R}$) and sums values in the latent ($w_{v} = r_{\mathrm{kv}}$); "
+        r"the cache is one stream of $w_{c} = r_{\mathrm{kv}} + d_{R}$ per token.",
+        f"Exact widths are the default; the {DK_DV} shortcut (value as wide as the key) is shown beside it because it changes the MLA answer.",
         "Tensor parallelism splits query heads; a cached stream is split while there are more streams than GPUs and replicated otherwise.",
-        "Softmax, masking and rescaling FLOPs are left out (a few per score, against 2*(w_k + w_v) per score in the matmuls).",
-        "The GEMM keeps its activation traffic: input and output rows at the math precision (b_a). Its weights are the D x F gate projection.",
+        r"Softmax, masking and rescaling FLOPs are left out (a few per score, against $2(w_{k} + w_{v})$ per score in the matmuls).",
+        r"The GEMM keeps its activation traffic: input and output rows at the math precision ($b_{a}$). Its weights are the $D \times F$ gate projection.",
         f"'Within a hair' is read as within {HAIR:.0%} of the ridge; the claims below say which conventions and which ridge meet it.",
-        "FlashMLA's reading (deepseek-ai/FlashMLA, docs/20250422-new-kernel-deep-dive.md): intensity about 2*h_q*s_q, i.e. the d_k = d_v shortcut, "
-        "against a ridge of 865 Tflop/s (throttled to about 1600 MHz) over 3.35 TB/s.",
+        r"FlashMLA's reading (deepseek-ai/FlashMLA, docs/20250422-new-kernel-deep-dive.md): intensity about $2 h_{q} s_{q}$, "
+        f"i.e. the {DK_DV} shortcut, against a ridge of 865 Tflop/s (throttled to about 1600 MHz) over 3.35 TB/s.",
     ),
     takeaways=(
-        "At batch B the gate GEMM runs at {intensity_gemm}, below its large-matrix limit {intensity_gemm_limit}; it reaches the ridge {ridge_point} at B = {B_gemm_ridge}. Batching rescues it.",
-        "Attention runs at {intensity_attention} whatever the batch: G = {group_size} query heads share each cached stream, and that ratio, the tokens per step and the KV format are all that is left once B and T cancel.",
+        "At the sheet's batch the gate GEMM runs at {intensity_gemm}, below its large-matrix limit {intensity_gemm_limit}; "
+        "it reaches the ridge {ridge_point} at a batch of {B_gemm_ridge}. Batching rescues it.",
+        "Attention runs at {intensity_attention} whatever the batch: {group_size} query heads (the group size $G$) share each cached stream, "
+        "and that ratio, the tokens per step and the KV format are all that is left once $B$ and $T$ cancel.",
         "Context barely matters: with the query and output rows counted the intensity is {intensity_attention_at_T} at this context, against the long-context {intensity_attention}.",
-        "Only more query tokens per sequence per step move it: attention reaches the ridge at q = {q_attention_ridge} per sequence.",
-        "MLA raises G to all N heads, because every head reads the one latent. Exact widths put DeepSeek-V3 below the H100 ridge; the d_k = d_v shortcut lands within the hair; "
-        "an FP8 latent with BF16 math or two query tokens per step carry it past the ridge; tensor parallelism divides it (see the claims and the conventions table).",
+        "Only more query tokens per sequence per step move it: attention reaches the ridge at {q_attention_ridge} per sequence per step.",
+        r"MLA raises $G$ to all $N$ heads, because every head reads the one latent. How close that brings DeepSeek-V3 to a ridge depends on the conventions: "
+        f"exact widths or the {DK_DV} shortcut, the full or throttled clock, the KV format, the query tokens per step and tensor parallelism. "
+        "The checked claims give each verdict, and the conventions table each number.",
     ),
     scoring=(
-        "Writes the GEMM intensity with the activation traffic kept and shows it rising with B towards kappa*B*q/b_w.",
-        "Shows B and T cancelling in attention's FLOPs over bytes: each sequence brings its own cache, so batching does not amortise it.",
-        "Names the ratio: query heads per KV head (G = N/K), so GQA attention sits at about G flop/B in BF16, far below any GPU's ridge.",
-        "For MLA: absorbed weights make all N heads read one latent; computes exact widths (r_kv + d_R for scores, r_kv for values), not just d_k = d_v.",
+        r"Writes the GEMM intensity with the activation traffic kept and shows it rising with $B$ towards $\kappa B q / b_{w}$.",
+        r"Shows $B$ and $T$ cancelling in attention's FLOPs over bytes: each sequence brings its own cache, so batching does not amortise it.",
+        r"Names the ratio: query heads per KV head ($G = N/K$), so GQA attention sits at about $G$ flop/B in BF16, far below any GPU's ridge.",
+        r"For MLA: absorbed weights make all $N$ heads read one latent; computes exact widths ($r_{\mathrm{kv}} + d_{R}$ for scores, "
+        r"$r_{\mathrm{kv}}$ for values), not just " f"{DK_DV}.",
         "States the conventions that move the MLA number: KV format (FP8 doubles it), query tokens per step (MTP multiplies it), TP (divides it); compares with H100, H200 and B200 ridges.",
     ),
     limits=(
-        "Real decode kernels do not reach the roofline at small T or small batch: launch and reduction overheads, split-K over the context, partial tiles.",
+        r"Real decode kernels do not reach the roofline at small $T$ or small batch: launch and reduction overheads, split-K over the context, partial tiles.",
         "With paged KV, short pages and the gather cost more bytes than the ideal count; prefix sharing lets sequences share cache and raises the intensity.",
-        "The GEMM's limit assumes one pass over the weights; MoE experts see about B*k/E tokens each, so their intensity is that much lower.",
-        "FP8 caches often keep the RoPE part in BF16 and add scales, so the FP8 gain is a little under 2x.",
+        r"The GEMM's limit assumes one pass over the weights; MoE experts see about $B q k_{E}/E$ tokens each, so their intensity is that much lower.",
+        r"FP8 caches often keep the RoPE part in BF16 and add scales, so the FP8 gain is a little under $2\times$.",
         "Past the ridge (H200 with MLA, FP8 latents, MTP) the kernel is compute-bound and the softmax and exponent work left out here starts to matter.",
     ),
     tables=(
         Table("Batching rescues the GEMM, not attention", (
-            Row("B=1", set={"batch": "1"}),
-            Row("B=8", set={"batch": "8"}),
-            Row("B=64", set={"batch": "64"}),
-            Row("B=512", set={"batch": "512"}),
-            Row("B=4096", set={"batch": "4096"}),
+            *(Row("", set={"batch": str(b)}) for b in (1, 8, 64, 512, 4096)),
         ), ("intensity_gemm", "intensity_gemm_limit", "intensity_attention", "intensity_attention_at_T"),
-            note="Sheet model and hardware; the GEMM is the D x F gate projection."),
+            note=r"Sheet model and hardware; the GEMM is the $D \times F$ gate projection."),
         Table("Context barely moves decode attention", (
-            Row("Llama 3.1 70B, T=128", model="llama-3.1-70b", set={"context": "128 token"}),
-            Row("Llama 3.1 70B, T=8192", model="llama-3.1-70b", set={"context": "8192 token"}),
-            Row("Llama 3.1 70B, T=131072", model="llama-3.1-70b", set={"context": "131072 token"}),
-            Row("DeepSeek-V3, T=128", model=MLA, set={"context": "128 token"}),
-            Row("DeepSeek-V3, T=8192", model=MLA, set={"context": "8192 token"}),
-            Row("DeepSeek-V3, T=131072", model=MLA, set={"context": "131072 token"}),
+            *(Row("", model=m, set={"context": f"{t} token"}) for m in ("llama-3.1-70b", MLA) for t in (128, 8192, 131072)),
         ), ("intensity_attention_at_T", "intensity_attention")),
         Table("One head-count ratio across models", (
             Row("", model="llama-2-7b"),
@@ -156,17 +160,18 @@ DERIVATION = derivation(
             Row("", model="qwen3-235b-a22b"),
             Row("", model="deepseek-v2-lite"),
             Row("", model=MLA),
-        ), ("group_size", "intensity_attention", "attention_over_ridge"), note="BF16 cache, q = 1 token, no TP, sheet hardware."),
+        ), ("group_size", "intensity_attention", "attention_over_ridge"), note=r"BF16 cache, $q = 1$ token, no TP, sheet hardware."),
         Table("MLA (DeepSeek-V3) on H100 SXM under the conventions that change the answer", (
-            Row("BF16 latent, q=1, TP=1", model=MLA, hardware=H100),
+            Row(r"BF16 latent, $q = 1$, $\sym{n_tp} = 1$", model=MLA, hardware=H100),
             Row("FP8 latent, BF16 math", model=MLA, hardware=H100, kv="fp8"),
             Row("FP8 latent, FP8 math", model=MLA, hardware=H100, kv="fp8", math="fp8"),
-            Row("BF16 latent, q=2 (MTP)", model=MLA, hardware=H100, set={"tokens_per_step": "2 token"}),
-            Row("BF16 latent, TP=8", model=MLA, hardware=H100, set={"tp": "8"}),
-            Row("BF16 latent, q=2, TP=8", model=MLA, hardware=H100, set={"tokens_per_step": "2 token", "tp": "8"}),
+            Row(r"BF16 latent, $q = 2$ (MTP)", model=MLA, hardware=H100, set={"tokens_per_step": "2 token"}),
+            Row(r"BF16 latent, $\sym{n_tp} = 8$", model=MLA, hardware=H100, set={"tp": "8"}),
+            Row(r"BF16 latent, $q = 2$, $\sym{n_tp} = 8$", model=MLA, hardware=H100, set={"tokens_per_step": "2 token", "tp": "8"}),
         ), ("group_per_gpu", "intensity_attention", "intensity_attention_equal_widths", "ridge_point", "attention_over_ridge"),
-            note="Exact widths: scores over r_kv + d_R, values in the r_kv latent. The d_k = d_v column takes both as r_kv + d_R."),
-        Table("MLA (DeepSeek-V3, BF16 latent, q = 1) against each accelerator's ridge", (
+            note=r"Exact widths: scores over $r_{\mathrm{kv}} + d_{R}$, values in the $r_{\mathrm{kv}}$ latent. "
+                 f"The {DK_DV} column takes both as " r"$r_{\mathrm{kv}} + d_{R}$."),
+        Table(r"MLA (DeepSeek-V3, BF16 latent, $q = 1$) against each accelerator's ridge", (
             Row("", model=MLA, hardware="h100-sxm"),
             Row("", model=MLA, hardware="h200"),
             Row("", model=MLA, hardware="b200"),
@@ -175,18 +180,21 @@ DERIVATION = derivation(
     claims=(
         Claim("With a BF16 cache and one query token, GQA attention's intensity in flop/B equals its group size (Llama 3.1 70B: 64 query heads over 8 KV heads).",
               "intensity_attention", "group_size", rel_tol=1e-9, where=Row("Llama 3.1 70B", model="llama-3.1-70b"), convert="flop/B"),
-        Claim(f"FlashMLA's reading: the d_k = d_v intensity (2*h_q*s_q) lands within a hair ({HAIR:.0%}) of the throttled H800/H100 ridge.",
-              "intensity_attention_equal_widths", "ridge_throttled", rel_tol=HAIR, where=Row("DeepSeek-V3, d_k = d_v, throttled ridge", model=MLA, hardware=H100)),
-        Claim(f"MLA, exact widths (BF16 latent, q = 1, no TP), lands within a hair ({HAIR:.0%}) of the H100 SXM ridge.",
+        Claim(f"FlashMLA's reading: the {DK_DV} intensity " r"($2 h_{q} s_{q}$)" f" lands within a hair ({HAIR:.0%}) of the throttled H800/H100 ridge.",
+              "intensity_attention_equal_widths", "ridge_throttled", rel_tol=HAIR,
+              where=Row(f"DeepSeek-V3, {DK_DV}, throttled ridge", model=MLA, hardware=H100)),
+        Claim(f"MLA, exact widths (BF16 latent, $q = 1$, no TP), lands within a hair ({HAIR:.0%}) of the H100 SXM ridge.",
               "intensity_attention", "ridge_point", rel_tol=HAIR, where=Row("DeepSeek-V3 on H100 SXM, exact widths", model=MLA, hardware=H100)),
-        Claim(f"MLA under the d_k = d_v shortcut (BF16 latent, q = 1, no TP) lands within a hair ({HAIR:.0%}) of the H100 SXM ridge.",
-              "intensity_attention_equal_widths", "ridge_point", rel_tol=HAIR, where=Row("DeepSeek-V3 on H100 SXM, d_k = d_v", model=MLA, hardware=H100)),
+        Claim(f"MLA under the {DK_DV} shortcut (BF16 latent, $q = 1$, no TP) lands within a hair ({HAIR:.0%}) of the H100 SXM ridge.",
+              "intensity_attention_equal_widths", "ridge_point", rel_tol=HAIR, where=Row(f"DeepSeek-V3 on H100 SXM, {DK_DV}", model=MLA, hardware=H100)),
         Claim(f"MLA with an FP8 latent (BF16 math) lands within a hair ({HAIR:.0%}) of the H100 SXM ridge.",
               "intensity_attention", "ridge_point", rel_tol=HAIR, where=Row("DeepSeek-V3 on H100 SXM, FP8 latent", model=MLA, hardware=H100, kv="fp8")),
         Claim(f"MLA with two query tokens per step (MTP) lands within a hair ({HAIR:.0%}) of the H100 SXM ridge.",
-              "intensity_attention", "ridge_point", rel_tol=HAIR, where=Row("DeepSeek-V3 on H100 SXM, q = 2", model=MLA, hardware=H100, set={"tokens_per_step": "2 token"})),
+              "intensity_attention", "ridge_point", rel_tol=HAIR,
+              where=Row("DeepSeek-V3 on H100 SXM, $q = 2$", model=MLA, hardware=H100, set={"tokens_per_step": "2 token"})),
         Claim(f"MLA with its heads split 8 ways by tensor parallelism lands within a hair ({HAIR:.0%}) of the H100 SXM ridge.",
-              "intensity_attention", "ridge_point", rel_tol=HAIR, where=Row("DeepSeek-V3 on H100 SXM, TP = 8", model=MLA, hardware=H100, set={"tp": "8"})),
+              "intensity_attention", "ridge_point", rel_tol=HAIR,
+              where=Row(r"DeepSeek-V3 on H100 SXM, $\sym{n_tp} = 8$", model=MLA, hardware=H100, set={"tp": "8"})),
     ),
     inputs=(Input("throttled_peak", pi_thr, "865 Tflop/s", "flop/s",
                   "sustained BF16 peak under throttling: FlashMLA measured about 865 Tflop/s on H800 SXM5 (990 at full clock)"),),

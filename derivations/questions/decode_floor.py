@@ -17,16 +17,18 @@ from derivations.symbols import Symbols
 S = Symbols(parent=gl.GLOSSARY)
 
 t_floor = Step("t_floor", pr.memory_time(sm.weight_bytes.s), "s",
-               "The floor: this step's weights streamed once at datasheet bandwidth on one GPU, with no arithmetic, cache or overhead (at batch 1, the classic decode floor).",
-               latex=r"t_{\mathrm{floor}}")
+               "This step's weights streamed once at datasheet bandwidth on one GPU, with no arithmetic, cache or overhead "
+               "(at batch 1, the classic decode floor).",
+               latex=r"t_{\mathrm{floor}}", title="The floor")
 ceiling = Step("tokens_per_s_ceiling", gl.q / t_floor.s, "token/s",
-               "One step of q tokens per sequence per floor-time: the best a single stream can do.",
-               latex=r"\tau_{\max}")
+               r"One step of $q$ tokens per sequence per floor time: the best a single stream can do.",
+               latex=r"\tau_{\max}", title="Tokens per second ceiling")
 over_floor = Step("step_over_floor", sm.t_step.s / t_floor.s, "1",
-                  "How far the modelled step sits above the single-GPU floor.", latex=r"t_{\mathrm{step}}/t_{\mathrm{floor}}")
+                  "How far the modelled step sits above the single-GPU floor.", latex=r"t_{\mathrm{step}}/t_{\mathrm{floor}}",
+                  title="Step time over the floor")
 kv_equal = solve("T_kv_equal", sm.weights_gpu, sm.kv_step, gl.T, "token",
                  "The context at which the batch's KV reads cost as much as the weights: beyond it the cache, not the model, sets the floor.",
-                 latex=r"T_{=}")
+                 latex=r"T_{=}", keep=(sm.weights_gpu, sm.kv_tok_gpu), title="Context where the cache costs as much as the weights")
 
 STEPS = (*sm.DECODE_STEP[:4], t_floor, ceiling, *sm.DECODE_STEP[4:], over_floor, kv_equal, *sm.MEMORY_FIT)
 
@@ -39,11 +41,11 @@ DERIVATION = derivation(
     STEPS,
     ("weight_bytes", "t_floor", "tokens_per_s_ceiling", "kv_bytes_per_token", "t_step"),
     assumptions=(
-        "Decode: each sequence adds q tokens per step (q = 1 for plain decode) and reads its whole KV cache of T tokens.",
+        r"Decode: each sequence adds $q$ tokens per step ($q = 1$ for plain decode) and reads its whole KV cache of $T$ tokens.",
         "Weights streamed per step are the GEMM operands the batch touches: for dense models all of them; for MoE the always-used weights plus, per MoE layer, "
-        "the expected number of distinct experts the B*q tokens pick under uniform top-k routing (top-k at one token, nearly all experts at large batch).",
-        "The embedding gather (one row of D weights per token) and activation traffic are left out: under 0.1% of the bytes at moderate batch.",
-        "The floor uses datasheet bandwidth on one GPU; the step uses the achieved fractions eta_bw and eta_flops, per component "
+        r"the expected number of distinct experts the $B q$ tokens pick under uniform top-$k$ routing (top-$k$ at one token, nearly all experts at large batch).",
+        r"The embedding gather (one row of $D$ weights per token) and activation traffic are left out: under 0.1% of the bytes at moderate batch.",
+        r"The floor uses datasheet bandwidth on one GPU; the step uses the achieved fractions $\eta_{\mathrm{bw}}$ and $\eta_{\mathrm{flop}}$, per component "
         "(weight GEMMs, attention) the slower of memory and compute, plus the TP all-reduces and a fixed per-step time, all printed below.",
         "Tensor parallelism splits weights and FLOPs evenly; KV heads split only while there are more of them than GPUs (an MLA latent is on every GPU); "
         "each layer all-reduces its activations twice over the GPU-to-GPU link (ring algorithm).",
@@ -64,28 +66,20 @@ DERIVATION = derivation(
     limits=(
         "Uniform routing is the best case for MoE at small batch; skewed routing touches fewer experts (moe-experts).",
         "Components are summed, not overlapped; real kernels overlap some memory and compute and lose some to tile and wave quantization.",
-        "The all-reduce term is the bandwidth term only; each all-reduce also has a latency of a few microseconds, inside t_fixed here.",
-        "Paged KV, prefix sharing and sliding-window attention change the KV term; speculative decoding changes q.",
+        r"The all-reduce term is the bandwidth term only; each all-reduce also has a latency of a few microseconds, inside $t_{\mathrm{fixed}}$ here.",
+        r"Paged KV, prefix sharing and sliding-window attention change the KV term; speculative decoding changes $q$.",
     ),
     tables=(
-        Table("Step time as batch and context grow", (
-            Row("B=1, T=8192", set={"batch": "1", "context": "8192 token"}),
-            Row("B=8, T=8192", set={"batch": "8", "context": "8192 token"}),
-            Row("B=32, T=8192", set={"batch": "32", "context": "8192 token"}),
-            Row("B=8, T=32768", set={"batch": "8", "context": "32768 token"}),
-            Row("B=64, T=32768", set={"batch": "64", "context": "32768 token"}),
-            Row("B=1024, T=128", set={"batch": "1024", "context": "128 token"}),
+        Table("Step time as batch and context grow", tuple(
+            Row("", set={"batch": str(b), "context": f"{t} token"}) for b, t in ((1, 8192), (8, 8192), (32, 8192), (8, 32768), (64, 32768), (1024, 128))
         ), ("kv_bytes_step", "t_memory", "t_compute", "t_step", "throughput", "memory_fraction")),
-        Table("Tensor parallelism (sheet model, B=8)", tuple(
-            Row(f"TP={n}", set={"tp": str(n), "batch": "8"}) for n in (1, 2, 4, 8, 16)
+        Table(r"Tensor parallelism (sheet model, $B = 8$)", tuple(
+            Row("", set={"tp": str(n), "batch": "8"}) for n in (1, 2, 4, 8, 16)
         ), ("kv_bytes_per_token_gpu", "t_comm", "t_step", "memory_fraction"),
-            note="t_floor is the single-GPU floor; t_step divides weights and FLOPs over the TP group, KV heads only while there are more of them than GPUs."),
+            note=r"$t_{\mathrm{floor}}$ is the single-GPU floor; $t_{\mathrm{step}}$ divides weights and FLOPs over the TP group, KV heads only while there are more of them than GPUs."),
         Table("MoE: the batch reads more than its top-k experts (Mixtral 8x7B, DeepSeek-V3)", (
-            Row("Mixtral 8x7B, B=1", model="mixtral-8x7b", set={"batch": "1"}),
-            Row("Mixtral 8x7B, B=8", model="mixtral-8x7b", set={"batch": "8"}),
-            Row("Mixtral 8x7B, B=64", model="mixtral-8x7b", set={"batch": "64"}),
-            Row("DeepSeek-V3, TP=8, B=1", model="deepseek-v3", set={"batch": "1", "tp": "8"}),
-            Row("DeepSeek-V3, TP=8, B=64", model="deepseek-v3", set={"batch": "64", "tp": "8"}),
+            *(Row("", model="mixtral-8x7b", set={"batch": str(b)}) for b in (1, 8, 64)),
+            *(Row("", model="deepseek-v3", set={"tp": "8", "batch": str(b)}) for b in (1, 64)),
         ), ("experts_touched", "weight_bytes", "t_step", "memory_fraction")),
     ),
     display_units={**sm.DISPLAY_UNITS, "t_floor": "ms", "tokens_per_s_ceiling": "token/s", "T_kv_equal": "token"},

@@ -17,43 +17,46 @@ from derivations.symbols import Symbols
 S = Symbols(parent=gl.GLOSSARY)
 
 ridge = Step("ridge_point", pr.ridge_point(), "flop/B",
-             "The intensity where a kernel's compute time equals its memory time.", latex=r"I^{*}")
+             "The intensity where a kernel's compute time equals its memory time.", latex=r"I^{*}", title="Ridge point")
 t_mem = Step("t_mem", pr.memory_time(pr.weight_bytes(gl.P_base)), "s",
              "A decode step streams the weights every token uses (attention, dense and shared MLPs, LM head) once, whatever the batch.",
-             latex=r"t_{\mathrm{mem}}")
+             latex=r"t_{\mathrm{mem}}", title="Time to stream the weights")
 t_cmp = Step("t_cmp", pr.compute_time(pr.gemm_flops(gl.P_base, gl.B * gl.q)), "s",
-             "Each of the B*q tokens does one multiply-add per weight.", latex=r"t_{\mathrm{cmp}}")
+             r"Each of the $B q$ tokens does one multiply-add per weight.", latex=r"t_{\mathrm{cmp}}", title="Time to compute the weight GEMMs")
 b_cross = solve("B_cross", t_cmp, t_mem, gl.B, "1",
-                "Equate the two: the model size P cancels, so the crossover batch depends only on the chip and the number formats.",
-                latex=r"B^{*}")
+                r"Equate the two: the model size $\sym{P_base}$ cancels, so the crossover batch depends only on the chip and the number formats.",
+                latex=r"B^{*}", title="Crossover batch")
 tok_exp = Step("tokens_per_expert", gl.B * gl.q * gl.k_E / gl.E, "token",
-               "A routed expert sees only its share of the step's tokens: k_E of E experts per token, B*q*k_E/E on average (all B*q for a dense model).",
-               latex=r"n_{E}")
+               r"A routed expert sees only its share of the step's tokens: $k_{E}$ of $E$ experts per token, $B q k_{E}/E$ on average (all $B q$ for a dense model).",
+               latex=r"n_{E}", title="Tokens per routed expert")
 i_exp = Step("intensity_expert_gemm", pr.gemm_intensity_limit(tok_exp.s), "flop/B",
-             "A routed expert's GEMM intensity: the weight-GEMM limit at its share of the tokens.", latex=r"I_{E}")
+             "A routed expert's GEMM intensity: the weight-GEMM limit at its share of the tokens.", latex=r"I_{E}",
+             title="Intensity of a routed expert's GEMM")
 b_cross_exp = solve("B_cross_expert", i_exp, ridge, gl.B, "1",
-                    "The batch at which the routed experts' GEMMs turn compute-bound too: E/k_E times B*, because each expert sees k_E/E of the tokens. "
-                    "For a dense model it is B* itself.",
-                    latex=r"B^{*}_{E}")
+                    r"The batch at which the routed experts' GEMMs turn compute-bound too: $E/k_{E}$ times $\sym{B_cross}$, because each expert sees "
+                    r"$k_{E}/E$ of the tokens. For a dense model it is $\sym{B_cross}$ itself.",
+                    latex=r"B^{*}_{E}", title="Crossover batch of the routed experts")
 t_prefill = Step("t_prefill", pr.compute_time(pr.gemm_flops(gl.P_base, gl.S)), "s",
-                 "A prefill of S tokens does the same GEMMs for S tokens at once.", latex=r"t_{\mathrm{pre}}")
+                 r"A prefill of $S$ tokens does the same GEMMs for $S$ tokens at once.", latex=r"t_{\mathrm{pre}}", title="Time to compute a prefill")
 t_cross = solve("T_cross", t_prefill, t_mem, gl.S, "token",
-                "The prompt length where prefill turns compute-bound: the same division.", latex=r"S^{*}")
+                "The prompt length where prefill turns compute-bound: the same division.", latex=r"S^{*}", title="Crossover prompt length")
 factor = Step("bytes_per_flop_of_weights", gl.b_w / (gl.kappa * gl.q), "B/flop",
-              "B* = I* times this factor; it is exactly 1 B/flop when weights are 2 bytes and each does 2 FLOPs per token.",
-              latex=r"\frac{b_w}{\kappa q}")
+              r"$\sym{B_cross}$ is $\sym{ridge_point}$ times this factor; it is exactly $1\,\mathrm{B/flop}$ when weights are 2 bytes and each does 2 FLOPs per token.",
+              latex=r"\frac{b_w}{\kappa q}", title="Weight bytes per weight FLOP")
 f_seq = Step("flops_per_sequence", gl.q * (pr.matmul_flops_per_token() + pr.attention_flops_per_token()), "flop",
-             "One sequence's decode FLOPs: the weights plus attention over its T cached tokens.", latex=r"F_{\mathrm{seq}}")
+             r"One sequence's decode FLOPs: the weights plus attention over its $T$ cached tokens.", latex=r"F_{\mathrm{seq}}",
+             title="Decode FLOPs per sequence")
 kv_seq = Step("kv_bytes_per_sequence", gl.T * pr.kv_bytes_per_token(), "B",
               "One sequence's KV bytes, read every step; unlike the weights, they do not amortise over the batch.",
-              latex=r"W_{\mathrm{seq}}")
+              latex=r"W_{\mathrm{seq}}", title="KV-cache bytes per sequence")
 i_limit = Step("intensity_batch_limit", pr.intensity(f_seq.s, kv_seq.s), "flop/B",
-               "As B grows the weight bytes amortise away and the step's intensity tends to this per-sequence limit.",
-               latex=r"I_{B\to\infty}")
+               r"As $B$ grows the weight bytes amortise away and the step's intensity tends to this per-sequence limit.",
+               latex=r"I_{B\to\infty}", title="Intensity at unlimited batch")
 t_max = solve("T_max", i_limit, ridge, gl.T, "token",
               "The context beyond which even an infinite batch keeps a decode step memory-bound.", latex=r"T_{\max}",
-              none="attention alone is at or above the ridge here (I_att = q*a/s_kv), so the per-sequence intensity never falls to it: "
-                   "a large enough batch is compute-bound at every context")
+              title="Longest compute-bound context",
+              none="attention's own intensity, the limit as the context grows, is at or above the ridge here, so the per-sequence intensity "
+                   "never falls to it: a large enough batch is compute-bound at every context")
 
 DERIVATION = derivation(
     "ridge-coincidence",
@@ -64,11 +67,12 @@ DERIVATION = derivation(
     (ridge, t_mem, t_cmp, b_cross, tok_exp, i_exp, b_cross_exp, t_prefill, t_cross, factor, f_seq, kv_seq, i_limit, t_max),
     ("ridge_point", "B_cross", "T_cross", "T_max"),
     assumptions=(
-        "B*q is much smaller than D and F, so activation traffic is negligible next to the weights (attention-intensity keeps it).",
-        "B_cross counts sequences, each decoding q = 1 token per step; T_cross counts prompt tokens.",
-        "Weight GEMMs only for B_cross and T_cross; the KV cache enters only T_max. For a MoE model B_cross is for the GEMMs every token passes through "
-        "(attention projections, dense and shared MLPs, LM head); its routed experts see B*q*k_E/E tokens each and turn compute-bound at B_cross_expert.",
-        "T_max compares the large-batch intensity of a decode step, (weight FLOPs + attention FLOPs) per KV byte of one sequence, with the ridge; "
+        r"The step's $B q$ tokens are far fewer than $D$ and $F$, so activation traffic is negligible next to the weights (attention-intensity keeps it).",
+        r"$\sym{B_cross}$ counts sequences, each decoding $q = 1$ token per step; $\sym{T_cross}$ counts prompt tokens.",
+        r"Weight GEMMs only for $\sym{B_cross}$ and $\sym{T_cross}$; the KV cache enters only $\sym{T_max}$. For a MoE model $\sym{B_cross}$ is for the GEMMs "
+        r"every token passes through (attention projections, dense and shared MLPs, LM head); its routed experts see $B q k_{E}/E$ tokens each "
+        r"and turn compute-bound at $\sym{B_cross_expert}$.",
+        r"$\sym{T_max}$ compares the large-batch intensity of a decode step, weight FLOPs plus attention FLOPs per KV byte of one sequence, with the ridge; "
         "decode attention of MLA models is the absorbed kernel.",
         "Math runs at the dense peak of the math precision (weight-only INT4 runs BF16 math).",
     ),
@@ -78,15 +82,16 @@ DERIVATION = derivation(
     ),
     scoring=(
         "Divides peak by bandwidth and gets the ridge point with dense peaks and decimal TB/s.",
-        "Writes t_mem and t_cmp, sees P cancel, and notices B* equals the ridge point numerically.",
+        r"Writes $\sym{t_mem}$ and $\sym{t_cmp}$, sees the model size cancel, and notices $\sym{B_cross}$ equals the ridge point numerically.",
         "Explains the coincidence: 2 bytes per weight over 2 FLOPs per weight per token.",
-        "Says when it breaks: INT4 weights with BF16 math divide B* by 4; FP8 weights with FP8 math keep B* at the BF16 ridge, half the FP8 ridge.",
-        "Brings in the KV cache: past T_max, batching cannot make decode compute-bound.",
+        r"Says when it breaks: INT4 weights with BF16 math divide $\sym{B_cross}$ by 4; FP8 weights with FP8 math keep $\sym{B_cross}$ at the BF16 ridge, "
+        "half the FP8 ridge.",
+        r"Brings in the KV cache: past $\sym{T_max}$, batching cannot make decode compute-bound.",
     ),
     limits=(
-        "Real kernels turn compute-bound later than B* (tile quantization, achieved bandwidth and FLOPs below datasheet).",
-        "Routing is not uniform in practice: hot experts see more than B*q*k_E/E tokens and turn compute-bound earlier, cold ones later (moe-experts).",
-        "Attention at long context keeps decode memory-bound regardless (T_max); MLA raises the per-sequence limit (attention-intensity).",
+        r"Real kernels turn compute-bound later than $\sym{B_cross}$ (tile quantization, achieved bandwidth and FLOPs below datasheet).",
+        r"Routing is not uniform in practice: hot experts see more than $B q k_{E}/E$ tokens and turn compute-bound earlier, cold ones later (moe-experts).",
+        r"Attention at long context keeps decode memory-bound regardless ($\sym{T_max}$); MLA raises the per-sequence limit (attention-intensity).",
     ),
     tables=(
         Table("When the coincidence breaks", (
@@ -96,10 +101,10 @@ DERIVATION = derivation(
             Row("INT4 weights, BF16 math", weights="int4"),
             Row("INT4 + g128 scales, BF16 math", weights="int4-g128"),
         ), ("ridge_point", "B_cross", "bytes_per_flop_of_weights")),
-        Table("Mixture of experts: the routed experts turn compute-bound E/k_E times later", tuple(
+        Table(r"Mixture of experts: the routed experts turn compute-bound $E/k_{E}$ times later", tuple(
             Row("", model=m) for m in ("llama-3.1-70b", "mixtral-8x7b", "qwen3-235b-a22b", "deepseek-v3")
         ), ("B_cross", "tokens_per_expert", "B_cross_expert")),
-        Table("No batch helps beyond T_max (BF16 vs FP8 KV cache)", (
+        Table(r"No batch helps beyond $\sym{T_max}$ (BF16 vs FP8 KV cache)", (
             Row("Llama 3.1 8B, BF16 KV", model="llama-3.1-8b", kv="bf16"),
             Row("Llama 3.1 8B, FP8 KV", model="llama-3.1-8b", kv="fp8"),
             Row("Llama 3.1 70B, BF16 KV", model="llama-3.1-70b", kv="bf16"),

@@ -68,7 +68,9 @@ def test_matrix_every_sheet_model_and_chip_at_defaults():
                     cells["none"] += 1
                 else:
                     cells["produced"] += 1
-    assert cells["produced"] > 0.9 * sum(cells.values())
+    # every cell the physics applies to produces numbers; 'none' (a closed form outside its domain) is rare
+    assert cells["refused"] == len(REFUSALS_ALLOWED) * len(HARDWARE)
+    assert cells["produced"] > 0.95 * (cells["produced"] + cells["none"])
 
 
 @DRAWN

@@ -9,7 +9,7 @@ import pytest
 
 from derivations.registry import DERIVATIONS
 from roofline import api
-from roofline.build import compile_pdf
+from roofline.build import compile_pdf, compile_pdf_with_log
 from specs.catalog import HARDWARE_DIR, MODELS_DIR
 
 pytestmark = pytest.mark.slow
@@ -23,10 +23,23 @@ def _pdf_text(pdf: bytes, tmp_path: Path) -> str:
 
 
 @pytest.mark.parametrize("slug", [d.slug for d in DERIVATIONS])
-def test_every_sheet_compiles(slug):
+def test_every_sheet_compiles_without_overfull_boxes(slug):
     assert shutil.which("pdflatex"), "pdflatex is needed for the slow tests (.ci/run installs it)"
-    pdf = compile_pdf(api.render(api.derive(slug), "tex"), slug)
+    tex = api.render(api.derive(slug), "tex")
+    pdf, log = compile_pdf_with_log(tex, slug)
     assert pdf.startswith(b"%PDF")
+    overfull = [line for line in log.splitlines() if line.startswith("Overfull")]
+    assert overfull == [], f"{slug}: {len(overfull)} Overfull boxes, first: {overfull[0]}"
+
+
+@pytest.mark.parametrize("slug", [d.slug for d in DERIVATIONS])
+def test_every_step_is_one_unbreakable_block(slug):
+    """A step's heading, text and equation sit in one minipage, so a page break never splits them."""
+    tex = api.render(api.derive(slug), "tex")
+    body = tex.split(r"\section*{Derivation}")[1].split(r"\section*{Headline results}")[0]
+    blocks = body.split(r"\begin{minipage}")[1:]
+    assert len(blocks) == len(api.derive(slug).steps)
+    assert all(r"\end{aligned}" in b.split(r"\end{minipage}")[0] for b in blocks)
 
 
 def test_hostile_names_render_as_literal_text_and_compile(tmp_path):

@@ -112,3 +112,31 @@ def test_fuzz_hardware_toml_text(tmp_path_factory, text):
         load_hardware(str(path))
     except SpecError:
         pass
+
+
+# --- shared memory per SM (flash-attention-io's block rule) ---
+
+@pytest.mark.parametrize(("name", "kib"), [
+    ("h100-sxm", 228), ("h100-pcie", 228), ("h200", 228), ("b200", 228), ("gb200", 228), ("a100-sxm-80gb", 164), ("l4", 100), ("l40s", 100),
+])
+def test_shared_memory_per_sm_is_binary_kib(name, kib):
+    """NVIDIA's "228 KB" of shared memory per SM is KiB: cudaDevAttrMaxSharedMemoryPerMultiprocessor is 233,472 on H100."""
+    hw = load_hardware(name)
+    assert hw.shared_memory_per_sm.to("B").magnitude == kib * 1024
+    assert "shared memory per sm" in hw.notes.lower()
+
+
+def test_h100_shared_memory_is_233472_bytes_not_228000():
+    assert load_hardware("h100-sxm").shared_memory_per_sm.to("B").magnitude == 233_472
+
+
+@pytest.mark.parametrize("name", ["tpu-v5e", "tpu-v5p", "tpu-v6e", "mi300x", "mi325x"])
+def test_shared_memory_per_sm_left_out_where_unsourced_or_meaningless(name):
+    assert load_hardware(name).shared_memory_per_sm is None
+
+
+def test_shared_memory_per_sm_must_be_bytes(tmp_path):
+    path = _write(tmp_path, H100.replace('shared_memory_per_sm = "228 KiB"', 'shared_memory_per_sm = "228"'))
+    with pytest.raises(SpecError) as err:
+        load_hardware(str(path))
+    assert err.value.field == "shared_memory_per_sm"

@@ -1,0 +1,95 @@
+"""The one way prose writes math: inline `$...$` in a small, safe LaTeX subset.
+
+A sheet's prose (why-texts, titles, assumptions, takeaways, notes, claims)
+is plain text with two kinds of inserts:
+
+- `$...$`: inline math, checked against a whitelist of characters and
+  commands (no `\\input`, no `\\write`, no catcode tricks), so every renderer
+  can pass it through: LaTeX and Markdown as `$...$`, JSON as written. Inside
+  math, `\\sym{P_active}` spells a glossary or sheet symbol the way the symbol
+  table does, so prose and equations cannot drift apart.
+- `{step_name}` outside math: the value of a step, filled in by the renderer.
+
+Everything else is literal text that renderers escape. `check` runs when a
+derivation is built, so a bad insert fails the build, not a reader.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Collection, Mapping
+
+from units import RooflineError
+
+#: LaTeX commands allowed in prose math (a backslash followed by letters).
+ALLOWED_COMMANDS = frozenset({
+    "cdot", "times", "frac", "tfrac", "dfrac", "sqrt", "min", "max", "log", "exp", "ln",
+    "lceil", "rceil", "lfloor", "rfloor", "left", "right", "mathrm", "text", "mathit", "operatorname",
+    "le", "ge", "leq", "geq", "ne", "approx", "sim", "ll", "gg", "to", "infty", "sum", "ldots", "dots", "quad", "propto",
+    "hat", "bar", "tilde", "top", "prime", "in", "lvert", "rvert", "mid",
+    "alpha", "beta", "gamma", "delta", "epsilon", "varepsilon", "eta", "theta", "kappa", "lambda", "mu", "nu", "pi",
+    "rho", "sigma", "tau", "phi", "varphi", "chi", "psi", "omega", "Gamma", "Delta", "Theta", "Lambda", "Pi", "Sigma",
+    "Phi", "Psi", "Omega",
+    "sym",
+})
+#: Non-letter control symbols allowed after a backslash: thin spaces and literal braces.
+ALLOWED_CONTROL_SYMBOLS = frozenset({",", ";", "!", " ", "{", "}", "%"})
+_MATH_CHARS = re.compile(r"^[A-Za-z0-9 +\-*/=(),.:;<>|'!_^{}\[\]\\]*$")
+_COMMAND = re.compile(r"\\([A-Za-z]+|.)")
+_SYM = re.compile(r"\\sym\{([A-Za-z][A-Za-z0-9_]*)\}")
+_PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
+MAX_MATH_LENGTH = 400
+
+
+class ProseError(RooflineError):
+    """A prose string with malformed or unsafe math."""
+
+
+def split(text: str) -> list[tuple[str, str]]:
+    """[('text', ...), ('math', ...), ...]: the prose cut at its `$` delimiters (an odd count is an error)."""
+    parts = text.split("$")
+    if len(parts) % 2 == 0:
+        raise ProseError(f"unbalanced $ in prose: {text[:60]!r}")
+    return [("math" if i % 2 else "text", p) for i, p in enumerate(parts) if p]
+
+
+def check(text: str, symbols: Collection[str], steps: Collection[str], where: str) -> None:
+    """Raise ProseError unless every math insert is in the whitelist, names known symbols and every placeholder a step."""
+    for kind, part in split(text):
+        if kind == "text":
+            for name in _PLACEHOLDER.findall(part):
+                if name not in steps:
+                    raise ProseError(f"{where}: prose refers to {{{name}}}, which is not a step")
+            continue
+        if len(part) > MAX_MATH_LENGTH or not _MATH_CHARS.match(part):
+            raise ProseError(f"{where}: math ${part[:40]}$ uses characters outside the prose-math whitelist")
+        for cmd in _COMMAND.findall(part):
+            if cmd not in ALLOWED_COMMANDS and cmd not in ALLOWED_CONTROL_SYMBOLS:
+                raise ProseError(f"{where}: math ${part[:40]}$ uses \\{cmd}, which prose math does not allow")
+        for name in _SYM.findall(part):
+            if name not in symbols:
+                raise ProseError(f"{where}: \\sym{{{name}}} is not a symbol of this sheet")
+        if part.count("{") != part.count("}"):
+            raise ProseError(f"{where}: math ${part[:40]}$ has unbalanced braces")
+
+
+def render(text: str, escape: Callable[[str], str], math: Callable[[str], str], latex_names: Mapping[str, str],
+           values: Mapping[str, str] | None = None) -> str:
+    """Prose for one target: literal text escaped, math passed to `math` with symbols spelled, placeholders filled."""
+    out = []
+    for kind, part in split(text):
+        if kind == "math":
+            out.append(math(_SYM.sub(lambda m: "{" + latex_names[m.group(1)] + "}", part)))
+            continue
+        last = 0
+        for m in _PLACEHOLDER.finditer(part) if values is not None else ():
+            out.append(escape(part[last:m.start()]))
+            out.append(values[m.group(1)])
+            last = m.end()
+        out.append(escape(part[last:]))
+    return "".join(out)
+
+
+def plain(text: str, latex_names: Mapping[str, str]) -> str:
+    """The prose with `\\sym{...}` spelled out, `$` kept: what JSON carries."""
+    return _SYM.sub(lambda m: "{" + latex_names[m.group(1)] + "}", text)

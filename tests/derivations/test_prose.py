@@ -1,0 +1,70 @@
+"""Prose writes math only inside $...$: no ASCII math, no glossary names in running text."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from derivations import prose
+from derivations.conventions import CONVENTIONS
+from derivations.engine import DerivationError, Step, derivation, prose_strings
+from derivations.glossary import GLOSSARY
+from derivations.registry import DERIVATIONS
+from derivations.symbols import Symbols
+
+#: Single letters that are also plain English in our prose ("K and V" are keys and values).
+ENGLISH_LETTERS = {"K", "V"}
+
+
+def _text_outside_math(text: str) -> str:
+    return " ".join(part for kind, part in prose.split(text) if kind == "text")
+
+
+def _offences(text: str, names: set[str]) -> list[str]:
+    outside = re.sub(r"\{[A-Za-z_][A-Za-z0-9_]*\}", " ", _text_outside_math(text))  # value placeholders are fine
+    found = [ch for ch in ("**", "*", "^") if ch in outside]
+    for name in names:
+        if name in ENGLISH_LETTERS:
+            continue
+        if re.search(rf"(?<![\w/.-]){re.escape(name)}(?![\w/])", outside):
+            found.append(name)
+    return found
+
+
+CASES = [(d.slug, where, text) for d in DERIVATIONS for where, text in prose_strings(d)]
+CASES += [("conventions", f"convention {i + 1}", c) for i, c in enumerate(CONVENTIONS)]
+CASES += [("conventions", f"glossary {info.name}", info.meaning) for info in GLOSSARY]
+NAMES = {d.slug: {info.name for info in d.symbols} for d in DERIVATIONS}
+NAMES["conventions"] = {info.name for info in GLOSSARY}
+
+
+@pytest.mark.parametrize("slug, where, text", CASES, ids=[f"{s}:{w}" for s, w, _ in CASES])
+def test_prose_has_no_ascii_math(slug, where, text):
+    assert _offences(text, NAMES[slug]) == [], f"{slug} {where}: write math as $...$: {text[:120]!r}"
+
+
+def test_conventions_math_is_valid():
+    names = {info.name for info in GLOSSARY}
+    for c in CONVENTIONS:
+        prose.check(c, names, set(), "conventions")
+
+
+@pytest.mark.parametrize("bad, message", [
+    (r"see $\input{/etc/passwd}$", r"\\input"),
+    (r"a $x & y$ b", "whitelist"),
+    (r"unbalanced $x", "unbalanced"),
+    (r"$\sym{nope}$", "not a symbol"),
+    (r"uses {no_such_step}", "not a step"),
+    (r"$\frac{a}{b$", "unbalanced braces"),
+])
+def test_bad_prose_math_fails_the_build(bad, message):
+    step = Step("x", GLOSSARY["B"].symbol * 1, "1", bad)
+    with pytest.raises(DerivationError, match=message):
+        derivation("t", "t", "t", Symbols(parent=GLOSSARY), (step,), ())
+
+
+def test_sym_spells_the_glossary_latex():
+    names = {info.name: info.latex for info in GLOSSARY}
+    out = prose.render(r"bytes $\sym{b_w} \cdot \sym{P_active}$ in {x}", lambda s: s.upper(), lambda m: f"<{m}>", names, {"x": "8"})
+    assert out == r"BYTES <{b_{w}} \cdot {P_{\mathrm{act}}}> IN 8"

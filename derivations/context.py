@@ -22,7 +22,7 @@ from specs.counts import swiglu_mlp_params
 from specs.errors import SpecError, suggest
 from specs.hardware import Hardware
 from specs.models import Architecture, MoE
-from specs.precisions import Precision, precision
+from specs.precisions import MATH_PRECISIONS, Precision, precision
 from specs.quantities import parse_quantity
 from units import Quantity, unit
 
@@ -104,6 +104,8 @@ class Context:
     math: Precision
     #: user-set inputs by name, already parsed and checked
     overrides: Mapping[str, pint.Quantity] = field(default_factory=dict)
+    #: True when the math precision was not given and follows the weights (weight-only INT4 runs BF16 math)
+    math_defaulted: bool = True
 
     def with_overrides(self, **values: str) -> Context:
         """A copy with more inputs set (values are unit strings); used by tables."""
@@ -113,14 +115,17 @@ class Context:
 
 
 def make_context(hardware: Hardware, model: Architecture, weights: str | None = None, kv: str | None = None, math: str | None = None) -> Context:
+    """The sheet's own context. A math precision the chip has no dense peak for is an error here, naming the chip and what it has."""
     w = precision(weights or conventions.DEFAULT_WEIGHTS, "--weights")
-    return Context(
-        hardware=hardware,
-        model=model,
-        weights=w,
-        kv=precision(kv or conventions.DEFAULT_KV, "--kv"),
-        math=precision(math or w.math, "--math"),
-    )
+    if math is not None and math not in MATH_PRECISIONS:
+        raise SpecError("--math", None, f"{math[:20]!r} is a storage format, not a math precision; the tensor cores run one of {', '.join(MATH_PRECISIONS)}")
+    m = precision(math or w.math, "--math")
+    if m.math not in hardware.peak_dense:
+        given = f"--math {math}" if math is not None else f"--weights {w.name} (whose math is {m.math})"
+        raise SpecError(hardware.path, f"peak_dense.{m.math}",
+                        f"{given}: {hardware.name} lists no dense {m.math} peak; it lists {', '.join(hardware.peak_dense)}; choose one with --math")
+    return Context(hardware=hardware, model=model, weights=w, kv=precision(kv or conventions.DEFAULT_KV, "--kv"), math=m,
+                   math_defaulted=math is None)
 
 
 def _mla(ctx: Context) -> object:
@@ -131,7 +136,7 @@ def _mla(ctx: Context) -> object:
 
 def _gqa(ctx: Context) -> Architecture:
     if ctx.model.mla is not None:
-        raise SpecError(ctx.model.path, "head_dim", f"{ctx.model.name} uses multi-head latent attention; this sheet's attention terms use the GQA formula (see attention-intensity and mla-absorption for MLA)")
+        raise SpecError(ctx.model.path, "head_dim", f"{ctx.model.name} uses multi-head latent attention: it has no GQA KV heads or head dimension (its attention terms use the latent widths)")
     return ctx.model
 
 

@@ -9,6 +9,8 @@ is plain text with two kinds of inserts:
   math, `\\sym{P_active}` spells a glossary or sheet symbol the way the symbol
   table does, so prose and equations cannot drift apart.
 - `{step_name}` outside math: the value of a step, filled in by the renderer.
+- `@slug` outside math: a link to another answer sheet (a Markdown link, a
+  typewriter name in LaTeX); the registry checks that every one exists.
 
 Everything else is literal text that renderers escape. `check` runs when a
 derivation is built, so a bad insert fails the build, not a reader.
@@ -38,6 +40,7 @@ _MATH_CHARS = re.compile(r"^[A-Za-z0-9 +\-*/=(),.:;<>|'!_^{}\[\]\\]*$")
 _COMMAND = re.compile(r"\\([A-Za-z]+|.)")
 _SYM = re.compile(r"\\sym\{([A-Za-z][A-Za-z0-9_]*)\}")
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
+_LINK = re.compile(r"@([a-z0-9]+(?:-[a-z0-9]+)+)")
 MAX_MATH_LENGTH = 400
 
 
@@ -73,23 +76,37 @@ def check(text: str, symbols: Collection[str], steps: Collection[str], where: st
             raise ProseError(f"{where}: math ${part[:40]}$ has unbalanced braces")
 
 
+def links(text: str) -> list[str]:
+    """The sheet slugs a prose string links to with `@slug`."""
+    return [m for kind, part in split(text) if kind == "text" for m in _LINK.findall(part)]
+
+
 def render(text: str, escape: Callable[[str], str], math: Callable[[str], str], latex_names: Mapping[str, str],
-           values: Mapping[str, str] | None = None) -> str:
-    """Prose for one target: literal text escaped, math passed to `math` with symbols spelled, placeholders filled."""
+           values: Mapping[str, str] | None = None, link: Callable[[str], str] | None = None) -> str:
+    """Prose for one target: literal text escaped, math passed to `math` with symbols spelled, placeholders and links filled."""
     out = []
     for kind, part in split(text):
         if kind == "math":
             out.append(math(_SYM.sub(lambda m: "{" + latex_names[m.group(1)] + "}", part)))
             continue
-        last = 0
-        for m in _PLACEHOLDER.finditer(part) if values is not None else ():
-            out.append(escape(part[last:m.start()]))
-            out.append(values[m.group(1)])
-            last = m.end()
-        out.append(escape(part[last:]))
+        out.append(_fill_text(part, escape, values, link))
+    return "".join(out)
+
+
+def _fill_text(part: str, escape: Callable[[str], str], values: Mapping[str, str] | None, link: Callable[[str], str] | None) -> str:
+    pattern = re.compile(f"{_PLACEHOLDER.pattern}|{_LINK.pattern}")
+    out, last = [], 0
+    for m in pattern.finditer(part):
+        name, slug = m.group(1), m.group(2)
+        if name is not None and values is None:
+            continue
+        out.append(escape(part[last:m.start()]))
+        out.append(values[name] if name is not None else (link(slug) if link else escape(slug)))
+        last = m.end()
+    out.append(escape(part[last:]))
     return "".join(out)
 
 
 def plain(text: str, latex_names: Mapping[str, str]) -> str:
-    """The prose with `\\sym{...}` spelled out, `$` kept: what JSON carries."""
-    return _SYM.sub(lambda m: "{" + latex_names[m.group(1)] + "}", text)
+    """The prose with `\\sym{...}` spelled out, `$` kept, links as bare slugs: what JSON carries."""
+    return _LINK.sub(lambda m: m.group(1), _SYM.sub(lambda m: "{" + latex_names[m.group(1)] + "}", text))

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from derivations.engine import Derivation
+from derivations import prose
+from derivations.engine import Derivation, DerivationError, prose_strings
 from derivations.questions import (
     attention_intensity,
     decode_floor,
@@ -25,3 +26,15 @@ DERIVATIONS: tuple[Derivation, ...] = (
     flash_attention_io.DERIVATION,
 )
 BY_SLUG: dict[str, Derivation] = {d.slug: d for d in DERIVATIONS}
+
+
+def _check_links() -> None:
+    """Every `@slug` in any sheet's prose names a registered sheet."""
+    for d in DERIVATIONS:
+        for where, text in prose_strings(d):
+            for slug in prose.links(text):
+                if slug not in BY_SLUG:
+                    raise DerivationError(f"{d.slug}: {where} links to @{slug}, which is not a registered sheet")
+
+
+_check_links()

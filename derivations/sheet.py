@@ -23,6 +23,8 @@ from specs.errors import SpecError
 from units import Quantity
 
 Resolver = Callable[[Context, Row], Context]
+#: A step of this name is the share of HBM a setup needs: above 1, the sheet and its rows say "does not fit".
+FIT_STEP = "memory_fraction"
 
 
 @dataclass(frozen=True)
@@ -89,6 +91,8 @@ class SolvedTable:
     settings: tuple[tuple[tuple[str, str, Value], ...], ...] = ()
     #: per row, whether its label is the derivation's prose (may hold $math$) rather than a spec's name
     authored: tuple[bool, ...] = ()
+    #: per row, True when its setup does not fit in memory (sheets with a memory-fraction step)
+    overflows: tuple[bool, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -118,6 +122,8 @@ class Sheet:
     tables: tuple[SolvedTable, ...]
     claims: tuple[SolvedClaim, ...]
     conventions: tuple[str, ...] = field(default=conventions.CONVENTIONS)
+    #: the share of HBM the setup needs when above 1 (it does not fit); None when it fits or the sheet does not ask
+    overflow: Value | None = None
 
     @property
     def latex_names(self) -> Mapping[sp.Symbol, str]:
@@ -190,8 +196,8 @@ def evaluate(d: Derivation, ctx: Context, only: Sequence[str] | None = None) -> 
             # the all-reduce on one GPU, does not need its link bandwidth)
             v = gone[0]
         else:
-            if not v.is_Rational:
-                v = sp.nsimplify(v) if v.is_Number else sp.N(v, 40)
+            if not v.is_Rational and not v.is_Float:
+                v = sp.N(v, 40)  # never nsimplify: it would round 7.99999992 experts to 8
             v = _in_domain(step, v)
         values[step.s] = v
         out[step.name] = v
@@ -269,7 +275,9 @@ def solve_sheet(d: Derivation, ctx: Context, resolve: Resolver, grid: tuple[Row,
     headline = Table("Headline results across hardware and models", grid, d.results)
     tables = tuple(_solve_table(d, ctx, t, resolve) for t in (headline, *d.tables))
     claims = tuple(_solve_claim(d, ctx, c, resolve, results) for c in d.claims)
+    overflow = _value(d, FIT_STEP, results[FIT_STEP]) if FIT_STEP in results and _overflows(results[FIT_STEP]) else None
     return Sheet(
+        overflow=overflow,
         derivation=d,
         context=ctx,
         context_label=context_label(ctx),
@@ -315,26 +323,33 @@ def spec_facts(ctx: Context) -> tuple[tuple[str, str], ...]:
         ("Model source", m.source),
         ("Weights", ctx.weights.description),
         ("KV cache", ctx.kv.description),
-        ("Math", f"{ctx.math.math} tensor-core peak"),
+        ("Math", f"{ctx.math.math} tensor-core peak" + (f" (default: the math of {ctx.weights.name} weights)" if ctx.math_defaulted else " (set with --math)")),
     )
 
 
 def _solve_table(d: Derivation, ctx: Context, t: Table, resolve: Resolver) -> SolvedTable:
-    rows, settings = [], []
+    rows, settings, overflows = [], [], []
     by_name = {i.name: i for i in d.inputs}
+    fit = (FIT_STEP,) if FIT_STEP in d.expanded else ()
     for row in t.rows:
         setting = () if row.label else tuple(_setting(d, by_name[n], v) for n, v in row.set.items() if n in by_name)
         settings.append(setting)
         try:
             row_ctx = resolve(ctx, row)
-            values = evaluate(d, row_ctx, t.columns)
+            values = evaluate(d, row_ctx, (*t.columns, *fit))
         except SpecError as err:
             rows.append((row.label or row.model or row.hardware or "?", tuple(None for _ in t.columns), err.message))
+            overflows.append(False)
             continue
+        overflows.append(bool(fit) and _overflows(values[FIT_STEP]))
         label = row.label or (_row_label(row, row_ctx) if row.model or row.hardware or not setting else "")
         rows.append((label, tuple(_value(d, c, values[c]) for c in t.columns), ""))
     columns = tuple((c, d.symbols[c].latex) for c in t.columns)
-    return SolvedTable(t.title, t.note, columns, tuple(rows), tuple(settings), tuple(bool(r.label) for r in t.rows))
+    return SolvedTable(t.title, t.note, columns, tuple(rows), tuple(settings), tuple(bool(r.label) for r in t.rows), tuple(overflows))
+
+
+def _overflows(v: sp.Expr | Missing) -> bool:
+    return not isinstance(v, Missing) and v > 1
 
 
 def _setting(d: Derivation, inp: Input, text: str) -> tuple[str, str, Value]:

@@ -12,7 +12,7 @@ from typing import Any
 import sympy as sp
 
 from derivations import prose
-from derivations.sheet import Sheet, Value
+from derivations.sheet import FIT_STEP, Sheet, Value
 from renderers.numbers import display
 from renderers.targets import latex_math
 from renderers.view import step_title
@@ -75,6 +75,7 @@ def sheet_json(sheet: Sheet) -> dict[str, Any]:
             "inputs": {i.name: {**quantity_json(i.value), "default": not i.is_set} for i in sheet.inputs},
             "given": {info.name: quantity_json(v) for info, v in sheet.bound},
         },
+        "fits": None if FIT_STEP not in d.expanded else sheet.overflow is None,
         "results": {n: result(n, v) for n, v in sheet.results.items()},
         "steps": [
             {"name": st.step.name, "kind": st.step.kind, "title": text(step_title(st.step)), "why": text(st.step.why), "unit": unit_text(st.value.unit),
@@ -91,8 +92,10 @@ def sheet_json(sheet: Sheet) -> dict[str, Any]:
             {"title": t.title, "note": t.note, "columns": [n for n, _ in t.columns],
              "rows": [{"label": label, "values": {n: (quantity_json(c) if c is not None else None) for (n, _), c in zip(t.columns, cells, strict=True)},
                        **({"inputs": {name: quantity_json(v) for name, _, v in setting}} if setting else {}),
+                       **({"fits": False} if over else {}),
                        **({"unavailable": why} if why else {})}
-                      for (label, cells, why), setting in zip(t.rows, t.settings or [()] * len(t.rows), strict=True)]}
+                      for (label, cells, why), setting, over in zip(t.rows, t.settings or [()] * len(t.rows),
+                                                                    t.overflows or [False] * len(t.rows), strict=True)]}
             for t in sheet.tables
         ],
         "conventions": [text(x) for x in sheet.conventions],

@@ -28,6 +28,8 @@ class Target:
     code: Callable[[str], str]
     #: a unit on its own, typeset like the units of the numbers (a symbol table's unit column)
     unit: Callable[[pint.Unit], str]
+    #: a link to another answer sheet by slug
+    link: Callable[[str], str]
 
 
 class _Printer(LatexPrinter):
@@ -110,6 +112,7 @@ MARKDOWN = Target(
     inline_math=lambda m: f"${m}$",
     code=escape.markdown_code,
     unit=_md_unit,
+    link=lambda slug: f"[{escape.markdown(slug)}]({slug}.md)",
 )
 
 LATEX = Target(
@@ -120,4 +123,5 @@ LATEX = Target(
     inline_math=lambda m: f"${m}$",
     code=escape.latex_code,
     unit=_tex_unit,
+    link=lambda slug: escape.latex_code(slug),
 )

@@ -33,7 +33,7 @@ def value_text(v: Value, target: Target) -> str:
 def missing_text(m: Missing, target: Target) -> str:
     """'none: reason': a closed form's reason is the derivation's prose (it may hold math); a spec's is literal text."""
     if m.prose:
-        return target.text(f"{m.kind}: ") + prose.render(m.reason, target.text, target.inline_math, {}, None)
+        return target.text(f"{m.kind}: ") + prose.render(m.reason, target.text, target.inline_math, {}, None, target.link)
     return target.text(m.label)
 
 
@@ -84,7 +84,7 @@ def build(sheet: Sheet, target: Target) -> dict[str, Any]:
     by_name = {info.name: info.latex for info in d.symbols}
 
     def p(text: str) -> str:
-        return prose.render(text, target.text, target.inline_math, by_name, values)
+        return prose.render(text, target.text, target.inline_math, by_name, values, target.link)
 
     t = target.text
     steps = []
@@ -132,16 +132,26 @@ def build(sheet: Sheet, target: Target) -> dict[str, Any]:
             {"title": p(tb.title), "note": p(tb.note),
              "headers": [target.inline_math(latex) for _, latex in tb.columns],
              "header_names": [t(n) for n, _ in tb.columns],
-             "rows": [{"label": _row_label(p(label) if authored else t(label), setting, target), "cells": [_cell(c, target) for c in cells],
-                       "why": _row_why(cells, why, target)}
-                      for (label, cells, why), setting, authored in zip(tb.rows, tb.settings or [()] * len(tb.rows),
-                                                                        tb.authored or [False] * len(tb.rows), strict=True)]}
+             "rows": [{"label": _row_label(p(label) if authored else t(label), setting, target) + (t(" (does not fit)") if over else ""),
+                       "cells": [_cell(c, target) for c in cells], "why": _row_why(cells, why, target)}
+                      for (label, cells, why), setting, authored, over in zip(
+                          tb.rows, tb.settings or [()] * len(tb.rows), tb.authored or [False] * len(tb.rows),
+                          tb.overflows or [False] * len(tb.rows), strict=True)]}
             for tb in sheet.tables
         ],
+        "does_not_fit": t(f"Does not fit: this setup needs {_plain_ratio(sheet.overflow)} times the memory one GPU has, "
+                          "so the times below describe a server that cannot be built as stated (more GPUs, a smaller batch or a shorter context).")
+        if sheet.overflow else "",
         "takeaways": [p(x) for x in d.takeaways],
         "scoring": [p(x) for x in d.scoring],
         "limits": [p(x) for x in d.limits],
     }
+
+
+def _plain_ratio(v: Value) -> str:
+    from renderers.numbers import number_text
+
+    return number_text(shown(v).number)
 
 
 def _row_label(label: str, setting: tuple[tuple[str, str, Value], ...], target: Target) -> str:

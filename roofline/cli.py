@@ -6,6 +6,7 @@ import argparse
 import json
 import sys
 import time
+import warnings
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
@@ -15,6 +16,7 @@ from renderers.numbers import plain
 from roofline import api
 from roofline.build import BuildError, build, out_path, render_all, shown_path, stale
 from specs.catalog import hardware_names, model_names
+from specs.hardware import SpecWarning
 from units import RooflineError
 
 EXIT_BAD_INPUT = 2
@@ -132,9 +134,16 @@ def run(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
+def _warning_line(message: Warning | str, category: type[Warning], filename: str, lineno: int, file: object = None, line: str | None = None) -> None:
+    print(f"roofline: warning: {message}", file=sys.stderr)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     try:
-        return run(argv)
+        with warnings.catch_warnings():
+            warnings.simplefilter("always", SpecWarning)
+            warnings.showwarning = _warning_line
+            return run(argv)
     except RooflineError as err:
         print(f"roofline: error: {err}", file=sys.stderr)
         return EXIT_BAD_INPUT

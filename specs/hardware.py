@@ -7,8 +7,10 @@ inference and is stored nowhere). Every field's dimension is checked at load.
 from __future__ import annotations
 
 import tomllib
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 
 import pint
@@ -79,14 +81,54 @@ class Hardware:
         return value
 
 
+#: A user's figure further than this factor from every shipped chip's gets a warning (a unit slip, "Tflop/s" for "Pflop/s").
+PLAUSIBLE_FACTOR = 100
+
+
+class SpecWarning(UserWarning):
+    """A spec value that loads but is far outside what any shipped chip has."""
+
+
 def load_hardware(name_or_path: str | Path) -> Hardware:
-    """Load and validate a shipped accelerator by name, or a user's TOML file by path."""
+    """Load and validate a shipped accelerator by name, or a user's TOML file by path.
+
+    A user's file whose bandwidth, capacity or BF16 peak is more than
+    PLAUSIBLE_FACTOR away from every shipped chip's loads with a SpecWarning.
+    """
     path = resolve(name_or_path, "hardware", HARDWARE_DIR, ".toml", hardware_names(), "hardware")
+    hw = _read(path)
+    if path.parent.resolve() != HARDWARE_DIR.resolve():
+        for message in implausible(hw):
+            warnings.warn(SpecWarning(message), stacklevel=2)
+    return hw
+
+
+def _read(path: Path) -> Hardware:
     try:
         data = tomllib.loads(read_text(path))
     except tomllib.TOMLDecodeError as err:
         raise SpecError(path, None, f"expected valid TOML, found a syntax error ({err})") from None
     return parse_hardware(data, path)
+
+
+@cache
+def _shipped_ranges() -> dict[str, tuple[float, float]]:
+    chips = [_read(HARDWARE_DIR / f"{n}.toml") for n in hardware_names()]
+    figures = {"memory_bandwidth": [c.memory_bandwidth for c in chips], "memory_capacity": [c.memory_capacity for c in chips],
+               "peak_dense.bf16": [c.peak("bf16") for c in chips]}
+    return {k: (min(float(q.magnitude) for q in v), max(float(q.magnitude) for q in v)) for k, v in figures.items()}
+
+
+def implausible(hw: Hardware) -> list[str]:
+    """One line per figure more than PLAUSIBLE_FACTOR outside the shipped chips' range."""
+    out = []
+    for field, q in (("memory_bandwidth", hw.memory_bandwidth), ("memory_capacity", hw.memory_capacity), ("peak_dense.bf16", hw.peak("bf16"))):
+        lo, hi = _shipped_ranges()[field]
+        x = float(q.magnitude)
+        if x < lo / PLAUSIBLE_FACTOR or x > hi * PLAUSIBLE_FACTOR:
+            out.append(f"{hw.path}: {field}: {q:~P} is more than {PLAUSIBLE_FACTOR}x outside every shipped chip's "
+                       f"({lo:.3g} to {hi:.3g} {q.units:~P}); check the unit")
+    return out
 
 
 def parse_hardware(data: Mapping[str, object], path: Path) -> Hardware:

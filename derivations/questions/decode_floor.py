@@ -64,7 +64,7 @@ DERIVATION = derivation(
         "For MoE, counts the experts the whole batch touches, not the top-k of one token.",
     ),
     limits=(
-        "Uniform routing is the best case for MoE at small batch; skewed routing touches fewer experts (moe-experts).",
+        "Uniform routing is the best case for MoE at small batch; skewed routing touches fewer experts.",
         "Components are summed, not overlapped; real kernels overlap some memory and compute and lose some to tile and wave quantization.",
         r"The all-reduce term is the bandwidth term only; each all-reduce also has a latency of a few microseconds, inside $t_{\mathrm{fixed}}$ here.",
         r"Paged KV, prefix sharing and sliding-window attention change the KV term; speculative decoding changes $q$.",

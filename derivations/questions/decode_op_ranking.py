@@ -250,7 +250,7 @@ DERIVATION = derivation(
             Input("small_kernel_overhead", t_k, "2 µs", "s", "fixed time per small kernel beyond its bytes (launch, ramp-up, tail)")),
     assumptions=(
         r"One decode step on one GPU: $B$ sequences, $q$ tokens each, $T$ cached tokens each; every kernel of one layer, the LM head once "
-        "per step. Tensor parallelism is not modelled here (the tp input does not apply; decode-floor splits the step over GPUs).",
+        "per step. Tensor parallelism is not modelled here (the tp input does not apply; @decode-floor splits the step over GPUs).",
         "The layers shown are each kind of layer the model has: the attention block every layer runs, the MLP of a dense layer (dense "
         "models, and DeepSeek's first layers) and the MLP of a MoE layer (MoE models). A kernel the model does not run is n/a; the step "
         r"counts $L$ attention blocks, $L - \sym{L_moe}$ dense MLPs and $\sym{L_moe}$ MoE MLPs.",
@@ -303,11 +303,11 @@ DERIVATION = derivation(
         "kernels split the context to fill the SMs.",
         "Routing is taken as uniform; real routers are skewed, so fewer distinct experts are read at a given batch. The token permute "
         "before the grouped expert GEMMs and the load imbalance between experts are not counted.",
-        "Launch gaps, the all-reduces of tensor parallelism and host work are not kernels here (decode-floor, batch1-gap).",
+        "Launch gaps, the all-reduces of tensor parallelism and host work are not kernels here (@decode-floor).",
         "Production stacks already fuse RoPE into attention and residual adds into norms; the elementwise share is then smaller still. "
         "Qwen's per-head Q and K norms and QKV biases are left out.",
         "At large batch the GEMMs turn compute-bound and their time stops growing with bytes; attention only does where its constant "
-        "passes the ridge (attention-intensity).",
+        "passes the ridge (@attention-intensity).",
     ),
     tables=(
         Table("The weight GEMMs tie; attention does not move", tuple(Row("", set={"batch": str(b)}) for b in BATCHES),

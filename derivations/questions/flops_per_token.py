@@ -109,14 +109,14 @@ DERIVATION = derivation(
         "Distinguishes the decode break from the prefill-average break (a factor of 2 from causality).",
     ),
     limits=(
-        "FLOPs are not time: at decode the weights are read from HBM and the step is memory-bound (decode-floor).",
-        "Sliding-window or local attention caps the context term; MLA changes its constant (mla-absorption).",
+        "FLOPs are not time: at decode the weights are read from HBM and the step is memory-bound (@decode-floor).",
+        "Sliding-window or local attention caps the context term; MLA changes its constant (@mla-absorption).",
         "Speculative decoding and beam search multiply the tokens per step, not the per-token count.",
     ),
     tables=(
         Table("The rule across models (input context)", tuple(Row(model=m, label="") for m in MODELS),
               ("params_total", "params_no_arithmetic", "flops_per_token_params", "ctx_break"),
-              note="MoE rows count only the routed experts a token uses; MLA rows (DeepSeek) count absorbed decode attention (mla-absorption)."),
+              note="MoE rows count only the routed experts a token uses; MLA rows (DeepSeek) count absorbed decode attention (@mla-absorption)."),
         Table("Attention's share as the context grows", tuple(
             Row("", set={"context": f"{t} token"}) for t in (1024, 8192, 32768, 131072)
         ), ("attention_flops", "flops_per_token_total", "actual_over_rule")),

@@ -164,7 +164,7 @@ DERIVATION = derivation(
         "Prefill is the opposite case: with many query tokens per cached token, decompressing $K$ and $V$ once is cheaper, and production kernels "
         "do not absorb there ($T_{\\mathrm{abs}}$ has no value once $\\sym{q}$ is large enough).",
         "Past the ridge (H200, FP8 latents, MTP) the kernel is compute-bound and softmax and exponent work, left out here, starts to count.",
-        "Tensor parallelism splits heads but replicates the latent, dividing the intensity per GPU by $\\sym{n_tp}$ (attention-intensity).",
+        "Tensor parallelism splits heads but replicates the latent, dividing the intensity per GPU by $\\sym{n_tp}$ (@attention-intensity).",
         "FP8 latent formats keep the RoPE part in BF16 and add scales, so the FP8 gain is a little under 2x.",
         "Roofline times are lower bounds: real kernels reach a fraction of peak and bandwidth, and the reference kernel also pays to write "
         "its much larger cache.",

@@ -93,7 +93,7 @@ DERIVATION = derivation(
     ),
     scoring=(
         r"Writes both times per pass and sees that the parameter count cancels: $S^{*} = \pi b_{w}/(\kappa \beta)$.",
-        r"Recognises $S^{*}$ as the ridge point (FLOPs per byte) expressed in tokens (ridge-coincidence).",
+        r"Recognises $S^{*}$ as the ridge point (FLOPs per byte) expressed in tokens (@ridge-coincidence).",
         r"Adds the $S^{2}$ attention term for long prompts and says when it dominates.",
         "Knows chunked prefill mixes the two regimes and that prefill rarely reaches datasheet peak.",
     ),

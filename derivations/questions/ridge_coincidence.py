@@ -67,7 +67,7 @@ DERIVATION = derivation(
     (ridge, t_mem, t_cmp, b_cross, tok_exp, i_exp, b_cross_exp, t_prefill, t_cross, factor, f_seq, kv_seq, i_limit, t_max),
     ("ridge_point", "B_cross", "T_cross", "T_max"),
     assumptions=(
-        r"The step's $B q$ tokens are far fewer than $D$ and $F$, so activation traffic is negligible next to the weights (attention-intensity keeps it).",
+        r"The step's $B q$ tokens are far fewer than $D$ and $F$, so activation traffic is negligible next to the weights (@attention-intensity keeps it).",
         r"$\sym{B_cross}$ counts sequences, each decoding $q = 1$ token per step; $\sym{T_cross}$ counts prompt tokens.",
         r"Weight GEMMs only for $\sym{B_cross}$ and $\sym{T_cross}$; the KV cache enters only $\sym{T_max}$. For a MoE model $\sym{B_cross}$ is for the GEMMs "
         r"every token passes through (attention projections, dense and shared MLPs, LM head); its routed experts see $B q k_{E}/E$ tokens each "
@@ -90,8 +90,8 @@ DERIVATION = derivation(
     ),
     limits=(
         r"Real kernels turn compute-bound later than $\sym{B_cross}$ (tile quantization, achieved bandwidth and FLOPs below datasheet).",
-        r"Routing is not uniform in practice: hot experts see more than $B q k_{E}/E$ tokens and turn compute-bound earlier, cold ones later (moe-experts).",
-        r"Attention at long context keeps decode memory-bound regardless ($\sym{T_max}$); MLA raises the per-sequence limit (attention-intensity).",
+        r"Routing is not uniform in practice: hot experts see more than $B q k_{E}/E$ tokens and turn compute-bound earlier, cold ones later.",
+        r"Attention at long context keeps decode memory-bound regardless ($\sym{T_max}$); MLA raises the per-sequence limit (@attention-intensity).",
     ),
     tables=(
         Table("When the coincidence breaks", (

@@ -68,3 +68,26 @@ def test_sym_spells_the_glossary_latex():
     names = {info.name: info.latex for info in GLOSSARY}
     out = prose.render(r"bytes $\sym{b_w} \cdot \sym{P_active}$ in {x}", lambda s: s.upper(), lambda m: f"<{m}>", names, {"x": "8"})
     assert out == r"BYTES <{b_{w}} \cdot {P_{\mathrm{act}}}> IN 8"
+
+
+QUESTION_SLUGS = ("decode-floor flops-per-token prefill-decode-crossover attention-intensity mbu-diagnosis ridge-coincidence batch1-gap "
+                  "decode-op-ranking model-limits headline-check hardware-upgrade moe-experts mbu-definition batch-knee joules-per-token "
+                  "mla-absorption flash-attention-io int4-flip speculative-decoding").split()
+
+
+@pytest.mark.parametrize("slug, where, text", CASES, ids=[f"{s}:{w}" for s, w, _ in CASES])
+def test_a_sheet_named_in_prose_is_a_link(slug, where, text):
+    """A sheet is referred to as @slug (a checked link), never as a bare name that may not exist."""
+    outside = _text_outside_math(text)
+    bare = [s for s in QUESTION_SLUGS if re.search(rf"(?<![@\w-]){re.escape(s)}(?![\w-])", outside)]
+    assert bare == [], f"{slug} {where}: write @{bare[0]}"
+
+
+def test_links_to_unregistered_sheets_fail_the_registry(monkeypatch):
+    from derivations import registry
+
+    d = registry.DERIVATIONS[0]
+    broken = type(d)(**{**d.__dict__, "limits": (*d.limits, "see @no-such-sheet")})
+    monkeypatch.setattr(registry, "DERIVATIONS", (broken,))
+    with pytest.raises(DerivationError, match="@no-such-sheet"):
+        registry._check_links()

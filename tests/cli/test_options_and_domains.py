@@ -1,0 +1,78 @@
+"""Options are never silently ignored; inputs outside their physical domain get one line (issue 9, derivation side)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from roofline.cli import main
+from specs.catalog import HARDWARE_DIR
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.mark.parametrize("argv, first_line", [
+    (["derive", "decode-floor", "--set", "eta_bw=2"], "roofline: error: --set: eta_bw: expected a fraction in (0, 1], found '2'"),
+    (["derive", "decode-floor", "--set", "batch=2.5"], "roofline: error: --set: batch: expected a whole number of at least 1"),
+    (["derive", "decode-floor", "--set", "batch=1e308"], "roofline: error: --set: batch: expected a whole number of at least 1 up to 1,000,000,000"),
+    (["derive", "decode-floor", "--set", "batch=5ms"], "roofline: error: --set: batch: expected a plain number"),
+    (["derive", "decode-floor", "--set", "tp=0"], "roofline: error: --set: tp: expected a positive quantity"),
+    (["derive", "ridge-coincidence", "--math", "int4"], "roofline: error: --math: 'int4' is a storage format, not a math precision"),
+    (["derive", "decode-floor", "--weights", "fp4"], "peak_dense.fp4: --weights fp4 (whose math is fp4): NVIDIA H100 SXM5 80GB lists no dense fp4 peak"),
+    (["derive", "ridge-coincidence", "--hardware", "tpu-v5e", "--math", "fp8"], "peak_dense.fp8: --math fp8: Google TPU v5e (per chip) lists no dense fp8 peak"),
+    (["derive", "flash-attention-io", "--set", "query_block=0.5"], "roofline: error: --set: query_block: expected a whole number"),
+])
+def test_bad_option_is_one_line_and_exit_2(capsys, argv, first_line):
+    code, out, err = run(capsys, *argv)
+    assert code == 2 and out == "" and err.count("\n") == 1
+    assert first_line in err
+
+
+def test_tensor_parallelism_past_the_kv_heads_is_modelled(capsys):
+    code, out, _ = run(capsys, "derive", "decode-floor", "--model", "llama-3.1-70b", "--set", "tp=3", "--format", "json")
+    assert code == 0
+    assert json.loads(out)["results"]["t_step"]["value"] > 0
+
+
+def test_defaulted_math_is_printed_as_defaulted(capsys):
+    _, out, _ = run(capsys, "derive", "ridge-coincidence", "--weights", "int4")
+    assert "| Math | bf16 tensor-core peak (default: the math of int4 weights) |" in out
+    _, out, _ = run(capsys, "derive", "ridge-coincidence", "--math", "fp8")
+    assert "fp8 tensor-core peak (set with --math)" in out
+
+
+def test_a_setup_that_does_not_fit_is_marked_in_every_format(capsys):
+    _, md, _ = run(capsys, "derive", "decode-floor", "--model", "llama-3.1-70b")
+    assert "**Does not fit:" in md and "(does not fit)" in md
+    _, tex, _ = run(capsys, "derive", "decode-floor", "--model", "llama-3.1-70b", "--format", "tex")
+    assert r"\textbf{Does not fit:" in tex
+    _, js, _ = run(capsys, "derive", "decode-floor", "--model", "llama-3.1-70b", "--format", "json")
+    doc = json.loads(js)
+    assert doc["fits"] is False and any(r.get("fits") is False for t in doc["tables"] for r in t["rows"])
+    _, js, _ = run(capsys, "derive", "decode-floor", "--format", "json")
+    assert json.loads(js)["fits"] is True
+
+
+def test_implausible_custom_chip_warns_once(capsys, tmp_path):
+    chip = tmp_path / "slow.toml"
+    chip.write_text((HARDWARE_DIR / "h100-sxm.toml").read_text().replace('bf16 = "989.4 Tflop/s"', 'bf16 = "0.001 Tflop/s"'))
+    code, out, err = run(capsys, "derive", "ridge-coincidence", "--hardware", str(chip), "--format", "json")
+    assert code == 0 and err.startswith("roofline: warning: ") and "peak_dense.bf16" in err and err.count("\n") == 1
+    t_max = json.loads(out)["results"]["T_max"]
+    assert t_max["value"] is None and "at or above the ridge" in t_max["none"]
+
+
+def test_fixed_comparison_rows_never_abort_the_users_sheet(capsys):
+    code, out, _ = run(capsys, "derive", "attention-intensity", "--hardware", "b200", "--weights", "fp4")
+    assert code == 0 and "n/a" in out
+
+
+def test_no_non_finite_number_reaches_json(capsys):
+    code, out, _ = run(capsys, "derive", "decode-floor", "--set", "batch=1000000000", "--set", "context=1", "--format", "json")
+    assert code == 0 and "Infinity" not in out and "NaN" not in out
+    json.loads(out)

@@ -215,14 +215,21 @@ def _in_domain(step: Step, v: sp.Expr) -> sp.Expr | Missing:
     return v
 
 
+#: Powers up to this integer exponent are evaluated exactly; beyond it, to 40 significant digits.
+MAX_EXACT_EXPONENT = 4096
+
+
 def _substitute(expr: sp.Expr, values: Mapping[sp.Symbol, sp.Expr]) -> sp.Expr:
     """`expr` at `values`, exactly where that is cheap.
 
     A power with a symbol in its exponent ((1 - k/E)**(B*q) for experts
-    touched) would be expanded into an exact rational of millions of digits at
-    a large batch, so such expressions are evaluated to 40 significant digits.
+    touched) is exact at a small whole exponent (2 experts at one token, not
+    1.9999...), but at a large batch it would expand into an exact rational of
+    millions of digits, so such expressions are evaluated to 40 digits.
     """
-    if not any(p.exp.free_symbols for p in expr.atoms(sp.Pow)):
+    powers = [p for p in expr.atoms(sp.Pow) if p.exp.free_symbols]
+    exponents = [p.exp.xreplace(values) for p in powers]
+    if all(e.is_Integer and abs(e) <= MAX_EXACT_EXPONENT for e in exponents):
         return expr.xreplace(values)
     with sp.evaluate(False):
         unevaluated = expr.xreplace(values)

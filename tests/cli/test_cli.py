@@ -93,7 +93,7 @@ BAD = [
     (lambda t: ["derive", "decode-floor", "--hardware", _bad_chip(t)], "memory_bandwidth: expected units convertible to B/s"),
     (lambda t: ["derive", "decode-floor", "--model", _bad_config(t)], "valid JSON"),
     (lambda t: ["show", "model", _no_field(t)], "num_hidden_layers: missing required field"),
-    (lambda t: ["derive", "ridge-coincidence", "--hardware", "tpu-v5e", "--weights", "fp8"], "peak_dense.fp8: Google TPU v5e (per chip) lists no dense fp8 peak"),
+    (lambda t: ["derive", "ridge-coincidence", "--hardware", "tpu-v5e", "--weights", "fp8"], "Google TPU v5e (per chip) lists no dense fp8 peak"),
     (lambda t: ["derive", "mla-absorption", "--model", "llama-3.1-8b"], "kv_lora_rank: Llama 3.1 8B has no multi-head latent attention"),
     (lambda t: ["list", "gpus"], "invalid choice"),
 ]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import sympy as sp
@@ -10,15 +11,17 @@ import sympy as sp
 from derivations import glossary as gl
 from derivations import prose
 from derivations.engine import Solve, Step
-from derivations.sheet import Missing, Sheet, SolvedStep, Value
+from derivations.sheet import Missing, Sheet, SolvedStep, SolvedTable, Value
 from renderers.numbers import Shown, display
 from renderers.targets import Target, latex_math
+from units import unit, unit_text
 
 
 def shown(v: Value) -> Shown:
     return display(v.exact, v.unit, v.display_unit)
 
 
+DIMENSIONLESS = unit("1")
 #: Symbols that turn a count into a unit; as numbers they would print as "· 1 param".
 UNIT_MARKERS = (gl.u_param, gl.u_token)
 #: Crossovers in these symbols are physically whole numbers: (what it is, plural unit).
@@ -128,17 +131,7 @@ def build(sheet: Sheet, target: Target) -> dict[str, Any]:
              "where": "; ".join(x for x in (p(c.where), t(f"read as numbers in {c.convert}" if c.convert else "")) if x)}
             for c in sheet.claims
         ],
-        "tables": [
-            {"title": p(tb.title), "note": p(tb.note),
-             "headers": [target.inline_math(latex) for _, latex in tb.columns],
-             "header_names": [t(n) for n, _ in tb.columns],
-             "rows": [{"label": _row_label(p(label) if authored else t(label), setting, target) + (t(" (does not fit)") if over else ""),
-                       "cells": [_cell(c, target) for c in cells], "why": _row_why(cells, why, target)}
-                      for (label, cells, why), setting, authored, over in zip(
-                          tb.rows, tb.settings or [()] * len(tb.rows), tb.authored or [False] * len(tb.rows),
-                          tb.overflows or [False] * len(tb.rows), strict=True)]}
-            for tb in sheet.tables
-        ],
+        "tables": [_table(tb, target, p) for tb in sheet.tables],
         "does_not_fit": t(f"Does not fit: this setup needs {_plain_ratio(sheet.overflow)} times the memory one GPU has, "
                           "so the times below describe a server that cannot be built as stated (more GPUs, a smaller batch or a shorter context).")
         if sheet.overflow else "",
@@ -146,6 +139,39 @@ def build(sheet: Sheet, target: Target) -> dict[str, Any]:
         "scoring": [p(x) for x in d.scoring],
         "limits": [p(x) for x in d.limits],
     }
+
+
+#: A column whose value is the same on at least this many rows moves into the table's note.
+MIN_ROWS_TO_DROP_A_CONSTANT_COLUMN = 3
+
+
+def _table(tb: SolvedTable, target: Target, p: Callable[[str], str]) -> dict[str, Any]:
+    """A table laid out for reading: a column's shared unit in its header, a column equal on every row said once in the note."""
+    n = len(tb.rows)
+    shown_cells = [[shown(c) if c is not None and not c.missing else None for c in cells] for _, cells, _ in tb.rows]
+    keep, constants, headers, units = [], [], [], []
+    for j, (_, latex) in enumerate(tb.columns):
+        col = [row[j] for row in shown_cells]
+        texts = {target.quantity_text(x) for x in col if x is not None}
+        if n >= MIN_ROWS_TO_DROP_A_CONSTANT_COLUMN and len(texts) == 1 and all(x is not None for x in col):
+            constants.append(target.inline_math(latex) + " = " + texts.pop())
+            continue
+        keep.append(j)
+        col_units = {unit_text(x.unit) for x in col if x is not None}
+        shared = col[0].unit if len(col_units) == 1 and col[0] is not None and col_units != {"1"} else None
+        units.append(shared)
+        headers.append(target.inline_math(latex) + (f" ({target.unit(shared)})" if shared is not None else ""))
+    note = p(tb.note)
+    if constants:
+        note = (note + " " if note else "") + target.text("On every row: ") + ", ".join(constants) + target.text(".")
+    rows = []
+    for (label, cells, why), setting, authored, over in zip(
+            tb.rows, tb.settings or [()] * n, tb.authored or [False] * n, tb.overflows or [False] * n, strict=True):
+        rows.append({
+            "label": _row_label(p(label) if authored else target.text(label), setting, target) + (target.text(" (does not fit)") if over else ""),
+            "cells": [_cell(cells[j], target, number_only=units[k] is not None) for k, j in enumerate(keep)],
+            "why": _row_why(cells, why, target)})
+    return {"title": p(tb.title), "note": note, "headers": headers, "header_names": [target.text(tb.columns[j][0]) for j in keep], "rows": rows}
 
 
 def _plain_ratio(v: Value) -> str:
@@ -161,10 +187,13 @@ def _row_label(label: str, setting: tuple[tuple[str, str, Value], ...], target: 
     return ", ".join(parts)
 
 
-def _cell(c: Value | None, target: Target) -> str:
+def _cell(c: Value | None, target: Target, number_only: bool = False) -> str:
     if c is None:
         return target.text("n/a")
-    return target.text(c.missing.kind) if c.missing else target.quantity_text(shown(c))
+    if c.missing:
+        return target.text(c.missing.kind)
+    s = shown(c)
+    return target.quantity_text(Shown(s.number, DIMENSIONLESS) if number_only else s)
 
 
 def _row_why(cells: tuple[Value | None, ...], why: str, target: Target) -> str:

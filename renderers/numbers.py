@@ -21,6 +21,8 @@ MAX_EXACT_INTEGER = 10**13
 _PREFIXES = (("E", 18), ("P", 15), ("T", 12), ("G", 9), ("M", 6), ("k", 3), ("", 0))
 _TIME_PREFIXES = (("", 0), ("m", -3), ("µ", -6), ("n", -9))
 _PREFIXABLE = {"byte": "B", "flop": "flop", "watt": "W", "joule": "J"}
+#: Ratios read as one number, never prefixed: an intensity is 1,167 flop/B, not 1.167 kflop/B.
+_UNPREFIXED_RATIOS = {"1/B", "1/flop"}
 
 
 @dataclass(frozen=True)
@@ -95,7 +97,7 @@ def _auto_unit(q: pint.Quantity) -> pint.Unit:
         for prefix, power in _TIME_PREFIXES:
             if magnitude >= 10.0**power or prefix == "n":
                 return unit(f"{prefix}s")
-    if name in _PREFIXABLE and magnitude > 0:
+    if name in _PREFIXABLE and magnitude > 0 and rest not in _UNPREFIXED_RATIOS:
         for prefix, power in _PREFIXES:
             if magnitude >= 10.0**power:
                 base = _PREFIXABLE[name]

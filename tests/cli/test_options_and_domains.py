@@ -76,3 +76,43 @@ def test_no_non_finite_number_reaches_json(capsys):
     code, out, _ = run(capsys, "derive", "decode-floor", "--set", "batch=1000000000", "--set", "context=1", "--format", "json")
     assert code == 0 and "Infinity" not in out and "NaN" not in out
     json.loads(out)
+
+
+# --- every input, drawn across and beyond its domain: one clean error, or a sheet of finite numbers in their domains ---
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from derivations.context import parse_overrides  # noqa: E402
+from derivations.registry import DERIVATIONS  # noqa: E402
+from derivations.sheet import Missing, evaluate  # noqa: E402
+from tests.derivations.helpers import context  # noqa: E402
+from units import RooflineError  # noqa: E402
+
+INPUTS = [(d, i) for d in DERIVATIONS for i in d.inputs]
+NUMBERS = st.one_of(
+    st.sampled_from(["0", "-1", "0.5", "1", "2", "1e308", "-0", "nan", "inf", "1e-300", "4096", "131072", "999999999999"]),
+    st.floats(allow_nan=True, allow_infinity=True).map(repr),
+    st.integers(-10**12, 10**12).map(str),
+)
+SUFFIXES = st.sampled_from(["", " token", " ms", " s", " B", " GB", " flop/s", " Tflop/s", " kB", "%", " parsec"])
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.sampled_from(INPUTS), NUMBERS, SUFFIXES)
+def test_any_input_value_gives_one_clean_error_or_a_finite_sheet(pair, number, suffix):
+    d, inp = pair
+    try:
+        overrides = parse_overrides([f"{inp.name}={number}{suffix}"], d.inputs, d.slug)
+    except RooflineError as err:
+        assert str(err).count("\n") == 0 and inp.name in str(err)
+        return
+    ctx = context()
+    values = evaluate(d, type(ctx)(**{**ctx.__dict__, "overrides": overrides}))
+    for name, v in values.items():
+        if isinstance(v, Missing):
+            assert v.reason
+            continue
+        x = float(v)
+        assert x == x and abs(x) != float("inf"), (d.slug, inp.name, number, name, x)
+        assert x >= 0, (d.slug, inp.name, number, name, x)

@@ -32,7 +32,10 @@ DOMAINS = {
     "nonnegative": "zero or a positive quantity",
     "fraction": "a fraction in (0, 1]",
     "count": "a whole number of at least 1",
+    "whole": "a whole number, 0 or more",
 }
+#: Units in which a bare number is unambiguous (`batch=8`, `context=8192`, `claimed_tokens_per_s=500`).
+BARE_NUMBER_UNITS = ("1", "token", "parameter", "token/s")
 #: No count input is physical beyond this (sequences, tokens, GPUs).
 MAX_COUNT = 10**9
 
@@ -55,22 +58,23 @@ class Input:
         """
         text = value.strip()
         bare = _is_bare_number(text)
-        if bare and self.unit not in ("1", "token", "parameter"):
+        if bare and self.unit not in BARE_NUMBER_UNITS:
             raise SpecError(where, self.name, f"expected a quantity with a unit convertible to {self.unit} (e.g. {self.default!r}), found {text[:40]!r}")
         if not bare and self.unit == "1":
             raise SpecError(where, self.name, f"expected a plain number ({DOMAINS[self.domain]}, e.g. {self.default!r}), found {text[:40]!r}")
         if bare and self.unit != "1":
-            text = f"{text} {self.unit}"
-        q = parse_quantity(text, self.unit, where, self.name, allow_zero=self.domain == "nonnegative")
+            text = f"{text} {self.unit}"  # a count, or a rate of counts: the unit is not in doubt
+        q = parse_quantity(text, self.unit, where, self.name, allow_zero=self.domain in ("nonnegative", "whole"))
         m = Fraction(q.to(unit(self.unit)).magnitude)
         ok = {
             "positive": m > 0,
             "nonnegative": m >= 0,
             "fraction": 0 < m <= 1,
             "count": m.denominator == 1 and 1 <= m <= MAX_COUNT,
+            "whole": m.denominator == 1 and 0 <= m <= MAX_COUNT,
         }[self.domain]
         if not ok:
-            limit = f" up to {MAX_COUNT:,}" if self.domain == "count" else ""
+            limit = f" up to {MAX_COUNT:,}" if self.domain in ("count", "whole") else ""
             raise SpecError(where, self.name, f"expected {DOMAINS[self.domain]}{limit}, found {text[:40]!r}")
         return q
 
@@ -106,6 +110,15 @@ class Context:
     overrides: Mapping[str, pint.Quantity] = field(default_factory=dict)
     #: True when the math precision was not given and follows the weights (weight-only INT4 runs BF16 math)
     math_defaulted: bool = True
+    #: the second chip and second model that primed symbols are bound from (glossary.SECOND_CHIP, SECOND_MODEL);
+    #: None: the same as the first
+    second_hardware: Hardware | None = None
+    second_model: Architecture | None = None
+
+    def second(self) -> Context:
+        """The second setup: the second chip and model in place of the first, precisions and inputs unchanged."""
+        return replace(self, hardware=self.second_hardware or self.hardware, model=self.second_model or self.model,
+                       second_hardware=None, second_model=None)
 
     def with_overrides(self, **values: str) -> Context:
         """A copy with more inputs set (values are unit strings); used by tables."""
@@ -261,6 +274,18 @@ BINDINGS: dict[sp.Symbol, Callable[[Context], pint.Quantity]] = {
     gl.delta_mla: lambda ctx: _count(1 if ctx.model.mla else 0),
     gl.r_q: lambda ctx: _count(_mla(ctx).q_rank or 0),
     gl.d_q: lambda ctx: _count(_mla(ctx).q_rank or ctx.model.hidden_size),
+    # one bit in bytes (headline-check's bits per weight)
+    gl.u_bit: lambda ctx: Quantity(Fraction(1, 8), "B"),
+    # fixed formats beside the context's own (int4-flip); an FP8 peak only where the chip lists one
+    gl.pi_bf16: lambda ctx: ctx.hardware.peak("bf16"),
+    gl.pi_fp8: lambda ctx: ctx.hardware.peak("fp8"),
+    gl.b_bf16: lambda ctx: Quantity(precision("bf16").bytes_per_element, "B/parameter"),
+    gl.b_fp8: lambda ctx: Quantity(precision("fp8").bytes_per_element, "B/parameter"),
+    # always-read weights by component (moe-experts)
+    gl.P_attn: _params(lambda c: c.attention),
+    gl.P_mlp: _params(lambda c: c.mlp_dense),
+    # the board power cap (joules-per-token); a chip whose spec gives no TDP makes the power steps n/a
+    gl.P_tdp: lambda ctx: ctx.hardware.require("tdp"),
 }
 
 
@@ -302,3 +327,11 @@ def parse_overrides(pairs: list[str], inputs: tuple[Input, ...], slug: str) -> d
         check_override_names({name: None}, inputs, slug)
         parsed[name] = by_name[name].parse(value)
     return parsed
+
+
+def _on_second(binding: Callable[[Context], pint.Quantity]) -> Callable[[Context], pint.Quantity]:
+    return lambda ctx: binding(ctx.second())
+
+
+# primed twins: the same binding, read from the second chip or second model
+BINDINGS.update({twin: _on_second(BINDINGS[s]) for s, twin in (*gl.SECOND_CHIP.items(), *gl.SECOND_MODEL.items())})

@@ -18,7 +18,7 @@ import sympy as sp
 
 from derivations import prose
 from derivations.context import BINDINGS, SCENARIO_INPUTS, Input
-from derivations.glossary import GLOSSARY
+from derivations.glossary import GLOSSARY, SECOND_CHIP, SECOND_MODEL
 from derivations.symbols import Symbols, default_latex
 from units import Quantity, RooflineError, UnitMismatchError, check_unit, same_unit, unit, unit_text
 
@@ -43,6 +43,9 @@ class Step:
     meaning: str = ""
     #: a short heading in words ("Weight bytes per step"); the JSON name is printed beside it
     title: str = ""
+    #: for a step whose value must be positive to mean anything (a headline such as the best draft length):
+    #: why there is none where it is zero or below; empty: any finite value stands
+    none: str = ""
 
     @property
     def s(self) -> sp.Symbol:
@@ -72,6 +75,9 @@ class Solve(Step):
     none: str = ""
     #: earlier steps that do not involve `for_` and stay as symbols in the closed form (W/(B s) rather than its expansion)
     keep: tuple[str, ...] = ()
+    #: for a crossover in a whole quantity (a batch, a prompt): "up" when it is a threshold to reach or pass,
+    #: "down" when it is a limit not to exceed (the largest batch that fits)
+    rounds: str = "up"
 
     @property
     def kind(self) -> str:
@@ -80,14 +86,48 @@ class Solve(Step):
 
 def solve(name: str, lhs: Step, rhs: Step, for_: sp.Symbol, unit: str, why: str, latex: str | None = None, meaning: str = "",
           pick: Callable[[list[sp.Expr]], sp.Expr] | None = None, none: str = "", title: str = "",
-          keep: Sequence[Step] = ()) -> Solve:
+          keep: Sequence[Step] = (), rounds: str = "up") -> Solve:
     """A Solve step: `for_` such that `lhs` = `rhs`.
 
     Its domain is the finite positive numbers: in a context where the root
     falls outside it the result is "none" with the reason `none` gives.
+    `rounds` says which whole number a reader runs: "up" (a threshold) or "down" (a limit).
     """
+    if rounds not in ("up", "down"):
+        raise DerivationError(f"{name}: rounds must be 'up' or 'down', found {rounds!r}")
     return Solve(name, sp.S.Zero, unit, why, latex, meaning, title, lhs=lhs.name, rhs=rhs.name, for_=for_, pick=pick, none=none,
-                 keep=tuple(k.name for k in keep))
+                 keep=tuple(k.name for k in keep), rounds=rounds)
+
+
+@dataclass(frozen=True)
+class At(Step):
+    """An earlier step evaluated at other values of some of its inputs: `of` with each symbol of `where` replaced.
+
+    The replacements are input or spec-bound symbols (the batch, the tokens per
+    step, a chip's bandwidth) mapped to expressions in inputs and earlier
+    steps; each must have the unit of the symbol it replaces. `expr` is filled
+    in by `derivation()` with the expanded expression of `of`, so the value is
+    the shared formula itself, never a copy: speculative verification is the
+    step time at q = k + 1 tokens, a drafter's step the step time with the
+    second model's symbols (see glossary.SECOND_MODEL).
+    """
+
+    of: str = ""
+    where: tuple[tuple[sp.Symbol, sp.Expr], ...] = ()
+
+    @property
+    def kind(self) -> str:
+        return "at"
+
+
+def at(name: str, of: Step, where: Mapping[sp.Symbol, sp.Expr], why: str, latex: str | None = None, meaning: str = "",
+       title: str = "", none: str = "") -> At:
+    """An At step: `of` evaluated with the symbols of `where` replaced (its unit is that of `of`).
+
+    `none`, if given, is the reason shown where `of` has no value at the replaced inputs (in the At step's own terms:
+    "on the second chip"), and where the value is not positive.
+    """
+    return At(name, sp.S.Zero, of.unit, why, latex, meaning, title, none, of=of.name, where=tuple((k, sp.sympify(v)) for k, v in where.items()))
 
 
 @dataclass(frozen=True)
@@ -101,6 +141,9 @@ class Row:
     kv: str | None = None
     math: str | None = None
     set: Mapping[str, str] = field(default_factory=dict)
+    #: the second chip or model (primed symbols; see glossary.SECOND_CHIP and SECOND_MODEL)
+    second_hardware: str | None = None
+    second_model: str | None = None
 
 
 @dataclass(frozen=True)
@@ -127,6 +170,8 @@ class Claim:
     rel_tol: float = 0.05
     where: Row | None = None
     convert: str = ""
+    #: a claim that `left` is at least `right` ("the biggest win"), not that they are equal; `rel_tol` still allows a shortfall
+    at_least: bool = False
 
 
 @dataclass(frozen=True)
@@ -149,6 +194,11 @@ class Derivation:
     display_units: Mapping[str, str]
     #: every step's expression with earlier steps substituted: only inputs remain
     expanded: Mapping[str, sp.Expr]
+    #: the default second chip and second model (shipped names) whose primed symbols the sheet uses; None when it uses none
+    second_hardware: str | None = None
+    second_model: str | None = None
+    #: the inputs and spec-bound symbols each step's value depends on (the free symbols of its expansion)
+    symbols_of: Mapping[str, frozenset[sp.Symbol]] = field(default_factory=dict)
 
     def step(self, name: str) -> Step:
         for s in self.steps:
@@ -159,8 +209,8 @@ class Derivation:
     @property
     def free_symbols(self) -> set[sp.Symbol]:
         out: set[sp.Symbol] = set()
-        for e in self.expanded.values():
-            out |= e.free_symbols
+        for name, e in self.expanded.items():
+            out |= self.symbols_of[name] if name in self.symbols_of else e.free_symbols
         return out
 
 
@@ -182,8 +232,17 @@ def derivation(
     hardware: Sequence[str] = ("h100-sxm", "h200", "b200"),
     models: Sequence[str] = ("llama-3.1-8b", "llama-3.1-70b"),
     display_units: Mapping[str, str] | None = None,
+    defaults: Mapping[str, str] | None = None,
+    second_hardware: str | None = None,
+    second_model: str | None = None,
 ) -> Derivation:
-    """Build and check one question's derivation (see the module docstring)."""
+    """Build and check one question's derivation (see the module docstring).
+
+    `defaults` gives this sheet its own default for shared scenario inputs
+    (speculative decoding of a 70B model on eight GPUs: tp = 8); it is printed
+    as the default like any other. `second_hardware` and `second_model` name
+    the default second chip and model whose primed symbols the steps use.
+    """
     table = Symbols(parent=symbols)
     expanded: dict[str, sp.Expr] = {}
     done: list[Step] = []
@@ -192,13 +251,16 @@ def derivation(
             raise DerivationError(f"{slug}: step {step.name} is defined twice")
         if isinstance(step, Solve):
             step = _solve(slug, step, expanded, table, done)
+        elif isinstance(step, At):
+            step = _at(slug, step, expanded, table)
         units = table.units()
         _check_known_symbols(slug, step, units)
         check_unit(step.expr, units, step.unit or "1", what=f"{slug}: step {step.name}")
         table.add(step.name, step.unit, step.latex or default_latex(step.name), step.meaning or step.title or step.why)
         expanded[step.name] = _expand(step.expr, expanded)
         done.append(step)
-    all_inputs = _inputs_used(slug, expanded, inputs)
+    all_inputs = _inputs_used(slug, expanded, inputs, defaults or {})
+    _check_second(slug, expanded, second_hardware, second_model)
     missing = [r for r in results if r not in expanded]
     if missing:
         raise DerivationError(f"{slug}: headline results {missing} are not steps")
@@ -223,6 +285,9 @@ def derivation(
         models=tuple(models),
         display_units=dict(display_units or {}),
         expanded=expanded,
+        second_hardware=second_hardware,
+        second_model=second_model,
+        symbols_of={n: frozenset(e.free_symbols) for n, e in expanded.items()},
     )
 
 
@@ -235,9 +300,8 @@ def _prose(title: str, question: str, steps: Sequence[Step], assumptions: Sequen
            limits: Sequence[str], tables: Sequence[Table], claims: Sequence[Claim], inputs: Sequence[Input]) -> list[tuple[str, str]]:
     out = [("title", title), ("question", question)]
     for s in steps:
-        out += [(f"step {s.name}: why", s.why), (f"step {s.name}: meaning", s.meaning), (f"step {s.name}: title", s.title)]
-        if isinstance(s, Solve):
-            out.append((f"step {s.name}: none", s.none))
+        out += [(f"step {s.name}: why", s.why), (f"step {s.name}: meaning", s.meaning), (f"step {s.name}: title", s.title),
+                (f"step {s.name}: none", s.none)]
     for kind, texts in (("assumption", assumptions), ("takeaway", takeaways), ("scoring", scoring), ("limit", limits)):
         out += [(f"{kind} {i + 1}", x) for i, x in enumerate(texts)]
     for t in tables:
@@ -282,11 +346,18 @@ def _check_known_symbols(slug: str, step: Step, units: Mapping[sp.Symbol, object
 
 
 def _expand(expr: sp.Expr, expanded: Mapping[str, sp.Expr]) -> sp.Expr:
+    """`expr` with earlier steps replaced by their expansions, which are not re-evaluated.
+
+    Re-evaluating would make sympy try to prove an ordering between large
+    expansions (a Max or Piecewise over several step times: minutes, and it
+    never succeeds); the values decide when a context is evaluated.
+    """
     mapping = {sp.Symbol(n, positive=True): e for n, e in expanded.items()}
-    return expr.xreplace(mapping)
+    with sp.evaluate(False):
+        return expr.xreplace(mapping)
 
 
-def _inputs_used(slug: str, expanded: Mapping[str, sp.Expr], own: Sequence[Input]) -> tuple[Input, ...]:
+def _inputs_used(slug: str, expanded: Mapping[str, sp.Expr], own: Sequence[Input], defaults: Mapping[str, str]) -> tuple[Input, ...]:
     used: set[sp.Symbol] = set()
     for e in expanded.values():
         used |= e.free_symbols
@@ -298,7 +369,45 @@ def _inputs_used(slug: str, expanded: Mapping[str, sp.Expr], own: Sequence[Input
     if len(set(names)) != len(names) or set(names) & {i.name for i in SCENARIO_INPUTS}:
         raise DerivationError(f"{slug}: input names must be unique and not shadow the shared scenario inputs")
     ordered = [i for i in SCENARIO_INPUTS if i.symbol in used] + [i for i in own if i.symbol in used]
-    return tuple(ordered)
+    unknown = sorted(set(defaults) - {i.name for i in ordered})
+    if unknown:
+        raise DerivationError(f"{slug}: defaults for {unknown}, which are not inputs of this sheet")
+    for name, text in defaults.items():
+        inp = next(i for i in ordered if i.name == name)
+        inp.parse(text, f"{slug} default")  # a default outside the input's domain fails the build
+    return tuple(replace(i, default=defaults[i.name]) if i.name in defaults else i for i in ordered)
+
+
+def _check_second(slug: str, expanded: Mapping[str, sp.Expr], hardware: str | None, model: str | None) -> None:
+    """A sheet that uses primed symbols names its default second chip or model; one that does not, names none."""
+    used: set[sp.Symbol] = set().union(*(e.free_symbols for e in expanded.values())) if expanded else set()
+    for kind, twins, default in (("second_hardware", SECOND_CHIP, hardware), ("second_model", SECOND_MODEL, model)):
+        uses = bool(used & set(twins.values()))
+        if uses and default is None:
+            raise DerivationError(f"{slug}: its steps use primed symbols of a second chip or model; name the default with {kind}=")
+        if default is not None and not uses:
+            raise DerivationError(f"{slug}: {kind}={default!r}, but no step uses its primed symbols")
+
+
+def _at(slug: str, step: At, expanded: Mapping[str, sp.Expr], table: Symbols) -> At:
+    """Fill in an At step's expression: the expanded `of` with its `where` replacements, each unit-checked."""
+    if step.of not in expanded:
+        raise DerivationError(f"{slug}: {step.name} evaluates {step.of}, which is not an earlier step")
+    base = expanded[step.of]
+    units = table.units()
+    twins = {**SECOND_CHIP, **SECOND_MODEL}
+    applied = []
+    for symbol, value in step.where:
+        if symbol not in base.free_symbols:
+            if twins.get(symbol) == value:
+                continue  # a second setup's symbols are passed as a whole; this step does not read this one
+            raise DerivationError(f"{slug}: {step.name}: {step.of} does not depend on {symbol}, so replacing it changes nothing")
+        _check_known_symbols(slug, replace(step, expr=value), units)
+        check_unit(value, units, units[symbol], what=f"{slug}: step {step.name}, the value replacing {symbol}")
+        applied.append((symbol, value))
+    with sp.evaluate(False):  # as in _expand: re-evaluating a large step model only tries to order its Max terms
+        expr = base.xreplace(dict(applied))
+    return replace(step, expr=expr, where=tuple(applied))
 
 
 def _solve(slug: str, step: Solve, expanded: Mapping[str, sp.Expr], table: Symbols, earlier: Sequence[Step]) -> Solve:
@@ -363,6 +472,7 @@ def _verify(slug: str, name: str, lhs: sp.Expr, rhs: sp.Expr, var: sp.Symbol, ro
 
 __all__ = [
     "GLOSSARY",
+    "At",
     "Claim",
     "Derivation",
     "DerivationError",
@@ -370,6 +480,7 @@ __all__ = [
     "Solve",
     "Step",
     "Table",
+    "at",
     "derivation",
     "solve",
 ]

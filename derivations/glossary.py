@@ -100,3 +100,34 @@ P_rtr = g("P_rtr", "parameter", r"P_{\mathrm{rtr}}", r"router weights of one MoE
 delta_mla = g("delta_mla", "1", r"\delta_{\mathrm{MLA}}", "1 for multi-head latent attention (DeepSeek-V2/V3), 0 for GQA: which attention projections a layer runs")
 r_q = g("r_q", "1", r"r_{q}", "MLA query latent rank (q_lora_rank); 0 where the query is projected straight from the hidden state (DeepSeek-V2-Lite)")
 d_q = g("d_q", "1", r"d_{q}", r"width MLA's query up-projection reads: $r_{q}$, or $D$ where there is no query latent")
+
+# bits (headline-check: the weight width that makes a claim fit)
+u_bit = g("u_bit", "B", r"\mathrm{bit}", r"one bit, $\tfrac{1}{8}$ of a byte: turns bytes per weight into bits per weight")
+
+# the second setup: a sheet that compares two chips (hardware-upgrade) or runs two models (speculative-decoding's drafter)
+# binds these primed twins from the context's second chip or second model; the shared step model evaluated with them
+# (engine.At) is the second setup's step time. One prime means "the same quantity, second setup" everywhere.
+
+
+def _twin(symbol: object, what: str) -> object:
+    info = GLOSSARY.info(symbol)
+    return g(f"{info.name}_2", str(info.unit), "{" + info.latex + "}'", f"{info.meaning}, {what}")
+
+
+#: chip symbols -> the second chip's twins
+SECOND_CHIP = {s: _twin(s, "second chip") for s in (pi, beta, C_mem, beta_link)}
+#: model symbols of the shared step model and memory fit -> the second model's twins
+SECOND_MODEL = {s: _twin(s, "second model") for s in (D, L, N, n_kv, w_k, w_v, w_c, e_kv, P_total, P_active, P_base, P_exp, E, k_E, L_moe)}
+
+# fixed number formats beside the context's own (int4-flip compares INT4 weights with BF16 and FP8 in one sheet)
+pi_bf16 = g("pi_bf16", "flop/s", r"\pi_{\mathrm{BF16}}", "dense BF16 tensor peak, whatever the context's math precision")
+pi_fp8 = g("pi_fp8", "flop/s", r"\pi_{\mathrm{FP8}}", "dense FP8 tensor peak (none on chips without FP8 tensor cores)")
+b_bf16 = g("b_bf16", "B/parameter", r"b_{\mathrm{BF16}}", "bytes per BF16 weight")
+b_fp8 = g("b_fp8", "B/parameter", r"b_{\mathrm{FP8}}", "bytes per FP8 weight")
+
+# where a model's always-read weights sit (moe-experts' bytes per step, by component)
+P_attn = g("P_attn", "parameter", r"P_{\mathrm{attn}}", "attention projection weights of all layers (GQA or MLA)")
+P_mlp = g("P_mlp", "parameter", r"P_{\mathrm{mlp}}", "MLP weights of the dense (non-MoE) layers; 0 when every layer is a mixture of experts")
+
+# board power (joules-per-token): the datasheet cap; n/a for chips whose spec gives no TDP
+P_tdp = g("P_tdp", "W", r"P_{\mathrm{TDP}}", "board power cap per chip (datasheet TDP); n/a where the spec gives none")

@@ -333,3 +333,67 @@ def attention_heads_in_flight(n: sp.Expr, block: sp.Expr, blocks_at_once: sp.Exp
 
 
 __all__ += ["attention_heads_in_flight", "attention_kv_bytes_per_head"]
+
+
+# --- Spread of the experts a step reads (moe-experts) ---
+
+def experts_touched_variance(tokens: sp.Expr, E: sp.Expr = gl.E, k: sp.Expr = gl.k_E) -> sp.Expr:
+    """Variance of the distinct routed experts one MoE layer reads for `tokens` tokens, uniform top-k routing [1].
+
+    The count is a sum of E indicators "expert i is read". One expert is missed
+    by all tokens with p0 = (1 - k/E)^n; two given experts both are with
+    p00 = ((E - k)(E - k - 1)/(E(E - 1)))^n, a token picking k distinct experts.
+    Var = E p0 + E(E - 1) p00 - E^2 p0^2. Misses are negatively correlated
+    (p00 <= p0^2), so Var <= E p0 (1 - p0): see experts_touched_variance_bound.
+    Needs E >= 2 (a dense model's one MLP has no spread to speak of).
+    """
+    p0 = (1 - k / E) ** tokens
+    p00 = ((E - k) * (E - k - 1) / (E * (E - 1))) ** tokens
+    return E * p0 + E * (E - 1) * p00 - E**2 * p0**2
+
+
+def experts_touched_variance_bound(tokens: sp.Expr, E: sp.Expr = gl.E, k: sp.Expr = gl.k_E) -> sp.Expr:
+    """The binomial bound on experts_touched_variance: E p0 (1 - p0), as if experts were missed independently [1]."""
+    p0 = (1 - k / E) ** tokens
+    return E * p0 * (1 - p0)
+
+
+__all__ += ["experts_touched_variance", "experts_touched_variance_bound"]
+
+
+# --- Picking the best of a few candidates (speculative-decoding's draft length) ---
+
+class ArgMax(sp.Function):
+    """argmax(x_0, ..., x_n): the index (from 0) of the largest argument, the first one on a tie.
+
+    It evaluates only when every argument is a number, so a derivation keeps it
+    symbolic and a context picks; its arguments share one unit and the index is
+    a plain number (`unit_rule`, read by the unit checker).
+    """
+
+    unit_rule = "index"
+
+    @classmethod
+    def eval(cls, *args: sp.Expr) -> sp.Integer | None:
+        if args and all(a.is_extended_real and a.is_number and (a.is_Rational or a.is_Float) for a in args):
+            best = max(range(len(args)), key=lambda i: (args[i], -i))
+            return sp.Integer(best)
+        return None
+
+    def _eval_evalf(self, prec: int) -> sp.Integer | None:
+        values = [a.evalf(prec) for a in self.args]
+        return ArgMax.eval(*values)
+
+    def _latex(self, printer: object) -> str:
+        return r"\operatorname{arg\,max}\left(" + ", ".join(printer._print(a) for a in self.args) + r"\right)"
+
+
+def best_of(values: sp.Expr | list[sp.Expr], labels: list[int] | tuple[int, ...]) -> sp.Expr:
+    """The label of the largest of `values` (labels evenly spaced: first + step * argmax) [1]."""
+    step = labels[1] - labels[0] if len(labels) > 1 else 1
+    if any(labels[i + 1] - labels[i] != step for i in range(len(labels) - 1)):
+        raise ValueError("best_of needs evenly spaced labels")
+    return labels[0] + step * ArgMax(*values)
+
+
+__all__ += ["ArgMax", "best_of"]

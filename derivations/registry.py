@@ -6,13 +6,20 @@ from derivations import prose
 from derivations.engine import Derivation, DerivationError, prose_strings
 from derivations.questions import (
     attention_intensity,
+    batch_knee,
     decode_floor,
     decode_op_ranking,
     flash_attention_io,
     flops_per_token,
+    hardware_upgrade,
+    headline_check,
+    int4_flip,
+    joules_per_token,
     mla_absorption,
+    moe_experts,
     prefill_decode_crossover,
     ridge_coincidence,
+    speculative_decoding,
 )
 
 DERIVATIONS: tuple[Derivation, ...] = (
@@ -22,8 +29,15 @@ DERIVATIONS: tuple[Derivation, ...] = (
     attention_intensity.DERIVATION,
     ridge_coincidence.DERIVATION,
     decode_op_ranking.DERIVATION,
+    headline_check.DERIVATION,
+    hardware_upgrade.DERIVATION,
+    moe_experts.DERIVATION,
+    batch_knee.DERIVATION,
+    joules_per_token.DERIVATION,
     mla_absorption.DERIVATION,
     flash_attention_io.DERIVATION,
+    int4_flip.DERIVATION,
+    speculative_decoding.DERIVATION,
 )
 BY_SLUG: dict[str, Derivation] = {d.slug: d for d in DERIVATIONS}
 

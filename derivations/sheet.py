@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
+from functools import lru_cache
 
 import numpy as np
 import pint
@@ -17,7 +18,7 @@ import sympy as sp
 
 from derivations import conventions
 from derivations.context import BINDINGS, Context, Input, input_value
-from derivations.engine import Claim, Derivation, Row, Solve, Step, Table
+from derivations.engine import At, Claim, Derivation, Row, Solve, Step, Table
 from derivations.symbols import SymbolInfo
 from specs.errors import SpecError
 from units import Quantity
@@ -163,11 +164,13 @@ def input_values(d: Derivation, ctx: Context, symbols: set[sp.Symbol] | None = N
 
 
 def needed_steps(d: Derivation, names: Sequence[str]) -> set[str]:
-    """The steps that `names` depend on, themselves included."""
+    """The steps that `names` depend on, themselves included (an At step needs the step it evaluates)."""
     need = set(names)
     for step in reversed(d.steps):
         if step.name in need:
-            need |= {s.name for s in step.expr.free_symbols if s.name in d.expanded}
+            need |= {s.name for s in _free_symbols(step.expr) if s.name in d.expanded}
+            if isinstance(step, At):
+                need.add(step.of)
     return need
 
 
@@ -184,24 +187,79 @@ def evaluate(d: Derivation, ctx: Context, only: Sequence[str] | None = None) -> 
     if only is not None:
         need = needed_steps(d, only)
         steps = tuple(s for s in d.steps if s.name in need)
-        symbols = set().union(*(d.expanded[s.name].free_symbols for s in steps))
+        symbols = set().union(*(d.symbols_of[s.name] for s in steps))
     values = input_values(d, ctx, symbols)
     out: dict[str, sp.Expr | Missing] = {}
     for step in steps:
-        gone = sorted((values[s] for s in step.expr.free_symbols if isinstance(values[s], Missing)), key=lambda m: m.reason)
-        known = {s: x for s, x in values.items() if not isinstance(x, Missing)}
-        v: sp.Expr | Missing = _substitute(step.expr, known)
-        if v.free_symbols:
-            # a missing value the step cannot do without (a term multiplied by zero, such as
-            # the all-reduce on one GPU, does not need its link bandwidth)
-            v = gone[0]
-        else:
-            if not v.is_Rational and not v.is_Float:
-                v = sp.N(v, 40)  # never nsimplify: it would round 7.99999992 experts to 8
-            v = _in_domain(step, v)
+        v = _step_value(d, step, values)
         values[step.s] = v
         out[step.name] = v
     return out
+
+
+def _step_value(d: Derivation, step: Step, values: Mapping[sp.Symbol, sp.Expr | Missing]) -> sp.Expr | Missing:
+    """One step's value from the values of its symbols (inputs and earlier steps)."""
+    if isinstance(step, At):
+        return _at_value(d, step, values)
+    v = _plain_value(step.expr, values)
+    return v if isinstance(v, Missing) else _in_domain(step, v)
+
+
+@lru_cache(maxsize=4096)
+def _free_symbols(expr: sp.Expr) -> frozenset[sp.Symbol]:
+    return frozenset(expr.free_symbols)
+
+
+def _plain_value(expr: sp.Expr, values: Mapping[sp.Symbol, sp.Expr | Missing]) -> sp.Expr | Missing:
+    """`expr` at `values`: a number, or the first Missing value it cannot do without."""
+    free = _free_symbols(expr)
+    gone = sorted((values[s] for s in free if isinstance(values[s], Missing)), key=lambda m: m.reason)
+    known = {s: values[s] for s in free if not isinstance(values[s], Missing)}
+    v: sp.Expr = _substitute(expr, known)
+    if v.free_symbols:
+        # a missing value the step cannot do without (a term multiplied by zero, such as
+        # the all-reduce on one GPU, does not need its link bandwidth)
+        return gone[0]
+    if not v.is_Rational and not v.is_Float:
+        v = sp.N(v, 40)  # never nsimplify: it would round 7.99999992 experts to 8
+    return v
+
+
+#: needed_steps of one step, per derivation (kept with the derivation it was computed for)
+_NEEDS: dict[tuple[int, str], tuple[Derivation, frozenset[str]]] = {}
+
+
+def _needs(d: Derivation, name: str) -> frozenset[str]:
+    hit = _NEEDS.get((id(d), name))
+    if hit is None or hit[0] is not d:
+        hit = _NEEDS[(id(d), name)] = (d, frozenset(needed_steps(d, [name])))
+    return hit[1]
+
+
+def _at_value(d: Derivation, step: At, values: Mapping[sp.Symbol, sp.Expr | Missing]) -> sp.Expr | Missing:
+    """An At step: its earlier step evaluated again, step by step, with the replaced symbols set to their new values.
+
+    Only the steps that depend on a replaced symbol are evaluated again; the
+    rest keep their values. Step by step, never through the expanded
+    expression, so the values stay exact and cheap.
+    """
+    local = dict(values)
+    replaced = set()
+    for symbol, expr in step.where:
+        local[symbol] = _plain_value(expr, values)
+        replaced.add(symbol)
+    of = sp.Symbol(step.of, positive=True)
+    need = _needs(d, step.of)
+    for s in d.steps:
+        if s.name == step.name:
+            break
+        if s.name in need and d.symbols_of[s.name] & replaced:
+            local[s.s] = _step_value(d, s, local)
+    v = local[of]
+    if isinstance(v, Missing):
+        # an At step may say why in its own terms (on the second chip, at low load)
+        return Missing(v.kind, step.none, v.error, prose=True) if step.none and v.kind == "none" else v
+    return _in_domain(step, v)
 
 
 def _in_domain(step: Step, v: sp.Expr) -> sp.Expr | Missing:
@@ -210,13 +268,15 @@ def _in_domain(step: Step, v: sp.Expr) -> sp.Expr | Missing:
     if isinstance(step, Solve):
         if not finite or not v > 0:
             return Missing("none", step.none or f"{step.lhs} and {step.rhs} do not meet at a positive value here", prose=bool(step.none))
+    elif step.none and (not finite or not v > 0):
+        return Missing("none", step.none, prose=True)
     elif not finite:
         return Missing("none", f"{step.name} is undefined here (a zero denominator)")
     return v
 
 
 #: Powers up to this integer exponent are evaluated exactly; beyond it, to 40 significant digits.
-MAX_EXACT_EXPONENT = 4096
+MAX_EXACT_EXPONENT = 512
 
 
 def _substitute(expr: sp.Expr, values: Mapping[sp.Symbol, sp.Expr]) -> sp.Expr:
@@ -229,11 +289,16 @@ def _substitute(expr: sp.Expr, values: Mapping[sp.Symbol, sp.Expr]) -> sp.Expr:
     """
     powers = [p for p in expr.atoms(sp.Pow) if p.exp.free_symbols]
     exponents = [p.exp.xreplace(values) for p in powers]
-    if all(e.is_Integer and abs(e) <= MAX_EXACT_EXPONENT for e in exponents):
+    if all(e.is_Integer and abs(e) <= MAX_EXACT_EXPONENT for e in exponents) or any(e.free_symbols for e in exponents):
+        # exact; or an exponent that has no value here, which the caller reports as missing (N would turn it into nan)
         return expr.xreplace(values)
     with sp.evaluate(False):
         unevaluated = expr.xreplace(values)
-    return sp.N(unevaluated, 40)
+    low, high = sp.N(unevaluated, 40), sp.N(unevaluated, 80)
+    # a cancellation (or a 0/0, say a dense model's E - 1 = 0) shows as two precisions that disagree: no value
+    if not (low.is_Number and high.is_Number and high.is_finite) or abs(low - high) > sp.Float(10) ** -25 * max(abs(high), 1):
+        return sp.nan
+    return low
 
 
 def sweep(d: Derivation, ctx: Context, result: str, input_name: str, points: np.ndarray) -> np.ndarray:
@@ -318,12 +383,13 @@ def _row_label(row: Row, ctx: Context) -> str:
 
 
 def context_label(ctx: Context) -> str:
-    return f"{ctx.hardware.name} · {ctx.model.name}"
+    second = [x.name for x in (ctx.second_hardware, ctx.second_model) if x is not None]
+    return f"{ctx.hardware.name} · {ctx.model.name}" + (f" (second: {', '.join(second)})" if second else "")
 
 
 def spec_facts(ctx: Context) -> tuple[tuple[str, str], ...]:
     h, m = ctx.hardware, ctx.model
-    return (
+    facts = [
         ("Hardware", f"{h.name} ({h.key}; status {h.status})"),
         ("Hardware source", h.source),
         ("Model", f"{m.name} ({m.key}; {m.model_type}; status {m.status})"),
@@ -331,7 +397,16 @@ def spec_facts(ctx: Context) -> tuple[tuple[str, str], ...]:
         ("Weights", ctx.weights.description),
         ("KV cache", ctx.kv.description),
         ("Math", f"{ctx.math.math} tensor-core peak" + (f" (default: the math of {ctx.weights.name} weights)" if ctx.math_defaulted else " (set with --math)")),
-    )
+    ]
+    if ctx.second_hardware is not None:
+        h2 = ctx.second_hardware
+        facts += [("Second hardware (primed symbols)", f"{h2.name} ({h2.key}; status {h2.status}); change with --second-hardware"),
+                  ("Second hardware source", h2.source)]
+    if ctx.second_model is not None:
+        m2 = ctx.second_model
+        facts += [("Second model (primed symbols)", f"{m2.name} ({m2.key}; {m2.model_type}; status {m2.status}); change with --second-model"),
+                  ("Second model source", m2.source)]
+    return tuple(facts)
 
 
 def _solve_table(d: Derivation, ctx: Context, t: Table, resolve: Resolver) -> SolvedTable:
@@ -378,7 +453,8 @@ def _solve_claim(d: Derivation, ctx: Context, c: Claim, resolve: Resolver, resul
     holds = None
     if left.exact is not None and right.exact is not None:
         lv, rv = claim_sides(c, left, right)
-        holds = abs(lv - rv) <= c.rel_tol * max(abs(lv), abs(rv))
+        slack = c.rel_tol * max(abs(lv), abs(rv))
+        holds = lv >= rv - slack if c.at_least else abs(lv - rv) <= slack
     return SolvedClaim(c.text, holds, left, right, c.left, c.right if c.right in d.expanded else "", c.where.label if c.where else "", c.convert)
 
 

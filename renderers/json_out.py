@@ -9,13 +9,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import sympy as sp
-
 from derivations import prose
 from derivations.sheet import FIT_STEP, Sheet, Value
 from renderers.numbers import display
-from renderers.targets import latex_math
-from renderers.view import step_title
+from renderers.view import formula_latex, formula_text, step_title
 from units import Quantity, unit_text
 
 #: A product of power and time reads as energy.
@@ -58,7 +55,7 @@ def sheet_json(sheet: Sheet) -> dict[str, Any]:
 
     def result(name: str, v: Value) -> dict[str, Any]:
         step = steps[name].step
-        return {**quantity_json(v), "latex": latex_math(step.expr, names), "expr": sp.sstr(step.expr)}
+        return {**quantity_json(v), "latex": formula_latex(step, names), "expr": formula_text(step)}
 
     return {
         "slug": d.slug,
@@ -69,6 +66,8 @@ def sheet_json(sheet: Sheet) -> dict[str, Any]:
             "hardware_name": ctx.hardware.name,
             "model": ctx.model.key,
             "model_name": ctx.model.name,
+            **({"second_hardware": ctx.second_hardware.key, "second_hardware_name": ctx.second_hardware.name} if ctx.second_hardware else {}),
+            **({"second_model": ctx.second_model.key, "second_model_name": ctx.second_model.name} if ctx.second_model else {}),
             "weights": ctx.weights.name,
             "kv": ctx.kv.name,
             "math": ctx.math.math,

@@ -55,6 +55,9 @@ def display(exact: sp.Expr | Fraction | int | float, u: pint.Unit, preferred: st
             return Shown(digits(q.to(target).magnitude), target)
         q = q.to(target)
     target = _auto_unit(q)
+    if preferred and target == q.to_base_units().units:
+        # no prefixed unit fits (0.56 J/token has no prefix below 1 here): the sheet's unit reads better than base units (s*W/token)
+        target = unit(preferred)
     shown = q.to(target)
     return Shown(digits(shown.magnitude), target)
 

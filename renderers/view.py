@@ -10,7 +10,7 @@ import sympy as sp
 
 from derivations import glossary as gl
 from derivations import prose
-from derivations.engine import Solve, Step
+from derivations.engine import At, Solve, Step
 from derivations.sheet import Missing, Sheet, SolvedStep, SolvedTable, Value
 from renderers.numbers import Shown, display
 from renderers.targets import Target, latex_math
@@ -43,16 +43,19 @@ def missing_text(m: Missing, target: Target) -> str:
 def step_lines(step: SolvedStep, names: dict[sp.Symbol, str], target: Target) -> tuple[str, list[str]]:
     """(lead-in text, math lines) for one step: symbol = formula = numbers = result."""
     s = step.step
-    formula = latex_math(s.expr, names)
+    formula = formula_latex(s, names)
     lines = [f"{step.latex} = {formula}"]
     if step.value.missing:
         lead = target.text("No value here (") + missing_text(step.value.missing, target) + target.text(").")
         return lead, lines
     numbers = {sym: names[sym] if v.missing else target.quantity_math(shown(v)) for sym, v in step.operands.items()}
     # the unit markers (one parameter, one token) carry units in the formula; as numbers they are only "· 1 param"
-    substituted = latex_math(s.expr.xreplace({u: sp.S.One for u in UNIT_MARKERS}), numbers)
+    def with_numbers(expr: sp.Expr) -> str:
+        return latex_math(expr.xreplace({u: sp.S.One for u in UNIT_MARKERS}), numbers)
+
+    substituted = _at_latex(s, names, with_numbers) if isinstance(s, At) else with_numbers(s.expr)
     result = target.quantity_math(shown(step.value))
-    if s.expr.free_symbols and substituted != result:
+    if s.expr.free_symbols and substituted not in (result, formula):
         lines.append(substituted)
     lines.append(result)
     lead = ""
@@ -66,11 +69,42 @@ def step_lines(step: SolvedStep, names: dict[sp.Symbol, str], target: Target) ->
     return lead, lines
 
 
+def formula_latex(s: Step, names: dict[sp.Symbol, str]) -> str:
+    """The formula a step shows: its expression; for an At step, the step it evaluates and what it replaces."""
+    if isinstance(s, At):
+        return _at_latex(s, names, lambda v: latex_math(v, names))
+    return latex_math(s.expr, names)
+
+
+_TWINS = {**gl.SECOND_CHIP, **gl.SECOND_MODEL}
+
+
+def formula_text(s: Step) -> str:
+    """The step's expression as plain text (JSON's `expr`); an At step as `of` with its replacements: `t_step[q=u_token*(gamma + 1)]`."""
+    if not isinstance(s, At):
+        return sp.sstr(s.expr)
+    second = [what for what, twins in (("second chip", gl.SECOND_CHIP), ("second model", gl.SECOND_MODEL))
+              if any(twins.get(k) == v for k, v in s.where)]
+    subs = [f"{k}={sp.sstr(v)}" for k, v in s.where if _TWINS.get(k) != v]
+    return f"{s.of}[{', '.join(second + subs)}]"
+
+
+def _at_latex(s: At, names: dict[sp.Symbol, str], value: Callable[[sp.Expr], str]) -> str:
+    """`t_step|_{q = k + 1}`; primed (`t_step'`) when it reads the second chip's or model's symbols, which are not listed."""
+    head = names[sp.Symbol(s.of, positive=True)]
+    if any(_TWINS.get(k) == v for k, v in s.where):
+        head = "{" + head + "}'"
+    subs = [f"{names[k]} = {value(v)}" for k, v in s.where if _TWINS.get(k) != v]
+    return head + (r"\big|_{" + r",\ ".join(subs) + "}" if subs else "")
+
+
 def _whole_count(s: Solve, v: Value) -> str:
     """For a crossover in a physical count (a batch, a prompt, a context): the whole number you would run."""
     what = COUNTS.get(s.for_)
     if what is None or v.exact is None or v.exact == int(v.exact):
         return ""
+    if s.rounds == "down":
+        return f"In whole numbers, the largest {what[0]} within it is {math.floor(v.float):,} {what[1]}"
     return f"In whole numbers, the first {what[0]} at or past it is {math.ceil(v.float):,} {what[1]}"
 
 

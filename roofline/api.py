@@ -88,6 +88,10 @@ def resolve_row(ctx: Context, row: Row) -> Context:
         new = replace(new, math=precision(row.math))
     if row.kv:
         new = replace(new, kv=precision(row.kv))
+    if row.second_hardware:
+        new = replace(new, second_hardware=_hardware(row.second_hardware))
+    if row.second_model:
+        new = replace(new, second_model=_model(row.second_model))
     if row.set:
         new = new.with_overrides(**row.set)
     return new
@@ -101,11 +105,15 @@ def derive(
     kv: str | None = None,
     math: str | None = None,
     overrides: Iterable[str] | None = (),
+    second_hardware: str | Path | None = None,
+    second_model: str | Path | None = None,
 ) -> Sheet:
     """One sheet: the derivation evaluated for the given (or default) context.
 
     `hardware` and `model` are a shipped name or a path; None means the sheet's
     defaults. `overrides` is a list of "NAME=VALUE" strings, each input at most once.
+    `second_hardware` and `second_model` (the chip compared with, a drafter)
+    apply to sheets that name a second chip or model; None means the sheet's default.
     """
     d = get(slug)
     for where, value in (("--weights", weights), ("--kv", kv), ("--math", math)):
@@ -116,8 +124,27 @@ def derive(
     model_names = d.models if model is None else (_name_or_path(model, "model"),)
     ctx = make_context(_hardware(hw_names[0]), _model(model_names[0]), weights, kv, math)
     ctx = replace(ctx, overrides=parse_overrides(pairs, d.inputs, d.slug))
+    ctx = _with_second(d, ctx, second_hardware, second_model)
     grid = tuple(Row("", hardware=h, model=m) for m in model_names for h in hw_names)
     return solve_sheet(d, ctx, resolve_row, grid)
+
+
+def _with_second(d: Derivation, ctx: Context, second_hardware: str | Path | None, second_model: str | Path | None) -> Context:
+    """The sheet's second chip and model: given, else the sheet's default; an option the sheet has no use for is an error."""
+    for what, given, default in (("hardware", second_hardware, d.second_hardware), ("model", second_model, d.second_model)):
+        if given is not None and default is None:
+            users = ", ".join(x.slug for x in DERIVATIONS if getattr(x, f"second_{what}") is not None) or "none"
+            raise SpecError(f"--second-{what}", None, f"{d.slug} has no second {what}; sheets that have one: {users}")
+    hw = second_hardware if second_hardware is not None else d.second_hardware
+    model = second_model if second_model is not None else d.second_model
+    if hw is not None:
+        ctx = replace(ctx, second_hardware=_hardware(_name_or_path(hw, "second hardware")))
+        if ctx.math.math not in ctx.second_hardware.peak_dense:
+            raise SpecError(ctx.second_hardware.path, f"peak_dense.{ctx.math.math}",
+                            f"{ctx.second_hardware.name} lists no dense {ctx.math.math} peak; it lists {', '.join(ctx.second_hardware.peak_dense)}")
+    if model is not None:
+        ctx = replace(ctx, second_model=_model(_name_or_path(model, "second model")))
+    return ctx
 
 
 def _override_pairs(overrides: Iterable[str] | None) -> list[str]:

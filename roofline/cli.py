@@ -44,6 +44,8 @@ def _parser() -> argparse.ArgumentParser:
     derive.add_argument("slug")
     derive.add_argument("--hardware", help="name or path (default: the sheet's defaults)")
     derive.add_argument("--model", help="name or path (default: the sheet's defaults)")
+    derive.add_argument("--second-hardware", help="the chip compared with (hardware-upgrade); name or path")
+    derive.add_argument("--second-model", help="the second model (speculative-decoding's drafter); name or path")
     derive.add_argument("--weights", help="weight precision: bf16, fp16, fp8, int8, int4, int4-g128, fp4")
     derive.add_argument("--kv", help="KV-cache precision")
     derive.add_argument("--math", help="math precision (which tensor peak); default: the weights' math")
@@ -115,7 +117,8 @@ def run(argv: Sequence[str] | None = None) -> int:
     elif args.command == "show":
         print(_show(args.kind, args.name, args.format))
     elif args.command == "derive":
-        sheet = api.derive(args.slug, args.hardware, args.model, args.weights, args.kv, args.math, args.set)
+        sheet = api.derive(args.slug, args.hardware, args.model, args.weights, args.kv, args.math, args.set,
+                           second_hardware=args.second_hardware, second_model=args.second_model)
         sys.stdout.write(api.render(sheet, args.format))
     elif args.command == "build":
         start = time.perf_counter()

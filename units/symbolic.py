@@ -149,6 +149,10 @@ def _infer(expr: sp.Basic, units: UnitMap) -> pint.Unit:
     if isinstance(expr, sp.core.relational.Relational):
         _all_same(expr, expr.args, units)
         return ureg.dimensionless
+    if getattr(expr, "unit_rule", None) == "index":
+        # the position of one argument among arguments of one unit (argmax): a plain number
+        _all_same(expr, expr.args, units)
+        return ureg.dimensionless
     if isinstance(expr, (sp.logic.boolalg.BooleanAtom,)):
         return ureg.dimensionless
     if isinstance(expr, (sp.And, sp.Or, sp.Not)):

@@ -214,8 +214,9 @@ def test_every_kernel_takes_at_least_its_memory_and_its_compute_time(model, hard
         if isinstance(t, Missing):
             continue
         ran += 1
-        assert t >= b / machine[gl.beta] and t >= f / machine[gl.pi], k
-        assert t == max(b / machine[gl.beta], f / machine[gl.pi]), k
+        bound = max(b / machine[gl.beta], f / machine[gl.pi])
+        # exact where the algebra is exact; 40 significant digits where experts touched is a large power
+        assert abs(t - bound) <= sp.Float(10) ** -30 * bound, k
     assert ran >= 8
     parts = [v["t_attn_block"], v["t_lm_head"]]
     assert v["t_step"] >= sum(parts)

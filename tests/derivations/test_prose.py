@@ -15,6 +15,8 @@ from derivations.symbols import Symbols
 
 #: Single letters that are also plain English in our prose ("K and V" are keys and values).
 ENGLISH_LETTERS = {"K", "V"}
+#: Step names that are also plain English words ("throughput rises with batch" is not the step's ASCII name).
+ENGLISH_WORDS = {"throughput", "speedup"}
 
 
 def _text_outside_math(text: str) -> str:
@@ -25,7 +27,7 @@ def _offences(text: str, names: set[str]) -> list[str]:
     outside = re.sub(r"\{[A-Za-z_][A-Za-z0-9_]*\}", " ", _text_outside_math(text))  # value placeholders are fine
     found = [ch for ch in ("**", "*", "^") if ch in outside]
     for name in names:
-        if name in ENGLISH_LETTERS:
+        if name in ENGLISH_LETTERS or name in ENGLISH_WORDS:
             continue
         if re.search(rf"(?<![\w/.-]){re.escape(name)}(?![\w/])", outside):
             found.append(name)

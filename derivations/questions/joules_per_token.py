@@ -1,0 +1,144 @@
+"""Joules per token: power over throughput, and why the denominator is the term that moves.
+
+Takeaway: J/token = n_TP * P / Theta. The power P of each GPU is pinned
+between its idle draw and the datasheet cap (TDP), a swing of at most
+P_TDP/P_idle; the throughput Theta of the shared step model rises from batch 1
+to the largest batch whose cache fits by Theta(B_max)/Theta(1), which at a
+context of a few thousand tokens is the "about 50x" of the question and at
+8K context on the default setup about half that. The floor is the cap over the
+throughput at the largest batch that fits. Assumes the step model of
+derivations.stepmodel, the capacity steps of batch-knee, and a power input
+given as a share of TDP (n/a on chips whose spec lists no TDP).
+"""
+
+from derivations import glossary as gl
+from derivations import stepmodel as sm
+from derivations.context import Input
+from derivations.engine import Claim, Row, Step, Table, derivation
+from derivations.questions import batch_knee as bk
+from derivations.symbols import Symbols
+
+S = Symbols(parent=bk.S)
+phi = S.add("phi_power", "1", r"\phi", "board power at the sheet's batch, as a share of the TDP")
+phi_idle = S.add("phi_idle", "1", r"\phi_{0}", "idle board power, as a share of the TDP")
+
+POWER = Input("power_fraction", phi, "1", "1",
+              "board power each GPU draws at the sheet's batch, as a share of its TDP: at most 1 (the datasheet cap); 1 is the worst case for energy per token",
+              "fraction")
+IDLE = Input("idle_fraction", phi_idle, "0.1", "1",
+             "idle board power as a share of the TDP, the least a powered GPU draws: an assumption, not a datasheet figure (measure it with nvidia-smi on an idle GPU)",
+             "fraction")
+
+power_gpu = Step("power_per_gpu", phi * gl.P_tdp, "W",
+                 r"The power input as a share of the datasheet cap: it can never exceed $\sym{P_tdp}$.", latex=r"P",
+                 title="Power per GPU")
+power_group = Step("power_step", gl.n_tp * power_gpu.s, "W",
+                   "Every GPU of the tensor-parallel group draws it; the step's tokens come from all of them.", latex=r"P_{\mathrm{TP}}",
+                   title="Power of the GPUs serving the batch")
+jpt = Step("joules_per_token", power_group.s / sm.throughput.s, "J/token",
+           "Energy per token is power over throughput: watts over tokens per second.", latex=r"e", title="Energy per token")
+ratio = Step("throughput_ratio", bk.throughput_fit.s / sm.throughput.s, "1",
+             r"How far the denominator moves from the sheet's batch (batch 1 by default) to the largest batch whose cache fits.",
+             latex=r"\Theta(B_{\max})/\Theta", title="Throughput swing")
+power_idle = Step("power_idle", phi_idle * gl.P_tdp, "W", "The least a powered GPU draws: the bottom of the numerator's range.",
+                  latex=r"P_{0}", title="Idle power per GPU")
+power_ratio = Step("power_ratio", gl.P_tdp / power_idle.s, "1",
+                   "The most the numerator can move: from idle to the datasheet cap, whatever the batch.", latex=r"P_{\mathrm{TDP}}/P_{0}",
+                   title="Power swing, idle to the cap")
+swing = Step("swing_over_power", ratio.s / power_ratio.s, "1",
+             "Above 1 the throughput swing outweighs the widest power swing: even if the sheet's batch drew only idle power and the largest batch the full cap, "
+             "the largest batch would spend less energy per token.",
+             latex=r"\frac{\Theta(B_{\max})/\Theta}{P_{\mathrm{TDP}}/P_{0}}", title="Throughput swing against power swing")
+floor = Step("joules_per_token_floor", gl.n_tp * gl.P_tdp / bk.throughput_fit.s, "J/token",
+             "The floor: the largest batch that fits, with every GPU at its cap. Any lower draw only lowers it.",
+             latex=r"e_{\min}", title="Energy per token at the best batch")
+jpt_idle = Step("joules_per_token_idle", gl.n_tp * power_idle.s / sm.throughput.s, "J/token",
+                "The sheet's batch if its GPUs drew only idle power: the least the power term can make it.", latex=r"e_{0}",
+                title="Energy per token at idle power")
+energy_ratio = Step("energy_ratio", jpt.s / floor.s, "1", "How much more energy a token costs at the sheet's batch and power than at the floor.",
+                    latex=r"e/e_{\min}", title="Energy per token over the floor")
+
+STEPS = (*sm.DECODE_STEP, *sm.MEMORY_FIT, *bk.CAPACITY, power_gpu, power_group, jpt, ratio, power_idle, power_ratio, swing, floor, jpt_idle, energy_ratio)
+
+ABOUT = 0.2  # "about 50x": within 20%
+ONE = {"batch": "1"}
+
+DERIVATION = derivation(
+    "joules-per-token",
+    "Joules per token: the denominator moves, the numerator is capped",
+    "Joules per token is power over throughput, and the power term is the one candidates obsess over. The answer shows why the denominator "
+    "moves the result by about 50x while the numerator is pinned under a datasheet cap.",
+    S,
+    STEPS,
+    ("joules_per_token", "throughput_ratio"),
+    inputs=(bk.USABLE, POWER, IDLE),
+    assumptions=(
+        r"Throughput is the shared step model's (@decode-floor): $B q$ tokens per step over the step time, per tensor-parallel group.",
+        r"Power is an input, each GPU's board power as a share $\sym{phi_power}$ of the datasheet TDP, so it can never exceed the cap; "
+        r"the energy of the whole group of $\sym{n_tp}$ GPUs is charged to its tokens. Host, network, cooling and power conversion are left out.",
+        r"The power range used is idle to TDP: the TDP from the hardware spec (its source is printed above), the idle share $\sym{phi_idle}$ an assumption. "
+        "A chip whose spec lists no TDP has no cap to bound the power by, so its power steps are n/a.",
+        r"The throughput swing runs from the sheet's batch (batch 1 by default) to the largest batch whose cache fits (@batch-knee): usable capacity "
+        r"$\sym{f_use}$ times the datasheet figure in decimal bytes, minus all weights, over each sequence's cache, rounded down.",
+        r"The question's about 50x is read as within 20% of 50, and as the throughput swing from batch 1 to the largest batch that fits; "
+        "the claims say at which context it holds.",
+    ),
+    takeaways=(
+        "At the sheet's batch a token costs {joules_per_token}, with the GPUs at {power_step} and the step model delivering {throughput}.",
+        "The denominator moves by {throughput_ratio} from the sheet's batch to the largest batch that fits ({B_max_kv} sequences, {throughput_at_capacity}); "
+        "the numerator can move by at most {power_ratio}, from idle to the cap. The throughput swing over the power swing is {swing_over_power}.",
+        "The floor is {joules_per_token_floor} at the largest batch with every GPU at its cap; the sheet's batch costs {energy_ratio} times that.",
+        "Whether the swing is about 50x depends on the context, through the batch that fits: the claims give the verdict at the default context and at the contexts that make it true.",
+    ),
+    scoring=(
+        "Writes energy per token as power over throughput and charges every GPU of the group to the group's tokens.",
+        "Bounds the power: no higher than the datasheet TDP, no lower than idle, so the numerator moves by a small factor at most.",
+        "Gets the throughput swing from the step model: batch 1 is bound by the weights, the largest batch by the cache that fits.",
+        "Names the floor, the cap over the best throughput, and says it is set by memory capacity, not by the power draw.",
+        "Checks the 50x against a context: a longer context fits fewer sequences and shrinks the swing.",
+    ),
+    limits=(
+        "Real board power rises with load between idle and the cap; at batch 1 a memory-bound decode already draws a large share of the TDP.",
+        "Clocks throttle at the cap: a GPU pinned at its TDP may run below the peak the step model assumes.",
+        "Prefill tokens, idle time between requests and the host's power are not in the per-token figure.",
+        "Latency targets usually keep the batch below the largest that fits, so the practical floor is higher.",
+    ),
+    tables=(
+        Table("Energy per token across batch (power at the cap)", tuple(
+            Row("", set={"batch": str(b)}) for b in (1, 4, 16, 64, 256)
+        ), ("throughput", "joules_per_token", "memory_fraction")),
+        Table("The numerator's whole range at batch 1", tuple(
+            Row("", set={"batch": "1", "power_fraction": f}) for f in ("0.1", "0.5", "1")
+        ), ("power_step", "joules_per_token", "energy_ratio")),
+        Table("The swing shrinks as the context grows (batch 1 to the largest batch)", tuple(
+            Row("", set={"batch": "1", "context": f"{t} token"}) for t in (1024, 2048, 4096, 8192, 32768)
+        ), ("B_max_kv", "throughput_ratio", "joules_per_token_floor", "swing_over_power")),
+        Table("Across hardware and models (batch 1, 8K context)", (
+            Row("", model="llama-3.1-8b", hardware="h100-sxm", set={"batch": "1", "tp": "1"}),
+            Row("", model="llama-3.1-70b", hardware="h200", set={"batch": "1", "tp": "2"}),
+            Row("", model="llama-3.1-70b", hardware="h100-sxm", set={"batch": "1", "tp": "8"}),
+            Row("", model="llama-3.1-70b", hardware="b200", set={"batch": "1", "tp": "2"}),
+            Row("", model="mixtral-8x7b", hardware="mi300x", set={"batch": "1", "tp": "1"}),
+            Row("", model="llama-3.1-8b", hardware="tpu-v5p", set={"batch": "1", "tp": "1"}),
+        ), ("throughput_ratio", "power_ratio", "joules_per_token", "joules_per_token_floor"),
+            note="A chip whose spec lists no TDP has no power cap: its power columns are n/a, its throughput swing is not."),
+    ),
+    claims=(
+        Claim("From batch 1 to the largest batch that fits, the denominator moves by about 50x (within 20%), at the sheet's context.",
+              "throughput_ratio", "50", rel_tol=ABOUT, where=Row("", set=ONE)),
+        Claim("About 50x for Llama 3.1 70B on two H200s at a 4K-token context.",
+              "throughput_ratio", "50", rel_tol=ABOUT,
+              where=Row("", model="llama-3.1-70b", hardware="h200", set={**ONE, "tp": "2", "context": "4096 token"})),
+        Claim("About 50x for Llama 3.1 8B on one H100 SXM at a 2K-token context.",
+              "throughput_ratio", "50", rel_tol=ABOUT,
+              where=Row("", model="llama-3.1-8b", hardware="h100-sxm", set={**ONE, "tp": "1", "context": "2048 token"})),
+        Claim("About 50x for Llama 3.1 8B on one H100 SXM at an 8K-token context.",
+              "throughput_ratio", "50", rel_tol=ABOUT,
+              where=Row("", model="llama-3.1-8b", hardware="h100-sxm", set={**ONE, "tp": "1", "context": "8192 token"})),
+    ),
+    hardware=("h200", "h100-sxm", "b200", "mi300x", "tpu-v6e"),
+    models=("llama-3.1-70b", "llama-3.1-8b"),
+    defaults={"tp": "2"},
+    display_units={**bk.DERIVATION.display_units, "power_per_gpu": "W", "power_step": "W", "joules_per_token": "J/token", "power_idle": "W",
+                   "joules_per_token_floor": "J/token", "joules_per_token_idle": "J/token"},
+)

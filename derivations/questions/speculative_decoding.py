@@ -1,0 +1,212 @@
+"""Speculative decoding: when a drafter pays, and the best draft length per batch.
+
+Takeaway: a cycle drafts gamma tokens with a small model (gamma drafter steps)
+and verifies them in one target step of gamma + 1 tokens per sequence; it
+yields (1 - alpha^(gamma+1))/(1 - alpha) tokens per sequence on average
+(Leviathan et al. 2023). The speedup over plain decode is
+E * t_step / (gamma * t_draft + t_verify). At low load the target step is
+memory-bound, so verifying gamma + 1 tokens costs about as much as one and the
+drafter's cost decides; at high load the verification's GEMMs are
+compute-bound, it costs gamma + 1 plain steps, and the same drafter slows the
+server down. Context length moves the table: long caches keep even a large
+batch memory-bound. Every step time comes from the shared step model
+(derivations.stepmodel), the drafter's with the second model's symbols.
+"""
+
+import sympy as sp
+
+from derivations import glossary as gl
+from derivations import primitives as pr
+from derivations import stepmodel as sm
+from derivations.context import Input
+from derivations.engine import Claim, Row, Step, Table, at, derivation, solve
+from derivations.questions import batch_knee as bk
+from derivations.symbols import Symbols
+
+S = Symbols(parent=bk.S)
+
+alpha = S.add("alpha", "1", r"\alpha", "acceptance rate: the chance the target accepts each drafted token (independent of position)")
+gamma = S.add("gamma", "1", r"\gamma", "draft length: tokens the drafter proposes per sequence per cycle (the issue's $k$)")
+n_tp_d = S.add("n_tp_draft", "1", r"n_{\mathrm{TP,d}}", "tensor-parallel degree of the drafter (GPUs sharing each of its layers)")
+
+#: draft lengths searched for the best one (the columns of the draft-length table)
+DRAFT_LENGTHS = tuple(range(9))
+TARGET = "llama-3.3-70b"
+DRAFTER = "llama-3.2-1b"
+H100 = "h100-sxm"
+LOW_LOAD = "1"  # sequences: the server at 3 a.m.
+THIRD = 0.1  # "triples" and "a third" are read within 10%
+
+drafter_model = {**gl.SECOND_MODEL, gl.n_tp: n_tp_d}
+t_verify = at("t_verify", sm.t_step, {gl.q: (gamma + 1) * gl.u_token},
+              r"Verification is one target step in which each sequence carries its $\gamma$ drafted tokens plus the one the target adds: "
+              r"the shared step model at $q = \gamma + 1$ tokens. Its weights are read once whatever $q$ is; its GEMM and attention FLOPs, "
+              r"and its all-reduces, grow with $q$.",
+              latex=r"t_{\mathrm{verify}}", title="Verification step (target)")
+t_draft = at("t_draft", sm.t_step, {**drafter_model, gl.q: gl.u_token},
+             r"One drafter step: the shared step model with the drafter's symbols (primed, from the second model), its own "
+             r"tensor-parallel degree, the same batch, context and chip, one token per sequence.",
+             latex=r"t_{\mathrm{draft}}", title="Drafter step")
+w_draft = at("weight_bytes_draft", sm.weight_bytes, gl.SECOND_MODEL,
+             "The drafter's weights streamed per step: why it is cheap, and why it is not free.", latex=r"W_{\mathrm{d}}",
+             title="Drafter weight bytes per step")
+cost_ratio = Step("draft_cost_ratio", t_draft.s / sm.t_step.s, "1",
+                  "A drafter step as a share of a plain target step: the number the usual rule of thumb calls the drafter's cost.",
+                  latex=r"c", title="Drafter cost per target step")
+accepted = Step("expected_tokens", sp.Piecewise((gamma + 1, sp.Eq(alpha, 1)), ((1 - alpha ** (gamma + 1)) / (1 - alpha), True)), "1",
+                r"The target keeps drafted tokens up to the first it rejects and then adds one of its own: $1 + \alpha + \ldots + \alpha^{\gamma}$ "
+                r"tokens per sequence per cycle on average (Leviathan et al. 2023); all $\gamma + 1$ when every draft is accepted.",
+                latex=r"\bar{n}", title="Expected tokens per cycle")
+t_cycle = Step("t_cycle", gamma * t_draft.s + t_verify.s, "s",
+               r"A cycle: $\gamma$ drafter steps one after another, then the verification.", latex=r"t_{\mathrm{cycle}}", title="Cycle time")
+thr_spec = Step("throughput_spec", gl.B * accepted.s * gl.u_token / t_cycle.s, "token/s",
+                r"All $B$ sequences advance $\sym{expected_tokens}$ tokens per cycle.", latex=r"\Theta_{\mathrm{spec}}",
+                title="Throughput with speculation")
+speedup = Step("speedup", thr_spec.s / sm.throughput.s, "1",
+               r"Over plain decode at the same batch ($q = 1$ token): $\sym{expected_tokens}\,\sym{t_step}/\sym{t_cycle}$. "
+               r"At $\gamma = 0$ it is exactly 1: nothing is drafted and the verification is the plain step.",
+               latex=r"\sigma", title="Speedup")
+speedup_mem = Step("speedup_memory_bound", accepted.s * sm.t_step.s / (gamma * t_draft.s + sm.t_step.s), "1",
+                   r"The speedup if verifying $\gamma + 1$ tokens cost no more than a plain step, as it does while the target is memory-bound: "
+                   r"a ceiling that the real speedup reaches only when $\sym{t_verify} = \sym{t_step}$.",
+                   latex=r"\sigma_{\mathrm{mem}}", title="Speedup with a memory-bound target")
+per_length = tuple(
+    at(f"speedup_g{g}", speedup, {gamma: g}, f"The speedup at a draft length of {g} (batch, context and acceptance as set).",
+       latex=rf"\sigma_{{{g}}}", title=f"Speedup at draft length {g}")
+    for g in DRAFT_LENGTHS
+)
+best_speedup = Step("best_speedup", sp.Max(*(s.s for s in per_length)), "1",
+                    "The best of the draft lengths searched, at this batch and context.", latex=r"\sigma^{*}", title="Best speedup")
+best_length = Step("best_draft_length", pr.best_of([s.s for s in per_length], DRAFT_LENGTHS), "1",
+                   f"The shortest draft length with the best speedup (searched from {DRAFT_LENGTHS[0]} to {DRAFT_LENGTHS[-1]}; "
+                   "a best at the top of the range means a longer draft may do better still).",
+                   latex=r"\gamma^{*}", title="Best draft length",
+                   none=r"no draft length beats plain decode here ($\sigma_{\gamma} \le 1$ for every $\gamma$): do not speculate")
+best_low = at("best_draft_length_low_load", best_length, {gl.B: sp.Integer(int(LOW_LOAD))},
+              "The draft length a server tuned at low load (batch 1, 3 a.m.) would keep.", latex=r"\gamma^{*}_{1}",
+              title="Best draft length at low load")
+best_speedup_low = at("best_speedup_low_load", best_speedup, {gl.B: sp.Integer(int(LOW_LOAD))},
+                      "The speedup that draft length gives at low load.", latex=r"\sigma^{*}_{1}", title="Best speedup at low load")
+left_alone = at("speedup_left_alone", speedup, {gamma: best_low.s},
+                "The same drafter and draft length, left alone as the batch grows to this sheet's batch.",
+                latex=r"\sigma_{\mathrm{left}}", title="Speedup with the low-load draft length")
+
+mem_verify = at("memory_per_gpu_verify", sm.memory_gpu, {gl.q: (gamma + 1) * gl.u_token},
+                r"The target's share per GPU with room for $\gamma + 1$ tokens in flight per sequence.", latex=r"M_{\mathrm{GPU}}(\gamma + 1)",
+                title="Target memory per GPU while verifying")
+mem_draft = at("memory_per_gpu_draft", sm.memory_gpu, {**drafter_model, gl.q: gl.u_token},
+               "The drafter's weights and cache on the busiest of its GPUs.", latex=r"M_{\mathrm{d}}", title="Drafter memory per GPU")
+mem_spec = Step("memory_per_gpu_spec", mem_verify.s + mem_draft.s, "B",
+                "With a drafter the busiest GPU holds both shares.", latex=r"M_{\mathrm{spec}}", title="Memory per GPU with a drafter")
+b_max_spec = solve("B_max_spec", mem_spec, bk.usable, gl.B, "1",
+                   "The batch that fills the usable memory when the drafter runs beside the target.", latex=r"B_{\max,\mathrm{spec}}",
+                   title="Largest batch with a drafter", rounds="down",
+                   none="the target's and drafter's weights alone fill the usable memory at these tensor-parallel degrees: no batch fits")
+b_peak_left = at("B_peak_spec_left_alone", b_max_spec, {gamma: best_low.s},
+                 "The largest batch with the drafter still on at its low-load draft length.", latex=r"B_{\max,\mathrm{spec}}(\gamma^{*}_{1})",
+                 title="Largest batch, drafter left alone")
+peak_spec = at("throughput_peak_spec_left_alone", thr_spec, {gl.B: sp.floor(b_peak_left.s), gamma: best_low.s},
+               "Speculation left on at 6 p.m., at the largest whole batch that still fits.", latex=r"\Theta_{\mathrm{peak,spec}}",
+               title="Peak throughput, drafter left alone")
+peak_ratio = Step("peak_throughput_ratio", peak_spec.s / bk.throughput_fit.s, "1",
+                  "What the drafter left alone keeps of the server's peak throughput: below 1 it costs throughput.",
+                  latex=r"\Theta_{\mathrm{peak,spec}}/\Theta_{\mathrm{peak}}", title="Share of peak throughput kept")
+
+STEPS = (*sm.DECODE_STEP, *sm.MEMORY_FIT, *bk.CAPACITY,
+         t_verify, t_draft, w_draft, cost_ratio, accepted, t_cycle, thr_spec, speedup, speedup_mem, mem_verify, mem_draft, mem_spec, b_max_spec,
+         *per_length, best_speedup, best_length, best_low, best_speedup_low, left_alone, b_peak_left, peak_spec, peak_ratio)
+
+BUCKETS = (1, 8, 32, 64, 128, 256)
+CONTEXTS = (1024, 8192, 32768)
+THREE_AM = Row("batch 1 (3 a.m.)", set={"batch": LOW_LOAD})
+
+DERIVATION = derivation(
+    "speculative-decoding",
+    "Speculative decoding: a draft length per batch bucket",
+    "The same drafter that triples speed at 3 a.m. costs a third of peak throughput at 6 p.m. if left alone. "
+    "The answer builds a step-time model for Llama 3.3 70B on eight H100s, derives a draft length per batch bucket, "
+    "and shows why context length moves the whole table.",
+    S,
+    STEPS,
+    ("speedup", "best_draft_length"),
+    inputs=(
+        bk.USABLE,
+        Input("acceptance", alpha, "0.8", "1", "acceptance rate per drafted token (measured on your traffic; 0.6 to 0.9 is typical for a same-family drafter)",
+              "fraction"),
+        Input("draft_length", gamma, "4", "1", "tokens drafted per sequence per cycle (0: no speculation)", "whole"),
+        Input("tp_draft", n_tp_d, "8", "1", "tensor-parallel degree of the drafter (vLLM's default: the target's)", "count"),
+    ),
+    defaults={"tp": "8"},
+    second_model=DRAFTER,
+    assumptions=(
+        r"Target and drafter run on the same GPUs, one after the other: $\gamma$ drafter steps, then one verification step of $\gamma + 1$ tokens per "
+        "sequence. Both step times are the shared step model (weights, KV cache, compute, all-reduces, fixed time per step); "
+        "the drafter's uses the second model's primed symbols and its own tensor-parallel degree.",
+        r"Plain decode, the baseline, is one token per sequence per step ($q = 1$ token).",
+        r"Each drafted token is accepted with probability $\alpha$, independently (Leviathan et al. 2023); a rejection ends the cycle and the target's own "
+        "token replaces the rejected one. Real acceptance falls along the draft, so long drafts do a little worse than shown.",
+        "The drafter shares the target's tokenizer (Llama 3.2 1B and Llama 3.3 70B do); the sheet does not check it.",
+        "Every sequence in the batch speculates with the same draft length; the drafter catches up on accepted tokens at no extra cost.",
+        "Peak throughput is plain decode at the largest whole batch whose weights and caches fit the usable share of each GPU's datasheet capacity "
+        "(@batch-knee's capacity steps); "
+        "with the drafter on, its weights and cache and the tokens in flight lower that batch.",
+    ),
+    takeaways=(
+        r"Plain decode takes {t_step} per step; verifying $\gamma + 1$ tokens takes {t_verify} and a drafter step {t_draft} ({draft_cost_ratio} of a target step). "
+        "A cycle yields {expected_tokens} tokens per sequence for {t_cycle}: a speedup of {speedup}.",
+        "At this batch the best draft length is {best_draft_length}, for a speedup of {best_speedup}; a memory-bound target would allow {speedup_memory_bound} at the set draft length.",
+        "Tuned at batch 1 the server would draft {best_draft_length_low_load} tokens for {best_speedup_low_load}; left alone at this batch that gives {speedup_left_alone}, "
+        "and at the peak batch it keeps {peak_throughput_ratio} of the peak throughput.",
+        "The draft length must follow the batch: long drafts at low load, none once the verification's GEMMs are compute-bound. "
+        "A longer context keeps the step memory-bound to a larger batch (the cache, not the weights, dominates), so the whole table shifts right.",
+    ),
+    scoring=(
+        r"Writes the expected tokens per cycle as $(1 - \alpha^{\gamma + 1})/(1 - \alpha)$ and the speedup as tokens per cycle over cycle time, relative to plain decode.",
+        r"Models verification as one target step of $\gamma + 1$ tokens per sequence, nearly free while memory-bound and $\gamma + 1$ times the GEMM work once compute-bound.",
+        "Costs the drafter from its own bytes (weights and its own KV cache), not as a fixed fraction of the target.",
+        "Derives a draft length per batch bucket and says speculation should switch off at high load.",
+        "Explains why context length moves the table: the KV cache grows with context and keeps large batches memory-bound.",
+        "Says what the teaser's two numbers need: an acceptance rate and a drafter cost for 'triples', a batch and context for 'a third'.",
+    ),
+    limits=(
+        "Acceptance is not independent of position and depends on the traffic (code accepts more than chat); measure it per workload.",
+        "Drafter and target steps are not overlapped here; systems that pipeline them, or use a draft head on the target (Medusa, EAGLE), pay less per draft.",
+        "Tree or multi-candidate drafting verifies more tokens per step than it accepts; that trade is not modelled.",
+        "Per-step latencies of the collectives and kernel launches sit in the fixed time; small drafters are often latency-bound, which this understates.",
+        "Rejected drafted tokens still occupy KV slots until they are rolled back; the memory fit counts them as in flight.",
+    ),
+    tables=(
+        Table(r"Speedup by draft length $\gamma$ and batch (the best draft length per batch bucket)", tuple(
+            Row("", set={"batch": str(b)}) for b in BUCKETS
+        ), (*(s.name for s in per_length), "best_draft_length"),
+            note=r"Sheet context, acceptance and drafter. $\sigma_{\gamma}$ below 1: speculation at that length slows the server down."),
+        Table(r"Context length moves the table: best draft length and speedup", tuple(
+            Row("", set={"context": f"{t} token", "batch": str(b)}) for t in CONTEXTS for b in (1, 32, 128)
+        ), ("t_step", "t_verify", "t_draft", "best_draft_length", "best_speedup")),
+        Table("Acceptance rate: batch 1 (3 a.m.) and the peak (6 p.m.) of short chats", tuple(
+            Row("", set={"acceptance": a, "context": "1024 token"}) for a in ("0.6", "0.7", "0.8", "0.9")
+        ), ("best_draft_length_low_load", "best_speedup_low_load", "peak_throughput_ratio")),
+        Table("The peak (6 p.m.) with the low-load draft length left on, by context", tuple(
+            Row("", set={"context": f"{t} token"}) for t in (1024, 2048, 4096, 8192, 32768)
+        ), ("best_draft_length_low_load", "B_max_kv", "throughput_at_capacity", "throughput_peak_spec_left_alone", "peak_throughput_ratio")),
+        Table("Other drafters (batch 1)", (
+            Row("Llama 3.2 1B, drafter TP 8", second_model=DRAFTER, set={"batch": LOW_LOAD}),
+            Row("Llama 3.2 1B, drafter TP 1", second_model=DRAFTER, set={"batch": LOW_LOAD, "tp_draft": "1"}),
+            Row("Llama 3.1 8B, drafter TP 8", second_model="llama-3.1-8b", set={"batch": LOW_LOAD}),
+        ), ("t_draft", "draft_cost_ratio", "best_draft_length", "best_speedup")),
+    ),
+    claims=(
+        Claim(r"The drafter triples speed at 3 a.m. (batch 1, best draft length, $\alpha = 0.8$).", "best_speedup_low_load", "3", rel_tol=THIRD,
+              where=Row(r"$\alpha = 0.8$", set={"acceptance": "0.8"})),
+        Claim(r"It triples speed at 3 a.m. with a weaker drafter ($\alpha = 0.7$).", "best_speedup_low_load", "3", rel_tol=THIRD,
+              where=Row(r"$\alpha = 0.7$", set={"acceptance": "0.7"})),
+        Claim(r"Left alone at 6 p.m. it costs a third of peak throughput (short chats: context 1,024 tokens, $\alpha = 0.8$).",
+              "peak_throughput_ratio", "0.6667", rel_tol=THIRD, where=Row(r"context 1,024, $\alpha = 0.8$", set={"context": "1024 token", "acceptance": "0.8"})),
+        Claim(r"Left alone at 6 p.m. it costs a third of peak throughput (context 8,192 tokens, $\alpha = 0.8$).", "peak_throughput_ratio", "0.6667",
+              rel_tol=THIRD, where=Row(r"context 8,192, $\alpha = 0.8$", set={"context": "8192 token", "acceptance": "0.8"})),
+    ),
+    hardware=(H100, "h200", "b200"),
+    models=(TARGET,),
+    display_units={**bk.DERIVATION.display_units, "t_verify": "ms", "t_draft": "ms", "t_cycle": "ms", "weight_bytes_draft": "GB", "throughput_spec": "token/s",
+                   "memory_per_gpu_spec": "GB", "throughput_peak_spec_left_alone": "token/s"},
+)

@@ -1,0 +1,192 @@
+"""speculative-decoding: target and drafter from one step model, a draft length per batch.
+
+The issue's properties (speedup at draft length 0 is exactly 1; a
+compute-bound target never speeds up more than a memory-bound one), the
+closed forms against their definitions (Leviathan et al. 2023's expected
+tokens; verification is the shared step at q = k + 1 tokens; the drafter's
+step is the shared step of the second model), and one test per claim's number.
+"""
+
+from fractions import Fraction
+from functools import cache
+
+import pytest
+import sympy as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from derivations import glossary as gl
+from derivations.engine import At, DerivationError, Step, at, derivation
+from derivations.primitives import ArgMax
+from derivations.registry import BY_SLUG
+from derivations.sheet import Missing, evaluate
+from derivations.symbols import Symbols
+from roofline import api
+from specs.errors import SpecError
+from tests.derivations.helpers import context
+from units import UnitMismatchError
+
+SD = BY_SLUG["speculative-decoding"]
+DF = BY_SLUG["decode-floor"]
+FAST = settings(max_examples=40, deadline=None)
+TARGET, DRAFTER = "llama-3.3-70b", "llama-3.2-1b"
+DENSE = ("llama-3.1-8b", "llama-3.3-70b", "qwen2.5-72b", "mistral-7b")
+
+
+def spec(model: str = TARGET, drafter: str = DRAFTER, hardware: str = "h100-sxm", only=("speedup",), **inputs: str) -> dict:
+    inputs.setdefault("tp", "8")
+    return evaluate(SD, context(hardware, model, second_model=drafter, **inputs), only)
+
+
+@FAST
+@given(st.sampled_from(DENSE), st.integers(1, 4096), st.integers(1, 131072), st.integers(1, 16),
+       st.fractions(Fraction(1, 100), Fraction(1)))
+def test_speedup_at_draft_length_zero_is_exactly_one(model, batch, ctx_len, tp, acceptance):
+    v = spec(model, batch=str(batch), context=f"{ctx_len} token", tp=str(tp), acceptance=str(float(acceptance)), draft_length="0")
+    assert v["speedup"] == 1
+
+
+def test_speedup_at_draft_length_zero_is_one_for_moe_at_large_batch():
+    """MoE steps past 4,096 tokens are evaluated to 40 digits, not exactly; the ratio is still 1 to those digits."""
+    v = spec("deepseek-v3", batch="4096", draft_length="0")
+    assert abs(float(v["speedup"]) - 1) < 1e-30
+
+
+@FAST
+@given(st.sampled_from((*DENSE, "mixtral-8x7b", "deepseek-v3")), st.integers(1, 4096), st.integers(1, 131072), st.integers(0, 8),
+       st.sampled_from(["0.5", "0.8", "0.95", "1"]))
+def test_a_compute_bound_target_never_speeds_up_more_than_a_memory_bound_one(model, batch, ctx_len, draft, acceptance):
+    """Verification of k + 1 tokens costs at least a plain step; only a memory-bound target gets it for that price."""
+    v = spec(model, only=("speedup", "speedup_memory_bound", "t_verify", "t_step"), batch=str(batch), context=f"{ctx_len} token",
+             draft_length=str(draft), acceptance=acceptance)
+    assert v["t_verify"] >= v["t_step"]
+    assert v["speedup"] <= v["speedup_memory_bound"] * (1 + 1e-30)
+
+
+def test_compute_bound_verification_loses_what_memory_bound_verification_keeps():
+    """Llama 3.3 70B on eight H100s, short context: at batch 1 the verification costs nearly a plain step; at batch 1,024 the GEMMs are compute-bound."""
+    low = spec(only=("speedup", "speedup_memory_bound"), batch="1", context="1024 token")
+    high = spec(only=("speedup", "speedup_memory_bound"), batch="1024", context="1024 token")
+    assert float(low["speedup"]) == pytest.approx(float(low["speedup_memory_bound"]), rel=0.01)
+    assert high["speedup"] < 1 < high["speedup_memory_bound"]
+
+
+@FAST
+@given(st.fractions(Fraction(1, 100), Fraction(1)), st.integers(0, 16))
+def test_expected_tokens_is_the_geometric_sum(acceptance, draft):
+    v = spec(only=("expected_tokens",), acceptance=str(float(acceptance)), draft_length=str(draft))
+    a = Fraction(str(float(acceptance)))
+    assert v["expected_tokens"] == sum(a**i for i in range(draft + 1))
+
+
+def test_verification_is_the_shared_step_at_k_plus_one_tokens():
+    v = spec(only=("t_verify", "t_draft"), batch="32", draft_length="5")
+    plain = evaluate(DF, context("h100-sxm", TARGET, batch="32", tokens_per_step="6 token", tp="8"), ["t_step"])
+    assert v["t_verify"] == plain["t_step"]
+
+
+@pytest.mark.parametrize("tp_draft", ["1", "8"])
+def test_the_drafter_step_is_the_shared_step_of_the_second_model(tp_draft):
+    v = spec(only=("t_draft",), batch="16", tp_draft=tp_draft)
+    alone = evaluate(DF, context("h100-sxm", DRAFTER, batch="16", tp=tp_draft), ["t_step"])
+    assert v["t_draft"] == alone["t_step"]
+
+
+@FAST
+@given(st.integers(1, 512), st.sampled_from(["1024 token", "8192 token"]), st.sampled_from(["0.6", "0.8", "0.9"]))
+def test_best_draft_length_is_the_argmax_of_the_table(batch, ctx_len, acceptance):
+    names = [f"speedup_g{g}" for g in range(9)]
+    v = spec(only=(*names, "best_draft_length", "best_speedup"), batch=str(batch), context=ctx_len, acceptance=acceptance)
+    speedups = [v[n] for n in names]
+    best = max(range(9), key=lambda g: (speedups[g], -g))
+    assert v["best_speedup"] == speedups[best]
+    if best == 0:
+        assert isinstance(v["best_draft_length"], Missing) and "do not speculate" in v["best_draft_length"].reason
+    else:
+        assert v["best_draft_length"] == best
+
+
+def test_the_table_shifts_with_context():
+    """At batch 128 a long context keeps the verification memory-bound, so a longer draft still pays."""
+    short = spec(only=("best_draft_length",), batch="128", context="1024 token")
+    long = spec(only=("best_draft_length",), batch="128", context="8192 token")
+    assert short["best_draft_length"] < long["best_draft_length"]
+
+
+# --- one test per claim's number (Llama 3.3 70B, TP 8, H100 SXM, Llama 3.2 1B drafter at TP 8) ---
+
+@pytest.mark.parametrize("acceptance, best, low_speedup", [("0.8", 8, 3.098), ("0.7", 6, 2.357)])
+def test_claim_triples_at_low_load(acceptance, best, low_speedup):
+    v = spec(only=("best_draft_length_low_load", "best_speedup_low_load"), acceptance=acceptance)
+    assert v["best_draft_length_low_load"] == best
+    assert float(v["best_speedup_low_load"]) == pytest.approx(low_speedup, abs=1e-3)
+
+
+@pytest.mark.parametrize("ctx_len, ratio", [(1024, 0.6231), (8192, 1.354)])
+def test_claim_costs_a_third_of_peak_throughput(ctx_len, ratio):
+    v = spec(only=("peak_throughput_ratio",), context=f"{ctx_len} token")
+    assert float(v["peak_throughput_ratio"]) == pytest.approx(ratio, abs=1e-3)
+
+
+@cache
+def default_sheet():
+    return api.derive("speculative-decoding")
+
+
+def test_claim_verdicts_on_the_sheet():
+    sheet = default_sheet()
+    assert [c.holds for c in sheet.claims] == [True, False, True, False]
+    assert sheet.results["speedup"].float == pytest.approx(2.805, abs=1e-3)
+    assert sheet.results["best_draft_length"].float == 8
+
+
+def test_the_drafter_is_a_choice():
+    eight_b = api.derive("speculative-decoding", second_model="llama-3.1-8b")
+    assert eight_b.context.second_model.key == "llama-3.1-8b"
+    assert eight_b.results["speedup"].float < default_sheet().results["speedup"].float
+    with pytest.raises(SpecError, match="no second model"):
+        api.derive("decode-floor", second_model=DRAFTER)
+
+
+def test_sheet_defaults_are_printed_as_defaults():
+    tp = next(i for i in default_sheet().inputs if i.name == "tp")
+    assert tp.value.exact == 8 and not tp.is_set
+
+
+# --- the engine pieces the sheet added: At, sheet defaults, ArgMax ---
+
+def _tiny(*steps: Step, **kw):
+    return derivation("t", "t", "t", Symbols(parent=gl.GLOSSARY), steps, (), **kw)
+
+
+def test_at_checks_what_it_replaces():
+    t = Step("t", gl.B * gl.q / gl.beta, "token*s/B", "t")
+    _tiny(t, at("t2", t, {gl.q: 2 * gl.u_token}, "t at two tokens"))
+    with pytest.raises(DerivationError, match="does not depend on T"):
+        _tiny(t, at("t2", t, {gl.T: gl.u_token}, "t"))
+    with pytest.raises(UnitMismatchError):
+        _tiny(t, at("t2", t, {gl.q: sp.Integer(2)}, "t"))
+
+
+def test_at_evaluates_the_step_again_with_new_inputs():
+    t = Step("t", gl.B * gl.q, "token", "t")
+    d = _tiny(t, at("t2", t, {gl.B: 3 * gl.B}, "t at three times the batch"))
+    assert isinstance(d.step("t2"), At)
+    v = evaluate(d, context(batch="5"))
+    assert v["t2"] == 3 * v["t"] == 15
+
+
+def test_defaults_must_name_an_input_of_the_sheet_within_its_domain():
+    t = Step("t", gl.B * gl.q, "token", "t")
+    assert _tiny(t, defaults={"batch": "4"}).inputs[0].default == "4"
+    with pytest.raises(DerivationError, match="not inputs"):
+        _tiny(t, defaults={"tp": "8"})
+    with pytest.raises(SpecError):
+        _tiny(t, defaults={"batch": "0"})
+
+
+def test_argmax_picks_the_first_largest_and_waits_for_numbers():
+    x = sp.Symbol("x", positive=True)
+    assert isinstance(ArgMax(x, 2), ArgMax)
+    assert ArgMax(1, 3, 3, 2) == 1
+    assert ArgMax(sp.Rational(1, 2), sp.Float("0.4")) == 0

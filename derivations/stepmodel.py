@@ -77,7 +77,7 @@ throughput = Step("throughput", gl.B * gl.q / t_step.s, "token/s",
                   r"All $B$ sequences advance $q$ tokens per step.", latex=r"\Theta", title="Throughput")
 
 #: The step-time model in reading order; a sheet includes these and adds its own.
-DECODE_STEP: tuple[Step, ...] = (tokens, experts, params, weight_bytes, kv_tok, kv_tok_gpu, kv_step, weights_gpu, bytes_gpu,
+DECODE_STEP: tuple[Step, ...] = (tokens, experts, params, weight_bytes, weights_gpu, kv_tok, kv_tok_gpu, kv_step, bytes_gpu,
                                  flops_gemm, flops_attn, t_memory, t_compute, t_gemm, t_attn, t_comm, t_step, throughput)
 
 memory_gpu = Step("memory_per_gpu", pr.tp_split(gl.P_total * gl.b_w) + gl.B * (gl.T + gl.q) * kv_tok_gpu.s, "B",

@@ -12,6 +12,7 @@ from typing import Any
 from derivations import prose
 from derivations.sheet import FIT_STEP, Sheet, Value
 from renderers.numbers import display
+from renderers.targets import term_ranks
 from renderers.view import formula_latex, formula_text, step_title
 from units import Quantity, unit_text
 
@@ -45,6 +46,7 @@ def quantity_json(v: Value) -> dict[str, Any]:
 def sheet_json(sheet: Sheet) -> dict[str, Any]:
     d = sheet.derivation
     names = dict(sheet.latex_names)
+    ranks = term_ranks(list(names), set(d.expanded))
     steps = {st.step.name: st for st in sheet.steps}
     ctx = sheet.context
 
@@ -55,7 +57,7 @@ def sheet_json(sheet: Sheet) -> dict[str, Any]:
 
     def result(name: str, v: Value) -> dict[str, Any]:
         step = steps[name].step
-        return {**quantity_json(v), "latex": formula_latex(step, names), "expr": formula_text(step)}
+        return {**quantity_json(v), "latex": formula_latex(step, names, ranks), "expr": formula_text(step)}
 
     return {
         "slug": d.slug,

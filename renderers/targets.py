@@ -6,7 +6,7 @@ against this interface.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 import pint
@@ -39,6 +39,9 @@ class _Printer(LatexPrinter):
     def _print_Add(self, expr: sp.Add, order: str | None = None) -> str:
         """sympy's sum, with a positive term first: a - b + c reads as a + c - b, never -b + a + c."""
         terms = list(self._as_ordered_terms(expr, order=order))
+        ranks = getattr(self, "ranks", {})
+        if ranks:
+            terms.sort(key=lambda t: min((ranks.get(s, len(ranks)) for s in t.free_symbols), default=len(ranks)))
         terms = [t for t in terms if not t.could_extract_minus_sign()] + [t for t in terms if t.could_extract_minus_sign()]
         tex = ""
         for i, term in enumerate(terms):
@@ -61,9 +64,20 @@ class _Printer(LatexPrinter):
         return super()._print_Pow(expr)
 
 
-def latex_math(expr: sp.Expr, names: Mapping[sp.Symbol, str]) -> str:
-    """sympy's LaTeX with our symbol names (its default for `BW_HBM` is wrong-looking)."""
-    return _Printer({"symbol_names": dict(names), "mul_symbol": "dot"}).doprint(expr)
+def latex_math(expr: sp.Expr, names: Mapping[sp.Symbol, str], ranks: Mapping[sp.Symbol, int] | None = None) -> str:
+    """sympy's LaTeX with our symbol names (its default for `BW_HBM` is wrong-looking).
+
+    `ranks` orders the terms of a sum (lowest first) instead of sympy's alphabetical order; see `term_ranks`.
+    """
+    printer = _Printer({"symbol_names": dict(names), "mul_symbol": "dot"})
+    printer.ranks = dict(ranks or {})
+    return printer.doprint(expr)
+
+
+def term_ranks(symbols: Sequence[sp.Symbol], steps: Collection[str]) -> dict[sp.Symbol, int]:
+    """Ranks that print a sum in the order of the derivation: terms holding steps first, in step order; inputs after, in glossary order."""
+    ordered = [s for s in symbols if s.name in steps] + [s for s in symbols if s.name not in steps]
+    return {s: i for i, s in enumerate(ordered)}
 
 
 def _md_number(n: Number) -> str:

@@ -13,7 +13,7 @@ from derivations import prose
 from derivations.engine import At, Solve, Step
 from derivations.sheet import Missing, Sheet, SolvedStep, SolvedTable, Value
 from renderers.numbers import Shown, display
-from renderers.targets import Target, latex_math
+from renderers.targets import Target, latex_math, term_ranks
 from units import unit, unit_text
 
 
@@ -40,10 +40,10 @@ def missing_text(m: Missing, target: Target) -> str:
     return target.text(m.label)
 
 
-def step_lines(step: SolvedStep, names: dict[sp.Symbol, str], target: Target) -> tuple[str, list[str]]:
-    """(lead-in text, math lines) for one step: symbol = formula = numbers = result."""
+def step_lines(step: SolvedStep, names: dict[sp.Symbol, str], target: Target, ranks: dict[sp.Symbol, int] | None = None) -> tuple[str, list[str]]:
+    """(lead-in text, math lines) for one step: symbol = formula = numbers = result, sums in the derivation's order."""
     s = step.step
-    formula = formula_latex(s, names)
+    formula = formula_latex(s, names, ranks)
     lines = [f"{step.latex} = {formula}"]
     if step.value.missing:
         lead = target.text("No value here (") + missing_text(step.value.missing, target) + target.text(").")
@@ -51,7 +51,7 @@ def step_lines(step: SolvedStep, names: dict[sp.Symbol, str], target: Target) ->
     numbers = {sym: names[sym] if v.missing else target.quantity_math(shown(v)) for sym, v in step.operands.items()}
     # the unit markers (one parameter, one token) carry units in the formula; as numbers they are only "· 1 param"
     def with_numbers(expr: sp.Expr) -> str:
-        return latex_math(expr.xreplace({u: sp.S.One for u in UNIT_MARKERS}), numbers)
+        return latex_math(expr.xreplace({u: sp.S.One for u in UNIT_MARKERS}), numbers, ranks)
 
     substituted = _at_latex(s, names, with_numbers) if isinstance(s, At) else with_numbers(s.expr)
     result = target.quantity_math(shown(step.value))
@@ -69,11 +69,11 @@ def step_lines(step: SolvedStep, names: dict[sp.Symbol, str], target: Target) ->
     return lead, lines
 
 
-def formula_latex(s: Step, names: dict[sp.Symbol, str]) -> str:
+def formula_latex(s: Step, names: dict[sp.Symbol, str], ranks: dict[sp.Symbol, int] | None = None) -> str:
     """The formula a step shows: its expression; for an At step, the step it evaluates and what it replaces."""
     if isinstance(s, At):
-        return _at_latex(s, names, lambda v: latex_math(v, names))
-    return latex_math(s.expr, names)
+        return _at_latex(s, names, lambda v: latex_math(v, names, ranks))
+    return latex_math(s.expr, names, ranks)
 
 
 _TWINS = {**gl.SECOND_CHIP, **gl.SECOND_MODEL}
@@ -117,6 +117,7 @@ def step_title(step: Step) -> str:
 def build(sheet: Sheet, target: Target) -> dict[str, Any]:
     d = sheet.derivation
     names = dict(sheet.latex_names)
+    ranks = term_ranks(list(names), set(d.expanded))
     values = {n: value_text(v, target) for n, v in _all_values(sheet).items()}
     by_name = {info.name: info.latex for info in d.symbols}
 
@@ -126,7 +127,7 @@ def build(sheet: Sheet, target: Target) -> dict[str, Any]:
     t = target.text
     steps = []
     for st in sheet.steps:
-        lead, lines = step_lines(st, names, target)
+        lead, lines = step_lines(st, names, target, ranks)
         steps.append({"name": target.code(st.step.name), "title": p(step_title(st.step)), "symbol": target.inline_math(st.latex),
                       "why": p(st.step.why), "lead": lead, "lines": lines})
     symbols = []

@@ -8,10 +8,10 @@ server limited by its KV cache by the ratio of throughputs at the largest
 batch each chip fits. That last one is the biggest when the weights take much
 of the old chip's memory: the new chip's extra capacity all goes to the cache,
 so the batch grows by more than the capacity ratio, and a larger batch shares
-each weight read among more sequences. As the GPU count or the context grows
-the weights' share shrinks and the capacity speedup falls back towards the
-bandwidth ratio; once the big batch turns the GEMMs compute-bound it falls
-towards the peak ratio. The second chip's values are the same steps with the
+each weight read among more sequences. As the GPU count grows the weights'
+share shrinks and the capacity speedup falls back towards the bandwidth ratio;
+at short contexts the big batch turns the GEMMs compute-bound and it falls
+towards the peak ratio, while long contexts keep the step memory-bound. The second chip's values are the same steps with the
 second chip's (primed) symbols (engine.At).
 """
 
@@ -108,8 +108,8 @@ DERIVATION = derivation(
         "and serves {speedup_capacity} times the throughput: "
         "{capacity_over_bandwidth} times the bandwidth gain.",
         "The weights take {weights_share} of the old chip's usable memory and {weights_share_new} of the new one's; they need {gpus_for_weights} and {gpus_for_weights_new} GPUs' worth of it.",
-        "The capacity win is largest where the weights nearly fill the old chip (few GPUs) and shrinks with more GPUs or a longer context; "
-        "once the bigger batch turns the GEMMs compute-bound it gives way to the peak ratio (the tables).",
+        "The capacity win is largest where the weights nearly fill the old chip (few GPUs) and falls towards the bandwidth ratio with more GPUs; "
+        "at short contexts the bigger batch turns the GEMMs compute-bound and it gives way to the peak ratio (the tables).",
     ),
     scoring=(
         "Refuses one number: names the three regimes and the datasheet ratio behind each (peak, bandwidth, capacity).",

@@ -172,7 +172,7 @@ STEPS = (
     sm.tokens, sm.experts, fraction, var, var_bound, e_half, b_half, e_most, b_most,
     sm.params, sm.weight_bytes, expert_bytes, b_attn, b_dense, b_shared, b_router, b_head, b_routed,
     sm.kv_tok, b_kv, b_step, b_dense_eq, b_ratio, w_ratio,
-    *sm.DECODE_STEP[5:], *sm.MEMORY_FIT,
+    *(s for s in sm.DECODE_STEP if s not in (sm.tokens, sm.experts, sm.params, sm.weight_bytes, sm.kv_tok)), *sm.MEMORY_FIT,
     p_all, flops_ratio, t_moe, t_act, t_tot, cost_act, adv_tot, t_cmp_act, t_mem_all, b_payoff, tok_payoff, cov_payoff, t_cmp_tot, b_ridge,
     touched_skew, skew_ratio, w_skew, hot_load,
 )

@@ -7,10 +7,13 @@ yields (1 - alpha^(gamma+1))/(1 - alpha) tokens per sequence on average
 E * t_step / (gamma * t_draft + t_verify). At low load the target step is
 memory-bound, so verifying gamma + 1 tokens costs about as much as one and the
 drafter's cost decides; at high load the verification's GEMMs are
-compute-bound, it costs gamma + 1 plain steps, and the same drafter slows the
-server down. Context length moves the table: long caches keep even a large
-batch memory-bound. Every step time comes from the shared step model
-(derivations.stepmodel), the drafter's with the second model's symbols.
+compute-bound and cost gamma + 1 times a plain step's, so the drafter tuned
+at batch 1 costs throughput at the peak batch of short chats (about a third
+at 1K tokens) but still pays at 8K, where the KV reads, which verification
+does not multiply, dominate the step. Context length moves the whole table.
+Every step time comes from the shared step model (derivations.stepmodel), the
+drafter's with the second model's primed symbols (engine.At); the peak batch
+is batch-knee's capacity.
 """
 
 import sympy as sp
@@ -157,7 +160,7 @@ DERIVATION = derivation(
         "At this batch the best draft length is {best_draft_length}, for a speedup of {best_speedup}; a memory-bound target would allow {speedup_memory_bound} at the set draft length.",
         "Tuned at batch 1 the server would draft {best_draft_length_low_load} tokens for {best_speedup_low_load}; left alone at this batch that gives {speedup_left_alone}, "
         "and at the peak batch it keeps {peak_throughput_ratio} of the peak throughput.",
-        "The draft length must follow the batch: long drafts at low load, none once the verification's GEMMs are compute-bound. "
+        "The draft length must follow the batch: long drafts at low load, short ones (or none) once the verification's GEMMs are compute-bound. "
         "A longer context keeps the step memory-bound to a larger batch (the cache, not the weights, dominates), so the whole table shifts right.",
     ),
     scoring=(

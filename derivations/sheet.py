@@ -94,6 +94,8 @@ class SolvedTable:
     authored: tuple[bool, ...] = ()
     #: per row, True when its setup does not fit in memory (sheets with a memory-fraction step)
     overflows: tuple[bool, ...] = ()
+    #: per row, (hardware name, model name) when the row names both and no label: the renderer gives each its own column
+    parts: tuple[tuple[str, str] | None, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -410,7 +412,7 @@ def spec_facts(ctx: Context) -> tuple[tuple[str, str], ...]:
 
 
 def _solve_table(d: Derivation, ctx: Context, t: Table, resolve: Resolver) -> SolvedTable:
-    rows, settings, overflows = [], [], []
+    rows, settings, overflows, parts = [], [], [], []
     by_name = {i.name: i for i in d.inputs}
     fit = (FIT_STEP,) if FIT_STEP in d.expanded else ()
     for row in t.rows:
@@ -422,12 +424,16 @@ def _solve_table(d: Derivation, ctx: Context, t: Table, resolve: Resolver) -> So
         except SpecError as err:
             rows.append((row.label or row.model or row.hardware or "?", tuple(None for _ in t.columns), err.message))
             overflows.append(False)
+            parts.append(None)
             continue
+        both = not row.label and row.hardware and row.model
+        parts.append((row_ctx.hardware.name, row_ctx.model.name) if both else None)
         overflows.append(bool(fit) and _overflows(values[FIT_STEP]))
         label = row.label or (_row_label(row, row_ctx) if row.model or row.hardware or not setting else "")
         rows.append((label, tuple(_value(d, c, values[c]) for c in t.columns), ""))
     columns = tuple((c, d.symbols[c].latex) for c in t.columns)
-    return SolvedTable(t.title, t.note, columns, tuple(rows), tuple(settings), tuple(bool(r.label) for r in t.rows), tuple(overflows))
+    return SolvedTable(t.title, t.note, columns, tuple(rows), tuple(settings), tuple(bool(r.label) for r in t.rows), tuple(overflows),
+                       tuple(parts))
 
 
 def _overflows(v: sp.Expr | Missing) -> bool:

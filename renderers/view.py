@@ -166,7 +166,7 @@ def build(sheet: Sheet, target: Target) -> dict[str, Any]:
              "where": "; ".join(x for x in (p(c.where), t(f"read as numbers in {c.convert}" if c.convert else "")) if x)}
             for c in sheet.claims
         ],
-        "tables": [_table(tb, target, p) for tb in sheet.tables],
+        "tables": [part for tb in sheet.tables for part in _split(_table(tb, target, p), target)],
         "does_not_fit": t(f"Does not fit: this setup needs {_plain_ratio(sheet.overflow)} times the memory one GPU has, "
                           "so the times below describe a server that cannot be built as stated (more GPUs, a smaller batch or a shorter context).")
         if sheet.overflow else "",
@@ -176,6 +176,8 @@ def build(sheet: Sheet, target: Target) -> dict[str, Any]:
     }
 
 
+#: A table with more value columns than this is split into parts (labels repeated) rather than shrunk to fit the page.
+MAX_VALUE_COLUMNS = 5
 #: A column whose value is the same on at least this many rows moves into the table's note.
 MIN_ROWS_TO_DROP_A_CONSTANT_COLUMN = 3
 
@@ -200,13 +202,36 @@ def _table(tb: SolvedTable, target: Target, p: Callable[[str], str]) -> dict[str
     if constants:
         note = (note + " " if note else "") + target.text("On every row: ") + ", ".join(constants) + target.text(".")
     rows = []
-    for (label, cells, why), setting, authored, over in zip(
-            tb.rows, tb.settings or [()] * n, tb.authored or [False] * n, tb.overflows or [False] * n, strict=True):
-        rows.append({
-            "label": _row_label(p(label) if authored else target.text(label), setting, target) + (target.text(" (does not fit)") if over else ""),
-            "cells": [_cell(cells[j], target, number_only=units[k] is not None) for k, j in enumerate(keep)],
-            "why": _row_why(cells, why, target)})
-    return {"title": p(tb.title), "note": note, "headers": headers, "header_names": [target.text(tb.columns[j][0]) for j in keep], "rows": rows}
+    split = n > 0 and bool(tb.parts) and all(x is not None for x in tb.parts)
+    for i, ((label, cells, why), setting, authored, over) in enumerate(zip(
+            tb.rows, tb.settings or [()] * n, tb.authored or [False] * n, tb.overflows or [False] * n, strict=True)):
+        fits = target.text(" (does not fit)") if over else ""
+        if split:
+            hw, model = tb.parts[i]
+            labels = [target.text(hw), _row_label(target.text(model), setting, target) + fits]
+        else:
+            labels = [_row_label(p(label) if authored else target.text(label), setting, target) + fits]
+        rows.append({"label": labels[-1], "labels": labels,
+                     "cells": [_cell(cells[j], target, number_only=units[k] is not None) for k, j in enumerate(keep)],
+                     "why": _row_why(cells, why, target)})
+    return {"title": p(tb.title), "note": note, "headers": headers,
+            "label_headers": [target.text("hardware"), target.text("model")] if split else [""], "header_names": [target.text(tb.columns[j][0]) for j in keep], "rows": rows}
+
+
+def _split(table: dict[str, Any], target: Target) -> list[dict[str, Any]]:
+    """A wide table as parts of at most MAX_VALUE_COLUMNS value columns each; the note goes with the first part."""
+    n = len(table["headers"])
+    if n <= MAX_VALUE_COLUMNS:
+        return [table]
+    parts_count = -(-n // MAX_VALUE_COLUMNS)
+    size = -(-n // parts_count)
+    parts = []
+    for k, start in enumerate(range(0, n, size)):
+        cols = slice(start, start + size)
+        parts.append({**table, "title": table["title"] + (target.text(f" (part {k + 1} of {parts_count})")),
+                      "note": table["note"] if k == 0 else "", "headers": table["headers"][cols], "header_names": table["header_names"][cols],
+                      "rows": [{**r, "cells": r["cells"][cols], "why": r["why"] if k == parts_count - 1 else ""} for r in table["rows"]]})
+    return parts
 
 
 def _plain_ratio(v: Value) -> str:

@@ -116,6 +116,11 @@ def experts_touched(tokens: sp.Expr, E: sp.Expr = gl.E, k: sp.Expr = gl.k_E) -> 
     return E * (1 - (1 - k / E) ** tokens)
 
 
+def tokens_per_expert(tokens: sp.Expr = gl.B * gl.q, E: sp.Expr = gl.E, k: sp.Expr = gl.k_E) -> sp.Expr:
+    """Tokens one routed expert multiplies on average: each token picks k of E [token, or whatever `tokens` is in]."""
+    return tokens * k / E
+
+
 def params_read(touched: sp.Expr, P_base: sp.Expr = gl.P_base, L_moe: sp.Expr = gl.L_moe, P_exp: sp.Expr = gl.P_exp) -> sp.Expr:
     """GEMM weights a forward pass reads when each MoE layer reads `touched` experts (see experts_touched) [parameter]."""
     return P_base + L_moe * P_exp * touched
@@ -310,6 +315,7 @@ __all__ += [
     "query_heads_per_stream",
     "roofline_component_time",
     "streams_per_gpu",
+    "tokens_per_expert",
     "tokens_per_step",
     "tp_allreduce_bytes",
 ]

@@ -12,7 +12,7 @@ from derivations import glossary as gl
 from derivations import prose
 from derivations.engine import At, Solve, Step
 from derivations.sheet import Missing, Sheet, SolvedStep, SolvedTable, Value
-from renderers.numbers import Shown, display
+from renderers.numbers import Shown, display, number_text
 from renderers.targets import Target, latex_math, term_ranks
 from units import unit, unit_text
 
@@ -235,8 +235,6 @@ def _split(table: dict[str, Any], target: Target) -> list[dict[str, Any]]:
 
 
 def _plain_ratio(v: Value) -> str:
-    from renderers.numbers import number_text
-
     return number_text(shown(v).number)
 
 

@@ -26,7 +26,7 @@ t_cmp = Step("t_cmp", pr.compute_time(pr.gemm_flops(gl.P_base, gl.B * gl.q)), "s
 b_cross = solve("B_cross", t_cmp, t_mem, gl.B, "1",
                 r"Equate the two: the model size $\sym{P_base}$ cancels, so the crossover batch depends only on the chip and the number formats.",
                 latex=r"B^{*}", title="Crossover batch")
-tok_exp = Step("tokens_per_expert", gl.B * gl.q * gl.k_E / gl.E, "token",
+tok_exp = Step("tokens_per_expert", pr.tokens_per_expert(), "token",
                r"A routed expert sees only its share of the step's tokens: $k_{E}$ of $E$ experts per token, $B q k_{E}/E$ on average (all $B q$ for a dense model).",
                latex=r"n_{E}", title="Tokens per routed expert")
 i_exp = Step("intensity_expert_gemm", pr.gemm_intensity_limit(tok_exp.s), "flop/B",

@@ -96,6 +96,8 @@ SCENARIO_INPUTS: tuple[Input, ...] = (
     Input("eta_bw", gl.eta_bw, "0.8", "1", "achieved fraction of datasheet bandwidth in streaming kernels", "fraction"),
     Input("eta_flops", gl.eta_flops, "0.7", "1", "achieved fraction of the dense tensor peak in GEMMs and attention", "fraction"),
     Input("t_fixed", gl.t_fixed, "0.2 ms", "s", "fixed time per step (launches, host work); collectives are their own term", "nonnegative"),
+    Input("hop_latency", gl.t_hop, "1 us", "s",
+          "latency of one ring step of a small all-reduce over the scale-up link (NCCL over NVLink: about 1 microsecond)", "nonnegative"),
 )
 
 

@@ -131,3 +131,10 @@ P_mlp = g("P_mlp", "parameter", r"P_{\mathrm{mlp}}", "MLP weights of the dense (
 
 # board power (joules-per-token): the datasheet cap; n/a for chips whose spec gives no TDP
 P_tdp = g("P_tdp", "W", r"P_{\mathrm{TDP}}", "board power cap per chip (datasheet TDP); n/a where the spec gives none")
+
+# what one profiler trace of a decode step shows (batch1-gap, model-limits)
+n_kl = g("n_kl", "1", r"n_{\mathrm{k/layer}}", "kernels launched per layer per decode step (GEMMs, attention, norms, activations, cache writes, all-reduces)")
+n_k0 = g("n_k0", "1", r"n_{\mathrm{k,0}}", "kernels per decode step outside the layers (embedding, final norm, LM head, sampling)")
+t_launch = g("t_launch", "s", r"t_{\mathrm{launch}}", "GPU idle time at each kernel boundary of a trace: the launch gap")
+t_hop = g("t_hop", "s", r"t_{\mathrm{hop}}", "latency of one step of a ring all-reduce, paid however small the message")
+eta_att = g("eta_att", "1", r"\eta_{\mathrm{att}}", "achieved fraction of datasheet bandwidth in the decode attention kernel")

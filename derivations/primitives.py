@@ -403,3 +403,54 @@ def best_of(values: sp.Expr | list[sp.Expr], labels: list[int] | tuple[int, ...]
 
 
 __all__ += ["ArgMax", "best_of"]
+
+
+# Diagnosis (gap, limits): what a profiler trace of one decode step shows, and where the step model breaks
+
+def kernels_per_step(L: sp.Expr = gl.L, per_layer: sp.Expr = gl.n_kl, other: sp.Expr = gl.n_k0) -> sp.Expr:
+    """Kernels one decode step launches: `per_layer` in each of L layers plus `other` outside them [1]."""
+    return L * per_layer + other
+
+
+def launch_gap_time(kernels: sp.Expr, gap: sp.Expr = gl.t_launch) -> sp.Expr:
+    """GPU idle time between `kernels` kernels run back to back, `gap` at each boundary [s]."""
+    return kernels * gap
+
+
+def bandwidth_shortfall(nbytes: sp.Expr, eta: sp.Expr = gl.eta_bw, bandwidth: sp.Expr = gl.beta) -> sp.Expr:
+    """Time a streaming kernel loses against the datasheet by reaching only `eta` of it: bytes/(eta*beta) - bytes/beta [s]; zero at eta = 1."""
+    return memory_time(nbytes, bandwidth) * (1 / eta - 1)
+
+
+def wide_read_time(nbytes: sp.Expr, share: sp.Expr, width_ratio: sp.Expr, bandwidth: sp.Expr) -> sp.Expr:
+    """Extra time when a `share` of `nbytes` is read `width_ratio` times wider than intended (FP32 for BF16, BF16 for FP8) [s]."""
+    return share * (width_ratio - 1) * memory_time(nbytes, bandwidth)
+
+
+def allreduce_latency(degree: sp.Expr = gl.n_tp, hop: sp.Expr = gl.t_hop) -> sp.Expr:
+    """Latency term of a ring all-reduce over `degree` GPUs: 2(n - 1) steps of `hop` each, whatever the message size [s]; zero at n = 1."""
+    return 2 * (degree - 1) * hop
+
+
+def tiled_tokens(tokens: sp.Expr, tile: sp.Expr) -> sp.Expr:
+    """Rows a GEMM computes when its `tokens` rows are padded up to whole tiles of `tile` rows [token, or the unit of both]."""
+    return sp.ceiling(tokens / tile) * tile
+
+
+__all__ += ["allreduce_latency", "bandwidth_shortfall", "kernels_per_step", "launch_gap_time",
+            "tiled_tokens", "wide_read_time"]
+
+
+# Diagnosis (MBU): memory-bandwidth utilisation and the step time it implies (mbu-diagnosis, mbu-definition)
+
+def memory_bandwidth_utilization(nbytes: sp.Expr, t_step: sp.Expr, bandwidth: sp.Expr = gl.beta) -> sp.Expr:
+    """MBU: the bytes a step must move over what the datasheet bandwidth could move in the step time [1]."""
+    return nbytes / (t_step * bandwidth)
+
+
+def step_time_at_mbu(nbytes: sp.Expr, mbu: sp.Expr, bandwidth: sp.Expr = gl.beta) -> sp.Expr:
+    """The step time at which `nbytes` per step is `mbu` of the datasheet bandwidth: the floor over the MBU [s]."""
+    return memory_time(nbytes, mbu * bandwidth)
+
+
+__all__ += ["memory_bandwidth_utilization", "step_time_at_mbu"]

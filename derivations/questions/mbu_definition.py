@@ -1,0 +1,241 @@
+"""MBU, defined on a real server, and six ways a dashboard gets it wrong.
+
+Takeaway: MBU = W_GPU / (t_step * beta): the bytes one GPU must move per decode
+step (its share of the weights the step reads, for MoE only the experts the
+batch touches, plus its cached streams at the context) over what that GPU's
+datasheet HBM bandwidth moves in the decode step time. Every way to get it
+wrong changes one operand:
+
+1. numerator, what is counted: every parameter instead of the weights read (MoE);
+2. numerator, what is left out: the KV cache;
+3. numerator, its unit: bytes in GiB read as GB, or the wrong bytes per weight;
+4. denominator, which peak: the bandwidth a benchmark achieves instead of the datasheet;
+5. denominator, which time: wall time per step with the interleaved prefills in it;
+6. both, which GPUs: the whole server's bytes over one GPU's bandwidth, or the
+   server's bytes over the server's bandwidth with the cache counted once.
+
+Each is sized in points of MBU (hundredths) on one reference server: the shared
+step model (derivations.stepmodel) for Qwen3-235B-A22B in BF16 on eight H100
+SXM at tensor parallel 8, batch 16, 8K context, so the true MBU is derived, not
+typed. "30 points off" holds for some ways and not for others; the claims say
+which.
+"""
+
+import sympy as sp
+
+from derivations import glossary as gl
+from derivations import primitives as pr
+from derivations import stepmodel as sm
+from derivations.context import Input
+from derivations.engine import Claim, Row, Step, Table, derivation
+from derivations.symbols import Symbols
+
+S = Symbols(parent=gl.GLOSSARY)
+n_out = S.add("n_out", "token", r"n_{\mathrm{out}}", "output tokens each request decodes")
+n_bits = S.add("n_bits", "1", r"n_{\mathrm{bit}}", "bits per weight a dashboard assumes")
+
+OUTPUT = Input("output_tokens", n_out, "512 token", "token",
+               "output tokens each request decodes; each request's prefill is spread over them (illustrative default)", "count")
+BITS = Input("assumed_bits_per_weight", n_bits, "8", "1",
+             "bits per weight the dashboard assumes (the default: a dashboard written for an FP8 deployment, reading a BF16 one)", "positive")
+
+MBU = pr.memory_bandwidth_utilization
+
+# --- the definition ---------------------------------------------------------------------------
+
+achieved = Step("bandwidth_achieved", sm.bytes_gpu.s / sm.t_step.s, "B/s",
+                "The numerator over the time: the bytes one GPU must move per decode step over the decode step time. Per GPU, because each GPU "
+                "streams from its own HBM; bytes that must move, not bytes that happen to move (no re-reads, no activations); "
+                "the step time of decode alone.",
+                latex=r"\beta_{\mathrm{ach}}", title="Achieved bandwidth per GPU")
+possible = Step("bytes_possible", gl.beta * sm.t_step.s, "B",
+                "The denominator as bytes: what one GPU's datasheet HBM bandwidth could move in the decode step time.",
+                latex=r"W_{\max}", title="Bytes the datasheet bandwidth could move in the step")
+mbu = Step("mbu", MBU(sm.bytes_gpu.s, sm.t_step.s), "1",
+           "Over one GPU's datasheet HBM bandwidth, in decimal bytes, the same units as the numerator: not a benchmark's achievable figure, "
+           "not the server's sum. The reference server's step time is the shared step model's, so the true MBU is known.",
+           latex=r"\mathrm{MBU}", title="MBU of the reference server")
+
+
+def _points(name: str, wrong: Step, title: str, sub: str) -> Step:
+    return Step(name, 100 * sp.Abs(wrong.s - mbu.s), "1",
+                "How far the dashboard's number sits from the true one, in points (hundredths of MBU); its direction is in the MBU above.",
+                latex=r"\Delta_{\mathrm{" + sub + "}}", title=title)
+
+
+# 1. every parameter instead of the weights read
+w_total_gpu = Step("weight_bytes_all_params_gpu", pr.tp_split(pr.weight_bytes(gl.P_total)), "B",
+                   r"Every parameter of the model, every routed expert and the embedding table included, at the served width, split over the GPUs: "
+                   r"what a dashboard gets from the parameter count. A decode step of $B$ sequences reads only the experts its tokens touch "
+                   r"and one embedding row per token.",
+                   latex=r"W_{\mathrm{all,GPU}}", title="Weight bytes per GPU from the parameter count")
+mbu_all = Step("mbu_all_params", MBU(w_total_gpu.s + sm.kv_step.s, sm.t_step.s), "1",
+               "Way 1, the numerator counts what is stored rather than what is read: too high for a MoE model at small batch, "
+               "barely off for a dense one (the embedding).",
+               latex=r"\mathrm{MBU}_{\mathrm{all}}", title="Way 1: every parameter counted")
+pts_all = _points("points_all_params", mbu_all, "Way 1 in points", r"all")
+
+# 2. the KV cache left out
+mbu_nokv = Step("mbu_no_kv", MBU(sm.weights_gpu.s, sm.t_step.s), "1",
+                r"Way 2, the numerator leaves out the cache: too low, by the cache's share of the bytes, which grows with batch and context.",
+                latex=r"\mathrm{MBU}_{\mathrm{no\,kv}}", title="Way 2: the KV cache left out")
+pts_nokv = _points("points_no_kv", mbu_nokv, "Way 2 in points", r"no\,kv")
+
+# 3a. binary bytes read as decimal
+with sp.evaluate(False):
+    gib_over_gb = sp.Pow(2, 30) / sp.Pow(10, 9)
+gib = Step("gib_per_gb", gib_over_gb, "1",
+           r"One GiB ($2^{30}$ bytes, what PyTorch and nvidia-smi print) in GB ($10^{9}$ bytes, what datasheets print bandwidth in).",
+           latex=r"\mathrm{GiB}/\mathrm{GB}", title="A binary gigabyte in decimal ones")
+mbu_bin = Step("mbu_binary", MBU(sm.bytes_gpu.s / gib.s, sm.t_step.s), "1",
+               "Way 3a, the numerator in GiB over a bandwidth in TB/s: the bytes shrink by the ratio, so the MBU is too low by about 7%.",
+               latex=r"\mathrm{MBU}_{\mathrm{GiB}}", title="Way 3a: bytes in GiB read as GB")
+pts_bin = _points("points_binary", mbu_bin, "Way 3a in points", r"GiB")
+
+# 3b. the wrong weight width
+b_assumed = Step("b_w_assumed", n_bits * gl.u_bit / gl.u_param, "B/parameter",
+                 "The bytes per weight the dashboard uses: its bits per weight over eight.", latex=r"b_{w}^{\mathrm{dash}}",
+                 title="Bytes per weight the dashboard assumes")
+mbu_width = Step("mbu_weight_width", MBU(pr.tp_split(pr.weight_bytes(sm.params.s, b_assumed.s)) + sm.kv_step.s, sm.t_step.s), "1",
+                 r"Way 3b, the weights read at the wrong width: the right parameters times the wrong bytes each. A BF16 checkpoint's size "
+                 r"for FP8 serving doubles the weight bytes; an FP8 assumption on a BF16 server halves them.",
+                 latex=r"\mathrm{MBU}_{b_{w}}", title="Way 3b: the wrong weight width")
+pts_width = _points("points_weight_width", mbu_width, "Way 3b in points", r"width")
+
+# 4. the achievable peak
+mbu_ach = Step("mbu_achievable_peak", MBU(sm.bytes_gpu.s, sm.t_step.s, gl.eta_bw * gl.beta), "1",
+               r"Way 4, the denominator is the bandwidth a copy benchmark reaches ($\sym{eta_bw}$ of the datasheet) rather than the datasheet: "
+               r"the MBU rises by $1/\sym{eta_bw}$ and a well-tuned server reads near 100%. The sparse-peak slip is the same mistake on MFU's side.",
+               latex=r"\mathrm{MBU}_{\eta}", title="Way 4: the achievable peak as denominator")
+pts_ach = _points("points_achievable_peak", mbu_ach, "Way 4 in points", r"ach")
+
+# 5. a step time with the prefills in it
+pf_flops = Step("prefill_flops_gpu", pr.tp_split(pr.gemm_flops(gl.P_active, gl.S) + pr.prefill_attention_flops()), "flop",
+                r"One request's prefill of $S$ prompt tokens: its GEMMs and causal attention, split over the GPUs.",
+                latex=r"F_{\mathrm{pre}}", title="Prefill FLOPs per GPU")
+pf_bytes = Step("prefill_bytes_gpu", pr.tp_split(pr.weight_bytes(pr.params_all_experts())) + gl.S * sm.kv_tok_gpu.s, "B",
+                r"The prefill streams every weight (its $S$ tokens touch every expert) and writes $S$ tokens of cache.",
+                latex=r"W_{\mathrm{pre}}", title="Prefill bytes per GPU")
+t_pf = Step("t_prefill", pr.roofline_component_time(pf_flops.s, pf_bytes.s) + 2 * gl.L * pr.allreduce_time(pr.tp_allreduce_bytes(1, gl.S)), "s",
+            "The prefill on the step model's roofline at the achieved rates, with its all-reduces.",
+            latex=r"t_{\mathrm{pre}}", title="Prefill time of one request")
+t_dash = Step("t_step_with_prefill", sm.t_step.s + gl.B * gl.q / n_out * t_pf.s, "s",
+              r"Wall time per decode step when prefills are interleaved with decode (continuous batching): each of the $B$ sequences "
+              r"brings one prefill per $n_{\mathrm{out}}/q$ steps. A dashboard that divides wall time by steps, or by output tokens, reads this.",
+              latex=r"t_{\mathrm{wall}}", title="Step time with the prefills in it")
+mbu_pf = Step("mbu_prefill_in_time", MBU(sm.bytes_gpu.s, t_dash.s), "1",
+              "Way 5, the denominator's time includes the prefills (and, on a quiet server, the host's gaps between requests): too low.",
+              latex=r"\mathrm{MBU}_{\mathrm{wall}}", title="Way 5: prefill in the step time")
+pts_pf = _points("points_prefill_in_time", mbu_pf, "Way 5 in points", r"wall")
+
+# 6. the GPUs of a tensor-parallel server
+server_bytes = Step("bytes_server", sm.weight_bytes.s + gl.B * gl.T * sm.kv_tok.s, "B",
+                    "The server's bytes counted once: the weights read and one copy of every sequence's cache.",
+                    latex=r"W_{\mathrm{server}}", title="Bytes per step for the whole server, counted once")
+mbu_one = Step("mbu_tp_one_gpu", MBU(server_bytes.s, sm.t_step.s), "1",
+               r"Way 6a, the whole server's bytes over one GPU's bandwidth: about $\sym{n_tp}$ times too high, often above 1.",
+               latex=r"\mathrm{MBU}_{\mathrm{TP},1}", title="Way 6a: server bytes over one GPU")
+pts_one = _points("points_tp_one_gpu", mbu_one, "Way 6a in points", r"TP,1")
+mbu_once = Step("mbu_tp_cache_once", MBU(server_bytes.s, sm.t_step.s, gl.n_tp * gl.beta), "1",
+                r"Way 6b, the server's bytes over the server's bandwidth: right while the cached streams split evenly, too low once they "
+                r"replicate (more GPUs than KV heads; an MLA latent on every GPU), because each copy is read.",
+                latex=r"\mathrm{MBU}_{\mathrm{TP,once}}", title="Way 6b: the cache counted once")
+pts_once = _points("points_tp_cache_once", mbu_once, "Way 6b in points", r"TP,once")
+
+worst = Step("points_worst", sp.Max(pts_all.s, pts_nokv.s, pts_bin.s, pts_width.s, pts_ach.s, pts_pf.s, pts_one.s, pts_once.s), "1",
+             "The largest of them: how far off one slip can put the dashboard on this server.",
+             latex=r"\Delta_{\max}", title="The worst single slip, in points")
+
+STEPS = (*sm.DECODE_STEP, *sm.MEMORY_FIT, achieved, possible, mbu,
+         w_total_gpu, mbu_all, pts_all, mbu_nokv, pts_nokv, gib, mbu_bin, pts_bin, b_assumed, mbu_width, pts_width,
+         mbu_ach, pts_ach, pf_flops, pf_bytes, t_pf, t_dash, mbu_pf, pts_pf, server_bytes, mbu_one, pts_one, mbu_once, pts_once, worst)
+
+POINTS = ("points_all_params", "points_no_kv", "points_binary", "points_weight_width", "points_achievable_peak", "points_prefill_in_time",
+          "points_tp_one_gpu", "points_tp_cache_once")
+THIRTY = "30"
+
+DERIVATION = derivation(
+    "mbu-definition",
+    "MBU, defined: two operands and six ways to get them wrong",
+    "MBU is one division, and that is why it is so easy to get wrong. The answer defines both operands precisely on a real server and then "
+    "shows six ways a dashboard can report a number 30 points off.",
+    S,
+    STEPS,
+    ("mbu",),
+    inputs=(OUTPUT, BITS),
+    assumptions=(
+        r"Numerator: the bytes one GPU must move per decode step, from the config: its share of the weights the step reads (for MoE the "
+        r"experts its $B q$ tokens touch under uniform top-$k$ routing, plus the always-used weights; the LM head included, the embedding a "
+        r"gather) and its cached streams of every sequence at context $T$ (replicated past their count). Decimal bytes.",
+        r"Denominator: the decode step time times one GPU's datasheet HBM bandwidth, decimal TB/s. The reference server's step time is the "
+        r"shared step model's at the printed efficiencies, all-reduces and fixed time (@decode-floor), so its MBU is derived, not measured; "
+        r"with a measured MBU, the MBU diagnosis sheet splits what is missing.",
+        r"Each way changes one operand and holds the rest; several slips in one dashboard multiply. Points are hundredths of MBU, "
+        "as the absolute difference; the misreported MBU shows the direction.",
+        r"The prefill slip spreads one prefill of $S$ prompt tokens per request over its $n_{\mathrm{out}}$ output tokens, on the step "
+        "model's roofline; the width slip assumes the printed bits per weight for the weights the step reads.",
+        "The reference server is Qwen3-235B-A22B in BF16 on eight H100 SXM (tensor parallel 8, batch 16, 8K context): a MoE model, "
+        "so every way is live; it fits (see the memory share).",
+    ),
+    takeaways=(
+        "On the reference server each GPU must move {bytes_per_gpu} per step; the step model's step is {t_step}, so each GPU achieves "
+        "{bandwidth_achieved} and the MBU is {mbu}.",
+        "What is counted: every parameter gives {mbu_all_params} ({points_all_params} points off); leaving out the cache gives "
+        "{mbu_no_kv} ({points_no_kv} points).",
+        "Units: bytes in GiB read as GB give {mbu_binary} ({points_binary} points); {assumed_bits_per_weight} bits per weight give "
+        "{mbu_weight_width} ({points_weight_width} points).",
+        "Which peak: the achievable bandwidth gives {mbu_achievable_peak} ({points_achievable_peak} points). Which time: the prefills in the "
+        "step time give {mbu_prefill_in_time} ({points_prefill_in_time} points).",
+        "Which GPUs: the server's bytes over one GPU give {mbu_tp_one_gpu} ({points_tp_one_gpu} points); the server's bytes over the server's "
+        "bandwidth, the cache counted once, give {mbu_tp_cache_once} ({points_tp_cache_once} points).",
+        "The worst single slip is {points_worst} points: 30 points off is easy to reach, but not by every way; the claims give the verdict for each.",
+    ),
+    scoring=(
+        "Defines MBU per GPU: bytes that must move per step on that GPU over the step time times that GPU's datasheet bandwidth.",
+        "Counts the numerator from the config: weights read (for MoE the experts the batch touches, not all parameters), plus the KV cache "
+        "at the real context, at the served widths.",
+        "States which peak (datasheet, decimal, per GPU) and which time (decode steps only, not wall time with prefills).",
+        "On tensor parallelism, keeps numerator and denominator on the same GPUs, and counts replicated cached streams once per GPU that reads them.",
+        "Sizes each slip in points on one server rather than listing them, and knows which ones reach 30 points there.",
+    ),
+    limits=(
+        "The reference step time is modelled: a measured one changes the true MBU, and the slips move it by the same factors.",
+        "Uniform routing sets the experts read; skewed routing reads fewer, so the every-parameter slip grows.",
+        "Bytes that must move exclude re-reads a kernel may make (attention re-reading the cache per query block, spills): a kernel "
+        "that moves more bytes than it must shows up as a lower MBU, which is the point.",
+        "Quantized weights carry scales (a few percent for group-wise INT4) that belong in the numerator; speculative decoding moves "
+        r"$q$ tokens per step, and the MBU stays per step, not per token.",
+    ),
+    tables=(
+        Table("Every way, across servers (batch 16, 8K context)", (
+            Row("", model="qwen3-235b-a22b", hardware="h100-sxm", set={"tp": "8"}),
+            Row("", model="llama-3.1-70b", hardware="h100-sxm", set={"tp": "8"}),
+            Row("", model="mixtral-8x7b", hardware="h100-sxm", set={"tp": "2"}),
+            Row("", model="deepseek-v3", hardware="h200", weights="fp8", set={"tp": "8", "assumed_bits_per_weight": "16"}),
+            Row("", model="llama-3.1-8b", hardware="h100-sxm", set={"tp": "1"}),
+        ), ("mbu", *POINTS),
+            note="DeepSeek-V3 is served in FP8 and the dashboard assumes the BF16 checkpoint's 16 bits per weight."),
+        Table("What is counted moves with the batch (reference server)", tuple(
+            Row("", set={"batch": str(b)}) for b in (1, 4, 16, 64, 256)
+        ), ("experts_touched", "mbu", "points_all_params", "points_no_kv", "memory_fraction")),
+        Table("The cache's share grows with the context (reference server)", tuple(
+            Row("", set={"context": f"{t} token"}) for t in (1024, 8192, 32768, 131072)
+        ), ("mbu", "points_no_kv", "points_prefill_in_time", "points_tp_cache_once", "memory_fraction")),
+    ),
+    claims=(
+        Claim("A dashboard can be 30 points off: the worst single slip on the reference server.", "points_worst", THIRTY, at_least=True),
+        Claim("Counting every parameter is 30 points off.", "points_all_params", THIRTY, at_least=True),
+        Claim("Leaving out the KV cache is 30 points off.", "points_no_kv", THIRTY, at_least=True),
+        Claim("Bytes in GiB read as GB are 30 points off.", "points_binary", THIRTY, at_least=True),
+        Claim("The wrong weight width is 30 points off.", "points_weight_width", THIRTY, at_least=True),
+        Claim("The achievable peak as denominator is 30 points off.", "points_achievable_peak", THIRTY, at_least=True),
+        Claim("A step time with the prefills in it is 30 points off.", "points_prefill_in_time", THIRTY, at_least=True),
+        Claim("The server's bytes over one GPU's bandwidth are 30 points off.", "points_tp_one_gpu", THIRTY, at_least=True),
+        Claim("The cache counted once across the server is 30 points off.", "points_tp_cache_once", THIRTY, at_least=True),
+    ),
+    hardware=("h100-sxm", "h200", "b200"),
+    models=("qwen3-235b-a22b", "llama-3.1-70b", "mixtral-8x7b"),
+    defaults={"tp": "8", "batch": "16"},
+    display_units={**sm.DISPLAY_UNITS, "bandwidth_achieved": "TB/s", "weight_bytes_all_params_gpu": "GB", "b_w_assumed": "B/parameter",
+                   "prefill_flops_gpu": "Tflop", "prefill_bytes_gpu": "GB", "bytes_possible": "GB", "t_prefill": "ms", "t_step_with_prefill": "ms", "bytes_server": "GB"},
+)

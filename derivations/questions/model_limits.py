@@ -1,0 +1,249 @@
+"""Twenty lines of roofline arithmetic, and where they stop being true.
+
+Takeaway: the shared step model (derivations.stepmodel) is the twenty lines:
+the weights a step reads and the batch's KV cache over the achieved bandwidth,
+the GEMM and attention FLOPs over the achieved peak, each component at the
+slower of the two, two ring all-reduces per layer under tensor parallelism,
+and a fixed time per step. Its worked prediction for Llama 3.1 70B on eight
+H100 SXM (the sheet's defaults) is a step of a few milliseconds. Then each
+place it breaks, sized from stated inputs as a time it leaves out (or, for
+capacity, the memory it leaves out):
+
+- the latency of small-message all-reduces, 2(n - 1) ring steps each, twice per layer;
+- kernel launch gaps, kernels per step times the gap at each boundary;
+- prefill mixed into decode steps (each decode token brings S/n_out prompt tokens),
+  which turns the GEMMs compute-bound at a batch the model calls memory-bound;
+- GEMM tile quantization: rows padded up to whole tiles once compute-bound;
+- MoE routing: the step-to-step spread of the experts read (uniform routing's
+  variance; real routers are skewed);
+- attention at long context below the GEMMs' bandwidth;
+- dequantization of weight-only quantized weights (lower achieved bandwidth);
+- clocks below the boost clock behind the datasheet peak;
+- KV-cache paging waste and the memory the engine reserves.
+
+Each comes with the measurement that catches it before a capacity plan rests on it.
+"""
+
+import sympy as sp
+
+from derivations import glossary as gl
+from derivations import primitives as pr
+from derivations import stepmodel as sm
+from derivations.context import Input
+from derivations.engine import Claim, Row, Step, Table, at, derivation
+from derivations.questions import batch1_gap as bg
+from derivations.questions import batch_knee as bk
+from derivations.symbols import Symbols
+
+S = Symbols(parent=bk.S)
+n_out = S.add("n_out", "token", r"n_{\mathrm{out}}", "tokens each request generates (its decode steps)")
+m_tile = S.add("m_tile", "token", r"m_{\mathrm{tile}}", "rows of one GEMM tile: the token count a GEMM pads up to")
+T_page = S.add("T_page", "token", r"T_{\mathrm{page}}", "tokens per KV-cache page (block)")
+f_clk = S.add("f_clk", "1", r"f_{\mathrm{clk}}", "sustained SM clock under load over the boost clock behind the datasheet peak")
+eta_q = S.add("eta_q", "1", r"\eta_{q}", "achieved fraction of datasheet bandwidth in weight-only quantized GEMMs (dequantizing as they stream)")
+
+# --- the twenty lines ---
+
+lines = Step("model_lines", sp.Integer(len(sm.DECODE_STEP)), "1",
+             "The equations of the shared step model above, counted: tokens, experts, weights, KV cache, bytes, FLOPs, the roofline of each "
+             "component, all-reduces, step time and throughput.",
+             latex=r"n_{\mathrm{lines}}", title="Lines in the step model")
+
+# --- where it breaks: each a time the model leaves out ---
+
+b_ar = Step("break_allreduce_latency", 2 * gl.L * pr.allreduce_latency(), "s",
+            r"The model's all-reduces are their bytes over the link. A decode step's message is a few rows of activations, so each "
+            r"all-reduce costs its $2 (n_{\mathrm{TP}} - 1)$ ring steps of latency instead, twice per layer; zero on one GPU. "
+            "Catch it: time the NCCL kernels of one decode step in a trace, or run nccl-tests at the step's message size on the same GPUs.",
+            latex=r"\Delta t_{\mathrm{ar}}", title="Small-message all-reduce latency")
+kernels = Step("kernels_per_step", pr.kernels_per_step(), "1",
+               "The kernels one step launches: the same per layer, a few more outside the layers.", latex=r"n_{\mathrm{k}}",
+               title="Kernels per step")
+b_launch = Step("break_launch_gaps", pr.launch_gap_time(kernels.s), "s",
+                r"The model has one fixed time per step for host work; every kernel boundary also leaves the GPU idle. "
+                "Catch it: the white space between kernels in a trace of one step, with and without CUDA graphs.",
+                latex=r"\Delta t_{\mathrm{launch}}", title="Kernel launch gaps")
+t_gemm_mixed = at("t_gemm_prefill_mix", sm.t_gemm, {gl.q: gl.q * (1 + gl.S / n_out)},
+                  r"The weight GEMMs when each decode token brings $S/n_{\mathrm{out}}$ prompt tokens with it: in steady state every request "
+                  "prefills its prompt once over its decode steps, and chunked prefill puts those tokens into the same steps. More tokens "
+                  "touch more experts, too.",
+                  latex=r"t_{\mathrm{gemm,mix}}", title="Weight GEMMs with prefill mixed in")
+b_prefill = Step("break_prefill_mix", t_gemm_mixed.s - sm.t_gemm.s, "s",
+                 "A decode-only model misses the prompt tokens: nothing while the GEMMs stay memory-bound, their whole arithmetic once "
+                 "the mix pushes them past the ridge. Catch it: replay the production prompt and output lengths, not a decode-only "
+                 "benchmark, and log the tokens scheduled per step.",
+                 latex=r"\Delta t_{\mathrm{mix}}", title="Prefill mixed into decode steps")
+flops_tiled = Step("flops_gemm_tiled", sm.flops_gemm.s * pr.tiled_tokens(gl.B * gl.q, m_tile) / (gl.B * gl.q), "flop",
+                   "The GEMM FLOPs with the step's token rows padded up to whole tiles: the tensor cores compute the padding too.",
+                   latex=r"F_{\mathrm{gemm,tile}}", title="GEMM FLOPs with whole tiles")
+b_tile = Step("break_tile_quantization", pr.roofline_component_time(flops_tiled.s, sm.weights_gpu.s) - sm.t_gemm.s, "s",
+              "Zero while the GEMMs are memory-bound; once compute-bound, a batch one token past a tile boundary pays a whole tile. "
+              "Wave quantization (tiles over SMs) adds a second staircase. Catch it: sweep the batch one sequence at a time and look for steps.",
+              latex=r"\Delta t_{\mathrm{tile}}", title="GEMM tile quantization")
+experts_2 = Step("experts_for_spread", sp.Max(gl.E, 2), "1",
+                 r"The routed experts per layer, read as at least 2: the variance below needs two experts to compare, and a dense model "
+                 r"($E = 1$) then gets a finite variance that its zero MoE layers multiply away.",
+                 latex=r"E_{\ge 2}", title="Experts per layer, at least two")
+variance = Step("experts_touched_variance", pr.experts_touched_variance(sm.tokens.s, experts_2.s), "1",
+                r"Uniform routing reads $\sym{experts_touched}$ experts per MoE layer on average; the count varies from step to step "
+                r"(@moe-experts derives the variance: $E p_{0} + E (E - 1) p_{00} - E^{2} p_{0}^{2}$ with $p_{0}$ the chance one expert is missed "
+                r"by every token, $p_{00}$ two). Zero at one token, which always reads its top-$k$.",
+                latex=r"\sigma^{2}_{E}", title="Variance of the experts one layer reads")
+spread = Step("experts_spread", sp.sqrt(gl.L_moe * variance.s), "1",
+              r"Layers route independently, so a step's variance over its $L_{\mathrm{MoE}}$ layers is their sum; zero for a dense model.",
+              latex=r"\sigma_{E}", title="Spread of the experts a step reads")
+b_moe = Step("break_moe_spread", spread.s * gl.P_exp * gl.b_w / (gl.n_tp * gl.eta_bw * gl.beta), "s",
+             "One standard deviation of expert bytes per step: the jitter a mean-only model hides. Real routers are skewed, which reads fewer "
+             "experts but loads the GPUs that hold the hot ones under expert parallelism. Catch it: log each layer's router histogram per step "
+             "and compare the step time's p99 with its median.",
+             latex=r"\Delta t_{\mathrm{MoE}}", title="MoE routing spread")
+b_att = Step("break_attention_long_context", pr.roofline_component_time(sm.flops_attn.s, sm.kv_step.s, eta_bw=sp.Min(gl.eta_att, gl.eta_bw))
+             - sm.t_attn.s, "s",
+             "The model streams the KV cache at the GEMMs' bandwidth; a decode attention kernel with few KV heads per GPU reaches less, "
+             "and its share grows with the context. Catch it: the attention kernel's time against its KV bytes in a trace, swept from 1K "
+             "to the longest context served.",
+             latex=r"\Delta t_{\mathrm{att}}", title="Attention at long context")
+weight_only = Step("weight_only_quantized", sp.ceiling(sp.Max(0, 1 - gl.b_w * gl.u_param / (gl.b_a * gl.u_token))), "1",
+                   "1 when the weights are stored narrower than the math runs (weight-only quantization dequantizes every weight it streams), "
+                   "0 otherwise.",
+                   latex=r"\delta_{\mathrm{wo}}", title="Weight-only quantized")
+b_dq = Step("break_dequantization", weight_only.s * (pr.roofline_component_time(sm.flops_gemm.s, sm.weights_gpu.s, eta_bw=sp.Min(eta_q, gl.eta_bw))
+                                                     - sm.t_gemm.s), "s",
+            "Weight-only quantized GEMMs unpack and scale every weight before the tensor cores see it, so they stream below the bandwidth "
+            "a plain GEMM reaches. Catch it: benchmark the quantized GEMM against the unquantized one at each batch you serve (@int4-flip).",
+            latex=r"\Delta t_{\mathrm{dq}}", title="Dequantization")
+t_gemm_clk = at("t_gemm_clock", sm.t_gemm, {gl.eta_flops: gl.eta_flops * f_clk},
+                "The weight GEMMs with the tensor cores at the sustained clock.", latex=r"t_{\mathrm{gemm,clk}}", title="Weight GEMMs at the sustained clock")
+t_attn_clk = at("t_attention_clock", sm.t_attn, {gl.eta_flops: gl.eta_flops * f_clk},
+                "Attention with the tensor cores at the sustained clock.", latex=r"t_{\mathrm{att,clk}}", title="Attention at the sustained clock")
+b_clk = Step("break_clocks", t_gemm_clk.s + t_attn_clk.s - sm.t_gemm.s - sm.t_attn.s, "s",
+             "The datasheet peak is at the boost clock; under a power cap the clock sags and every compute-bound component slows with it, "
+             "while memory-bound ones barely move. Catch it: log the SM clock and board power under the real load (nvidia-smi, DCGM).",
+             latex=r"\Delta t_{\mathrm{clk}}", title="Clocks below boost")
+
+BREAKS = (b_ar, b_launch, b_prefill, b_tile, b_moe, b_att, b_dq, b_clk)
+t_breaks = Step("t_breaks", sp.Add(*(b.s for b in BREAKS)), "s", "Every break sized above, added to the prediction.",
+                latex=r"\Delta t_{\mathrm{breaks}}", title="What the breaks add")
+t_broken = Step("t_step_with_breaks", sm.t_step.s + t_breaks.s, "s",
+                "The prediction plus its breaks at the stated inputs: what a capacity plan should check against a measurement.",
+                latex=r"t_{\mathrm{step}}^{+}", title="Step time with the breaks")
+share_model = Step("share_modelled", sm.t_step.s / t_broken.s, "1",
+                   "How much of the step the twenty lines capture at these inputs.", latex=r"t_{\mathrm{step}}/t_{\mathrm{step}}^{+}",
+                   title="Share the model captures")
+largest = Step("largest_break", pr.best_of([b.s for b in BREAKS], tuple(range(1, len(BREAKS) + 1))), "1",
+               "The number of the largest break in the order of this sheet (1 all-reduce latency, 2 launch gaps, 3 prefill mix, 4 tiles, "
+               "5 MoE spread, 6 attention, 7 dequantization, 8 clocks): the first to measure.",
+               latex=r"j^{*}", title="Largest break")
+
+# --- capacity: the memory the model leaves out ---
+
+kv_waste = Step("kv_page_waste", gl.B * T_page / 2 * sm.kv_tok_gpu.s, "B",
+                r"A paged cache fills each sequence's last page half-way on average: $T_{\mathrm{page}}/2$ tokens of cache per sequence "
+                "that no token uses.",
+                latex=r"M_{\mathrm{page}}", title="KV-cache paging waste per GPU")
+fraction_usable = Step("memory_fraction_usable", (sm.memory_gpu.s + kv_waste.s) / bk.usable.s, "1",
+                       r"The model's memory against what the engine lets the cache fill: a share $\sym{f_use}$ of HBM (activations, CUDA graphs, "
+                       "communication buffers and fragments take the rest), with the paging waste. Above 1 the planned batch does not fit. "
+                       "Catch it: the engine's count of KV blocks at start-up against the batch and context the plan assumes.",
+                       latex=r"M^{+}/M_{\mathrm{use}}", title="Share of usable memory, with paging")
+
+STEPS = (*sm.DECODE_STEP, *sm.MEMORY_FIT, lines, b_ar, kernels, b_launch, t_gemm_mixed, b_prefill, flops_tiled, b_tile, experts_2, variance, spread, b_moe, b_att,
+         weight_only, b_dq, t_gemm_clk, t_attn_clk, b_clk, t_breaks, t_broken, share_model, largest, bk.usable, kv_waste, fraction_usable)
+
+BREAK_COLUMNS = tuple(b.name for b in BREAKS)
+
+#: Tables in reading order; a validation table (predictions against measured step times) can be appended here.
+TABLES: tuple[Table, ...] = (
+    Table("The prediction and its breaks as the batch grows (sheet's model and chip)", tuple(
+        Row("", set={"batch": str(b), "context": f"{t} token"}) for b, t in ((1, 8192), (16, 8192), (64, 8192), (300, 2048))
+    ), ("t_step", "break_allreduce_latency", "break_launch_gaps", "break_prefill_mix", "break_tile_quantization", "t_step_with_breaks"),
+        note="The fixed breaks (latency, launches) dominate at batch 1; the prefill mix arrives once it pushes the GEMMs past the ridge, "
+             "and tiles only once decode alone does (the last row, at a context short enough for its cache to fit)."),
+    Table("Across models, hardware and formats", (
+        Row("", model="llama-3.1-70b", hardware="h100-sxm", set={"tp": "8"}),
+        Row("", model="llama-3.1-8b", hardware="h100-sxm", set={"tp": "1"}),
+        Row("", model="mixtral-8x7b", hardware="h100-sxm", set={"tp": "2", "batch": "16"}),
+        Row("", model="deepseek-v3", hardware="h200", weights="fp8", set={"tp": "8", "batch": "16"}),
+        Row("", model="qwen3-235b-a22b", hardware="h100-sxm", set={"tp": "8", "batch": "16"}),
+        Row("", model="llama-3.1-70b", hardware="h100-sxm", weights="int4-g128", set={"tp": "2", "batch": "16"}),
+    ), ("t_step", "break_moe_spread", "break_attention_long_context", "break_dequantization", "t_step_with_breaks", "share_modelled"),
+        note="Batch 16 for the MoE rows (the spread is zero at one token); DeepSeek-V3 runs its native FP8 weights; the last row is Llama 3.1 70B "
+             "in INT4 with BF16 scales per 128 weights on two GPUs, where dequantization applies."),
+    Table("Long context and the memory the plan leaves out (sheet's model and chip)", tuple(
+        Row("", set={"batch": str(b), "context": f"{t} token"}) for b, t in ((16, 8192), (64, 8192), (16, 131072), (8, 131072))
+    ), ("t_step", "break_attention_long_context", "memory_fraction", "kv_page_waste", "memory_fraction_usable")),
+)
+
+DERIVATION = derivation(
+    "model-limits",
+    "The twenty-line step model and where it breaks",
+    "Twenty lines of roofline arithmetic get within striking distance of a real server, and the interviewer knows it. What they are "
+    "scoring is the list of places the model breaks, and how you would catch each one before a capacity plan rests on it.",
+    S,
+    STEPS,
+    ("t_step",),
+    inputs=(
+        bk.USABLE, bg.KERNELS_LAYER, bg.KERNELS_OTHER, bg.LAUNCH_GAP, bg.ETA_ATT,
+        Input("output_len", n_out, "512 token", "token", "tokens each request generates; with the prompt length it sets the prefill tokens per decode token",
+              "count"),
+        Input("tile_tokens", m_tile, "64 token", "token", "rows of one GEMM tile (64 or 128 for H100 GEMM kernels)", "count"),
+        Input("page_tokens", T_page, "16 token", "token", "tokens per KV-cache page (vLLM's default block size is 16)", "count"),
+        Input("clock_fraction", f_clk, "0.9", "1", "sustained SM clock under load over the boost clock of the datasheet peak", "fraction"),
+        Input("eta_bw_quant", eta_q, "0.6", "1",
+              "achieved fraction of datasheet bandwidth in weight-only quantized GEMMs (used only when the weights are narrower than the math)",
+              "fraction"),
+    ),
+    defaults={"tp": "8", "launch_gap": "0.5 us"},
+    assumptions=(
+        "The twenty lines are the shared step model (@decode-floor): per component the slower of its bytes at the achieved bandwidth and its "
+        "FLOPs at the achieved peak, summed; two ring all-reduces per layer over the link; a fixed time per step. The worked prediction is "
+        "its value at the sheet's inputs: Llama 3.1 70B on eight H100 SXM by default.",
+        "Each break is sized alone from the inputs printed above, as the time it adds to the prediction (zero where it does not apply), "
+        "and the breaks are added; real effects overlap, so their sum is a bound, not a forecast.",
+        r"The fixed time $t_{\mathrm{fixed}}$ is read as host work; launch gaps are a break of their own (a production engine replays its "
+        "steps in CUDA graphs, so the default gap is half a microsecond).",
+        r"The prefill mix is the steady state of a server whose requests bring $S$ prompt tokens and generate $n_{\mathrm{out}}$: "
+        r"$S/n_{\mathrm{out}}$ prompt tokens per decode token, scheduled into the same steps (chunked prefill); prefill attention is left out.",
+        "MoE spread is uniform routing's: the variance of the distinct experts read, summed over independent layers (@moe-experts).",
+    ),
+    takeaways=(
+        "The worked prediction: {t_step} per step ({throughput}), from {model_lines} lines: weight GEMMs {t_gemm}, attention {t_attention}, "
+        "all-reduce bytes {t_comm}, and the fixed time.",
+        "Its breaks at the stated inputs: all-reduce latency {break_allreduce_latency}, launch gaps {break_launch_gaps} over "
+        "{kernels_per_step} kernels, prefill mix {break_prefill_mix}, tiles {break_tile_quantization}, MoE spread {break_moe_spread}, "
+        "attention {break_attention_long_context}, dequantization {break_dequantization}, clocks {break_clocks}.",
+        "With them the step is {t_step_with_breaks}: the twenty lines capture {share_modelled} of it, and the largest break is number "
+        "{largest_break}, the first to measure.",
+        "Capacity: the model needs {memory_fraction} of HBM; against the memory the engine lets the cache use, with paging, "
+        "{memory_fraction_usable}.",
+    ),
+    scoring=(
+        "Writes the step model from bytes and FLOPs in a few lines and gets a number for a named setup before listing caveats.",
+        "Names the breaks in order of size at the setup in question, not as a generic list.",
+        "Knows the TP all-reduce at decode is latency-bound: message size is a few kilobytes, so bandwidth figures do not apply.",
+        "Knows a decode-only model misses the prefill that shares the same steps, and that it turns the GEMMs compute-bound early.",
+        "For MoE, knows the expected experts are a mean and asks for the spread and the skew.",
+        "Gives a measurement for each break (a trace, nccl-tests, a batch sweep, a router histogram, clock logs, the KV block count) "
+        "and runs them before the capacity plan, not after.",
+    ),
+    limits=(
+        "The breaks are sized one at a time and added; interactions (a slower clock with a compute-bound prefill mix) are not modelled.",
+        "Speculative decoding, prefix caching and sliding-window attention change the bytes per token; see @speculative-decoding for the first.",
+        "The all-reduce latency is a ring's; tree and one-shot all-reduces and vendor custom kernels have other constants.",
+        "Network, storage and the host's own limits (tokenization, the API server) are outside a GPU step model.",
+        "The default inputs are typical values, not measurements: each break is only as good as the number given for it.",
+    ),
+    tables=TABLES,
+    claims=(
+        Claim("The step model is about twenty lines (within 20%).", "model_lines", "20", rel_tol=0.2),
+        Claim("At the sheet's inputs the twenty lines get within striking distance of the step with its breaks, read as within 30%.",
+              "t_step", "t_step_with_breaks", rel_tol=0.3),
+        Claim("At batch 64, with prefill mixed in, they still get within 30%.", "t_step", "t_step_with_breaks", rel_tol=0.3,
+              where=Row("", set={"batch": "64"})),
+    ),
+    hardware=("h100-sxm", "h200", "b200"),
+    models=("llama-3.1-70b", "llama-3.1-8b"),
+    display_units={**bk.DERIVATION.display_units, **{b.name: "ms" for b in BREAKS}, "t_gemm_prefill_mix": "ms", "t_gemm_clock": "ms",
+                   "t_attention_clock": "ms", "t_breaks": "ms", "t_step_with_breaks": "ms", "share_modelled": "%", "kv_page_waste": "GB",
+                   "flops_gemm_tiled": "Tflop", "memory_fraction": "%", "memory_fraction_usable": "%"},
+)

@@ -1,0 +1,246 @@
+"""batch1-gap and model-limits: the exact identities, every model on every chip, the physics as properties, claims, bad input.
+
+Anchors from the Llama 3.1 8B config (7,504,658,432 GEMM weights, 32 layers,
+8 KV heads of 128), the Llama 3.1 70B config (80 layers, 8 KV heads of 128,
+hidden size 8192) and the H100 SXM datasheet (3.35 TB/s, 450 GB/s NVLink per
+direction), computed here by hand from those figures, not read off a sheet.
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import pytest
+import sympy as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from derivations import registry
+from derivations.questions import batch1_gap as bg
+from derivations.questions import model_limits as ml
+from derivations.sheet import Missing, evaluate
+from roofline import api
+from roofline.cli import main
+from specs.catalog import hardware_names, model_names
+from tests.derivations.helpers import context, sheet_context
+
+GAP = registry.get("batch1-gap")
+LIM = registry.get("model-limits")
+HARDWARE = hardware_names()
+MODELS = model_names()
+FAST = settings(max_examples=40, deadline=None)
+
+SUSPECTS = [s.name for s in bg.SUSPECTS]
+GROUPS = ("t_white_space", "t_slow_kernels", "t_extra_kernels", "t_invisible")
+SHARES = ("share_white_space", "share_slow_kernels", "share_extra_kernels", "share_invisible")
+BREAKS = [b.name for b in ml.BREAKS]
+
+BETA = Fraction(335, 100) * 10**12
+P_8B = 7_504_658_432
+KV_8B_PER_TOKEN = 32 * 8 * 128 * 2 * 2  # L * K * H * (K and V) * 2 B
+
+
+def _sym(name: str) -> sp.Symbol:
+    return sp.Symbol(name, positive=True)
+
+
+def _num(v: object) -> float:
+    assert not isinstance(v, Missing), v
+    return float(v)
+
+
+# --- exact identities, symbolically ---
+
+def test_suspects_and_remainder_add_up_to_the_gap_symbolically():
+    e = GAP.expanded
+    assert sp.simplify(e["t_suspects"] + e["t_remainder"] - e["t_overshoot"] - e["gap"]) == 0
+    assert sp.simplify(e["t_suspects"] - sum(e[n] for n in SUSPECTS)) == 0
+    assert sp.simplify(sum(e[g] for g in GROUPS) - e["t_suspects"] - e["t_remainder"]) == 0
+    assert sp.simplify(sum(e[s] for s in SHARES) - 1) == 0
+
+
+def test_gap_is_the_ratio_less_one_times_the_floor_and_vanishes_at_one():
+    e = GAP.expanded
+    rho = _sym("rho_obs")
+    assert sp.simplify(e["gap"] - (rho - 1) * e["t_floor"]) == 0
+    assert sp.simplify(e["gap"].subs(rho, 1)) == 0
+    assert sp.simplify(GAP.step("eta_bw_alone").expr - 1 / rho) == 0  # a slow GPU alone: one over the ratio
+
+
+def test_predicted_ratio_is_one_plus_suspects_over_floor():
+    root = GAP.step("gap_ratio_predicted").expr
+    assert sp.simplify(root - (1 + _sym("t_suspects") / _sym("t_floor"))) == 0
+
+
+def test_prediction_components_add_to_the_step_time_symbolically():
+    e = LIM.expanded
+    assert sp.simplify(e["t_step"] - e["t_gemm"] - e["t_attention"] - e["t_comm"] - _sym("t_fixed")) == 0
+    assert sp.simplify(e["t_step_with_breaks"] - e["t_step"] - sum(e[b] for b in BREAKS)) == 0
+
+
+# --- every shipped model on every shipped chip, one GPU and eight ---
+
+@pytest.mark.parametrize("tp", ["1", "8"])
+def test_identities_hold_numerically_for_every_model_and_chip(tp):
+    produced = 0
+    for h in HARDWARE:
+        for m in MODELS:
+            g = evaluate(GAP, sheet_context(GAP, h, m, tp=tp))
+            lim = evaluate(LIM, sheet_context(LIM, h, m, tp=tp))
+            where = f"{h} {m} tp={tp}"
+            for name, v in (*g.items(), *lim.items()):
+                if isinstance(v, Missing):
+                    assert v.reason.strip(), f"{where}: {name}"
+                    continue
+                assert math.isfinite(float(v)) and float(v) >= 0, f"{where}: {name} = {float(v)}"
+            if isinstance(g["t_collectives"], Missing) or isinstance(lim["t_comm"], Missing):
+                assert tp != "1" and api.hardware(h).scaleup_bandwidth_per_direction is None, where
+                continue
+            produced += 1
+            gap = _num(g["gap"])
+            assert _num(g["t_suspects"]) + _num(g["t_remainder"]) - _num(g["t_overshoot"]) == pytest.approx(gap, rel=1e-12, abs=1e-15)
+            assert min(_num(g["t_remainder"]), _num(g["t_overshoot"])) == 0, where  # one of the two, never both
+            assert sum(_num(g[s]) for s in SHARES) == pytest.approx(1, rel=1e-12)
+            for s in (*SHARES, "share_explained", "share_gpu_slow", "share_not_gpu", "eta_bw_alone"):
+                assert 0 <= _num(g[s]) <= 1 + 1e-12, f"{where}: {s}"
+            assert _num(g["t_observed"]) == pytest.approx(2.5 * _num(g["t_floor"]), rel=1e-12)
+            step = _num(lim["t_gemm"]) + _num(lim["t_attention"]) + _num(lim["t_comm"]) + 0.2e-3
+            assert _num(lim["t_step"]) == pytest.approx(step, rel=1e-12)
+            broken = _num(lim["t_step"]) + sum(_num(lim[b]) for b in BREAKS)
+            assert _num(lim["t_step_with_breaks"]) == pytest.approx(broken, rel=1e-12)
+            assert 0 < _num(lim["share_modelled"]) <= 1
+    assert produced >= len(MODELS) * (len(HARDWARE) - 3)
+
+
+def test_dense_models_have_no_moe_spread_and_moe_models_do_past_one_token():
+    for m in MODELS:
+        moe = api.model(m).moe
+        one = evaluate(LIM, sheet_context(LIM, "h200", m, batch="1"), ["experts_spread"])["experts_spread"]
+        many = evaluate(LIM, sheet_context(LIM, "h200", m, batch="8"), ["experts_spread"])["experts_spread"]
+        assert one == 0, m  # one token always reads exactly its top-k
+        assert (float(many) > 0) == (moe is not None and moe.top_k < moe.experts), m
+
+
+# --- anchors, computed by hand from the configs and the datasheet ---
+
+def test_batch1_gap_for_llama_8b_on_h100():
+    v = evaluate(GAP, sheet_context(GAP, "h100-sxm", "llama-3.1-8b"))
+    floor = (2 * P_8B + 8192 * KV_8B_PER_TOKEN) / BETA  # about 4.80 ms
+    assert v["t_floor"] == floor
+    assert v["gap"] == Fraction(3, 2) * floor
+    assert v["t_launch_gaps"] == (32 * 12 + 8) * Fraction(2, 10**6)  # 784 us
+    assert v["t_slow_weights"] == 2 * P_8B / BETA * Fraction(1, 4)  # 1/0.8 - 1
+    assert v["t_slow_attention"] == 8192 * KV_8B_PER_TOKEN / BETA  # 1/0.5 - 1
+    assert v["t_small_kernels"] == 32 * 6 * Fraction(3, 10**6)
+    assert v["t_wide_weights"] == Fraction(1, 10) * 2 * P_8B / (Fraction(4, 5) * BETA)
+    assert v["t_collectives"] == 0  # one GPU
+    assert v["eta_bw_alone"] == Fraction(2, 5)
+
+
+def test_model_limits_worked_prediction_llama_70b_tp8_h100():
+    v = evaluate(LIM, sheet_context(LIM, "h100-sxm", "llama-3.1-70b"))  # defaults: tp 8, batch 1, 8K context
+    p = api.model("llama-3.1-70b").param_counts().active_matmul
+    eta_beta = Fraction(4, 5) * BETA
+    gemm = Fraction(2 * p, 8) / eta_beta
+    attention = Fraction(8192 * 80 * 2 * 128 * 2) / eta_beta  # one KV head per GPU at TP 8
+    comm = 2 * 80 * 2 * Fraction(7, 8) * 8192 * 2 / Fraction(450 * 10**9)
+    assert v["t_step"] == gemm + attention + comm + Fraction(2, 10**4)
+    assert 6e-3 < float(v["t_step"]) < 8e-3
+    assert v["break_allreduce_latency"] == 2 * 80 * 2 * 7 * Fraction(1, 10**6)  # 2.24 ms
+    assert v["break_launch_gaps"] == (80 * 12 + 8) * Fraction(1, 2 * 10**6)
+    assert v["break_prefill_mix"] == 0 and v["break_tile_quantization"] == 0  # batch 1 stays memory-bound
+    assert v["model_lines"] == 18
+
+
+def test_prefill_mix_turns_the_gemms_compute_bound_at_large_batch():
+    small = evaluate(LIM, sheet_context(LIM, "h100-sxm", "llama-3.1-70b", batch="8"), ["break_prefill_mix"])
+    large = evaluate(LIM, sheet_context(LIM, "h100-sxm", "llama-3.1-70b", batch="128"), ["break_prefill_mix", "t_gemm"])
+    assert small["break_prefill_mix"] == 0
+    assert float(large["break_prefill_mix"]) > 0.5 * float(large["t_gemm"])
+
+
+def test_dequantization_applies_only_to_weight_only_formats():
+    bf16 = evaluate(LIM, sheet_context(LIM, "h100-sxm", "llama-3.1-70b", tp="2"), ["weight_only_quantized", "break_dequantization"])
+    assert bf16["weight_only_quantized"] == 0 and bf16["break_dequantization"] == 0
+    int4 = evaluate(LIM, context("h100-sxm", "llama-3.1-70b", weights="int4-g128", tp="2"), ["weight_only_quantized", "break_dequantization"])
+    assert int4["weight_only_quantized"] == 1 and float(int4["break_dequantization"]) > 0
+
+
+# --- the physics as properties ---
+
+@FAST
+@given(st.integers(1000, 20000), st.sampled_from(["llama-3.1-8b", "mixtral-8x7b", "deepseek-v3", "qwen3-235b-a22b"]),
+       st.sampled_from(["h100-sxm", "h200", "b200"]), st.sampled_from(["1", "2", "8"]))
+def test_shares_are_fractions_and_the_gap_vanishes_only_at_ratio_one(thousandths, model, hardware, tp):
+    ratio = Fraction(thousandths, 1000)
+    v = evaluate(GAP, sheet_context(GAP, hardware, model, tp=tp, gap_ratio=f"{thousandths / 1000}"))
+    gap = _num(v["gap"])
+    assert (gap == 0) == (ratio == 1)
+    for s in (*SHARES, "share_gpu_slow", "share_not_gpu", "eta_bw_alone"):
+        assert 0 <= _num(v[s]) <= 1 + 1e-12
+    if ratio == 1:
+        assert isinstance(v["share_explained"], Missing) and v["share_explained"].kind == "none"
+    else:
+        assert 0 < _num(v["share_explained"]) <= 1 + 1e-12
+
+
+@FAST
+@given(st.sampled_from(MODELS), st.integers(1, 512), st.integers(1, 131072), st.sampled_from(["1", "2", "4", "8"]))
+def test_breaks_are_non_negative_and_the_model_share_a_fraction(model, batch, ctx_len, tp):
+    v = evaluate(LIM, sheet_context(LIM, "h200", model, batch=str(batch), context=f"{ctx_len} token", tp=tp))
+    for b in BREAKS:
+        assert _num(v[b]) >= 0, b
+    assert 0 < _num(v["share_modelled"]) <= 1
+
+
+@FAST
+@given(st.sampled_from(["llama-3.1-8b", "llama-3.1-70b", "mixtral-8x7b"]), st.fractions(Fraction(1, 10), 1), st.fractions(Fraction(1, 10), 1))
+def test_a_faster_streaming_kernel_only_shrinks_the_bandwidth_suspects(model, eta_lo, eta_hi):
+    lo, hi = sorted((eta_lo, eta_hi))
+    a = evaluate(GAP, sheet_context(GAP, "h100-sxm", model, eta_bw=str(float(lo))), ["t_slow_weights", "t_launch_gaps", "gap"])
+    b = evaluate(GAP, sheet_context(GAP, "h100-sxm", model, eta_bw=str(float(hi))), ["t_slow_weights", "t_launch_gaps", "gap"])
+    assert _num(a["t_slow_weights"]) >= _num(b["t_slow_weights"])
+    assert a["t_launch_gaps"] == b["t_launch_gaps"] and a["gap"] == b["gap"]  # the measurement does not depend on the suspects
+
+
+# --- claims ---
+
+def test_claim_verdicts_at_the_defaults():
+    gap = {c.text[:40]: c.holds for c in api.derive("batch1-gap").claims}
+    assert all(gap.values()), gap
+    lim = api.derive("model-limits").claims
+    assert [c.holds for c in lim] == [True, True, False]  # twenty lines; within 30% at batch 1; not at batch 64 with prefill mixed in
+
+
+def test_a_gpu_that_is_really_slow_breaks_the_claim():
+    sheet = api.derive("batch1-gap", overrides=["eta_bw=0.4"])
+    claim = next(c for c in sheet.claims if "almost never" in c.text)
+    assert claim.holds is False
+
+
+# --- bad input: one line, exit 2 ---
+
+@pytest.mark.parametrize("argv, needle", [
+    (["derive", "batch1-gap", "--set", "gap_ratio=0.5"], "gap_ratio: expected a ratio of at least 1"),
+    (["derive", "batch1-gap", "--set", "gap_ratio=2.5ms"], "gap_ratio: expected a plain number"),
+    (["derive", "batch1-gap", "--set", "eta_attention=1.5"], "eta_attention: expected a fraction in (0, 1]"),
+    (["derive", "batch1-gap", "--set", "launch_gap=-1us"], "launch_gap"),
+    (["derive", "batch1-gap", "--set", "launch_gap=3"], "launch_gap: expected a quantity with a unit"),
+    (["derive", "batch1-gap", "--set", "kernels_per_layer=2.5"], "kernels_per_layer: expected a whole number"),
+    (["derive", "model-limits", "--set", "clock_fraction=0"], "clock_fraction"),
+    (["derive", "model-limits", "--set", "gap_ratio=2"], "model-limits has no input by that name"),
+])
+def test_bad_input_is_one_line_and_exit_2(capsys, argv, needle):
+    code = main(argv)
+    out, err = capsys.readouterr()
+    assert code == 2 and out == ""
+    assert len(err.strip().splitlines()) == 1 and needle in err, err
+
+
+def test_observed_ratio_is_easy_to_give(capsys):
+    assert main(["derive", "batch1-gap", "--set", "gap_ratio=3", "--format", "json"]) == 0
+    out = capsys.readouterr().out
+    assert '"gap"' in out
+    v = evaluate(GAP, sheet_context(GAP, gap_ratio="3"), ["gap", "t_floor"])
+    assert v["gap"] == 2 * v["t_floor"]

@@ -1,11 +1,30 @@
-"""A solved sheet as a standalone LaTeX article (amsmath, booktabs, siunitx)."""
+"""A solved sheet as a standalone LaTeX article (amsmath, booktabs, siunitx), or as a fragment for your own document."""
 
 from derivations.sheet import Sheet
 from renderers.targets import LATEX
-from renderers.templates import LATEX_ENV
+from renderers.templates import LATEX_ENV, TEMPLATES
 from renderers.unitfmt import SIUNITX_DECLARATIONS
 from renderers.view import build
 
+#: Preamble lines of the standalone sheet that a fragment leaves to the user's document: class, page, fonts, title, spacing.
+STANDALONE_ONLY = (r"\documentclass", r"\usepackage[utf8]{inputenc}", r"\usepackage{lmodern}", r"\usepackage[margin", r"\title",
+                   r"\date", r"\setlength", r"\sloppy", r"\allowdisplaybreaks", "% A last page", r"\makeat", r"\AtBeginDocument",
+                   r"\AtEndDocument", r"  \@ifundefined")
 
-def render(sheet: Sheet) -> str:
-    return LATEX_ENV.get_template("sheet.tex.j2").render(siunitx_declarations=SIUNITX_DECLARATIONS, **build(sheet, LATEX))
+
+def render(sheet: Sheet, fragment: bool = False, plots: str | None = None) -> str:
+    """The sheet as a document; with `fragment`, only its body (title as a section), for `\\input` after `preamble()`.
+
+    With `plots` (a folder relative to the .tex, e.g. "plots"), its figures as `\\includegraphics` of the vector PDFs there.
+    """
+    return LATEX_ENV.get_template("sheet.tex.j2").render(siunitx_declarations=SIUNITX_DECLARATIONS, fragment=fragment,
+                                                         **build(sheet, LATEX, plots))
+
+
+def preamble() -> str:
+    """The `\\usepackage` lines and macros a fragment needs, taken from the sheet template's own preamble so they stay in step."""
+    source = (TEMPLATES / "sheet.tex.j2").read_text(encoding="utf-8")
+    head = source.split(r"\begin{document}", 1)[0].split("\n", 1)[1]  # past the template's `if not fragment` line
+    text = LATEX_ENV.from_string(head).render(siunitx_declarations=SIUNITX_DECLARATIONS, title="")
+    lines = [line for line in text.splitlines() if line.strip() and not line.startswith(STANDALONE_ONLY)]
+    return "% roofline fragments need these lines in your preamble (roofline tex-preamble)\n" + "\n".join(lines) + "\n"

@@ -1,0 +1,162 @@
+"""`roofline validate` and `roofline calibrate`: the step model against published measurements, as Markdown or JSON."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from derivations import validation as v
+from specs.measurements import MEASUREMENTS_DIR, Measurement, load_measurements
+
+
+@dataclass(frozen=True)
+class Report:
+    records: tuple[Measurement, ...]
+    sheet: v.Validation
+    dataset: v.Validation
+    defaults: v.Calibration
+    loo: v.LeaveOneOut
+    mbu: tuple[float, float, float]
+
+
+def report(directory: Path = MEASUREMENTS_DIR) -> Report:
+    """Every record against the step model at the sheets' defaults and at the defaults fitted to the dataset."""
+    records = load_measurements(directory)
+    sheet = v.sheet_defaults()
+    defaults = v.dataset_defaults(records)
+    return Report(records, v.validate(records, sheet.eta_bw, sheet.t_fixed, sheet.how),
+                  v.validate(records, defaults.eta_bw, defaults.t_fixed, defaults.how), defaults, v.leave_one_out(records),
+                  v.measured_mbu_range(records))
+
+
+def _ms(seconds: float) -> str:
+    return f"{seconds * 1e3:.2f}"
+
+
+def _pct(x: float | None) -> str:
+    return "n/a" if x is None else f"{x * 100:+.1f}%"
+
+
+def _abs_pct(x: float | None) -> str:
+    return "n/a" if x is None else f"{abs(x) * 100:.1f}%"
+
+
+def _params(eta_bw: float, t_fixed: float) -> str:
+    return f"eta_bw = {eta_bw:.3f}, t_fixed = {t_fixed * 1e3:.3f} ms"
+
+
+def _summary_lines(title: str, summaries: Sequence[v.Summary], signed: bool = True) -> list[str]:
+    lines = [f"| {title} | records | median abs error | worst error | worst record |", "|---|---:|---:|---:|---|"]
+    for s in summaries:
+        worst = _pct(s.worst_error) if signed else _abs_pct(s.worst_error)
+        lines.append(f"| {s.regime} | {s.count} | {_abs_pct(s.median_abs_error)} | {worst} | {s.worst_id} |")
+    return lines
+
+
+def _summary_json(summaries: Sequence[v.Summary]) -> dict[str, object]:
+    return {s.regime: {"records": s.count, "median_abs_error": s.median_abs_error, "worst_error": s.worst_error, "worst_record": s.worst_id}
+            for s in summaries}
+
+
+def _row_json(row: v.Row, prediction_key: str = "predicted_s") -> dict[str, object]:
+    return {"id": row.id, "engine": row.engine, "hardware": row.hardware, "model": row.model, "setup": row.setup, "regime": row.regime,
+            "measured_s": row.measured, "floor_s": row.floor, prediction_key: row.predicted, "error": row.error,
+            "implied_mbu": row.implied_mbu, "prefill_share": row.prefill_share, "rule": row.rule, "source": row.source, "url": row.url}
+
+
+def render_validate(r: Report, fmt: str) -> str:
+    if fmt == "json":
+        sheet_by_id = {x.id: x for x in r.sheet.rows}
+        rows = []
+        for x in r.dataset.rows:
+            d = _row_json(x, "predicted_dataset_defaults_s")
+            d["error_dataset_defaults"] = d.pop("error")
+            d["predicted_sheet_defaults_s"] = sheet_by_id[x.id].predicted
+            d["error_sheet_defaults"] = sheet_by_id[x.id].error
+            rows.append(d)
+        return json.dumps({
+            "sheet_defaults": {"eta_bw": r.sheet.eta_bw, "t_fixed_s": r.sheet.t_fixed, "eta_flops": r.sheet.eta_flops},
+            "dataset_defaults": {"eta_bw": r.defaults.eta_bw, "t_fixed_s": r.defaults.t_fixed, "eta_flops": r.dataset.eta_flops,
+                                 "how": r.defaults.how},
+            "summary_sheet_defaults": _summary_json(r.sheet.summaries),
+            "summary_dataset_defaults": _summary_json(r.dataset.summaries),
+            "leave_one_out_one_record": _summary_json(r.loo.one_summary),
+            "leave_one_out_group": _summary_json(r.loo.group_summary),
+            "leave_one_out_skipped": list(r.loo.skipped),
+            "implied_mbu_memory_bound": {"min": r.mbu[0], "median": r.mbu[1], "max": r.mbu[2]},
+            "prefill_heavy_share": v.PREFILL_HEAVY_SHARE,
+            "rules": v.RULES,
+            "records": rows,
+        }, indent=2, ensure_ascii=False) + "\n"
+    s, d = r.sheet, r.dataset
+    engines = sorted({m.engine for m in r.records})
+    chips = sorted({m.hardware.key for m in r.records})
+    out = [
+        "# The step model against published measurements",
+        "",
+        f"{len(r.records)} records, {len(chips)} chips ({', '.join(chips)}), {len(engines)} engines ({', '.join(engines)}); "
+        "files under specs/measurements/.",
+        "",
+        f"- Sheet defaults: {_params(s.eta_bw, s.t_fixed)}, eta_flops = {s.eta_flops:.2f}.",
+        f"- Dataset defaults (proposed): {_params(d.eta_bw, d.t_fixed)}, {r.defaults.how}.",
+        "- Floor: the same step model at eta_bw = eta_flops = 1 and t_fixed = 0 (all-reduces at link rate kept).",
+        "- Error = (predicted - measured) / measured: negative means the model is too fast.",
+        "- Implied MBU: the model's bytes per GPU over the measured step, as a share of datasheet bandwidth.",
+        f"- Prefill share: prefill FLOPs folded into each measured step over the predicted step; at {v.PREFILL_HEAVY_SHARE:.0%} or more "
+        "(or when the step's FLOPs outlast its bytes) a record is 'compute-bound or prefill-heavy'.",
+        "",
+        "| record | setup | regime | measured ms | floor ms | sheet ms | sheet err | dataset ms | dataset err | MBU | prefill |",
+        "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for a, b in zip(s.rows, d.rows, strict=True):
+        out.append(f"| {b.id} | {b.model} on {b.hardware}, {b.engine}: {b.setup} | {b.regime} | {_ms(b.measured)} | {_ms(b.floor)} | "
+                   f"{_ms(a.predicted)} | {_pct(a.error)} | {_ms(b.predicted)} | {_pct(b.error)} | {b.implied_mbu:.2f} | {b.prefill_share:.2f} |")
+    out += ["", *_summary_lines("at the sheet defaults", s.summaries), "", *_summary_lines("at the dataset defaults", d.summaries), ""]
+    out += ["Leave-one-out calibration (defaults refitted without the record; calibration only on memory-bound records of the same engine and chip):", ""]
+    out += _summary_lines("eta_bw from one record (median over the choices)", r.loo.one_summary, signed=False)
+    out += ["", *_summary_lines("eta_bw and t_fixed from all other records of the group", r.loo.group_summary), ""]
+    if r.loo.skipped:
+        out += [f"No memory-bound peer of the same engine and chip, so not in the leave-one-out: {', '.join(r.loo.skipped)}.", ""]
+    out += [f"Implied MBU of the memory-bound decode records: {r.mbu[0]:.2f} to {r.mbu[2]:.2f} (median {r.mbu[1]:.2f}).", ""]
+    out += ["Conversion rules:", "", *(f"- `{k}`: {text}" for k, text in v.RULES.items()), ""]
+    return "\n".join(out)
+
+
+def render_calibrate(ids: Sequence[str], fmt: str, directory: Path = MEASUREMENTS_DIR) -> str:
+    records = load_measurements(directory)
+    defaults = v.dataset_defaults(records)
+    c = v.calibrate(records, ids, defaults)
+    val = v.validate(records, c.eta_bw, c.t_fixed, c.how)
+    used = set(c.ids)
+    groups = {(m.engine, m.hardware.key) for m in records if m.id in used}
+    by_id = {m.id: m for m in records}
+    rest = [x for x in val.rows if x.id not in used and (by_id[x.id].engine, by_id[x.id].hardware.key) in groups]
+    others = [x for x in val.rows if x.id not in used]
+    if fmt == "json":
+        return json.dumps({
+            "from": list(c.ids), "eta_bw": c.eta_bw, "t_fixed_s": c.t_fixed, "eta_flops": val.eta_flops, "how": c.how,
+            "dataset_defaults": {"eta_bw": defaults.eta_bw, "t_fixed_s": defaults.t_fixed},
+            "summary_same_engine_and_chip": _summary_json(v.summarise(rest)),
+            "summary_all_other_records": _summary_json(v.summarise(others)),
+            "records": [{**_row_json(x), "calibrated_on": x.id in used, "same_engine_and_chip": x in rest} for x in val.rows],
+        }, indent=2, ensure_ascii=False) + "\n"
+    out = [
+        "# Calibrated on " + ", ".join(c.ids),
+        "",
+        f"- Fitted: {_params(c.eta_bw, c.t_fixed)} ({c.how}); eta_flops = {val.eta_flops:.2f} (sheet default).",
+        f"- Dataset defaults for comparison: {_params(defaults.eta_bw, defaults.t_fixed)}.",
+        "",
+        "| record | use | regime | measured ms | predicted ms | error | MBU |",
+        "|---|---|---|---:|---:|---:|---:|",
+    ]
+    for x in val.rows:
+        use = "fitted" if x.id in used else ("same engine and chip" if x in rest else "other")
+        out.append(f"| {x.id} | {use} | {x.regime} | {_ms(x.measured)} | {_ms(x.predicted)} | {_pct(x.error)} | {x.implied_mbu:.2f} |")
+    out += ["", *_summary_lines("same engine and chip, not fitted", v.summarise(rest)), "",
+            *_summary_lines("every record not fitted", v.summarise(others)), ""]
+    return "\n".join(out)
+
+
+__all__ = ["Report", "render_calibrate", "render_validate", "report"]

@@ -1,0 +1,235 @@
+"""Published measurements of real inference servers: `specs/measurements/*.toml`.
+
+One TOML file per source (a benchmark table, a docs page). Its top level names
+the source; each `[[record]]` is one measured figure with the setup it was
+measured on. A `[common]` table holds record fields shared by every record of
+the file (a record's own value wins). Every record is checked at load: known
+fields only, the model and hardware shipped spec names, precisions known,
+counts whole, the figure's unit right for its metric, a source URL and a
+locator. Numbers are copied exactly as the source prints them; what the source
+does not say goes into `assumed`.
+
+Metrics (what `value` holds) and the unit each must convert to:
+
+- `itl`: mean inter-token latency (or TPOT) of one sequence [s];
+- `tokens_per_s_per_user`: output tokens per second of one sequence [token/s];
+- `aggregate_tokens_per_s`: output tokens per second of all `batch` sequences together [token/s];
+- `e2e_latency`: end-to-end latency of one request (a batch run together) [s]; `ttft` optional.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+import pint
+
+from specs.catalog import SPECS_DIR, hardware_names, model_names, read_text, shown_path
+from specs.errors import SpecError, shown, suggest
+from specs.hardware import Hardware, load_hardware
+from specs.models import Architecture, load_model
+from specs.precisions import precision
+from specs.quantities import parse_quantity
+
+MEASUREMENTS_DIR = SPECS_DIR / "measurements"
+
+#: metric -> the unit its value must convert to
+METRICS: dict[str, str] = {
+    "itl": "s",
+    "tokens_per_s_per_user": "token/s",
+    "aggregate_tokens_per_s": "token/s",
+    "e2e_latency": "s",
+}
+#: how the batch was formed: all sequences start together (a static batch), or requests arrive and leave (continuous batching)
+BATCHING = ("static", "continuous")
+#: source-level fields -> required
+SOURCE_FIELDS = {"source": True, "url": True, "engine": True, "engine_version": True, "notes": True, "common": False, "record": True}
+#: record fields -> (kind, required); kinds: text, name, precision, count, quantity unit
+RECORD_FIELDS: dict[str, tuple[str, bool]] = {
+    "id": ("text", True),
+    "model": ("model", True),
+    "hardware": ("hardware", True),
+    "gpus": ("count", True),
+    "tp": ("count", True),
+    "pp": ("count", True),
+    "weights": ("precision", True),
+    "kv": ("precision", True),
+    "math": ("precision", True),
+    "batching": ("text", True),
+    "batch": ("count", True),
+    "input_tokens": ("count", True),
+    "output_tokens": ("count", True),
+    "metric": ("text", True),
+    "value": ("metric", True),
+    "ttft": ("s", False),
+    "locator": ("text", True),
+    "assumed": ("text", True),
+}
+MAX_TEXT = 4000
+MAX_COUNT = 10**9
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """One published figure and the setup it was measured on."""
+
+    id: str
+    path: Path
+    source: str
+    url: str
+    locator: str
+    engine: str
+    engine_version: str
+    model: Architecture
+    hardware: Hardware
+    gpus: int
+    tp: int
+    pp: int
+    weights: str
+    kv: str
+    math: str
+    batching: str
+    #: sequences decoded together: the static batch, or the client's concurrency
+    batch: int
+    input_tokens: int
+    output_tokens: int
+    metric: str
+    value: pint.Quantity
+    ttft: pint.Quantity | None
+    assumed: str
+    notes: str
+
+    @property
+    def where(self) -> str:
+        return f"{shown_path(self.path)}: {self.id}"
+
+
+def measurement_files(directory: Path = MEASUREMENTS_DIR) -> list[Path]:
+    return sorted(directory.glob("*.toml"))
+
+
+@cache
+def load_measurements(directory: Path = MEASUREMENTS_DIR) -> tuple[Measurement, ...]:
+    """Every record of every file in `directory`, validated; ids are unique across files."""
+    records: list[Measurement] = []
+    seen: dict[str, Path] = {}
+    for path in measurement_files(directory):
+        for m in load_measurement_file(path):
+            if m.id in seen:
+                raise SpecError(shown_path(path), f"record {m.id}.id", f"duplicate id; also in {shown_path(seen[m.id])}")
+            seen[m.id] = path
+            records.append(m)
+    return tuple(records)
+
+
+def load_measurement_file(path: Path) -> tuple[Measurement, ...]:
+    try:
+        data = tomllib.loads(read_text(path))
+    except tomllib.TOMLDecodeError as err:
+        raise SpecError(shown_path(path), None, f"expected valid TOML, found a syntax error ({err})") from None
+    return parse_measurements(data, path)
+
+
+def parse_measurements(data: Mapping[str, object], path: Path) -> tuple[Measurement, ...]:
+    """Validate one parsed file into its records."""
+    where = shown_path(path)
+    unknown = sorted(set(data) - set(SOURCE_FIELDS))
+    if unknown:
+        raise SpecError(where, unknown[0][:60], f"unknown field{suggest(unknown[0], SOURCE_FIELDS)}; known: {', '.join(SOURCE_FIELDS)}")
+    for field, required in SOURCE_FIELDS.items():
+        if required and field not in data:
+            raise SpecError(where, field, "missing required field")
+    head = {f: _text(data[f], where, f) for f in ("source", "url", "engine", "engine_version", "notes")}
+    _url(head["url"], where, "url")
+    common = data.get("common", {})
+    if not isinstance(common, Mapping):
+        raise SpecError(where, "common", f"expected a table of record fields, found {shown(common)}")
+    records = data["record"]
+    if not isinstance(records, list) or not records or not all(isinstance(r, Mapping) for r in records):
+        raise SpecError(where, "record", "expected one or more [[record]] tables")
+    return tuple(_record({**common, **r}, i, path, head) for i, r in enumerate(records))
+
+
+def _record(raw: Mapping[str, object], index: int, path: Path, head: Mapping[str, str]) -> Measurement:
+    where = shown_path(path)
+    rid = raw.get("id")
+    label = f"record {rid}" if isinstance(rid, str) and rid.strip() and len(rid) <= 80 else f"record[{index}]"
+    unknown = sorted(set(raw) - set(RECORD_FIELDS))
+    if unknown:
+        raise SpecError(where, f"{label}.{unknown[0][:60]}", f"unknown field{suggest(unknown[0], RECORD_FIELDS)}; known: {', '.join(RECORD_FIELDS)}")
+    values: dict[str, object] = {}
+    for field, (kind, required) in RECORD_FIELDS.items():
+        name = f"{label}.{field}"
+        if field not in raw:
+            if required:
+                raise SpecError(where, name, "missing required field")
+            values[field] = None
+            continue
+        v = raw[field]
+        if kind == "text":
+            values[field] = _text(v, where, name)
+        elif kind == "count":
+            values[field] = _count(v, where, name)
+        elif kind == "precision":
+            text = _text(v, where, name)
+            try:
+                precision(text, name)
+            except SpecError as err:
+                raise SpecError(where, name, err.message) from None
+            values[field] = text
+        elif kind == "model":
+            values[field] = _shipped(v, where, name, model_names(), "models", load_model)
+        elif kind == "hardware":
+            values[field] = _shipped(v, where, name, hardware_names(), "hardware", load_hardware)
+        elif kind == "metric":
+            values[field] = v  # checked below, once the metric is known
+        else:
+            values[field] = parse_quantity(v, kind, where, name, allow_zero=True)
+    metric = values["metric"]
+    if metric not in METRICS:
+        raise SpecError(where, f"{label}.metric", f"unknown metric {shown(metric)}{suggest(str(metric), METRICS)}; known: {', '.join(METRICS)}")
+    values["value"] = parse_quantity(values["value"], METRICS[metric], where, f"{label}.value")
+    if values["batching"] not in BATCHING:
+        raise SpecError(where, f"{label}.batching", f"expected one of {', '.join(BATCHING)}, found {shown(values['batching'])}")
+    if values["tp"] * values["pp"] != values["gpus"]:
+        raise SpecError(where, f"{label}.gpus", f"expected tp x pp = {values['tp'] * values['pp']} GPUs, found {values['gpus']}")
+    if values["pp"] != 1:
+        raise SpecError(where, f"{label}.pp", "pipeline parallelism is not modelled by the step model; only pp = 1 records are accepted")
+    if values["ttft"] is not None and metric != "e2e_latency":
+        raise SpecError(where, f"{label}.ttft", f"ttft is used only with metric e2e_latency (to take the first token out); this record's metric is {metric}")
+    if metric == "e2e_latency" and values["output_tokens"] < 2:
+        raise SpecError(where, f"{label}.output_tokens", "an end-to-end latency needs at least 2 output tokens to give a decode step")
+    if not values["assumed"].strip():
+        raise SpecError(where, f"{label}.assumed", "expected what was assumed where the source is silent (or 'nothing'), found an empty string")
+    return Measurement(path=path, source=head["source"], url=head["url"], engine=head["engine"], engine_version=head["engine_version"],
+                       notes=head["notes"], **values)
+
+
+def _text(v: object, where: str, name: str) -> str:
+    if not isinstance(v, str) or len(v) > MAX_TEXT:
+        raise SpecError(where, name, f"expected text, found {shown(v)}")
+    return v
+
+
+def _url(v: str, where: str, name: str) -> None:
+    if not v.startswith(("https://", "http://")) or any(c.isspace() for c in v):
+        raise SpecError(where, name, f"expected a source URL starting with https://, found {shown(v)}")
+
+
+def _count(v: object, where: str, name: str) -> int:
+    if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= MAX_COUNT:
+        raise SpecError(where, name, f"expected a whole number from 1 to {MAX_COUNT:,}, found {shown(v)}")
+    return v
+
+
+def _shipped(v: object, where: str, name: str, names: list[str], listing: str, load: Callable[[str], object]) -> object:
+    if not isinstance(v, str) or v not in names:
+        hint = suggest(v, names) if isinstance(v, str) else ""
+        raise SpecError(where, name, f"expected a shipped {listing} name (`roofline list {listing}`), found {shown(v)}{hint}")
+    return load(v)
+
+
+__all__ = ["BATCHING", "MEASUREMENTS_DIR", "METRICS", "Measurement", "load_measurement_file", "load_measurements", "parse_measurements"]

@@ -174,6 +174,37 @@ class Claim:
     at_least: bool = False
 
 
+#: What a Plot can draw (renderers.plots draws each kind).
+PLOT_KINDS = ("sweep", "roofline", "heatmap")
+
+
+@dataclass(frozen=True)
+class Plot:
+    """A figure the sheet shows, declared by the names of what it draws; `renderers.plots` draws it in the sheet's context.
+
+    - "sweep": the steps `y` (one unit) as curves over the input `x`, from `span[0]` to `span[1]` (quantities in the
+      input's unit; widened to show every mark), with `vlines` (steps in x's unit) and `hlines` (steps in y's unit) marked.
+    - "roofline": each accelerator's roofline (attainable FLOP/s against intensity, the ridge marked) with the kernels
+      `kernels` (steps flops_K, t_K, intensity_K) placed at each batch of `batches`.
+    - "heatmap": the columns `y` of the sheet's table number `table` (0 is the first of `tables=`), one cell per row.
+
+    `caption` is prose (checked like a table title); `log` names the axes drawn on a log scale ("x", "y", "xy" or "").
+    """
+
+    name: str
+    kind: str
+    caption: str
+    x: str = ""
+    y: tuple[str, ...] = ()
+    span: tuple[str, str] = ("1", "1024")
+    vlines: tuple[str, ...] = ()
+    hlines: tuple[str, ...] = ()
+    log: str = "xy"
+    table: int = 0
+    kernels: tuple[str, ...] = ()
+    batches: tuple[str, ...] = ()
+
+
 @dataclass(frozen=True)
 class Derivation:
     slug: str
@@ -199,6 +230,8 @@ class Derivation:
     second_model: str | None = None
     #: the inputs and spec-bound symbols each step's value depends on (the free symbols of its expansion)
     symbols_of: Mapping[str, frozenset[sp.Symbol]] = field(default_factory=dict)
+    #: the figures the sheet shows (renderers.plots draws them)
+    plots: tuple[Plot, ...] = ()
 
     def step(self, name: str) -> Step:
         for s in self.steps:
@@ -235,6 +268,7 @@ def derivation(
     defaults: Mapping[str, str] | None = None,
     second_hardware: str | None = None,
     second_model: str | None = None,
+    plots: Sequence[Plot] = (),
 ) -> Derivation:
     """Build and check one question's derivation (see the module docstring).
 
@@ -267,6 +301,7 @@ def derivation(
     for c in claims:
         _check_claim_units(slug, c, table)
     _check_prose(slug, title, question, done, assumptions, takeaways, scoring, limits, tables, claims, inputs, table, expanded)
+    _check_plots(slug, plots, table, expanded, all_inputs, tables)
     return Derivation(
         slug=slug,
         title=title,
@@ -288,7 +323,56 @@ def derivation(
         second_hardware=second_hardware,
         second_model=second_model,
         symbols_of={n: frozenset(e.free_symbols) for n, e in expanded.items()},
+        plots=tuple(plots),
     )
+
+
+def _check_plots(slug: str, plots: Sequence[Plot], table: Symbols, expanded: Mapping[str, sp.Expr], inputs: Sequence[Input],
+                 tables: Sequence[Table]) -> None:
+    """Every name a plot draws is a step (or, for a sweep's x, an input of the sheet) of the unit its axis shows."""
+    names = {info.name for info in table}
+    values = set(expanded) | {i.name for i in (*SCENARIO_INPUTS, *inputs)}
+    seen: set[str] = set()
+    for p in plots:
+        where = f"{slug}: plot {p.name!r}"
+        if not p.name or not all(c.isascii() and (c.isalnum() or c == "-") for c in p.name) or p.name in seen:
+            raise DerivationError(f"{where}: a plot name is unique and made of letters, digits and '-' (it names the file)")
+        seen.add(p.name)
+        if p.kind not in PLOT_KINDS:
+            raise DerivationError(f"{where}: kind {p.kind!r}; expected one of {', '.join(PLOT_KINDS)}")
+        if set(p.log) - {"x", "y"}:
+            raise DerivationError(f"{where}: log={p.log!r}; expected 'x', 'y', 'xy' or ''")
+        try:
+            prose.check(p.caption, names, values, f"{where}: caption")
+        except prose.ProseError as err:
+            raise DerivationError(str(err)) from None
+        kernel_steps = [f"{part}_{k}" for k in p.kernels for part in ("flops", "t", "intensity")]
+        unknown = [n for n in (*p.y, *p.vlines, *p.hlines, *kernel_steps) if n not in expanded]
+        if unknown:
+            raise DerivationError(f"{where}: draws {unknown}, which are not steps")
+        if p.kind == "sweep":
+            by_name = {i.name: i for i in inputs}
+            if p.x not in by_name:
+                raise DerivationError(f"{where}: sweeps {p.x!r}, which is not an input of this sheet")
+            x_unit = table.info(by_name[p.x].symbol).unit
+            if not p.y or len({table[n].unit for n in p.y}) != 1:
+                raise DerivationError(f"{where}: a sweep draws one or more steps of one unit")
+            for name, axis_unit in ((n, x_unit) for n in p.vlines):
+                if not same_unit(table[name].unit, axis_unit):
+                    raise UnitMismatchError(f"{where}: vertical line {name} is in {unit_text(table[name].unit)}, the x axis in {unit_text(axis_unit)}")
+            for name in p.hlines:
+                if not same_unit(table[name].unit, table[p.y[0]].unit):
+                    raise UnitMismatchError(f"{where}: horizontal line {name} is in {unit_text(table[name].unit)}, the y axis in {unit_text(table[p.y[0]].unit)}")
+            for text in p.span:
+                by_name[p.x].parse(text, f"{where}: span")
+        elif p.kind == "roofline":
+            batch = next((i for i in inputs if i.name == "batch"), None)
+            if not p.kernels or not p.batches or batch is None:
+                raise DerivationError(f"{where}: a roofline places one or more kernels at one or more batches (the sheet's batch input)")
+            for text in p.batches:
+                batch.parse(text, f"{where}: batches")
+        elif not 0 <= p.table < len(tables) or not p.y or set(p.y) - set(tables[p.table].columns):
+            raise DerivationError(f"{where}: a heat map draws columns of one of the sheet's tables")
 
 
 def prose_strings(d: Derivation) -> list[tuple[str, str]]:

@@ -6,5 +6,6 @@ from renderers.templates import MARKDOWN_ENV
 from renderers.view import build
 
 
-def render(sheet: Sheet) -> str:
-    return MARKDOWN_ENV.get_template("sheet.md.j2").render(**build(sheet, MARKDOWN))
+def render(sheet: Sheet, plots: str | None = None) -> str:
+    """The sheet; with `plots` (a folder relative to the sheet, e.g. "plots"), its figures as SVG image links into that folder."""
+    return MARKDOWN_ENV.get_template("sheet.md.j2").render(**build(sheet, MARKDOWN, plots))

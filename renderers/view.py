@@ -13,6 +13,7 @@ from derivations import prose
 from derivations.engine import At, Solve, Step
 from derivations.sheet import Missing, Sheet, SolvedStep, SolvedTable, Value
 from renderers.numbers import Shown, display, number_text
+from renderers.plots import refs as plot_refs
 from renderers.targets import Target, latex_math, term_ranks
 from units import unit, unit_text
 
@@ -114,7 +115,8 @@ def step_title(step: Step) -> str:
     return text[:1].upper() + text[1:]
 
 
-def build(sheet: Sheet, target: Target) -> dict[str, Any]:
+def build(sheet: Sheet, target: Target, plots: str | None = None) -> dict[str, Any]:
+    """The template's variables; with `plots` (a folder, relative to the sheet), figures linking each declared plot's file there."""
     d = sheet.derivation
     names = dict(sheet.latex_names)
     ranks = term_ranks(list(names), set(d.expanded))
@@ -173,6 +175,8 @@ def build(sheet: Sheet, target: Target) -> dict[str, Any]:
         "takeaways": [p(x) for x in d.takeaways],
         "scoring": [p(x) for x in d.scoring],
         "limits": [p(x) for x in d.limits],
+        "figures": [{"path": f["path"], "alt": target.text(f["alt"]), "caption": p(f["caption"])}
+                    for f in plot_refs(d, plots, "svg" if target.name == "md" else "pdf")] if plots is not None else [],
     }
 
 

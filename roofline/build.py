@@ -15,7 +15,11 @@ How a build writes `--out` (say `out/`):
    refused before anything is written, since the build would have to copy or
    drop it (a folder where a sheet goes, e.g. `out/flops-per-token.md/`, is
    refused the same way). A build's outputs are `<slug>.md`, `.tex`, `.json`
-   and `.pdf` for every registered sheet; PDFs left by an earlier `--pdf`
+   and `.pdf` for every registered sheet, and the folder `plots/` with each
+   declared plot as `<slug>-<plot>.svg` (linked by the `.md`) and `.pdf`
+   (included by the `.tex`), `book.tex` (every sheet as a chapter; see
+   renderers/book.py) and the HTML site `site/` (renderers/site.py); the
+   build owns the folders in `OUTPUT_FOLDERS` and rewrites them whole. PDFs left by an earlier `--pdf`
    build are dropped by a build without `--pdf`, since they would no longer
    match the `.tex` beside them.
 4. The swap: the old `out/` is renamed to a backup name, the new folder is
@@ -36,41 +40,68 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+from renderers import book, site
+from renderers.plots import PLOTS_DIR, same_plot
 from roofline import api
-from specs.catalog import shown_path
+from specs.catalog import hardware_names, model_names, shown_path
 from units import RooflineError
 
 PDFLATEX_ARGS = ("-no-shell-escape", "-halt-on-error", "-interaction=nonstopmode")
 PDFLATEX_TIMEOUT_S = 120
 OUTPUT_SUFFIXES = (".md", ".tex", ".json", ".pdf")
+#: The book of every sheet: `book.tex` (`book.pdf` with --pdf); the HTML site's folder.
+BOOK = "book"
+SITE_DIR = "site"
+#: Sub-folders of --out that a build writes as a whole (never carried over from the old folder).
+OUTPUT_FOLDERS = (PLOTS_DIR, SITE_DIR)
 
 
 class BuildError(RooflineError):
     """The output folder cannot be written, a sheet failed to render or a PDF failed to compile."""
 
 
-def render_all() -> dict[str, str]:
-    """File name -> text for every registered sheet and format."""
-    files: dict[str, str] = {}
+def render_all() -> dict[str, str | bytes]:
+    """File name -> text for every registered sheet and format; `plots/<slug>-<plot>.svg|.pdf` -> bytes for every plot."""
+    files: dict[str, str | bytes] = {}
+    sheets = []
     for d in api.DERIVATIONS:
         sheet = api.derive(d.slug)
-        for path, text in api.out_files(sheet, Path(".")).items():
+        sheets.append(sheet)
+        for path, text in api.out_files(sheet, Path("."), plots=PLOTS_DIR).items():
             files[path.name] = text
+        files.update(api.plot_files(sheet, PLOTS_DIR))
+    files.update(book_and_site(sheets, files))
     return files
+
+
+def book_and_site(sheets: list, files: dict[str, str | bytes]) -> dict[str, str]:
+    """`book.tex` (each chapter cut from the sheet's `.tex` in `files`) and `site/<page>.html`, sheets in the registry's order."""
+    tex = {s.derivation.slug: str(files[f"{s.derivation.slug}.tex"]) for s in sheets}
+    out = {f"{BOOK}.tex": book.render(sheets, [api.hardware(n) for n in hardware_names()], [api.model(n) for n in model_names()], tex)}
+    out.update({f"{SITE_DIR}/{name}": page for name, page in site.render(sheets, f"../{PLOTS_DIR}").items()})
+    return out
 
 
 def output_names() -> set[str]:
     """Every file name a build may write (all formats, PDFs included)."""
-    return {f"{d.slug}{suffix}" for d in api.DERIVATIONS for suffix in OUTPUT_SUFFIXES}
+    return {f"{d.slug}{suffix}" for d in api.DERIVATIONS for suffix in OUTPUT_SUFFIXES} | {f"{BOOK}.tex", f"{BOOK}.pdf"}
 
 
-def stale(out: Path, files: dict[str, str]) -> list[str]:
-    """Names of files in `out` that are missing or differ from a fresh build."""
+def stale(out: Path, files: dict[str, str | bytes]) -> list[str]:
+    """Names of files in `out` that are missing or differ from a fresh build.
+
+    A plot is compared by the digest of what it draws (renderers.plots.same_plot), not by its bytes,
+    which another matplotlib version writes differently.
+    """
     bad = []
     for name, text in sorted(files.items()):
         path = out / name
         try:
-            same = path.is_file() and path.read_text(encoding="utf-8") == text
+            if isinstance(text, bytes):
+                old = path.read_bytes() if path.is_file() else None
+                same = old is not None and (old == text or (name.startswith(f"{PLOTS_DIR}/") and same_plot(old, text)))
+            else:
+                same = path.is_file() and path.read_text(encoding="utf-8") == text
         except (OSError, UnicodeDecodeError):
             same = False
         if not same:
@@ -112,7 +143,7 @@ def check_out(out: Path) -> Path:
                 raise BuildError(f"{where}: folder is not writable")
             with os.scandir(target) as entries:
                 for entry in sorted(entries, key=lambda e: e.name):
-                    if entry.is_dir(follow_symlinks=False):
+                    if entry.is_dir(follow_symlinks=False) and entry.name not in OUTPUT_FOLDERS:
                         what = "is a folder where the build writes a file" if entry.name in output_names() else "is a folder; a build replaces --out as a whole and carries over only plain files"
                         raise BuildError(f"{shown_path(out / entry.name)}: {what}; move it away or use another --out")
         parent = _existing_ancestor(target)
@@ -140,17 +171,20 @@ def safe_tex_env() -> dict[str, str]:
     return env
 
 
-def compile_pdf(tex: str, name: str) -> bytes:
-    """Compile one LaTeX document to PDF bytes (two passes, for longtable widths)."""
-    return compile_pdf_with_log(tex, name)[0]
+def compile_pdf(tex: str, name: str, graphics: dict[str, bytes] | None = None) -> bytes:
+    """Compile one LaTeX document to PDF bytes (two passes, for longtable widths); `graphics`: files it includes, by relative path."""
+    return compile_pdf_with_log(tex, name, graphics)[0]
 
 
-def compile_pdf_with_log(tex: str, name: str) -> tuple[bytes, str]:
+def compile_pdf_with_log(tex: str, name: str, graphics: dict[str, bytes] | None = None) -> tuple[bytes, str]:
     """The PDF bytes and pdflatex's log of the last pass (for layout checks: Overfull boxes)."""
     exe = shutil.which("pdflatex")
     if exe is None:
         raise BuildError("pdflatex not found; install TeX Live (see README) or build without --pdf")
     with tempfile.TemporaryDirectory(prefix="roofline-tex-") as tmp:
+        for rel, data in (graphics or {}).items():
+            (Path(tmp) / rel).parent.mkdir(parents=True, exist_ok=True)
+            (Path(tmp) / rel).write_bytes(data)
         src = Path(tmp) / f"{name}.tex"
         src.write_text(tex, encoding="utf-8")
         for _ in range(2):
@@ -185,13 +219,15 @@ def write_atomically(out: Path, files: dict[str, str | bytes]) -> None:
         new = _fresh_name(target, "new")
         new.mkdir()
         for name, data in sorted(files.items()):
+            if "/" in name:
+                (new / name).parent.mkdir(parents=True, exist_ok=True)
             if isinstance(data, bytes):
                 (new / name).write_bytes(data)
             else:
                 with open(new / name, "w", encoding="utf-8", newline="\n") as f:
                     f.write(data)
         if had_old:
-            ours = output_names() | set(files)
+            ours = output_names() | set(files) | set(OUTPUT_FOLDERS)
             with os.scandir(target) as entries:
                 for entry in entries:
                     if entry.name not in ours:
@@ -251,6 +287,9 @@ def build(out: str | os.PathLike[str], pdf: bool = False) -> list[str]:
     if pdf:
         for name, text in list(files.items()):
             if name.endswith(".tex") and isinstance(text, str):
-                files[name[:-4] + ".pdf"] = compile_pdf(text, name[:-4])
+                graphics = {n: data for n, data in files.items() if n.startswith(f"{PLOTS_DIR}/{name[:-4]}-") and n.endswith(".pdf")}
+                if name == f"{BOOK}.tex":  # the book includes every sheet's plots
+                    graphics = {n: data for n, data in files.items() if n in book.plot_names(text) and isinstance(data, bytes)}
+                files[name[:-4] + ".pdf"] = compile_pdf(text, name[:-4], graphics) if graphics else compile_pdf(text, name[:-4])
     write_atomically(out, files)
     return sorted(files)

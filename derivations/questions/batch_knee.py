@@ -20,7 +20,7 @@ from derivations import glossary as gl
 from derivations import primitives as pr
 from derivations import stepmodel as sm
 from derivations.context import Input
-from derivations.engine import Claim, Row, Step, Table, at, derivation, solve
+from derivations.engine import Claim, Plot, Row, Step, Table, at, derivation, solve
 from derivations.symbols import Symbols
 
 S = Symbols(parent=gl.GLOSSARY)
@@ -231,6 +231,11 @@ DERIVATION = derivation(
     ),
     hardware=("h200", "h100-sxm", "b200", "mi300x"),
     models=("llama-3.1-70b", "llama-3.1-8b", "mixtral-8x7b"),
+    plots=(Plot("throughput", "sweep",
+                r"Throughput against batch: the step model and the line rise towards the ceiling $\sym{throughput_ceiling}$, reach half of it at "
+                r"the knee $\sym{B_knee}$, and stop where the cache fills, $\sym{B_max_kv}$.",
+                x="batch", y=("throughput", "throughput_line"), span=("1", "4096"), hlines=("throughput_ceiling", "half_ceiling"),
+                vlines=("B_knee", "B_max_kv"), log="x"),),
     defaults={"tp": "2"},
     display_units={**sm.DISPLAY_UNITS, "usable_memory": "GB", "memory_whole_sequences": "GB", "throughput_at_capacity": "token/s",
                    "weight_bytes_all_experts_gpu": "GB", "t_weights": "ms", "t_zero": "ms",

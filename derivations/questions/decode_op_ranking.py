@@ -23,7 +23,7 @@ import sympy as sp
 from derivations import glossary as gl
 from derivations import primitives as pr
 from derivations.context import Input
-from derivations.engine import Claim, Row, Step, Table, derivation, solve
+from derivations.engine import Claim, Plot, Row, Step, Table, derivation, solve
 from derivations.symbols import Symbols
 
 S = Symbols(parent=gl.GLOSSARY)
@@ -369,6 +369,11 @@ DERIVATION = derivation(
     ),
     hardware=("h100-sxm", "h200", "b200"),
     models=("llama-3.1-70b", "llama-3.1-8b", "mixtral-8x7b", "qwen3-235b-a22b", "deepseek-v3"),
+    plots=(Plot("roofline", "roofline",
+                "The roofline of each accelerator (attainable FLOP/s against intensity, the ridge marked) with the kernels of one decode step "
+                "placed on it at a small and a large batch: the weight GEMMs climb the slope together as the batch grows, "
+                "while attention and the small kernels stay where the architecture and the KV format put them.",
+                kernels=KERNELS, batches=("1", "1024")),),
     display_units={**{f"flops_{k}": "Mflop" for k in KERNELS},
                    **{f"bytes_{k}": "MB" for k in (*KERNELS, "attn_cache")},
                    **{f"t_{k}": "µs" for k in (*KERNELS, "attn_block", "mlp_dense", "mlp_moe")},

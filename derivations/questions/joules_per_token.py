@@ -14,7 +14,7 @@ given as a share of TDP (n/a on chips whose spec lists no TDP).
 from derivations import glossary as gl
 from derivations import stepmodel as sm
 from derivations.context import Input
-from derivations.engine import Claim, Row, Step, Table, derivation
+from derivations.engine import Claim, Plot, Row, Step, Table, derivation
 from derivations.questions import batch_knee as bk
 from derivations.symbols import Symbols
 
@@ -138,6 +138,11 @@ DERIVATION = derivation(
     ),
     hardware=("h200", "h100-sxm", "b200", "mi300x", "tpu-v6e"),
     models=("llama-3.1-70b", "llama-3.1-8b"),
+    plots=(Plot("energy", "sweep",
+                r"Energy per token against batch, at the sheet's power and at idle power: the throughput in the denominator moves it far more "
+                r"than the power can, down to the floor $\sym{joules_per_token_floor}$ at the largest batch that fits, $\sym{B_max_kv}$.",
+                x="batch", y=("joules_per_token", "joules_per_token_idle"), span=("1", "1024"), hlines=("joules_per_token_floor",),
+                vlines=("B_max_kv",)),),
     defaults={"tp": "2"},
     display_units={**bk.DERIVATION.display_units, "power_per_gpu": "W", "power_step": "W", "joules_per_token": "J/token", "power_idle": "W",
                    "joules_per_token_floor": "J/token", "joules_per_token_idle": "J/token"},

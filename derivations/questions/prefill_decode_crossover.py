@@ -9,7 +9,7 @@ Assumes one prompt prefilled alone, datasheet peak and bandwidth.
 
 from derivations import glossary as gl
 from derivations import primitives as pr
-from derivations.engine import Row, Step, Table, derivation, solve
+from derivations.engine import Plot, Row, Step, Table, derivation, solve
 from derivations.symbols import Symbols
 
 S = Symbols(parent=gl.GLOSSARY)
@@ -111,6 +111,10 @@ DERIVATION = derivation(
             Row("", set={"prompt_len": f"{s} token"}) for s in (128, 512, 2048, 8192, 32768, 131072)
         ), ("t_gemm", "ttft", "attention_share")),
     ),
+    plots=(Plot("ttft", "sweep",
+                r"Time to first token against the prompt length: flat at the weight-read time until the GEMM time crosses it at "
+                r"$\sym{T_cross}$, then linear, then quadratic once attention passes the GEMMs at $\sym{S_attention_equal}$.",
+                x="prompt_len", y=("ttft", "t_gemm", "t_weights"), span=("16 token", "131072 token"), vlines=("T_cross", "S_attention_equal")),),
     display_units={"params_read": "parameter", "weight_bytes": "GB", "t_weights": "ms", "t_gemm": "ms", "ttft": "ms", "ttft_at_cross": "ms",
                    "prefill_flops_gemm": "Tflop", "prefill_flops_attention": "Tflop", "prefill_flops": "Tflop",
                    "prefill_flops_at_cross": "Tflop", "prefill_flops_gemm_at_cross": "Tflop", "prefill_flops_attention_at_cross": "Gflop", "prefill_bytes": "GB", "prefill_bytes_at_cross": "GB", "kv_bytes_per_token": "kB/token"},

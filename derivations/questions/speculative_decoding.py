@@ -22,7 +22,7 @@ from derivations import glossary as gl
 from derivations import primitives as pr
 from derivations import stepmodel as sm
 from derivations.context import Input
-from derivations.engine import Claim, Row, Step, Table, at, derivation, solve
+from derivations.engine import Claim, Plot, Row, Step, Table, at, derivation, solve
 from derivations.questions import batch_knee as bk
 from derivations.symbols import Symbols
 
@@ -139,6 +139,9 @@ DERIVATION = derivation(
         Input("draft_length", gamma, "4", "1", "tokens drafted per sequence per cycle (0: no speculation)", "whole"),
         Input("tp_draft", n_tp_d, "8", "1", "tensor-parallel degree of the drafter (vLLM's default: the target's)", "count"),
     ),
+    plots=(Plot("speedup", "heatmap",
+                r"The speedup table as a heat map: draft length $\gamma$ across, batch down; blue pays, red slows the server down.",
+                y=tuple(s.name for s in per_length), table=0, log=""),),
     defaults={"tp": "8"},
     second_model=DRAFTER,
     assumptions=(

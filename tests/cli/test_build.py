@@ -7,15 +7,22 @@ from roofline import build as build_mod
 from roofline.cli import main
 
 
+def _files(out: Path) -> dict[str, bytes]:
+    """Every file under `out` (plots/ included) by its path relative to `out`."""
+    return {p.relative_to(out).as_posix(): p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()}
+
+
 def test_build_writes_every_sheet_and_is_byte_identical(tmp_path, capsys):
     out = tmp_path / "out"
     assert main(["build", "--out", str(out)]) == 0
-    first = {p.name: p.read_bytes() for p in out.iterdir()}
+    first = _files(out)
     assert main(["build", "--out", str(out)]) == 0
-    second = {p.name: p.read_bytes() for p in out.iterdir()}
+    second = _files(out)
     assert first == second
     from derivations.registry import DERIVATIONS
-    assert {f"{d.slug}.{ext}" for d in DERIVATIONS for ext in ("md", "tex", "json")} == set(first)
+    assert {f"{d.slug}.{ext}" for d in DERIVATIONS for ext in ("md", "tex", "json")} <= set(first)
+    plots = {n for n in first if n.startswith("plots/")}
+    assert plots == {f"plots/{d.slug}-{p.name}.{fmt}" for d in DERIVATIONS for p in d.plots for fmt in ("svg", "pdf")}
 
 
 def test_check_detects_stale_and_missing(tmp_path, capsys):
@@ -32,17 +39,17 @@ def test_check_detects_stale_and_missing(tmp_path, capsys):
 def test_failed_build_leaves_out_untouched(tmp_path, monkeypatch, capsys):
     out = tmp_path / "out"
     main(["build", "--out", str(out)])
-    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    before = _files(out)
 
-    def boom(sheet, fmt):
+    def boom(sheet, fmt, **options):
         if sheet.derivation.slug == "ridge-coincidence" and fmt == "json":
             raise build_mod.BuildError("render failed")
-        return real(sheet, fmt)
+        return real(sheet, fmt, **options)
 
     real = build_mod.api.render
     monkeypatch.setattr(build_mod.api, "render", boom)
     assert main(["build", "--out", str(out)]) == 2
-    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+    assert _files(out) == before
 
 
 def test_committed_out_is_current():

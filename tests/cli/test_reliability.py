@@ -73,7 +73,11 @@ def layout(tmp: Path, files: dict[str, str]) -> None:
     for name in ("out", "out-dir", "out-sub"):
         (tmp / name).mkdir()
         for fname, text in files.items():
-            (tmp / name / fname).write_text(text, encoding="utf-8")
+            (tmp / name / fname).parent.mkdir(exist_ok=True)  # plots/ holds the plot files
+            if isinstance(text, bytes):
+                (tmp / name / fname).write_bytes(text)
+            else:
+                (tmp / name / fname).write_text(text, encoding="utf-8")
     (tmp / "out" / "README.txt").write_text("mine\n")
     (tmp / "out-dir" / "flops-per-token.md").unlink()
     (tmp / "out-dir" / "flops-per-token.md").mkdir()
@@ -236,15 +240,17 @@ def test_build_carries_user_files_over_and_drops_stale_pdfs(tmp_path, fast_build
     os.symlink("README.txt", out / "link")
     assert main(["build", "--out", str(out)]) == 0
     assert one_line(capsys.readouterr().out).startswith(f"wrote {len(fast_build)} files to {out}")
-    after = snapshot(out)
-    assert after == {**{n: t.encode() for n, t in fast_build.items()}, "README.txt": b"mine\n", ".gitignore": b"*.pdf\n", "link": ("link", "README.txt")}
+    folders = {n.split("/")[0] for n in fast_build if "/" in n}  # plots/ and the like: their files are compared below
+    after = {k: v for k, v in snapshot(out).items() if k not in folders}
+    assert after == {**{n: t if isinstance(t, bytes) else t.encode() for n, t in fast_build.items()}, "README.txt": b"mine\n", ".gitignore": b"*.pdf\n",
+                     "link": ("link", "README.txt")}
     assert sorted(p.name for p in tmp_path.iterdir()) == ["file", "out", "out-dir", "out-sub"]
 
 
 def test_build_creates_missing_parents(tmp_path, fast_build, capsys):
     out = tmp_path / "a" / "b" / "out"
     assert main(["build", "--out", str(out)]) == 0
-    assert {p.name for p in out.iterdir()} == set(fast_build)
+    assert {p.name for p in out.iterdir()} == {n.split("/")[0] for n in fast_build}
 
 
 def _fail_swap(monkeypatch):
@@ -271,7 +277,7 @@ def _fail_fifth_write(monkeypatch):
 
 
 def _fail_pdf(monkeypatch):
-    def compile_pdf(tex, name):
+    def compile_pdf(tex, name, graphics=None):
         raise build_mod.BuildError(f"{name}.tex: pdflatex failed: ! Undefined control sequence.")
 
     monkeypatch.setattr(build_mod, "compile_pdf", compile_pdf)
@@ -310,11 +316,11 @@ def test_failed_build_removes_the_parents_it_made(tmp_path, fast_build, monkeypa
 
 
 def test_pdfs_go_in_the_same_swap(tmp_path, fast_build, monkeypatch, capsys):
-    monkeypatch.setattr(build_mod, "compile_pdf", lambda tex, name: b"%PDF-1.5 " + name.encode())
+    monkeypatch.setattr(build_mod, "compile_pdf", lambda tex, name, graphics=None: b"%PDF-1.5 " + name.encode())
     out = tmp_path / "out"
     assert main(["build", "--out", str(out), "--pdf"]) == 0
     pdfs = {p.name: p.read_bytes() for p in out.glob("*.pdf")}
-    assert pdfs == {f"{d.slug}.pdf": b"%PDF-1.5 " + d.slug.encode() for d in DERIVATIONS}
+    assert pdfs == {f"{d.slug}.pdf": b"%PDF-1.5 " + d.slug.encode() for d in DERIVATIONS} | {"book.pdf": b"%PDF-1.5 book"}
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
 
 

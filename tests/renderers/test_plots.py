@@ -1,0 +1,362 @@
+"""Plots: drawn for every sheet that declares them, byte-identical twice, and drawing the sheet's own numbers."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import fields
+from pathlib import Path
+
+import pytest
+
+from derivations import glossary as gl
+from derivations.engine import DerivationError, Plot, Step, derivation
+from derivations.registry import DERIVATIONS
+from derivations.sheet import Sheet, evaluate
+from derivations.symbols import Symbols
+from renderers import latex, markdown, notebook, plots
+from renderers.notebook import NotebookSheet, NotebookValue
+from roofline import api
+from roofline import build as build_mod
+from roofline.cli import main
+from specs.catalog import HARDWARE_DIR, MODELS_DIR
+from units import Quantity, UnitMismatchError, unit
+
+PLOTTED = [d.slug for d in DERIVATIONS if d.plots]
+REL = 1e-9
+
+
+@pytest.fixture(scope="module")
+def drawn() -> dict[str, tuple[tuple[plots.Figure, ...], dict[str, bytes]]]:
+    """Every declared plot, as data and as files, for each sheet's default context (drawn once for the module, never from the cache)."""
+    out = {}
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("ROOFLINE_CACHE", "off")
+        for slug in PLOTTED:
+            sheet = api.derive(slug)
+            out[slug] = (plots.figures(sheet, api.resolve_row), api.plot_files(sheet))
+    return out
+
+
+def test_the_issue_plots_are_declared():
+    kinds = {(d.slug, p.kind) for d in DERIVATIONS for p in d.plots}
+    assert {("decode-op-ranking", "roofline"), ("prefill-decode-crossover", "sweep"), ("batch-knee", "sweep"), ("moe-experts", "sweep"),
+            ("joules-per-token", "sweep"), ("speculative-decoding", "heatmap")} <= kinds
+
+
+@pytest.mark.parametrize("slug", PLOTTED)
+def test_every_declared_plot_is_drawn_as_svg_and_pdf(slug, drawn):
+    figures, files = drawn[slug]
+    d = api.get(slug)
+    assert [f.name for f in figures] == [p.name for p in d.plots]
+    assert sorted(files) == sorted(f"plots/{slug}-{p.name}.{fmt}" for p in d.plots for fmt in ("svg", "pdf"))
+    for f in figures:
+        svg, pdf = files[f"plots/{f.stem}.svg"], files[f"plots/{f.stem}.pdf"]
+        assert svg.startswith(b"<?xml") and b"<svg" in svg and pdf.startswith(b"%PDF")
+        assert plots.digest_of(svg) == plots.digest_of(pdf) == f.digest
+        assert all(p.curves or p.cells for p in f.panels)
+
+
+@pytest.mark.parametrize("slug", PLOTTED)
+def test_two_renders_are_byte_identical(slug, drawn, monkeypatch):
+    monkeypatch.setenv("ROOFLINE_CACHE", "off")  # both drawn by matplotlib, not one read back
+    again = api.plot_files(api.derive(slug))
+    assert again == drawn[slug][1]
+
+
+def test_a_cached_plot_is_the_drawn_plot(drawn, tmp_path, monkeypatch):
+    monkeypatch.setenv("ROOFLINE_CACHE_DIR", str(tmp_path))
+    fig = drawn["moe-experts"][0][0]
+    first, second = plots.render(fig, "svg"), plots.render(fig, "svg")
+    assert first == second == drawn["moe-experts"][1][f"plots/{fig.stem}.svg"]
+    assert len(list(tmp_path.iterdir())) == 1
+
+
+def test_plot_files_carry_no_date_creator_or_glyph_paths(drawn):
+    for slug in PLOTTED:
+        for name, data in drawn[slug][1].items():
+            if name.endswith(".svg"):
+                assert b"<dc:date>" not in data and b"Matplotlib v" not in data and b"<dc:creator>" not in data, name
+                assert b"<text" in data and b"font-family" in data.replace(b"font: ", b"font-family"), name  # text stays text
+                assert b"<path id=\"DejaVu" not in data, name
+            else:
+                assert b"/CreationDate" not in data and b"/Producer" not in data and b"/Creator" not in data, name
+
+
+def test_the_digest_changes_with_the_data(drawn):
+    fig = drawn["batch-knee"][0][0]
+    panel = fig.panels[0]
+    moved = plots.Figure(fig.slug, fig.name, fig.kind, fig.caption, fig.alt,
+                         (plots.Panel(**{**panel.__dict__, "lines": (panel.lines[0].__class__(panel.lines[0].label, "x", panel.lines[0].value * 1.01),
+                                                                     *panel.lines[1:])}),))
+    assert moved.digest != fig.digest
+    assert not plots.same_plot(plots.render(moved, "svg"), drawn["batch-knee"][1][f"plots/{fig.stem}.svg"])
+
+
+# --- the numbers drawn are the sheet's numbers ----------------------------------------------------
+
+
+def _line(fig: plots.Figure, step: str) -> plots.Line:
+    return next(ln for p in fig.panels for ln in p.lines if ln.step == step)
+
+
+def _in(value, u, shown: str) -> float:
+    return float(Quantity(float(value), u).to(unit(shown)).magnitude)
+
+
+def test_roofline_ridges_equal_ridge_coincidence_and_kernels_sit_on_the_roof(drawn):
+    fig = drawn["decode-op-ranking"][0][0]
+    chips = api.get("decode-op-ranking").hardware
+    assert len(fig.panels) == len(chips) == 3
+    for chip, panel in zip(chips, fig.panels, strict=True):
+        ridge = api.derive("ridge-coincidence", hardware=chip, model="llama-3.1-70b").results["ridge_point"].float
+        assert panel.ridge == pytest.approx(ridge, rel=REL)
+        assert _line(fig, "ridge_point") and panel.lines[0].value == pytest.approx(ridge, rel=REL)
+        assert panel.title == api.hardware(chip).name
+        beta = panel.peak / panel.ridge  # the slope of the roof, in the y unit per flop/B
+        for pt in panel.points:  # each kernel's FLOPs over its roofline time: on the roof, never above it
+            assert pt.y == pytest.approx(min(panel.peak, beta * pt.x), rel=1e-6), (chip, pt)
+        by = {(pt.kernel, pt.batch): pt for pt in panel.points}
+        assert by[("o", "1024")].x > 100 * by[("o", "1")].x  # the weight GEMMs climb with the batch
+        assert by[("attn", "1024")].x == pytest.approx(by[("attn", "1")].x, rel=1e-3)  # attention does not move
+        roof = panel.curves[0]
+        assert max(roof.y) == pytest.approx(panel.peak, rel=REL)
+
+
+def test_roofline_attention_point_is_the_sheets_attention_intensity(drawn):
+    sheet = api.derive("decode-op-ranking")
+    point = next(pt for pt in drawn["decode-op-ranking"][0][0].panels[0].points if pt.kernel == "attn" and pt.batch == "1")
+    assert point.x == pytest.approx(sheet.results["intensity_attn"].float, rel=REL)  # the sheet's default batch is 1
+
+
+def test_knee_ceiling_and_capacity_marks_are_batch_knees_results(drawn):
+    sheet = api.derive("batch-knee")
+    fig = drawn["batch-knee"][0][0]
+    assert _line(fig, "B_knee").value == pytest.approx(sheet.results["B_knee"].float, rel=REL)
+    assert _line(fig, "B_max_kv").value == pytest.approx(sheet.results["B_max_kv"].float, rel=REL)
+    ceiling = sheet.results["throughput_ceiling"]
+    assert _line(fig, "throughput_ceiling").value == pytest.approx(_in(ceiling.float, ceiling.unit, fig.panels[0].units[1]), rel=REL)
+    assert _line(fig, "B_knee").axis == "x" and _line(fig, "throughput_ceiling").axis == "y"
+
+
+def test_crossover_and_expert_marks_are_the_sheets_results(drawn):
+    ttft = drawn["prefill-decode-crossover"][0][0]
+    assert _line(ttft, "T_cross").value == pytest.approx(api.derive("prefill-decode-crossover").results["T_cross"].float, rel=REL)
+    moe = api.derive("moe-experts")
+    experts = drawn["moe-experts"][0][0]
+    assert _line(experts, "B_half").value == pytest.approx(moe.results["B_half"].float, rel=REL)
+
+
+@pytest.mark.parametrize("slug", [s for s in PLOTTED if any(p.kind == "sweep" for p in api.get(s).plots)])
+def test_swept_curves_equal_the_sheet_evaluated_at_sampled_inputs(slug, drawn):
+    sheet = api.derive(slug)
+    d = sheet.derivation
+    for fig, decl in zip(drawn[slug][0], d.plots, strict=True):
+        if decl.kind != "sweep":
+            continue
+        panel = fig.panels[0]
+        for curve in panel.curves:
+            for i in (0, len(curve.x) // 3, len(curve.x) - 1):
+                x = curve.x[i]
+                value = evaluate(d, sheet.context.with_overrides(**{decl.x: f"{int(x)} {d.symbols.info(_input(d, decl.x).symbol).unit}"}),
+                                 [curve.step])[curve.step]
+                expected = _in(value, d.symbols[curve.step].unit, panel.units[1])
+                assert curve.y[i] == pytest.approx(expected, rel=1e-9), (slug, curve.step, x)
+
+
+def _input(d, name):
+    return next(i for i in d.inputs if i.name == name)
+
+
+def test_ttft_curve_is_flat_below_the_crossover_and_rises_past_it(drawn):
+    panel = drawn["prefill-decode-crossover"][0][0].panels[0]
+    ttft = next(c for c in panel.curves if c.step == "ttft")
+    cross = next(ln.value for ln in panel.lines if ln.step == "T_cross")
+    below = [y for x, y in zip(ttft.x, ttft.y, strict=True) if x < cross / 2]
+    above = [y for x, y in zip(ttft.x, ttft.y, strict=True) if x > cross * 4]
+    assert max(below) == pytest.approx(min(below), rel=0.01)  # the weight read (plus a few KV writes): nearly the same for any short prompt
+    assert min(above) > 2 * max(below)
+
+
+def test_the_shaded_batches_are_those_that_do_not_fit(drawn):
+    sheet = api.derive("batch-knee")
+    panel = drawn["batch-knee"][0][0].panels[0]
+    ((lo, hi),) = panel.overflow
+    xs = panel.curves[0].x
+    first = min(x for x in xs if x >= lo)
+    last_fitting = max(x for x in xs if x < lo)
+    share = {x: evaluate(sheet.derivation, sheet.context.with_overrides(batch=str(int(x))), ["memory_fraction"])["memory_fraction"]
+             for x in (last_fitting, first)}
+    assert share[last_fitting] <= 1 < share[first]
+    assert hi == xs[-1]
+    assert panel.overflow and not drawn["prefill-decode-crossover"][0][0].panels[0].overflow  # a prefill sheet does not compute the fit
+
+
+def test_heatmap_cells_are_the_speedup_table(drawn):
+    sheet = api.derive("speculative-decoding")
+    panel = drawn["speculative-decoding"][0][0].panels[0]
+    table = sheet.tables[1]
+    columns = [n for n, _ in table.columns]
+    declared = sheet.derivation.plots[0].y
+    for r, (_, cells, _) in enumerate(table.rows):
+        for j, name in enumerate(declared):
+            assert panel.cells[r][j] == pytest.approx(cells[columns.index(name)].float, rel=REL)
+    assert panel.columns == tuple(str(g) for g in range(len(declared)))  # the draft lengths the At steps set
+    assert all(row[0] == pytest.approx(1, rel=REL) for row in panel.cells)  # drafting nothing is plain decode
+
+
+def test_a_users_chip_gets_its_own_roofline(tmp_path):
+    chip = (HARDWARE_DIR / "h100-sxm.toml").read_text().replace('name = "NVIDIA H100 SXM5 80GB"', 'name = "My GPU"')
+    (tmp_path / "my-gpu.toml").write_text(chip)
+    sheet = api.derive("decode-op-ranking", hardware=str(tmp_path / "my-gpu.toml"), model="llama-3.1-8b")
+    (fig,) = plots.figures(sheet, api.resolve_row)
+    assert [p.title for p in fig.panels] == ["My GPU"]
+    knee = plots.figures(api.derive("batch-knee", hardware="b200", overrides=["context=32768"]), api.resolve_row)[0]
+    assert "B200" in knee.panels[0].title
+    assert _line(knee, "B_knee").value == pytest.approx(api.derive("batch-knee", hardware="b200", overrides=["context=32768"]).results["B_knee"].float)
+
+
+# --- sheets link their plots ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("slug", PLOTTED)
+def test_markdown_and_latex_link_the_plot_files(slug, drawn):
+    sheet = api.derive(slug)
+    md, tex = markdown.render(sheet, plots="plots"), latex.render(sheet, plots="plots")
+    names = set(drawn[slug][1])
+    assert set(re.findall(r"\]\((plots/[^)]+\.svg)\)", md)) == {n for n in names if n.endswith(".svg")}
+    assert set(re.findall(r"\\includegraphics\[[^\]]*\]\{([^}]+)\}", tex)) == {n for n in names if n.endswith(".pdf")}
+    assert "## Plots" not in markdown.render(sheet) and "includegraphics" not in latex.render(sheet)
+
+
+def test_sheets_without_plots_render_as_before():
+    sheet = api.derive("decode-floor")
+    assert markdown.render(sheet, plots="plots") == markdown.render(sheet)
+    assert api.plot_files(sheet) == {}
+
+
+def test_derive_writes_plots_where_asked(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    assert main(["derive", "moe-experts", "--plots", "figs"]) == 0
+    out = capsys.readouterr().out
+    assert "](figs/moe-experts-experts.svg)" in out
+    assert sorted(p.name for p in (tmp_path / "figs").iterdir()) == ["moe-experts-experts.pdf", "moe-experts-experts.svg"]
+    assert main(["derive", "moe-experts", "--plots", "my figs"]) == 2
+    assert "--plots" in capsys.readouterr().err
+
+
+# --- the build: plots/ is the build's own folder, compared by data --------------------------------
+
+
+def test_stale_compares_plot_files_by_their_data(tmp_path):
+    fig_a = b"<svg><dc:description>roofline-plot-data sha256:" + b"a" * 64 + b"</dc:description></svg>"
+    same_data_other_bytes = b"<svg version='x'><dc:description>roofline-plot-data sha256:" + b"a" * 64 + b"</dc:description></svg>"
+    other_data = fig_a.replace(b"a" * 64, b"b" * 64)
+    (tmp_path / "plots").mkdir()
+    (tmp_path / "plots" / "x-y.svg").write_bytes(same_data_other_bytes)
+    assert build_mod.stale(tmp_path, {"plots/x-y.svg": fig_a}) == []
+    (tmp_path / "plots" / "x-y.svg").write_bytes(other_data)
+    assert build_mod.stale(tmp_path, {"plots/x-y.svg": fig_a}) == ["plots/x-y.svg"]
+    assert build_mod.stale(tmp_path, {"plots/z.svg": fig_a}) == ["plots/z.svg"]
+
+
+def test_a_build_replaces_the_plots_folder_whole(tmp_path):
+    out = tmp_path / "out"
+    build_mod.write_atomically(out, {"a.md": "x", "plots/old.svg": b"1"})
+    (out / "README.txt").write_text("mine\n")
+    build_mod.write_atomically(out, {"a.md": "x", "plots/new.svg": b"2"})
+    assert sorted(p.name for p in (out / "plots").iterdir()) == ["new.svg"]
+    assert (out / "README.txt").read_text() == "mine\n"
+
+
+# --- declarations are checked when the derivation is built -----------------------------------------
+
+
+def _with_plot(p: Plot):
+    t = Step("t", gl.P_active * gl.b_w / gl.beta, "s", "why", title="Time")
+    return derivation("t", "t", "t", Symbols(parent=gl.GLOSSARY), [t], ["t"], plots=[p])
+
+
+def test_a_plot_of_an_unknown_step_is_refused():
+    with pytest.raises(DerivationError, match="not steps"):
+        _with_plot(Plot("p", "sweep", "A plot.", x="batch", y=("nope",)))
+
+
+def test_a_marked_line_in_the_wrong_unit_is_refused():
+    with pytest.raises(UnitMismatchError, match="horizontal line t"):
+        b = Step("b", gl.B * gl.q / gl.u_token, "1", "why", title="Batch")
+        t = Step("t", gl.P_active * gl.b_w / gl.beta + 0 * b.s, "s", "why", title="Time")
+        derivation("t", "t", "t", Symbols(parent=gl.GLOSSARY), [b, t], ["t"], plots=[Plot("p", "sweep", "A plot.", x="batch", y=("b",), hlines=("t",))])
+
+
+def test_a_plot_name_must_be_a_file_stem():
+    with pytest.raises(DerivationError, match="plot name"):
+        _with_plot(Plot("a b", "sweep", "A plot.", x="batch", y=("t",)))
+
+
+# --- notebooks -------------------------------------------------------------------------------------
+
+
+def test_a_solved_sheet_shows_itself_in_a_notebook():
+    sheet = api.derive("decode-floor", hardware="h200", model="llama-3.1-70b", overrides=["batch=8"])
+    assert isinstance(sheet, NotebookSheet)
+    assert sheet._repr_markdown_() == api.render(sheet, "md")
+    tex = sheet._repr_latex_()
+    assert tex.startswith("$$\n\\begin{aligned}") and tex.endswith("\\end{aligned}\n$$")
+    assert "\\qty" not in tex and "\\si{" not in tex  # MathJax and nbconvert have no siunitx
+    assert tex.count("&=") == len(sheet.steps) + len(sheet.results)
+    first = sheet.steps[0]
+    assert tex.split(" \\\\\n")[0].split("\\begin{aligned}\n")[1].startswith(first.latex + " &= ")
+
+
+def test_a_result_shows_its_value_with_its_unit():
+    sheet = api.derive("decode-floor", hardware="h200", model="llama-3.1-70b")
+    v = sheet.results["t_step"]
+    assert isinstance(v, NotebookValue)
+    seconds = v.float
+    text = str(v)
+    number, unit_text = text.split()
+    assert Quantity(float(number.replace(",", "")), unit_text).to("s").magnitude == pytest.approx(seconds, rel=1e-3)
+    assert "\\mathrm{" + unit_text + "}" in v._repr_latex_()
+    assert v._repr_markdown_().startswith(number)
+
+
+def test_a_missing_result_says_why_in_a_notebook():
+    sheet = api.derive("ridge-coincidence", hardware="h100-sxm", model="llama-3.1-8b", overrides=["context=1"])
+    missing = [v for v in sheet.results.values() if v.missing]
+    for v in missing:
+        assert str(v).startswith(v.missing.kind + ":")
+        assert v.missing.kind in v._repr_latex_()
+
+
+def test_the_notebook_sheet_is_the_solved_sheet():
+    sheet = api.derive("batch-knee")
+    base = Sheet(**{f.name: getattr(sheet, f.name) for f in fields(Sheet)})
+    assert type(base) is Sheet and notebook.wrap(sheet) is sheet
+    wrapped = notebook.wrap(base)
+    assert wrapped.steps == sheet.steps and wrapped.tables == sheet.tables
+    assert api.render(wrapped, "md") == api.render(base, "md") == api.render(sheet, "md")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("slug", PLOTTED)
+def test_a_sheet_with_its_plots_compiles_without_overfull_boxes(slug, drawn):
+    """The .tex that `build` writes includes the plot PDFs: it compiles with them beside it, as build --pdf does."""
+    tex = latex.render(api.derive(slug), plots="plots")
+    graphics = {n: b for n, b in drawn[slug][1].items() if n.endswith(".pdf")}
+    pdf, log = build_mod.compile_pdf_with_log(tex, slug, graphics)
+    assert pdf.startswith(b"%PDF")
+    assert [line for line in log.splitlines() if line.startswith("Overfull")] == []
+    assert all(f"<{name}>" in log or name in log for name in graphics)  # pdflatex read every plot
+
+
+def test_the_readme_notebook_example_runs(tmp_path, monkeypatch):
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    section = readme.split("### Notebooks", 1)[1].split("\n## ", 1)[0]
+    (block,) = re.findall(r"```python\n(.*?)```", section, re.S)
+    assert len(block.strip().splitlines()) == 3
+    (tmp_path / "config.json").write_text((MODELS_DIR / "llama-3.1-8b.json").read_text())
+    monkeypatch.chdir(tmp_path)
+    scope: dict = {}
+    exec(compile(block, "README.md", "exec"), scope)  # the README's own text, not user input
+    assert isinstance(scope["sheet"], NotebookSheet)
+    assert scope["sheet"].context.model.name == "config"

@@ -1,0 +1,208 @@
+"""The HTML site: well-formed pages, one per sheet, links that resolve, math as MathML; rendered in headless Chromium (slow)."""
+
+import html
+import json
+import re
+import shutil
+import subprocess
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+from derivations.registry import DERIVATIONS
+from renderers import site
+from renderers.plots import refs as plot_refs
+from roofline import api
+from specs.catalog import HARDWARE_DIR
+
+PLOTS = "../plots"
+#: Where the slow test leaves a screenshot of every page (look at them).
+SCREENSHOTS = Path("/tmp/roofline-site-screenshots")
+SCREENSHOT_WIDTH = 1000
+MAX_SCREENSHOT_HEIGHT = 16000
+#: HTML's void elements (no end tag) and MathML's empty ones written as `<x />`.
+VOID = {"meta", "br", "img", "hr", "link", "input", "mspace"}
+RAW_TEX = ("\\frac", "\\sym", "\\mathrm", "\\cdot", "$")
+
+
+class _Page(HTMLParser):
+    """Checks nesting and collects links, text outside math, and the characters inside math."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.stack: list[str] = []
+        self.errors: list[str] = []
+        self.links: list[str] = []
+        self.text: list[str] = []
+        self.math_text: list[str] = []
+        self.math_count = 0
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        for key in ("href", "src"):
+            if key in a:
+                self.links.append(a[key])
+        if tag == "math":
+            self.math_count += 1
+        if tag not in VOID:
+            self.stack.append(tag)
+
+    def handle_startendtag(self, tag, attrs):
+        if tag not in VOID:
+            self.errors.append(f"<{tag}/> is not an empty element")
+
+    def handle_endtag(self, tag):
+        if not self.stack or self.stack[-1] != tag:
+            self.errors.append(f"</{tag}> closes {self.stack[-1:] or 'nothing'}")
+            return
+        self.stack.pop()
+
+    def handle_data(self, data):
+        if "style" in self.stack or "title" in self.stack:
+            return
+        (self.math_text if "math" in self.stack else self.text).append(data)
+
+
+def parse(page: str) -> _Page:
+    p = _Page()
+    p.feed(page)
+    p.close()
+    return p
+
+
+@pytest.fixture(scope="module")
+def sheets():
+    return [api.derive(d.slug) for d in DERIVATIONS]
+
+
+@pytest.fixture(scope="module")
+def pages(sheets):
+    return site.render(sheets, PLOTS)
+
+
+def test_every_sheet_has_a_page_and_the_index_lists_them_in_order(pages):
+    assert set(pages) == {site.INDEX} | {f"{d.slug}.html" for d in DERIVATIONS}
+    links = [link for link in parse(pages[site.INDEX]).links if link.endswith(".html")]
+    assert links == [f"{d.slug}.html" for d in DERIVATIONS]
+
+
+def test_pages_are_well_formed(pages):
+    for name, page in pages.items():
+        p = parse(page)
+        assert p.errors == [] and p.stack == [], f"{name}: {p.errors[:3]} open: {p.stack}"
+        assert page.startswith("<!DOCTYPE html>") and "<script" not in page, name
+
+
+def test_links_resolve(pages, sheets):
+    plots = {f["path"] for s in sheets for f in plot_refs(s.derivation, PLOTS, "svg")}
+    for name, page in pages.items():
+        for link in parse(page).links:
+            assert link in pages or link in plots, f"{name}: link {link!r} goes nowhere"
+
+
+def test_sheet_links_in_prose_become_page_links(pages):
+    """A sheet whose prose says @slug links to that page."""
+    linked = {d.slug: re.findall(r"@([a-z0-9]+(?:-[a-z0-9]+)+)", " ".join(d.takeaways + d.limits + d.assumptions)) for d in DERIVATIONS}
+    slug, targets = next((s, t) for s, t in linked.items() if t)
+    assert all(f'<a href="{t}.html">{t}</a>' in pages[f"{slug}.html"] for t in targets)
+
+
+def test_no_raw_tex_anywhere(pages):
+    """Prose math and equations are MathML: no TeX outside math, no backslash command inside it."""
+    for name, page in pages.items():
+        p = parse(page)
+        text = "".join(p.text)
+        assert not [t for t in RAW_TEX if t in text], f"{name}: raw TeX in the text: {[t for t in RAW_TEX if t in text]}"
+        inside = "".join(p.math_text)
+        assert "\\" not in inside, f"{name}: a TeX command left in MathML near {inside[max(0, inside.index(chr(92)) - 40):][:80]!r}"
+        assert p.math_count > 0
+
+
+def test_every_step_is_one_block_equation_from_sympy(sheets, pages):
+    """Each step's equation is a block of MathML whose rows are symbol = formula (= numbers) = result."""
+    sheet = sheets[0]
+    page = pages[f"{sheet.derivation.slug}.html"]
+    blocks = re.findall(r'<math display="block">(.*?)</math>', page)
+    assert len(blocks) == len(sheet.steps)
+    first = blocks[0]
+    assert first.count("<mtr>") == 3  # t = P b / beta = numbers = result
+    assert "<mfrac>" in first  # sympy prints the division as a fraction
+
+
+def test_user_text_is_escaped(tmp_path):
+    chip = (HARDWARE_DIR / "h100-sxm.toml").read_text().replace('name = "NVIDIA H100 SXM5 80GB"', 'name = "<script>alert(1)</script> & <b>x</b>"')
+    (tmp_path / "evil-chip.toml").write_text(chip)
+    sheet = api.derive("decode-floor", hardware=str(tmp_path / "evil-chip.toml"))
+    page = site.render_sheet(sheet, [d.slug for d in DERIVATIONS])
+    assert "<script>" not in page and "<b>x</b>" not in page
+    assert "&lt;script&gt;alert(1)&lt;/script&gt; &amp; &lt;b&gt;x&lt;/b&gt;" in page
+
+
+def test_pages_are_deterministic(sheets, pages):
+    assert site.render(sheets, PLOTS) == pages
+
+
+def test_digit_groups_stay_one_number():
+    assert site.mathml_inner(r"1{,}234{,}567.5\,\mathrm{GB}").startswith("<mrow><mn>1,234,567.5</mn>")
+    assert '<mi mathvariant="normal">%</mi>' in site.mathml_inner(r"5\,\mathrm{%}")  # a percent unit is a character, not a TeX comment
+    assert "<mo>&#x0003C;</mo>" in site.mathml_inner("a < b")  # markup's own characters stay references
+    assert site.mathml_inner(r"\mathrm{B}") == "<mrow><mtext>B</mtext></mrow>"  # the byte upright, not the batch B
+
+
+# --- in a browser -----------------------------------------------------------------------------------
+
+#: Test-only: appended to a copy of each page, it writes every <math>'s laid-out size and the page's visible text into the DOM,
+#: which `chromium --dump-dom` then prints. The shipped pages carry no script.
+PROBE = """<script>
+window.addEventListener('load', () => {
+  const sizes = [...document.querySelectorAll('math')].map(m => { const r = m.getBoundingClientRect(); return [r.width, r.height]; });
+  const imgs = [...document.querySelectorAll('img')].map(i => [i.naturalWidth, i.naturalHeight]);
+  const pre = document.createElement('pre');
+  pre.id = 'roofline-probe';
+  pre.textContent = JSON.stringify({sizes, imgs, text: document.body.innerText, height: document.documentElement.scrollHeight});
+  document.body.appendChild(pre);
+});
+</script>"""
+
+
+def _chromium() -> str:
+    exe = shutil.which("chromium") or shutil.which("chromium-browser")
+    assert exe, "chromium is needed for the slow site test (.ci/run installs it)"
+    return exe
+
+
+def _run(args: list[str]) -> str:
+    return subprocess.run([_chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", *args],
+                          capture_output=True, text=True, timeout=120, check=True).stdout
+
+
+@pytest.mark.slow
+def test_math_renders_in_chromium(sheets, pages, tmp_path):
+    """Every <math> has a nonzero laid-out size, no TeX is visible, every plot loads; a screenshot of each page is kept."""
+    root = tmp_path / "out"
+    (root / "site").mkdir(parents=True)
+    for sheet in sheets:
+        for name, data in api.plot_files(sheet, "plots").items():
+            (root / name).parent.mkdir(parents=True, exist_ok=True)
+            (root / name).write_bytes(data)
+    SCREENSHOTS.mkdir(exist_ok=True)
+    for name, page in pages.items():
+        (root / "site" / name).write_text(page, encoding="utf-8")
+        probe = root / "site" / f"probe-{name}"
+        probe.write_text(page.replace("</body>", PROBE + "</body>"), encoding="utf-8")
+        dom = _run(["--virtual-time-budget=5000", "--dump-dom", probe.as_uri()])
+        found = re.search(r'<pre id="roofline-probe">(.*?)</pre>', dom, re.S)
+        assert found, f"{name}: the probe did not run"
+        data = json.loads(html.unescape(found.group(1)))
+        assert len(data["sizes"]) == parse(page).math_count > 0, name
+        empty = [i for i, (w, h) in enumerate(data["sizes"]) if w <= 0 or h <= 0]
+        assert empty == [], f"{name}: {len(empty)} math elements laid out with no size"
+        block_heights = sorted(h for w, h in data["sizes"])
+        assert block_heights[-1] > 2 * block_heights[0], f"{name}: math laid out flat (no fractions or rows): MathML not rendered?"
+        visible = [t for t in RAW_TEX if t in data["text"]]
+        assert visible == [], f"{name}: raw TeX visible: {visible}"
+        assert all(w > 0 and h > 0 for w, h in data["imgs"]), f"{name}: a plot did not load"
+        height = min(int(data["height"]), MAX_SCREENSHOT_HEIGHT)  # the whole page, up to a height Chromium can capture
+        _run([f"--window-size={SCREENSHOT_WIDTH},{height}", f"--screenshot={SCREENSHOTS / (name[:-5] + '.png')}", (root / "site" / name).as_uri()])
+        assert (SCREENSHOTS / (name[:-5] + ".png")).stat().st_size > 10_000

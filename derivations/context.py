@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
+from functools import lru_cache
 
 import pint
 import sympy as sp
@@ -307,7 +308,13 @@ def input_value(inp: Input, ctx: Context) -> tuple[pint.Quantity, bool]:
     """The input's value in this context and whether it was set (not the default)."""
     if inp.name in ctx.overrides:
         return ctx.overrides[inp.name].to(unit(inp.unit)), True
-    return inp.parse(inp.default, "default"), False
+    return _default_value(inp), False
+
+
+@lru_cache(maxsize=1024)
+def _default_value(inp: Input) -> pint.Quantity:
+    """An input's default, parsed once per process (evaluation asks for it per step and per row)."""
+    return inp.parse(inp.default, "default")
 
 
 def check_override_names(names: Mapping[str, object], inputs: tuple[Input, ...], slug: str) -> None:

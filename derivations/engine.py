@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, replace
 
 import sympy as sp
 
-from derivations import prose
+from derivations import cache, prose
 from derivations.context import BINDINGS, SCENARIO_INPUTS, Input
 from derivations.glossary import GLOSSARY, SECOND_CHIP, SECOND_MODEL
 from derivations.symbols import Symbols, default_latex
@@ -25,6 +25,8 @@ from units import Quantity, RooflineError, UnitMismatchError, check_unit, same_u
 #: Random points at which every closed form is checked against its equation.
 NUMERIC_CHECK_POINTS = 8
 NUMERIC_CHECK_TOLERANCE = sp.Rational(1, 10**9)
+#: the code that solves and verifies: part of every cached solve's key
+_ENGINE_SOURCE = cache.source_digest(__file__)
 
 
 class DerivationError(RooflineError):
@@ -507,6 +509,18 @@ def _solve(slug: str, step: Solve, expanded: Mapping[str, sp.Expr], table: Symbo
     var_unit = table.info(var).unit
     if not same_unit(var_unit, unit(step.unit or "1")):
         raise UnitMismatchError(f"{slug}: step {step.name} is declared in {step.unit} but solves for {var} in {unit_text(var_unit)}")
+    key = cache.key(_ENGINE_SOURCE, slug, step.name, step.lhs, step.rhs, var, step.keep, step.pick,
+                    *(part for s in earlier for part in (s.name, s.expr)))
+    found = cache.load(key)
+    if found is None:
+        found = _solve_and_verify(slug, step, expanded, earlier, var)
+        cache.store(key, found)
+    root, verified = found
+    return replace(step, expr=root, equation=(lhs, rhs), verified=verified)
+
+
+def _solve_and_verify(slug: str, step: Solve, expanded: Mapping[str, sp.Expr], earlier: Sequence[Step], var: sp.Symbol) -> tuple[sp.Expr, str]:
+    """The one positive root of the step's equation and how it was verified: the costly part, cached by `_solve`."""
     held = _expand_except(earlier, step.keep, var)
     sides = [sp.Symbol(n, positive=True) if n in step.keep else held[n] for n in (step.lhs, step.rhs)]
     roots = [r[var] for r in sp.solve(sp.Eq(*sides), var, dict=True) if var in r]
@@ -516,8 +530,8 @@ def _solve(slug: str, step: Solve, expanded: Mapping[str, sp.Expr], table: Symbo
     if len(roots) != 1:
         raise DerivationError(f"{slug}: {step.name}: expected one positive root of {step.lhs} = {step.rhs} in {var}, found {len(roots)}")
     root = _positive_numerator(sp.simplify(roots[0]))
-    verified = _verify(slug, step.name, lhs, rhs, var, _expand(root, expanded))
-    return replace(step, expr=root, equation=(lhs, rhs), verified=verified)
+    verified = _verify(slug, step.name, expanded[step.lhs], expanded[step.rhs], var, _expand(root, expanded))
+    return root, verified
 
 
 def _expand_except(earlier: Sequence[Step], keep: Sequence[str], var: sp.Symbol) -> dict[str, sp.Expr]:

@@ -1,4 +1,11 @@
-"""Derived figures for `roofline show`: the primitives applied to one spec."""
+"""Derived figures for `roofline show`, in pint alone.
+
+`roofline show` must not import sympy, so the two figures it derives are
+written here on quantities: the ridge point (`primitives.ridge_point`, peak
+over bandwidth) and KV bytes per token (`primitives.kv_bytes_per_token`,
+elements times bytes each). tests/derivations/test_facts.py checks both
+against the primitives, so the definitions cannot drift apart.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +13,6 @@ from typing import Any
 
 import pint
 
-from derivations import primitives as pr
 from specs.hardware import Hardware
 from specs.models import Architecture
 from specs.precisions import PRECISIONS
@@ -27,7 +33,7 @@ def hardware_facts(hw: Hardware) -> dict[str, pint.Quantity]:
     for precision, peak in hw.peak_dense.items():
         facts[f"peak_dense_{precision}"] = peak
     for precision, peak in hw.peak_dense.items():
-        facts[f"ridge_point_{precision}"] = pr.ridge_point(peak, hw.memory_bandwidth).to("flop/B")
+        facts[f"ridge_point_{precision}"] = (peak / hw.memory_bandwidth).to("flop/B")
     return facts
 
 
@@ -54,5 +60,5 @@ def model_facts(m: Architecture) -> dict[str, Any]:
     elements = Quantity(m.kv_elements_per_token(), "")
     for name in ("bf16", "fp8"):
         b_kv = Quantity(PRECISIONS[name].bytes_per_element, "B/token")
-        facts[f"kv_bytes_per_token_{name}"] = pr.kv_bytes_per_token(elements, b_kv)
+        facts[f"kv_bytes_per_token_{name}"] = elements * b_kv
     return facts

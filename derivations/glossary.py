@@ -57,7 +57,7 @@ T = g("T", "token", "T", "context length (tokens already in the KV cache)")
 S = g("S", "token", "S", "prompt length (tokens prefilled at once)")
 n_tp = g("n_tp", "1", r"n_{\mathrm{TP}}", "tensor-parallel degree (GPUs sharing each layer)")
 eta_bw = g("eta_bw", "1", r"\eta_{\mathrm{bw}}", "achieved fraction of datasheet bandwidth")
-t_fixed = g("t_fixed", "s", r"t_{\mathrm{fixed}}", "fixed time per step: launches, collectives, host work")
+t_fixed = g("t_fixed", "s", r"t_{\mathrm{fixed}}", "fixed time per step: launches, host work (collectives are their own term)")
 
 # aggregate from the spec layer (the GQA or MLA formula, by architecture)
 e_kv = g("e_kv", "1", r"e_{\mathrm{kv}}", r"cached elements per token over all layers ($2 L K H$ for GQA; $L (r_{\mathrm{kv}} + d_{R})$ for MLA)")

@@ -393,6 +393,13 @@ class ArgMax(sp.Function):
     def _latex(self, printer: object) -> str:
         return r"\operatorname{arg\,max}\left(" + ", ".join(printer._print(a) for a in self.args) + r"\right)"
 
+    @staticmethod
+    def numpy(*args: object) -> object:
+        """The same over numpy arrays, element by element (sweeps compile it with `sympy.lambdify`)."""
+        import numpy as np
+
+        return np.argmax(np.stack(np.broadcast_arrays(*args)), axis=0)
+
 
 def best_of(values: sp.Expr | list[sp.Expr], labels: list[int] | tuple[int, ...]) -> sp.Expr:
     """The label of the largest of `values` (labels evenly spaced: first + step * argmax) [1]."""

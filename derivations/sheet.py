@@ -12,7 +12,6 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import lru_cache
 
-import numpy as np
 import pint
 import sympy as sp
 
@@ -303,18 +302,6 @@ def _substitute(expr: sp.Expr, values: Mapping[sp.Symbol, sp.Expr]) -> sp.Expr:
     return low
 
 
-def sweep(d: Derivation, ctx: Context, result: str, input_name: str, points: np.ndarray) -> np.ndarray:
-    """`result` as a numpy array over values of one input (others fixed by `ctx`)."""
-    inp = next((i for i in d.inputs if i.name == input_name), None)
-    if inp is None:
-        raise SpecError("--sweep", input_name, f"{d.slug} has no input by that name")
-    values = input_values(d, ctx)
-    values.pop(inp.symbol)
-    expr = d.expanded[result].xreplace(values)
-    f = sp.lambdify(inp.symbol, expr, modules="numpy")
-    return np.broadcast_to(np.asarray(f(points), dtype=float), np.shape(points)).copy()
-
-
 def _value(d: Derivation, name: str, exact: sp.Expr | Missing) -> Value:
     if isinstance(exact, Missing):
         return Value(None, d.symbols[name].unit, d.display_units.get(name), exact)
@@ -473,4 +460,4 @@ def claim_sides(c: Claim, left: Value, right: Value) -> tuple[float, float]:
     return float(lq.to_base_units().magnitude), float(rq.to(lq.units).to_base_units().magnitude)
 
 
-__all__ = ["Input", "Missing", "Sheet", "SolvedStep", "SolvedTable", "Value", "evaluate", "solve_sheet", "sweep"]
+__all__ = ["Input", "Missing", "Sheet", "SolvedStep", "SolvedTable", "Value", "evaluate", "solve_sheet"]

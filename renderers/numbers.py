@@ -9,11 +9,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction
+from functools import lru_cache
+from typing import TYPE_CHECKING
 
 import pint
-import sympy as sp
 
 from units import Quantity, unit, unit_text, ureg
+
+if TYPE_CHECKING:
+    import sympy as sp
 
 SIGNIFICANT_FIGURES = 4
 #: exact integers up to this are printed in full (parameter counts, token counts)
@@ -40,11 +44,13 @@ class Shown:
     unit: pint.Unit
 
 
+@lru_cache(maxsize=8192)
 def display(exact: sp.Expr | Fraction | int | float, u: pint.Unit, preferred: str | None = None) -> Shown:
     """The value as it should be shown: an SI prefix that puts the mantissa in [1, 1000).
 
     `preferred` (a sheet's display unit) names the unit family and wins when
     its mantissa is already in range, or when no prefix applies (counts).
+    Memoized: a sheet shows the same value in its steps, tables and JSON.
     """
     value = _fraction(exact)
     q = Quantity(value, u)

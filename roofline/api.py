@@ -12,18 +12,26 @@ from collections.abc import Iterable
 from dataclasses import replace
 from functools import cache
 from pathlib import Path
+from typing import Any
 
+from derivations import registry
 from derivations.context import Context, make_context, parse_overrides
 from derivations.engine import Derivation, Row
-from derivations.registry import BY_SLUG, DERIVATIONS
 from derivations.sheet import Sheet, solve_sheet
-from renderers import FORMATS
+from derivations.sweep import parse_axis
+from derivations.sweep import sweep as sweep_grid
+from derivations.userfile import is_derivation_file
+from derivations.userfile import load as load_derivation_file
+from renderers import FORMATS, notebook
+from renderers import plots as plot_renderer
+from renderers.sweep_out import Labelled
+from renderers.sweep_out import render as render_sweep_text
 from specs.errors import SpecError, shown, suggest
 from specs.hardware import Hardware, load_hardware
 from specs.models import Architecture, load_model
 from specs.precisions import precision
 
-__all__ = ["DERIVATIONS", "derive", "get", "hardware", "model", "render"]
+__all__ = ["derive", "get", "hardware", "model", "render"]
 
 
 def _found(value: object) -> str:
@@ -68,10 +76,21 @@ _model = model
 def get(slug: str) -> Derivation:
     if not isinstance(slug, str):
         raise SpecError("question", None, f"expected a question slug such as 'decode-floor' (`roofline list questions`), found {shown(slug)}")
-    if slug not in BY_SLUG:
+    if slug not in registry.SLUGS:
         short = slug if len(slug) <= 40 else slug[:37] + "..."
-        raise SpecError(f"question {short!r}", None, f"unknown question{suggest(slug, BY_SLUG)}; `roofline list questions` lists them")
-    return BY_SLUG[slug]
+        raise SpecError(f"question {short!r}", None, f"unknown question{suggest(slug, registry.SLUGS)}; `roofline list questions` lists them")
+    return registry.get(slug)
+
+
+def __getattr__(name: str) -> Any:
+    if name == "DERIVATIONS":  # every sheet, built on first use
+        return registry.DERIVATIONS
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def user_derivation(path: str | Path) -> Derivation:
+    """Your own derivation file (TOML; see examples/kv-offload.toml), checked and built like a shipped sheet."""
+    return load_derivation_file(path)
 
 
 def resolve_row(ctx: Context, row: Row) -> Context:
@@ -115,7 +134,7 @@ def derive(
     `second_hardware` and `second_model` (the chip compared with, a drafter)
     apply to sheets that name a second chip or model; None means the sheet's default.
     """
-    d = get(slug)
+    d = user_derivation(slug) if is_derivation_file(slug) else get(slug)
     for where, value in (("--weights", weights), ("--kv", kv), ("--math", math)):
         if value is not None and (not isinstance(value, str) or not value.strip()):
             raise SpecError(where, None, f"expected a precision name such as 'bf16', found {shown(value)}")
@@ -126,14 +145,14 @@ def derive(
     ctx = replace(ctx, overrides=parse_overrides(pairs, d.inputs, d.slug))
     ctx = _with_second(d, ctx, second_hardware, second_model)
     grid = tuple(Row("", hardware=h, model=m) for m in model_names for h in hw_names)
-    return solve_sheet(d, ctx, resolve_row, grid)
+    return notebook.wrap(solve_sheet(d, ctx, resolve_row, grid))
 
 
 def _with_second(d: Derivation, ctx: Context, second_hardware: str | Path | None, second_model: str | Path | None) -> Context:
     """The sheet's second chip and model: given, else the sheet's default; an option the sheet has no use for is an error."""
     for what, given, default in (("hardware", second_hardware, d.second_hardware), ("model", second_model, d.second_model)):
         if given is not None and default is None:
-            users = ", ".join(x.slug for x in DERIVATIONS if getattr(x, f"second_{what}") is not None) or "none"
+            users = ", ".join(x.slug for x in registry.DERIVATIONS if getattr(x, f"second_{what}") is not None) or "none"
             raise SpecError(f"--second-{what}", None, f"{d.slug} has no second {what}; sheets that have one: {users}")
     hw = second_hardware if second_hardware is not None else d.second_hardware
     model = second_model if second_model is not None else d.second_model
@@ -168,16 +187,123 @@ def _override_pairs(overrides: Iterable[str] | None) -> list[str]:
     return pairs
 
 
-def render(sheet: Sheet, fmt: str) -> str:
-    """One sheet as text: fmt is "md", "tex" or "json"."""
+def render(sheet: Sheet, fmt: str, fragment: bool = False, plots: str | None = None) -> str:
+    """One sheet as text: fmt is "md", "tex" or "json"; `fragment` (tex only): the body alone, for \\input (see `tex_preamble`).
+
+    `plots` (md and tex): a folder, relative to where the text is read from, holding the sheet's plots
+    (`plot_files`); the text then shows each as an SVG image (md) or a PDF `\\includegraphics` (tex).
+    """
     if not isinstance(sheet, Sheet):
         raise SpecError("sheet", None, f"expected a Sheet from api.derive, found {type(sheet).__name__}")
     if not isinstance(fmt, str):
         raise SpecError("--format", None, f"expected one of {', '.join(FORMATS)}, found {_found(fmt)}")
     if fmt not in FORMATS:
         raise SpecError("--format", None, f"unknown format {fmt[:20]!r}; known: {', '.join(FORMATS)}")
-    return FORMATS[fmt](sheet)
+    options: dict[str, Any] = {"plots": plots} if plots is not None and fmt != "json" else {}
+    if fragment:
+        if fmt != "tex":
+            raise SpecError("--fragment", None, f"a fragment is LaTeX only: use --format tex, found --format {fmt}")
+        return FORMATS[fmt](sheet, fragment=True, **options)
+    return FORMATS[fmt](sheet, **options)
 
 
-def out_files(sheet: Sheet, directory: Path) -> dict[Path, str]:
-    return {directory / f"{sheet.derivation.slug}.{fmt}": render(sheet, fmt) for fmt in FORMATS}
+def tex_preamble() -> str:
+    """The `\\usepackage` lines and macros a `fragment=True` LaTeX sheet needs in your document's preamble."""
+    from renderers.latex import preamble
+
+    return preamble()
+
+
+def out_files(sheet: Sheet, directory: Path, plots: str | None = None) -> dict[Path, str]:
+    return {directory / f"{sheet.derivation.slug}.{fmt}": render(sheet, fmt, plots=plots) for fmt in FORMATS}
+
+
+def plot_files(sheet: Sheet, folder: str = plot_renderer.PLOTS_DIR) -> dict[str, bytes]:
+    """The sheet's plots drawn for its context: `folder/<slug>-<plot>.svg` and `.pdf` -> bytes (none for a sheet that declares none)."""
+    if not isinstance(sheet, Sheet):
+        raise SpecError("sheet", None, f"expected a Sheet from api.derive, found {type(sheet).__name__}")
+    return plot_renderer.files(sheet, resolve_row, folder)
+
+
+def sweep(
+    slug: str,
+    result: str,
+    over: Iterable[str],
+    hardware: str | Path | Iterable[str | Path] | None = None,
+    model: str | Path | Iterable[str | Path] | None = None,
+    weights: str | None = None,
+    kv: str | None = None,
+    math: str | None = None,
+    overrides: Iterable[str] | None = (),
+    second_hardware: str | Path | None = None,
+    second_model: str | Path | None = None,
+) -> list[Labelled]:
+    """One result of a sheet over the cartesian product of inputs, per hardware and model.
+
+    `over` is a list of "NAME=VALUES" strings: `batch=1:1024:log2` (doubling),
+    `eta_bw=0.5:0.9:0.1` (a step), `context=1024,8192,32768` (a list). `hardware`
+    and `model` are a name or path, or a list of them; None means the sheet's first
+    default. The other arguments are those of `derive`. Each grid is compiled once
+    to numpy; render the result with `render_sweep(results, "csv" | "json")`.
+
+        >>> rows = sweep("decode-floor", "t_step", ["batch=1:64:log2"], hardware=["h100-sxm", "h200"])  # doctest: +SKIP
+    """
+    d = get(slug)
+    if isinstance(over, str | bytes):
+        raise SpecError("over", None, f"expected a list of NAME=VALUES strings, found one string {shown(over)}; wrap it in a list")
+    axes = [parse_axis(d, spec) for spec in over]
+    swept = {a.input.name for a in axes}
+    pairs = _override_pairs(overrides)
+    clash = sorted(swept & {p.partition("=")[0].strip() for p in pairs})
+    if clash:
+        raise SpecError("--set", clash[0][:40], "is also swept with --over; give it once")
+    for where, value in (("--weights", weights), ("--kv", kv), ("--math", math)):
+        if value is not None and (not isinstance(value, str) or not value.strip()):
+            raise SpecError(where, None, f"expected a precision name such as 'bf16', found {shown(value)}")
+    out = []
+    for h in _names(hardware, d.hardware[0], "hardware"):
+        for m in _names(model, d.models[0], "model"):
+            ctx = make_context(_hardware(h), _model(m), weights, kv, math)
+            ctx = replace(ctx, overrides=parse_overrides(pairs, d.inputs, d.slug))
+            ctx = _with_second(d, ctx, second_hardware, second_model)
+            out.append(Labelled(_label(h), _label(m), sweep_grid(d, ctx, result, axes)))
+    return out
+
+
+def _names(value: str | Path | Iterable[str | Path] | None, default: str, kind: str) -> list[str | Path]:
+    if value is None:
+        return [default]
+    if isinstance(value, str | os.PathLike):
+        return [_name_or_path(value, kind)]
+    try:
+        names = [_name_or_path(v, kind) for v in value]
+    except TypeError:
+        raise SpecError(kind, None, f"expected a name, a path or a list of them, found {_found(value)}") from None
+    if not names:
+        raise SpecError(kind, None, "an empty list")
+    return names
+
+
+def _label(name: str | Path) -> str:
+    return name.name if isinstance(name, Path) else name
+
+
+def render_sweep(results: list[Labelled], fmt: str, unit: str | None = None) -> str:
+    """Sweep results as "csv" or "json", values in `unit` (default: the sheet's display unit for the result, else its own)."""
+    if fmt not in ("csv", "json"):
+        raise SpecError("--format", None, f"unknown sweep format {str(fmt)[:20]!r}; known: csv, json")
+    if not results:
+        raise SpecError("sweep", None, "no results to render")
+    s = results[0].sweep
+    d = registry.get(s.slug) if s.slug in registry.SLUGS else None
+    shown_unit = unit or (d.display_units.get(s.result) if d else None) or s.unit
+    return render_sweep_text(results, fmt, shown_unit)
+
+
+def validation() -> Any:
+    """The step model against the measurements dataset (specs/measurements/), as `roofline validate` shows it:
+    a `roofline.validate.Report` with per-record rows at the sheet and dataset defaults, error summaries per regime,
+    the proposed defaults (`.defaults`), leave-one-out calibration (`.loo`) and the implied-MBU range (`.mbu`)."""
+    from roofline.validate import report
+
+    return report()

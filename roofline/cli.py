@@ -4,19 +4,22 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 import time
 import warnings
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any, NoReturn
 
+# Only light modules here: `--help`, `list` and `show` never import sympy.
+# A command that derives imports roofline.api (and with it the engine) when it runs.
 from derivations.facts import hardware_facts, model_facts
-from derivations.registry import DERIVATIONS
+from derivations.registry import QUESTIONS
 from renderers.numbers import plain
-from roofline import api
-from roofline.build import BuildError, build, out_path, render_all, shown_path, stale
-from specs.catalog import hardware_names, model_names
-from specs.hardware import SpecWarning
+from specs.catalog import hardware_names, model_names, shown_path
+from specs.hardware import SpecWarning, load_hardware
+from specs.models import load_model
 from units import RooflineError
 
 EXIT_BAD_INPUT = 2
@@ -33,7 +36,7 @@ def _parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     ls = sub.add_parser("list", help="list hardware, models or questions")
-    ls.add_argument("what", choices=("hardware", "models", "questions"))
+    ls.add_argument("what", choices=("hardware", "models", "questions", "symbols"))
 
     show = sub.add_parser("show", help="show a hardware or model spec with derived figures")
     show.add_argument("kind", choices=("hardware", "model"))
@@ -41,7 +44,7 @@ def _parser() -> argparse.ArgumentParser:
     show.add_argument("--format", choices=("text", "json"), default="text")
 
     derive = sub.add_parser("derive", help="print one answer sheet")
-    derive.add_argument("slug")
+    derive.add_argument("slug", help="a sheet's slug, or a path to your own derivation file (.toml; see examples/kv-offload.toml)")
     derive.add_argument("--hardware", help="name or path (default: the sheet's defaults)")
     derive.add_argument("--model", help="name or path (default: the sheet's defaults)")
     derive.add_argument("--second-hardware", help="the chip compared with (hardware-upgrade); name or path")
@@ -51,6 +54,48 @@ def _parser() -> argparse.ArgumentParser:
     derive.add_argument("--math", help="math precision (which tensor peak); default: the weights' math")
     derive.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", help="set a scenario input, e.g. context=8192 or t_fixed=0.5ms")
     derive.add_argument("--format", choices=("md", "tex", "json"), default="md")
+    derive.add_argument("--fragment", action="store_true", help="with --format tex: only the body, for \\input into your document (see tex-preamble)")
+    derive.add_argument("--plots", metavar="DIR", help="also draw the sheet's plots into DIR (SVG and PDF) and link them from the md/tex output as DIR/<file>")
+
+    ck = sub.add_parser("check", help="check a formula of your own: its unit, LaTeX, a closed form, a value")
+    ck.add_argument("expr", help='a formula over glossary symbols (`roofline list symbols`), e.g. "P_active*b_w/beta"')
+    ck.add_argument("--symbol", action="append", default=[], metavar="NAME=UNIT", help="declare a symbol of your own, e.g. beta_pcie=B/s")
+    ck.add_argument("--expect", metavar="UNIT", help="the unit the result must come out in (any unit of that dimension, e.g. ms)")
+    ck.add_argument("--solve-for", metavar="NAME", help="solve EXPR = --equals for this symbol (closed form, checked)")
+    ck.add_argument("--equals", metavar="EXPR", help="the other side of the equation for --solve-for")
+    ck.add_argument("--hardware", help="name or path: binds the chip's symbols (pi, beta, ...)")
+    ck.add_argument("--model", help="name or path: binds the model's symbols (P_active, e_kv, ...)")
+    ck.add_argument("--weights", help="weight precision (b_w)")
+    ck.add_argument("--kv", help="KV-cache precision (b_kv)")
+    ck.add_argument("--math", help="math precision (which tensor peak pi is)")
+    ck.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", help="a scenario input (batch=8) or any symbol's value (beta_pcie=64GB/s)")
+    ck.add_argument("--format", choices=("text", "md", "tex", "json"), default="text")
+    ck.add_argument("--fragment", action="store_true", help="with --format tex: only the equation, for \\input into your document")
+
+    sub.add_parser("tex-preamble", help="the \\usepackage lines and macros a --fragment needs in your document's preamble")
+
+    sw = sub.add_parser("sweep", help="one result of a sheet over a grid of inputs, as CSV or JSON")
+    sw.add_argument("slug")
+    sw.add_argument("result", help="a step of the sheet, e.g. t_step (`roofline derive SLUG --format json` lists them)")
+    sw.add_argument("--over", action="append", default=[], metavar="NAME=VALUES", required=True,
+                    help="an input and its values: batch=1:1024:log2 (doubling), eta_bw=0.5:0.9:0.1 (a step), context=1024,8192 (a list); repeat for a grid")
+    sw.add_argument("--hardware", action="append", help="name or path; repeat or separate with commas for several (default: the sheet's first)")
+    sw.add_argument("--model", action="append", help="name or path; repeat or separate with commas for several (default: the sheet's first)")
+    sw.add_argument("--second-hardware", help="the chip compared with (hardware-upgrade); name or path")
+    sw.add_argument("--second-model", help="the second model (speculative-decoding's drafter); name or path")
+    sw.add_argument("--weights", help="weight precision")
+    sw.add_argument("--kv", help="KV-cache precision")
+    sw.add_argument("--math", help="math precision")
+    sw.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", help="fix an input that is not swept")
+    sw.add_argument("--unit", help="the unit of the result column (default: the sheet's display unit)")
+    sw.add_argument("--format", choices=("csv", "json"), default="csv")
+
+    val = sub.add_parser("validate", help="the step model against published measurements of real servers (specs/measurements/)")
+    val.add_argument("--format", choices=("md", "json"), default="md")
+
+    cal = sub.add_parser("calibrate", help="fit eta_bw and t_fixed to measured records and predict the rest")
+    cal.add_argument("--from", dest="records", nargs="+", required=True, metavar="RECORD", help="record ids (`roofline validate` lists them)")
+    cal.add_argument("--format", choices=("md", "json"), default="md")
 
     b = sub.add_parser("build", help="write every sheet to out/ (md, tex, json; --pdf too)")
     b.add_argument("--out", default="out", help="the folder to write (default: out); it is replaced as a whole, atomically")
@@ -74,12 +119,12 @@ def _json_numbers(facts: dict[str, Any]) -> dict[str, Any]:
 
 def _show(kind: str, name: str, fmt: str) -> str:
     if kind == "hardware":
-        hw = api.hardware(name)
+        hw = load_hardware(name)
         facts = hardware_facts(hw)
         meta = {"key": hw.key, "name": hw.name, "vendor": hw.vendor, "status": hw.status, "source": hw.source, "notes": hw.notes.strip()}
         extra = {k: v for k, v in (("on_chip_memory_kind", hw.on_chip_memory_kind), ("compute_unit_kind", hw.compute_unit_kind), ("scaleup_interconnect", hw.scaleup_interconnect)) if v}
     else:
-        m = api.model(name)
+        m = load_model(name)
         facts = model_facts(m)
         meta = {"key": m.key, "name": m.name, "model_type": m.model_type, "status": m.status, "source": m.source, "notes": m.notes.strip()}
         extra = {"vocab_size": m.vocab_size, "hidden_size": m.hidden_size, "num_layers": m.num_layers, "num_heads": m.num_heads,
@@ -104,10 +149,59 @@ def _show(kind: str, name: str, fmt: str) -> str:
 
 def _list(what: str) -> str:
     if what == "hardware":
-        return "\n".join(f"{n:<16} {api.hardware(n).name}" for n in hardware_names())
+        return "\n".join(f"{n:<16} {load_hardware(n).name}" for n in hardware_names())
     if what == "models":
-        return "\n".join(f"{n:<18} {api.model(n).name}" for n in model_names())
-    return "\n".join(f"{d.slug:<26} {d.title}" for d in DERIVATIONS)
+        return "\n".join(f"{n:<18} {load_model(n).name}" for n in model_names())
+    if what == "symbols":
+        from derivations.glossary import GLOSSARY
+
+        return "\n".join(f"{i.name:<12} {i.unit_text:<24} {i.meaning.replace('$', '')}" for i in GLOSSARY)
+    return "\n".join(f"{q.slug:<26} {q.title}" for q in QUESTIONS)
+
+
+def _pairs(items: list[str], option: str, what: str) -> dict[str, str]:
+    """NAME=VALUE options as a dict; one clean line for a malformed or repeated one."""
+    out: dict[str, str] = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        name = name.strip()
+        if not sep or not name or not value.strip():
+            raise RooflineError(f"{option}: expected {what}, found {item[:40]!r}")
+        if name in out:
+            raise RooflineError(f"{option}: {name[:40]} given twice; give each once")
+        out[name] = value.strip()
+    return out
+
+
+def _check(args: argparse.Namespace) -> str:
+    from renderers.check import render
+    from roofline.formulas import check_formula, symbols
+
+    if args.fragment and args.format != "tex":
+        raise RooflineError(f"--fragment: a fragment is LaTeX only: use --format tex, found --format {args.format}")
+    table = symbols(_pairs(args.symbol, "--symbol", "NAME=UNIT"))
+    checked = check_formula(args.expr, table, expect=args.expect, solve_for=args.solve_for, equals=args.equals, hardware=args.hardware,
+                            model=args.model, weights=args.weights, kv=args.kv, math=args.math, inputs=_pairs(args.set, "--set", "NAME=VALUE"))
+    return render(checked, args.format, fragment=args.fragment)
+
+
+#: A --plots folder is written into Markdown links and LaTeX \includegraphics as given: plain path characters only.
+_PLOTS_FOLDER = re.compile(r"[A-Za-z0-9._/-]+")
+
+
+def _plots_folder(text: str) -> str:
+    from specs.errors import SpecError
+
+    if not _PLOTS_FOLDER.fullmatch(text):
+        raise SpecError("--plots", None, f"expected a folder path of letters, digits, '.', '_', '-' and '/' (it is written into the links), found {text[:40]!r}")
+    return text.rstrip("/") or text
+
+
+def _write_plots(files: dict[str, bytes]) -> None:
+    for name, data in files.items():
+        path = Path(name)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
 
 
 def run(argv: Sequence[str] | None = None) -> int:
@@ -117,10 +211,38 @@ def run(argv: Sequence[str] | None = None) -> int:
     elif args.command == "show":
         print(_show(args.kind, args.name, args.format))
     elif args.command == "derive":
+        from roofline import api
+
         sheet = api.derive(args.slug, args.hardware, args.model, args.weights, args.kv, args.math, args.set,
                            second_hardware=args.second_hardware, second_model=args.second_model)
-        sys.stdout.write(api.render(sheet, args.format))
+        if args.plots is not None:
+            folder = _plots_folder(args.plots)
+            _write_plots(api.plot_files(sheet, folder))
+        sys.stdout.write(api.render(sheet, args.format, fragment=args.fragment, plots=folder if args.plots is not None else None))
+    elif args.command == "check":
+        sys.stdout.write(_check(args))
+    elif args.command == "tex-preamble":
+        from renderers.latex import preamble
+
+        sys.stdout.write(preamble())
+    elif args.command == "sweep":
+        from roofline import api
+
+        split = lambda values: None if values is None else [n.strip() for v in values for n in v.split(",")]  # noqa: E731
+        results = api.sweep(args.slug, args.result, args.over, split(args.hardware), split(args.model), args.weights, args.kv, args.math,
+                            args.set, second_hardware=args.second_hardware, second_model=args.second_model)
+        sys.stdout.write(api.render_sweep(results, args.format, args.unit))
+    elif args.command == "validate":
+        from roofline.validate import render_validate, report
+
+        sys.stdout.write(render_validate(report(), args.format))
+    elif args.command == "calibrate":
+        from roofline.validate import render_calibrate
+
+        sys.stdout.write(render_calibrate(args.records, args.format))
     elif args.command == "build":
+        from roofline.build import BuildError, build, out_path, render_all, stale
+
         start = time.perf_counter()
         out = out_path(args.out)
         if args.check:

@@ -7,6 +7,7 @@ and conversions stay exact until a renderer rounds.
 from __future__ import annotations
 
 from fractions import Fraction
+from functools import lru_cache
 from pathlib import Path
 
 import pint
@@ -23,6 +24,39 @@ Quantity = ureg.Quantity
 Unit = ureg.Unit
 
 
+@lru_cache(maxsize=4096)
 def unit(text: str) -> pint.Unit:
-    """Parse a unit string such as "B/s" or "flop/(parameter*token)"."""
+    """Parse a unit string such as "B/s" or "flop/(parameter*token)" (each distinct string once)."""
     return ureg.parse_units(text) if text not in ("1", "") else ureg.dimensionless
+
+
+@lru_cache(maxsize=4096)
+def unit_text(u: pint.Unit) -> str:
+    """Plain-text unit, e.g. "B/s", "flop/(parameter*token)", "1" for none."""
+    items = sorted(u._units.items(), key=lambda kv: kv[0])
+    pos = [(name, exp) for name, exp in items if exp > 0]
+    neg = [(name, -exp) for name, exp in items if exp < 0]
+
+    def term(name: str, exp: Fraction | int) -> str:
+        symbol = ureg.get_symbol(name)
+        return symbol if exp == 1 else f"{symbol}^{_exp_text(exp)}"
+
+    num = "*".join(term(n, e) for n, e in pos) or "1"
+    if not neg:
+        return num
+    den = "*".join(term(n, e) for n, e in neg)
+    return f"{num}/({den})" if len(neg) > 1 else f"{num}/{den}"
+
+
+def _exp_text(exp: Fraction | int) -> str:
+    exp = Fraction(exp)
+    return str(exp.numerator) if exp.denominator == 1 else f"({exp})"
+
+
+@lru_cache(maxsize=4096)
+def same_unit(a: pint.Unit, b: pint.Unit) -> bool:
+    """True when `a` and `b` are the same unit (same dimension, factor exactly 1)."""
+    if a.dimensionality != b.dimensionality:
+        return False
+    return ureg.Quantity(Fraction(1), a).to(b).magnitude == 1
+

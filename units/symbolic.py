@@ -21,7 +21,7 @@ import pint
 import sympy as sp
 
 from units.errors import UnitMismatchError
-from units.registry import ureg
+from units.registry import same_unit, unit_text, ureg
 
 UnitMap = Mapping[sp.Symbol, pint.Unit]
 
@@ -35,35 +35,6 @@ _DIMENSIONLESS_FUNCTIONS = (
 )
 _SAME_UNIT_FUNCTIONS = (sp.Max, sp.Min)
 _UNIT_PRESERVING = (sp.ceiling, sp.floor, sp.Abs)
-
-
-def unit_text(u: pint.Unit) -> str:
-    """Plain-text unit, e.g. "B/s", "flop/(parameter*token)", "1" for none."""
-    items = sorted(u._units.items(), key=lambda kv: kv[0])
-    pos = [(name, exp) for name, exp in items if exp > 0]
-    neg = [(name, -exp) for name, exp in items if exp < 0]
-
-    def term(name: str, exp: Fraction | int) -> str:
-        symbol = ureg.get_symbol(name)
-        return symbol if exp == 1 else f"{symbol}^{_exp_text(exp)}"
-
-    num = "*".join(term(n, e) for n, e in pos) or "1"
-    if not neg:
-        return num
-    den = "*".join(term(n, e) for n, e in neg)
-    return f"{num}/({den})" if len(neg) > 1 else f"{num}/{den}"
-
-
-def _exp_text(exp: Fraction | int) -> str:
-    exp = Fraction(exp)
-    return str(exp.numerator) if exp.denominator == 1 else f"({exp})"
-
-
-def same_unit(a: pint.Unit, b: pint.Unit) -> bool:
-    """True when `a` and `b` are the same unit (same dimension, factor exactly 1)."""
-    if a.dimensionality != b.dimensionality:
-        return False
-    return ureg.Quantity(Fraction(1), a).to(b).magnitude == 1
 
 
 def infer_unit(expr: sp.Basic, units: UnitMap) -> pint.Unit:

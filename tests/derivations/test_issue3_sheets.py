@@ -8,7 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from derivations.registry import BY_SLUG
-from derivations.sheet import evaluate, sweep
+from derivations.sheet import evaluate
+from derivations.sweep import parse_axis, sweep
 from tests.derivations.helpers import context
 
 DF, FPT, PDC, RC = (BY_SLUG[s] for s in ("decode-floor", "flops-per-token", "prefill-decode-crossover", "ridge-coincidence"))
@@ -95,7 +96,7 @@ def test_sweep_matches_pointwise_evaluation():
     import numpy as np
 
     batches = np.array([1.0, 8.0, 64.0])
-    swept = sweep(DF, context(), "t_step", "batch", batches)
+    swept = sweep(DF, context(), "t_step", [parse_axis(DF, "batch=1,8,64")]).values
     for b, s in zip(batches, swept, strict=True):
         assert s == pytest.approx(float(evaluate(DF, context(batch=str(int(b))))["t_step"]), rel=1e-12)
 

@@ -31,6 +31,11 @@ def _factor(from_unit: str, to_unit: str) -> float:
         raise SpecError("--unit", None, f"{to_unit[:40]!r} is not a unit the result ({from_unit}) converts to") from None
 
 
+def _number(v: float) -> int | float:
+    """A whole value (a batch, a count of experts) as an integer; anything else as the float it is."""
+    return int(v) if v.is_integer() and abs(v) < 2**53 else v
+
+
 def _header(name: str, u: str) -> str:
     return name if u == "1" else f"{name} [{u}]"
 
@@ -57,7 +62,7 @@ def render(results: Sequence[Labelled], fmt: str, shown_unit: str | None = None)
             "inputs": {a.input.name: unit_text(unit(a.input.unit)) for a in s0.axes},
             "points": [
                 {"hardware": h, "model": m, **{a.input.name: t for a, t in zip(s0.axes, texts, strict=True)},
-                 "value": v, **({"missing": why} if why else {})}
+                 "value": None if v is None else _number(v), **({"missing": why} if why else {})}
                 for h, m, texts, v, why in rows
             ],
         }
@@ -66,5 +71,5 @@ def render(results: Sequence[Labelled], fmt: str, shown_unit: str | None = None)
     w = csv.writer(out, lineterminator="\n")
     w.writerow(_columns(results, shown))
     for h, m, texts, v, why in rows:
-        w.writerow([h, m, *texts, "" if v is None else repr(v), why])
+        w.writerow([h, m, *texts, "" if v is None else repr(_number(v)), why])
     return out.getvalue()

@@ -12,3 +12,20 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 @pytest.fixture
 def refresh_golden(request: pytest.FixtureRequest) -> bool:
     return bool(request.config.getoption("--refresh-golden"))
+
+
+@pytest.fixture(scope="session")
+def built() -> dict[str, str | bytes]:
+    """One real build's files (name -> content), rendered once per test session and shared."""
+    from roofline import build as build_mod
+
+    return build_mod.render_all()
+
+
+@pytest.fixture
+def fast_build(built, monkeypatch):
+    """`roofline build` without re-rendering: the shared build's files."""
+    from roofline import build as build_mod
+
+    monkeypatch.setattr(build_mod, "render_all", lambda: dict(built))
+    return built

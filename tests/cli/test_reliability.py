@@ -30,19 +30,6 @@ LONG_JSON = "a" * 300 + ".json"
 LONG_TOML = "b" * 300 + ".toml"
 
 
-@pytest.fixture(scope="module")
-def built(tmp_path_factory) -> dict[str, str]:
-    """One real build's files (name -> text), rendered once for the module."""
-    return build_mod.render_all()
-
-
-@pytest.fixture
-def fast_build(built, monkeypatch):
-    """`roofline build` without re-rendering: the shared build's files."""
-    monkeypatch.setattr(build_mod, "render_all", lambda: dict(built))
-    return built
-
-
 def snapshot(root: Path) -> dict[str, object]:
     """Every path under root (hidden ones too): file bytes, link targets, 'dir'."""
     found: dict[str, object] = {}

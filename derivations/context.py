@@ -22,6 +22,7 @@ from derivations import glossary as gl
 from specs.counts import swiglu_mlp_params
 from specs.errors import SpecError, suggest
 from specs.hardware import Hardware
+from specs.measurements import load_fitted_defaults
 from specs.models import Architecture, MoE
 from specs.precisions import MATH_PRECISIONS, Precision, precision
 from specs.quantities import parse_quantity
@@ -88,17 +89,24 @@ def _is_bare_number(text: str) -> bool:
     return True
 
 
+#: eta_bw, t_fixed and hop_latency default to a fit to the published measurements (specs/measurements/defaults.toml).
+FITTED = load_fitted_defaults()
+_FITTED_TO = f"fitted to {len(FITTED.records)} published measurements of real servers (`roofline validate`)"
+
 SCENARIO_INPUTS: tuple[Input, ...] = (
     Input("batch", gl.B, "1", "1", "sequences decoded together", "count"),
     Input("tokens_per_step", gl.q, "1 token", "token", "tokens each sequence adds per step", "count"),
     Input("context", gl.T, "8192 token", "token", "tokens already in each sequence's KV cache", "count"),
     Input("prompt_len", gl.S, "2048 token", "token", "prompt tokens prefilled at once", "count"),
     Input("tp", gl.n_tp, "1", "1", "tensor-parallel degree (GPUs sharing each layer)", "count"),
-    Input("eta_bw", gl.eta_bw, "0.8", "1", "achieved fraction of datasheet bandwidth in streaming kernels", "fraction"),
+    Input("eta_bw", gl.eta_bw, FITTED.values["eta_bw"], "1",
+          f"achieved fraction of datasheet bandwidth in streaming kernels; the default is {_FITTED_TO}", "fraction"),
     Input("eta_flops", gl.eta_flops, "0.7", "1", "achieved fraction of the dense tensor peak in GEMMs and attention", "fraction"),
-    Input("t_fixed", gl.t_fixed, "0.2 ms", "s", "fixed time per step (launches, host work); collectives are their own term", "nonnegative"),
-    Input("hop_latency", gl.t_hop, "1 us", "s",
-          "latency of one ring step of a small all-reduce over the scale-up link (NCCL over NVLink: about 1 microsecond)", "nonnegative"),
+    Input("t_fixed", gl.t_fixed, FITTED.values["t_fixed"], "s",
+          f"fixed time per step (launches, host work); collectives are their own term; the default is {_FITTED_TO}", "nonnegative"),
+    Input("hop_latency", gl.t_hop, FITTED.values["hop_latency"], "s",
+          r"latency of one round of a small all-reduce over the scale-up link ($\lceil \log_2 n_{\mathrm{TP}} \rceil$ rounds per all-reduce; NCCL's own small-message figure over NVLink is a few "
+          f"microseconds); the default is {_FITTED_TO}", "nonnegative"),
 )
 
 

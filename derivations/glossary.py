@@ -136,5 +136,10 @@ P_tdp = g("P_tdp", "W", r"P_{\mathrm{TDP}}", "board power cap per chip (datashee
 n_kl = g("n_kl", "1", r"n_{\mathrm{k/layer}}", "kernels launched per layer per decode step (GEMMs, attention, norms, activations, cache writes, all-reduces)")
 n_k0 = g("n_k0", "1", r"n_{\mathrm{k,0}}", "kernels per decode step outside the layers (embedding, final norm, LM head, sampling)")
 t_launch = g("t_launch", "s", r"t_{\mathrm{launch}}", "GPU idle time at each kernel boundary of a trace: the launch gap")
-t_hop = g("t_hop", "s", r"t_{\mathrm{hop}}", "latency of one step of a ring all-reduce, paid however small the message")
+t_hop = g("t_hop", "s", r"t_{\mathrm{hop}}", r"latency of one round of a small all-reduce (recursive doubling: $\lceil \log_2 n_{\mathrm{TP}} \rceil$ rounds), paid however small the message")
 eta_att = g("eta_att", "1", r"\eta_{\mathrm{att}}", "achieved fraction of datasheet bandwidth in the decode attention kernel")
+
+# what published measurements of real servers say (specs/measurements/, `roofline validate`): decode-floor, mbu-diagnosis
+U_lo = g("U_lo", "1", r"\mathrm{MBU}_{\mathrm{low}}", "lowest implied MBU of the memory-bound decode records of the measurements dataset")
+U_med = g("U_med", "1", r"\mathrm{MBU}_{\mathrm{med}}", "median implied MBU of the memory-bound decode records of the measurements dataset")
+U_hi = g("U_hi", "1", r"\mathrm{MBU}_{\mathrm{high}}", "highest implied MBU of the memory-bound decode records of the measurements dataset")

@@ -9,8 +9,13 @@ n_TP tensor-parallel GPUs:
   cached streams, so KV heads are replicated past their count and an MLA
   latent sits on every GPU;
 - time: per component (weight GEMMs, attention) the roofline at achieved
-  rates, max(bytes/(eta_bw*beta), FLOPs/(eta_flops*pi)), summed; plus two ring
-  all-reduces per layer for tensor parallelism; plus a fixed time per step.
+  rates, max(bytes/(eta_bw*beta), FLOPs/(eta_flops*pi)), summed; plus two
+  all-reduces per layer for tensor parallelism, each its bytes over the link
+  plus ceil(log2 n_TP) rounds of latency t_hop (zero on one GPU); plus a fixed time
+  per step.
+
+eta_bw, t_fixed and t_hop default to values fitted to the published
+measurements in specs/measurements/ (`roofline validate`).
 
 In the memory-bound regime this is the straight line t(B) = t0 + B*c.
 Components are summed, not overlapped: a component-wise max, as InferSim and
@@ -67,8 +72,13 @@ t_gemm = Step("t_gemm", pr.roofline_component_time(flops_gemm.s, weights_gpu.s),
 t_attn = Step("t_attention", pr.roofline_component_time(flops_attn.s, kv_step.s), "s",
               "Attention on the roofline: its intensity does not grow with the batch, so for GQA it stays memory-bound.",
               latex=r"t_{\mathrm{att}}", title="Attention on the roofline")
-t_comm = Step("t_comm", 2 * gl.L * pr.allreduce_time(pr.tp_allreduce_bytes()), "s",
-              "Tensor parallelism all-reduces the activations twice per layer (after attention and after the MLP); zero on one GPU.",
+#: The all-reduces' two parts: their bytes over the link (growing with the batch) and their latency rounds (fixed per step).
+COMM_BYTES = 2 * gl.L * pr.allreduce_time(pr.tp_allreduce_bytes())
+COMM_LATENCY = 2 * gl.L * pr.allreduce_latency()
+t_comm = Step("t_comm", COMM_BYTES + COMM_LATENCY, "s",
+              "Tensor parallelism all-reduces the activations twice per layer (after attention and after the MLP): each carries its "
+              r"bytes over the link and pays $\lceil \log_2 n_{\mathrm{TP}} \rceil$ rounds of latency $\sym{t_hop}$ (recursive doubling), which at decode's few rows "
+              "of activations is most of it; zero on one GPU.",
               latex=r"t_{\mathrm{comm}}", title="Tensor-parallel all-reduces")
 t_step = Step("t_step", t_gemm.s + t_attn.s + t_comm.s + gl.t_fixed, "s",
               "The step: each component at the slower of its memory and compute time, the all-reduces, and a fixed time (launches, host work) that no byte count shows.",
@@ -94,4 +104,4 @@ DISPLAY_UNITS = {"weight_bytes": "GB", "kv_bytes_per_token": "kB/token", "kv_byt
                  "t_memory": "ms", "t_compute": "ms", "t_gemm": "ms", "t_attention": "ms", "t_comm": "ms", "t_step": "ms",
                  "throughput": "token/s", "memory_per_gpu": "GB", "params_read": "parameter"}
 
-__all__ = ["DECODE_STEP", "DISPLAY_UNITS", "MEMORY_FIT"]
+__all__ = ["COMM_BYTES", "COMM_LATENCY", "DECODE_STEP", "DISPLAY_UNITS", "MEMORY_FIT"]

@@ -6,31 +6,39 @@ DECODE_STEP, the one every sheet uses) is evaluated at the record's hardware,
 model, precisions, batch, mean context and tensor-parallel degree through the
 same context machinery as a sheet. No second step-time formula exists here:
 the model's own t_step expression is substituted and compiled once per record
-as a function of its three efficiency inputs (eta_bw, eta_flops, t_fixed).
+as a function of its four efficiency inputs (eta_bw, eta_flops, t_fixed, t_hop).
 
-Calibration fits the two inputs a server's software decides, the achieved
-bandwidth fraction eta_bw and the fixed time per step t_fixed, by least squares
-on relative error; the step time is piecewise linear in 1/eta_bw, so the fit
-is a closed-form two-parameter solve repeated until the set of memory-bound
-components stops changing (exact for records the model itself generated).
+The dataset defaults fit three inputs to every memory-bound decode record: the
+achieved bandwidth fraction eta_bw, the fixed time per step t_fixed and the
+all-reduce hop latency t_hop, by least squares on relative error. The step time
+is linear in t_fixed and t_hop and piecewise linear in 1/eta_bw, so the fit is
+a closed-form linear solve (with eta_bw <= 1, t_fixed >= 0, t_hop >= 0 as
+bounds, an active set by enumeration) repeated until the set of memory-bound
+components stops changing: exact for records the model itself generated.
+Calibrating on one engine and chip fits the two inputs a server's software
+decides, eta_bw and t_fixed (eta_bw alone from one record), with t_hop held.
 """
 
 from __future__ import annotations
 
 import statistics
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
+from functools import cache
+from itertools import product
+from pathlib import Path
 
 import sympy as sp
 
 from derivations import glossary as gl
 from derivations import stepmodel as sm
-from derivations.context import BINDINGS, SCENARIO_INPUTS, Context, make_context
+from derivations.context import BINDINGS, FITTED, SCENARIO_INPUTS, Context, make_context
 from derivations.engine import derivation
 from derivations.sheet import Missing, evaluate, input_values
 from derivations.symbols import Symbols
+from specs.catalog import SPECS_DIR, shown_path
 from specs.errors import SpecError, suggest
-from specs.measurements import Measurement
+from specs.measurements import FITTED_SUMMARY, Measurement
 from units import Quantity
 
 #: The step model alone, as a derivation (never rendered; evaluated like a sheet).
@@ -58,13 +66,14 @@ RULES = {
     "e2e_latency": "step = (end-to-end latency - TTFT) / (output tokens - 1); without a TTFT, latency / output tokens (prefill included)",
 }
 #: The efficiency inputs the fit and the table vary; everything else comes from the record.
-EFFICIENCY_SYMBOLS = (gl.eta_bw, gl.eta_flops, gl.t_fixed)
+EFFICIENCY_SYMBOLS = (gl.eta_bw, gl.eta_flops, gl.t_fixed, gl.t_hop)
 _DEFAULTS = {i.name: i for i in SCENARIO_INPUTS}
 _MAX_FIT_ROUNDS = 50
 
 
+@cache
 def sheet_default(name: str) -> float:
-    """A scenario input's project-wide default (eta_bw, eta_flops, t_fixed) as a float in its SI unit."""
+    """A scenario input's project-wide default (eta_bw, eta_flops, t_fixed, hop_latency) as a float in its SI unit."""
     q = _DEFAULTS[name].parse(_DEFAULTS[name].default, "default")
     return float(q.to_base_units().magnitude)
 
@@ -104,11 +113,11 @@ def record_context(m: Measurement, **inputs: str) -> Context:
     return ctx.with_overrides(**base)
 
 
-StepFunction = Callable[[float, float, float], float]
+StepFunction = Callable[[float, float, float, float], float]
 
 
 def step_function(ctx: Context) -> StepFunction:
-    """The step model's t_step [s] in `ctx` as a function of (eta_bw, eta_flops, t_fixed): its own expression, substituted and compiled."""
+    """The step model's t_step [s] in `ctx` as a function of (eta_bw, eta_flops, t_fixed, t_hop): its own expression, substituted and compiled."""
     values = input_values(STEP_MODEL, ctx)
     known = {s: v for s, v in values.items() if s not in EFFICIENCY_SYMBOLS and not isinstance(v, Missing)}
     expr = STEP_MODEL.expanded["t_step"].xreplace(known)
@@ -121,42 +130,105 @@ def step_function(ctx: Context) -> StepFunction:
 
 
 @dataclass(frozen=True)
+class Calibration:
+    """A set of efficiency inputs (eta_flops is the sheets' default throughout) and how it was obtained."""
+
+    eta_bw: float
+    t_fixed: float
+    t_hop: float
+    #: how they were obtained, in words (which were fitted, which held, which hit a bound)
+    how: str
+    #: the records fitted
+    ids: tuple[str, ...] = ()
+
+
+@cache
+def sheet_defaults() -> Calibration:
+    """The project-wide defaults every sheet prints: fitted to the dataset and stored in specs/measurements/defaults.toml."""
+    return Calibration(sheet_default("eta_bw"), sheet_default("t_fixed"), sheet_default("hop_latency"),
+                       f"the sheets' defaults ({_where(FITTED.path)}: {FITTED.fit})", FITTED.records)
+
+
+def _where(path: Path) -> str:
+    """A shipped file relative to the project (the same on every machine); another as shown in errors."""
+    try:
+        return path.resolve().relative_to(SPECS_DIR.parent.resolve()).as_posix()
+    except ValueError:
+        return shown_path(path)
+
+
+#: The hand-set defaults every sheet printed before the dataset existed, and a step model without all-reduce latency:
+#: the issue's starting point, kept to report the error before the fit.
+HAND_SET = Calibration(0.8, 0.2e-3, 0.0, "the hand-set defaults before the dataset (eta_bw 0.8, t_fixed 0.2 ms, no all-reduce latency)")
+
+
+@dataclass(frozen=True)
 class Record:
     """One measurement with the step model evaluated at its inputs."""
 
     m: Measurement
     #: measured decode step [s]
     measured: float
-    #: t_step(eta_bw, eta_flops, t_fixed) [s]
+    #: t_step(eta_bw, eta_flops, t_fixed, t_hop) [s]
     step: StepFunction
     #: bytes one GPU streams per step (weights split by TP, plus the KV cache) [B]
     bytes_per_gpu: float
     #: datasheet bandwidth [B/s]
     bandwidth: float
-    #: prefill FLOPs folded into each measured step, as a share of the default prediction
-    prefill_share: float
-    #: the step's FLOPs take longer than its bytes at the default efficiencies
-    compute_bound: bool
+    #: the step's memory time and compute time at the datasheet rates (eta_bw = eta_flops = 1) [s]
+    memory_time: float
+    compute_time: float
+    #: prefill compute time folded into each measured step, at the dense peak (eta_flops = 1) [s]
+    prefill_time: float
+    #: the set of defaults the regime is judged at (None: the sheets' defaults)
+    classify: Calibration | None = field(default=None, compare=False)
+
+    def at(self, c: Calibration, eta_flops: float | None = None) -> float:
+        """The predicted step [s] at a set of efficiency inputs."""
+        return self.predict(c.eta_bw, c.t_fixed, eta_flops, c.t_hop)
+
+    def predict(self, eta_bw: float, t_fixed: float, eta_flops: float | None = None, t_hop: float | None = None) -> float:
+        ef = sheet_default("eta_flops") if eta_flops is None else eta_flops
+        th = sheet_default("hop_latency") if t_hop is None else t_hop
+        return float(self.step(eta_bw, ef, t_fixed, th))
+
+    def floor(self) -> float:
+        """The step at the datasheet rates with no fixed time and no hop latency (eta_bw = eta_flops = 1, t_fixed = t_hop = 0);
+        all-reduce bytes at link rate stay."""
+        return self.predict(1.0, 0.0, 1.0, 0.0)
+
+    def implied_mbu(self) -> float:
+        """The model's bytes per GPU over the measured step, as a share of the datasheet bandwidth."""
+        return self.bytes_per_gpu / (self.measured * self.bandwidth)
+
+    def prefill_share_at(self, c: Calibration) -> float:
+        """Prefill FLOPs folded into each measured step, as a share of the prediction at `c`."""
+        return self.prefill_time / sheet_default("eta_flops") / self.at(c)
+
+    def compute_bound_at(self, c: Calibration) -> bool:
+        """The step's FLOPs take longer than its bytes at `c` (and the sheets' eta_flops)."""
+        return self.compute_time / sheet_default("eta_flops") > self.memory_time / c.eta_bw
+
+    def regime_at(self, c: Calibration) -> str:
+        return OTHER_REGIME if self.compute_bound_at(c) or self.prefill_share_at(c) >= PREFILL_HEAVY_SHARE else MEMORY_BOUND
+
+    @property
+    def prefill_share(self) -> float:
+        return self.prefill_share_at(self.classify or sheet_defaults())
+
+    @property
+    def compute_bound(self) -> bool:
+        return self.compute_bound_at(self.classify or sheet_defaults())
 
     @property
     def regime(self) -> str:
-        return OTHER_REGIME if self.compute_bound or self.prefill_share >= PREFILL_HEAVY_SHARE else MEMORY_BOUND
+        """The record's regime at the sheets' defaults: compute-bound, or prefill-heavy at PREFILL_HEAVY_SHARE, or memory-bound decode."""
+        return self.regime_at(self.classify or sheet_defaults())
 
     @property
     def group(self) -> tuple[str, str]:
         """Records of one engine on one chip calibrate each other."""
         return self.m.engine, self.m.hardware.key
-
-    def predict(self, eta_bw: float, t_fixed: float, eta_flops: float | None = None) -> float:
-        return float(self.step(eta_bw, sheet_default("eta_flops") if eta_flops is None else eta_flops, t_fixed))
-
-    def floor(self) -> float:
-        """The step at the datasheet rates with no fixed time (eta_bw = eta_flops = 1, t_fixed = 0); all-reduces at link rate stay."""
-        return self.predict(1.0, 0.0, 1.0)
-
-    def implied_mbu(self) -> float:
-        """The model's bytes per GPU over the measured step, as a share of the datasheet bandwidth."""
-        return self.bytes_per_gpu / (self.measured * self.bandwidth)
 
 
 def _si(v: sp.Expr | Missing, what: str, m: Measurement) -> float:
@@ -168,124 +240,144 @@ def _si(v: sp.Expr | Missing, what: str, m: Measurement) -> float:
 def evaluate_record(m: Measurement) -> Record:
     ctx = record_context(m)
     f = step_function(ctx)
-    values = evaluate(STEP_MODEL, ctx, only=("bytes_per_gpu", "t_memory", "t_compute"))
+    rates = {"eta_bw": "1", "eta_flops": "1"}
+    values = evaluate(STEP_MODEL, record_context(m, **rates), only=("bytes_per_gpu", "t_memory", "t_compute"))
     units = STEP_MODEL.symbols.units()
     bytes_per_gpu = float(Quantity(_si(values["bytes_per_gpu"], "bytes_per_gpu", m), units[sp.Symbol("bytes_per_gpu", positive=True)]).to("B").magnitude)
     t_mem, t_cmp = _si(values["t_memory"], "t_memory", m), _si(values["t_compute"], "t_compute", m)
     bandwidth = float(BINDINGS[gl.beta](ctx).to("B/s").magnitude)
-    default = float(f(sheet_default("eta_bw"), sheet_default("eta_flops"), sheet_default("t_fixed")))
-    share = 0.0
+    prefill = 0.0
     seqs = prefill_sequences(m)
     if seqs:
-        pre = record_context(m, batch=str(seqs), tokens_per_step=f"{m.input_tokens} token", context=f"{max(1, m.input_tokens // 2)} token")
-        t_prefill = _si(evaluate(STEP_MODEL, pre, only=("t_compute",))["t_compute"], "t_compute", m)
-        share = t_prefill / m.output_tokens / default
-    return Record(m, measured_step(m), f, bytes_per_gpu, bandwidth, share, t_cmp > t_mem)
+        pre = record_context(m, batch=str(seqs), tokens_per_step=f"{m.input_tokens} token", context=f"{max(1, m.input_tokens // 2)} token", **rates)
+        prefill = _si(evaluate(STEP_MODEL, pre, only=("t_compute",))["t_compute"], "t_compute", m) / m.output_tokens
+    return Record(m, measured_step(m), f, bytes_per_gpu, bandwidth, t_mem, t_cmp, prefill)
 
 
 #: evaluated records by the identity of their measurement (the measurement is kept, so its id is never reused)
 _EVALUATED: dict[int, tuple[Measurement, Record]] = {}
 
 
-def evaluate_records(records: Sequence[Measurement]) -> tuple[Record, ...]:
-    """Each measurement with the step model evaluated (cached per measurement object)."""
+def evaluate_records(records: Sequence[Measurement], classify: Calibration | None = None) -> tuple[Record, ...]:
+    """Each measurement with the step model evaluated (cached per measurement object); regimes judged at `classify`
+    (None: the sheets' defaults)."""
     out = []
     for m in records:
         hit = _EVALUATED.get(id(m))
         if hit is None or hit[0] is not m:
             hit = _EVALUATED[id(m)] = (m, evaluate_record(m))
-        out.append(hit[1])
+        out.append(hit[1] if classify is None else replace(hit[1], classify=classify))
     return tuple(out)
 
 
 # --- calibration ---------------------------------------------------------------------------------
 
-@dataclass(frozen=True)
-class Calibration:
-    eta_bw: float
-    t_fixed: float
-    #: how the two were obtained, in words (which one was fitted, which held, which hit a bound)
-    how: str
-    #: the records fitted
-    ids: tuple[str, ...] = ()
+_FAST = "eta_bw bound at 1 (the records are faster than the model at datasheet bandwidth)"
 
 
-def _local_line(r: Record, x: float, eta_flops: float) -> tuple[float, float]:
-    """t_step - t_fixed near x = 1/eta_bw as slope*x + intercept (the model is piecewise linear in x)."""
+def _local_line(r: Record, x: float, eta_flops: float) -> tuple[float, float, float]:
+    """t_step - t_fixed near x = 1/eta_bw as slope*x + hops*t_hop + intercept (piecewise linear in x, linear in t_hop)."""
     h = 1e-6 * x
-    g0 = float(r.step(1 / x, eta_flops, 0.0))
-    g1 = float(r.step(1 / (x + h), eta_flops, 0.0))
+    g0 = float(r.step(1 / x, eta_flops, 0.0, 0.0))
+    g1 = float(r.step(1 / (x + h), eta_flops, 0.0, 0.0))
+    hops = float(r.step(1 / x, eta_flops, 0.0, 1.0)) - g0
     slope = (g1 - g0) / h
-    return slope, g0 - slope * x
+    return slope, hops, g0 - slope * x
 
 
-def fit(records: Sequence[Record], t_fixed: float | None = None, eta_flops: float | None = None) -> Calibration:
-    """Least squares on relative error for eta_bw and t_fixed over `records`.
+def _solve(a: list[list[float]], b: list[float]) -> list[float] | None:
+    """Gaussian elimination with partial pivoting; None for a (numerically) singular system."""
+    n = len(b)
+    m = [[*row, bi] for row, bi in zip(a, b, strict=True)]
+    scale = max((abs(v) for row in a for v in row), default=0.0)
+    for i in range(n):
+        p = max(range(i, n), key=lambda k: abs(m[k][i]))
+        if abs(m[p][i]) <= 1e-12 * scale:
+            return None
+        m[i], m[p] = m[p], m[i]
+        for k in range(i + 1, n):
+            f = m[k][i] / m[i][i]
+            for j in range(i, n + 1):
+                m[k][j] -= f * m[i][j]
+    out = [0.0] * n
+    for i in reversed(range(n)):
+        out[i] = (m[i][n] - sum(m[i][j] * out[j] for j in range(i + 1, n))) / m[i][i]
+    return out
 
-    With `t_fixed` given (or one record, or records that cannot tell the two
-    apart) only eta_bw is fitted and t_fixed is held. eta_bw stays in (0, 1] and
-    t_fixed at or above zero: a bound that binds is held there and the other
-    refitted, and `how` says so.
+
+#: the fitted parameters, their lower bounds (x = 1/eta_bw at least 1) and their names in words
+_PARAMS = ("x", "t_fixed", "t_hop")
+_BOUNDS = {"x": 1.0, "t_fixed": 0.0, "t_hop": 0.0}
+_NAMES = {"x": "eta_bw", "t_fixed": "t_fixed", "t_hop": "t_hop"}
+
+
+def _least_squares(cols: dict[str, list[float]], ys: Sequence[float], w: Sequence[float], free: Sequence[str],
+                   values: dict[str, float]) -> tuple[dict[str, float], tuple[str, ...]]:
+    """Weighted least squares of y = sum(col * param) over the `free` parameters (the others at `values`), each at or above
+    its bound: the best feasible solution over every choice of bounds that bind. Returns the parameters and those bound."""
+    best: tuple[float, dict[str, float], tuple[str, ...]] | None = None
+    for binds in product((False, True), repeat=len(free)):
+        bound = tuple(p for p, b in zip(free, binds, strict=True) if b)
+        fit_these = [p for p in free if p not in bound]
+        vals = {**values, **{p: _BOUNDS[p] for p in bound}}
+        rest = [y - sum(cols[p][i] * vals[p] for p in _PARAMS if p not in fit_these) for i, y in enumerate(ys)]
+        if fit_these:
+            a = [[sum(wi * cols[p][i] * cols[q][i] for i, wi in enumerate(w)) for q in fit_these] for p in fit_these]
+            b = [sum(wi * cols[p][i] * rest[i] for i, wi in enumerate(w)) for p in fit_these]
+            sol = _solve(a, b)
+            if sol is None:
+                if not bound:
+                    raise ValueError(f"these records cannot tell {' from '.join(_NAMES[p] for p in fit_these)} apart; hold one")
+                continue
+            vals.update(zip(fit_these, sol, strict=True))
+            if any(vals[p] < _BOUNDS[p] for p in fit_these):
+                continue
+        cost = sum(wi * (y - sum(cols[p][i] * vals[p] for p in _PARAMS)) ** 2 for i, (wi, y) in enumerate(zip(w, ys, strict=True)))
+        if best is None or cost < best[0] * (1 - 1e-12):
+            best = (cost, vals, bound)
+    assert best is not None  # every parameter at its bound is always feasible
+    return best[1], best[2]
+
+
+def fit(records: Sequence[Record], t_fixed: float | None = None, t_hop: float | None = None, eta_flops: float | None = None,
+        held_as: str = "held") -> Calibration:
+    """Least squares on relative error for eta_bw, and t_fixed and t_hop unless given (then held), over `records`.
+
+    eta_bw stays in (0, 1], t_fixed and t_hop at or above zero: a bound that binds is held there and the others refitted, and
+    `how` says so. One record fits eta_bw alone (hold the other two); records with no tensor parallelism cannot fit t_hop.
     """
     if not records:
         raise ValueError("fit needs at least one record")
-    ef = sheet_default("eta_flops") if eta_flops is None else eta_flops
-    hold = t_fixed
-    if hold is None and len(records) == 1:
+    if t_fixed is None and len(records) == 1:
         raise ValueError("one record cannot fix both eta_bw and t_fixed: give t_fixed to hold")
+    ef = sheet_default("eta_flops") if eta_flops is None else eta_flops
+    free = ["x"] + [p for p, v in (("t_fixed", t_fixed), ("t_hop", t_hop)) if v is None]
+    held = {p: v for p, v in (("t_fixed", t_fixed), ("t_hop", t_hop)) if v is not None}
+    w = [1 / r.measured ** 2 for r in records]
     x = 1 / sheet_default("eta_bw")
-    how = ""
+    if "t_hop" in free and not any(_local_line(r, x, ef)[1] > 0 for r in records):
+        raise ValueError("no record has tensor parallelism, so t_hop cannot be fitted: give t_hop to hold")
+    vals: dict[str, float] = {}
+    bound: tuple[str, ...] = ()
     for _ in range(_MAX_FIT_ROUNDS):
         lines = [_local_line(r, x, ef) for r in records]
-        w = [1 / r.measured ** 2 for r in records]
-        ys = [r.measured - c for r, (_, c) in zip(records, lines, strict=True)]
-        slopes = [a for a, _ in lines]
-        if hold is None:
-            x_two, tf = _two_parameter(slopes, ys, w)
-            if x_two is None:
-                raise ValueError("these records cannot tell eta_bw from t_fixed (same slope); hold t_fixed")
-            x_new, how = x_two, "eta_bw and t_fixed fitted together"
-            if tf < 0:
-                tf, x_new, how = 0.0, _one_parameter(slopes, ys, w, 0.0), "t_fixed bound at 0; eta_bw fitted"
-        else:
-            tf = hold
-            x_new = _one_parameter(slopes, ys, w, hold)
-            how = "eta_bw fitted with t_fixed held"
-        if x_new < 1:
-            x_new = 1.0
-            if hold is None:
-                tf = max(0.0, _mean_residual(records, 1.0, ef, w))
-            how += "; eta_bw bound at 1 (the records are faster than the model at datasheet bandwidth)"
-        done = abs(x_new - x) <= 1e-12 * x
-        x = x_new
+        cols = {"x": [a for a, _, _ in lines], "t_fixed": [1.0] * len(records), "t_hop": [h for _, h, _ in lines]}
+        ys = [r.measured - c for r, (_, _, c) in zip(records, lines, strict=True)]
+        vals, bound = _least_squares(cols, ys, w, free, {**held, "x": x})
+        done = abs(vals["x"] - x) <= 1e-12 * x
+        x = vals["x"]
         if done:
             break
-    return Calibration(1 / x, float(tf), how, tuple(r.m.id for r in records))
-
-
-def _two_parameter(slopes: Sequence[float], ys: Sequence[float], w: Sequence[float]) -> tuple[float | None, float]:
-    """Weighted least squares of y = a*x + t for (x, t), closed form; x None when the slopes do not differ."""
-    sw = sum(w)
-    sa = sum(wi * a for wi, a in zip(w, slopes, strict=True))
-    sy = sum(wi * y for wi, y in zip(w, ys, strict=True))
-    saa = sum(wi * a * a for wi, a in zip(w, slopes, strict=True))
-    say = sum(wi * a * y for wi, a, y in zip(w, slopes, ys, strict=True))
-    det = sw * saa - sa * sa
-    if det <= 1e-12 * sw * saa:
-        return None, 0.0
-    x = (sw * say - sa * sy) / det
-    return x, (sy - sa * x) / sw
-
-
-def _one_parameter(slopes: Sequence[float], ys: Sequence[float], w: Sequence[float], t: float) -> float:
-    num = sum(wi * a * (y - t) for wi, a, y in zip(w, slopes, ys, strict=True))
-    den = sum(wi * a * a for wi, a in zip(w, slopes, strict=True))
-    return num / den
-
-
-def _mean_residual(records: Sequence[Record], x: float, ef: float, w: Sequence[float]) -> float:
-    res = [r.measured - float(r.step(1 / x, ef, 0.0)) for r in records]
-    return sum(wi * e for wi, e in zip(w, res, strict=True)) / sum(w)
+    fitted = [_NAMES[p] for p in free if p not in bound]
+    parts = [f"{_NAMES[p]} bound at 0" for p in free if p in bound and p != "x"]
+    if fitted:
+        parts.append(" and ".join(fitted) + (" fitted together" if len(fitted) > 1 else " fitted") if len(fitted) < 3
+                     else f"{fitted[0]}, {fitted[1]} and {fitted[2]} fitted together")
+    if held:
+        parts.append(f"{' and '.join(held)} {held_as}")
+    if "x" in bound:
+        parts.append(_FAST)
+    return Calibration(1 / x, float(vals["t_fixed"]), float(vals["t_hop"]), "; ".join(parts), tuple(r.m.id for r in records))
 
 
 # --- the validation table ------------------------------------------------------------------------
@@ -323,6 +415,7 @@ class Summary:
 class Validation:
     eta_bw: float
     t_fixed: float
+    t_hop: float
     eta_flops: float
     label: str
     rows: tuple[Row, ...]
@@ -334,8 +427,8 @@ def _setup(m: Measurement) -> str:
             f"{m.input_tokens} in / {m.output_tokens} out")
 
 
-def row(r: Record, eta_bw: float, t_fixed: float) -> Row:
-    p = r.predict(eta_bw, t_fixed)
+def row(r: Record, c: Calibration) -> Row:
+    p = r.at(c)
     m = r.m
     return Row(m.id, m.engine, m.hardware.key, m.model.key, _setup(m), r.regime, r.measured, r.floor(), p,
                (p - r.measured) / r.measured, r.implied_mbu(), r.prefill_share, RULES[m.metric], m.source, m.url)
@@ -355,35 +448,103 @@ def summarise(rows: Iterable[Row], errors: Callable[[Row], float] = lambda x: x.
     return tuple(out)
 
 
-def validate(records: Sequence[Measurement], eta_bw: float, t_fixed: float, label: str) -> Validation:
-    rows = tuple(row(r, eta_bw, t_fixed) for r in evaluate_records(records))
-    return Validation(eta_bw, t_fixed, sheet_default("eta_flops"), label, rows, summarise(rows))
+def validate(records: Sequence[Measurement], c: Calibration) -> Validation:
+    """Every record predicted at `c`, with the error summary per regime (regimes judged at the sheets' defaults)."""
+    rows = tuple(row(r, c) for r in evaluate_records(records))
+    return Validation(c.eta_bw, c.t_fixed, c.t_hop, sheet_default("eta_flops"), c.how, rows, summarise(rows))
 
 
-def dataset_defaults(records: Sequence[Measurement]) -> Calibration:
-    """eta_bw and t_fixed fitted to every memory-bound decode record of the dataset (the proposed defaults)."""
-    rs = [r for r in evaluate_records(records) if r.regime == MEMORY_BOUND]
-    return replace(fit(rs), how=f"fitted to the {len(rs)} memory-bound decode records (least squares on relative error)")
+def dataset_defaults(records: Sequence[Measurement], classify: Calibration | None = None) -> Calibration:
+    """eta_bw, t_fixed and t_hop fitted to every memory-bound decode record of the dataset, the regimes judged at `classify`
+    (None: the sheets' defaults)."""
+    rs = [r for r in evaluate_records(records, classify) if r.regime == MEMORY_BOUND]
+    c = fit(rs)
+    return replace(c, how=f"fitted to the {len(rs)} memory-bound decode records (least squares on relative error; {c.how})")
 
 
-def sheet_defaults() -> Calibration:
-    """The project-wide defaults every sheet prints today."""
-    return Calibration(sheet_default("eta_bw"), sheet_default("t_fixed"), "the sheets' defaults (derivations/context.py)")
+#: significant figures the stored defaults keep
+DEFAULT_FIGURES = 2
+
+
+def _figures(v: float, figures: int = DEFAULT_FIGURES) -> str:
+    """`v` to `figures` significant figures as a plain decimal (no exponent)."""
+    r = float(f"{v:.{figures}g}")
+    return f"{r:f}".rstrip("0").rstrip(".") or "0"
+
+
+def default_texts(c: Calibration) -> dict[str, str]:
+    """A fit as the unit strings stored in specs/measurements/defaults.toml (scenario-input name -> value)."""
+    return {"eta_bw": _figures(c.eta_bw), "t_fixed": f"{_figures(c.t_fixed * 1e3)} ms", "hop_latency": f"{_figures(c.t_hop * 1e6)} us"}
+
+
+def from_texts(texts: dict[str, str], how: str, ids: tuple[str, ...]) -> Calibration:
+    si = {k: float(Quantity(v).to_base_units().magnitude) for k, v in texts.items()}
+    return Calibration(si["eta_bw"], si["t_fixed"], si["hop_latency"], how, ids)
+
+
+#: a regime change can move a record across the line and the refit back: give up after this many rounds
+_MAX_DEFAULT_ROUNDS = 10
+
+
+def fresh_defaults(records: Sequence[Measurement]) -> tuple[Calibration, dict[str, str]]:
+    """The defaults the dataset gives today: fitted with the regimes judged at the sheets' defaults, rounded, and refitted
+    with the regimes judged at the rounded values until the rounded values stop changing (a fixed point: the stored defaults
+    classify the records that fit them). Returns the unrounded fit and the rounded texts."""
+    classify = sheet_defaults()
+    for _ in range(_MAX_DEFAULT_ROUNDS):
+        c = dataset_defaults(records, classify)
+        texts = default_texts(c)
+        if texts == default_texts(classify):
+            return c, texts
+        classify = from_texts(texts, c.how, c.ids)
+    raise ValueError("the dataset defaults do not settle: a record keeps crossing between regimes as they change")
+
+
+def summary_texts(records: Sequence[Measurement], c: Calibration, classify: Calibration | None = None) -> dict[str, str]:
+    """What the dataset says at `c` (regimes judged at `classify`, None: the sheets' defaults), as the plain numbers stored in
+    the [summary] table of specs/measurements/defaults.toml (specs.measurements.FITTED_SUMMARY)."""
+    rs = evaluate_records(records, classify)
+    rows = [row(r, c) for r in rs]
+    mem = summarise(rows)[0]
+    low, mid, high = measured_mbu_range(records, classify)
+    loo = leave_one_out(records, classify).one_summary[0]
+    return {"median_error": _figures(mem.median_abs_error), "worst_error": _figures(abs(mem.worst_error)),
+            "loo_error": _figures(loo.median_abs_error), "mbu_low": _figures(low), "mbu_median": _figures(mid), "mbu_high": _figures(high)}
+
+
+def defaults_file_text(c: Calibration, texts: dict[str, str], summary: dict[str, str]) -> str:
+    """specs/measurements/defaults.toml for a fit (`roofline calibrate --write-defaults`)."""
+    ids = "".join(f'    "{i}",\n' for i in c.ids)
+    table = "".join(f'{k} = "{summary[k]}"\n' for k in FITTED_SUMMARY)
+    return (
+        "# The defaults of eta_bw, t_fixed and hop_latency that every sheet prints, fitted to the published measurements in this\n"
+        "# folder, and what the dataset says at them. Written by `roofline calibrate --write-defaults`; a test fails when a fresh\n"
+        "# fit rounds to other values.\n"
+        f'fit = "{c.how}; rounded to {DEFAULT_FIGURES} significant figures"\n'
+        f'eta_bw = "{texts["eta_bw"]}"\n'
+        f't_fixed = "{texts["t_fixed"]}"\n'
+        f'hop_latency = "{texts["hop_latency"]}"\n'
+        f"records = [\n{ids}]\n"
+        "\n"
+        "# At these defaults, regimes judged at them (`roofline validate`); each a plain number, to two significant figures.\n"
+        "[summary]\n"
+        f"{table}"
+    )
 
 
 # --- calibration on a few records, and leave-one-out -----------------------------------------------
 
 @dataclass(frozen=True)
 class LeaveOneOut:
-    """Leave-one-out over the dataset. For each record, the dataset defaults are refitted without it; then
+    """Leave-one-out over the dataset. For each record, the dataset defaults (eta_bw, t_fixed, t_hop) are refitted without it; then
 
-    - `one`: eta_bw is calibrated on one other memory-bound record of the same engine and chip (t_fixed held at
+    - `one`: eta_bw is calibrated on one other memory-bound record of the same engine and chip (t_fixed and t_hop held at
       those defaults), the record predicted, and the median absolute error over the choices of that record kept
       (unsigned: `Row.error` is that median, not a signed error);
-    - `group`: both inputs are calibrated on all other memory-bound records of the same engine and chip
-      (eta_bw alone, t_fixed held, when they cannot tell the two apart).
+    - `group`: eta_bw and t_fixed are calibrated on all other memory-bound records of the same engine and chip, t_hop held
+      (eta_bw alone, t_fixed held too, when they cannot tell the two apart).
 
-    A record with no such peer is left out (`skipped`).
+    A record with no such peer is left out (`skipped`). Regimes are judged at the sheets' defaults.
     """
 
     one: tuple[Row, ...]
@@ -394,55 +555,56 @@ class LeaveOneOut:
 
 
 def calibrate(records: Sequence[Measurement], ids: Sequence[str], defaults: Calibration) -> Calibration:
-    """Fit on the named records: both inputs from two or more, eta_bw alone (t_fixed held at the dataset default) from one."""
+    """Fit on the named records: eta_bw and t_fixed from two or more, eta_bw alone from one; the rest held at `defaults`."""
     by_id = {r.m.id: r for r in evaluate_records(records)}
     unknown = [i for i in ids if i not in by_id]
     if unknown:
         raise SpecError("--from", unknown[0][:60], f"no record with this id{suggest(unknown[0], by_id)}; `roofline validate` lists them")
     chosen = [by_id[i] for i in dict.fromkeys(ids)]
-    return _calibrate(chosen, defaults.t_fixed)
+    return _calibrate(chosen, defaults)
 
 
-def _calibrate(chosen: Sequence[Record], t_fixed: float) -> Calibration:
+def _calibrate(chosen: Sequence[Record], defaults: Calibration) -> Calibration:
     if len(chosen) == 1:
-        c = fit(chosen, t_fixed=t_fixed)
-        return replace(c, how=c.how.replace("t_fixed held", "t_fixed held at the dataset default"))
+        return fit(chosen, t_fixed=defaults.t_fixed, t_hop=defaults.t_hop, held_as="held at the dataset defaults")
     try:
-        return fit(chosen)
+        return fit(chosen, t_hop=defaults.t_hop, held_as="held at the dataset default")
     except ValueError:
-        c = fit(chosen, t_fixed=t_fixed)
-        return replace(c, how=c.how.replace("t_fixed held", "t_fixed held at the dataset default (the records cannot tell the two apart)"))
+        return fit(chosen, t_fixed=defaults.t_fixed, t_hop=defaults.t_hop,
+                   held_as="held at the dataset defaults (the records cannot tell eta_bw from t_fixed)")
 
 
 def _error(r: Record, c: Calibration) -> float:
-    return (r.predict(c.eta_bw, c.t_fixed) - r.measured) / r.measured
+    return (r.at(c) - r.measured) / r.measured
 
 
-def leave_one_out(records: Sequence[Measurement]) -> LeaveOneOut:
-    rs = evaluate_records(records)
+def leave_one_out(records: Sequence[Measurement], classify: Calibration | None = None) -> LeaveOneOut:
+    rs = evaluate_records(records, classify)
     one, group, skipped = [], [], []
     for r in rs:
         others = [s for s in rs if s.m.id != r.m.id]
-        held = fit([s for s in others if s.regime == MEMORY_BOUND]).t_fixed
+        held = fit([s for s in others if s.regime == MEMORY_BOUND])
         peers = [s for s in others if s.group == r.group and s.regime == MEMORY_BOUND]
         if not peers:
             skipped.append(r.m.id)
             continue
         errs = [abs(_error(r, _calibrate([s], held))) for s in peers]
         cg = _calibrate(peers, held)
-        one.append(replace(row(r, cg.eta_bw, cg.t_fixed), error=statistics.median(errs)))
-        group.append(row(r, cg.eta_bw, cg.t_fixed))
+        one.append(replace(row(r, cg), error=statistics.median(errs)))
+        group.append(row(r, cg))
     return LeaveOneOut(tuple(one), tuple(group), summarise(one), summarise(group), tuple(skipped))
 
 
-def measured_mbu_range(records: Sequence[Measurement]) -> tuple[float, float, float]:
+def measured_mbu_range(records: Sequence[Measurement], classify: Calibration | None = None) -> tuple[float, float, float]:
     """The implied MBU (model bytes per GPU over measured step and datasheet bandwidth) of the memory-bound
     decode records: (lowest, median, highest). For sheets that cite how much of the bandwidth real servers reach."""
-    mbus = [r.implied_mbu() for r in evaluate_records(records) if r.regime == MEMORY_BOUND]
+    mbus = [r.implied_mbu() for r in evaluate_records(records, classify) if r.regime == MEMORY_BOUND]
     return min(mbus), statistics.median(mbus), max(mbus)
 
 
 __all__ = [
+    "DEFAULT_FIGURES",
+    "HAND_SET",
     "MEMORY_BOUND",
     "OTHER_REGIME",
     "PREFILL_HEAVY_SHARE",
@@ -456,8 +618,12 @@ __all__ = [
     "Validation",
     "calibrate",
     "dataset_defaults",
+    "default_texts",
+    "defaults_file_text",
     "evaluate_records",
     "fit",
+    "fresh_defaults",
+    "from_texts",
     "leave_one_out",
     "measured_mbu_range",
     "measured_step",
@@ -465,5 +631,6 @@ __all__ = [
     "sheet_defaults",
     "step_function",
     "summarise",
+    "summary_texts",
     "validate",
 ]

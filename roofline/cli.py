@@ -93,8 +93,11 @@ def _parser() -> argparse.ArgumentParser:
     val = sub.add_parser("validate", help="the step model against published measurements of real servers (specs/measurements/)")
     val.add_argument("--format", choices=("md", "json"), default="md")
 
-    cal = sub.add_parser("calibrate", help="fit eta_bw and t_fixed to measured records and predict the rest")
-    cal.add_argument("--from", dest="records", nargs="+", required=True, metavar="RECORD", help="record ids (`roofline validate` lists them)")
+    cal = sub.add_parser("calibrate", help="fit eta_bw and t_fixed to measured records and predict the rest; or refit the sheets' defaults")
+    what = cal.add_mutually_exclusive_group(required=True)
+    what.add_argument("--from", dest="records", nargs="+", metavar="RECORD", help="record ids (`roofline validate` lists them)")
+    what.add_argument("--write-defaults", action="store_true",
+                      help="refit eta_bw, t_fixed and hop_latency to every memory-bound record and write specs/measurements/defaults.toml")
     cal.add_argument("--format", choices=("md", "json"), default="md")
 
     b = sub.add_parser("build", help="write every sheet to out/ (md, tex, json; --pdf too)")
@@ -237,9 +240,9 @@ def run(argv: Sequence[str] | None = None) -> int:
 
         sys.stdout.write(render_validate(report(), args.format))
     elif args.command == "calibrate":
-        from roofline.validate import render_calibrate
+        from roofline.validate import render_calibrate, write_defaults
 
-        sys.stdout.write(render_calibrate(args.records, args.format))
+        sys.stdout.write(write_defaults() if args.write_defaults else render_calibrate(args.records, args.format))
     elif args.command == "build":
         from roofline.build import BuildError, build, out_path, render_all, stale
 

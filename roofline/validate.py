@@ -8,27 +8,42 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from derivations import validation as v
-from specs.measurements import MEASUREMENTS_DIR, Measurement, load_measurements
+from specs.catalog import shown_path
+from specs.measurements import FITTED_DEFAULTS_PATH, MEASUREMENTS_DIR, Measurement, load_measurements
 
 
 @dataclass(frozen=True)
 class Report:
     records: tuple[Measurement, ...]
-    sheet: v.Validation
+    #: the hand-set defaults before the dataset, without all-reduce latency (the starting point)
+    before: v.Validation
+    #: the sheets' defaults, fitted to the dataset and stored in specs/measurements/defaults.toml
     dataset: v.Validation
     defaults: v.Calibration
+    #: today's fit, unrounded, and the stored texts it rounds to
+    fresh: v.Calibration
+    fresh_texts: dict[str, str]
     loo: v.LeaveOneOut
     mbu: tuple[float, float, float]
 
 
 def report(directory: Path = MEASUREMENTS_DIR) -> Report:
-    """Every record against the step model at the sheets' defaults and at the defaults fitted to the dataset."""
+    """Every record against the step model at the hand-set defaults it started from and at the defaults fitted to the dataset."""
     records = load_measurements(directory)
-    sheet = v.sheet_defaults()
-    defaults = v.dataset_defaults(records)
-    return Report(records, v.validate(records, sheet.eta_bw, sheet.t_fixed, sheet.how),
-                  v.validate(records, defaults.eta_bw, defaults.t_fixed, defaults.how), defaults, v.leave_one_out(records),
-                  v.measured_mbu_range(records))
+    defaults = v.sheet_defaults()
+    fresh, texts = v.fresh_defaults(records)
+    return Report(records, v.validate(records, v.HAND_SET), v.validate(records, defaults), defaults, fresh, texts,
+                  v.leave_one_out(records), v.measured_mbu_range(records))
+
+
+def write_defaults(path: Path = FITTED_DEFAULTS_PATH) -> str:
+    """Refit the defaults to the dataset, write them to `path`, and say what was written."""
+    records = load_measurements()
+    fresh, texts = v.fresh_defaults(records)
+    rounded = v.from_texts(texts, fresh.how, fresh.ids)
+    path.write_text(v.defaults_file_text(fresh, texts, v.summary_texts(records, rounded, rounded)), encoding="utf-8")
+    return (f"wrote {shown_path(path)}: eta_bw = {texts['eta_bw']}, t_fixed = {texts['t_fixed']}, hop_latency = {texts['hop_latency']} "
+            f"({fresh.how}); rebuild the sheets with `roofline build`\n")
 
 
 def _ms(seconds: float) -> str:
@@ -43,8 +58,12 @@ def _abs_pct(x: float | None) -> str:
     return "n/a" if x is None else f"{abs(x) * 100:.1f}%"
 
 
-def _params(eta_bw: float, t_fixed: float) -> str:
-    return f"eta_bw = {eta_bw:.3f}, t_fixed = {t_fixed * 1e3:.3f} ms"
+def _params(c: v.Calibration | v.Validation) -> str:
+    return f"eta_bw = {c.eta_bw:.3f}, t_fixed = {c.t_fixed * 1e3:.3f} ms, t_hop = {c.t_hop * 1e6:.2f} us"
+
+
+def _calibration_json(c: v.Calibration | v.Validation) -> dict[str, float]:
+    return {"eta_bw": c.eta_bw, "t_fixed_s": c.t_fixed, "t_hop_s": c.t_hop}
 
 
 def _summary_lines(title: str, summaries: Sequence[v.Summary], signed: bool = True) -> list[str]:
@@ -68,19 +87,19 @@ def _row_json(row: v.Row, prediction_key: str = "predicted_s") -> dict[str, obje
 
 def render_validate(r: Report, fmt: str) -> str:
     if fmt == "json":
-        sheet_by_id = {x.id: x for x in r.sheet.rows}
+        before_by_id = {x.id: x for x in r.before.rows}
         rows = []
         for x in r.dataset.rows:
             d = _row_json(x, "predicted_dataset_defaults_s")
             d["error_dataset_defaults"] = d.pop("error")
-            d["predicted_sheet_defaults_s"] = sheet_by_id[x.id].predicted
-            d["error_sheet_defaults"] = sheet_by_id[x.id].error
+            d["predicted_hand_set_s"] = before_by_id[x.id].predicted
+            d["error_hand_set"] = before_by_id[x.id].error
             rows.append(d)
         return json.dumps({
-            "sheet_defaults": {"eta_bw": r.sheet.eta_bw, "t_fixed_s": r.sheet.t_fixed, "eta_flops": r.sheet.eta_flops},
-            "dataset_defaults": {"eta_bw": r.defaults.eta_bw, "t_fixed_s": r.defaults.t_fixed, "eta_flops": r.dataset.eta_flops,
-                                 "how": r.defaults.how},
-            "summary_sheet_defaults": _summary_json(r.sheet.summaries),
+            "hand_set_defaults": {**_calibration_json(r.before), "eta_flops": r.before.eta_flops, "how": r.before.label},
+            "dataset_defaults": {**_calibration_json(r.defaults), "eta_flops": r.dataset.eta_flops, "how": r.defaults.how,
+                                 "fresh_fit": {**_calibration_json(r.fresh), "how": r.fresh.how, "rounded": r.fresh_texts}},
+            "summary_hand_set": _summary_json(r.before.summaries),
             "summary_dataset_defaults": _summary_json(r.dataset.summaries),
             "leave_one_out_one_record": _summary_json(r.loo.one_summary),
             "leave_one_out_group": _summary_json(r.loo.group_summary),
@@ -90,31 +109,36 @@ def render_validate(r: Report, fmt: str) -> str:
             "rules": v.RULES,
             "records": rows,
         }, indent=2, ensure_ascii=False) + "\n"
-    s, d = r.sheet, r.dataset
+    s, d = r.before, r.dataset
     engines = sorted({m.engine for m in r.records})
     chips = sorted({m.hardware.key for m in r.records})
+    stale = "" if r.fresh_texts == v.default_texts(r.defaults) else (
+        f" **Stale**: today's fit rounds to eta_bw {r.fresh_texts['eta_bw']}, t_fixed {r.fresh_texts['t_fixed']}, "
+        f"hop_latency {r.fresh_texts['hop_latency']}; run `roofline calibrate --write-defaults`.")
     out = [
         "# The step model against published measurements",
         "",
         f"{len(r.records)} records, {len(chips)} chips ({', '.join(chips)}), {len(engines)} engines ({', '.join(engines)}); "
         "files under specs/measurements/.",
         "",
-        f"- Sheet defaults: {_params(s.eta_bw, s.t_fixed)}, eta_flops = {s.eta_flops:.2f}.",
-        f"- Dataset defaults (proposed): {_params(d.eta_bw, d.t_fixed)}, {r.defaults.how}.",
-        "- Floor: the same step model at eta_bw = eta_flops = 1 and t_fixed = 0 (all-reduces at link rate kept).",
+        f"- Hand-set (before the dataset): {_params(s)}, eta_flops = {s.eta_flops:.2f}: the sheets' old defaults, no all-reduce latency.",
+        f"- Dataset defaults (every sheet's defaults, specs/measurements/defaults.toml): {_params(d)}, eta_flops = {d.eta_flops:.2f}; "
+        f"today's fit {_params(r.fresh)} ({r.fresh.how}), rounded to {v.DEFAULT_FIGURES} significant figures.{stale}",
+        "- Floor: the same step model at eta_bw = eta_flops = 1 and t_fixed = t_hop = 0 (all-reduce bytes at link rate kept).",
         "- Error = (predicted - measured) / measured: negative means the model is too fast.",
         "- Implied MBU: the model's bytes per GPU over the measured step, as a share of datasheet bandwidth.",
         f"- Prefill share: prefill FLOPs folded into each measured step over the predicted step; at {v.PREFILL_HEAVY_SHARE:.0%} or more "
-        "(or when the step's FLOPs outlast its bytes) a record is 'compute-bound or prefill-heavy'.",
+        "(or when the step's FLOPs outlast its bytes) a record is 'compute-bound or prefill-heavy' (judged at the dataset defaults).",
         "",
-        "| record | setup | regime | measured ms | floor ms | sheet ms | sheet err | dataset ms | dataset err | MBU | prefill |",
+        "| record | setup | regime | measured ms | floor ms | hand-set ms | hand-set err | dataset ms | dataset err | MBU | prefill |",
         "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for a, b in zip(s.rows, d.rows, strict=True):
         out.append(f"| {b.id} | {b.model} on {b.hardware}, {b.engine}: {b.setup} | {b.regime} | {_ms(b.measured)} | {_ms(b.floor)} | "
                    f"{_ms(a.predicted)} | {_pct(a.error)} | {_ms(b.predicted)} | {_pct(b.error)} | {b.implied_mbu:.2f} | {b.prefill_share:.2f} |")
-    out += ["", *_summary_lines("at the sheet defaults", s.summaries), "", *_summary_lines("at the dataset defaults", d.summaries), ""]
-    out += ["Leave-one-out calibration (defaults refitted without the record; calibration only on memory-bound records of the same engine and chip):", ""]
+    out += ["", *_summary_lines("at the hand-set defaults", s.summaries), "", *_summary_lines("at the dataset defaults", d.summaries), ""]
+    out += ["Leave-one-out calibration (defaults refitted without the record; calibration only on memory-bound records of the same engine "
+            "and chip, t_hop held at the refitted default):", ""]
     out += _summary_lines("eta_bw from one record (median over the choices)", r.loo.one_summary, signed=False)
     out += ["", *_summary_lines("eta_bw and t_fixed from all other records of the group", r.loo.group_summary), ""]
     if r.loo.skipped:
@@ -126,9 +150,9 @@ def render_validate(r: Report, fmt: str) -> str:
 
 def render_calibrate(ids: Sequence[str], fmt: str, directory: Path = MEASUREMENTS_DIR) -> str:
     records = load_measurements(directory)
-    defaults = v.dataset_defaults(records)
+    defaults = v.sheet_defaults()
     c = v.calibrate(records, ids, defaults)
-    val = v.validate(records, c.eta_bw, c.t_fixed, c.how)
+    val = v.validate(records, c)
     used = set(c.ids)
     groups = {(m.engine, m.hardware.key) for m in records if m.id in used}
     by_id = {m.id: m for m in records}
@@ -136,8 +160,8 @@ def render_calibrate(ids: Sequence[str], fmt: str, directory: Path = MEASUREMENT
     others = [x for x in val.rows if x.id not in used]
     if fmt == "json":
         return json.dumps({
-            "from": list(c.ids), "eta_bw": c.eta_bw, "t_fixed_s": c.t_fixed, "eta_flops": val.eta_flops, "how": c.how,
-            "dataset_defaults": {"eta_bw": defaults.eta_bw, "t_fixed_s": defaults.t_fixed},
+            "from": list(c.ids), **_calibration_json(c), "eta_flops": val.eta_flops, "how": c.how,
+            "dataset_defaults": _calibration_json(defaults),
             "summary_same_engine_and_chip": _summary_json(v.summarise(rest)),
             "summary_all_other_records": _summary_json(v.summarise(others)),
             "records": [{**_row_json(x), "calibrated_on": x.id in used, "same_engine_and_chip": x in rest} for x in val.rows],
@@ -145,8 +169,8 @@ def render_calibrate(ids: Sequence[str], fmt: str, directory: Path = MEASUREMENT
     out = [
         "# Calibrated on " + ", ".join(c.ids),
         "",
-        f"- Fitted: {_params(c.eta_bw, c.t_fixed)} ({c.how}); eta_flops = {val.eta_flops:.2f} (sheet default).",
-        f"- Dataset defaults for comparison: {_params(defaults.eta_bw, defaults.t_fixed)}.",
+        f"- Fitted: {_params(c)} ({c.how}); eta_flops = {val.eta_flops:.2f} (sheet default).",
+        f"- Dataset defaults for comparison: {_params(defaults)}.",
         "",
         "| record | use | regime | measured ms | predicted ms | error | MBU |",
         "|---|---|---|---:|---:|---:|---:|",
@@ -159,4 +183,4 @@ def render_calibrate(ids: Sequence[str], fmt: str, directory: Path = MEASUREMENT
     return "\n".join(out)
 
 
-__all__ = ["Report", "render_calibrate", "render_validate", "report"]
+__all__ = ["Report", "render_calibrate", "render_validate", "report", "write_defaults"]

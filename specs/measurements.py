@@ -35,6 +35,22 @@ from specs.precisions import precision
 from specs.quantities import parse_quantity
 
 MEASUREMENTS_DIR = SPECS_DIR / "measurements"
+#: The defaults fitted to the dataset (eta_bw, t_fixed, hop_latency): not a measurement file, skipped by the record loader.
+FITTED_DEFAULTS_NAME = "defaults.toml"
+FITTED_DEFAULTS_PATH = MEASUREMENTS_DIR / FITTED_DEFAULTS_NAME
+#: fitted input -> (unit its value must convert to, domain); the names are the scenario inputs' CLI names
+FITTED_INPUTS: dict[str, tuple[str, str]] = {"eta_bw": ("1", "fraction"), "t_fixed": ("s", "nonnegative"), "hop_latency": ("s", "nonnegative")}
+#: the defaults file's other fields -> required
+FITTED_FIELDS = {"fit": True, "records": True, "summary": True}
+#: the [summary] table: what the dataset says at the fitted defaults (`roofline validate`), each a plain number the sheets cite
+FITTED_SUMMARY: dict[str, str] = {
+    "median_error": "median absolute error of the memory-bound decode records at the fitted defaults",
+    "worst_error": "largest absolute error of the memory-bound decode records at the fitted defaults",
+    "loo_error": "leave-one-out median absolute error after calibrating eta_bw on one record of the same engine and chip",
+    "mbu_low": "lowest implied MBU of the memory-bound decode records",
+    "mbu_median": "median implied MBU of the memory-bound decode records",
+    "mbu_high": "highest implied MBU of the memory-bound decode records",
+}
 
 #: metric -> the unit its value must convert to
 METRICS: dict[str, str] = {
@@ -108,7 +124,7 @@ class Measurement:
 
 
 def measurement_files(directory: Path = MEASUREMENTS_DIR) -> list[Path]:
-    return sorted(directory.glob("*.toml"))
+    return sorted(p for p in directory.glob("*.toml") if p.name != FITTED_DEFAULTS_NAME)
 
 
 @cache
@@ -208,6 +224,68 @@ def _record(raw: Mapping[str, object], index: int, path: Path, head: Mapping[str
                        notes=head["notes"], **values)
 
 
+# --- the defaults fitted to the dataset ------------------------------------------------------------
+
+@dataclass(frozen=True)
+class FittedDefaults:
+    """The scenario-input defaults fitted to the dataset, as the unit strings the sheets print (`roofline calibrate --write-defaults`)."""
+
+    path: Path
+    #: input name -> value as written (e.g. "0.79", "2.6 ms")
+    values: Mapping[str, str]
+    #: how they were fitted, in words
+    fit: str
+    #: the ids of the records the fit used
+    records: tuple[str, ...]
+    #: FITTED_SUMMARY name -> plain number as written (e.g. "0.066")
+    summary: Mapping[str, str]
+
+    def quantity(self, name: str) -> pint.Quantity:
+        return parse_quantity(self.values[name], FITTED_INPUTS[name][0], shown_path(self.path), name, allow_zero=True)
+
+
+@cache
+def load_fitted_defaults(path: Path = FITTED_DEFAULTS_PATH) -> FittedDefaults:
+    """The fitted defaults file, validated: every fitted input present with its unit and in its domain, the fit described, the records named."""
+    where = shown_path(path)
+    try:
+        data = tomllib.loads(read_text(path))
+    except tomllib.TOMLDecodeError as err:
+        raise SpecError(where, None, f"expected valid TOML, found a syntax error ({err})") from None
+    known = {**FITTED_FIELDS, **dict.fromkeys(FITTED_INPUTS, True)}
+    unknown = sorted(set(data) - set(known))
+    if unknown:
+        raise SpecError(where, unknown[0][:60], f"unknown field{suggest(unknown[0], known)}; known: {', '.join(known)}")
+    for field, required in known.items():
+        if required and field not in data:
+            raise SpecError(where, field, "missing required field")
+    values = {}
+    for name, (want, domain) in FITTED_INPUTS.items():
+        text = _text(data[name], where, name)
+        q = parse_quantity(text, want, where, name, allow_zero=True)
+        m = q.to(want).magnitude
+        if (domain == "fraction" and not 0 < m <= 1) or m < 0:
+            raise SpecError(where, name, f"expected {'a fraction in (0, 1]' if domain == 'fraction' else 'zero or more'}, found {shown(text)}")
+        values[name] = text.strip()
+    ids = data["records"]
+    if not isinstance(ids, list) or not ids or not all(isinstance(i, str) and i.strip() for i in ids):
+        raise SpecError(where, "records", f"expected a list of record ids, found {shown(ids)}")
+    table = data["summary"]
+    if not isinstance(table, Mapping):
+        raise SpecError(where, "summary", f"expected a table of {', '.join(FITTED_SUMMARY)}, found {shown(table)}")
+    extra = sorted(set(table) - set(FITTED_SUMMARY))
+    if extra:
+        raise SpecError(where, f"summary.{extra[0][:60]}", f"unknown field{suggest(extra[0], FITTED_SUMMARY)}; known: {', '.join(FITTED_SUMMARY)}")
+    summary = {}
+    for name in FITTED_SUMMARY:
+        if name not in table:
+            raise SpecError(where, f"summary.{name}", "missing required field")
+        text = _text(table[name], where, f"summary.{name}")
+        parse_quantity(text, "1", where, f"summary.{name}", allow_zero=True)
+        summary[name] = text.strip()
+    return FittedDefaults(path, values, _text(data["fit"], where, "fit"), tuple(ids), summary)
+
+
 def _text(v: object, where: str, name: str) -> str:
     if not isinstance(v, str) or len(v) > MAX_TEXT:
         raise SpecError(where, name, f"expected text, found {shown(v)}")
@@ -232,4 +310,5 @@ def _shipped(v: object, where: str, name: str, names: list[str], listing: str, l
     return load(v)
 
 
-__all__ = ["BATCHING", "MEASUREMENTS_DIR", "METRICS", "Measurement", "load_measurement_file", "load_measurements", "parse_measurements"]
+__all__ = ["BATCHING", "FITTED_DEFAULTS_NAME", "FITTED_DEFAULTS_PATH", "FITTED_INPUTS", "FITTED_SUMMARY", "MEASUREMENTS_DIR", "METRICS", "FittedDefaults", "Measurement",
+           "load_fitted_defaults", "load_measurement_file", "load_measurements", "parse_measurements"]

@@ -120,6 +120,11 @@ def _infer(expr: sp.Basic, units: UnitMap) -> pint.Unit:
     if isinstance(expr, sp.core.relational.Relational):
         _all_same(expr, expr.args, units)
         return ureg.dimensionless
+    if getattr(expr, "unit_rule", None) == "dimensionless":
+        # a function of plain numbers that gives a plain number (the rounds of an all-reduce, ceil(log2 n))
+        for arg in expr.args:
+            _require_dimensionless(expr, arg, units)
+        return ureg.dimensionless
     if getattr(expr, "unit_rule", None) == "index":
         # the position of one argument among arguments of one unit (argmax): a plain number
         _all_same(expr, expr.args, units)

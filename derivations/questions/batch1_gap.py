@@ -10,8 +10,8 @@ suspects are sorted by what one profiler trace of a step shows:
   bandwidth, and small kernels (norms, rotary, activations) that move almost no
   bytes but cost a few microseconds each;
 - extra or wrong kernels: weights read at a wider width than intended (an FP32
-  copy of a BF16 matrix), and the tensor-parallel all-reduces (their bytes and
-  the small-message latency of each ring step);
+  copy of a BF16 matrix), and the tensor-parallel all-reduces (the step
+  model's: their bytes and the small-message latency of each round);
 - invisible in the timeline: time the client counts outside the engine's steps,
   and whatever the stated suspects leave unexplained.
 
@@ -56,7 +56,7 @@ class RatioInput(Input):
 
 GAP_RATIO = RatioInput("gap_ratio", rho_obs, "2.5", "1",
                        "measured step time over the floor printed on this sheet (the teaser's 2.5x); at least 1", "positive")
-#: Inputs model-limits shares: kernel counts, the launch gap, ring latency and the attention kernel's bandwidth.
+#: Inputs model-limits shares: kernel counts, the launch gap, all-reduce latency and the attention kernel's bandwidth.
 KERNELS_LAYER = Input("kernels_per_layer", gl.n_kl, "12", "1",
                       "kernels per layer per step in the trace: about 10 for a fused engine (GEMMs, attention, norms, activation, cache write), "
                       "2 more all-reduces under tensor parallelism, 20 to 30 unfused", "count")
@@ -119,9 +119,9 @@ t_wide = Step("t_wide_weights", pr.wide_read_time(sm.weights_gpu.s, f_wide, rho_
               r"Trace: kernel names that give the data type away (an FP32 GEMV, a dequantize or cast kernel before each GEMM). "
               r"A share $\sym{f_wide}$ of the weights read $\sym{rho_w}$ times wider than intended streams that many more bytes.",
               latex=r"t_{\mathrm{wide}}", title="Weights read at a wider width")
-t_coll = Step("t_collectives", sm.t_comm.s + 2 * gl.L * pr.allreduce_latency(), "s",
-              r"Trace: NCCL kernels, two per layer under tensor parallelism. At batch 1 each message is one row of activations, "
-              r"so the ring's $2 (n_{\mathrm{TP}} - 1)$ steps of latency, not its bytes, set the time; zero on one GPU.",
+t_coll = Step("t_collectives", sm.t_comm.s, "s",
+              r"Trace: NCCL kernels, two per layer under tensor parallelism: the step model's all-reduces. At batch 1 each message is one row "
+              r"of activations, so the $\lceil \log_2 n_{\mathrm{TP}} \rceil$ rounds of latency, not its bytes, set the time; zero on one GPU.",
               latex=r"t_{\mathrm{coll}}", title="Tensor-parallel all-reduces")
 extra = Step("t_extra_kernels", t_wide.s + t_coll.s, "s", "Everything the trace shows as kernels a lean step would not run.",
              latex=r"t_{\mathrm{extra}}", title="Extra or wrong kernels in all")
@@ -229,8 +229,8 @@ DERIVATION = derivation(
         "(host work hidden under a long kernel), so a suspect's figure is what it costs when nothing hides it.",
         "The suspects plus the unexplained remainder equal the gap exactly; if the stated suspects add up to more than the gap, "
         "the overshoot is printed and the remainder is zero.",
-        "Weights read wide are a share of the GEMM weights at the achieved bandwidth; the all-reduces are the shared step model's bandwidth term "
-        r"plus $2 (n_{\mathrm{TP}} - 1)$ ring steps of latency each, twice per layer.",
+        "Weights read wide are a share of the GEMM weights at the achieved bandwidth; the all-reduces are the shared step model's: their bytes "
+        r"over the link plus $\lceil \log_2 n_{\mathrm{TP}} \rceil$ rounds of latency each, twice per layer.",
     ),
     takeaways=(
         "The floor is {t_floor} per step; at the measured ratio the step takes {t_observed}, a gap of {gap}.",

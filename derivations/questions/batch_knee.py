@@ -2,7 +2,8 @@
 
 Takeaway: while the weight GEMMs are memory-bound the shared step model is the
 line t(B) = t0 + B*c, with t0 the weights at achieved bandwidth plus the fixed
-time and c each sequence's attention (its KV reads) and all-reduces. Throughput
+time (and the all-reduces' latency) and c each sequence's attention (its
+KV reads) and share of the all-reduce bytes. Throughput
 B*q/t(B) rises towards the ceiling q/c and is half of it at the knee B = t0/c.
 The KV cache sets both that ceiling (c is its reads) and the largest batch that
 fits, (f*C - weights)/((T + q)*s_kv) rounded down. As context grows both fall
@@ -71,14 +72,16 @@ weights_all = Step("weight_bytes_all_experts_gpu", pr.tp_split(pr.weight_bytes(p
 t_weights = Step("t_weights", pr.memory_time(weights_all.s, gl.eta_bw * gl.beta), "s",
                  "Those weights at the achieved bandwidth: the GEMMs' time while they are memory-bound.",
                  latex=r"t_{w}", title="Time to stream the weights")
-t_zero = Step("t_zero", t_weights.s + gl.t_fixed, "s",
-              "The part of the step no batch changes: the weights and the fixed time.", latex=r"t_{0}", title="Intercept of the line")
+t_zero = Step("t_zero", t_weights.s + gl.t_fixed + sm.COMM_LATENCY, "s",
+              "The part of the step no batch changes: the weights, the fixed time and the all-reduces' latency (zero on one GPU).",
+              latex=r"t_{0}", title="Intercept of the line")
 t_att_tok = Step("t_attention_per_token", pr.roofline_component_time(sm.flops_attn.s / (gl.B * gl.T), sm.kv_step.s / (gl.B * gl.T)), "s/token",
                  r"Attention's roofline time per sequence per cached token: its KV reads (or, where attention is compute-bound, its FLOPs). "
                  r"It is $\sym{t_attention}$ divided by $B T$.",
                  latex=r"x", title="Attention time per cached token")
-t_comm_seq = Step("t_reduce_per_sequence", sm.t_comm.s / gl.B, "s",
-                  "Each sequence's share of the all-reduces: its activation rows cross the link twice per layer (zero on one GPU).",
+t_comm_seq = Step("t_reduce_per_sequence", sm.COMM_BYTES / gl.B, "s",
+                  "Each sequence's share of the all-reduces' bytes: its activation rows cross the link twice per layer (zero on one GPU); "
+                  "their latency is the same at any batch, so it sits in the intercept.",
                   latex=r"y", title="All-reduce time per sequence")
 c_seq = Step("t_per_sequence", gl.T * t_att_tok.s + t_comm_seq.s, "s",
              r"The slope of the line: what one more sequence adds to the step. Batching shares the weights, never this.",
@@ -166,7 +169,8 @@ DERIVATION = derivation(
         r"all-reduces over the link, and a fixed time per step. $B$ counts sequences, each adding $q$ tokens per step and reading $T$ cached tokens.",
         r"The line $t(B) = t_{0} + B c$ is the step model while the weight GEMMs are memory-bound, that is up to $\sym{B_compute}$. "
         r"Its intercept streams every GEMM weight; for a MoE model that means every expert, which a batch at the knee reads almost all of.",
-        r"The slope $c$ is attention's roofline time per sequence (its KV reads, or its FLOPs where MLA attention is compute-bound) plus its share of the all-reduces.",
+        r"The slope $c$ is attention's roofline time per sequence (its KV reads, or its FLOPs where MLA attention is compute-bound) plus its share of the all-reduces' "
+        r"bytes; their latency is the same at any batch and sits in the intercept with the fixed time.",
         r"Capacity is the datasheet figure as printed, in decimal bytes (the H100's 80 GB is physically 80 GiB; the sheet does not use the difference), "
         r"times the usable share $\sym{f_use}$. The weights resident are all of them, every expert and the embedding, split over the GPUs; "
         r"each sequence holds $T + q$ cached tokens.",

@@ -5,10 +5,13 @@ reads (LM head included; for MoE the experts the batch touches). A real step
 adds the KV cache (growing with batch and context), bandwidth and FLOP rates
 below the datasheet, tensor-parallel all-reduces and a fixed per-step latency;
 at large batch the GEMMs turn compute-bound. The step model is the shared one
-of derivations.stepmodel.
+of derivations.stepmodel; its achieved bandwidth, fixed time and all-reduce hop
+latency default to a fit to published measurements of real servers, whose
+implied MBU range the sheet cites (derivations.measured).
 """
 
 from derivations import glossary as gl
+from derivations import measured as ms
 from derivations import primitives as pr
 from derivations import stepmodel as sm
 from derivations.engine import Row, Step, Table, derivation, solve
@@ -30,7 +33,7 @@ kv_equal = solve("T_kv_equal", sm.weights_gpu, sm.kv_step, gl.T, "token",
                  "The context at which the batch's KV reads cost as much as the weights: beyond it the cache, not the model, sets the floor.",
                  latex=r"T_{=}", keep=(sm.weights_gpu, sm.kv_tok_gpu), title="Context where the cache costs as much as the weights")
 
-STEPS = (*sm.DECODE_STEP[:4], t_floor, ceiling, *sm.DECODE_STEP[4:], over_floor, kv_equal, *sm.MEMORY_FIT)
+STEPS = (*sm.DECODE_STEP[:4], t_floor, ceiling, *sm.DECODE_STEP[4:], over_floor, kv_equal, *sm.MEMORY_FIT, *ms.MBU_STEPS)
 
 DERIVATION = derivation(
     "decode-floor",
@@ -46,7 +49,11 @@ DERIVATION = derivation(
         r"the expected number of distinct experts the $B q$ tokens pick under uniform top-$k$ routing (top-$k$ at one token, nearly all experts at large batch).",
         r"The embedding gather (one row of $D$ weights per token) and activation traffic are left out: under 0.1% of the bytes at moderate batch.",
         r"The floor uses datasheet bandwidth on one GPU; the step uses the achieved fractions $\eta_{\mathrm{bw}}$ and $\eta_{\mathrm{flop}}$, per component "
-        "(weight GEMMs, attention) the slower of memory and compute, plus the TP all-reduces and a fixed per-step time, all printed below.",
+        "(weight GEMMs, attention) the slower of memory and compute, plus the TP all-reduces and a fixed per-step time, all printed below. "
+        "The achieved bandwidth, the fixed time and the hop latency default to a fit to published measurements of real servers (the inputs say so).",
+        "Real servers sit further from the floor than the datasheet suggests: the memory-bound decode records of the measurements dataset "
+        "reach an implied MBU of {measured_mbu_low} to {measured_mbu_high} (median {measured_mbu_median}), so this step's bytes take "
+        "{t_step_mbu_high} to {t_step_mbu_low} on such servers (median {t_step_mbu_median}), against {t_step} modelled.",
         "Tensor parallelism splits weights and FLOPs evenly; KV heads split only while there are more of them than GPUs (an MLA latent is on every GPU); "
         "each layer all-reduces its activations twice over the GPU-to-GPU link (ring algorithm).",
     ),
@@ -66,7 +73,11 @@ DERIVATION = derivation(
     limits=(
         "Uniform routing is the best case for MoE at small batch; skewed routing touches fewer experts.",
         "Components are summed, not overlapped; real kernels overlap some memory and compute and lose some to tile and wave quantization.",
-        r"The all-reduce term is the bandwidth term only; each all-reduce also has a latency of a few microseconds, inside $t_{\mathrm{fixed}}$ here.",
+        r"Each all-reduce is its bytes over the link (a ring's) plus $\lceil \log_2 n_{\mathrm{TP}} \rceil$ rounds of $\sym{t_hop}$ (recursive doubling); "
+        "one-shot and custom all-reduce kernels have other constants, and the fitted latency absorbs whatever else grows with the TP degree; "
+        "the measurements behind it stop at four GPUs.",
+        "The implied MBU range is the model's bytes over measured steps: records whose engine reads fewer bytes than counted (or more) "
+        "move it, and the fixed time per step is inside it.",
         r"Paged KV, prefix sharing and sliding-window attention change the KV term; speculative decoding changes $q$.",
     ),
     tables=(
@@ -82,5 +93,6 @@ DERIVATION = derivation(
             *(Row("", model="deepseek-v3", set={"tp": "8", "batch": str(b)}) for b in (1, 64)),
         ), ("experts_touched", "weight_bytes", "t_step", "memory_fraction")),
     ),
-    display_units={**sm.DISPLAY_UNITS, "t_floor": "ms", "tokens_per_s_ceiling": "token/s", "T_kv_equal": "token"},
+    inputs=ms.MBU_INPUTS,
+    display_units={**sm.DISPLAY_UNITS, **ms.DISPLAY_UNITS, "t_floor": "ms", "tokens_per_s_ceiling": "token/s", "T_kv_equal": "token"},
 )

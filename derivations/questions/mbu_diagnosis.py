@@ -9,7 +9,7 @@ that time along what one profiler trace shows, outside in:
     t - t_floor = t_idle + t_coll + t_nonstream + t_bw
 
 f_busy = 1 - idle share (white space in the timeline); f_coll = 1 - t_coll /
-t_busy (the step model's all-reduces, bandwidth and latency terms); f_stream =
+t_busy (the step model's all-reduces: bytes over the link and latency); f_stream =
 1 - non-streaming share of the remaining kernel time (norms, rotary, sampling,
 routing); eta_hat, the bandwidth the streaming kernels (weight GEMMs,
 attention) reach, is derived as what is left: MBU / (f_busy f_coll f_stream) =
@@ -20,12 +20,14 @@ contradict each other (streaming kernels faster than the datasheet); the sheet
 then prints none with the reason.
 
 Assumes the byte count of the shared step model (derivations.stepmodel), the
-all-reduces not overlapped with compute, and the trace shares as inputs.
+all-reduces not overlapped with compute, and the trace shares as inputs. Cites
+the implied MBU range of published measurements (derivations.measured).
 """
 
 import sympy as sp
 
 from derivations import glossary as gl
+from derivations import measured as ms
 from derivations import primitives as pr
 from derivations import stepmodel as sm
 from derivations.context import Input
@@ -72,12 +74,9 @@ f_busy = Step("f_busy", 1 - s_idle, "1",
               latex=r"f_{\mathrm{busy}}", title="Busy share of the step",
               none="an idle share of 1 or more leaves no time for any kernel: the idle share must be below 1")
 t_busy = Step("t_busy", f_busy.s * tpot.s, "s", "The time some kernel runs.", latex=r"t_{\mathrm{busy}}", title="Busy time")
-t_ar = Step("t_allreduce_latency", 2 * gl.L * pr.allreduce_latency(), "s",
-            r"The step model's all-reduces carry a bandwidth term only; each of the $2 L$ also pays its ring's hops, whatever the message. "
-            "Zero on one GPU.",
-            latex=r"t_{\mathrm{hop}}^{\mathrm{AR}}", title="All-reduce latency per step")
-t_coll = Step("t_collective", sm.t_comm.s + t_ar.s, "s",
-              "Collectives as their own bucket: the tensor-parallel all-reduces of the step model, bandwidth and latency, not overlapped with compute. "
+t_coll = Step("t_collective", sm.t_comm.s, "s",
+              "Collectives as their own bucket: the tensor-parallel all-reduces of the step model (bytes over the link and the latency rounds of "
+              "latency), not overlapped with compute. "
               "In a trace: the NCCL (or RCCL) all-reduce kernels; owned by whoever sets the parallel layout and the communication library.",
               latex=r"t_{\mathrm{coll}}", title="Collective time")
 f_coll = Step("f_collective", 1 - t_coll.s / t_busy.s, "1",
@@ -137,8 +136,8 @@ share_bw = Step("share_bandwidth", b_bw.s / gap_rebuilt.s, "1", "The bandwidth b
                 latex=r"\Delta t_{\mathrm{bw}}/\Delta t", title="Bandwidth share of the missing time")
 
 STEPS = (*sm.DECODE_STEP[:9], *sm.MEMORY_FIT, t_floor, tpot, gap, missing, achieved,
-         f_busy, t_busy, sm.t_comm, t_ar, t_coll, f_coll, t_kernels, f_stream, t_stream, eta_hat,
-         b_idle, b_coll, b_ns, b_bw, mbu_rebuilt, gap_rebuilt, share_idle, share_coll, share_ns, share_bw)
+         f_busy, t_busy, sm.t_comm, t_coll, f_coll, t_kernels, f_stream, t_stream, eta_hat,
+         b_idle, b_coll, b_ns, b_bw, mbu_rebuilt, gap_rebuilt, share_idle, share_coll, share_ns, share_bw, *ms.MBU_STEPS)
 
 BUCKETS = ("t_idle", "t_collective_bucket", "t_nonstream", "t_bandwidth")
 FACTORS = ("f_busy", "f_collective", "f_stream", "f_bandwidth")
@@ -151,7 +150,7 @@ DERIVATION = derivation(
     S,
     STEPS,
     ("t_floor", "tpot", "gap"),
-    inputs=(MBU, IDLE, NONSTREAM),
+    inputs=(MBU, IDLE, NONSTREAM, *ms.MBU_INPUTS),
     assumptions=(
         r"MBU is bytes that must move per step on one GPU over the step time times that GPU's datasheet bandwidth (@mbu-definition): "
         r"the bytes are the shared step model's, the weights the step reads (for MoE the experts the batch touches under uniform top-$k$ "
@@ -160,7 +159,11 @@ DERIVATION = derivation(
         "The missing time is split outside in, as a trace is read: white space first, then collectives, then kernels that move none of the "
         "counted bytes, and what is left is the streaming kernels running below the datasheet bandwidth.",
         "The idle and non-streaming shares are measurements (inputs, illustrative defaults); the collectives are the step model's all-reduces "
-        r"(two per layer, ring, bandwidth term) plus a stated hop latency; the bandwidth factor is derived, so the identities hold for any inputs.",
+        r"(two per layer: bytes over the link plus $\lceil \log_2 n_{\mathrm{TP}} \rceil$ rounds of $\sym{t_hop}$, its default fitted to published "
+        "measurements); the bandwidth factor is derived, so the identities hold for any inputs.",
+        "For scale: the memory-bound decode records of published measurements (specs/measurements) reach an implied MBU of "
+        "{measured_mbu_low} to {measured_mbu_high}, median {measured_mbu_median}; at those MBUs this setup's step would take "
+        "{t_step_mbu_high} to {t_step_mbu_low}. An MBU of {mbu} is a measurement to diagnose, not a fault by itself, when it sits inside that range.",
         "Collectives are not overlapped with compute (decode's all-reduces sit on the critical path between attention and the MLP).",
     ),
     takeaways=(
@@ -190,8 +193,13 @@ DERIVATION = derivation(
         "steps, with the GPU and CPU timelines, gives them.",
         "The buckets assume nothing overlaps: where a runtime overlaps the host's work with the GPU or an all-reduce with a GEMM, the trace "
         "shows less white space and a shorter collective bucket, and the factors shift accordingly.",
-        r"The collective bucket is modelled, not measured: the step model's bandwidth term plus $2 (n_{\mathrm{TP}} - 1)$ hops of "
-        r"$\sym{t_hop}$ per all-reduce. Compare it with the NCCL kernel time in the trace; a large difference is itself a finding.",
+        r"The collective bucket is modelled, not measured: the step model's all-reduces, bytes over the link plus $\lceil \log_2 n_{\mathrm{TP}} \rceil$ rounds of "
+        r"$\sym{t_hop}$ each. Compare it with the NCCL kernel time in the trace; a large difference is itself a finding.",
+        "The collective bucket's latency is fitted to measured servers of at most four GPUs and grows as "
+        r"$\lceil \log_2 n_{\mathrm{TP}} \rceil$ rounds per all-reduce: here it gives {t_collective} of all-reduces against a step of {tpot}. Where the "
+        "all-reduces exceed the busy time the MBU implies (eight GPUs at the defaults), the buckets are none and the identity cannot be "
+        "checked: either the server beats the fitted latency (a custom one-shot all-reduce) or the MBU is not reachable there. A trace "
+        "of the NCCL kernels on the real server settles it.",
         "MoE bytes assume uniform routing; skewed routing reads fewer experts, which lowers the floor and moves time into the bandwidth bucket.",
         "Prefill chunks mixed into decode steps add bytes and FLOPs the numerator does not count: measure the MBU on pure decode steps, "
         "or count those bytes too.",
@@ -223,12 +231,14 @@ DERIVATION = derivation(
     claims=(
         Claim("A 60% MBU leaves 40% of the step to explain.", "missing_share", "0.4", rel_tol=1e-9),
         Claim("The buckets add back to the missing time exactly.", "gap_rebuilt", "gap", rel_tol=1e-12),
+        Claim("They add back exactly on a setup whose modelled all-reduces leave room for the MBU: two H200s.", "gap_rebuilt", "gap",
+              rel_tol=1e-12, where=Row("two H200s", hardware="h200", set={"tp": "2"})),
     ),
     hardware=("h100-sxm", "h200", "b200"),
     models=("llama-3.1-70b", "qwen3-235b-a22b"),
     defaults={"tp": "8", "batch": "16"},
-    display_units={**sm.DISPLAY_UNITS, "t_floor": "ms", "tpot": "ms", "gap": "ms", "bandwidth_achieved": "TB/s", "t_busy": "ms",
-                   "t_allreduce_latency": "ms", "t_collective": "ms", "t_kernels": "ms", "t_stream": "ms", "t_idle": "ms",
+    display_units={**sm.DISPLAY_UNITS, **ms.DISPLAY_UNITS, "t_floor": "ms", "tpot": "ms", "gap": "ms", "bandwidth_achieved": "TB/s", "t_busy": "ms",
+                   "t_collective": "ms", "t_kernels": "ms", "t_stream": "ms", "t_idle": "ms",
                    "t_collective_bucket": "ms", "t_nonstream": "ms", "t_bandwidth": "ms", "gap_rebuilt": "ms", "t_comm": "ms",
                    **{n: "percent" for n in ("missing_share", "share_idle", "share_collective", "share_nonstream", "share_bandwidth")}},
 )

@@ -3,13 +3,15 @@
 Takeaway: the shared step model (derivations.stepmodel) is the twenty lines:
 the weights a step reads and the batch's KV cache over the achieved bandwidth,
 the GEMM and attention FLOPs over the achieved peak, each component at the
-slower of the two, two ring all-reduces per layer under tensor parallelism,
-and a fixed time per step. Its worked prediction for Llama 3.1 70B on eight
+slower of the two, two ring all-reduces per layer under tensor parallelism
+(their bytes over the link and ceil(log2 n) rounds of latency each), and a fixed time
+per step. Its efficiency, fixed time and hop latency default to a fit to
+published measurements of real servers (`roofline validate`), and the sheet
+shows that fit's error band. Its worked prediction for Llama 3.1 70B on eight
 H100 SXM (the sheet's defaults) is a step of a few milliseconds. Then each
 place it breaks, sized from stated inputs as a time it leaves out (or, for
 capacity, the memory it leaves out):
 
-- the latency of small-message all-reduces, 2(n - 1) ring steps each, twice per layer;
 - kernel launch gaps, kernels per step times the gap at each boundary;
 - prefill mixed into decode steps (each decode token brings S/n_out prompt tokens),
   which turns the GEMMs compute-bound at a batch the model calls memory-bound;
@@ -29,17 +31,22 @@ import sympy as sp
 from derivations import glossary as gl
 from derivations import primitives as pr
 from derivations import stepmodel as sm
-from derivations.context import Input
+from derivations.context import FITTED, Input
 from derivations.engine import Claim, Row, Step, Table, at, derivation
 from derivations.questions import batch1_gap as bg
 from derivations.questions import batch_knee as bk
 from derivations.symbols import Symbols
+from derivations.validation import mean_context, measured_step
+from specs.measurements import load_measurements
 
 S = Symbols(parent=bk.S)
 n_out = S.add("n_out", "token", r"n_{\mathrm{out}}", "tokens each request generates (its decode steps)")
 m_tile = S.add("m_tile", "token", r"m_{\mathrm{tile}}", "rows of one GEMM tile: the token count a GEMM pads up to")
 T_page = S.add("T_page", "token", r"T_{\mathrm{page}}", "tokens per KV-cache page (block)")
 f_clk = S.add("f_clk", "1", r"f_{\mathrm{clk}}", "sustained SM clock under load over the boost clock behind the datasheet peak")
+t_meas = S.add("t_meas", "s", r"t_{\mathrm{meas}}", "a measured decode step time of this setup, to set the prediction against")
+e_med = S.add("e_med", "1", r"\epsilon_{\mathrm{med}}", "median absolute error of the step model against the memory-bound decode records of the measurements dataset")
+e_worst = S.add("e_worst", "1", r"\epsilon_{\mathrm{max}}", "largest absolute error of the step model against those records")
 eta_q = S.add("eta_q", "1", r"\eta_{q}", "achieved fraction of datasheet bandwidth in weight-only quantized GEMMs (dequantizing as they stream)")
 
 # --- the twenty lines ---
@@ -49,13 +56,37 @@ lines = Step("model_lines", sp.Integer(len(sm.DECODE_STEP)), "1",
              "component, all-reduces, step time and throughput.",
              latex=r"n_{\mathrm{lines}}", title="Lines in the step model")
 
-# --- where it breaks: each a time the model leaves out ---
+# --- how far it sits from real servers: the measurements dataset ---
 
-b_ar = Step("break_allreduce_latency", 2 * gl.L * pr.allreduce_latency(), "s",
-            r"The model's all-reduces are their bytes over the link. A decode step's message is a few rows of activations, so each "
-            r"all-reduce costs its $2 (n_{\mathrm{TP}} - 1)$ ring steps of latency instead, twice per layer; zero on one GPU. "
-            "Catch it: time the NCCL kernels of one decode step in a trace, or run nccl-tests at the step's message size on the same GPUs.",
-            latex=r"\Delta t_{\mathrm{ar}}", title="Small-message all-reduce latency")
+err_med = Step("error_median", e_med, "1",
+               "The step model's median absolute error, at the defaults, against the memory-bound decode records of published measurements "
+               "that the defaults are fitted to (the validation table below; `roofline validate`).",
+               latex=r"\bar{\epsilon}", title="Median error against measurements")
+err_worst = Step("error_worst", e_worst, "1", "Its largest absolute error against those records.",
+                 latex=r"\epsilon_{\max}", title="Worst error against measurements")
+band_low = Step("t_step_band_low", sm.t_step.s * (1 - e_med), "s",
+                "The prediction less the model's median error against published measurements: half of the measured servers sit closer to "
+                "the model than this band.",
+                latex=r"t_{\mathrm{step}}^{-}", title="Error band, low")
+band_high = Step("t_step_band_high", sm.t_step.s * (1 + e_med), "s",
+                 "The prediction plus that median error.", latex=r"t_{\mathrm{step}}^{+\epsilon}", title="Error band, high")
+worst_low = Step("t_step_worst_low", sm.t_step.s * sp.Max(0, 1 - e_worst), "s",
+                 "The prediction less the model's largest error against those measurements (never below zero).",
+                 latex=r"t_{\mathrm{step}}^{-\max}", title="Worst-case band, low")
+worst_high = Step("t_step_worst_high", sm.t_step.s * (1 + e_worst), "s",
+                  "The prediction plus that largest error: every memory-bound record sits inside this band.",
+                  latex=r"t_{\mathrm{step}}^{+\max}", title="Worst-case band, high")
+t_measured = Step("t_measured", t_meas, "s", "A measured step time of this setup, as given (the validation table sets each record's).",
+                  latex=r"t_{\mathrm{meas}}", title="Measured step")
+error = Step("prediction_error", (sm.t_step.s - t_meas) / t_meas, "1",
+             "The prediction against the measurement, (predicted - measured) / measured: negative means the model is too fast. "
+             "Undefined until a measured step is given (the validation table gives each record's).",
+             latex=r"\epsilon", title="Prediction error")
+
+# --- where it breaks: each a time the model leaves out ---
+# (The latency of decode's small all-reduces was a break here; the step model now has it: t_comm pays ceil(log2 n) rounds of
+# t_hop per all-reduce, t_hop fitted to the measurements.)
+
 kernels = Step("kernels_per_step", pr.kernels_per_step(), "1",
                "The kernels one step launches: the same per layer, a few more outside the layers.", latex=r"n_{\mathrm{k}}",
                title="Kernels per step")
@@ -121,7 +152,7 @@ b_clk = Step("break_clocks", t_gemm_clk.s + t_attn_clk.s - sm.t_gemm.s - sm.t_at
              "while memory-bound ones barely move. Catch it: log the SM clock and board power under the real load (nvidia-smi, DCGM).",
              latex=r"\Delta t_{\mathrm{clk}}", title="Clocks below boost")
 
-BREAKS = (b_ar, b_launch, b_prefill, b_tile, b_moe, b_att, b_dq, b_clk)
+BREAKS = (b_launch, b_prefill, b_tile, b_moe, b_att, b_dq, b_clk)
 t_breaks = Step("t_breaks", sp.Add(*(b.s for b in BREAKS)), "s", "Every break sized above, added to the prediction.",
                 latex=r"\Delta t_{\mathrm{breaks}}", title="What the breaks add")
 t_broken = Step("t_step_with_breaks", sm.t_step.s + t_breaks.s, "s",
@@ -131,8 +162,8 @@ share_model = Step("share_modelled", sm.t_step.s / t_broken.s, "1",
                    "How much of the step the twenty lines capture at these inputs.", latex=r"t_{\mathrm{step}}/t_{\mathrm{step}}^{+}",
                    title="Share the model captures")
 largest = Step("largest_break", pr.best_of([b.s for b in BREAKS], tuple(range(1, len(BREAKS) + 1))), "1",
-               "The number of the largest break in the order of this sheet (1 all-reduce latency, 2 launch gaps, 3 prefill mix, 4 tiles, "
-               "5 MoE spread, 6 attention, 7 dequantization, 8 clocks): the first to measure.",
+               "The number of the largest break in the order of this sheet (1 launch gaps, 2 prefill mix, 3 tiles, 4 MoE spread, "
+               "5 attention, 6 dequantization, 7 clocks): the first to measure.",
                latex=r"j^{*}", title="Largest break")
 
 # --- capacity: the memory the model leaves out ---
@@ -147,17 +178,37 @@ fraction_usable = Step("memory_fraction_usable", (sm.memory_gpu.s + kv_waste.s) 
                        "Catch it: the engine's count of KV blocks at start-up against the batch and context the plan assumes.",
                        latex=r"M^{+}/M_{\mathrm{use}}", title="Share of usable memory, with paging")
 
-STEPS = (*sm.DECODE_STEP, *sm.MEMORY_FIT, lines, b_ar, kernels, b_launch, t_gemm_mixed, b_prefill, flops_tiled, b_tile, experts_2, variance, spread, b_moe, b_att,
+STEPS = (*sm.DECODE_STEP, *sm.MEMORY_FIT, lines, err_med, err_worst, band_low, band_high, worst_low, worst_high, t_measured, error, kernels, b_launch, t_gemm_mixed, b_prefill, flops_tiled, b_tile, experts_2, variance, spread, b_moe, b_att,
          weight_only, b_dq, t_gemm_clk, t_attn_clk, b_clk, t_breaks, t_broken, share_model, largest, bk.usable, kv_waste, fraction_usable)
 
 BREAK_COLUMNS = tuple(b.name for b in BREAKS)
 
-#: Tables in reading order; a validation table (predictions against measured step times) can be appended here.
+_RECORDS = {m.id: m for m in load_measurements()}
+
+
+def _validation_row(rid: str) -> Row:
+    """A memory-bound decode record of the measurements dataset as a row: its chip, model, precisions, batch, mean context and
+    TP degree, and its measured step (derivations.validation's rules)."""
+    m = _RECORDS[rid]
+    return Row(rid, hardware=m.hardware.key, model=m.model.key, weights=m.weights, kv=m.kv, math=m.math,
+               set={"batch": str(m.batch), "context": f"{mean_context(m)} token", "tp": str(m.tp), "tokens_per_step": "1 token",
+                    "measured_step": f"{measured_step(m)!r} s"})
+
+
+VALIDATION = Table("Against published measurements: the memory-bound decode records the defaults are fitted to (`roofline validate`)",
+                   tuple(_validation_row(rid) for rid in FITTED.records),
+                   ("t_comm", "t_step", "t_measured", "prediction_error"),
+                   note="Each row is a record of specs/measurements/ at its own chip, model, precisions, batch, mean context (prompt plus half "
+                        "the output) and TP degree, predicted at this sheet's defaults; compute-bound and prefill-heavy records are left out "
+                        "(`roofline validate` lists them). A row's inputs other than these are the sheet's: set a break's input and "
+                        "the prediction does not move, since breaks are outside it.")
+
+#: Tables in reading order; the validation table is last.
 TABLES: tuple[Table, ...] = (
     Table("The prediction and its breaks as the batch grows (sheet's model and chip)", tuple(
         Row("", set={"batch": str(b), "context": f"{t} token"}) for b, t in ((1, 8192), (16, 8192), (64, 8192), (300, 2048))
-    ), ("t_step", "break_allreduce_latency", "break_launch_gaps", "break_prefill_mix", "break_tile_quantization", "t_step_with_breaks"),
-        note="The fixed breaks (latency, launches) dominate at batch 1; the prefill mix arrives once it pushes the GEMMs past the ridge, "
+    ), ("t_step", "t_comm", "break_launch_gaps", "break_prefill_mix", "break_tile_quantization", "t_step_with_breaks"),
+        note="The all-reduces (in the model, latency included) and the launch gaps are fixed costs that matter most at batch 1; the prefill mix arrives once it pushes the GEMMs past the ridge, "
              "and tiles only once decode alone does (the last row, at a context short enough for its cache to fit)."),
     Table("Across models, hardware and formats", (
         Row("", model="llama-3.1-70b", hardware="h100-sxm", set={"tp": "8"}),
@@ -172,6 +223,7 @@ TABLES: tuple[Table, ...] = (
     Table("Long context and the memory the plan leaves out (sheet's model and chip)", tuple(
         Row("", set={"batch": str(b), "context": f"{t} token"}) for b, t in ((16, 8192), (64, 8192), (16, 131072), (8, 131072))
     ), ("t_step", "break_attention_long_context", "memory_fraction", "kv_page_waste", "memory_fraction_usable")),
+    VALIDATION,
 )
 
 DERIVATION = derivation(
@@ -189,6 +241,14 @@ DERIVATION = derivation(
         Input("tile_tokens", m_tile, "64 token", "token", "rows of one GEMM tile (64 or 128 for H100 GEMM kernels)", "count"),
         Input("page_tokens", T_page, "16 token", "token", "tokens per KV-cache page (vLLM's default block size is 16)", "count"),
         Input("clock_fraction", f_clk, "0.9", "1", "sustained SM clock under load over the boost clock of the datasheet peak", "fraction"),
+        Input("measured_step", t_meas, "0 ms", "s",
+              "a measured decode step time of this setup to set the prediction against (0: none); the validation table sets each record's",
+              "nonnegative"),
+        Input("validation_median_error", e_med, FITTED.summary["median_error"], "1",
+              f"median absolute error of the step model at these defaults against the {len(FITTED.records)} memory-bound decode records "
+              "of published measurements (`roofline validate`)", "nonnegative"),
+        Input("validation_worst_error", e_worst, FITTED.summary["worst_error"], "1",
+              "largest absolute error of the step model at these defaults against those records (`roofline validate`)", "nonnegative"),
         Input("eta_bw_quant", eta_q, "0.6", "1",
               "achieved fraction of datasheet bandwidth in weight-only quantized GEMMs (used only when the weights are narrower than the math)",
               "fraction"),
@@ -196,20 +256,28 @@ DERIVATION = derivation(
     defaults={"tp": "8", "launch_gap": "0.5 us"},
     assumptions=(
         "The twenty lines are the shared step model (@decode-floor): per component the slower of its bytes at the achieved bandwidth and its "
-        "FLOPs at the achieved peak, summed; two ring all-reduces per layer over the link; a fixed time per step. The worked prediction is "
-        "its value at the sheet's inputs: Llama 3.1 70B on eight H100 SXM by default.",
+        r"FLOPs at the achieved peak, summed; two all-reduces per layer, each its bytes over the link plus $\lceil \log_2 n_{\mathrm{TP}} \rceil$ rounds of latency; "
+        "a fixed time per step. The worked prediction is its value at the sheet's inputs: Llama 3.1 70B on eight H100 SXM by default.",
+        r"The achieved bandwidth $\sym{eta_bw}$, the fixed time $\sym{t_fixed}$ and the hop latency $\sym{t_hop}$ default to a fit to "
+        "published measurements of real servers (specs/measurements, `roofline validate`): against the memory-bound decode records the "
+        "model's median error is {error_median} and its worst {error_worst} (the validation table below), so the "
+        "worked prediction's band is {t_step_band_low} to {t_step_band_high}, and {t_step_worst_low} to {t_step_worst_high} at the worst error.",
         "Each break is sized alone from the inputs printed above, as the time it adds to the prediction (zero where it does not apply), "
         "and the breaks are added; real effects overlap, so their sum is a bound, not a forecast.",
-        r"The fixed time $t_{\mathrm{fixed}}$ is read as host work; launch gaps are a break of their own (a production engine replays its "
-        "steps in CUDA graphs, so the default gap is half a microsecond).",
+        r"The fixed time $t_{\mathrm{fixed}}$ is fitted, so it holds the measured servers' average host work, launch gaps and small "
+        "kernels; the breaks below are what a given server adds beyond that average, each sized from its own inputs (launch gaps as a "
+        "production engine's CUDA graphs leave them, half a microsecond by default), so the fitted time and the breaks overlap and their "
+        "sum errs long.",
         r"The prefill mix is the steady state of a server whose requests bring $S$ prompt tokens and generate $n_{\mathrm{out}}$: "
         r"$S/n_{\mathrm{out}}$ prompt tokens per decode token, scheduled into the same steps (chunked prefill); prefill attention is left out.",
         "MoE spread is uniform routing's: the variance of the distinct experts read, summed over independent layers (@moe-experts).",
     ),
     takeaways=(
         "The worked prediction: {t_step} per step ({throughput}), from {model_lines} lines: weight GEMMs {t_gemm}, attention {t_attention}, "
-        "all-reduce bytes {t_comm}, and the fixed time.",
-        "Its breaks at the stated inputs: all-reduce latency {break_allreduce_latency}, launch gaps {break_launch_gaps} over "
+        "all-reduces {t_comm} (bytes and latency), and the fixed time.",
+        "Against published measurements of real servers the model at these defaults has a median error of {error_median} "
+        "(worst {error_worst}): the worked prediction is {t_step_band_low} to {t_step_band_high} within the median error.",
+        "Its breaks at the stated inputs: launch gaps {break_launch_gaps} over "
         "{kernels_per_step} kernels, prefill mix {break_prefill_mix}, tiles {break_tile_quantization}, MoE spread {break_moe_spread}, "
         "attention {break_attention_long_context}, dequantization {break_dequantization}, clocks {break_clocks}.",
         "With them the step is {t_step_with_breaks}: the twenty lines capture {share_modelled} of it, and the largest break is number "
@@ -220,7 +288,9 @@ DERIVATION = derivation(
     scoring=(
         "Writes the step model from bytes and FLOPs in a few lines and gets a number for a named setup before listing caveats.",
         "Names the breaks in order of size at the setup in question, not as a generic list.",
-        "Knows the TP all-reduce at decode is latency-bound: message size is a few kilobytes, so bandwidth figures do not apply.",
+        "Knows the TP all-reduce at decode is latency-bound: message size is a few kilobytes, so bandwidth figures do not apply, and "
+        "puts the latency in the model rather than in a caveat.",
+        "Knows how far the model sits from measured servers (its error against published measurements) and quotes the band with the number.",
         "Knows a decode-only model misses the prefill that shares the same steps, and that it turns the GEMMs compute-bound early.",
         "For MoE, knows the expected experts are a mean and asks for the spread and the skew.",
         "Gives a measurement for each break (a trace, nccl-tests, a batch sweep, a router histogram, clock logs, the KV block count) "
@@ -229,9 +299,15 @@ DERIVATION = derivation(
     limits=(
         "The breaks are sized one at a time and added; interactions (a slower clock with a compute-bound prefill mix) are not modelled.",
         "Speculative decoding, prefix caching and sliding-window attention change the bytes per token; see @speculative-decoding for the first.",
-        "The all-reduce latency is a ring's; tree and one-shot all-reduces and vendor custom kernels have other constants.",
+        r"The all-reduce latency is recursive doubling's, $\lceil \log_2 n_{\mathrm{TP}} \rceil$ rounds; one-shot all-reduces and vendor custom kernels have other "
+        "constants, and the measurements behind the fit stop at four GPUs. The fitted round "
+        "latency absorbs whatever else grows with the TP degree in the measured servers. Catch it: time the NCCL kernels of one decode step "
+        "in a trace, or run nccl-tests at the step's message size on the same GPUs.",
+        "The error band is the dataset's: a few engines and chips, most records memory-bound decode; compute-bound and prefill-heavy "
+        "records sit further off (`roofline validate`). Calibrating on one record of the same engine and chip did not narrow it "
+        "(leave-one-out in `roofline validate`).",
         "Network, storage and the host's own limits (tokenization, the API server) are outside a GPU step model.",
-        "The default inputs are typical values, not measurements: each break is only as good as the number given for it.",
+        "The breaks' default inputs are typical values, not measurements: each break is only as good as the number given for it.",
     ),
     tables=TABLES,
     claims=(
@@ -244,6 +320,7 @@ DERIVATION = derivation(
     hardware=("h100-sxm", "h200", "b200"),
     models=("llama-3.1-70b", "llama-3.1-8b"),
     display_units={**bk.DERIVATION.display_units, **{b.name: "ms" for b in BREAKS}, "t_gemm_prefill_mix": "ms", "t_gemm_clock": "ms",
-                   "t_attention_clock": "ms", "t_breaks": "ms", "t_step_with_breaks": "ms", "share_modelled": "%", "kv_page_waste": "GB",
+                   "t_attention_clock": "ms", "t_breaks": "ms", "t_step_with_breaks": "ms", "share_modelled": "%", "prediction_error": "%", "error_median": "%", "error_worst": "%", "t_step_band_low": "ms", "t_step_band_high": "ms", "t_step_worst_low": "ms",
+                   "t_step_worst_high": "ms", "t_measured": "ms", "measured_step": "ms", "kv_page_waste": "GB",
                    "flops_gemm_tiled": "Tflop", "memory_fraction": "%", "memory_fraction_usable": "%"},
 )

@@ -87,7 +87,7 @@ def test_identities_hold_numerically_for_every_model_and_chip(tp):
     for h in HARDWARE:
         for m in MODELS:
             g = evaluate(GAP, sheet_context(GAP, h, m, tp=tp))
-            lim = evaluate(LIM, sheet_context(LIM, h, m, tp=tp))
+            lim = evaluate(LIM, sheet_context(LIM, h, m, tp=tp, t_fixed="0.2 ms"))
             where = f"{h} {m} tp={tp}"
             for name, v in (*g.items(), *lim.items()):
                 if isinstance(v, Missing):
@@ -125,7 +125,7 @@ def test_dense_models_have_no_moe_spread_and_moe_models_do_past_one_token():
 # --- anchors, computed by hand from the configs and the datasheet ---
 
 def test_batch1_gap_for_llama_8b_on_h100():
-    v = evaluate(GAP, sheet_context(GAP, "h100-sxm", "llama-3.1-8b"))
+    v = evaluate(GAP, sheet_context(GAP, "h100-sxm", "llama-3.1-8b", eta_bw="0.8"))
     floor = (2 * P_8B + 8192 * KV_8B_PER_TOKEN) / BETA  # about 4.80 ms
     assert v["t_floor"] == floor
     assert v["gap"] == Fraction(3, 2) * floor
@@ -139,15 +139,17 @@ def test_batch1_gap_for_llama_8b_on_h100():
 
 
 def test_model_limits_worked_prediction_llama_70b_tp8_h100():
-    v = evaluate(LIM, sheet_context(LIM, "h100-sxm", "llama-3.1-70b"))  # defaults: tp 8, batch 1, 8K context
+    # the sheet's tp 8, batch 1, 8K context; efficiencies pinned (the defaults are fitted to measurements and move with the dataset)
+    v = evaluate(LIM, sheet_context(LIM, "h100-sxm", "llama-3.1-70b", eta_bw="0.8", t_fixed="0.2 ms", hop_latency="1 us"))
     p = api.model("llama-3.1-70b").param_counts().active_matmul
     eta_beta = Fraction(4, 5) * BETA
     gemm = Fraction(2 * p, 8) / eta_beta
     attention = Fraction(8192 * 80 * 2 * 128 * 2) / eta_beta  # one KV head per GPU at TP 8
-    comm = 2 * 80 * 2 * Fraction(7, 8) * 8192 * 2 / Fraction(450 * 10**9)
+    latency = 2 * 80 * 3 * Fraction(1, 10**6)  # 0.48 ms: two all-reduces per layer, ceil(log2 8) = 3 rounds of 1 us each
+    comm = 2 * 80 * 2 * Fraction(7, 8) * 8192 * 2 / Fraction(450 * 10**9) + latency
+    assert v["t_comm"] == comm
     assert v["t_step"] == gemm + attention + comm + Fraction(2, 10**4)
-    assert 6e-3 < float(v["t_step"]) < 8e-3
-    assert v["break_allreduce_latency"] == 2 * 80 * 2 * 7 * Fraction(1, 10**6)  # 2.24 ms
+    assert 7e-3 < float(v["t_step"]) < 7.5e-3  # 7.3 ms with a lean engine's inputs
     assert v["break_launch_gaps"] == (80 * 12 + 8) * Fraction(1, 2 * 10**6)
     assert v["break_prefill_mix"] == 0 and v["break_tile_quantization"] == 0  # batch 1 stays memory-bound
     assert v["model_lines"] == 18
@@ -210,7 +212,11 @@ def test_claim_verdicts_at_the_defaults():
     gap = {c.text[:40]: c.holds for c in api.derive("batch1-gap").claims}
     assert all(gap.values()), gap
     lim = api.derive("model-limits").claims
-    assert [c.holds for c in lim] == [True, True, False]  # twenty lines; within 30% at batch 1; not at batch 64 with prefill mixed in
+    # twenty lines; within 30% at batch 1; and at batch 64 with prefill mixed in, since the fitted fixed time and all-reduce latency
+    # make the modelled step long beside the breaks (at the hand-set defaults the last did not hold)
+    assert [c.holds for c in lim] == [True, True, True]
+    hand = api.derive("model-limits", overrides=["eta_bw=0.8", "t_fixed=0.2ms", "hop_latency=0us"]).claims
+    assert [c.holds for c in hand] == [True, True, False]
 
 
 def test_a_gpu_that_is_really_slow_breaks_the_claim():

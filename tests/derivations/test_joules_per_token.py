@@ -17,7 +17,7 @@ from derivations.sheet import Missing, evaluate
 from renderers.numbers import display, number_text
 from roofline import api
 from specs.errors import SpecError
-from tests.derivations.helpers import context
+from tests.derivations.helpers import HAND_SET, context
 from units import unit_text
 
 JPT = BY_SLUG["joules-per-token"]
@@ -43,8 +43,8 @@ def test_energy_per_token_is_group_power_over_throughput():
 
 def test_default_headlines():
     r = {k: v.float for k, v in _sheet().results.items()}
-    assert r["joules_per_token"] == pytest.approx(26.12, rel=1e-3)
-    assert r["throughput_ratio"] == pytest.approx(23.27, rel=1e-3)
+    assert r["joules_per_token"] == pytest.approx(35.07, rel=1e-3)  # at the defaults fitted to measurements
+    assert r["throughput_ratio"] == pytest.approx(26.50, rel=1e-3)
 
 
 def test_power_swing_is_cap_over_idle_and_the_swing_ratio_multiplies():
@@ -81,7 +81,7 @@ def test_chip_without_tdp_power_steps_are_na_throughput_is_not():
 
 def test_energy_below_one_joule_renders_in_joules_per_token():
     """Regression: 0.56 J/token printed as '0.5615 s*W/token' (no prefix below 1 for energy)."""
-    v = _v(batch="1", context="4096 token")
+    v = _v(batch="1", context="4096 token", **HAND_SET)
     s = display(v["joules_per_token_floor"], JPT.symbols["joules_per_token_floor"].unit, "J/token")
     assert unit_text(s.unit) == "J/token" and number_text(s.number) == "0.5615"
 
@@ -94,19 +94,19 @@ def _claim(start):
 
 def test_claim_about_50x_fails_at_the_default_8k_context():
     c = _claim("From batch 1")
-    assert c.holds is False and c.left.float == pytest.approx(23.27, rel=1e-3)
+    assert c.holds is False and c.left.float == pytest.approx(26.50, rel=1e-3)
 
 
 def test_claim_about_50x_holds_for_70b_on_two_h200_at_4k():
     c = _claim("About 50x for Llama 3.1 70B")
-    assert c.holds is True and c.left.float == pytest.approx(46.08, rel=1e-3)
+    assert c.holds is True and c.left.float == pytest.approx(52.72, rel=1e-3)
 
 
-def test_claim_about_50x_holds_for_8b_on_h100_at_2k():
-    c = _claim("About 50x for Llama 3.1 8B on one H100 SXM at a 2K")
-    assert c.holds is True and c.left.float == pytest.approx(46.08, rel=1e-3)
+def test_claim_about_50x_holds_for_8b_on_h100_at_3k():
+    c = _claim("About 50x for Llama 3.1 8B on one H100 SXM at a 3K")
+    assert c.holds is True and c.left.float == pytest.approx(41.88, rel=1e-3)
 
 
 def test_claim_about_50x_fails_for_8b_on_h100_at_8k():
     c = _claim("About 50x for Llama 3.1 8B on one H100 SXM at an 8K")
-    assert c.holds is False and c.left.float == pytest.approx(12.11, rel=1e-3)
+    assert c.holds is False and c.left.float == pytest.approx(16.17, rel=1e-3)

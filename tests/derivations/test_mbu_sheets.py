@@ -82,7 +82,8 @@ def test_identities_hold_for_every_model_and_chip(mbu, share_with_room):
     checked = 0
     for h in HARDWARE:
         for m in MODELS:
-            v = evaluate(DIAG, context(h, m, tp="8", batch="16", mbu=mbu), (*FACTORS, *BUCKETS, "gap", "tpot", "bytes_per_gpu"))
+            # the hop latency pinned at NCCL's small-message figure: the share of servers with room depends on it (the fitted default is larger)
+            v = evaluate(DIAG, context(h, m, tp="8", batch="16", mbu=mbu, hop_latency="1 us"), (*FACTORS, *BUCKETS, "gap", "tpot", "bytes_per_gpu"))
             beta = float(api.hardware(h).memory_bandwidth.to("B/s").magnitude)
             assert float(mbu) * float(v["tpot"]) * beta == pytest.approx(float(v["bytes_per_gpu"]), rel=1e-12)
             if isinstance(v["f_collective"], Missing):
@@ -162,11 +163,11 @@ def test_floor_and_implied_step_llama_70b_tp8_h100():
     """Llama 3.1 70B, TP 8, batch 16, 8K context: weights/8 plus 16 x 8192 tokens x 80 layers x 1 KV head x 256 x 2 B per GPU."""
     active = api.model("llama-3.1-70b").param_counts().active_matmul
     nbytes = active * 2 / 8 + 16 * 8192 * 80 * 256 * 2
-    v = evaluate(DIAG, context("h100-sxm", "llama-3.1-70b", tp="8", batch="16"), ["t_floor", "tpot", "gap", "t_collective"])
+    v = evaluate(DIAG, context("h100-sxm", "llama-3.1-70b", tp="8", batch="16", hop_latency="1 us"), ["t_floor", "tpot", "gap", "t_collective"])
     assert float(v["t_floor"]) == pytest.approx(nbytes / 3.35e12, rel=1e-12)
     assert float(v["tpot"]) == pytest.approx(nbytes / 3.35e12 / 0.6, rel=1e-12)
-    # collectives: 160 all-reduces of 16 x 8192 x 2 B, ring over 450 GB/s, plus 14 hops of 1 us each
-    assert float(v["t_collective"]) == pytest.approx(160 * (2 * 7 / 8 * 16 * 8192 * 2 / 450e9 + 14e-6), rel=1e-12)
+    # collectives: 160 all-reduces of 16 x 8192 x 2 B, ring bytes over 450 GB/s, plus ceil(log2 8) = 3 rounds of 1 us each
+    assert float(v["t_collective"]) == pytest.approx(160 * (2 * 7 / 8 * 16 * 8192 * 2 / 450e9 + 3e-6), rel=1e-12)
 
 
 def test_one_gpu_has_no_collective_bucket():
@@ -176,8 +177,12 @@ def test_one_gpu_has_no_collective_bucket():
 
 def test_default_sheets_claims():
     diag = api.derive("mbu-diagnosis")
-    assert all(c.holds for c in diag.claims)
+    # at the defaults (70B on eight H100s) the fitted ring latency alone outlasts the busy time an MBU of 0.6 leaves, so the identity
+    # cannot be checked there; on two H200s it holds
+    assert [c.holds for c in diag.claims] == [True, None, True]
     assert all(not isinstance(diag.results[r].missing, Missing) for r in ("t_floor", "tpot", "gap"))
+    hop1 = api.derive("mbu-diagnosis", overrides=["hop_latency=1us"])
+    assert all(c.holds for c in hop1.claims)
     defn = {c.left_name: c.holds for c in api.derive("mbu-definition").claims}
     # the largest slip reaches 30 points; a binary prefix (7% of MBU) and the achievable peak (1/0.8 - 1 = 25% of MBU) never can
     assert defn["points_worst"] is True and defn["points_tp_one_gpu"] is True
@@ -198,7 +203,7 @@ def test_definition_mbu_is_bytes_over_step_time_and_datasheet_bandwidth():
 
 
 def test_each_slip_moves_the_mbu_by_its_factor():
-    v = _def()
+    v = _def(eta_bw="0.8")
     mbu = float(v["mbu"])
     assert float(v["mbu_binary"]) == pytest.approx(mbu * 1e9 / 2**30, rel=1e-12)
     assert float(v["mbu_achievable_peak"]) == pytest.approx(mbu / 0.8, rel=1e-12)

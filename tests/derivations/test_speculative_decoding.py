@@ -23,7 +23,7 @@ from derivations.sheet import Missing, evaluate
 from derivations.symbols import Symbols
 from roofline import api
 from specs.errors import SpecError
-from tests.derivations.helpers import context
+from tests.derivations.helpers import HAND_SET, context
 from units import UnitMismatchError
 
 SD = BY_SLUG["speculative-decoding"]
@@ -113,16 +113,16 @@ def test_the_table_shifts_with_context():
     assert short["best_draft_length"] < long["best_draft_length"]
 
 
-# --- one test per claim's number (Llama 3.3 70B, TP 8, H100 SXM, Llama 3.2 1B drafter at TP 8) ---
+# --- one test per claim's number (Llama 3.3 70B, TP 8, H100 SXM, Llama 3.2 1B drafter at TP 8), at the defaults fitted to measurements ---
 
-@pytest.mark.parametrize("acceptance, best, low_speedup", [("0.8", 8, 3.098), ("0.7", 6, 2.357)])
+@pytest.mark.parametrize("acceptance, best, low_speedup", [("0.8", 3, 1.656), ("0.7", 2, 1.439)])
 def test_claim_triples_at_low_load(acceptance, best, low_speedup):
     v = spec(only=("best_draft_length_low_load", "best_speedup_low_load"), acceptance=acceptance)
     assert v["best_draft_length_low_load"] == best
     assert float(v["best_speedup_low_load"]) == pytest.approx(low_speedup, abs=1e-3)
 
 
-@pytest.mark.parametrize("ctx_len, ratio", [(1024, 0.6231), (8192, 1.354)])
+@pytest.mark.parametrize("ctx_len, ratio", [(1024, 0.9628), (8192, 1.502)])
 def test_claim_costs_a_third_of_peak_throughput(ctx_len, ratio):
     v = spec(only=("peak_throughput_ratio",), context=f"{ctx_len} token")
     assert float(v["peak_throughput_ratio"]) == pytest.approx(ratio, abs=1e-3)
@@ -135,9 +135,18 @@ def default_sheet():
 
 def test_claim_verdicts_on_the_sheet():
     sheet = default_sheet()
-    assert [c.holds for c in sheet.claims] == [True, False, True, False]
-    assert sheet.results["speedup"].float == pytest.approx(2.805, abs=1e-3)
-    assert sheet.results["best_draft_length"].float == 8
+    # the drafter pays the fitted fixed time and all-reduce latency on each of its steps: the teaser's numbers fail at the defaults, and
+    # "a third" holds with a lean engine (the hand-set fixed time, 1 us hops)
+    assert [c.holds for c in sheet.claims] == [False, False, False, False, True]
+    assert sheet.results["speedup"].float == pytest.approx(1.645, abs=1e-3)
+    assert sheet.results["best_draft_length"].float == 3
+
+
+def test_the_teasers_numbers_at_the_hand_set_inputs():
+    """Physics pinned: at the old hand-set inputs (no all-reduce latency) the drafter triples speed at batch 1 and costs a third at 1K."""
+    v = spec(only=("best_draft_length_low_load", "best_speedup_low_load"), acceptance="0.8", **HAND_SET)
+    assert v["best_draft_length_low_load"] == 8 and float(v["best_speedup_low_load"]) == pytest.approx(3.098, abs=1e-3)
+    assert float(spec(only=("peak_throughput_ratio",), context="1024 token", **HAND_SET)["peak_throughput_ratio"]) == pytest.approx(0.6231, abs=1e-3)
 
 
 def test_the_drafter_is_a_choice():

@@ -120,3 +120,47 @@ def test_duplicate_ids_across_files_are_refused(tmp_path):
 
 def test_every_metric_has_a_unit():
     assert set(METRICS) == {"itl", "tokens_per_s_per_user", "aggregate_tokens_per_s", "e2e_latency"}
+
+
+# --- the defaults fitted to the dataset (specs/measurements/defaults.toml) ---
+
+def test_the_fitted_defaults_load_and_are_not_a_measurement_file():
+    from specs.measurements import FITTED_DEFAULTS_NAME, FITTED_INPUTS, FITTED_SUMMARY, load_fitted_defaults
+
+    d = load_fitted_defaults()
+    assert set(d.values) == set(FITTED_INPUTS) and set(d.summary) == set(FITTED_SUMMARY)
+    assert 0 < float(d.quantity("eta_bw").magnitude) <= 1
+    assert {m.id for m in load_measurements()} >= set(d.records)
+    assert FITTED_DEFAULTS_NAME not in {p.name for p in measurement_files()}
+
+
+FITTED = """fit = "test"
+records = ["a"]
+eta_bw = "0.8"
+t_fixed = "2 ms"
+hop_latency = "5 us"
+[summary]
+median_error = "0.1"
+worst_error = "0.2"
+loo_error = "0.1"
+mbu_low = "0.3"
+mbu_median = "0.5"
+mbu_high = "0.7"
+"""
+
+
+@pytest.mark.parametrize("old, new, words", [
+    ('t_fixed = "2 ms"', 't_fixed = "2 GB"', "t_fixed"),
+    ('eta_bw = "0.8"', 'eta_bw = "1.5"', "fraction"),
+    ('hop_latency = "5 us"\n', "", "missing required field"),
+    ('fit = "test"', 'fit = "test"\nextra = 1', "unknown field"),
+    ('mbu_high = "0.7"', 'mbu_high = "0.7"\nmbu_max = "1"', "unknown field"),
+])
+def test_bad_fitted_defaults_are_one_line(tmp_path, old, new, words):
+    from specs.measurements import load_fitted_defaults
+
+    assert load_fitted_defaults.__wrapped__(_write(tmp_path, FITTED, "good.toml")).values["t_fixed"] == "2 ms"
+    path = _write(tmp_path, FITTED.replace(old, new), "defaults.toml")
+    with pytest.raises(SpecError, match=words) as err:
+        load_fitted_defaults.__wrapped__(path)
+    assert "\n" not in str(err.value)

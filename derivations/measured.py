@@ -1,0 +1,41 @@
+"""What the published measurements say, as inputs and steps the sheets cite.
+
+The measurements dataset (specs/measurements/) gives each memory-bound decode
+record an implied MBU: the step model's bytes per GPU over the measured step
+and the datasheet bandwidth (`roofline validate`). Its range is stored beside
+the fitted defaults (specs/measurements/defaults.toml, [summary]) by `roofline
+calibrate --write-defaults`, and a test fails when it is stale; here it becomes
+three inputs, and three steps put this sheet's bytes at those MBUs.
+"""
+
+from __future__ import annotations
+
+from derivations import glossary as gl
+from derivations import primitives as pr
+from derivations import stepmodel as sm
+from derivations.context import FITTED, Input
+from derivations.engine import Step
+
+_FROM = f"of the {len(FITTED.records)} memory-bound decode records of published measurements (`roofline validate`)"
+
+MBU_INPUTS: tuple[Input, ...] = (
+    Input("measured_mbu_low", gl.U_lo, FITTED.summary["mbu_low"], "1", f"lowest implied MBU {_FROM}", "fraction"),
+    Input("measured_mbu_median", gl.U_med, FITTED.summary["mbu_median"], "1", f"median implied MBU {_FROM}", "fraction"),
+    Input("measured_mbu_high", gl.U_hi, FITTED.summary["mbu_high"], "1", f"highest implied MBU {_FROM}", "fraction"),
+)
+
+t_mbu_high = Step("t_step_mbu_high", pr.step_time_at_mbu(sm.bytes_gpu.s, gl.U_hi), "s",
+                  "This step's bytes per GPU at the highest MBU a measured server reached: the fastest the dataset says to expect.",
+                  latex=r"t_{\mathrm{MBU,high}}", title="Step at the best measured MBU")
+t_mbu_median = Step("t_step_mbu_median", pr.step_time_at_mbu(sm.bytes_gpu.s, gl.U_med), "s",
+                    "This step's bytes per GPU at the median MBU of the measured servers.",
+                    latex=r"t_{\mathrm{MBU,med}}", title="Step at the median measured MBU")
+t_mbu_low = Step("t_step_mbu_low", pr.step_time_at_mbu(sm.bytes_gpu.s, gl.U_lo), "s",
+                 "This step's bytes per GPU at the lowest MBU a measured server reached.",
+                 latex=r"t_{\mathrm{MBU,low}}", title="Step at the worst measured MBU")
+
+#: Include after the step model's bytes_per_gpu.
+MBU_STEPS: tuple[Step, ...] = (t_mbu_high, t_mbu_median, t_mbu_low)
+DISPLAY_UNITS = {s.name: "ms" for s in MBU_STEPS}
+
+__all__ = ["DISPLAY_UNITS", "MBU_INPUTS", "MBU_STEPS"]

@@ -35,6 +35,7 @@ DOMAINS = {
     "fraction": "a fraction in (0, 1]",
     "count": "a whole number of at least 1",
     "whole": "a whole number, 0 or more",
+    "at_least_one": "a ratio of at least 1",
 }
 #: Units in which a bare number is unambiguous (`batch=8`, `context=8192`, `claimed_tokens_per_s=500`).
 BARE_NUMBER_UNITS = ("1", "token", "parameter", "token/s")
@@ -74,6 +75,7 @@ class Input:
             "fraction": 0 < m <= 1,
             "count": m.denominator == 1 and 1 <= m <= MAX_COUNT,
             "whole": m.denominator == 1 and 0 <= m <= MAX_COUNT,
+            "at_least_one": m >= 1,
         }[self.domain]
         if not ok:
             limit = f" up to {MAX_COUNT:,}" if self.domain in ("count", "whole") else ""

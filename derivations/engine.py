@@ -48,6 +48,8 @@ class Step:
     #: for a step whose value must be positive to mean anything (a headline such as the best draft length):
     #: why there is none where it is zero or below; empty: any finite value stands
     none: str = ""
+    #: a value whose sign carries meaning (a prediction's error against a measurement); every other step is zero or more
+    signed: bool = False
 
     @property
     def s(self) -> sp.Symbol:

@@ -69,9 +69,11 @@ def _require_dimensionless(expr: sp.Basic, arg: sp.Basic, units: UnitMap) -> Non
 
 
 def _all_same(expr: sp.Basic, args: tuple[sp.Basic, ...], units: UnitMap) -> pint.Unit:
-    first = args[0]
+    """The one unit all `args` share; an exact zero takes the others' unit (max(0, t) is a time)."""
+    nonzero = tuple(a for a in args if not (a.is_Number and a == 0)) or args
+    first = nonzero[0]
     u_first = _infer(first, units)
-    for other in args[1:]:
+    for other in nonzero[1:]:
         u_other = _infer(other, units)
         if not same_unit(u_first, u_other):
             raise _mismatch(expr, first, u_first, other, u_other)

@@ -64,9 +64,9 @@ err_med = Step("error_median", e_med, "1",
                latex=r"\bar{\epsilon}", title="Median error against measurements")
 err_worst = Step("error_worst", e_worst, "1", "Its largest absolute error against those records.",
                  latex=r"\epsilon_{\max}", title="Worst error against measurements")
-band_low = Step("t_step_band_low", sm.t_step.s * (1 - e_med), "s",
-                "The prediction less the model's median error against published measurements: half of the measured servers sit closer to "
-                "the model than this band.",
+band_low = Step("t_step_band_low", sm.t_step.s * sp.Max(0, 1 - e_med), "s",
+                "The prediction less the model's median error against published measurements (never below zero): half of the measured "
+                "servers sit closer to the model than this band.",
                 latex=r"t_{\mathrm{step}}^{-}", title="Error band, low")
 band_high = Step("t_step_band_high", sm.t_step.s * (1 + e_med), "s",
                  "The prediction plus that median error.", latex=r"t_{\mathrm{step}}^{+\epsilon}", title="Error band, high")
@@ -81,7 +81,7 @@ t_measured = Step("t_measured", t_meas, "s", "A measured step time of this setup
 error = Step("prediction_error", (sm.t_step.s - t_meas) / t_meas, "1",
              "The prediction against the measurement, (predicted - measured) / measured: negative means the model is too fast. "
              "Undefined until a measured step is given (the validation table gives each record's).",
-             latex=r"\epsilon", title="Prediction error")
+             latex=r"\epsilon", title="Prediction error", signed=True)
 
 # --- where it breaks: each a time the model leaves out ---
 # (The latency of decode's small all-reduces was a break here; the step model now has it: t_comm pays ceil(log2 n) rounds of
@@ -107,7 +107,7 @@ b_prefill = Step("break_prefill_mix", t_gemm_mixed.s - sm.t_gemm.s, "s",
 flops_tiled = Step("flops_gemm_tiled", sm.flops_gemm.s * pr.tiled_tokens(gl.B * gl.q, m_tile) / (gl.B * gl.q), "flop",
                    "The GEMM FLOPs with the step's token rows padded up to whole tiles: the tensor cores compute the padding too.",
                    latex=r"F_{\mathrm{gemm,tile}}", title="GEMM FLOPs with whole tiles")
-b_tile = Step("break_tile_quantization", pr.roofline_component_time(flops_tiled.s, sm.weights_gpu.s) - sm.t_gemm.s, "s",
+b_tile = Step("break_tile_quantization", sp.Max(0, pr.roofline_component_time(flops_tiled.s, sm.weights_gpu.s) - sm.t_gemm.s), "s",
               "Zero while the GEMMs are memory-bound; once compute-bound, a batch one token past a tile boundary pays a whole tile. "
               "Wave quantization (tiles over SMs) adds a second staircase. Catch it: sweep the batch one sequence at a time and look for steps.",
               latex=r"\Delta t_{\mathrm{tile}}", title="GEMM tile quantization")
@@ -128,8 +128,8 @@ b_moe = Step("break_moe_spread", spread.s * gl.P_exp * gl.b_w / (gl.n_tp * gl.et
              "experts but loads the GPUs that hold the hot ones under expert parallelism. Catch it: log each layer's router histogram per step "
              "and compare the step time's p99 with its median.",
              latex=r"\Delta t_{\mathrm{MoE}}", title="MoE routing spread")
-b_att = Step("break_attention_long_context", pr.roofline_component_time(sm.flops_attn.s, sm.kv_step.s, eta_bw=sp.Min(gl.eta_att, gl.eta_bw))
-             - sm.t_attn.s, "s",
+b_att = Step("break_attention_long_context", sp.Max(0, pr.roofline_component_time(sm.flops_attn.s, sm.kv_step.s, eta_bw=sp.Min(gl.eta_att, gl.eta_bw))
+             - sm.t_attn.s), "s",
              "The model streams the KV cache at the GEMMs' bandwidth; a decode attention kernel with few KV heads per GPU reaches less, "
              "and its share grows with the context. Catch it: the attention kernel's time against its KV bytes in a trace, swept from 1K "
              "to the longest context served.",
@@ -138,8 +138,8 @@ weight_only = Step("weight_only_quantized", sp.ceiling(sp.Max(0, 1 - gl.b_w * gl
                    "1 when the weights are stored narrower than the math runs (weight-only quantization dequantizes every weight it streams), "
                    "0 otherwise.",
                    latex=r"\delta_{\mathrm{wo}}", title="Weight-only quantized")
-b_dq = Step("break_dequantization", weight_only.s * (pr.roofline_component_time(sm.flops_gemm.s, sm.weights_gpu.s, eta_bw=sp.Min(eta_q, gl.eta_bw))
-                                                     - sm.t_gemm.s), "s",
+b_dq = Step("break_dequantization", weight_only.s * sp.Max(0, pr.roofline_component_time(sm.flops_gemm.s, sm.weights_gpu.s, eta_bw=sp.Min(eta_q, gl.eta_bw))
+                                                            - sm.t_gemm.s), "s",
             "Weight-only quantized GEMMs unpack and scale every weight before the tensor cores see it, so they stream below the bandwidth "
             "a plain GEMM reaches. Catch it: benchmark the quantized GEMM against the unquantized one at each batch you serve (@int4-flip).",
             latex=r"\Delta t_{\mathrm{dq}}", title="Dequantization")
@@ -147,9 +147,10 @@ t_gemm_clk = at("t_gemm_clock", sm.t_gemm, {gl.eta_flops: gl.eta_flops * f_clk},
                 "The weight GEMMs with the tensor cores at the sustained clock.", latex=r"t_{\mathrm{gemm,clk}}", title="Weight GEMMs at the sustained clock")
 t_attn_clk = at("t_attention_clock", sm.t_attn, {gl.eta_flops: gl.eta_flops * f_clk},
                 "Attention with the tensor cores at the sustained clock.", latex=r"t_{\mathrm{att,clk}}", title="Attention at the sustained clock")
-b_clk = Step("break_clocks", t_gemm_clk.s + t_attn_clk.s - sm.t_gemm.s - sm.t_attn.s, "s",
+b_clk = Step("break_clocks", sp.Max(0, t_gemm_clk.s + t_attn_clk.s - sm.t_gemm.s - sm.t_attn.s), "s",
              "The datasheet peak is at the boost clock; under a power cap the clock sags and every compute-bound component slows with it, "
-             "while memory-bound ones barely move. Catch it: log the SM clock and board power under the real load (nvidia-smi, DCGM).",
+             "while memory-bound ones do not move (a lower clock never speeds a step, so rounding cannot make this negative)."
+             " Catch it: log the SM clock and board power under the real load (nvidia-smi, DCGM).",
              latex=r"\Delta t_{\mathrm{clk}}", title="Clocks below boost")
 
 BREAKS = (b_launch, b_prefill, b_tile, b_moe, b_att, b_dq, b_clk)

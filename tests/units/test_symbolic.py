@@ -133,3 +133,11 @@ def test_adding_different_units_always_raises(t1, t2):
         return
     with pytest.raises(UnitMismatchError):
         infer_unit(expr, UNITS)
+
+
+def test_an_exact_zero_takes_the_unit_of_what_it_is_compared_with():
+    t = sp.Symbol("t_zero_test", positive=True)
+    units = {t: unit("s")}
+    assert same_unit(infer_unit(sp.Max(0, t), units), unit("s"))
+    with pytest.raises(UnitMismatchError):
+        infer_unit(sp.Max(1, t), units)  # a non-zero plain number is not a time

@@ -55,13 +55,14 @@ class Axis:
 class Sweep:
     """A result over the grid of `axes` (C order, last axis fastest); NaN where there is no value, with the reason."""
 
-    slug: str
     result: str
     unit: str
     axes: tuple[Axis, ...]
     values: np.ndarray
     reasons: np.ndarray  # index into `reason_texts`, -1 where there is a value
     reason_texts: tuple[str, ...]
+    #: the unit the sheet shows this result in (its display unit, else its own)
+    display_unit: str
 
     def points(self) -> list[tuple[tuple[str, ...], float | None, str]]:
         """(axis texts, value or None, reason) for every point, in grid order."""
@@ -162,9 +163,9 @@ def sweep(d: Derivation, ctx: Context, result: str, axes: Sequence[Axis]) -> Swe
         bad[step.s] = why
         if step.name == result:
             break
-    out = Sweep(d.slug, result, unit_text(d.symbols[result].unit), tuple(axes),
-                np.where(bad[sp.Symbol(result, positive=True)] >= 0, np.nan, arrays[sp.Symbol(result, positive=True)]),
-                bad[sp.Symbol(result, positive=True)], tuple(reasons))
+    own = unit_text(d.symbols[result].unit)
+    r = sp.Symbol(result, positive=True)
+    out = Sweep(result, own, tuple(axes), np.where(bad[r] >= 0, np.nan, arrays[r]), bad[r], tuple(reasons), d.display_units.get(result, own))
     _check_corners(d, ctx, out)
     return out
 

@@ -10,7 +10,7 @@ import sympy as sp
 from derivations import prose
 from derivations.formula import Checked
 from renderers import escape
-from renderers.numbers import Shown, display
+from renderers.numbers import Shown, display, plain
 from renderers.targets import LATEX, MARKDOWN, Target, latex_math, term_ranks
 from renderers.unitfmt import SIUNITX_DECLARATIONS
 from units import Quantity, unit_text
@@ -28,8 +28,12 @@ def render(checked: Checked, fmt: str, fragment: bool = False) -> str:
     return _latex(checked, fragment)
 
 
+def _expected(c: Checked) -> str | None:
+    return unit_text(c.expect) if c.expect is not None else None
+
+
 def _shown(c: Checked) -> Shown:
-    return display(c.value, c.unit, unit_text(c.expect) if c.expect is not None else None)
+    return display(c.value, c.unit, _expected(c))
 
 
 def _names(c: Checked) -> dict[sp.Symbol, str]:
@@ -64,20 +68,12 @@ def _text(c: Checked) -> str:
                  ("verified", f"{c.solution.verified} (closed form checked against the equation)")]
     rows += [("latex", math_lines(c, LATEX)[0]), ("unit", _unit_line(c))]
     if c.value is not None:
-        s = _shown(c)
-        rows.append(("value", f"{_plain(s)}" + (f"  ({c.context_label})" if c.context_label else "")))
+        rows.append(("value", plain(c.value, c.unit, _expected(c)) + (f"  ({c.context_label})" if c.context_label else "")))
     out = [f"{k:<9} {v}" for k, v in rows]
     for o in c.operands:
         info = c.symbols.info(o.symbol)
-        out.append(f"  {o.symbol.name:<12} = {_plain(display(o.value, o.unit))}  [{o.source}] {info.meaning.replace('$', '')}")
+        out.append(f"  {o.symbol.name:<12} = {plain(o.value, o.unit)}  [{o.source}] {info.meaning.replace('$', '')}")
     return "\n".join(out) + "\n"
-
-
-def _plain(s: Shown) -> str:
-    from renderers.numbers import number_text
-
-    u = unit_text(s.unit)
-    return number_text(s.number) + ("" if u == "1" else f" {u}")
 
 
 def _aligned(c: Checked, target: Target, indent: str = "") -> str:

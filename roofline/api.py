@@ -135,17 +135,27 @@ def derive(
     apply to sheets that name a second chip or model; None means the sheet's default.
     """
     d = user_derivation(slug) if is_derivation_file(slug) else get(slug)
-    for where, value in (("--weights", weights), ("--kv", kv), ("--math", math)):
-        if value is not None and (not isinstance(value, str) or not value.strip()):
-            raise SpecError(where, None, f"expected a precision name such as 'bf16', found {shown(value)}")
+    _check_precisions(weights, kv, math)
     pairs = _override_pairs(overrides)
     hw_names = d.hardware if hardware is None else (_name_or_path(hardware, "hardware"),)
     model_names = d.models if model is None else (_name_or_path(model, "model"),)
-    ctx = make_context(_hardware(hw_names[0]), _model(model_names[0]), weights, kv, math)
-    ctx = replace(ctx, overrides=parse_overrides(pairs, d.inputs, d.slug))
-    ctx = _with_second(d, ctx, second_hardware, second_model)
+    ctx = _context(d, hw_names[0], model_names[0], weights, kv, math, pairs, second_hardware, second_model)
     grid = tuple(Row("", hardware=h, model=m) for m in model_names for h in hw_names)
     return notebook.wrap(solve_sheet(d, ctx, resolve_row, grid))
+
+
+def _check_precisions(weights: object, kv: object, math: object) -> None:
+    for where, value in (("--weights", weights), ("--kv", kv), ("--math", math)):
+        if value is not None and (not isinstance(value, str) or not value.strip()):
+            raise SpecError(where, None, f"expected a precision name such as 'bf16', found {shown(value)}")
+
+
+def _context(d: Derivation, hardware: str | Path, model: str | Path, weights: str | None, kv: str | None, math: str | None,
+             pairs: list[str], second_hardware: str | Path | None, second_model: str | Path | None) -> Context:
+    """The context of one chip and model: precisions, the user's inputs, the sheet's second chip and model."""
+    ctx = make_context(_hardware(hardware), _model(model), weights, kv, math)
+    ctx = replace(ctx, overrides=parse_overrides(pairs, d.inputs, d.slug))
+    return _with_second(d, ctx, second_hardware, second_model)
 
 
 def _with_second(d: Derivation, ctx: Context, second_hardware: str | Path | None, second_model: str | Path | None) -> Context:
@@ -257,15 +267,11 @@ def sweep(
     clash = sorted(swept & {p.partition("=")[0].strip() for p in pairs})
     if clash:
         raise SpecError("--set", clash[0][:40], "is also swept with --over; give it once")
-    for where, value in (("--weights", weights), ("--kv", kv), ("--math", math)):
-        if value is not None and (not isinstance(value, str) or not value.strip()):
-            raise SpecError(where, None, f"expected a precision name such as 'bf16', found {shown(value)}")
+    _check_precisions(weights, kv, math)
     out = []
     for h in _names(hardware, d.hardware[0], "hardware"):
         for m in _names(model, d.models[0], "model"):
-            ctx = make_context(_hardware(h), _model(m), weights, kv, math)
-            ctx = replace(ctx, overrides=parse_overrides(pairs, d.inputs, d.slug))
-            ctx = _with_second(d, ctx, second_hardware, second_model)
+            ctx = _context(d, h, m, weights, kv, math, pairs, second_hardware, second_model)
             out.append(Labelled(_label(h), _label(m), sweep_grid(d, ctx, result, axes)))
     return out
 
@@ -294,10 +300,7 @@ def render_sweep(results: list[Labelled], fmt: str, unit: str | None = None) -> 
         raise SpecError("--format", None, f"unknown sweep format {str(fmt)[:20]!r}; known: csv, json")
     if not results:
         raise SpecError("sweep", None, "no results to render")
-    s = results[0].sweep
-    d = registry.get(s.slug) if s.slug in registry.SLUGS else None
-    shown_unit = unit or (d.display_units.get(s.result) if d else None) or s.unit
-    return render_sweep_text(results, fmt, shown_unit)
+    return render_sweep_text(results, fmt, unit or results[0].sweep.display_unit)
 
 
 def validation() -> Any:

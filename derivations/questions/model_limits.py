@@ -3,12 +3,13 @@
 Takeaway: the shared step model (derivations.stepmodel) is the twenty lines:
 the weights a step reads and the batch's KV cache over the achieved bandwidth,
 the GEMM and attention FLOPs over the achieved peak, each component at the
-slower of the two, two ring all-reduces per layer under tensor parallelism
-(their bytes over the link and ceil(log2 n) rounds of latency each), and a fixed time
-per step. Its efficiency, fixed time and hop latency default to a fit to
-published measurements of real servers (`roofline validate`), and the sheet
-shows that fit's error band. Its worked prediction for Llama 3.1 70B on eight
-H100 SXM (the sheet's defaults) is a step of a few milliseconds. Then each
+slower of the two, two all-reduces per layer under tensor parallelism
+(their bytes over the link as a ring's and ceil(log2 n) rounds of latency
+each), and a fixed time per step. Its efficiency, fixed time and hop latency
+default to a fit to published measurements of real servers (`roofline
+validate`), and the sheet shows that fit's error band. Its worked prediction
+is for Llama 3.1 70B on eight H100 SXM (the sheet's defaults); at eight GPUs
+the fitted all-reduce latency, measured on at most four, dominates it. Then each
 place it breaks, sized from stated inputs as a time it leaves out (or, for
 capacity, the memory it leaves out):
 

@@ -207,6 +207,8 @@ class Plot:
     table: int = 0
     kernels: tuple[str, ...] = ()
     batches: tuple[str, ...] = ()
+    #: True for the figure that is the sheet's answer: shown in the Answer section, not only among the figures
+    answer: bool = False
 
 
 @dataclass(frozen=True)

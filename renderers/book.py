@@ -112,7 +112,8 @@ def _text_row(label: str, value: str) -> dict[str, str]:
 def hardware_section(hw: Hardware) -> dict[str, Any]:
     rows = [_text_row("vendor", hw.vendor), _text_row("status", hw.status)]
     rows += [_text_row(k.replace("_", " "), v) for k, v in (("on_chip_memory_kind", hw.on_chip_memory_kind), ("compute_unit_kind", hw.compute_unit_kind),
-                                                            ("scaleup_interconnect", hw.scaleup_interconnect)) if v]
+                                                            ("scaleup_interconnect", hw.scaleup_interconnect),
+                                                            ("scaleup_topology", hw.scaleup_topology)) if v]
     rows += _fact_rows(hardware_facts(hw))
     return {"key": escape.latex(hw.key), "name": escape.latex(hw.name), "rows": rows, "source": breakable(hw.source), "notes": _lines(hw.notes)}
 

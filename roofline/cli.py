@@ -125,7 +125,7 @@ def _show(kind: str, name: str, fmt: str) -> str:
         hw = load_hardware(name)
         facts = hardware_facts(hw)
         meta = {"key": hw.key, "name": hw.name, "vendor": hw.vendor, "status": hw.status, "source": hw.source, "notes": hw.notes.strip()}
-        extra = {k: v for k, v in (("on_chip_memory_kind", hw.on_chip_memory_kind), ("compute_unit_kind", hw.compute_unit_kind), ("scaleup_interconnect", hw.scaleup_interconnect)) if v}
+        extra = {k: v for k, v in (("on_chip_memory_kind", hw.on_chip_memory_kind), ("compute_unit_kind", hw.compute_unit_kind), ("scaleup_interconnect", hw.scaleup_interconnect), ("scaleup_topology", hw.scaleup_topology)) if v}
     else:
         m = load_model(name)
         facts = model_facts(m)

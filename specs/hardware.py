@@ -37,9 +37,14 @@ FIELDS: dict[str, tuple[str | None, bool]] = {
     "tdp": ("W", False),
     "scaleup_bandwidth_per_direction": ("B/s", False),
     "scaleup_interconnect": (None, False),
+    "scaleup_topology": (None, False),
     "peak_dense": ("flop/s", True),
 }
 STATUSES = ("C", "S", "U")
+#: How the GPUs of one scale-up domain reach each other (it decides an all-reduce's latency law):
+#: "switch" (every GPU one hop from every other through a switch: NVSwitch), "mesh" (a direct link to every peer: an
+#: 8-GPU Infinity Fabric mesh), "torus" (neighbour links only: TPU ICI), "pcie" (no scale-up link; through the host's PCIe).
+TOPOLOGIES = ("switch", "mesh", "torus", "pcie")
 MAX_TEXT = 4000
 
 
@@ -66,6 +71,8 @@ class Hardware:
     tdp: pint.Quantity | None = None
     scaleup_bandwidth_per_direction: pint.Quantity | None = None
     scaleup_interconnect: str | None = None
+    #: one of TOPOLOGIES
+    scaleup_topology: str | None = None
 
     def peak(self, math: str) -> pint.Quantity:
         """Dense tensor peak for math precision `math`."""
@@ -159,6 +166,8 @@ def parse_hardware(data: Mapping[str, object], path: Path) -> Hardware:
             values[field] = parse_quantity(raw, expected, path, field)
     if values["status"] not in STATUSES:
         raise SpecError(path, "status", f"expected one of {', '.join(STATUSES)}, found {shown(values['status'])}")
+    if "scaleup_topology" in values and values["scaleup_topology"] not in TOPOLOGIES:
+        raise SpecError(path, "scaleup_topology", f"expected one of {', '.join(TOPOLOGIES)}, found {shown(values['scaleup_topology'])}")
     return Hardware(key=path.stem, path=path, **values)
 
 

@@ -58,6 +58,7 @@ def _write(tmp_path: Path, text: str) -> Path:
     (lambda t: t.replace('"3.35 TB/s"', "3.35"), "memory_bandwidth", "bare number"),
     (lambda t: t.replace('bf16 = "989.4 Tflop/s"', 'bf16 = "989.4 TB/s"'), "peak_dense.bf16", "flop/s"),
     (lambda t: t.replace("[peak_dense]", "[peak_dense]\nfp6 = \"1 Tflop/s\""), "peak_dense.fp6", "unknown precision"),
+    (lambda t: t.replace('scaleup_topology = "switch"', 'scaleup_topology = "nvswitch"'), "scaleup_topology", "expected one of switch, mesh, torus, pcie"),
 ])
 def test_bad_fields_give_one_line_naming_file_and_field(tmp_path, edit, field, message):
     path = _write(tmp_path, edit(H100))
@@ -140,3 +141,9 @@ def test_shared_memory_per_sm_must_be_bytes(tmp_path):
     with pytest.raises(SpecError) as err:
         load_hardware(str(path))
     assert err.value.field == "shared_memory_per_sm"
+
+
+@pytest.mark.parametrize("name, topology", [("h100-sxm", "switch"), ("mi300x", "mesh"), ("tpu-v5e", "torus"), ("l40s", "pcie"), ("h100-pcie", "pcie")])
+def test_scaleup_topology_is_read_from_the_spec(name, topology):
+    """The all-reduce latency law follows the link's topology (issue 20): it is a sourced spec field, never guessed."""
+    assert load_hardware(name).scaleup_topology == topology

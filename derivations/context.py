@@ -22,7 +22,8 @@ from derivations import glossary as gl
 from specs.counts import swiglu_mlp_params
 from specs.errors import SpecError, suggest
 from specs.hardware import Hardware
-from specs.measurements import load_fitted_defaults
+from specs.measurements import DEFAULT_PROFILE, PROFILE_INPUTS, Profile, load_profiles
+from specs.measurements import profile as engine_profile
 from specs.models import Architecture, MoE
 from specs.precisions import MATH_PRECISIONS, Precision, precision
 from specs.quantities import parse_quantity
@@ -41,6 +42,8 @@ DOMAINS = {
 BARE_NUMBER_UNITS = ("1", "token", "parameter", "token/s")
 #: No count input is physical beyond this (sequences, tokens, GPUs).
 MAX_COUNT = 10**9
+#: No other input is physical beyond this, in its own unit (a time per layer of 1e308 s would overflow every float after it).
+MAX_MAGNITUDE = 10**30
 
 
 @dataclass(frozen=True)
@@ -77,6 +80,8 @@ class Input:
             "whole": m.denominator == 1 and 0 <= m <= MAX_COUNT,
             "at_least_one": m >= 1,
         }[self.domain]
+        if ok and self.domain not in ("count", "whole") and m > MAX_MAGNITUDE:
+            raise SpecError(where, self.name, f"expected {DOMAINS[self.domain]} up to 1e30 {self.unit}, found {text[:40]!r}")
         if not ok:
             limit = f" up to {MAX_COUNT:,}" if self.domain in ("count", "whole") else ""
             raise SpecError(where, self.name, f"expected {DOMAINS[self.domain]}{limit}, found {text[:40]!r}")
@@ -91,9 +96,13 @@ def _is_bare_number(text: str) -> bool:
     return True
 
 
-#: eta_bw, t_fixed and hop_latency default to a fit to the published measurements (specs/measurements/defaults.toml).
-FITTED = load_fitted_defaults()
-_FITTED_TO = f"fitted to {len(FITTED.records)} published measurements of real servers (`roofline validate`)"
+#: The engine profiles (specs/measurements/profiles/) and the one every sheet uses unless --engine names another.
+PROFILES = load_profiles()
+DEFAULT_ENGINE = PROFILES[DEFAULT_PROFILE]
+#: the default profile's fit, as the sheets cite it
+FITTED = DEFAULT_ENGINE
+_FROM_ENGINE = ("its default comes from the engine profile (--engine; the sheet prints which, with its provenance); "
+                f"the {DEFAULT_PROFILE} profile's is fitted to published measurements of real servers (roofline validate)")
 
 SCENARIO_INPUTS: tuple[Input, ...] = (
     Input("batch", gl.B, "1", "1", "sequences decoded together", "count"),
@@ -101,15 +110,22 @@ SCENARIO_INPUTS: tuple[Input, ...] = (
     Input("context", gl.T, "8192 token", "token", "tokens already in each sequence's KV cache", "count"),
     Input("prompt_len", gl.S, "2048 token", "token", "prompt tokens prefilled at once", "count"),
     Input("tp", gl.n_tp, "1", "1", "tensor-parallel degree (GPUs sharing each layer)", "count"),
-    Input("eta_bw", gl.eta_bw, FITTED.values["eta_bw"], "1",
-          f"achieved fraction of datasheet bandwidth in streaming kernels; the default is {_FITTED_TO}", "fraction"),
-    Input("eta_flops", gl.eta_flops, "0.7", "1", "achieved fraction of the dense tensor peak in GEMMs and attention", "fraction"),
-    Input("t_fixed", gl.t_fixed, FITTED.values["t_fixed"], "s",
-          f"fixed time per step (launches, host work); collectives are their own term; the default is {_FITTED_TO}", "nonnegative"),
-    Input("hop_latency", gl.t_hop, FITTED.values["hop_latency"], "s",
-          r"latency of one round of a small all-reduce over the scale-up link ($\lceil \log_2 n_{\mathrm{TP}} \rceil$ rounds per all-reduce; NCCL's own small-message figure over NVLink is a few "
-          f"microseconds); the default is {_FITTED_TO}", "nonnegative"),
+    Input("eta_bw", gl.eta_bw, DEFAULT_ENGINE.values["eta_bw"], "1",
+          f"achieved fraction of datasheet bandwidth in streaming kernels; {_FROM_ENGINE}", "fraction"),
+    Input("eta_flops", gl.eta_flops, DEFAULT_ENGINE.values["eta_flops"], "1",
+          f"achieved fraction of the dense tensor peak in GEMMs and attention; {_FROM_ENGINE}", "fraction"),
+    Input("t_layer", gl.t_layer, DEFAULT_ENGINE.values["t_layer"], "s",
+          f"overhead per layer per step that no byte count shows (launches, small kernels, host work); {_FROM_ENGINE}", "nonnegative"),
+    Input("t_fixed", gl.t_fixed, DEFAULT_ENGINE.values["t_fixed"], "s",
+          f"time per step beside the per-layer overhead (host work paid once a step); collectives are their own term; {_FROM_ENGINE}",
+          "nonnegative"),
+    Input("ar_latency", gl.t_ar, DEFAULT_ENGINE.values["ar_latency"], "s",
+          "latency of one round of a small all-reduce over the scale-up link: one round per all-reduce where it is one-shot (NVSwitch, a full "
+          "mesh), 2(n - 1) ring steps over PCIe, 2 floor(n/2) hops on a torus; a one-shot all-reduce on eight H100s takes 4 to 10 "
+          f"microseconds (SGLang PR 2904); {_FROM_ENGINE}", "nonnegative"),
 )
+#: the inputs an engine profile supplies (specs.measurements.PROFILE_INPUTS), by name
+ENGINE_INPUTS = frozenset(PROFILE_INPUTS)
 
 
 @dataclass(frozen=True)
@@ -127,6 +143,8 @@ class Context:
     #: None: the same as the first
     second_hardware: Hardware | None = None
     second_model: Architecture | None = None
+    #: the engine profile that supplies the engine inputs (eta_bw, eta_flops, t_layer, t_fixed, ar_latency) not set with --set
+    engine: Profile = DEFAULT_ENGINE
 
     def second(self) -> Context:
         """The second setup: the second chip and model in place of the first, precisions and inputs unchanged."""
@@ -140,8 +158,10 @@ class Context:
         return replace(self, overrides=merged)
 
 
-def make_context(hardware: Hardware, model: Architecture, weights: str | None = None, kv: str | None = None, math: str | None = None) -> Context:
-    """The sheet's own context. A math precision the chip has no dense peak for is an error here, naming the chip and what it has."""
+def make_context(hardware: Hardware, model: Architecture, weights: str | None = None, kv: str | None = None, math: str | None = None,
+                 engine: str | None = None) -> Context:
+    """The sheet's own context. A math precision the chip has no dense peak for is an error here, naming the chip and what it has;
+    an unknown engine profile (None: the default) is one line with the closest names."""
     w = precision(weights or conventions.DEFAULT_WEIGHTS, "--weights")
     if math is not None and math not in MATH_PRECISIONS:
         raise SpecError("--math", None, f"{math[:20]!r} is a storage format, not a math precision; the tensor cores run one of {', '.join(MATH_PRECISIONS)}")
@@ -151,7 +171,7 @@ def make_context(hardware: Hardware, model: Architecture, weights: str | None = 
         raise SpecError(hardware.path, f"peak_dense.{m.math}",
                         f"{given}: {hardware.name} lists no dense {m.math} peak; it lists {', '.join(hardware.peak_dense)}; choose one with --math")
     return Context(hardware=hardware, model=model, weights=w, kv=precision(kv or conventions.DEFAULT_KV, "--kv"), math=m,
-                   math_defaulted=math is None)
+                   math_defaulted=math is None, engine=engine_profile(engine) if engine is not None else DEFAULT_ENGINE)
 
 
 def _mla(ctx: Context) -> object:
@@ -168,6 +188,21 @@ def _gqa(ctx: Context) -> Architecture:
 
 def _link_bandwidth(ctx: Context) -> pint.Quantity:
     return ctx.hardware.require("scaleup_bandwidth_per_direction")
+
+
+#: scale-up topology -> the all-reduce latency law it implies (primitives.allreduce_rounds): one-shot, PCIe ring, torus ring
+TOPOLOGY_LAWS = {"switch": gl.d_1shot, "mesh": gl.d_1shot, "pcie": gl.d_ring, "torus": gl.d_torus}
+
+
+def _topology_flag(flag: sp.Symbol) -> Callable[[Context], pint.Quantity]:
+    """1 when the chip's scale-up topology implies the all-reduce law `flag` stands for, else 0; n/a when the spec gives no topology."""
+    def bind(ctx: Context) -> pint.Quantity:
+        topology = ctx.hardware.scaleup_topology
+        if topology is None:
+            raise SpecError(ctx.hardware.path, "scaleup_topology", f"{ctx.hardware.name}'s spec gives no scaleup_topology "
+                                                                 "(switch, mesh, torus or pcie): it decides an all-reduce's latency law")
+        return _count(1 if TOPOLOGY_LAWS[topology] == flag else 0)
+    return bind
 
 
 def _moe_value(ctx: Context, pick: Callable[[MoE], int], dense: int) -> pint.Quantity:
@@ -274,6 +309,9 @@ BINDINGS: dict[sp.Symbol, Callable[[Context], pint.Quantity]] = {
     gl.E_s: lambda ctx: _moe_value(ctx, lambda m: m.shared_experts, 0),
     gl.P_base: _params(lambda c: c.active_matmul - c.experts_routed_active),
     gl.beta_link: _link_bandwidth,
+    gl.d_1shot: _topology_flag(gl.d_1shot),
+    gl.d_ring: _topology_flag(gl.d_ring),
+    gl.d_torus: _topology_flag(gl.d_torus),
     gl.n_SM: lambda ctx: _count(ctx.hardware.require("compute_units")),
     gl.u_token: lambda ctx: Quantity(Fraction(1), "token"),
     # flash-attention-io: shared memory and the last-level cache exist only on chips whose SMs (CUs) run thread blocks
@@ -315,10 +353,19 @@ def _dense_ffn(ctx: Context) -> pint.Quantity:
 
 
 def input_value(inp: Input, ctx: Context) -> tuple[pint.Quantity, bool]:
-    """The input's value in this context and whether it was set (not the default)."""
+    """The input's value in this context and whether it was set (not the default): --set, else the engine profile's value for an
+    engine input, else the input's default."""
     if inp.name in ctx.overrides:
         return ctx.overrides[inp.name].to(unit(inp.unit)), True
+    if inp.name in ENGINE_INPUTS:
+        return _profile_value(ctx.engine, inp), False
     return _default_value(inp), False
+
+
+@lru_cache(maxsize=256)
+def _profile_value(engine: Profile, inp: Input) -> pint.Quantity:
+    """An engine input's value in a profile, parsed once per process and checked against the input's domain."""
+    return inp.parse(engine.values[inp.name], f"{engine.where}")
 
 
 @lru_cache(maxsize=1024)

@@ -1,4 +1,4 @@
-"""How far do real servers sit from the step model, and can one measurement calibrate it?
+"""How far do real servers sit from the step model, and which engine inputs does the dataset give?
 
 Every published record (specs/measurements/) is turned into a measured decode
 step time under a stated rule, and the shared step model (derivations.stepmodel
@@ -6,23 +6,34 @@ DECODE_STEP, the one every sheet uses) is evaluated at the record's hardware,
 model, precisions, batch, mean context and tensor-parallel degree through the
 same context machinery as a sheet. No second step-time formula exists here:
 the model's own t_step expression is substituted and compiled once per record
-as a function of its four efficiency inputs (eta_bw, eta_flops, t_fixed, t_hop).
+as a function of its five engine inputs (eta_bw, eta_flops, t_layer, t_fixed,
+t_ar: what an engine profile holds).
 
-The dataset defaults fit three inputs to every memory-bound decode record: the
-achieved bandwidth fraction eta_bw, the fixed time per step t_fixed and the
-all-reduce hop latency t_hop, by least squares on relative error. The step time
-is linear in t_fixed and t_hop and piecewise linear in 1/eta_bw, so the fit is
-a closed-form linear solve (with eta_bw <= 1, t_fixed >= 0, t_hop >= 0 as
-bounds, an active set by enumeration) repeated until the set of memory-bound
-components stops changing: exact for records the model itself generated.
-Calibrating on one engine and chip fits the two inputs a server's software
-decides, eta_bw and t_fixed (eta_bw alone from one record), with t_hop held.
+A fit gives four of them to a set of memory-bound decode records: the achieved
+bandwidth fraction eta_bw, the overhead per layer t_layer, the small time per
+step t_fixed and the latency of one all-reduce round t_ar, by least squares on
+relative error with every source weighing the same (its records share one
+engine, harness and conversion rule, so their errors are not independent). The
+step time is linear in t_layer, t_fixed and t_ar and piecewise linear in
+1/eta_bw, so the fit is a closed-form linear solve (with eta_bw <= 1 and the
+times at or above zero as bounds, an active set by enumeration) repeated until
+the set of memory-bound components stops changing: exact for records the model
+itself generated. eta_flops is held (memory-bound records cannot see it).
+
+The engine profiles (specs/measurements/profiles/) come from here: `fitted` to
+every memory-bound record, one per engine family with at least
+MIN_FAMILY_RECORDS of them (what its records cannot tell apart held at
+`fitted`'s values), and the hand-written `ideal`. The honest figures are
+out-of-sample: leave one source out (all records of a source held out together),
+per TP degree, and the eight-GPU records predicted from a fit to TP <= 4 only.
 """
 
 from __future__ import annotations
 
+import os
 import statistics
-from collections.abc import Callable, Iterable, Sequence
+import tempfile
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cache
 from itertools import product
@@ -32,13 +43,13 @@ import sympy as sp
 
 from derivations import glossary as gl
 from derivations import stepmodel as sm
-from derivations.context import BINDINGS, FITTED, SCENARIO_INPUTS, Context, make_context
+from derivations.context import BINDINGS, DEFAULT_ENGINE, PROFILES, Context, make_context
 from derivations.engine import derivation
 from derivations.sheet import Missing, evaluate, input_values
 from derivations.symbols import Symbols
 from specs.catalog import SPECS_DIR, shown_path
 from specs.errors import SpecError, suggest
-from specs.measurements import FITTED_SUMMARY, Measurement
+from specs.measurements import DEFAULT_PROFILE, PROFILE_SUMMARY, PROFILES_DIR, Measurement, Profile
 from units import Quantity
 
 #: The step model alone, as a derivation (never rendered; evaluated like a sheet).
@@ -65,17 +76,16 @@ RULES = {
     "aggregate_tokens_per_s": "step = B tokens / (aggregate tokens/s at batch B); a static batch's figure includes its prefill",
     "e2e_latency": "step = (end-to-end latency - TTFT) / (output tokens - 1); without a TTFT, latency / output tokens (prefill included)",
 }
-#: The efficiency inputs the fit and the table vary; everything else comes from the record.
-EFFICIENCY_SYMBOLS = (gl.eta_bw, gl.eta_flops, gl.t_fixed, gl.t_hop)
-_DEFAULTS = {i.name: i for i in SCENARIO_INPUTS}
+#: The engine inputs the fit and the table vary, in the order the compiled step takes them; everything else comes from the record.
+EFFICIENCY_SYMBOLS = (gl.eta_bw, gl.eta_flops, gl.t_layer, gl.t_fixed, gl.t_ar)
 _MAX_FIT_ROUNDS = 50
-
-
-@cache
-def sheet_default(name: str) -> float:
-    """A scenario input's project-wide default (eta_bw, eta_flops, t_fixed, hop_latency) as a float in its SI unit."""
-    q = _DEFAULTS[name].parse(_DEFAULTS[name].default, "default")
-    return float(q.to_base_units().magnitude)
+#: eta_flops is held in every fitted profile at this value (the hand-set default the sheets always used): memory-bound decode
+#: records, the only ones fitted, do not depend on it.
+HELD_ETA_FLOPS = "0.7"
+#: An engine family gets its own profile when the dataset holds at least this many memory-bound decode records of it.
+MIN_FAMILY_RECORDS = 8
+#: The validation targets the issue set (item 4): leave-one-source-out, per TP degree, eight GPUs from a fit to TP <= 4.
+TARGETS = {"loso": 0.10, "per_tp": 0.12, "tp8_from_tp4": 0.15}
 
 
 def measured_step(m: Measurement) -> float:
@@ -113,11 +123,12 @@ def record_context(m: Measurement, **inputs: str) -> Context:
     return ctx.with_overrides(**base)
 
 
-StepFunction = Callable[[float, float, float, float], float]
+StepFunction = Callable[[float, float, float, float, float], float]
 
 
 def step_function(ctx: Context) -> StepFunction:
-    """The step model's t_step [s] in `ctx` as a function of (eta_bw, eta_flops, t_fixed, t_hop): its own expression, substituted and compiled."""
+    """The step model's t_step [s] in `ctx` as a function of (eta_bw, eta_flops, t_layer, t_fixed, t_ar): its own expression,
+    substituted and compiled."""
     values = input_values(STEP_MODEL, ctx)
     known = {s: v for s, v in values.items() if s not in EFFICIENCY_SYMBOLS and not isinstance(v, Missing)}
     expr = STEP_MODEL.expanded["t_step"].xreplace(known)
@@ -131,22 +142,33 @@ def step_function(ctx: Context) -> StepFunction:
 
 @dataclass(frozen=True)
 class Calibration:
-    """A set of efficiency inputs (eta_flops is the sheets' default throughout) and how it was obtained."""
+    """A set of engine inputs and how it was obtained."""
 
     eta_bw: float
+    t_layer: float
     t_fixed: float
-    t_hop: float
+    t_ar: float
     #: how they were obtained, in words (which were fitted, which held, which hit a bound)
     how: str
     #: the records fitted
     ids: tuple[str, ...] = ()
+    eta_flops: float = float(HELD_ETA_FLOPS)
+
+    def replaced(self, **values: float) -> Calibration:
+        return replace(self, **values)
+
+
+def profile_calibration(p: Profile) -> Calibration:
+    """An engine profile's values as a Calibration (SI floats)."""
+    si = {k: float(p.quantity(k).to_base_units().magnitude) for k in p.values}
+    return Calibration(si["eta_bw"], si["t_layer"], si["t_fixed"], si["ar_latency"], f"the {p.name} profile ({_where(p.path)}: {p.provenance})",
+                       p.records, si["eta_flops"])
 
 
 @cache
 def sheet_defaults() -> Calibration:
-    """The project-wide defaults every sheet prints: fitted to the dataset and stored in specs/measurements/defaults.toml."""
-    return Calibration(sheet_default("eta_bw"), sheet_default("t_fixed"), sheet_default("hop_latency"),
-                       f"the sheets' defaults ({_where(FITTED.path)}: {FITTED.fit})", FITTED.records)
+    """The engine inputs every sheet uses by default: the default profile (specs/measurements/profiles/fitted.toml)."""
+    return profile_calibration(DEFAULT_ENGINE)
 
 
 def _where(path: Path) -> str:
@@ -157,9 +179,10 @@ def _where(path: Path) -> str:
         return shown_path(path)
 
 
-#: The hand-set defaults every sheet printed before the dataset existed, and a step model without all-reduce latency:
-#: the issue's starting point, kept to report the error before the fit.
-HAND_SET = Calibration(0.8, 0.2e-3, 0.0, "the hand-set defaults before the dataset (eta_bw 0.8, t_fixed 0.2 ms, no all-reduce latency)")
+#: The hand-set defaults every sheet printed before the dataset existed, with no overhead per layer and no all-reduce latency:
+#: the starting point, kept to report the error before any fit.
+HAND_SET = Calibration(0.8, 0.0, 0.2e-3, 0.0, "the hand-set defaults before the dataset (eta_bw 0.8, t_fixed 0.2 ms, no per-layer overhead, "
+                       "no all-reduce latency)")
 
 
 @dataclass(frozen=True)
@@ -169,7 +192,7 @@ class Record:
     m: Measurement
     #: measured decode step [s]
     measured: float
-    #: t_step(eta_bw, eta_flops, t_fixed, t_hop) [s]
+    #: t_step(eta_bw, eta_flops, t_layer, t_fixed, t_ar) [s]
     step: StepFunction
     #: bytes one GPU streams per step (weights split by TP, plus the KV cache) [B]
     bytes_per_gpu: float
@@ -180,22 +203,21 @@ class Record:
     compute_time: float
     #: prefill compute time folded into each measured step, at the dense peak (eta_flops = 1) [s]
     prefill_time: float
-    #: the set of defaults the regime is judged at (None: the sheets' defaults)
+    #: the set of engine inputs the regime is judged at (None: the sheets' defaults)
     classify: Calibration | None = field(default=None, compare=False)
 
-    def at(self, c: Calibration, eta_flops: float | None = None) -> float:
-        """The predicted step [s] at a set of efficiency inputs."""
-        return self.predict(c.eta_bw, c.t_fixed, eta_flops, c.t_hop)
+    def at(self, c: Calibration) -> float:
+        """The predicted step [s] at a set of engine inputs."""
+        return self.predict(c.eta_bw, c.t_layer, c.t_fixed, c.t_ar, c.eta_flops)
 
-    def predict(self, eta_bw: float, t_fixed: float, eta_flops: float | None = None, t_hop: float | None = None) -> float:
-        ef = sheet_default("eta_flops") if eta_flops is None else eta_flops
-        th = sheet_default("hop_latency") if t_hop is None else t_hop
-        return float(self.step(eta_bw, ef, t_fixed, th))
+    def predict(self, eta_bw: float, t_layer: float, t_fixed: float, t_ar: float, eta_flops: float | None = None) -> float:
+        ef = sheet_defaults().eta_flops if eta_flops is None else eta_flops
+        return float(self.step(eta_bw, ef, t_layer, t_fixed, t_ar))
 
     def floor(self) -> float:
-        """The step at the datasheet rates with no fixed time and no hop latency (eta_bw = eta_flops = 1, t_fixed = t_hop = 0);
+        """The step at the datasheet rates with no overheads and no all-reduce latency (the `ideal` profile's inputs);
         all-reduce bytes at link rate stay."""
-        return self.predict(1.0, 0.0, 1.0, 0.0)
+        return self.predict(1.0, 0.0, 0.0, 0.0, 1.0)
 
     def implied_mbu(self) -> float:
         """The model's bytes per GPU over the measured step, as a share of the datasheet bandwidth."""
@@ -203,11 +225,11 @@ class Record:
 
     def prefill_share_at(self, c: Calibration) -> float:
         """Prefill FLOPs folded into each measured step, as a share of the prediction at `c`."""
-        return self.prefill_time / sheet_default("eta_flops") / self.at(c)
+        return self.prefill_time / c.eta_flops / self.at(c)
 
     def compute_bound_at(self, c: Calibration) -> bool:
-        """The step's FLOPs take longer than its bytes at `c` (and the sheets' eta_flops)."""
-        return self.compute_time / sheet_default("eta_flops") > self.memory_time / c.eta_bw
+        """The step's FLOPs take longer than its bytes at `c`."""
+        return self.compute_time / c.eta_flops > self.memory_time / c.eta_bw
 
     def regime_at(self, c: Calibration) -> str:
         return OTHER_REGIME if self.compute_bound_at(c) or self.prefill_share_at(c) >= PREFILL_HEAVY_SHARE else MEMORY_BOUND
@@ -229,6 +251,20 @@ class Record:
     def group(self) -> tuple[str, str]:
         """Records of one engine on one chip calibrate each other."""
         return self.m.engine, self.m.hardware.key
+
+    @property
+    def source(self) -> str:
+        """The source a record comes from: its file (one file per source). Leave-one-source-out holds a whole source out."""
+        return self.m.path.name
+
+    @property
+    def family(self) -> str:
+        """The engine family as a profile name: the record's engine, lowercase, words joined by '-'."""
+        return family_name(self.m.engine)
+
+
+def family_name(engine: str) -> str:
+    return "-".join(engine.lower().replace("_", " ").split())
 
 
 def _si(v: sp.Expr | Missing, what: str, m: Measurement) -> float:
@@ -270,19 +306,43 @@ def evaluate_records(records: Sequence[Measurement], classify: Calibration | Non
     return tuple(out)
 
 
-# --- calibration ---------------------------------------------------------------------------------
+def _memo(f: Callable) -> Callable:
+    """Cache a function of (records, classify) per process by the identity of the records (kept alive with the result): the
+    out-of-sample figures refit the dataset dozens of times, and `roofline validate`, the profiles and the tests all ask for them."""
+    memo: dict[tuple, tuple] = {}
+
+    def wrapped(records: Sequence[Measurement], classify: Calibration | None = None):
+        key = (tuple(id(m) for m in records), classify)
+        hit = memo.get(key)
+        if hit is None:
+            hit = memo[key] = (tuple(records), f(records, classify))
+        return hit[1]
+
+    wrapped.__doc__ = f.__doc__
+    wrapped.__name__ = f.__name__
+    return wrapped
+
+
+# --- fitting -------------------------------------------------------------------------------------
 
 _FAST = "eta_bw bound at 1 (the records are faster than the model at datasheet bandwidth)"
+#: the fitted parameters (x = 1/eta_bw), their lower bounds and their names in words
+_PARAMS = ("x", "t_layer", "t_fixed", "t_ar")
+_BOUNDS = {"x": 1.0, "t_layer": 0.0, "t_fixed": 0.0, "t_ar": 0.0}
+_NAMES = {"x": "eta_bw", "t_layer": "t_layer", "t_fixed": "t_fixed", "t_ar": "t_ar"}
+#: the order in which a fit that cannot tell its parameters apart holds them (the small per-step time first)
+_HOLD_ORDER = ("t_fixed", "t_ar", "t_layer")
 
 
-def _local_line(r: Record, x: float, eta_flops: float) -> tuple[float, float, float]:
-    """t_step - t_fixed near x = 1/eta_bw as slope*x + hops*t_hop + intercept (piecewise linear in x, linear in t_hop)."""
+def _local_line(r: Record, x: float, eta_flops: float) -> tuple[float, dict[str, float], float]:
+    """t_step near x = 1/eta_bw as slope*x + sum(coefficient*parameter) + intercept: piecewise linear in x, linear in the times."""
     h = 1e-6 * x
-    g0 = float(r.step(1 / x, eta_flops, 0.0, 0.0))
-    g1 = float(r.step(1 / (x + h), eta_flops, 0.0, 0.0))
-    hops = float(r.step(1 / x, eta_flops, 0.0, 1.0)) - g0
+    g0 = float(r.step(1 / x, eta_flops, 0.0, 0.0, 0.0))
+    g1 = float(r.step(1 / (x + h), eta_flops, 0.0, 0.0, 0.0))
+    coef = {"t_layer": float(r.step(1 / x, eta_flops, 1.0, 0.0, 0.0)) - g0, "t_fixed": 1.0,
+            "t_ar": float(r.step(1 / x, eta_flops, 0.0, 0.0, 1.0)) - g0}
     slope = (g1 - g0) / h
-    return slope, hops, g0 - slope * x
+    return slope, coef, g0 - slope * x
 
 
 def _solve(a: list[list[float]], b: list[float]) -> list[float] | None:
@@ -305,10 +365,8 @@ def _solve(a: list[list[float]], b: list[float]) -> list[float] | None:
     return out
 
 
-#: the fitted parameters, their lower bounds (x = 1/eta_bw at least 1) and their names in words
-_PARAMS = ("x", "t_fixed", "t_hop")
-_BOUNDS = {"x": 1.0, "t_fixed": 0.0, "t_hop": 0.0}
-_NAMES = {"x": "eta_bw", "t_fixed": "t_fixed", "t_hop": "t_hop"}
+class IndistinctError(ValueError):
+    """The records cannot tell the free parameters apart: hold one."""
 
 
 def _least_squares(cols: dict[str, list[float]], ys: Sequence[float], w: Sequence[float], free: Sequence[str],
@@ -327,7 +385,7 @@ def _least_squares(cols: dict[str, list[float]], ys: Sequence[float], w: Sequenc
             sol = _solve(a, b)
             if sol is None:
                 if not bound:
-                    raise ValueError(f"these records cannot tell {' from '.join(_NAMES[p] for p in fit_these)} apart; hold one")
+                    raise IndistinctError(f"these records cannot tell {' from '.join(_NAMES[p] for p in fit_these)} apart; hold one")
                 continue
             vals.update(zip(fit_these, sol, strict=True))
             if any(vals[p] < _BOUNDS[p] for p in fit_these):
@@ -339,29 +397,43 @@ def _least_squares(cols: dict[str, list[float]], ys: Sequence[float], w: Sequenc
     return best[1], best[2]
 
 
-def fit(records: Sequence[Record], t_fixed: float | None = None, t_hop: float | None = None, eta_flops: float | None = None,
-        held_as: str = "held") -> Calibration:
-    """Least squares on relative error for eta_bw, and t_fixed and t_hop unless given (then held), over `records`.
+def source_weights(records: Sequence[Record]) -> list[float]:
+    """Least-squares weights on relative error with every source weighing the same: 1/measured^2, divided by the number of the
+    fitted records that share the record's source."""
+    count: dict[str, int] = {}
+    for r in records:
+        count[r.source] = count.get(r.source, 0) + 1
+    return [1 / (r.measured ** 2 * count[r.source]) for r in records]
 
-    eta_bw stays in (0, 1], t_fixed and t_hop at or above zero: a bound that binds is held there and the others refitted, and
-    `how` says so. One record fits eta_bw alone (hold the other two); records with no tensor parallelism cannot fit t_hop.
+
+def fit(records: Sequence[Record], held: Mapping[str, float] | None = None, eta_flops: float | None = None,
+        held_as: str = "held") -> Calibration:
+    """Least squares on relative error, each source weighing the same, for eta_bw and every time parameter not in `held`
+    (t_layer, t_fixed, t_ar; held ones stay at their given value), over `records`.
+
+    eta_bw stays in (0, 1], the times at or above zero: a bound that binds is held there and the others refitted, and `how`
+    says so. Records that cannot tell the free parameters apart raise IndistinctError (see fit_distinct); records with no tensor
+    parallelism cannot fit t_ar.
     """
     if not records:
         raise ValueError("fit needs at least one record")
-    if t_fixed is None and len(records) == 1:
-        raise ValueError("one record cannot fix both eta_bw and t_fixed: give t_fixed to hold")
-    ef = sheet_default("eta_flops") if eta_flops is None else eta_flops
-    free = ["x"] + [p for p, v in (("t_fixed", t_fixed), ("t_hop", t_hop)) if v is None]
-    held = {p: v for p, v in (("t_fixed", t_fixed), ("t_hop", t_hop)) if v is not None}
-    w = [1 / r.measured ** 2 for r in records]
-    x = 1 / sheet_default("eta_bw")
-    if "t_hop" in free and not any(_local_line(r, x, ef)[1] > 0 for r in records):
-        raise ValueError("no record has tensor parallelism, so t_hop cannot be fitted: give t_hop to hold")
+    held = dict(held or {})
+    unknown = set(held) - set(_PARAMS[1:])
+    if unknown:
+        raise ValueError(f"only t_layer, t_fixed and t_ar can be held, not {sorted(unknown)}")
+    ef = sheet_defaults().eta_flops if eta_flops is None else eta_flops
+    free = ["x"] + [p for p in _PARAMS[1:] if p not in held]
+    if len(free) > len(records):
+        raise IndistinctError(f"{len(records)} record(s) cannot fix {len(free)} parameters: hold some")
+    w = source_weights(records)
+    x = 1 / sheet_defaults().eta_bw
+    if "t_ar" in free and not any(_local_line(r, x, ef)[1]["t_ar"] > 0 for r in records):
+        raise IndistinctError("no record has tensor parallelism, so t_ar cannot be fitted: hold it")
     vals: dict[str, float] = {}
     bound: tuple[str, ...] = ()
     for _ in range(_MAX_FIT_ROUNDS):
         lines = [_local_line(r, x, ef) for r in records]
-        cols = {"x": [a for a, _, _ in lines], "t_fixed": [1.0] * len(records), "t_hop": [h for _, h, _ in lines]}
+        cols = {"x": [a for a, _, _ in lines], **{p: [c[p] for _, c, _ in lines] for p in _PARAMS[1:]}}
         ys = [r.measured - c for r, (_, _, c) in zip(records, lines, strict=True)]
         vals, bound = _least_squares(cols, ys, w, free, {**held, "x": x})
         done = abs(vals["x"] - x) <= 1e-12 * x
@@ -371,13 +443,30 @@ def fit(records: Sequence[Record], t_fixed: float | None = None, t_hop: float | 
     fitted = [_NAMES[p] for p in free if p not in bound]
     parts = [f"{_NAMES[p]} bound at 0" for p in free if p in bound and p != "x"]
     if fitted:
-        parts.append(" and ".join(fitted) + (" fitted together" if len(fitted) > 1 else " fitted") if len(fitted) < 3
-                     else f"{fitted[0]}, {fitted[1]} and {fitted[2]} fitted together")
+        parts.append(_and(fitted) + (" fitted together" if len(fitted) > 1 else " fitted"))
     if held:
-        parts.append(f"{' and '.join(held)} {held_as}")
+        parts.append(f"{_and(list(held))} {held_as}")
     if "x" in bound:
         parts.append(_FAST)
-    return Calibration(1 / x, float(vals["t_fixed"]), float(vals["t_hop"]), "; ".join(parts), tuple(r.m.id for r in records))
+    return Calibration(1 / x, float(vals["t_layer"]), float(vals["t_fixed"]), float(vals["t_ar"]), "; ".join(parts),
+                       tuple(r.m.id for r in records), ef)
+
+
+def _and(names: Sequence[str]) -> str:
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def fit_distinct(records: Sequence[Record], fallback: Calibration, held_as: str) -> Calibration:
+    """fit(), holding parameters at `fallback`'s values in _HOLD_ORDER until the records can tell the rest apart."""
+    held: dict[str, float] = {}
+    for p in (None, *_HOLD_ORDER):
+        if p is not None:
+            held[p] = getattr(fallback, p)
+        try:
+            return fit(records, held, held_as=held_as)
+        except IndistinctError:
+            continue
+    raise ValueError("the records cannot fit eta_bw even with every time held")
 
 
 # --- the validation table ------------------------------------------------------------------------
@@ -390,6 +479,8 @@ class Row:
     model: str
     setup: str
     regime: str
+    tp: int
+    source: str
     measured: float
     floor: float
     predicted: float
@@ -398,7 +489,7 @@ class Row:
     implied_mbu: float
     prefill_share: float
     rule: str
-    source: str
+    source_title: str
     url: str
 
 
@@ -413,10 +504,7 @@ class Summary:
 
 @dataclass(frozen=True)
 class Validation:
-    eta_bw: float
-    t_fixed: float
-    t_hop: float
-    eta_flops: float
+    calibration: Calibration
     label: str
     rows: tuple[Row, ...]
     summaries: tuple[Summary, ...]
@@ -430,39 +518,54 @@ def _setup(m: Measurement) -> str:
 def row(r: Record, c: Calibration) -> Row:
     p = r.at(c)
     m = r.m
-    return Row(m.id, m.engine, m.hardware.key, m.model.key, _setup(m), r.regime, r.measured, r.floor(), p,
+    return Row(m.id, m.engine, m.hardware.key, m.model.key, _setup(m), r.regime, m.tp, r.source, r.measured, r.floor(), p,
                (p - r.measured) / r.measured, r.implied_mbu(), r.prefill_share, RULES[m.metric], m.source, m.url)
+
+
+def _summary(label: str, sel: Sequence[Row], errors: Callable[[Row], float]) -> Summary:
+    if not sel:
+        return Summary(label, 0, None, None, "")
+    worst = max(sel, key=lambda x: abs(errors(x)))
+    return Summary(label, len(sel), statistics.median(abs(errors(x)) for x in sel), errors(worst), worst.id)
+
+
+def memory_summary(rows: Iterable[Row]) -> Summary:
+    """Median and worst absolute error of the memory-bound decode records among `rows`."""
+    return _summary(MEMORY_BOUND, [x for x in rows if x.regime == MEMORY_BOUND], lambda x: x.error)
 
 
 def summarise(rows: Iterable[Row], errors: Callable[[Row], float] = lambda x: x.error) -> tuple[Summary, ...]:
     """Median and worst absolute error per regime, and over all records."""
     rows = tuple(rows)
-    out = []
-    for regime in (*REGIMES, "all"):
-        sel = [x for x in rows if regime in ("all", x.regime)]
-        if not sel:
-            out.append(Summary(regime, 0, None, None, ""))
-            continue
-        worst = max(sel, key=lambda x: abs(errors(x)))
-        out.append(Summary(regime, len(sel), statistics.median(abs(errors(x)) for x in sel), errors(worst), worst.id))
-    return tuple(out)
+    return tuple(_summary(regime, [x for x in rows if regime in ("all", x.regime)], errors) for regime in (*REGIMES, "all"))
+
+
+def by_tp(rows: Iterable[Row]) -> tuple[Summary, ...]:
+    """Median and worst absolute error of the memory-bound decode records per tensor-parallel degree (labels 'TP n')."""
+    mem = [x for x in rows if x.regime == MEMORY_BOUND]
+    return tuple(_summary(f"TP {n}", [x for x in mem if x.tp == n], lambda x: x.error) for n in sorted({x.tp for x in mem}))
 
 
 def validate(records: Sequence[Measurement], c: Calibration) -> Validation:
     """Every record predicted at `c`, with the error summary per regime (regimes judged at the sheets' defaults)."""
     rows = tuple(row(r, c) for r in evaluate_records(records))
-    return Validation(c.eta_bw, c.t_fixed, c.t_hop, sheet_default("eta_flops"), c.how, rows, summarise(rows))
+    return Validation(c, c.how, rows, summarise(rows))
+
+
+def memory_bound(records: Sequence[Measurement], classify: Calibration | None = None) -> list[Record]:
+    return [r for r in evaluate_records(records, classify) if r.regime == MEMORY_BOUND]
 
 
 def dataset_defaults(records: Sequence[Measurement], classify: Calibration | None = None) -> Calibration:
-    """eta_bw, t_fixed and t_hop fitted to every memory-bound decode record of the dataset, the regimes judged at `classify`
-    (None: the sheets' defaults)."""
-    rs = [r for r in evaluate_records(records, classify) if r.regime == MEMORY_BOUND]
+    """eta_bw, t_layer, t_fixed and t_ar fitted to every memory-bound decode record of the dataset, the regimes judged at
+    `classify` (None: the sheets' defaults)."""
+    rs = memory_bound(records, classify)
     c = fit(rs)
-    return replace(c, how=f"fitted to the {len(rs)} memory-bound decode records (least squares on relative error; {c.how})")
+    return replace(c, how=f"fitted to the {len(rs)} memory-bound decode records of {len({r.source for r in rs})} sources "
+                          f"(least squares on relative error, each source weighing the same; {c.how}; eta_flops {HELD_ETA_FLOPS} held)")
 
 
-#: significant figures the stored defaults keep
+#: significant figures the stored profiles keep
 DEFAULT_FIGURES = 2
 
 
@@ -473,13 +576,14 @@ def _figures(v: float, figures: int = DEFAULT_FIGURES) -> str:
 
 
 def default_texts(c: Calibration) -> dict[str, str]:
-    """A fit as the unit strings stored in specs/measurements/defaults.toml (scenario-input name -> value)."""
-    return {"eta_bw": _figures(c.eta_bw), "t_fixed": f"{_figures(c.t_fixed * 1e3)} ms", "hop_latency": f"{_figures(c.t_hop * 1e6)} us"}
+    """A fit as the unit strings a profile file stores (engine-input name -> value)."""
+    return {"eta_bw": _figures(c.eta_bw), "eta_flops": _figures(c.eta_flops), "t_layer": f"{_figures(c.t_layer * 1e6)} us",
+            "t_fixed": f"{_figures(c.t_fixed * 1e3)} ms", "ar_latency": f"{_figures(c.t_ar * 1e6)} us"}
 
 
-def from_texts(texts: dict[str, str], how: str, ids: tuple[str, ...]) -> Calibration:
+def from_texts(texts: Mapping[str, str], how: str, ids: tuple[str, ...]) -> Calibration:
     si = {k: float(Quantity(v).to_base_units().magnitude) for k, v in texts.items()}
-    return Calibration(si["eta_bw"], si["t_fixed"], si["hop_latency"], how, ids)
+    return Calibration(si["eta_bw"], si["t_layer"], si["t_fixed"], si["ar_latency"], how, ids, si["eta_flops"])
 
 
 #: a regime change can move a record across the line and the refit back: give up after this many rounds
@@ -487,9 +591,9 @@ _MAX_DEFAULT_ROUNDS = 10
 
 
 def fresh_defaults(records: Sequence[Measurement]) -> tuple[Calibration, dict[str, str]]:
-    """The defaults the dataset gives today: fitted with the regimes judged at the sheets' defaults, rounded, and refitted
-    with the regimes judged at the rounded values until the rounded values stop changing (a fixed point: the stored defaults
-    classify the records that fit them). Returns the unrounded fit and the rounded texts."""
+    """The `fitted` profile the dataset gives today: fitted with the regimes judged at the stored profile, rounded, and refitted
+    with the regimes judged at the rounded values until the rounded values stop changing (a fixed point: the stored profile
+    classifies the records that fit it). Returns the unrounded fit and the rounded texts."""
     classify = sheet_defaults()
     for _ in range(_MAX_DEFAULT_ROUNDS):
         c = dataset_defaults(records, classify)
@@ -500,49 +604,152 @@ def fresh_defaults(records: Sequence[Measurement]) -> tuple[Calibration, dict[st
     raise ValueError("the dataset defaults do not settle: a record keeps crossing between regimes as they change")
 
 
+# --- out of sample: leave one source out, per TP degree, eight GPUs from TP <= 4 -------------------
+
+@dataclass(frozen=True)
+class OutOfSample:
+    """Memory-bound decode records predicted from fits that did not see them (regimes judged at the sheets' defaults).
+
+    - `loso`: each source's records predicted from a fit to every other source's (leave one source out);
+    - `tp8`: the eight-GPU records predicted from a fit to the records of four GPUs or fewer.
+    Each fit holds what its records cannot tell apart at the sheets' defaults (fit_distinct).
+    """
+
+    loso: tuple[Row, ...]
+    loso_fits: Mapping[str, Calibration]
+    tp8: tuple[Row, ...]
+    tp8_fit: Calibration | None
+
+
+@_memo
+def out_of_sample(records: Sequence[Measurement], classify: Calibration | None = None) -> OutOfSample:
+    rs = memory_bound(records, classify)
+    defaults = classify or sheet_defaults()
+    loso, fits = [], {}
+    for src in sorted({r.source for r in rs}):
+        c = fit_distinct([r for r in rs if r.source != src], defaults, "held at the sheets' defaults")
+        fits[src] = c
+        loso += [row(r, c) for r in rs if r.source == src]
+    loso.sort(key=lambda x: [r.m.id for r in rs].index(x.id))
+    small, eight = [r for r in rs if r.m.tp <= 4], [r for r in rs if r.m.tp == 8]
+    c8 = fit_distinct(small, defaults, "held at the sheets' defaults") if small and eight else None
+    return OutOfSample(tuple(loso), fits, tuple(row(r, c8) for r in eight) if c8 else (), c8)
+
+
+def at_family_profiles(records: Sequence[Measurement], profiles: Mapping[str, Profile]) -> tuple[Row, ...]:
+    """Every record predicted at its own engine family's profile where one exists, else at the default profile. In sample: a
+    family profile is fitted to these very records, so this is what a profile reaches, not what it predicts."""
+    return tuple(row(r, profile_calibration(profiles.get(r.family, profiles[DEFAULT_PROFILE]))) for r in evaluate_records(records))
+
+
+# --- engine profiles ----------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class FittedProfile:
+    """A profile `roofline calibrate --write-defaults` writes: its name, description, the unrounded fit and the stored texts."""
+
+    name: str
+    description: str
+    calibration: Calibration
+    texts: dict[str, str]
+    summary: dict[str, str]
+
+
+def family_profiles(records: Sequence[Measurement], fitted: Calibration) -> list[FittedProfile]:
+    """One profile per engine family with at least MIN_FAMILY_RECORDS memory-bound decode records (regimes judged at `fitted`),
+    what its records cannot tell apart held at `fitted`'s values."""
+    rs = memory_bound(records, fitted)
+    out = []
+    for fam in sorted({r.family for r in rs}):
+        mine = [r for r in rs if r.family == fam]
+        if len(mine) < MIN_FAMILY_RECORDS or fam in (DEFAULT_PROFILE, "ideal"):
+            continue
+        c = fit_distinct(mine, fitted, f"held at the {DEFAULT_PROFILE} profile's values (these records cannot tell them apart)")
+        engines = sorted({r.m.engine for r in mine})
+        sources = len({r.source for r in mine})
+        c = replace(c, how=f"fitted to the {len(mine)} memory-bound decode records of {', '.join(engines)} ({sources} source"
+                           f"{'s' if sources > 1 else ''}; least squares on relative error, each source weighing the same; {c.how}; "
+                           f"eta_flops {HELD_ETA_FLOPS} held)")
+        rows = [row(r, c) for r in mine]
+        s = _summary(MEMORY_BOUND, rows, lambda x: x.error)
+        out.append(FittedProfile(fam, f"{', '.join(engines)} as the dataset measured it ({len(mine)} records)", c, default_texts(c),
+                                 {"median_error": _figures(s.median_abs_error), "worst_error": _figures(abs(s.worst_error))}))
+    return out
+
+
 def summary_texts(records: Sequence[Measurement], c: Calibration, classify: Calibration | None = None) -> dict[str, str]:
     """What the dataset says at `c` (regimes judged at `classify`, None: the sheets' defaults), as the plain numbers stored in
-    the [summary] table of specs/measurements/defaults.toml (specs.measurements.FITTED_SUMMARY)."""
+    the default profile's [summary] table (specs.measurements.PROFILE_SUMMARY)."""
     rs = evaluate_records(records, classify)
     rows = [row(r, c) for r in rs]
     mem = summarise(rows)[0]
     low, mid, high = measured_mbu_range(records, classify)
-    loo = leave_one_out(records, classify).one_summary[0]
+    low8, _, high8 = measured_mbu_range(records, classify, tp=8)
+    loso = memory_summary(out_of_sample(records, classify).loso)
     return {"median_error": _figures(mem.median_abs_error), "worst_error": _figures(abs(mem.worst_error)),
-            "loo_error": _figures(loo.median_abs_error), "mbu_low": _figures(low), "mbu_median": _figures(mid), "mbu_high": _figures(high)}
+            "loso_error": _figures(loso.median_abs_error), "mbu_low": _figures(low), "mbu_median": _figures(mid), "mbu_high": _figures(high),
+            "tp8_mbu_low": _figures(low8), "tp8_mbu_high": _figures(high8)}
 
 
-def defaults_file_text(c: Calibration, texts: dict[str, str], summary: dict[str, str]) -> str:
-    """specs/measurements/defaults.toml for a fit (`roofline calibrate --write-defaults`)."""
-    ids = "".join(f'    "{i}",\n' for i in c.ids)
-    table = "".join(f'{k} = "{summary[k]}"\n' for k in FITTED_SUMMARY)
+def fresh_profiles(records: Sequence[Measurement]) -> list[FittedProfile]:
+    """Every profile the dataset gives today: `fitted` (to every memory-bound record) and one per engine family."""
+    fresh, texts = fresh_defaults(records)
+    rounded = from_texts(texts, fresh.how, fresh.ids)
+    fitted = FittedProfile(DEFAULT_PROFILE, "fitted to every memory-bound decode record of the published measurements (specs/measurements)",
+                           fresh, texts, summary_texts(records, rounded, rounded))
+    return [fitted, *family_profiles(records, rounded)]
+
+
+def profile_file_text(p: FittedProfile) -> str:
+    """A fitted profile's file (`roofline calibrate --write-defaults`)."""
+    ids = "".join(f'    "{i}",\n' for i in p.calibration.ids)
+    table = "".join(f'{k} = "{p.summary[k]}"\n' for k in PROFILE_SUMMARY if k in p.summary)
+    values = "".join(f'{k} = "{p.texts[k]}"\n' for k in ("eta_bw", "eta_flops", "t_layer", "t_fixed", "ar_latency"))
     return (
-        "# The defaults of eta_bw, t_fixed and hop_latency that every sheet prints, fitted to the published measurements in this\n"
-        "# folder, and what the dataset says at them. Written by `roofline calibrate --write-defaults`; a test fails when a fresh\n"
-        "# fit rounds to other values.\n"
-        f'fit = "{c.how}; rounded to {DEFAULT_FIGURES} significant figures"\n'
-        f'eta_bw = "{texts["eta_bw"]}"\n'
-        f't_fixed = "{texts["t_fixed"]}"\n'
-        f'hop_latency = "{texts["hop_latency"]}"\n'
+        f"# Engine profile {p.name!r}: the step model's engine inputs fitted to published measurements in specs/measurements/, and what\n"
+        "# the dataset says at them. Written by `roofline calibrate --write-defaults`; a test fails when a fresh fit rounds to other values.\n"
+        f'description = "{p.description}"\n'
+        f'provenance = "{p.calibration.how}; rounded to {DEFAULT_FIGURES} significant figures"\n'
+        f"{values}"
         f"records = [\n{ids}]\n"
         "\n"
-        "# At these defaults, regimes judged at them (`roofline validate`); each a plain number, to two significant figures.\n"
+        "# At these values, regimes judged at the default profile (`roofline validate`); each a plain number, to two significant figures.\n"
         "[summary]\n"
         f"{table}"
     )
+
+
+def write_profiles(records: Sequence[Measurement], directory: Path = PROFILES_DIR) -> list[FittedProfile]:
+    """Refit every fitted profile and write each file atomically (a temporary file beside it, then os.replace); a fitted
+    profile the dataset no longer supports is removed. Hand-written profiles (no records, such as `ideal`) are left alone."""
+    profiles = fresh_profiles(records)
+    texts = {p.name: profile_file_text(p) for p in profiles}
+    for name, text in texts.items():
+        fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".toml.tmp", dir=directory)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                f.write(text)
+            os.replace(tmp, directory / f"{name}.toml")
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+    for name, old in PROFILES.items():
+        if name not in texts and old.records and old.path.parent == directory:
+            old.path.unlink(missing_ok=True)
+    return profiles
 
 
 # --- calibration on a few records, and leave-one-out -----------------------------------------------
 
 @dataclass(frozen=True)
 class LeaveOneOut:
-    """Leave-one-out over the dataset. For each record, the dataset defaults (eta_bw, t_fixed, t_hop) are refitted without it; then
+    """Leave-one-out over the dataset. For each record, the dataset defaults are refitted without it; then
 
-    - `one`: eta_bw is calibrated on one other memory-bound record of the same engine and chip (t_fixed and t_hop held at
-      those defaults), the record predicted, and the median absolute error over the choices of that record kept
-      (unsigned: `Row.error` is that median, not a signed error);
-    - `group`: eta_bw and t_fixed are calibrated on all other memory-bound records of the same engine and chip, t_hop held
-      (eta_bw alone, t_fixed held too, when they cannot tell the two apart).
+    - `one`: eta_bw is calibrated on one other memory-bound record of the same engine and chip (the times held at those
+      defaults), the record predicted, and the median absolute error over the choices of that record kept (unsigned:
+      `Row.error` is that median, not a signed error);
+    - `group`: eta_bw and t_fixed are calibrated on all other memory-bound records of the same engine and chip, t_layer and
+      t_ar held (eta_bw alone, t_fixed held too, when they cannot tell the two apart).
 
     A record with no such peer is left out (`skipped`). Regimes are judged at the sheets' defaults.
     """
@@ -565,12 +772,13 @@ def calibrate(records: Sequence[Measurement], ids: Sequence[str], defaults: Cali
 
 
 def _calibrate(chosen: Sequence[Record], defaults: Calibration) -> Calibration:
+    times = {"t_layer": defaults.t_layer, "t_ar": defaults.t_ar}
     if len(chosen) == 1:
-        return fit(chosen, t_fixed=defaults.t_fixed, t_hop=defaults.t_hop, held_as="held at the dataset defaults")
+        return fit(chosen, {**times, "t_fixed": defaults.t_fixed}, held_as="held at the dataset defaults")
     try:
-        return fit(chosen, t_hop=defaults.t_hop, held_as="held at the dataset default")
-    except ValueError:
-        return fit(chosen, t_fixed=defaults.t_fixed, t_hop=defaults.t_hop,
+        return fit(chosen, times, held_as="held at the dataset defaults")
+    except IndistinctError:
+        return fit(chosen, {**times, "t_fixed": defaults.t_fixed},
                    held_as="held at the dataset defaults (the records cannot tell eta_bw from t_fixed)")
 
 
@@ -578,16 +786,18 @@ def _error(r: Record, c: Calibration) -> float:
     return (r.at(c) - r.measured) / r.measured
 
 
+@_memo
 def leave_one_out(records: Sequence[Measurement], classify: Calibration | None = None) -> LeaveOneOut:
     rs = evaluate_records(records, classify)
+    defaults = classify or sheet_defaults()
     one, group, skipped = [], [], []
     for r in rs:
         others = [s for s in rs if s.m.id != r.m.id]
-        held = fit([s for s in others if s.regime == MEMORY_BOUND])
         peers = [s for s in others if s.group == r.group and s.regime == MEMORY_BOUND]
         if not peers:
             skipped.append(r.m.id)
             continue
+        held = fit_distinct([s for s in others if s.regime == MEMORY_BOUND], defaults, "held at the sheets' defaults")
         errs = [abs(_error(r, _calibrate([s], held))) for s in peers]
         cg = _calibrate(peers, held)
         one.append(replace(row(r, cg), error=statistics.median(errs)))
@@ -595,42 +805,59 @@ def leave_one_out(records: Sequence[Measurement], classify: Calibration | None =
     return LeaveOneOut(tuple(one), tuple(group), summarise(one), summarise(group), tuple(skipped))
 
 
-def measured_mbu_range(records: Sequence[Measurement], classify: Calibration | None = None) -> tuple[float, float, float]:
-    """The implied MBU (model bytes per GPU over measured step and datasheet bandwidth) of the memory-bound
-    decode records: (lowest, median, highest). For sheets that cite how much of the bandwidth real servers reach."""
-    mbus = [r.implied_mbu() for r in evaluate_records(records, classify) if r.regime == MEMORY_BOUND]
+def measured_mbu_range(records: Sequence[Measurement], classify: Calibration | None = None, tp: int | None = None) -> tuple[float, float, float]:
+    """The implied MBU (model bytes per GPU over measured step and datasheet bandwidth) of the memory-bound decode records
+    (of `tp` GPUs only, if given): (lowest, median, highest). For sheets that cite how much of the bandwidth real servers reach."""
+    mbus = [r.implied_mbu() for r in memory_bound(records, classify) if tp is None or r.m.tp == tp]
     return min(mbus), statistics.median(mbus), max(mbus)
 
 
 __all__ = [
     "DEFAULT_FIGURES",
     "HAND_SET",
+    "HELD_ETA_FLOPS",
     "MEMORY_BOUND",
+    "MIN_FAMILY_RECORDS",
     "OTHER_REGIME",
     "PREFILL_HEAVY_SHARE",
     "RULES",
     "STEP_MODEL",
+    "TARGETS",
     "Calibration",
+    "FittedProfile",
+    "IndistinctError",
     "LeaveOneOut",
+    "OutOfSample",
     "Record",
     "Row",
     "Summary",
     "Validation",
+    "at_family_profiles",
+    "by_tp",
     "calibrate",
     "dataset_defaults",
     "default_texts",
-    "defaults_file_text",
     "evaluate_records",
+    "family_profiles",
     "fit",
+    "fit_distinct",
     "fresh_defaults",
+    "fresh_profiles",
     "from_texts",
     "leave_one_out",
     "measured_mbu_range",
     "measured_step",
+    "memory_bound",
+    "memory_summary",
+    "out_of_sample",
+    "profile_calibration",
+    "profile_file_text",
     "record_context",
     "sheet_defaults",
+    "source_weights",
     "step_function",
     "summarise",
     "summary_texts",
     "validate",
+    "write_profiles",
 ]

@@ -28,6 +28,7 @@ from renderers.sweep_out import Labelled
 from renderers.sweep_out import render as render_sweep_text
 from specs.errors import SpecError, shown, suggest
 from specs.hardware import Hardware, load_hardware
+from specs.measurements import profile as engine_profile
 from specs.models import Architecture, load_model
 from specs.precisions import precision
 
@@ -111,6 +112,8 @@ def resolve_row(ctx: Context, row: Row) -> Context:
         new = replace(new, second_hardware=_hardware(row.second_hardware))
     if row.second_model:
         new = replace(new, second_model=_model(row.second_model))
+    if row.engine:
+        new = replace(new, engine=engine_profile(row.engine))
     if row.set:
         new = new.with_overrides(**row.set)
     return new
@@ -126,20 +129,23 @@ def derive(
     overrides: Iterable[str] | None = (),
     second_hardware: str | Path | None = None,
     second_model: str | Path | None = None,
+    engine: str | None = None,
 ) -> Sheet:
     """One sheet: the derivation evaluated for the given (or default) context.
 
     `hardware` and `model` are a shipped name or a path; None means the sheet's
     defaults. `overrides` is a list of "NAME=VALUE" strings, each input at most once.
     `second_hardware` and `second_model` (the chip compared with, a drafter)
-    apply to sheets that name a second chip or model; None means the sheet's default.
+    apply to sheets that name a second chip or model; None means the sheet's default. `engine` names the engine
+    profile (specs/measurements/profiles/) that supplies eta_bw, eta_flops, t_layer, t_fixed and ar_latency
+    unless `overrides` sets them; None means the default profile (`fitted`).
     """
     d = user_derivation(slug) if is_derivation_file(slug) else get(slug)
     _check_precisions(weights, kv, math)
     pairs = _override_pairs(overrides)
     hw_names = d.hardware if hardware is None else (_name_or_path(hardware, "hardware"),)
     model_names = d.models if model is None else (_name_or_path(model, "model"),)
-    ctx = _context(d, hw_names[0], model_names[0], weights, kv, math, pairs, second_hardware, second_model)
+    ctx = _context(d, hw_names[0], model_names[0], weights, kv, math, pairs, second_hardware, second_model, engine)
     grid = tuple(Row("", hardware=h, model=m) for m in model_names for h in hw_names)
     return notebook.wrap(solve_sheet(d, ctx, resolve_row, grid))
 
@@ -151,9 +157,11 @@ def _check_precisions(weights: object, kv: object, math: object) -> None:
 
 
 def _context(d: Derivation, hardware: str | Path, model: str | Path, weights: str | None, kv: str | None, math: str | None,
-             pairs: list[str], second_hardware: str | Path | None, second_model: str | Path | None) -> Context:
-    """The context of one chip and model: precisions, the user's inputs, the sheet's second chip and model."""
-    ctx = make_context(_hardware(hardware), _model(model), weights, kv, math)
+             pairs: list[str], second_hardware: str | Path | None, second_model: str | Path | None, engine: str | None = None) -> Context:
+    """The context of one chip and model: precisions, the engine profile, the user's inputs, the sheet's second chip and model."""
+    if engine is not None and not isinstance(engine, str):
+        raise SpecError("--engine", None, f"expected an engine profile name such as 'fitted', found {_found(engine)}")
+    ctx = make_context(_hardware(hardware), _model(model), weights, kv, math, engine)
     ctx = replace(ctx, overrides=parse_overrides(pairs, d.inputs, d.slug))
     return _with_second(d, ctx, second_hardware, second_model)
 
@@ -247,13 +255,14 @@ def sweep(
     overrides: Iterable[str] | None = (),
     second_hardware: str | Path | None = None,
     second_model: str | Path | None = None,
+    engine: str | None = None,
 ) -> list[Labelled]:
     """One result of a sheet over the cartesian product of inputs, per hardware and model.
 
     `over` is a list of "NAME=VALUES" strings: `batch=1:1024:log2` (doubling),
     `eta_bw=0.5:0.9:0.1` (a step), `context=1024,8192,32768` (a list). `hardware`
     and `model` are a name or path, or a list of them; None means the sheet's first
-    default. The other arguments are those of `derive`. Each grid is compiled once
+    default. The other arguments (`engine` among them) are those of `derive`. Each grid is compiled once
     to numpy; render the result with `render_sweep(results, "csv" | "json")`.
 
         >>> rows = sweep("decode-floor", "t_step", ["batch=1:64:log2"], hardware=["h100-sxm", "h200"])  # doctest: +SKIP
@@ -271,7 +280,7 @@ def sweep(
     out = []
     for h in _names(hardware, d.hardware[0], "hardware"):
         for m in _names(model, d.models[0], "model"):
-            ctx = _context(d, h, m, weights, kv, math, pairs, second_hardware, second_model)
+            ctx = _context(d, h, m, weights, kv, math, pairs, second_hardware, second_model, engine)
             out.append(Labelled(_label(h), _label(m), sweep_grid(d, ctx, result, axes)))
     return out
 

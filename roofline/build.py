@@ -44,6 +44,7 @@ from renderers import book, site
 from renderers.plots import PLOTS_DIR, same_plot
 from roofline import api
 from specs.catalog import hardware_names, model_names, shown_path
+from specs.measurements import profile as engine_profile
 from units import RooflineError
 
 PDFLATEX_ARGS = ("-no-shell-escape", "-halt-on-error", "-interaction=nonstopmode")
@@ -60,12 +61,15 @@ class BuildError(RooflineError):
     """The output folder cannot be written, a sheet failed to render or a PDF failed to compile."""
 
 
-def render_all() -> dict[str, str | bytes]:
-    """File name -> text for every registered sheet and format; `plots/<slug>-<plot>.svg|.pdf` -> bytes for every plot."""
+def render_all(engine: str | None = None) -> dict[str, str | bytes]:
+    """File name -> text for every registered sheet and format; `plots/<slug>-<plot>.svg|.pdf` -> bytes for every plot.
+    `engine`: the engine profile every sheet uses (None: the default profile)."""
     files: dict[str, str | bytes] = {}
     sheets = []
+    if engine is not None:
+        engine_profile(engine)  # an unknown name fails before any sheet is rendered
     for d in api.DERIVATIONS:
-        sheet = api.derive(d.slug)
+        sheet = api.derive(d.slug, engine=engine)
         sheets.append(sheet)
         for path, text in api.out_files(sheet, Path("."), plots=PLOTS_DIR).items():
             files[path.name] = text
@@ -279,11 +283,11 @@ def _rmdir_quietly(path: Path) -> None:
         pass
 
 
-def build(out: str | os.PathLike[str], pdf: bool = False) -> list[str]:
-    """Render every sheet (and PDF) in memory, then swap the new folder in at `out`."""
+def build(out: str | os.PathLike[str], pdf: bool = False, engine: str | None = None) -> list[str]:
+    """Render every sheet (and PDF) in memory under the engine profile `engine` (None: the default), then swap the new folder in at `out`."""
     out = out_path(out)
     check_out(out)
-    files: dict[str, str | bytes] = dict(render_all())
+    files: dict[str, str | bytes] = dict(render_all(engine))
     if pdf:
         for name, text in list(files.items()):
             if name.endswith(".tex") and isinstance(text, str):

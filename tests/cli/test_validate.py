@@ -259,22 +259,37 @@ def test_calibrate_unknown_record_is_one_line(capsys):
 
 
 def test_readme_figures_are_current():
-    """The README's validation section quotes `roofline validate`; a new record or a model change must update it."""
+    """The README's validation section quotes `roofline validate`; a new record, a refit or a model change must update it."""
+    from roofline.validate import figures, report
+    from specs.measurements import load_profiles
+
     readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
     start = readme.index("## Validation against real servers")
     text = " ".join(readme[start:readme.index("\n## ", start + 1)].split())
-    d = v.sheet_defaults()
-    texts = v.default_texts(d)
-    mem, other, _ = v.validate(RECORDS, d).summaries
-    hand = v.validate(RECORDS, v.HAND_SET).summaries[0]
-    loo = v.leave_one_out(RECORDS)
-    low, mid, high = v.measured_mbu_range(RECORDS)
-    assert f"{len(RECORDS)} records today" in text
-    assert f"memory-bound median absolute error {hand.median_abs_error * 100:.0f}%" in text
+    r = report()
+    f = figures(r)
+    pct = lambda x: f"{x * 100:.1f}%"  # noqa: E731
+    texts = dict(load_profiles()["fitted"].values)
+    mem, other, _ = r.dataset.summaries
+    hand = r.before.summaries[0]
+    low, mid, high = r.mbu
+    assert f"{len(RECORDS)} records today from {len({m.path.name for m in RECORDS})} sources" in text
+    assert f"memory-bound median absolute error {hand.median_abs_error * 100:.0f}% (worst {hand.worst_error * 100:+.0f}%)" in text
     assert f"to the {mem.count} memory-bound records" in text
-    assert (f"eta_bw = {texts['eta_bw']}, t_fixed = {texts['t_fixed']} and t_hop = {texts['hop_latency']} give a median of "
-            f"{mem.median_abs_error * 100:.1f}% (worst {mem.worst_error * 100:+.0f}%") in text
+    assert (f"eta_bw = {texts['eta_bw']}, t_layer = {texts['t_layer']}, t_fixed = {texts['t_fixed']} and ar_latency = "
+            f"{texts['ar_latency']} give a median of {pct(mem.median_abs_error)} (worst {mem.worst_error * 100:+.0f}%)") in text
     assert f"records stay at {other.median_abs_error * 100:.0f}%" in text
-    assert f"leave-one-out median of {loo.one_summary[0].median_abs_error * 100:.1f}%" in text
-    assert f"the group {loo.group_summary[0].median_abs_error * 100:.1f}%" in text
+    assert f"| {pct(f.loso.median_abs_error)} | 10% |" in text
+    assert " / ".join(pct(s.median_abs_error) for s in f.per_tp) + " | 12% each |" in text
+    assert f"| {pct(f.tp8_from_tp4.median_abs_error)} | 15% |" in text
+    fam = v.memory_summary(r.family)
+    assert f"engine-family profile the median is {pct(fam.median_abs_error)} (TP 1 / 2 / 4 / 8: " \
+           + " / ".join(pct(s.median_abs_error) for s in v.by_tp(r.family)) + ")" in text
+    assert f"leave-one-out median of {pct(r.loo.one_summary[0].median_abs_error)}" in text
+    assert f"the group {pct(r.loo.group_summary[0].median_abs_error)}" in text
     assert f"0.{round(low * 100)} to 0.{round(high * 100)} (median 0.{round(mid * 100)})" in text
+    for p in r.profiles:
+        if p.records:
+            row = (f"| {p.values['eta_bw']} | {p.values['t_layer']} | {p.values['t_fixed']} | {p.values['ar_latency']} | "
+                   f"{len(p.records)} |")
+            assert row in text, p.name

@@ -314,8 +314,10 @@ def render_sweep(results: list[Labelled], fmt: str, unit: str | None = None) -> 
 
 def validation() -> Any:
     """The step model against the measurements dataset (specs/measurements/), as `roofline validate` shows it:
-    a `roofline.validate.Report` with per-record rows at the sheet and dataset defaults, error summaries per regime,
-    the proposed defaults (`.defaults`), leave-one-out calibration (`.loo`) and the implied-MBU range (`.mbu`)."""
+    a `roofline.validate.Report` with per-record rows at the hand-set and default-profile inputs, error summaries per regime,
+    the default profile (`.defaults`), today's refits (`.fresh`), the shipped engine profiles (`.profiles`), the
+    out-of-sample figures (`.oos`: leave one source out, eight GPUs from TP <= 4), leave-one-out calibration (`.loo`)
+    and the implied-MBU range (`.mbu`); `roofline.validate.figures(report)` gives the issue-20 targets' figures."""
     from roofline.validate import report
 
     return report()

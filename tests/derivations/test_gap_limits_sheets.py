@@ -250,3 +250,22 @@ def test_observed_ratio_is_easy_to_give(capsys):
     assert '"gap"' in out
     v = evaluate(GAP, sheet_context(GAP, gap_ratio="3"), ["gap", "t_floor"])
     assert v["gap"] == 2 * v["t_floor"]
+
+
+def test_the_validation_table_is_roofline_validate():
+    """model-limits' validation table shows, for every record the default profile is fitted to, the same prediction and error as
+    `roofline validate` at the default profile."""
+    from derivations import validation as val
+    from specs.measurements import load_measurements
+
+    rows = {r.id: r for r in val.validate(load_measurements(), val.sheet_defaults()).rows}
+    (table,) = [t for t in api.derive("model-limits").tables if t.title.startswith("Against published measurements")]
+    cols = [c for c, _ in table.columns]
+    assert len(table.rows) == len(val.sheet_defaults().ids) >= 10
+    for label, cells, why in table.rows:
+        assert not why, label
+        r = rows[label]
+        assert r.regime == val.MEMORY_BOUND
+        assert cells[cols.index("t_step")].float == pytest.approx(r.predicted, rel=1e-9)
+        assert cells[cols.index("t_measured")].float == pytest.approx(r.measured, rel=1e-12)
+        assert cells[cols.index("prediction_error")].float == pytest.approx(r.error, rel=1e-9, abs=1e-12)

@@ -1,5 +1,7 @@
 """The shared step model's overheads and all-reduce latency law (issue 20), and the engine profiles that supply them."""
 
+from pathlib import Path
+
 import pytest
 import sympy as sp
 
@@ -117,3 +119,14 @@ def test_every_sheet_at_its_defaults_has_a_value_for_every_headline(slug):
     sheet = api.derive(slug)
     missing = {n: v.missing.label for n, v in sheet.results.items() if v.exact is None}
     assert not missing, f"{slug}: {missing}"
+
+
+def test_a_derivation_file_cannot_default_an_engine_input(tmp_path):
+    example = Path(api.__file__).resolve().parents[1] / "examples" / "kv-offload.toml"
+    text = example.read_text(encoding="utf-8")
+    assert "\n[defaults]\n" in text
+    path = tmp_path / "mine.toml"
+    path.write_text(text.replace("\n[defaults]\n", '\n[defaults]\nt_fixed = "1 ms"\n'), encoding="utf-8")
+    with pytest.raises(SpecError, match=r"defaults\.t_fixed: is supplied by the engine profile") as err:
+        api.derive(str(path))
+    assert "\n" not in str(err.value)

@@ -36,7 +36,8 @@ class Missing:
     `n/a`: the step does not apply to this model or chip (a spec lacks what it needs).
 
     >>> import roofline
-    >>> sheet = roofline.derive("batch-knee", hardware="h200", model="deepseek-v3", weights="fp8")
+    >>> sheet = roofline.derive("batch-knee", hardware="h200", model="deepseek-v3",
+    ...                         weights="fp8")
     >>> sheet.results["B_max_kv"].missing.kind
     'none'
     >>> sheet.results["B_max_kv"].to("1")
@@ -63,7 +64,8 @@ class NoValueError(RooflineError, ValueError):
     """A value asked for as a number or a Quantity where the sheet has none: the text says which and why.
 
     >>> import roofline
-    >>> sheet = roofline.derive("batch-knee", hardware="h200", model="deepseek-v3", weights="fp8")
+    >>> sheet = roofline.derive("batch-knee", hardware="h200", model="deepseek-v3",
+    ...                         weights="fp8")
     >>> try:
     ...     sheet.results["B_max_kv"].to("1")
     ... except roofline.NoValueError as err:
@@ -85,7 +87,8 @@ class Value:
     raises NoValueError with its reason there, never a NaN.
 
     >>> import roofline
-    >>> t = roofline.derive("decode-floor", hardware="h200", model="llama-3.1-8b").results["t_floor"]
+    >>> sheet = roofline.derive("decode-floor", hardware="h200", model="llama-3.1-8b")
+    >>> t = sheet.results["t_floor"]
     >>> t.exact, t.unit, t.to("us")
     (458048/146484375, <Unit('second')>, <Quantity(3126.94101, 'microsecond')>)
     """
@@ -196,7 +199,7 @@ class Sheet:
     context: Context
     """What it is evaluated for: hardware, model, precisions and the inputs set."""
     context_label: str
-    """The label "<hardware> · <model>", as the sheets print it."""
+    """The chip and the model as the sheets name them: "NVIDIA H200 SXM 141GB · Llama 3.1 8B"."""
     spec_facts: tuple[tuple[str, str], ...]
     """(label, text) for the specs and precisions used."""
     inputs: tuple[SolvedInput, ...]

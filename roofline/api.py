@@ -191,7 +191,7 @@ def derive(
     >>> inputs = {"batch": 8, "context": roofline.ureg("4096 token"), "tp": "2"}
     >>> sheet = roofline.derive("decode-floor", hardware="h200", model="llama-3.1-70b",
     ...                         inputs=inputs)
-    >>> sheet.values["kv_bytes_step"].to("GB")  # per GPU: tensor parallelism splits the cache
+    >>> sheet.values["kv_bytes_step"].to("GB")  # per GPU: TP splits the cache
     <Quantity(5.36870912, 'gigabyte')>
     >>> sheet.results["t_step"].to("us").units
     <Unit('microsecond')>

@@ -114,7 +114,8 @@ def solve(lhs: str, rhs: str, for_: str, symbols: Symbols | Mapping[str, str] | 
     """`for_` such that lhs = rhs, in closed form: both sides unit-checked, the root checked against the equation.
 
     >>> import roofline
-    >>> crossover = roofline.solve("P_active*b_w/beta", "kappa*P_active*B*q/pi", for_="B")
+    >>> crossover = roofline.solve("P_active*b_w/beta", "kappa*P_active*B*q/pi",
+    ...                            for_="B")
     >>> crossover.expr, crossover.verified
     (b_w*pi/(beta*kappa*q), 'symbolic')
     """
@@ -151,7 +152,8 @@ def evaluate(expr: str, hardware: str | Path | None = None, model: str | Path | 
     name is read and checked as `derive`'s inputs are (a number in its own unit).
 
     >>> import roofline
-    >>> roofline.evaluate("B*T*e_kv*b_kv", model="llama-3.1-8b", batch=8, context=4096, expect="GB")
+    >>> roofline.evaluate("B*T*e_kv*b_kv", model="llama-3.1-8b", batch=8, context=4096,
+    ...                   expect="GB")
     <Quantity(8388608/1953125, 'gigabyte')>
     """
     checked = check_formula(expr, symbols, expect=expect, hardware=hardware, model=model, weights=weights, kv=kv, math=math,

@@ -13,6 +13,7 @@ in another unit of its dimension.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
+from functools import cached_property
 from pathlib import Path
 
 import numpy as np
@@ -58,6 +59,11 @@ class SweepTable(Mapping[str, np.ndarray]):
         self.units: Mapping[str, str | None] = {**dict.fromkeys(LABELS), **{a.input.name: unit_text(units.unit(a.input.unit)) for a in first.axes},
                                                 self.result: first.display_unit, MISSING: None}
         """Each column's unit as text ("1" for a plain number, None for a text column); the result is in the sheet's display unit."""
+
+    @cached_property
+    def _columns(self) -> dict[str, np.ndarray]:
+        """The arrays, built on first use (a sweep rendered straight to CSV never needs them)."""
+        first = self.sweeps[0].sweep
         factor = float(Quantity(1, units.unit(first.unit)).to(units.unit(first.display_unit)).magnitude)
         parts: dict[str, list[np.ndarray]] = {c: [] for c in self.columns}
         for labelled in self.sweeps:
@@ -72,9 +78,10 @@ class SweepTable(Mapping[str, np.ndarray]):
             parts[self.result].append(s.values.ravel() * factor)
             reasons = np.array([*s.reason_texts, ""], dtype=str)  # index -1 (a value) picks ""
             parts[MISSING].append(reasons[s.reasons.ravel()])
-        self._columns: dict[str, np.ndarray] = {c: np.concatenate(p) for c, p in parts.items()}
-        for array in self._columns.values():
+        columns = {c: np.concatenate(p) for c, p in parts.items()}
+        for array in columns.values():
             array.flags.writeable = False  # a column is a view of the sweep, not a scratch buffer
+        return columns
 
     def __getitem__(self, column: str) -> np.ndarray:
         try:
@@ -91,7 +98,7 @@ class SweepTable(Mapping[str, np.ndarray]):
     @property
     def size(self) -> int:
         """The number of rows (points, over every hardware and model)."""
-        return len(self._columns[MISSING])
+        return sum(labelled.sweep.values.size for labelled in self.sweeps)
 
     def m_as(self, column: str, unit: str) -> np.ndarray:
         """A numeric column in another unit of its dimension, as a float array: `table.m_as("t_step", "us")`."""

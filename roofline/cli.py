@@ -71,6 +71,10 @@ def _parser() -> argparse.ArgumentParser:
     ck.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", help="a scenario input (batch=8) or any symbol's value (beta_pcie=64GB/s)")
     ck.add_argument("--format", choices=("text", "md", "tex", "json"), default="text")
     ck.add_argument("--fragment", action="store_true", help="with --format tex: only the equation, for \\input into your document")
+    ck.add_argument("--against", metavar="SLUG:RESULT",
+                    help="grade EXPR (a formula, or a number with its unit such as \"4.5 ms\") against a sheet's result, e.g. decode-floor:t_floor")
+    ck.add_argument("--tolerance", type=float, metavar="FRACTION",
+                    help="with --against: a number within this relative error is right (default 0.05); a formula within it is an approximation (default 0.1)")
 
     sub.add_parser("tex-preamble", help="the \\usepackage lines and macros a --fragment needs in your document's preamble")
 
@@ -180,12 +184,33 @@ def _check(args: argparse.Namespace) -> str:
     from renderers.check import render
     from roofline.formulas import check_formula, symbols
 
+    if args.against is not None:
+        return _grade(args)
+    if args.tolerance is not None:
+        raise RooflineError("--tolerance: goes with --against SLUG:RESULT")
     if args.fragment and args.format != "tex":
         raise RooflineError(f"--fragment: a fragment is LaTeX only: use --format tex, found --format {args.format}")
     table = symbols(_pairs(args.symbol, "--symbol", "NAME=UNIT"))
     checked = check_formula(args.expr, table, expect=args.expect, solve_for=args.solve_for, equals=args.equals, hardware=args.hardware,
                             model=args.model, weights=args.weights, kv=args.kv, math=args.math, inputs=_pairs(args.set, "--set", "NAME=VALUE"))
     return render(checked, args.format, fragment=args.fragment)
+
+
+def _grade(args: argparse.Namespace) -> str:
+    """`check ANSWER --against SLUG:RESULT`: the verdict in one line, then the details (text), or JSON."""
+    from renderers.grade import render
+    from roofline.grade import grade
+
+    for option, given in (("--symbol", args.symbol), ("--expect", args.expect), ("--solve-for", args.solve_for), ("--equals", args.equals),
+                          ("--fragment", args.fragment)):
+        if given:
+            raise RooflineError(f"{option}: not with --against, which compares the answer with the sheet's own step in the sheet's symbols")
+    if args.format not in ("text", "json"):
+        raise RooflineError(f"--format {args.format}: --against prints text or json")
+    pairs = _pairs(args.set, "--set", "NAME=VALUE")
+    verdict = grade(args.expr, args.against, args.hardware, args.model, weights=args.weights, kv=args.kv, math=args.math,
+                    overrides=[f"{k}={v}" for k, v in pairs.items()], tolerance=args.tolerance)
+    return render(verdict, args.format)
 
 
 #: A --plots folder is written into Markdown links and LaTeX \includegraphics as given: plain path characters only.

@@ -76,6 +76,16 @@ def _parser() -> argparse.ArgumentParser:
     ck.add_argument("--tolerance", type=float, metavar="FRACTION",
                     help="with --against: a number within this relative error is right (default 0.05); a formula within it is an approximation (default 0.1)")
 
+    qz = sub.add_parser("quiz", help="interview question sets drawn from the sheets, with their answer keys; --ask grades a candidate")
+    qz.add_argument("--sheets", metavar="SLUG,SLUG", help="the sheets to draw from, separated by commas (default: every sheet)")
+    qz.add_argument("--seed", type=int, default=1, help="the same seed gives the same set (default: 1)")
+    qz.add_argument("--count", type=int, default=10, help="questions in the set (default: 10)")
+    qz.add_argument("--format", choices=("md", "tex", "json"), default="md")
+    qz.add_argument("--key", action="store_true", help="print the answer key instead of the question paper")
+    qz.add_argument("--out", metavar="DIR", help="write the paper and the key, in Markdown, LaTeX and JSON, into DIR")
+    qz.add_argument("--ask", action="store_true", help="on a terminal: put each question, grade each answer, show the sheet's argument for a miss")
+    qz.add_argument("--tolerance", type=float, metavar="FRACTION", help="with --ask: a number within this relative error is right (default 0.05)")
+
     sub.add_parser("tex-preamble", help="the \\usepackage lines and macros a --fragment needs in your document's preamble")
 
     sw = sub.add_parser("sweep", help="one result of a sheet over a grid of inputs, as CSV or JSON")
@@ -213,6 +223,40 @@ def _grade(args: argparse.Namespace) -> str:
     return render(verdict, args.format)
 
 
+def _quiz(args: argparse.Namespace) -> int:
+    """`roofline quiz`: the paper (or key) to stdout, every file into --out, or the questions put to a candidate with --ask."""
+    from renderers import grade as grade_text
+    from renderers import quiz as quiz_text
+    from roofline import quiz
+
+    if args.ask and (args.out or args.key):
+        raise RooflineError(f"--ask: asks the questions at a terminal; not with {'--out' if args.out else '--key'}")
+    if args.tolerance is not None and not args.ask:
+        raise RooflineError("--tolerance: goes with --ask")
+    if args.ask and not quiz.terminal():
+        raise RooflineError("--ask reads a candidate's answers from a terminal, and this is not one; "
+                            "print the question paper with `roofline quiz` and its key with `roofline quiz --key`")
+    sheets = None if args.sheets is None else args.sheets.split(",")
+    drawn = quiz.draw(args.seed, args.count, sheets)
+    if args.ask:
+        def read(prompt: str) -> str:
+            try:
+                return input(prompt)
+            except EOFError:
+                return ""
+        quiz.ask(drawn, read, sys.stdout, quiz_text.question_text, quiz_text.argument_text, quiz_text.bound_text, grade_text.line,
+                 **({} if args.tolerance is None else {"tolerance": args.tolerance}))
+        return 0
+    if args.out:
+        files = {f"{part}.{fmt}": quiz_text.render(drawn, fmt, key=part == "key") for part in ("paper", "key") for fmt in ("md", "tex")}
+        files["quiz.json"] = quiz_text.render(drawn, "json", key=True)
+        written = quiz.write_files(drawn, Path(args.out), files)
+        print(f"wrote {len(written)} files to {shown_path(args.out)}: {', '.join(p.name for p in written)}")
+        return 0
+    sys.stdout.write(quiz_text.render(drawn, args.format, key=args.key))
+    return 0
+
+
 #: A --plots folder is written into Markdown links and LaTeX \includegraphics as given: plain path characters only.
 _PLOTS_FOLDER = re.compile(r"[A-Za-z0-9._/-]+")
 
@@ -249,6 +293,8 @@ def run(argv: Sequence[str] | None = None) -> int:
         sys.stdout.write(api.render(sheet, args.format, fragment=args.fragment, plots=folder if args.plots is not None else None))
     elif args.command == "check":
         sys.stdout.write(_check(args))
+    elif args.command == "quiz":
+        return _quiz(args)
     elif args.command == "tex-preamble":
         from renderers.latex import preamble
 

@@ -129,11 +129,11 @@ def _latex_by_name(q: Any) -> dict[str, str]:
 
 
 def bound_text(b: Bound) -> str:
-    """'HBM bandwidth: 62% of the time scales with it (tensor-core peak 0%); the other 38% is fixed per-step time and latencies'."""
-    binding = b.binding
-    shares = ", ".join(f"{RESOURCE_WORDS.get(s.name, s.name)} {share:.0%}" for s, share in b.shares)
-    head = RESOURCE_WORDS.get(binding.name, binding.name) if binding is not None else "the fixed per-step time and latencies"
-    return f"{head} (of the time, the share that scales with each: {shares}; the rest, {b.rest:.0%}, is fixed time and latencies)"
+    """'HBM bandwidth (62% of the time scales with it); then fixed time and latencies 38%, the tensor-core peak 0%'."""
+    parts = sorted(((RESOURCE_WORDS.get(s.name, s.name), share) for s, share in b.shares), key=lambda x: -x[1])
+    parts = sorted([*parts, ("fixed time and latencies", b.rest)], key=lambda x: -x[1])
+    (top, share), rest = parts[0], parts[1:]
+    return f"{top} ({share:.0%} of the time scales with it)" + ("; then " + ", ".join(f"{n} {x:.0%}" for n, x in rest) if rest else "")
 
 
 def command(q: Any) -> str:

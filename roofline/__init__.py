@@ -1,7 +1,8 @@
 """roofline: the physics of LLM inference as unit-checked sympy derivations.
 
 Check your own derivation (see roofline.formulas): `glossary()`, `symbols()`,
-`declare()`, `check()`, `solve()`, `latex()`, `evaluate()`; errors are
+`declare()`, `check()`, `solve()`, `latex()`, `evaluate()`; grade an answer
+against a sheet's result (see roofline.grader): `grade()`; errors are
 `RooflineError`s. They load on first use, so `import roofline` stays light.
 """
 
@@ -20,6 +21,10 @@ def __getattr__(name: str) -> Any:
         from roofline import formulas
 
         return getattr(formulas, name)
+    if name == "grade":
+        from roofline.grader import grade
+
+        return grade
     if name == "RooflineError":
         from units import RooflineError
 
@@ -27,4 +32,4 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-__all__ = ["RooflineError", "__version__", "check", "declare", "evaluate", "glossary", "latex", "solve", "symbols"]
+__all__ = ["RooflineError", "__version__", "check", "declare", "evaluate", "glossary", "grade", "latex", "solve", "symbols"]

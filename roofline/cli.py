@@ -209,7 +209,7 @@ def _check(args: argparse.Namespace) -> str:
 def _grade(args: argparse.Namespace) -> str:
     """`check ANSWER --against SLUG:RESULT`: the verdict in one line, then the details (text), or JSON."""
     from renderers.grade import render
-    from roofline.grade import grade
+    from roofline.grader import grade
 
     for option, given in (("--symbol", args.symbol), ("--expect", args.expect), ("--solve-for", args.solve_for), ("--equals", args.equals),
                           ("--fragment", args.fragment)):

@@ -31,7 +31,7 @@ from derivations.context import BINDINGS, Context, input_value
 from derivations.engine import Derivation
 from derivations.sheet import FIT_STEP, Missing, SolvedInput, SolvedStep, Value, evaluate, input_values, needed_steps
 from roofline.formulas import CONVENTION_SYMBOLS, HARDWARE_SYMBOLS, SECOND_SYMBOLS
-from roofline.grade import context as sheet_context
+from roofline.grader import context as sheet_context
 from specs.catalog import hardware_names, model_names
 from specs.errors import SpecError, suggest
 from specs.hardware import load_hardware
@@ -228,6 +228,8 @@ def _solve(d: Derivation, ctx: Context, asked: Sequence[str], number: int, menti
     results = evaluate(d, ctx)
     if any(isinstance(results[r], Missing) for r in asked):
         return None
+    if any(isinstance(results[r], Missing) and results[r].kind == "n/a" for r in d.results):
+        return None  # the sheet refuses a setup one of its headline results cannot apply to (a dense model for moe-experts)
     units = d.symbols.units()
     bound_values = input_values(d, ctx)
     symbol_values = {**bound_values, **{sp.Symbol(n, positive=True): v for n, v in results.items()}}

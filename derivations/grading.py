@@ -237,10 +237,10 @@ SLIPS: tuple[Slip, ...] = (
 )
 #: Ratios that are slips whatever the formula: units read wrong.
 RATIO_SLIPS: tuple[Slip, ...] = (
-    Slip("bits-bytes", "bits and bytes mixed up (8)", "one byte is 8 bits", ratios=(8.0,)),
+    Slip("bits-bytes", "bits and bytes mixed up", "one byte is 8 bits", ratios=(8.0,)),
     Slip("binary-prefix", "a binary prefix read as a decimal one (GiB for GB: 1.074; KiB 1.024, MiB 1.049, TiB 1.100)",
          "IEC 80000-13 binary prefixes: Ki = 2^10, Mi = 2^20, Gi = 2^30, Ti = 2^40", ratios=(1.024, 1.024**2, 1.024**3, 1.024**4)),
-    Slip("prefix-1000", "a unit prefix off by one step (a factor of 1,000: ms for s, GB for MB)", "SI prefixes", ratios=(1e3, 1e6, 1e9)),
+    Slip("prefix-1000", "a unit prefix off by a step or more (ms for s, GB for MB)", "SI prefixes", ratios=(1e3, 1e6, 1e9)),
 )
 
 
@@ -848,12 +848,12 @@ def _compare(work: _Formula, base: dict) -> Verdict:
             return verdict
     if equal(context):
         return Verdict(**{**base, "kind": "equivalent", "scope": "context", "proof": "symbolic" if _is_zero(context.sheet - context.answer) else "numeric",
-                          "points": len(context.rows)})
+                          "points": len(context.rows), "pinned": pinned})
     if context.rows is not None and (r := _constant_ratio(context.rows)) is not None:
         return Verdict(**{**base, "kind": "factor", "scope": "context", "factor": _nice(r), "points": len(context.rows),
-                          "causes": _formula_causes(work, float(r))})
+                          "causes": _formula_causes(work, float(r)), "pinned": pinned})
     if near:
-        return Verdict(**{**base, "kind": "approximation", "scope": "context", "boundaries": boundaries()})
+        return Verdict(**{**base, "kind": "approximation", "scope": "context", "boundaries": boundaries(), "pinned": pinned})
     return Verdict(**{**base, "kind": "different", "causes": _context_causes(work, error)})
 
 
@@ -927,7 +927,8 @@ def _formula_causes(work: _Formula, ratio: float) -> tuple[Cause, ...]:
         r = _slip_ratio(work, slip, work.ctxvals)
         if r is not None and math.isclose(r, ratio, rel_tol=1e-9):
             out.append(Cause(slip, r, absent=slip.symbol not in present))
-    out += [Cause(slip, r) for slip in RATIO_SLIPS for r in _ratio_matches(slip, ratio, 1e-9)]
+    if not any(c.absent for c in out):  # a slip on a symbol the answer lacks explains it better than a unit read wrong
+        out += [Cause(slip, r) for slip in RATIO_SLIPS for r in _ratio_matches(slip, ratio, 1e-9)]
     return tuple(sorted(out, key=lambda c: not c.absent))
 
 
@@ -1143,18 +1144,31 @@ def _refine(inp: Input, fs: sp.Expr, fa: sp.Expr, s: sp.Symbol, ok: float, bad: 
 _NUMBER = re.compile(r"^\s*([-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d{1,3})?)\s*([A-Za-z%µ][A-Za-z0-9_*/()^. µ%-]*)?\s*$")
 
 
+def _number_parts(text: object) -> tuple[str, str] | None:
+    """(number, unit) of a number with an optional unit, or None. `1e100*P_active` is a formula, not 1 of a unit `e100*P_active`."""
+    m = _NUMBER.match(text) if isinstance(text, str) and len(text) <= 100 else None
+    if m is None:
+        return None
+    number, unit_part = m.group(1), (m.group(2) or "").strip()
+    if unit_part[:1] in ("e", "E") and text.strip()[len(number):len(number) + 1] in ("e", "E"):
+        return None
+    return number, unit_part
+
+
 def is_number(text: str) -> bool:
     """True when `text` reads as a number with an optional unit ("4.5 ms", "8", "1.2e3 token/s"), not a formula."""
-    return isinstance(text, str) and len(text) <= 100 and _NUMBER.match(text) is not None
+    return _number_parts(text) is not None
 
 
 def parse_answer(text: str, step_unit: pint.Unit, name: str) -> pint.Quantity:
     """A number and its unit (pint's unit parser; the number is read as a decimal, never evaluated)."""
-    m = _NUMBER.match(text) if isinstance(text, str) and len(text) <= 100 else None
-    if m is None:
+    parts = _number_parts(text)
+    if parts is None:
         raise GradeError(f"answer: expected a number with its unit, such as '4.5 ms', found {str(text)[:40]!r}")
-    number, unit_part = m.group(1), (m.group(2) or "").strip()
+    number, unit_part = parts
     magnitude = Fraction(Decimal(number))
+    if magnitude and not Fraction(1, 10**300) < abs(magnitude) < 10**300:
+        raise GradeError(f"answer: {number} is out of range: a value between 1e-300 and 1e300 is expected")
     if not unit_part:
         if step_unit.dimensionless:
             return Quantity(magnitude, "")
@@ -1176,6 +1190,8 @@ def grade_number(d: Derivation, name: str, text: str, ctx: Context, context_labe
     _check_tolerance(tolerance)
     step_unit = d.symbols[name].unit
     q = parse_answer(text, step_unit, name)
+    if q.magnitude < 0 and not d.step(name).signed:
+        raise GradeError(f"answer: {text.strip()[:40]} is negative, and {name} is zero or more")
     base = dict(slug=d.slug, result=name, title=_title(d, name), table=d.symbols, answer=text, form="number", unit=step_unit, display_unit=d.display_units.get(name),
                 context_label=context_label, answer_unit=q.units, tolerance=tolerance)
     v = evaluate(d, ctx, only=[name])[name]
@@ -1194,7 +1210,7 @@ def grade_number(d: Derivation, name: str, text: str, ctx: Context, context_labe
     if abs(error) <= tolerance:
         return Verdict(**{**base, "kind": "within"})
     missing = _number_missing(d, name, ctx, v, ratio, tolerance)
-    causes = _number_causes(d, name, ctx, v, ratio, tolerance, pairs=not missing)
+    causes = _number_causes(d, name, ctx, v, ratio, tolerance)
     if missing and causes:
         # the closer explanation first: a left-out term, or a slip
         left = 1 - float(sum(t.value for t in missing) / v)
@@ -1205,8 +1221,8 @@ def grade_number(d: Derivation, name: str, text: str, ctx: Context, context_labe
     return Verdict(**{**base, "kind": "off", "factor": sp.Float(ratio, 6), "causes": causes, "missing": missing})
 
 
-def _number_causes(d: Derivation, name: str, ctx: Context, v: sp.Expr, ratio: float, tol: float, pairs: bool) -> tuple[Cause, ...]:
-    """Slips whose ratio at the context is within the tolerance of the answer's; with `pairs`, two slips together as well."""
+def _number_causes(d: Derivation, name: str, ctx: Context, v: sp.Expr, ratio: float, tol: float) -> tuple[Cause, ...]:
+    """The slips whose ratio at the context is within the tolerance of the answer's, closest first."""
     sheet0 = d.expanded[name]
     ids = identities(ctx)
     plain = apply_identities(sheet0, ids)
@@ -1215,11 +1231,6 @@ def _number_causes(d: Derivation, name: str, ctx: Context, v: sp.Expr, ratio: fl
     singles = [(slip, r) for slip in SLIPS if (r := _slip_ratio(work, slip, ctxvals)) is not None and not math.isclose(r, 1, rel_tol=1e-12)]
     singles += [(slip, r) for slip in RATIO_SLIPS for base in slip.ratios for r in (base, 1 / base)]
     found = [Cause(slip, r) for slip, r in singles if math.isclose(ratio, r, rel_tol=tol)]
-    if not found and pairs:
-        for (a, ra), (b, rb) in itertools.combinations(singles, 2):
-            if a.key != b.key and math.isclose(ratio, ra * rb, rel_tol=tol):
-                found += [Cause(a, ra), Cause(b, rb)]
-                break
     best: dict[str, Cause] = {}
     for c in sorted(found, key=lambda c: abs(math.log(ratio / c.ratio))):
         best.setdefault(c.slip.key, c)

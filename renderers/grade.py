@@ -146,9 +146,17 @@ def line(v: Verdict) -> str:
         scope = SCOPES[v.scope]
         if v.scope == "architecture" and _families(v):
             scope = f"for {_families(v)}"
+        if v.scope == "context" and v.pinned:
+            scope += " at " + ", ".join(f"{i.name} = {plain(x, unit(i.unit))}" for i, x in v.pinned)
         return f"equivalent: {a} is {_named(v)} {scope}"
     if v.kind == "factor":
-        kind = "off by a constant factor" if v.factor.is_Number else "off by a factor"
+        held = " at " + ", ".join(f"{i.name} = {plain(x, unit(i.unit))}" for i, x in v.pinned) if v.pinned else ""
+        if v.scope == "pinned":
+            kind = "off by a factor" + held
+        elif v.scope == "context":
+            kind = "off by a factor for this chip, model and precision" + held
+        else:
+            kind = "off by a constant factor" if v.factor.is_Number else "off by a factor"
         return f"{kind}: {a} is {_factor(v.factor)} times {_named(v)}{_causes(v)}"
     if v.kind == "terms":
         parts = []

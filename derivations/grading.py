@@ -1013,8 +1013,17 @@ def _named_terms(work: _Formula, sheet_terms: list, answer_parts: list, left_out
         expr = answer_parts[j]
         own = tuple(sorted(expr.free_symbols - sheet_free, key=lambda s: s.name))
         extra.append(Term(expr, "", own, _num(expr, work.ctxvals)))
-    kept = set().union(*(apply_identities(_expand(d, t[0]), work.ids).free_symbols for j, t in enumerate(sheet_terms) if j not in left_out))
+    kept = set().union(*(_free_after_identities(_expand(d, t[0]), work.ids) for j, t in enumerate(sheet_terms) if j not in left_out))
     return tuple(missing), tuple(extra), kept
+
+
+def _free_after_identities(expr: sp.Expr, ids: Sequence[Identity]) -> set[sp.Symbol]:
+    """The symbols `expr` still depends on once the identities are applied and the result evaluated (a dense model's
+    L_moe = 0 takes the batch out of its weight bytes); the unevaluated ones where evaluating runs out of time."""
+    unevaluated = apply_identities(expr, ids)
+    mapping = {i.symbol: i.expr for i in ids}
+    evaluated = bounded(lambda: sp.sympify(unevaluated).xreplace(mapping).doit())
+    return set(evaluated.free_symbols) if isinstance(evaluated, sp.Expr) else set(unevaluated.free_symbols)
 
 
 def _resolved_equivalent(work: _Formula, scope: str) -> bool:

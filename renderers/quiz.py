@@ -200,7 +200,8 @@ def render(quiz: Any, fmt: str, key: bool = False) -> str:
         return json.dumps(as_json(quiz, key), indent=2, ensure_ascii=False) + "\n"
     target = MARKDOWN if fmt == "md" else LATEX
     questions = [_question(q, target, key) for q in quiz.questions]
-    title = ("Answer key" if key else "Interview questions") + f": {len(quiz.questions)} questions, seed {quiz.seed}"
+    n = len(quiz.questions)
+    title = ("Answer key" if key else "Interview questions") + f": {n} question{'s' if n != 1 else ''}, seed {quiz.seed}"
     variables = {"title": target.text(title), "questions": questions, "key": key, "seed": quiz.seed,
                  "sheets": target.text(", ".join(quiz.sheets) if len(quiz.sheets) < 19 else "every sheet")}
     if fmt == "md":

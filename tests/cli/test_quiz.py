@@ -142,3 +142,17 @@ def test_ask_grades_each_answer_and_shows_the_argument_for_a_miss():
     assert right == total == len(answers) and "within tolerance" in text and "The argument" not in text
     right, total, text = session(["", *answers[1:]])
     assert right == total - 1 and "skipped" in text and "The argument (decode-floor" in text
+
+
+def test_the_readme_quotes_what_check_against_prints(capsys):
+    """Each `$ roofline check ...` of the README's grading section prints, as its first line, what the README quotes (up to its `...`)."""
+    import shlex
+
+    text = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    section = text.split("## Grade an answer against a sheet", 1)[1].split("\n## ", 1)[0]
+    block = section.split("```text\n", 1)[1].split("```", 1)[0].splitlines()
+    quoted = [(line[2:], block[i + 1]) for i, line in enumerate(block) if line.startswith("$ roofline ")]
+    assert len(quoted) >= 5
+    for command, first in quoted:
+        code, out, _ = run(capsys, *shlex.split(command)[1:])
+        assert code == 0 and out.splitlines()[0].startswith(first.removesuffix("...").rstrip()), command

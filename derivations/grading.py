@@ -56,7 +56,7 @@ from derivations import formula as fm
 from derivations import glossary as gl
 from derivations.context import BARE_NUMBER_UNITS, BINDINGS, MAX_COUNT, SCENARIO_INPUTS, Context, Input, input_value
 from derivations.engine import At, Derivation, Solve
-from derivations.sheet import Missing, evaluate
+from derivations.sheet import Missing, evaluate, needed_steps
 from derivations.symbols import Symbols
 from specs.errors import SpecError, suggest
 from units import Quantity, RooflineError, unit, unit_text
@@ -638,8 +638,6 @@ def _resolve_max(expr: sp.Expr, ctxvals: Mapping[sp.Symbol, sp.Expr]) -> sp.Expr
 
 def regimes(d: Derivation, name: str, values: Mapping[str, sp.Expr | Missing], ctxvals: Mapping[sp.Symbol, sp.Expr]) -> tuple[Regime, ...]:
     """The sheet's max() steps that `name` needs, each with the side it takes at the context (from the exact step values)."""
-    from derivations.sheet import needed_steps
-
     need = needed_steps(d, [name])
     out = []
     symbol_values = {**ctxvals, **{sp.Symbol(n, positive=True): v for n, v in values.items() if not isinstance(v, Missing)}}

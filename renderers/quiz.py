@@ -129,14 +129,14 @@ def _latex_by_name(q: Any) -> dict[str, str]:
 
 
 def bound_text(b: Bound) -> str:
-    """'HBM bandwidth (62% of the time scales with it); then fixed time and latencies 38%, the tensor-core peak 0%'.
+    """'HBM bandwidth: 62% of the time scales with it; then fixed time and latencies 38%, the tensor-core peak 0%'.
 
     The fixed part is what no resource moves: the fixed per-step time and the all-reduce latencies."""
     parts = sorted(((RESOURCE_WORDS.get(s.name, s.name), share) for s, share in b.shares), key=lambda x: -x[1])
     parts = sorted([*parts, ("fixed time and latencies", b.rest)], key=lambda x: -x[1])
     (top, share), rest = parts[0], parts[1:]
-    how = "of the time is" if top == "fixed time and latencies" else "of the time scales with it"
-    return f"{top} ({share:.0%} {how})" + ("; then " + ", ".join(f"{n} {x:.0%}" for n, x in rest) if rest else "")
+    how = "" if top == "fixed time and latencies" else " scales with it"
+    return f"{top}: {share:.0%} of the time{how}" + ("; then " + ", ".join(f"{n} {x:.0%}" for n, x in rest) if rest else "")
 
 
 def command(q: Any) -> str:

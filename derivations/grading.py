@@ -1069,7 +1069,8 @@ def _boundaries(work: _Formula) -> tuple[Boundary, ...]:
     d = work.d
     s1, a1 = work.level("architecture")
     by_symbol = _inputs(d)
-    varying = sorted((s for s in (s1.free_symbols | a1.free_symbols) if s in by_symbol), key=lambda s: s.name)
+    moving = _free_after_identities(work.sheet0, work.ids) | _free_after_identities(work.answer0, work.ids)
+    varying = sorted((s for s in moving if s in by_symbol), key=lambda s: s.name)
     diff_free = bounded(lambda: (s1 - a1).free_symbols)
     out = []
     for s in varying:

@@ -71,6 +71,20 @@ def _parser() -> argparse.ArgumentParser:
     ck.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", help="a scenario input (batch=8) or any symbol's value (beta_pcie=64GB/s)")
     ck.add_argument("--format", choices=("text", "md", "tex", "json"), default="text")
     ck.add_argument("--fragment", action="store_true", help="with --format tex: only the equation, for \\input into your document")
+    ck.add_argument("--against", metavar="SLUG:RESULT",
+                    help="grade EXPR (a formula, or a number with its unit such as \"4.5 ms\") against a sheet's result, e.g. decode-floor:t_floor")
+    ck.add_argument("--tolerance", type=float, metavar="FRACTION",
+                    help="with --against: a number within this relative error is right (default 0.05); a formula within it is an approximation (default 0.1)")
+
+    qz = sub.add_parser("quiz", help="interview question sets drawn from the sheets, with their answer keys; --ask grades a candidate")
+    qz.add_argument("--sheets", metavar="SLUG,SLUG", help="the sheets to draw from, separated by commas (default: every sheet)")
+    qz.add_argument("--seed", type=int, default=1, help="the same seed gives the same set (default: 1)")
+    qz.add_argument("--count", type=int, default=10, help="questions in the set (default: 10)")
+    qz.add_argument("--format", choices=("md", "tex", "json"), default="md")
+    qz.add_argument("--key", action="store_true", help="print the answer key instead of the question paper")
+    qz.add_argument("--out", metavar="DIR", help="write the paper and the key, in Markdown, LaTeX and JSON, into DIR")
+    qz.add_argument("--ask", action="store_true", help="on a terminal: put each question, grade each answer, show the sheet's argument for a miss")
+    qz.add_argument("--tolerance", type=float, metavar="FRACTION", help="with --ask: a number within this relative error is right (default 0.05)")
 
     sub.add_parser("tex-preamble", help="the \\usepackage lines and macros a --fragment needs in your document's preamble")
 
@@ -180,12 +194,67 @@ def _check(args: argparse.Namespace) -> str:
     from renderers.check import render
     from roofline.formulas import check_formula, symbols
 
+    if args.against is not None:
+        return _grade(args)
+    if args.tolerance is not None:
+        raise RooflineError("--tolerance: goes with --against SLUG:RESULT")
     if args.fragment and args.format != "tex":
         raise RooflineError(f"--fragment: a fragment is LaTeX only: use --format tex, found --format {args.format}")
     table = symbols(_pairs(args.symbol, "--symbol", "NAME=UNIT"))
     checked = check_formula(args.expr, table, expect=args.expect, solve_for=args.solve_for, equals=args.equals, hardware=args.hardware,
                             model=args.model, weights=args.weights, kv=args.kv, math=args.math, inputs=_pairs(args.set, "--set", "NAME=VALUE"))
     return render(checked, args.format, fragment=args.fragment)
+
+
+def _grade(args: argparse.Namespace) -> str:
+    """`check ANSWER --against SLUG:RESULT`: the verdict in one line, then the details (text), or JSON."""
+    from renderers.grade import render
+    from roofline.grader import grade
+
+    for option, given in (("--symbol", args.symbol), ("--expect", args.expect), ("--solve-for", args.solve_for), ("--equals", args.equals),
+                          ("--fragment", args.fragment)):
+        if given:
+            raise RooflineError(f"{option}: not with --against, which compares the answer with the sheet's own step in the sheet's symbols")
+    if args.format not in ("text", "json"):
+        raise RooflineError(f"--format {args.format}: --against prints text or json")
+    pairs = _pairs(args.set, "--set", "NAME=VALUE")
+    verdict = grade(args.expr, args.against, args.hardware, args.model, weights=args.weights, kv=args.kv, math=args.math,
+                    overrides=[f"{k}={v}" for k, v in pairs.items()], tolerance=args.tolerance)
+    return render(verdict, args.format)
+
+
+def _quiz(args: argparse.Namespace) -> int:
+    """`roofline quiz`: the paper (or key) to stdout, every file into --out, or the questions put to a candidate with --ask."""
+    from renderers import grade as grade_text
+    from renderers import quiz as quiz_text
+    from roofline import quiz
+
+    if args.ask and (args.out or args.key):
+        raise RooflineError(f"--ask: asks the questions at a terminal; not with {'--out' if args.out else '--key'}")
+    if args.tolerance is not None and not args.ask:
+        raise RooflineError("--tolerance: goes with --ask")
+    if args.ask and not quiz.terminal():
+        raise RooflineError("--ask reads a candidate's answers from a terminal, and this is not one; "
+                            "print the question paper with `roofline quiz` and its key with `roofline quiz --key`")
+    sheets = None if args.sheets is None else args.sheets.split(",")
+    drawn = quiz.draw(args.seed, args.count, sheets)
+    if args.ask:
+        def read(prompt: str) -> str:
+            try:
+                return input(prompt)
+            except EOFError:
+                return ""
+        quiz.ask(drawn, read, sys.stdout, quiz_text.question_text, quiz_text.argument_text, quiz_text.bound_text, grade_text.line,
+                 **({} if args.tolerance is None else {"tolerance": args.tolerance}))
+        return 0
+    if args.out:
+        files = {f"{part}.{fmt}": quiz_text.render(drawn, fmt, key=part == "key") for part in ("paper", "key") for fmt in ("md", "tex")}
+        files["quiz.json"] = quiz_text.render(drawn, "json", key=True)
+        written = quiz.write_files(drawn, Path(args.out), files)
+        print(f"wrote {len(written)} files to {shown_path(args.out)}: {', '.join(p.name for p in written)}")
+        return 0
+    sys.stdout.write(quiz_text.render(drawn, args.format, key=args.key))
+    return 0
 
 
 #: A --plots folder is written into Markdown links and LaTeX \includegraphics as given: plain path characters only.
@@ -224,6 +293,8 @@ def run(argv: Sequence[str] | None = None) -> int:
         sys.stdout.write(api.render(sheet, args.format, fragment=args.fragment, plots=folder if args.plots is not None else None))
     elif args.command == "check":
         sys.stdout.write(_check(args))
+    elif args.command == "quiz":
+        return _quiz(args)
     elif args.command == "tex-preamble":
         from renderers.latex import preamble
 

@@ -197,13 +197,29 @@ def derive(
     <Unit('microsecond')>
     """
     d = user_derivation(slug) if is_derivation_file(slug) else get(slug)
-    _check_precisions(weights, kv, math)
-    given = _given(d, overrides, inputs)
+    ctx = context(d, hardware, model, weights, kv, math, overrides, second_hardware, second_model, inputs=inputs)
     hw_names = d.hardware if hardware is None else (_name_or_path(hardware, "hardware"),)
     model_names = d.models if model is None else (_name_or_path(model, "model"),)
-    ctx = _context(d, hw_names[0], model_names[0], weights, kv, math, given, second_hardware, second_model)
     grid = tuple(Row("", hardware=h, model=m) for m in model_names for h in hw_names)
     return notebook.wrap(solve_sheet(d, ctx, resolve_row, grid))
+
+
+def context(d: Derivation, hardware: str | Path | None = None, model: str | Path | None = None, weights: str | None = None,
+            kv: str | None = None, math: str | None = None, overrides: Iterable[str] | None = (), second_hardware: str | Path | None = None,
+            second_model: str | Path | None = None, *, inputs: Mapping[str, InputValue] | None = None) -> Context:
+    """The context `derive` evaluates `d` in: the chip and model given (else the sheet's first defaults), precisions, the
+    inputs set (checked as `derive` checks them) and the sheet's second chip and model.
+
+    >>> import roofline
+    >>> from roofline import api
+    >>> api.context(api.get("decode-floor"), "h200", inputs={"batch": 8}).overrides["batch"]
+    <Quantity(8, 'dimensionless')>
+    """
+    _check_precisions(weights, kv, math)
+    given = _given(d, overrides, inputs)
+    hw = d.hardware[0] if hardware is None else _name_or_path(hardware, "hardware")
+    name = d.models[0] if model is None else _name_or_path(model, "model")
+    return _context(d, hw, name, weights, kv, math, given, second_hardware, second_model)
 
 
 def _given(d: Derivation, overrides: Iterable[str] | None, inputs: Mapping[str, InputValue] | None) -> dict[str, pint.Quantity]:

@@ -15,20 +15,18 @@ the sheet's default chip and model unless given, its own inputs for `overrides`.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import replace
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from derivations import grading, registry
-from derivations.context import Context, make_context, parse_overrides
+from derivations.context import Context
 from derivations.engine import Derivation
 from derivations.grading import GradeError, Verdict
 from derivations.sheet import context_label
 from derivations.userfile import is_derivation_file
 from derivations.userfile import load as load_derivation_file
-from specs.errors import SpecError, shown, suggest
-from specs.hardware import load_hardware
-from specs.models import load_model
+from roofline import api
+from specs.errors import shown, suggest
 
 __all__ = ["GradeError", "Verdict", "context", "grade", "sheet_and_result"]
 
@@ -49,39 +47,29 @@ def sheet_and_result(against: str) -> tuple[Derivation, str]:
 
 
 def context(d: Derivation, hardware: str | Path | None = None, model: str | Path | None = None, weights: str | None = None,
-            kv: str | None = None, math: str | None = None, overrides: Iterable[str] = ()) -> Context:
-    """The sheet's context: the chip and model given (else its first defaults), precisions, its own inputs set by NAME=VALUE."""
-    for where, value in (("--weights", weights), ("--kv", kv), ("--math", math)):
-        if value is not None and (not isinstance(value, str) or not value.strip()):
-            raise SpecError(where, None, f"expected a precision name such as 'bf16', found {shown(value)}")
-    if isinstance(overrides, str | bytes):
-        raise SpecError("overrides", None, f"expected a list of NAME=VALUE strings, found one string {shown(overrides)}")
-    pairs = list(overrides)
-    names = [p.partition("=")[0].strip() if isinstance(p, str) else p for p in pairs]
-    twice = sorted({n for n in names if names.count(n) > 1}, key=str)
-    if twice:
-        raise SpecError("--set", str(twice[0])[:40], "given twice; give each input once")
-    ctx = make_context(load_hardware(hardware if hardware is not None else d.hardware[0]),
-                       load_model(model if model is not None else d.models[0]), weights, kv, math)
-    ctx = replace(ctx, overrides=parse_overrides([str(p) for p in pairs], d.inputs, d.slug))
-    if d.second_hardware is not None:
-        ctx = replace(ctx, second_hardware=load_hardware(d.second_hardware))
-    if d.second_model is not None:
-        ctx = replace(ctx, second_model=load_model(d.second_model))
-    return ctx
+            kv: str | None = None, math: str | None = None, overrides: Iterable[str] = (),
+            inputs: Mapping[str, object] | None = None) -> Context:
+    """The sheet's context, built as `roofline derive` builds it (`api.context`)."""
+    return api.context(d, hardware, model, weights, kv, math, overrides, inputs=inputs)
 
 
 def grade(answer: str, against: str, hardware: str | Path | None = None, model: str | Path | None = None, *, weights: str | None = None,
-          kv: str | None = None, math: str | None = None, overrides: Iterable[str] = (), tolerance: float | None = None) -> Verdict:
+          kv: str | None = None, math: str | None = None, overrides: Iterable[str] = (), inputs: Mapping[str, object] | None = None,
+          tolerance: float | None = None) -> Verdict:
     """The verdict on `answer` (a formula, or a number with its unit) for the sheet's result `against` ("decode-floor:t_floor").
 
+    `inputs` (or the older `overrides`, "NAME=VALUE" strings) set the sheet's inputs as `roofline.derive` takes them.
     `tolerance` is the relative error within which a number is right (default 5%) or a formula an
     approximation (default 10%). Raises a one-line RooflineError for anything it cannot grade.
+
+    >>> import roofline
+    >>> roofline.grade("4.5 ms", against="decode-floor:t_floor", hardware="h100-sxm", model="llama-3.1-8b").kind
+    'within'
     """
     if not isinstance(answer, str) or not answer.strip():
         raise GradeError(f"answer: expected a formula or a number with its unit, found {shown(answer, 40)}")
     d, result = sheet_and_result(against)
-    ctx = context(d, hardware, model, weights, kv, math, overrides)
+    ctx = context(d, hardware, model, weights, kv, math, overrides, inputs)
     label = context_label(ctx)
     if grading.is_number(answer):
         return grading.grade_number(d, result, answer, ctx, label, grading.NUMBER_TOLERANCE if tolerance is None else tolerance)

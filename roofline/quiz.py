@@ -34,7 +34,7 @@ from roofline.formulas import CONVENTION_SYMBOLS, HARDWARE_SYMBOLS, SECOND_SYMBO
 from roofline.grader import context as sheet_context
 from specs.catalog import hardware_names, model_names
 from specs.errors import SpecError, suggest
-from specs.hardware import load_hardware
+from specs.hardware import Hardware, load_hardware
 from units import RooflineError
 
 __all__ = ["Answer", "Question", "Quiz", "QuizError", "ask", "draw"]
@@ -171,7 +171,11 @@ def _question(d: Derivation, number: int, rng: random.Random) -> Question | None
             mentions.append("weights")
         second = None
         if deps & set(gl.SECOND_CHIP.values()):
-            second = rng.choice([h for h in hardware if h != chip])
+            first = load_hardware(chip)
+            upgrades = [h for h in hardware if h != chip and _upgrade(first, load_hardware(h))]
+            if not upgrades:
+                continue  # the fastest chip has nothing to upgrade to: draw again
+            second = rng.choice(upgrades)
             mentions.append("second_hardware")
         if deps & set(gl.SECOND_MODEL.values()):
             mentions.append("second_model")
@@ -194,6 +198,12 @@ def _question(d: Derivation, number: int, rng: random.Random) -> Question | None
         if solved is not None:
             return solved
     return None
+
+
+def _upgrade(first: Hardware, second: Hardware) -> bool:
+    """A second chip a question would ask about: at least the first's bandwidth and capacity, more of one (an upgrade, not a downgrade)."""
+    pairs = ((first.memory_bandwidth, second.memory_bandwidth), (first.memory_capacity, second.memory_capacity))
+    return all(b >= a for a, b in pairs) and any(b > a for a, b in pairs)
 
 
 def _moves(d: Derivation, ctx: Context, asked: Sequence[str], name: str) -> bool:

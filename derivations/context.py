@@ -253,6 +253,7 @@ BINDINGS: dict[sp.Symbol, Callable[[Context], pint.Quantity]] = {
     gl.M_sram: lambda ctx: ctx.hardware.require("on_chip_memory"),
     gl.D: lambda ctx: _count(ctx.model.hidden_size),
     gl.F: lambda ctx: _count(ctx.model.intermediate_size),
+    gl.m_mlp: lambda ctx: _count(ctx.model.mlp_matrices),
     gl.L: lambda ctx: _count(ctx.model.num_layers),
     gl.N: lambda ctx: _count(ctx.model.num_heads),
     gl.K: lambda ctx: _count(_gqa(ctx).num_kv_heads),

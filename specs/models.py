@@ -110,7 +110,7 @@ FAMILIES: dict[str, Family] = {
     "kimi_k2": Family(mla=True, moe="deepseek", mlp_bias=False, router_linear=False, defaults=_LLAMA_LIKE),
     # Gemma 2/3: pre- and post-norms around attention and MLP (4 per layer), tied embeddings, GeGLU MLP
     "gemma2": Family(act_fields=("hidden_activation", "hidden_act"), norms_per_layer=4, mlp_bias=False, windows="gemma2",
-                     defaults={**_GEMMA_DEFAULTS, "vocab_size": 256000, "head_dim": 256, "sliding_window": 4096,
+                     defaults={**_GEMMA_DEFAULTS, "vocab_size": 256000, "head_dim": 256, "num_key_value_heads": 4, "sliding_window": 4096,
                                "max_position_embeddings": 8192}),
     "gemma3_text": Family(act_fields=("hidden_activation", "hidden_act"), norms_per_layer=4, qk_norm=True, mlp_bias=False, windows="gemma3",
                           defaults={**_GEMMA_DEFAULTS, "vocab_size": 262208, "head_dim": 256, "num_key_value_heads": 4,

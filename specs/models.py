@@ -560,9 +560,9 @@ def parse_config(data: Mapping[str, object], path: Path, meta: Mapping[str, str]
     D = c.int("hidden_size")
     N = c.int("num_attention_heads")
     L = c.int("num_hidden_layers")
-    K = _kv_heads(c, model_type, N)
+    K, kv_field = _kv_heads(c, model_type, N)
     if N % K:
-        raise SpecError(path, c.where("num_key_value_heads"), f"expected a divisor of num_attention_heads ({N}), found {K}")
+        raise SpecError(path, c.where(kv_field), f"expected a divisor of num_attention_heads ({N}), found {K}")
     head_dim = c.int("head_dim") if c.present("head_dim") else None
     if head_dim is None:
         if D % N:
@@ -617,13 +617,14 @@ def parse_config(data: Mapping[str, object], path: Path, meta: Mapping[str, str]
     )
 
 
-def _kv_heads(c: _Config, model_type: str, N: int) -> int:
+def _kv_heads(c: _Config, model_type: str, N: int) -> tuple[int, str]:
+    """KV heads and the field they come from."""
     if model_type == "falcon":
         # Falcon: new_decoder_architecture groups K/V in num_kv_heads; otherwise multi_query (the default) has one K/V head
         if c.bool("new_decoder_architecture", False):
-            return c.int("num_kv_heads", default=N)
-        return 1 if c.bool("multi_query", True) else N
-    return c.int("num_key_value_heads", default=N)
+            return c.int("num_kv_heads", default=N), "num_kv_heads"
+        return (1 if c.bool("multi_query", True) else N), "multi_query"
+    return c.int("num_key_value_heads", default=N), "num_key_value_heads"
 
 
 def _activation(c: _Config, fam: Family) -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
@@ -25,7 +26,7 @@ from derivations import conventions
 from derivations import glossary as gl
 from specs.counts import swiglu_mlp_params
 from specs.errors import SpecError, shown, suggest
-from specs.hardware import Hardware
+from specs.hardware import Hardware, SpecWarning
 from specs.measurements import load_fitted_defaults
 from specs.models import Architecture, MoE
 from specs.precisions import MATH_PRECISIONS, Precision, precision
@@ -222,7 +223,11 @@ class Context:
 
 
 def make_context(hardware: Hardware, model: Architecture, weights: str | None = None, kv: str | None = None, math: str | None = None) -> Context:
-    """The sheet's own context. A math precision the chip has no dense peak for is an error here, naming the chip and what it has."""
+    """The sheet's own context. A math precision the chip has no dense peak for is an error here, naming the chip and what it has.
+
+    A checkpoint that ships quantized (its config's quantization_config) is computed in the default format unless
+    --weights says otherwise; the sheet says so (`sheet.spec_facts`), and `warn_checkpoint` warns a user who picked it.
+    """
     w = precision(weights or conventions.DEFAULT_WEIGHTS, "--weights")
     if math is not None and math not in MATH_PRECISIONS:
         raise SpecError("--math", None, f"{math[:20]!r} is a storage format, not a math precision; the tensor cores run one of {', '.join(MATH_PRECISIONS)}")
@@ -233,6 +238,24 @@ def make_context(hardware: Hardware, model: Architecture, weights: str | None = 
                         f"{given}: {hardware.name} lists no dense {m.math} peak; it lists {', '.join(hardware.peak_dense)}; choose one with --math")
     return Context(hardware=hardware, model=model, weights=w, kv=precision(kv or conventions.DEFAULT_KV, "--kv"), math=m,
                    math_defaulted=math is None)
+
+
+def warn_checkpoint(model: Architecture, weights: str | None) -> None:
+    """One SpecWarning when a user picks a quantized checkpoint and no --weights: the sheet computes it in the default format."""
+    if weights is None and model.quantization is not None:
+        warnings.warn(SpecWarning(checkpoint_warning(model)), stacklevel=3)
+
+
+def checkpoint_warning(model: Architecture) -> str:
+    """The one line for a quantized checkpoint computed in the default weight format (one format per sheet)."""
+    used = conventions.DEFAULT_WEIGHTS
+    fmt = model.checkpoint_weights()
+    if fmt is None:
+        return f"{model.key}: quantization_config: {model.quantization_summary()}; this sheet computes every weight as {used} (set --weights)"
+    mixed = len({f for c, f in model.weight_formats if c != "norms" and c != "biases" and getattr(model.param_counts(), c)}) > 1
+    tail = f", and its other parts as {fmt} too (one weight format per sheet)" if mixed else ""
+    return (f"{model.key}: its checkpoint stores {model.quantization_summary()}; this sheet computes every weight as {used} (the default): "
+            f"--weights {fmt} counts its {fmt} weights{tail}")
 
 
 def _mla(ctx: Context) -> object:
@@ -315,6 +338,7 @@ BINDINGS: dict[sp.Symbol, Callable[[Context], pint.Quantity]] = {
     gl.M_sram: lambda ctx: ctx.hardware.require("on_chip_memory"),
     gl.D: lambda ctx: _count(ctx.model.hidden_size),
     gl.F: lambda ctx: _count(ctx.model.intermediate_size),
+    gl.m_mlp: lambda ctx: _count(ctx.model.mlp_matrices),
     gl.L: lambda ctx: _count(ctx.model.num_layers),
     gl.N: lambda ctx: _count(ctx.model.num_heads),
     gl.K: lambda ctx: _count(_gqa(ctx).num_kv_heads),

@@ -481,7 +481,7 @@ def spec_facts(ctx: Context) -> tuple[tuple[str, str], ...]:
         ("Hardware source", h.source),
         ("Model", f"{m.name} ({m.key}; {m.model_type}; status {m.status})"),
         ("Model source", m.source),
-        ("Weights", ctx.weights.description),
+        ("Weights", ctx.weights.description + (f"; the checkpoint ships {m.quantization_summary()}" if m.quantization is not None else "")),
         ("KV cache", ctx.kv.description),
         ("Math", f"{ctx.math.math} tensor-core peak" + (f" (default: the math of {ctx.weights.name} weights)" if ctx.math_defaulted else " (set with --math)")),
     ]

@@ -27,7 +27,7 @@ import numpy as np
 import pint
 
 from derivations import registry
-from derivations.context import Context, input_overrides, make_context, parse_overrides
+from derivations.context import Context, input_overrides, make_context, parse_overrides, warn_checkpoint
 from derivations.engine import Derivation, Row
 from derivations.sheet import Sheet, solve_sheet
 from derivations.sweep import MAX_AXIS, Axis, parse_axis
@@ -219,7 +219,10 @@ def context(d: Derivation, hardware: str | Path | None = None, model: str | Path
     given = _given(d, overrides, inputs)
     hw = d.hardware[0] if hardware is None else _name_or_path(hardware, "hardware")
     name = d.models[0] if model is None else _name_or_path(model, "model")
-    return _context(d, hw, name, weights, kv, math, given, second_hardware, second_model)
+    ctx = _context(d, hw, name, weights, kv, math, given, second_hardware, second_model)
+    if model is not None:
+        warn_checkpoint(ctx.model, weights)
+    return ctx
 
 
 def _given(d: Derivation, overrides: Iterable[str] | None, inputs: Mapping[str, InputValue] | None) -> dict[str, pint.Quantity]:
@@ -395,6 +398,8 @@ def sweep(
     for h in _names(hardware, d.hardware[0], "hardware"):
         for m in _names(model, d.models[0], "model"):
             ctx = _context(d, h, m, weights, kv, math, given, second_hardware, second_model)
+            if model is not None:
+                warn_checkpoint(ctx.model, weights)
             out.append(Labelled(_label(h), _label(m), sweep_grid(d, ctx, result, axes)))
     return SweepTable(out)
 

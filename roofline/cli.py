@@ -49,7 +49,7 @@ def _parser() -> argparse.ArgumentParser:
     derive.add_argument("--model", help="name or path (default: the sheet's defaults)")
     derive.add_argument("--second-hardware", help="the chip compared with (hardware-upgrade); name or path")
     derive.add_argument("--second-model", help="the second model (speculative-decoding's drafter); name or path")
-    derive.add_argument("--weights", help="weight precision: bf16, fp16, fp8, int8, int4, int4-g128, fp4")
+    derive.add_argument("--weights", help="weight precision: bf16, fp16, fp8, int8, int4, int4-g128, fp4, mxfp4")
     derive.add_argument("--kv", help="KV-cache precision")
     derive.add_argument("--math", help="math precision (which tensor peak); default: the weights' math")
     derive.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", help="set a scenario input, e.g. context=8192 or t_fixed=0.5ms")
@@ -154,7 +154,16 @@ def _show(kind: str, name: str, fmt: str) -> str:
         if m.moe:
             extra.update({"experts": m.moe.experts, "top_k": m.moe.top_k, "shared_experts": m.moe.shared_experts,
                           "expert_ffn": m.moe.expert_ffn, "moe_layers": len(m.moe.moe_layers), "dense_layers": m.dense_layers})
+        extra["mlp"] = f"{m.mlp_kind} ({m.hidden_act}): {m.mlp_matrices} weight matrices per MLP"
+        extra["attention"] = _windows_line(m)
+        if m.nested_in:
+            extra["language_model"] = f"read from {m.nested_in}; the vision tower is not counted"
+        if m.quantization:
+            extra["checkpoint_weights"] = m.quantization_summary()
     if fmt == "json":
+        if kind == "model":
+            extra = {**extra, "attention_windows": [list(g) for g in m.attention_windows],
+                     "weight_formats": dict(m.weight_formats) if m.quantization else None}
         return json.dumps({**meta, **extra, **_json_numbers(facts)}, indent=2, ensure_ascii=False)
     lines = [f"{meta['name']} ({meta['key']}), status {meta['status']}", f"source: {meta['source']}"]
     lines += [f"  {k}: {v}" for k, v in extra.items()]
@@ -162,6 +171,13 @@ def _show(kind: str, name: str, fmt: str) -> str:
     if meta["notes"]:
         lines += ["notes:", *("  " + line for line in meta["notes"].splitlines())]
     return "\n".join(lines)
+
+
+def _windows_line(m: Any) -> str:
+    """'10 layers full context, 52 layers sliding window of 1024 tokens' from an Architecture's attention windows."""
+    kind = dict(zip(m.layer_windows, m.layer_attention, strict=True))
+    span = lambda w: "full context" if w is None else f"{'chunks' if kind[w] == 'chunked_attention' else 'sliding window'} of {w} tokens"  # noqa: E731
+    return ", ".join(f"{n} layer{'s' * (n != 1)} {span(w)}" for n, w in m.attention_windows)
 
 
 def _list(what: str) -> str:

@@ -296,8 +296,11 @@ def render_sheet(sheet: Sheet, slugs: Sequence[str], plots: str | None = None) -
                                                          plots=figures, **_markup(v))
 
 
-def render_index(sheets: Sequence[Sheet]) -> str:
-    """The index: every sheet in the registry's order with its question, the conventions and the glossary."""
+def render_index(sheets: Sequence[Sheet], api_reference: str | None = None) -> str:
+    """The index: every sheet in the registry's order with its question, the conventions and the glossary.
+
+    `api_reference`: the link (relative to the index) to the Python API reference, when the site has one.
+    """
     glossary_names = {i.name: i.latex for i in GLOSSARY}
 
     def p(s: str, names: Mapping[str, str]) -> Markup:
@@ -311,13 +314,14 @@ def render_index(sheets: Sequence[Sheet]) -> str:
     glossary = [{"symbol": Markup(inline_math(i.latex)), "name": i.name, "unit": Markup(_unit(i.unit)), "meaning": p(i.meaning, glossary_names)}
                 for i in GLOSSARY]
     return ENV.get_template("site-index.html.j2").render(site_title=TITLE, style=Markup(STYLE), sheets=entries,
-                                                         conventions=[p(c, glossary_names) for c in conventions.CONVENTIONS], glossary=glossary)
+                                                         conventions=[p(c, glossary_names) for c in conventions.CONVENTIONS], glossary=glossary,
+                                                         api_reference=api_reference)
 
 
-def render(sheets: Sequence[Sheet], plots: str | None = None) -> dict[str, str]:
-    """File name (relative to the site folder) -> page, for the index and every sheet; `plots` as in `render_sheet`."""
+def render(sheets: Sequence[Sheet], plots: str | None = None, api_reference: str | None = None) -> dict[str, str]:
+    """File name (relative to the site folder) -> page, for the index and every sheet; `plots` as in `render_sheet`, `api_reference` as in `render_index`."""
     slugs = [s.derivation.slug for s in sheets]
-    pages = {INDEX: render_index(sheets)}
+    pages = {INDEX: render_index(sheets, api_reference)}
     for sheet in sheets:
         pages[page_name(sheet.derivation.slug)] = render_sheet(sheet, slugs, plots)
     return pages

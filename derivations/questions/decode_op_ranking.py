@@ -121,13 +121,14 @@ t_attn_block = Step("t_attn_block", gqa * qkv[3].s + mla * (dqkv[3].s + uq[3].s 
 
 # --- MLP of a dense layer ---
 
-gate_up = _gemm("gate_up", "gu", "the gate and up projections", 2 * gl.D * gl.F_dense, gl.D, 2 * gl.F_dense,
-                r"Dense layers only: gate and up projections, $D \times 2 \sym{F_dense}$, fused.")
+gate_up = _gemm("gate_up", "gu", "the gate and up projections", (gl.m_mlp - 1) * gl.D * gl.F_dense, gl.D, (gl.m_mlp - 1) * gl.F_dense,
+                r"Dense layers only: gate and up projections, $D \times 2 \sym{F_dense}$, fused ($\sym{m_mlp} - 1$ of them: a plain MLP "
+                r"has the up projection alone, $D \times \sym{F_dense}$).")
 down = _gemm("down", "down", "the down projection", gl.F_dense * gl.D, gl.F_dense, gl.D,
              r"Dense layers only: down projection, $\sym{F_dense} \times D$.")
-ew_mlp = _small("ew_mlp", "ew,mlp", "a dense MLP's small kernels", 3 * gl.D + 2 * gl.F_dense, 2 * gl.D + gl.F_dense,
-                r"Dense layers only: the RMSNorm ($D$ in, $D$ out), SiLU and multiply ($2 \sym{F_dense}$ in, $\sym{F_dense}$ out) and the "
-                r"residual add ($2D$ in, $D$ out).")
+ew_mlp = _small("ew_mlp", "ew,mlp", "a dense MLP's small kernels", 3 * gl.D + (gl.m_mlp - 1) * gl.F_dense, 2 * gl.D + gl.F_dense,
+                r"Dense layers only: the RMSNorm ($D$ in, $D$ out), SiLU and multiply ($2 \sym{F_dense}$ in, $\sym{F_dense}$ out; a plain MLP's "
+                r"activation alone reads $\sym{F_dense}$) and the residual add ($2D$ in, $D$ out).")
 t_mlp_dense = Step("t_mlp_dense", gate_up[3].s + down[3].s + ew_mlp[3].s, "s",
                    r"The MLP of one dense layer. A model whose every layer is MoE has none (n/a), and $L - \sym{L_moe} = 0$ counts it nowhere.",
                    latex=r"t_{\mathrm{mlp,dense}}", title="Time of one dense MLP")

@@ -19,8 +19,9 @@ S = Symbols(parent=gl.GLOSSARY)
 n_attn = Step("n_attn", pr.gqa_attention_params(gl.D, gl.N, gl.K, gl.H), "1",
               r"One layer's query ($D \times N H$), key and value ($D \times K H$ each) and output ($N H \times D$) projections.",
               latex=r"n_{\mathrm{att}}", meaning="attention weights per layer", title="Attention weights per layer")
-n_mlp = Step("n_mlp", pr.swiglu_mlp_params(gl.D, gl.F), "1",
-             r"One dense layer's gate and up ($D \times F$) and down ($F \times D$) projections.", latex=r"n_{\mathrm{mlp}}",
+n_mlp = Step("n_mlp", pr.mlp_params(gl.D, gl.F, gl.m_mlp), "1",
+             r"One dense layer's gate and up ($D \times F$) and down ($F \times D$) projections: $\sym{m_mlp} = 3$ matrices for a gated MLP, "
+             "2 for a plain one (up and down).", latex=r"n_{\mathrm{mlp}}",
              meaning="MLP weights per dense layer", title="MLP weights per dense layer")
 n_moe = Step("n_moe", (gl.E + gl.E_s) * pr.swiglu_mlp_params(gl.D, gl.F_E) + gl.D * gl.E, "1",
              r"One MoE layer: $E$ routed and $E_{s}$ shared experts, each a gated MLP of width $F_{E}$, and the router ($D \times E$). "

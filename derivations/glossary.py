@@ -58,8 +58,8 @@ T = g("T", "token", "T", "context length (tokens already in the KV cache)")
 S = g("S", "token", "S", "prompt length (tokens prefilled at once)")
 n_tp = g("n_tp", "1", r"n_{\mathrm{TP}}", "tensor-parallel degree (GPUs sharing each layer)")
 eta_bw = g("eta_bw", "1", r"\eta_{\mathrm{bw}}", "achieved fraction of datasheet bandwidth")
-t_fixed = g("t_fixed", "s", r"t_{\mathrm{fixed}}", "time per step beside the per-layer overhead: the host work one step pays once, whatever its depth")
-t_layer = g("t_layer", "s", r"t_{\mathrm{layer}}", "overhead per layer per step that no byte count shows: kernel launches, small kernels and host work grow with depth")
+t_fixed = g("t_fixed", "s", r"t_{\mathrm{fixed}}", "time per step beside the per-layer overhead (host work paid once a step)")
+t_layer = g("t_layer", "s", r"t_{\mathrm{layer}}", "overhead per layer per step that no byte count shows (launches, small kernels, host work)")
 
 # aggregate from the spec layer (the GQA or MLA formula, by architecture)
 e_kv = g("e_kv", "1", r"e_{\mathrm{kv}}", r"cached elements per token over all layers ($2 L K H$ for GQA; $L (r_{\mathrm{kv}} + d_{R})$ for MLA)")
@@ -89,11 +89,11 @@ eta_flops = g("eta_flops", "1", r"\eta_{\mathrm{flop}}", "achieved fraction of t
 beta_link = g("beta_link", "B/s", r"\beta_{\mathrm{link}}", "GPU-to-GPU bandwidth per direction (NVLink, ICI, or PCIe where there is no scale-up link)")
 F_E = g("F_E", "1", r"F_{E}", "FFN width of one routed expert (moe_intermediate_size; 0 for a dense model)")
 E_s = g("E_s", "1", r"E_{s}", "shared experts per MoE layer, used by every token (0 for most models)")
-t_ar = g("t_ar", "s", r"t_{\mathrm{AR}}", "latency of one round of a small all-reduce, paid however small the message (one round per all-reduce where it is one-shot)")
+t_ar = g("t_ar", "s", r"t_{\mathrm{AR}}", "latency of one round of a small all-reduce, however small the message")
 # how the scale-up domain connects its GPUs (hardware scaleup_topology): exactly one is 1; they pick the all-reduce latency law
-d_1shot = g("d_1shot", "1", r"\delta_{\mathrm{1shot}}", "1 where every GPU reaches every other in one hop (NVSwitch, a full Infinity Fabric mesh): a small all-reduce is one-shot; else 0")
-d_ring = g("d_ring", "1", r"\delta_{\mathrm{ring}}", "1 where GPUs talk over PCIe, with no scale-up switch: a small all-reduce is NCCL's ring; else 0")
-d_torus = g("d_torus", "1", r"\delta_{\mathrm{torus}}", "1 on a torus (TPU ICI): a small all-reduce is a bidirectional ring along one axis; else 0")
+d_1shot = g("d_1shot", "1", r"\delta_{\mathrm{1shot}}", "1 on a switch or full mesh (NVSwitch, Infinity Fabric): one-shot all-reduces; else 0")
+d_ring = g("d_ring", "1", r"\delta_{\mathrm{ring}}", "1 over PCIe, with no scale-up switch: NCCL's ring all-reduce; else 0")
+d_torus = g("d_torus", "1", r"\delta_{\mathrm{torus}}", "1 on a torus (TPU ICI): a bidirectional ring all-reduce; else 0")
 
 # the on-chip memories FlashAttention works in (flash-attention-io); bound only on chips that have them
 M_smem = g("M_smem", "B", r"M_{\mathrm{SM}}", "shared memory per SM: the on-chip SRAM one thread block tiles into (none on a TPU)")

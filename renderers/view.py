@@ -222,8 +222,21 @@ def _table(tb: SolvedTable, target: Target, p: Callable[[str], str]) -> dict[str
             "label_headers": [target.text("hardware"), target.text("model")] if split else [""], "header_names": [target.text(tb.columns[j][0]) for j in keep], "rows": rows}
 
 
+#: A table longer than this is printed in parts of at most this many rows (a LaTeX tabular does not break across pages).
+MAX_TABLE_ROWS = 20
+
+
 def _split(table: dict[str, Any], target: Target) -> list[dict[str, Any]]:
-    """A wide table as parts of at most MAX_VALUE_COLUMNS value columns each; the note goes with the first part."""
+    """A long table as parts of at most MAX_TABLE_ROWS rows, then a wide one as parts of at most MAX_VALUE_COLUMNS value columns
+    each; the note goes with the first part."""
+    rows = table["rows"]
+    if len(rows) > MAX_TABLE_ROWS:
+        count = -(-len(rows) // MAX_TABLE_ROWS)
+        size = -(-len(rows) // count)
+        return [part for k, start in enumerate(range(0, len(rows), size))
+                for part in _split({**table, "title": table["title"] + target.text(f" (rows {start + 1} to {min(start + size, len(rows))} of "
+                                                                                   f"{len(rows)})"),
+                                    "note": table["note"] if k == 0 else "", "rows": rows[start:start + size]}, target)]
     n = len(table["headers"])
     if n <= MAX_VALUE_COLUMNS:
         return [table]

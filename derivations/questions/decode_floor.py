@@ -34,7 +34,8 @@ kv_equal = solve("T_kv_equal", sm.weights_gpu, sm.kv_step, gl.T, "token",
                  "The context at which the batch's KV reads cost as much as the weights: beyond it the cache, not the model, sets the floor.",
                  latex=r"T_{=}", keep=(sm.weights_gpu, sm.kv_tok_gpu), title="Context where the cache costs as much as the weights")
 
-STEPS = (*sm.DECODE_STEP[:4], t_floor, ceiling, *sm.DECODE_STEP[4:], over_floor, kv_equal, *sm.MEMORY_FIT, *ms.MBU_STEPS)
+_READ = sm.DECODE_STEP.index(sm.weight_bytes) + 1
+STEPS = (*sm.DECODE_STEP[:_READ], t_floor, ceiling, *sm.DECODE_STEP[_READ:], over_floor, kv_equal, *sm.MEMORY_FIT, *ms.MBU_STEPS)
 
 DERIVATION = derivation(
     "decode-floor",
@@ -95,6 +96,8 @@ DERIVATION = derivation(
             *(Row("", model="mixtral-8x7b", set={"batch": str(b)}) for b in (1, 8, 64)),
             *(Row("", model="deepseek-v3", set={"tp": "8", "batch": str(b)}) for b in (1, 64)),
         ), ("experts_touched", "weight_bytes", "t_step", "memory_fraction")),
+        Table("Parallelism as a layout: DeepSeek-V3 decode on H800", sm.LAYOUT_ROWS,
+              ("gpus", "weight_bytes_gpu", "kv_bytes_step", "t_alltoall", "t_step", "throughput", "memory_fraction"), note=sm.LAYOUT_NOTE),
     ),
     inputs=ms.MBU_INPUTS,
     display_units={**sm.DISPLAY_UNITS, **ms.DISPLAY_UNITS, "t_floor": "ms", "tokens_per_s_ceiling": "token/s", "T_kv_equal": "token"},

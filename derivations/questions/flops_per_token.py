@@ -55,8 +55,8 @@ per_ctx = Step("attention_flops_per_context_token", pr.attention_flops_per_token
                r"($w_{k} = w_{v} = H$ for GQA; absorbed MLA scores over its latent and RoPE key and sums values in the latent); "
                "query heads count, not KV heads.",
                latex=r"a", meaning="attention FLOPs per token per token of context", title="Attention FLOPs per token of context")
-attn = Step("attention_flops", per_ctx.s * gl.T, "flop/token",
-            r"A decode token attends to all $T$ cached tokens.", latex=r"f_{\mathrm{att}}", title="Attention FLOPs per decode token")
+attn = Step("attention_flops", per_ctx.s * pr.kept_context(), "flop/token",
+            r"A decode token attends to the tokens each layer keeps: all $T$ cached tokens, or at most $\sym{W_win}$ in a layer with a window.", latex=r"f_{\mathrm{att}}", title="Attention FLOPs per decode token")
 ctx_break = solve("ctx_break", attn, flops_params, gl.T, "token",
                   r"The context where attention FLOPs equal the weight FLOPs: beyond it the rule undercounts by more than $2\times$.",
                   latex=r"T_{\mathrm{break}}", title="Context where attention matches the weights")
@@ -64,8 +64,9 @@ per_ctx_prefill = Step("attention_flops_per_context_token_prefill", pr.attention
                        r"Prefill runs attention over materialised K and V (per head $h_{k}$ and $h_{v}$ wide; MLA decompresses its latent once "
                        "rather than absorbing): the same as decode for GQA.",
                        latex=r"a_{\mathrm{pre}}", title="Prefill attention FLOPs per token of context")
-attn_prefill = Step("attention_flops_prefill_avg", per_ctx_prefill.s * gl.S / 2, "flop/token",
-                    r"In a causal prefill of $S$ tokens, query $i$ sees $i$ tokens: $S/2$ on average.", latex=r"\bar{f}_{\mathrm{att}}",
+attn_prefill = Step("attention_flops_prefill_avg", per_ctx_prefill.s * pr.attended_pairs() / gl.S, "flop/token",
+                    r"In a causal prefill of $S$ tokens, query $i$ sees $i$ tokens ($S/2$ on average), or at most $\sym{W_win}$ in a layer "
+                    "with a window.", latex=r"\bar{f}_{\mathrm{att}}",
                     title="Average attention FLOPs per prefill token")
 ctx_break_prefill = solve("ctx_break_prefill", attn_prefill, flops_params, gl.S, "token",
                           "The prompt length where prefill's average attention FLOPs per token equal the weight FLOPs: twice the decode break.",

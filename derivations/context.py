@@ -313,7 +313,7 @@ def _topology_flag(flag: sp.Symbol) -> Callable[[Context], pint.Quantity]:
 
 
 def _window(ctx: Context) -> tuple[int, int]:
-    """(layers, tokens) of the model's windowed layers: a sliding window or an attention chunk; (0, 0) when every layer is full.
+    """(layers, tokens) of the model's windowed layers: a sliding window or an attention chunk; (0, NO_WINDOW) when every layer is full.
 
     One window size per model (every shipped one has at most one); a config with two is refused in one line.
     """
@@ -321,9 +321,13 @@ def _window(ctx: Context) -> tuple[int, int]:
     if len(groups) > 1:
         raise SpecError(ctx.model.path, "layer_types", f"{ctx.model.name} has windowed layers of {len(groups)} sizes "
                                                       f"({', '.join(str(w) for _, w in groups)} tokens); the step model takes one window size")
-    return groups[0] if groups else (0, 0)
+    return groups[0] if groups else (0, NO_WINDOW)
 
 
+#: The window of a model whose layers all see the whole context: longer than any context an input allows (MAX_COUNT tokens), so
+#: min(T, W) is T; with no windowed layer (L_win = 0) it changes no value, and a closed form solved branch by branch of min(T, W)
+#: takes the full-context branch.
+NO_WINDOW = MAX_COUNT
 #: the layout's inputs, checked together (layout_problem)
 LAYOUT_SYMBOLS = (gl.n_tp, gl.n_dp, gl.n_ep)
 

@@ -562,6 +562,16 @@ def _kinks(expr: sp.Expr, var: sp.Symbol) -> list[sp.Expr]:
     return sorted(found, key=lambda a: (sp.count_ops(a), sp.default_sort_key(a)))
 
 
+def _bounded_below(conditions: list[sp.Basic], root: sp.Expr) -> bool:
+    """Whether a condition already says `root` is at least a positive quantity (W <= root): then root > 0 goes without saying."""
+    for c in conditions:
+        if isinstance(c, sp.LessThan | sp.StrictLessThan) and c.rhs == root and c.lhs.is_positive:
+            return True
+        if isinstance(c, sp.GreaterThan | sp.StrictGreaterThan) and c.lhs == root and c.rhs.is_positive:
+            return True
+    return False
+
+
 def _branch_roots(slug: str, step: Solve, sides: Sequence[sp.Expr], var: sp.Symbol, kinks: list[sp.Expr]) -> sp.Expr:
     """The root of an equation that is piecewise in `var` through min/max terms (min(T, W) of a windowed layer).
 
@@ -586,13 +596,15 @@ def _branch_roots(slug: str, step: Solve, sides: Sequence[sp.Expr], var: sp.Symb
             roots = [step.pick(roots)]
         for found in roots:  # a quadratic branch (a windowed prefill) has two roots: the positive one on its branch counts
             root = _positive_numerator(sp.simplify(found))
-            conditions = [] if root.is_positive else [root > 0]
+            conditions = []
             for k, i in zip(kinks, choice, strict=True):
                 picked = k.args[i].xreplace({var: root})
                 for j, other in enumerate(k.args):
                     if j != i:
                         other = other.xreplace({var: root})
                         conditions.append(picked <= other if isinstance(k, sp.Min) else picked >= other)
+            if not root.is_positive and not _bounded_below(conditions, root):
+                conditions.append(root > 0)
             pieces.append((root, sp.And(*conditions)))
     if not pieces:
         raise DerivationError(f"{slug}: {step.name}: no branch of {step.lhs} = {step.rhs} has a root in {var}")

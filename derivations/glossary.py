@@ -77,7 +77,7 @@ u_token = g("u_token", "token", r"\mathrm{tok}", "one token: turns bytes per ele
 
 # windowed attention (config sliding_window, layer_types, attention_chunk_size): a model without windows has L_win = 0
 L_win = g("L_win", "1", r"L_{\mathrm{win}}", "layers that attend through a sliding window or an attention chunk (0 when every layer sees the whole context)")
-W_win = g("W_win", "token", r"W_{\mathrm{win}}", "tokens a windowed layer keeps and reads: the sliding window, or the chunk of chunked attention (0 without windows)")
+W_win = g("W_win", "token", r"W_{\mathrm{win}}", "tokens a windowed layer keeps and reads: the sliding window, or the chunk of chunked attention (10^9 without windows: longer than any context)")
 
 # mixture of experts (a dense model is bound as E = k_E = 1, L_moe = 0, P_exp = 0: every weight is in P_base)
 E = g("E", "1", "E", "routed experts per MoE layer (1 for a dense model)")

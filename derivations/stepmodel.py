@@ -103,16 +103,13 @@ a2a_bytes = Step("alltoall_bytes", pr.alltoall_bytes(), "B",
                  r"per all-to-all, each GPU sends and receives its $B q/\sym{n_tp}$ tokens' rows for the $(\sym{n_ep} - 1)/\sym{n_ep}$ of their "
                  "experts held elsewhere; zero without expert parallelism.",
                  latex=r"W_{\mathrm{a2a}}", meaning="bytes one GPU sends per direction in one all-to-all", title="All-to-all bytes per GPU")
-a2a_link = Step("alltoall_bandwidth", pr.alltoall_link(), "B/s",
-                r"The all-to-all crosses the scale-up link while the layout's $\sym{gpus}$ GPUs fit in one scale-up domain of $\sym{n_dom}$, "
-                "else the scale-out network (the chip's spec gives both).",
-                latex=r"\beta_{\mathrm{a2a}}", meaning="bandwidth per GPU per direction of an all-to-all", title="All-to-all bandwidth")
-t_a2a = Step("t_alltoall", 2 * gl.L_moe * (a2a_bytes.s / a2a_link.s + pr.alltoall_rounds() * gl.t_ar), "s",
-             r"Two all-to-alls per MoE layer, dispatch and combine: each its bytes over the link plus one round of latency $\sym{t_ar}$ "
-             "(every GPU writes to its peers at once); zero without expert parallelism or without MoE layers.",
+t_a2a = Step("t_alltoall", 2 * gl.L_moe * (a2a_bytes.s / pr.alltoall_link() + pr.alltoall_rounds() * gl.t_ar), "s",
+             r"Two all-to-alls per MoE layer, dispatch and combine: each its bytes over the scale-up link $\sym{beta_link}$ while the layout's "
+             r"$\sym{gpus}$ GPUs fit in one scale-up domain of $\sym{n_dom}$, else over the scale-out network $\sym{beta_out}$, plus one "
+             r"round of latency $\sym{t_ar}$ (every GPU writes to its peers at once); zero without expert parallelism or without MoE layers.",
              latex=r"t_{\mathrm{a2a}}", title="Expert-parallel all-to-alls")
 #: The all-to-alls' two parts, as COMM_BYTES and COMM_LATENCY: bytes growing with the batch, latency fixed per step.
-A2A_BYTES = 2 * gl.L_moe * a2a_bytes.expr / a2a_link.expr
+A2A_BYTES = 2 * gl.L_moe * a2a_bytes.expr / pr.alltoall_link()
 A2A_LATENCY = 2 * gl.L_moe * pr.alltoall_rounds() * gl.t_ar
 #: The all-reduces' two parts: their bytes over the link (growing with the batch) and their latency (fixed per step).
 COMM_BYTES = 2 * gl.L * pr.allreduce_time(pr.tp_allreduce_bytes())
@@ -137,7 +134,7 @@ throughput = Step("throughput", gl.B * gl.q / t_step.s, "token/s",
 
 #: The step-time model in reading order; a sheet includes these and adds its own.
 DECODE_STEP: tuple[Step, ...] = (gpus, tokens, experts, params, weight_bytes, weights_gpu, kv_tok, kv_tok_gpu, kept, kv_step, bytes_gpu,
-                                 flops_gemm, flops_attn, t_memory, t_compute, t_gemm, t_attn, ar_rounds, t_comm, a2a_bytes, a2a_link, t_a2a,
+                                 flops_gemm, flops_attn, t_memory, t_compute, t_gemm, t_attn, ar_rounds, t_comm, a2a_bytes, t_a2a,
                                  t_overhead, t_step,
                                  throughput)
 #: The step model up to the bytes one GPU streams (weights and KV), for sheets that build on the bytes before the times.
@@ -172,7 +169,7 @@ LAYOUT_NOTE = (r"DeepSeek-V3 in FP8 on H800 at a 4K context: TP8 on one node (it
 
 DISPLAY_UNITS = {"weight_bytes": "GB", "kv_bytes_per_token": "kB/token", "kv_bytes_per_token_gpu": "kB/token", "kv_bytes_step": "GB", "kept_context": "token",
                  "weight_bytes_gpu": "GB", "bytes_per_gpu": "GB", "flops_gemm_gpu": "Tflop", "flops_attention_gpu": "Tflop",
-                 "t_memory": "ms", "t_compute": "ms", "t_gemm": "ms", "t_attention": "ms", "t_comm": "ms", "t_alltoall": "ms", "alltoall_bytes": "MB", "alltoall_bandwidth": "GB/s", "t_overhead": "ms", "t_step": "ms",
+                 "t_memory": "ms", "t_compute": "ms", "t_gemm": "ms", "t_attention": "ms", "t_comm": "ms", "t_alltoall": "ms", "alltoall_bytes": "MB", "t_overhead": "ms", "t_step": "ms",
                  "throughput": "token/s", "memory_per_gpu": "GB", "params_read": "parameter"}
 
 __all__ = ["A2A_BYTES", "A2A_LATENCY", "BYTES_STEPS", "LAYOUT_NOTE", "LAYOUT_ROWS", "COMM_BYTES", "COMM_LATENCY", "COMM_STEPS", "DECODE_STEP", "DISPLAY_UNITS", "MEMORY_FIT", "OVERHEAD"]

@@ -32,7 +32,8 @@ over_floor = Step("step_over_floor", sm.t_step.s / t_floor.s, "1",
                   title="Step time over the floor")
 kv_equal = solve("T_kv_equal", sm.weights_gpu, sm.kv_step, gl.T, "token",
                  "The context at which the batch's KV reads cost as much as the weights: beyond it the cache, not the model, sets the floor.",
-                 latex=r"T_{=}", keep=(sm.weights_gpu, sm.kv_tok_gpu), title="Context where the cache costs as much as the weights")
+                 latex=r"T_{=}", keep=(sm.weights_gpu, sm.kv_tok_gpu), title="Context where the cache costs as much as the weights",
+                 none="every layer attends through a window, and at this batch the windowed cache stays below the weights at any context")
 
 _READ = sm.DECODE_STEP.index(sm.weight_bytes) + 1
 STEPS = (*sm.DECODE_STEP[:_READ], t_floor, ceiling, *sm.DECODE_STEP[_READ:], over_floor, kv_equal, *sm.MEMORY_FIT, *ms.MBU_STEPS)
@@ -46,7 +47,8 @@ DERIVATION = derivation(
     STEPS,
     ("weight_bytes", "t_floor", "tokens_per_s_ceiling", "kv_bytes_per_token", "t_step"),
     assumptions=(
-        r"Decode: each sequence adds $q$ tokens per step ($q = 1$ for plain decode) and reads its whole KV cache of $T$ tokens.",
+        r"Decode: each sequence adds $q$ tokens per step ($q = 1$ for plain decode) and reads its KV cache: all $T$ tokens in a full layer, "
+        r"at most $\sym{W_win}$ in a layer with a sliding window or a chunk.",
         "Weights streamed per step are the GEMM operands the batch touches: for dense models all of them; for MoE the always-used weights plus, per MoE layer, "
         r"the expected number of distinct experts the $B q$ tokens pick under uniform top-$k$ routing (top-$k$ at one token, nearly all experts at large batch).",
         r"The embedding gather (one row of $D$ weights per token) and activation traffic are left out: under 0.1% of the bytes at moderate batch.",
@@ -58,7 +60,9 @@ DERIVATION = derivation(
         "reach an implied MBU of {measured_mbu_low} to {measured_mbu_high} (median {measured_mbu_median}), so this step's bytes take "
         "{t_step_mbu_high} to {t_step_mbu_low} on such servers (median {t_step_mbu_median}), against {t_step} modelled.",
         "Tensor parallelism splits weights and FLOPs evenly; KV heads split only while there are more of them than GPUs (an MLA latent is on every GPU); "
-        "each layer all-reduces its activations twice over the GPU-to-GPU link (ring algorithm).",
+        "each layer all-reduces its activations twice over the GPU-to-GPU link (ring algorithm). Data-parallel attention replicates the "
+        "always-read weights and keeps each replica's cache on its own GPUs; expert parallelism spreads the routed experts and sends each "
+        "token to its experts and back, two all-to-alls per MoE layer.",
     ),
     takeaways=(
         "The floor is {t_floor} per step: {weight_bytes} of weights over the datasheet bandwidth, a ceiling of {tokens_per_s_ceiling} per sequence.",
@@ -82,7 +86,8 @@ DERIVATION = derivation(
         "neighbouring kernel, or overlaps it, pays less.",
         "The implied MBU range is the model's bytes over measured steps: records whose engine reads fewer bytes than counted (or more) "
         "move it, and the overheads per layer and per step are inside it.",
-        r"Paged KV, prefix sharing and sliding-window attention change the KV term; speculative decoding changes $q$.",
+        r"Paged KV and prefix sharing change the KV term; chunked attention is counted as a window of its chunk (an upper bound on what "
+        r"a query reads); speculative decoding changes $q$.",
     ),
     tables=(
         Table("Step time as batch and context grow", tuple(

@@ -159,15 +159,27 @@ def test_default_layout_is_exactly_tensor_parallelism():
 def test_alltoall_bytes_and_link_by_hand():
     """Per all-to-all a GPU sends its 128 tokens' rows to their 8 experts, 127/128 of them elsewhere: 128 * 8 * 7168 * 1 B * 127/128
     (FP8 activations); 128 GPUs do not fit in an 8-GPU NVSwitch node, so they cross the 50 GB/s InfiniBand NIC."""
+    latency = next(i for i in DECODE.inputs if i.name == "ar_latency")
+    t_round = float(input_value(latency, context(**DEEPSEEK, **DEEPSEEK_LAYOUT))[0].to("s").magnitude)
     v = _values(**DEEPSEEK, **DEEPSEEK_LAYOUT)
     assert v["alltoall_bytes"] == 128 * 8 * 7168 * Fraction(127, 128)
-    assert float(v["alltoall_bandwidth"]) == 50e9
-    inside = _values(**DEEPSEEK, **{**DEEPSEEK_LAYOUT, "dp": "8", "ep": "8"})
-    assert float(inside["alltoall_bandwidth"]) == 200e9  # 8 GPUs: one node, NVLink
-    ctx = context(**DEEPSEEK, **DEEPSEEK_LAYOUT)
-    latency = next(i for i in DECODE.inputs if i.name == "ar_latency")
-    t_round = float(input_value(latency, ctx)[0].to("s").magnitude)
     assert float(v["t_alltoall"]) == pytest.approx(2 * 58 * (float(v["alltoall_bytes"]) / 50e9 + t_round), rel=1e-12)
+    inside = _values(**DEEPSEEK, **{**DEEPSEEK_LAYOUT, "dp": "8", "ep": "8"})  # 8 GPUs: one node, NVLink at 200 GB/s
+    assert inside["alltoall_bytes"] == 128 * 8 * 7168 * Fraction(7, 8)
+    assert float(inside["t_alltoall"]) == pytest.approx(2 * 58 * (float(inside["alltoall_bytes"]) / 200e9 + t_round), rel=1e-12)
+
+
+def test_ep_beyond_the_scale_up_domain_needs_a_scale_out_figure():
+    """B200's spec gives an 8-GPU scale-up domain and no scale-out NIC: EP16 is n/a naming the field, EP8 inside the node is not;
+    A100's spec gives neither (the line names one of them); ep = 1 needs neither."""
+    wide = evaluate(DECODE, context("b200", "deepseek-v3", "fp8", dp="16", ep="16", batch="16"), ("t_alltoall",))["t_alltoall"]
+    assert isinstance(wide, Missing) and "scaleout_bandwidth_per_direction" in wide.reason
+    node = evaluate(DECODE, context("b200", "deepseek-v3", "fp8", dp="8", ep="8", batch="16"), ("t_alltoall",))["t_alltoall"]
+    assert not isinstance(node, Missing) and node > 0
+    a100 = evaluate(DECODE, context("a100-sxm-80gb", "mixtral-8x7b", tp="8", ep="8", batch="16"), ("t_alltoall",))["t_alltoall"]
+    assert isinstance(a100, Missing) and ("scaleup_domain" in a100.reason or "scaleout_bandwidth_per_direction" in a100.reason)
+    plain = evaluate(DECODE, context("a100-sxm-80gb", "mixtral-8x7b", tp="8", batch="16"), ("t_alltoall", "t_step"))
+    assert plain["t_alltoall"] == 0 and not isinstance(plain["t_step"], Missing)
 
 
 def test_readme_ep_example_matches_the_sheet():

@@ -58,7 +58,7 @@ T = g("T", "token", "T", "context length (tokens already in the KV cache)")
 S = g("S", "token", "S", "prompt length (tokens prefilled at once)")
 n_tp = g("n_tp", "1", r"n_{\mathrm{TP}}", "tensor-parallel degree (GPUs sharing each layer)")
 n_ep = g("n_ep", "1", r"n_{\mathrm{EP}}", "expert-parallel degree: the GPUs a MoE layer's routed experts are split over, whole experts each")
-n_dp = g("n_dp", "1", r"n_{\mathrm{DP}}", "data-parallel attention degree: attention replicas, each serving its own B sequences")
+n_dp = g("n_dp", "1", r"n_{\mathrm{DP}}", "data-parallel attention degree: attention replicas, each serving its own $B$ sequences")
 eta_bw = g("eta_bw", "1", r"\eta_{\mathrm{bw}}", "achieved fraction of datasheet bandwidth")
 t_fixed = g("t_fixed", "s", r"t_{\mathrm{fixed}}", "time per step beside the per-layer overhead (host work paid once a step)")
 t_layer = g("t_layer", "s", r"t_{\mathrm{layer}}", "overhead per layer per step that no byte count shows (launches, small kernels, host work)")
@@ -77,7 +77,7 @@ u_token = g("u_token", "token", r"\mathrm{tok}", "one token: turns bytes per ele
 
 # windowed attention (config sliding_window, layer_types, attention_chunk_size): a model without windows has L_win = 0
 L_win = g("L_win", "1", r"L_{\mathrm{win}}", "layers that attend through a sliding window or an attention chunk (0 when every layer sees the whole context)")
-W_win = g("W_win", "token", r"W_{\mathrm{win}}", "tokens a windowed layer keeps and reads: the sliding window, or the chunk of chunked attention (10^9 without windows: longer than any context)")
+W_win = g("W_win", "token", r"W_{\mathrm{win}}", "tokens a windowed layer keeps and reads: the sliding window, or the chunk of chunked attention ($10^{9}$ without windows: longer than any context)")
 
 # mixture of experts (a dense model is bound as E = k_E = 1, L_moe = 0, P_exp = 0: every weight is in P_base)
 E = g("E", "1", "E", "routed experts per MoE layer (1 for a dense model)")

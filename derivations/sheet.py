@@ -431,6 +431,11 @@ def _substitute(expr: sp.Expr, values: Mapping[sp.Symbol, sp.Expr]) -> sp.Expr:
     return low
 
 
+def value_at(expr: sp.Expr, values: Mapping[sp.Symbol, sp.Expr]) -> sp.Expr:
+    """`expr` at `values` as a sheet evaluates it: a Piecewise takes the first branch whose condition holds (NaN where none does)."""
+    return _substitute(expr, values)
+
+
 def _piecewise_value(pw: sp.Piecewise, values: Mapping[sp.Symbol, sp.Expr]) -> sp.Expr:
     """A Piecewise at `values`: the first branch whose condition holds, NaN (no value) where none does.
 

@@ -103,7 +103,8 @@ a2a_bytes = Step("alltoall_bytes", pr.alltoall_bytes(), "B",
                  r"per all-to-all, each GPU sends and receives its $B q/\sym{n_tp}$ tokens' rows for the $(\sym{n_ep} - 1)/\sym{n_ep}$ of their "
                  "experts held elsewhere; zero without expert parallelism.",
                  latex=r"W_{\mathrm{a2a}}", meaning="bytes one GPU sends per direction in one all-to-all", title="All-to-all bytes per GPU")
-t_a2a = Step("t_alltoall", 2 * gl.L_moe * (a2a_bytes.s / pr.alltoall_link() + pr.alltoall_rounds() * gl.t_ar), "s",
+# the bytes written out, not as the step symbol: at ep = 1 they are 0 before any link is looked up (a sweep on a chip without one)
+t_a2a = Step("t_alltoall", 2 * gl.L_moe * (a2a_bytes.expr / pr.alltoall_link() + pr.alltoall_rounds() * gl.t_ar), "s",
              r"Two all-to-alls per MoE layer, dispatch and combine: each its bytes over the scale-up link $\sym{beta_link}$ while the layout's "
              r"$\sym{gpus}$ GPUs fit in one scale-up domain of $\sym{n_dom}$, else over the scale-out network $\sym{beta_out}$, plus one "
              r"round of latency $\sym{t_ar}$ (every GPU writes to its peers at once); zero without expert parallelism or without MoE layers.",
@@ -160,7 +161,7 @@ MEMORY_FIT: tuple[Step, ...] = (memory_gpu, memory_fraction)
 #: deployment as its profile shows it (deepseek-ai/profile-data README, "Decoding": EP128, TP1, a 4K prompt, 128 requests per GPU).
 LAYOUT_ROWS: tuple[Row, ...] = tuple(
     Row("", model="deepseek-v3", hardware="h800", weights="fp8", set={**layout, "context": "4096 token"})
-    for layout in ({"tp": "8", "batch": "16"}, {"tp": "1", "dp": "32", "ep": "32", "batch": "128"},
+    for layout in ({"tp": "8", "dp": "1", "ep": "1", "batch": "16"}, {"tp": "1", "dp": "32", "ep": "32", "batch": "128"},
                    {"tp": "1", "dp": "128", "ep": "128", "batch": "128"})
 )
 LAYOUT_NOTE = (r"DeepSeek-V3 in FP8 on H800 at a 4K context: TP8 on one node (it does not fit), then expert parallelism with one attention "
@@ -172,4 +173,4 @@ DISPLAY_UNITS = {"weight_bytes": "GB", "kv_bytes_per_token": "kB/token", "kv_byt
                  "t_memory": "ms", "t_compute": "ms", "t_gemm": "ms", "t_attention": "ms", "t_comm": "ms", "t_alltoall": "ms", "alltoall_bytes": "MB", "t_overhead": "ms", "t_step": "ms",
                  "throughput": "token/s", "memory_per_gpu": "GB", "params_read": "parameter"}
 
-__all__ = ["A2A_BYTES", "A2A_LATENCY", "BYTES_STEPS", "LAYOUT_NOTE", "LAYOUT_ROWS", "COMM_BYTES", "COMM_LATENCY", "COMM_STEPS", "DECODE_STEP", "DISPLAY_UNITS", "MEMORY_FIT", "OVERHEAD"]
+__all__ = ["A2A_BYTES", "A2A_LATENCY", "BYTES_STEPS", "COMM_BYTES", "COMM_LATENCY", "COMM_STEPS", "DECODE_STEP", "DISPLAY_UNITS", "LAYOUT_NOTE", "LAYOUT_ROWS", "MEMORY_FIT", "OVERHEAD"]

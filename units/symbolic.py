@@ -134,7 +134,7 @@ def _infer(expr: sp.Basic, units: UnitMap) -> pint.Unit:
         return ureg.dimensionless
     if isinstance(expr, (sp.logic.boolalg.BooleanAtom,)):
         return ureg.dimensionless
-    if isinstance(expr, (sp.And, sp.Or, sp.Not)):
+    if isinstance(expr, (sp.And, sp.Or, sp.Not, sp.ITE)):  # sympy writes a condition over a Piecewise as ITE(c, a, b)
         for arg in expr.args:
             _infer(arg, units)
         return ureg.dimensionless

@@ -451,7 +451,10 @@ def _rooflines(sheet: Sheet, p: Plot, resolve: Resolver) -> tuple[Panel, ...]:
     for ctx, where in settings:
         names = list((p.row_points or p.points) if where else p.points)
         for batch in p.batches or ("",):
-            at = ctx.with_overrides(batch=_batch_text(sheet, batch)) if batch else ctx
+            n = _batch_value(sheet, batch) if batch else None
+            if batch and n is None:
+                continue  # a batch the sheet has no value for here (no flip in this context): nothing to place
+            at = ctx.with_overrides(batch=str(n)) if batch else ctx
             values = evaluate(d, at, names)
             for name in names:
                 v = values[name]
@@ -478,22 +481,20 @@ def _rooflines(sheet: Sheet, p: Plot, resolve: Resolver) -> tuple[Panel, ...]:
                   points=tuple(points), roofs=tuple(roofs), units=("flop/B", unit_text(shown))),)
 
 
-def _batch_value(sheet: Sheet, batch: str) -> int:
+def _batch_value(sheet: Sheet, batch: str) -> int | None:
     """A batch the plot names: a whole number as given, or a step's value as the sheet runs it (its closed form rounded
-    the way it is meant: up to the first whole batch at or past a threshold, down for a limit)."""
+    the way it is meant: up to the first whole batch at or past a threshold, down for a limit); None where the step has none."""
     d = sheet.derivation
     if batch not in d.expanded:
         return int(next(i for i in d.inputs if i.name == "batch").parse(batch, "plot batches").magnitude)
     v, _, _ = _sheet_value(sheet, batch)
     if isinstance(v, Missing):
-        raise SpecError(d.slug, batch, f"the plot places points at the batch {batch}, which has no value here ({v.reason})")
+        return None
     step = d.step(batch)
     down = isinstance(step, Solve) and step.rounds == "down"
     return max(1, math.floor(float(v)) if down else math.ceil(float(v) - 1e-12))
 
 
-def _batch_text(sheet: Sheet, batch: str) -> str:
-    return str(_batch_value(sheet, batch))
 
 
 def _batch_label(sheet: Sheet, batch: str) -> str:

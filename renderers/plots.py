@@ -274,9 +274,9 @@ def _value_texts(sheet: Sheet) -> dict[str, str]:
     out = {}
     for st in sheet.steps:
         v = st.value
-        out[st.step.name] = v.missing.kind if v.missing else plain(v.exact, v.unit, v.display_unit, FIGURES)
+        out[st.step.name] = v.missing.kind if v.missing else _value_text(v.exact, v.unit, v.display_unit)
     for i in sheet.inputs:
-        out[i.name] = plain(i.value.exact, i.value.unit, i.value.display_unit, FIGURES)
+        out[i.name] = _value_text(i.value.exact, i.value.unit, i.value.display_unit)
     return out
 
 
@@ -365,7 +365,7 @@ def _sweep(sheet: Sheet, p: Plot, resolve: Resolver) -> tuple[Panel, ...]:
     lines = [Line(ln.label, ln.axis, ln.value * (fy if ln.axis == "y" else 1.0), ln.step) for ln in lines]
     info = d.symbols.info(inp.symbol)
     xlabel = f"{_mathtext(_sentence(inp.meaning), d)}, ${info.latex}${_unit_label(x_unit)}"
-    ylabel = f"{_mathtext(_name(d, p, p.y[0]), d) if len(p.y) == 1 else _quantity_kind(y_si)}{_unit_label(y_shown)}"
+    ylabel = f"{_mathtext(_name(d, p, p.y[0]), d) if len(p.y) == 1 else _shared_name(d, p.y, y_si)}{_unit_label(y_shown)}"
     missing = [n for n, ys in raw.items() if ys is None]
     notes = [f"{', '.join(missing)}: no value in this context"] if missing else []
     overflow, overflow_label = (), ""
@@ -387,6 +387,23 @@ def _sentence(text: str) -> str:
 #: what a y axis of several curves shows, by its unit
 _QUANTITY_KINDS = (("s", "Time"), ("token/s", "Throughput"), ("J/token", "Energy per token"), ("B", "Bytes"), ("W", "Power"),
                    ("flop/token", "FLOPs per token"), ("B/s", "Bandwidth"), ("flop/B", "Intensity"), ("1", "Ratio"))
+
+
+_CONNECTIVES = {"when", "of", "at", "per", "in", "for", "the", "a", "an", "with", "on", "to"}
+
+
+def _shared_name(d: Derivation, names: Sequence[str], u: pint.Unit) -> str:
+    """What several curves have in common, for their axis: the words their step titles start with ("Speedup" of "Speedup when
+    compute-bound" and "Speedup when bandwidth-bound"), else the kind of quantity their unit measures."""
+    titles = [_step_title(d, n).split() for n in names]
+    common = []
+    for words in zip(*titles, strict=False):
+        if len({w.lower() for w in words}) != 1 or "$" in words[0]:
+            break
+        common.append(words[0])
+    while common and common[-1].lower() in _CONNECTIVES:
+        common.pop()
+    return " ".join(common) if common else _quantity_kind(u)
 
 
 def _quantity_kind(u: pint.Unit) -> str:
@@ -674,7 +691,8 @@ def _scatter(sheet: Sheet, p: Plot, resolve: Resolver) -> tuple[Panel, ...]:
         v, _, _ = _sheet_value(sheet, n)
         if not isinstance(v, Missing):
             bands.append(Line(f"{_mathtext(_name(d, p, n), d)}, {_value_text(v, unit('1'), d.display_units.get(n))}", "y", float(v), n))
-    return (Panel(sheet.context_label, f"{_mathtext(_name(d, p, p.x), d)}{_unit_label(shown)}", f"{_mathtext(_name(d, p, p.y[0]), d)}{_unit_label(shown)}",
+    return (Panel(sheet.context_label, f"{_sentence(_mathtext(_name(d, p, p.x), d))}{_unit_label(shown)}",
+                  f"{_sentence(_mathtext(_name(d, p, p.y[0]), d))}{_unit_label(shown)}",
                   p.log, lines=tuple(bands), points=points, units=(unit_text(shown), unit_text(shown))),)
 
 

@@ -8,8 +8,9 @@ placer over candidate positions, measured with the Agg renderer), so no legend o
 crossed by a line.
 
 Deterministic output: matplotlib's defaults (never the user's matplotlibrc) plus `STYLE`, `Figure.savefig` with no pyplot,
-a fixed `svg.hashsalt`, text kept as text (`svg.fonttype = 'none'`), no date, creator or producer metadata, and a placer
-with no randomness: two renders on one machine are byte-identical.
+a fixed `svg.hashsalt`, the glyphs written as paths (`svg.fonttype = 'path'`: an SVG looks the same in every viewer, with or
+without the fonts), no date, creator or producer metadata, and a placer with no randomness: two renders on one machine are
+byte-identical. The sheets give every figure its alt text and caption in words.
 """
 
 from __future__ import annotations
@@ -44,7 +45,9 @@ WIDTH = 6.5
 #: matplotlib settings on top of its built-in defaults (a user's matplotlibrc is never read).
 STYLE: dict[str, Any] = {
     "svg.hashsalt": "roofline",
-    "svg.fonttype": "none",
+    # glyphs as paths: a browser or Markdown viewer has neither Latin Modern nor matplotlib's Computer Modern files (whose
+    # private encoding turns a Theta into a pound sign as text), so text kept as text would not look like the PDF
+    "svg.fonttype": "path",
     # Type 3 glyphs: matplotlib embeds any outline that way, the Latin Modern OpenType (CFF) files included
     "pdf.fonttype": 3,
     "pdf.compression": 6,

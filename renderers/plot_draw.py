@@ -292,22 +292,51 @@ class _Placer:
         """The label at the first free candidate, (xycoords, xy, dx points, dy points, ha, va), else the least crowded one;
         `leader` (a colour) draws a thin line from a label set far from its anchor back to it."""
         best: tuple[float, Any, Any] | None = None
+        probe = self._annotate(text, candidates[0], kw) if candidates else None
         for cand in candidates:
-            ann = self._annotate(text, cand, kw)
-            bb = ann.get_window_extent(self.renderer)
-            ann.remove()
+            coords, xy, dx, dy, ha, va = cand
+            probe.xycoords, probe.xy, probe.xyann = coords, xy, (dx, dy)
+            probe.set_ha(ha)
+            probe.set_va(va)
+            bb = probe.get_window_extent(self.renderer)
             score = self._score(bb, inside)
+            if leader is not None and math.hypot(cand[2], cand[3]) > 10:
+                score += self._leader_score(self._leader(cand, bb))
             if best is None or score < best[0]:
                 best = (score, cand, bb)
             if score == 0:
                 break
         if best is None:
             raise ValueError(f"no position to try for the label {text[:40]!r}")
+        probe.remove()
         _, cand, bb = best
         far = leader is not None and math.hypot(cand[2], cand[3]) > 10
         ann = self._annotate(text, cand, kw, {"arrowstyle": "-", "color": leader, "lw": 0.5, "shrinkA": 1, "shrinkB": 3} if far else None)
         self.boxes.append(bb)
+        if far:
+            self.points = np.vstack([self.points, self._leader(cand, bb)])
         return ann
+
+    def _leader(self, cand: tuple[Any, tuple[float, float], float, float, str, str], bb: Any) -> np.ndarray:
+        """Points along the line from a label's box to its anchor, in display coordinates."""
+        coords, xy = cand[0], cand[1]
+        if coords == "data":
+            anchor = self.ax.transData.transform(xy)
+        elif coords == "axes fraction":
+            anchor = self.ax.transAxes.transform(xy)
+        else:
+            anchor = self.ax.transData.transform(xy)  # a label with a leader is anchored on a data point
+        centre = np.array([(bb.x0 + bb.x1) / 2, (bb.y0 + bb.y1) / 2])
+        n = max(2, int(np.hypot(*(centre - anchor)) / 2.0))
+        line = np.linspace(anchor, centre, n)
+        inside = (line[:, 0] > bb.x0 - 2) & (line[:, 0] < bb.x1 + 2) & (line[:, 1] > bb.y0 - 2) & (line[:, 1] < bb.y1 + 2)
+        return line[~inside]
+
+    def _leader_score(self, line: np.ndarray) -> float:
+        hits = 0
+        for other in self.boxes:
+            hits += int(((line[:, 0] > other.x0) & (line[:, 0] < other.x1) & (line[:, 1] > other.y0) & (line[:, 1] < other.y1)).sum())
+        return 5.0 * hits
 
     def _annotate(self, text: str, cand: tuple[Any, tuple[float, float], float, float, str, str], kw: dict[str, Any],
                   arrow: dict[str, Any] | None = None) -> Any:
@@ -551,7 +580,8 @@ def _draw_roofline(mpl: Any, canvas: Any, fig: Figure) -> None:
         name = f"{roof.label}\n" if len(panel.roofs) > 1 else ""
         placer.place(f"{name}{roof.peak_text}, ridge {roof.ridge_text}",
                      [("data", (roof.ridge, roof.peak), dx, dy, "left", va) for dx, dy, va in ((8, 3, "bottom"), (8, -3, "top"))] +
-                     [("data", (roof.ridge, roof.peak), dx, dy, "right", "bottom") for dx in (-6, -40, -90) for dy in (5, 16, 27, 38, 49, 60)] +
+                     [("data", (roof.ridge, roof.peak), dx, dy, "right", "bottom") for dx in (-6, -40, -90, -150, -210)
+                      for dy in (5, 16, 27, 38, 49, 60, 71)] +
                      [("data", (roof.ridge, roof.peak), dx, dy, "left", "bottom") for dx in (8, 40) for dy in (14, 25, 36, 47)],
                      color=roof_colours[k], leader=roof_colours[k])
     batches_shown = {p.batch for p in own if p.batch}

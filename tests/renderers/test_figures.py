@@ -28,13 +28,9 @@ REL = 1e-9
 
 
 @pytest.fixture(scope="module")
-def figs() -> dict[str, tuple]:
-    """Every sheet's figures as data, for its default context."""
-    out = {}
-    for d in DERIVATIONS:
-        sheet = api.derive(d.slug)
-        out[d.slug] = (sheet, plots.figures(sheet, api.resolve_row))
-    return out
+def figs(default_sheets, default_figures) -> dict[str, tuple]:
+    """Every sheet and its figures as data, for its default context."""
+    return {slug: (default_sheets[slug], default_figures[slug]) for slug in default_sheets}
 
 
 def _in(value: float, u, shown: str) -> float:

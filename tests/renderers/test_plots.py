@@ -29,14 +29,10 @@ REL = 1e-9
 
 
 @pytest.fixture(scope="module")
-def drawn() -> dict[str, tuple[tuple[plots.Figure, ...], dict[str, bytes]]]:
+def drawn(default_sheets, default_figures) -> dict[str, tuple[tuple[plots.Figure, ...], dict[str, bytes]]]:
     """Every declared plot, as data and as files, for each sheet's default context (drawn once for the module; through the
     cache, which the build's tests then share: `test_two_renders_are_byte_identical` draws again with the cache off)."""
-    out = {}
-    for slug in PLOTTED:
-        sheet = api.derive(slug)
-        out[slug] = (plots.figures(sheet, api.resolve_row), api.plot_files(sheet))
-    return out
+    return {slug: (default_figures[slug], api.plot_files(default_sheets[slug])) for slug in PLOTTED}
 
 
 @pytest.mark.parametrize("slug", PLOTTED)
@@ -53,9 +49,9 @@ def test_every_declared_plot_is_drawn_as_svg_and_pdf(slug, drawn):
 
 
 @pytest.mark.parametrize("slug", ONE_OF_EACH_KIND)
-def test_two_renders_are_byte_identical(slug, drawn, monkeypatch):
+def test_two_renders_are_byte_identical(slug, drawn, default_sheets, monkeypatch):
     monkeypatch.setenv("ROOFLINE_CACHE", "off")  # both drawn by matplotlib, not one read back
-    again = api.plot_files(api.derive(slug))
+    again = api.plot_files(default_sheets[slug])
     assert again == drawn[slug][1]
 
 
@@ -118,9 +114,9 @@ def test_roofline_ridges_equal_ridge_coincidence_and_kernels_sit_on_the_roof(dra
     assert attention["$B$ = 1,024"].x == pytest.approx(attention["$B$ = 1"].x, rel=1e-3)  # attention does not move
 
 
-def test_roofline_shows_the_batch_8_flip(drawn):
+def test_roofline_shows_the_batch_8_flip(drawn, default_sheets):
     """At the sheet's flip batch the tied weight GEMMs land on attention's intensity: the point the teaser makes."""
-    sheet = api.derive("decode-op-ranking")
+    sheet = default_sheets["decode-op-ranking"]
     assert sheet.results["B_flip"].float == pytest.approx(8, rel=1e-9)
     (panel,) = drawn["decode-op-ranking"][0][0].panels
     at_flip = [pt for pt in panel.points if pt.batch == r"$B_{\mathrm{flip}}$ = 8" and pt.roof == 0]
@@ -129,14 +125,14 @@ def test_roofline_shows_the_batch_8_flip(drawn):
     assert gemms and all(pt.x == pytest.approx(attention.x, rel=0.02) for pt in gemms)
 
 
-def test_roofline_attention_point_is_the_sheets_attention_intensity(drawn):
-    sheet = api.derive("decode-op-ranking")
+def test_roofline_attention_point_is_the_sheets_attention_intensity(drawn, default_sheets):
+    sheet = default_sheets["decode-op-ranking"]
     point = next(pt for pt in drawn["decode-op-ranking"][0][0].panels[0].points if pt.step == "intensity_attn" and pt.batch == "$B$ = 1")
     assert point.x == pytest.approx(sheet.results["intensity_attn"].float, rel=REL)  # the sheet's default batch is 1
 
 
-def test_knee_ceiling_and_capacity_marks_are_batch_knees_results(drawn):
-    sheet = api.derive("batch-knee")
+def test_knee_ceiling_and_capacity_marks_are_batch_knees_results(drawn, default_sheets):
+    sheet = default_sheets["batch-knee"]
     fig = drawn["batch-knee"][0][0]
     assert _line(fig, "B_knee").value == pytest.approx(sheet.results["B_knee"].float, rel=REL)
     assert _line(fig, "B_max_kv").value == pytest.approx(sheet.results["B_max_kv"].float, rel=REL)
@@ -145,17 +141,17 @@ def test_knee_ceiling_and_capacity_marks_are_batch_knees_results(drawn):
     assert _line(fig, "B_knee").axis == "x" and _line(fig, "throughput_ceiling").axis == "y"
 
 
-def test_crossover_and_expert_marks_are_the_sheets_results(drawn):
+def test_crossover_and_expert_marks_are_the_sheets_results(drawn, default_sheets):
     ttft = drawn["prefill-decode-crossover"][0][0]
-    assert _line(ttft, "T_cross").value == pytest.approx(api.derive("prefill-decode-crossover").results["T_cross"].float, rel=REL)
-    moe = api.derive("moe-experts")
+    assert _line(ttft, "T_cross").value == pytest.approx(default_sheets["prefill-decode-crossover"].results["T_cross"].float, rel=REL)
+    moe = default_sheets["moe-experts"]
     experts = drawn["moe-experts"][0][0]
     assert _line(experts, "B_half").value == pytest.approx(moe.results["B_half"].float, rel=REL)
 
 
 @pytest.mark.parametrize("slug", [s for s in PLOTTED if any(p.kind == "sweep" for p in api.get(s).plots)])
-def test_swept_curves_equal_the_sheet_evaluated_at_sampled_inputs(slug, drawn):
-    sheet = api.derive(slug)
+def test_swept_curves_equal_the_sheet_evaluated_at_sampled_inputs(slug, drawn, default_sheets):
+    sheet = default_sheets[slug]
     d = sheet.derivation
     for fig, decl in zip(drawn[slug][0], d.plots, strict=True):
         if decl.kind != "sweep":
@@ -188,9 +184,9 @@ def test_ttft_curve_is_flat_below_the_crossover_and_rises_past_it(drawn):
 
 
 @pytest.mark.parametrize("slug", ["batch-knee", "joules-per-token"])
-def test_the_shading_starts_at_the_printed_largest_batch_that_fits(slug, drawn):
+def test_the_shading_starts_at_the_printed_largest_batch_that_fits(slug, drawn, default_sheets):
     """Regression (issue 23): the shading began where the whole HBM is full (near 52) while the sheet prints 41 sequences."""
-    sheet = api.derive(slug)
+    sheet = default_sheets[slug]
     printed = sheet.results["B_max_kv"] if "B_max_kv" in sheet.results else next(s.value for s in sheet.steps if s.step.name == "B_max_kv")
     panel = drawn[slug][0][0].panels[0]
     ((lo, hi),) = panel.overflow
@@ -200,8 +196,8 @@ def test_the_shading_starts_at_the_printed_largest_batch_that_fits(slug, drawn):
     assert not drawn["prefill-decode-crossover"][0][0].panels[0].overflow  # a prefill sheet does not compute the fit
 
 
-def test_heatmap_cells_are_the_speedup_table(drawn):
-    sheet = api.derive("speculative-decoding")
+def test_heatmap_cells_are_the_speedup_table(drawn, default_sheets):
+    sheet = default_sheets["speculative-decoding"]
     panel = drawn["speculative-decoding"][0][0].panels[0]
     table = sheet.tables[1]
     columns = [n for n, _ in table.columns]
@@ -228,8 +224,8 @@ def test_a_users_chip_gets_its_own_roofline(tmp_path):
 
 
 @pytest.mark.parametrize("slug", PLOTTED)
-def test_markdown_and_latex_link_the_plot_files(slug, drawn):
-    sheet = api.derive(slug)
+def test_markdown_and_latex_link_the_plot_files(slug, drawn, default_sheets):
+    sheet = default_sheets[slug]
     md, tex = markdown.render(sheet, plots="plots"), latex.render(sheet, plots="plots")
     names = set(drawn[slug][1])
     assert set(re.findall(r"\]\((plots/[^)]+\.svg)\)", md)) == {n for n in names if n.endswith(".svg")}
@@ -237,8 +233,8 @@ def test_markdown_and_latex_link_the_plot_files(slug, drawn):
     assert "## Plots" not in markdown.render(sheet) and "includegraphics" not in latex.render(sheet)
 
 
-def test_sheets_without_plots_render_as_before():
-    sheet = api.derive("decode-floor")
+def test_sheets_without_plots_render_as_before(default_sheets):
+    sheet = default_sheets["decode-floor"]
     bare = replace(sheet, derivation=replace(sheet.derivation, plots=()))
     assert markdown.render(bare, plots="plots") == markdown.render(bare)
     assert api.plot_files(bare) == {}
@@ -338,8 +334,8 @@ def test_a_missing_result_says_why_in_a_notebook():
         assert v.missing.kind in v._repr_latex_()
 
 
-def test_the_notebook_sheet_is_the_solved_sheet():
-    sheet = api.derive("batch-knee")
+def test_the_notebook_sheet_is_the_solved_sheet(default_sheets):
+    sheet = default_sheets["batch-knee"]
     base = Sheet(**{f.name: getattr(sheet, f.name) for f in fields(Sheet)})
     assert type(base) is Sheet and notebook.wrap(sheet) is sheet
     wrapped = notebook.wrap(base)
@@ -349,9 +345,9 @@ def test_the_notebook_sheet_is_the_solved_sheet():
 
 @pytest.mark.slow
 @pytest.mark.parametrize("slug", PLOTTED)
-def test_a_sheet_with_its_plots_compiles_without_overfull_boxes(slug, drawn):
+def test_a_sheet_with_its_plots_compiles_without_overfull_boxes(slug, drawn, default_sheets):
     """The .tex that `build` writes includes the plot PDFs: it compiles with them beside it, as build --pdf does."""
-    tex = latex.render(api.derive(slug), plots="plots")
+    tex = latex.render(default_sheets[slug], plots="plots")
     graphics = {n: b for n, b in drawn[slug][1].items() if n.endswith(".pdf")}
     pdf, log = build_mod.compile_pdf_with_log(tex, slug, graphics)
     assert pdf.startswith(b"%PDF")

@@ -61,7 +61,7 @@ mtd { padding: 0.15rem 0; }
 mtd.lhs { text-align: right; }
 mtd.rhs { text-align: left; }
 figure { margin: 1rem 0; }
-figure img { max-width: 100%; height: auto; }
+figure img { width: 100%; height: auto; }
 .verdict { font-weight: bold; }
 code, .name { font-family: 'DejaVu Sans Mono', monospace; font-size: 0.85em; }
 """.strip()

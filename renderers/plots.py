@@ -470,11 +470,12 @@ def render(fig: Figure, fmt: str) -> bytes:
     if fmt not in FORMATS:
         raise ValueError(f"plot format {fmt!r}; expected one of {', '.join(FORMATS)}")
     k = cache.key("plot", fig.digest, fmt, version("matplotlib"))
-    found = cache.load(k)
-    if isinstance(found, bytes):
+    found = cache.load_bytes(k)
+    # a whole drawing of this figure (its digest inside, its format's last line at the end), or a miss
+    if found is not None and digest_of(found) == fig.digest and found.rstrip().endswith(b"</svg>" if fmt == "svg" else b"%%EOF"):
         return found
     data = draw(fig, fmt)
-    cache.store(k, data)
+    cache.store_bytes(k, data)
     return data
 
 

@@ -8,7 +8,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import replace
 from functools import cache
 from pathlib import Path
@@ -18,13 +18,15 @@ from derivations import registry
 from derivations.context import Context, make_context, parse_overrides
 from derivations.engine import Derivation, Row
 from derivations.sheet import Sheet, solve_sheet
-from derivations.sweep import parse_axis
+from derivations.sweep import check_points, grid_points, parse_axis
+from derivations.sweep import plan as sweep_plan
 from derivations.sweep import sweep as sweep_grid
 from derivations.userfile import is_derivation_file
 from derivations.userfile import load as load_derivation_file
 from renderers import FORMATS, notebook
 from renderers import plots as plot_renderer
 from renderers.sweep_out import Labelled
+from renderers.sweep_out import pieces as render_sweep_pieces
 from renderers.sweep_out import render as render_sweep_text
 from specs.errors import SpecError, shown, suggest
 from specs.hardware import Hardware, load_hardware
@@ -251,13 +253,47 @@ def sweep(
     """One result of a sheet over the cartesian product of inputs, per hardware and model.
 
     `over` is a list of "NAME=VALUES" strings: `batch=1:1024:log2` (doubling),
-    `eta_bw=0.5:0.9:0.1` (a step), `context=1024,8192,32768` (a list). `hardware`
-    and `model` are a name or path, or a list of them; None means the sheet's first
-    default. The other arguments are those of `derive`. Each grid is compiled once
-    to numpy; render the result with `render_sweep(results, "csv" | "json")`.
+    `eta_bw=0.5:0.9:0.1` (a step), `t_fixed=1ms:2ms:0.5ms` (a step with units),
+    `context=1024,32768` (a list). `hardware` and `model` are a name or path, or a list
+    of them; None means the sheet's first default. The other arguments are those of
+    `derive`. Each grid is compiled once to numpy and evaluated whole; at most
+    `derivations.sweep.MAX_POINTS` points in all (chips x models x grid). Render the
+    result with `render_sweep(results, "csv" | "json" | "jsonl")`; for a grid too large
+    to hold, `sweep_pieces` computes and writes it block by block.
 
         >>> rows = sweep("decode-floor", "t_step", ["batch=1:64:log2"], hardware=["h100-sxm", "h200"])  # doctest: +SKIP
     """
+    return [Labelled(h, m, sweep_grid(d, ctx, result, axes))
+            for h, m, d, ctx, axes in _sweep_setups(slug, over, hardware, model, weights, kv, math, overrides, second_hardware, second_model)]
+
+
+def sweep_pieces(
+    slug: str,
+    result: str,
+    over: Iterable[str],
+    hardware: str | Path | Iterable[str | Path] | None = None,
+    model: str | Path | Iterable[str | Path] | None = None,
+    weights: str | None = None,
+    kv: str | None = None,
+    math: str | None = None,
+    overrides: Iterable[str] | None = (),
+    second_hardware: str | Path | None = None,
+    second_model: str | Path | None = None,
+    fmt: str = "csv",
+    unit: str | None = None,
+) -> Iterator[str]:
+    """The sweep of `sweep` as text ("csv", "json" or "jsonl"), computed and yielded one block of points at a time, so memory does
+    not grow with the number of points. Every input is checked and every grid compiled (and its corners checked) before the
+    first piece: an error leaves no partial output."""
+    setups = _sweep_setups(slug, over, hardware, model, weights, kv, math, overrides, second_hardware, second_model)
+    plans = [Labelled(h, m, sweep_plan(d, ctx, result, axes)) for h, m, d, ctx, axes in setups]
+    return render_sweep_pieces(plans, fmt, unit or plans[0].sweep.display_unit)
+
+
+def _sweep_setups(slug: str, over: Iterable[str], hardware: str | Path | Iterable[str | Path] | None, model: str | Path | Iterable[str | Path] | None,
+                  weights: str | None, kv: str | None, math: str | None, overrides: Iterable[str] | None,
+                  second_hardware: str | Path | None, second_model: str | Path | None) -> list[tuple[str, str, Derivation, Context, list]]:
+    """(hardware label, model label, derivation, context, axes) for every chip and model; the command's point count checked first."""
     d = get(slug)
     if isinstance(over, str | bytes):
         raise SpecError("over", None, f"expected a list of NAME=VALUES strings, found one string {shown(over)}; wrap it in a list")
@@ -268,12 +304,12 @@ def sweep(
     if clash:
         raise SpecError("--set", clash[0][:40], "is also swept with --over; give it once")
     _check_precisions(weights, kv, math)
-    out = []
-    for h in _names(hardware, d.hardware[0], "hardware"):
-        for m in _names(model, d.models[0], "model"):
-            ctx = _context(d, h, m, weights, kv, math, pairs, second_hardware, second_model)
-            out.append(Labelled(_label(h), _label(m), sweep_grid(d, ctx, result, axes)))
-    return out
+    chips, models = _names(hardware, d.hardware[0], "hardware"), _names(model, d.models[0], "model")
+    plural = lambda n, word: f"{n:,} {word}" + ("" if n == 1 else "s")  # noqa: E731
+    check_points(len(chips) * len(models) * grid_points(axes),
+                 f"this sweep ({plural(len(chips), 'chip')} x {plural(len(models), 'model')} x {plural(grid_points(axes), 'grid point')})")
+    return [(_label(h), _label(m), d, _context(d, h, m, weights, kv, math, pairs, second_hardware, second_model), axes)
+            for h in chips for m in models]
 
 
 def _names(value: str | Path | Iterable[str | Path] | None, default: str, kind: str) -> list[str | Path]:
@@ -295,9 +331,8 @@ def _label(name: str | Path) -> str:
 
 
 def render_sweep(results: list[Labelled], fmt: str, unit: str | None = None) -> str:
-    """Sweep results as "csv" or "json", values in `unit` (default: the sheet's display unit for the result, else its own)."""
-    if fmt not in ("csv", "json"):
-        raise SpecError("--format", None, f"unknown sweep format {str(fmt)[:20]!r}; known: csv, json")
+    """Sweep results as "csv", "json" or "jsonl" (JSON lines), values in `unit` (default: the sheet's display unit for the result,
+    else its own)."""
     if not results:
         raise SpecError("sweep", None, "no results to render")
     return render_sweep_text(results, fmt, unit or results[0].sweep.display_unit)

@@ -24,7 +24,7 @@ recursion); the last is usually the root. Tags:
 - operators and functions over child indices: `Add`, `Mul`, `Pow`, `Max`,
   `Min`, `Abs`, `ceiling`, `floor`, `log`, `exp`, `Piecewise` (children in
   expression, condition pairs), the relationals `Eq`, `Ne`, `Lt`, `Le`, `Gt`,
-  `Ge`, the logic `And`, `Or`, `Not`, and `["Function", NAME, ...]` for the
+  `Ge`, the logic `And`, `Or`, `Not`, `ITE` (which sympy writes in a nested Piecewise's conditions), and `["Function", NAME, ...]` for the
   project's own functions (`PROJECT_FUNCTIONS`: derivations.primitives'
   ArgMax and CeilLog2).
 
@@ -69,7 +69,7 @@ _RELATIONALS: dict[str, type] = {"Eq": sp.Equality, "Ne": sp.Unequality, "Lt": s
 NODES: dict[str, tuple[type, int, int | None]] = {
     "Add": (sp.Add, 2, None), "Mul": (sp.Mul, 2, None), "Pow": (sp.Pow, 2, 2), "Max": (sp.Max, 2, None), "Min": (sp.Min, 2, None),
     "Abs": (sp.Abs, 1, 1), "ceiling": (sp.ceiling, 1, 1), "floor": (sp.floor, 1, 1), "log": (sp.log, 1, 1), "exp": (sp.exp, 1, 1),
-    "And": (sp.And, 2, None), "Or": (sp.Or, 2, None), "Not": (sp.Not, 1, 1),
+    "And": (sp.And, 2, None), "Or": (sp.Or, 2, None), "Not": (sp.Not, 1, 1), "ITE": (sp.ITE, 3, 3),
     **{tag: (cls, 2, 2) for tag, cls in _RELATIONALS.items()},
 }
 _TAG_OF: dict[type, str] = {cls: tag for tag, (cls, _, _) in NODES.items()}

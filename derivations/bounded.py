@@ -37,7 +37,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from units import RooflineError
+from units import RooflineError, loads
 
 #: The most CPU time one solve (with its verification) may take. The slowest shipped solve takes about 1.7 s cold.
 SOLVE_CPU_SECONDS = 5
@@ -102,7 +102,7 @@ def _child(fn: Callable[..., Any], args: tuple[Any, ...], cpu_seconds: float, me
             outcome = ("error", err)
         try:
             data = pickle.dumps(outcome, protocol=pickle.HIGHEST_PROTOCOL)
-            pickle.loads(data)  # what the parent will read must read back
+            loads(data)  # what the parent will read must read back
         except Exception as err:  # an unpicklable result or exception: say what it was
             data = pickle.dumps(("text", f"{type(outcome[1]).__name__}: {outcome[1]}"[:500] if outcome[0] == "error" else repr(err)[:500]))
         view = memoryview(data)
@@ -172,7 +172,7 @@ def run(fn: Callable[..., T], *args: Any, what: str = "the solve", cpu_seconds: 
             raise LimitExceededError(what, f"did not finish within {WALL_SECONDS} s")
         raise LimitExceededError(what, f"stopped (signal {sig})")
     try:
-        kind, value = pickle.loads(b"".join(chunks))
+        kind, value = loads(b"".join(chunks))
     except Exception:
         raise LimitExceededError(what, "stopped without a result") from None
     if kind == "ok":

@@ -178,10 +178,34 @@ def _is_bare_number(text: str) -> bool:
 
 
 #: The engine profiles (specs/measurements/profiles/) and the one every sheet uses unless --engine names another.
-PROFILES = load_profiles()
-DEFAULT_ENGINE = PROFILES[DEFAULT_PROFILE]
-#: the default profile's fit, as the sheets cite it
-FITTED = DEFAULT_ENGINE
+#: A broken profile file (truncated, edited by hand) does not stop this module from loading: every use of a profile raises
+#: its one-line error instead (`profiles()`, `fitted()`), and `roofline calibrate --write-defaults`, which needs none, can mend it.
+try:
+    PROFILES: Mapping[str, Profile] = load_profiles()
+    PROFILES_ERROR: SpecError | None = None
+except SpecError as _err:
+    PROFILES, PROFILES_ERROR = {}, _err
+#: the default profile (None where a profile file is broken: see PROFILES_ERROR)
+DEFAULT_ENGINE: Profile | None = PROFILES.get(DEFAULT_PROFILE)
+
+
+def profiles() -> Mapping[str, Profile]:
+    """The engine profiles by name, or the broken profile file's own error (one line naming it and the field)."""
+    if PROFILES_ERROR is not None:
+        raise PROFILES_ERROR
+    return PROFILES
+
+
+def fitted() -> Profile:
+    """The default profile, fitted to the published measurements (its records and [summary] are what the sheets cite), or the
+    broken profile file's own error."""
+    return profiles()[DEFAULT_PROFILE]
+
+
+def _engine_default(name: str) -> str:
+    return DEFAULT_ENGINE.values[name] if DEFAULT_ENGINE is not None else ""
+
+
 _FROM_ENGINE = ("its default comes from the engine profile (--engine; the sheet prints which, with its provenance); "
                 f"the {DEFAULT_PROFILE} profile's is fitted to published measurements of real servers (roofline validate)")
 
@@ -195,16 +219,16 @@ SCENARIO_INPUTS: tuple[Input, ...] = (
           "(1: every expert split by tensor parallelism)", "count"),
     Input("dp", gl.n_dp, "1", "1", "data-parallel attention degree: attention replicas, each on tp GPUs and serving its own batch of "
           "sequences; the layout uses tp x dp GPUs", "count"),
-    Input("eta_bw", gl.eta_bw, DEFAULT_ENGINE.values["eta_bw"], "1",
+    Input("eta_bw", gl.eta_bw, _engine_default("eta_bw"), "1",
           f"achieved fraction of datasheet bandwidth in streaming kernels; {_FROM_ENGINE}", "fraction"),
-    Input("eta_flops", gl.eta_flops, DEFAULT_ENGINE.values["eta_flops"], "1",
+    Input("eta_flops", gl.eta_flops, _engine_default("eta_flops"), "1",
           f"achieved fraction of the dense tensor peak in GEMMs and attention; {_FROM_ENGINE}", "fraction"),
-    Input("t_layer", gl.t_layer, DEFAULT_ENGINE.values["t_layer"], "s",
+    Input("t_layer", gl.t_layer, _engine_default("t_layer"), "s",
           f"overhead per layer per step that no byte count shows (launches, small kernels, host work); {_FROM_ENGINE}", "nonnegative"),
-    Input("t_fixed", gl.t_fixed, DEFAULT_ENGINE.values["t_fixed"], "s",
+    Input("t_fixed", gl.t_fixed, _engine_default("t_fixed"), "s",
           f"time per step beside the per-layer overhead (host work paid once a step); collectives are their own term; {_FROM_ENGINE}",
           "nonnegative"),
-    Input("ar_latency", gl.t_ar, DEFAULT_ENGINE.values["ar_latency"], "s",
+    Input("ar_latency", gl.t_ar, _engine_default("ar_latency"), "s",
           "latency of one round of a small all-reduce over the scale-up link: one round per all-reduce where it is one-shot (NVSwitch, a full "
           "mesh), 2(n - 1) ring steps over PCIe, 2 floor(n/2) hops on a torus; a one-shot all-reduce on eight H100s takes 4 to 10 "
           f"microseconds (SGLang PR 2904); {_FROM_ENGINE}", "nonnegative"),
@@ -229,7 +253,8 @@ class Context:
     second_hardware: Hardware | None = None
     second_model: Architecture | None = None
     #: the engine profile that supplies the engine inputs (eta_bw, eta_flops, t_layer, t_fixed, ar_latency) not set with --set
-    engine: Profile = DEFAULT_ENGINE
+    #: (None only where a profile file is broken: an engine input then raises that file's error)
+    engine: Profile | None = DEFAULT_ENGINE
 
     def second(self) -> Context:
         """The second setup: the second chip and model in place of the first, precisions and inputs unchanged."""
@@ -513,7 +538,7 @@ def input_value(inp: Input, ctx: Context) -> tuple[pint.Quantity, bool]:
     if inp.name in ctx.overrides:
         return ctx.overrides[inp.name].to(unit(inp.unit)), True
     if inp.name in ENGINE_INPUTS:
-        return _profile_value(ctx.engine, inp), False
+        return _profile_value(ctx.engine if ctx.engine is not None else fitted(), inp), False
     return _default_value(inp), False
 
 
@@ -526,6 +551,8 @@ def _profile_value(engine: Profile, inp: Input) -> pint.Quantity:
 @lru_cache(maxsize=1024)
 def _default_value(inp: Input) -> pint.Quantity:
     """An input's default, parsed once per process (evaluation asks for it per step and per row)."""
+    if not inp.default and inp.name in ENGINE_INPUTS:
+        fitted()  # a profile file is broken: its own error
     return inp.parse(inp.default, "default")
 
 

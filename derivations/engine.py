@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 
 import sympy as sp
 
-from derivations import cache, prose
+from derivations import bounded, cache, prose
 from derivations.context import BINDINGS, ENGINE_INPUTS, SCENARIO_INPUTS, Input
 from derivations.glossary import GLOSSARY, SECOND_CHIP, SECOND_MODEL
 from derivations.symbols import Symbols, default_latex
@@ -26,8 +26,16 @@ from units import Quantity, RooflineError, UnitMismatchError, check_unit, same_u
 #: Random points at which every closed form is checked against its equation.
 NUMERIC_CHECK_POINTS = 8
 NUMERIC_CHECK_TOLERANCE = sp.Rational(1, 10**9)
+#: How a closed form was checked against its equation (the numeric check always runs; "symbolic" when sympy also proves it).
+VERIFICATIONS = ("symbolic", "numeric")
 #: the code that solves and verifies: part of every cached solve's key
 _ENGINE_SOURCE = cache.source_digest(__file__)
+#: The most terms a step may expand to (its expression with every earlier step written out, each occurrence counted): the
+#: largest shipped expansion has about 71,000. Past it, unit inference, sweeps and solves would take minutes.
+MAX_EXPANDED_TERMS = 250_000
+#: The highest degree a step may expand to: the exponents along a product of powers, multiplied as in the formula language
+#: (formula.MAX_TOTAL_EXPONENT), over every earlier step it uses (the shipped maximum is 172). `s_k = s_(k-1)**2` passes it at k = 13.
+MAX_DEGREE = 4096
 
 
 class DerivationError(RooflineError):
@@ -151,6 +159,8 @@ class Row:
     second_model: str | None = None
     #: the engine profile the row is evaluated under (a shipped profile name; None: the sheet's)
     engine: str | None = None
+    #: which series the row belongs to in a figure that draws it (a scatter's marker: the engine a measurement ran on)
+    series: str = ""
 
 
 @dataclass(frozen=True)
@@ -182,7 +192,7 @@ class Claim:
 
 
 #: What a Plot can draw (renderers.plots draws each kind).
-PLOT_KINDS = ("sweep", "roofline", "heatmap")
+PLOT_KINDS = ("sweep", "roofline", "heatmap", "bars", "stack", "scatter")
 
 
 @dataclass(frozen=True)
@@ -190,11 +200,25 @@ class Plot:
     """A figure the sheet shows, declared by the names of what it draws; `renderers.plots` draws it in the sheet's context.
 
     - "sweep": the steps `y` (one unit) as curves over the input `x`, from `span[0]` to `span[1]` (quantities in the
-      input's unit; widened to show every mark), with `vlines` (steps in x's unit) and `hlines` (steps in y's unit) marked.
-    - "roofline": each accelerator's roofline (attainable FLOP/s against intensity, the ridge marked) with the kernels
-      `kernels` (steps flops_K, t_K, intensity_K) placed at each batch of `batches`.
+      input's unit; widened to show every mark), with `vlines` (steps or inputs in x's unit) and `hlines` (steps in y's unit)
+      marked with their values; `fits_up_to` (a step in x's unit: the largest x that fits in memory) shades what lies beyond.
+    - "roofline": the roofline of each accelerator of the sheet's grid (attainable FLOP/s against intensity, each ridge
+      marked) with the steps `points` (intensities, flop/B) placed on the sheet's chip at each batch of `batches` (quantities,
+      or steps whose value is a batch), and the steps `row_points` (default: `points`) in each context of `rows` (labelled by
+      the row); `each_chip` places them on every chip's roof.
     - "heatmap": the columns `y` of the sheet's table number `table` (0 is the first of `tables=`), one cell per row.
+    - "bars": one bar per step of `y` (one unit), the sheet's own values, with `vlines` (steps in that unit) marked; a bar
+      starts at the step `base` when one is named (how far each step moves a value).
+    - "stack": one bar per row of the sheet's table number `table` (or per row of `rows`; the sheet's own context when
+      neither), each bar the steps `y` stacked; `vlines` are steps in that unit marked on every bar.
+    - "scatter": the rows of the sheet's table number `table` as points, `x` against `y[0]` (steps of one unit) with the line
+      where they are equal and `hlines` (unit-free steps: relative bands around it, as an error); a row's `series` picks its
+      marker, the value of the input `group` its colour.
 
+    In "bars" and "stack", a step named in `split` is drawn as the terms of its own formula (each a step, an input or a
+    product of them), so a bar shows what the step is made of and follows the formula when it changes. `labels` gives short
+    prose names to drawn steps (default: each step's title); points or bar parts with the same label are one thing to the
+    reader (the tied weight GEMMs). `title` states the finding (prose with `{value}` placeholders, like a takeaway);
     `caption` is prose (checked like a table title); `log` names the axes drawn on a log scale ("x", "y", "xy" or "").
     """
 
@@ -207,11 +231,25 @@ class Plot:
     vlines: tuple[str, ...] = ()
     hlines: tuple[str, ...] = ()
     log: str = "xy"
-    table: int = 0
-    kernels: tuple[str, ...] = ()
+    table: int | None = None
+    points: tuple[str, ...] = ()
     batches: tuple[str, ...] = ()
     #: True for the figure that is the sheet's answer: shown in the Answer section, not only among the figures
     answer: bool = False
+    title: str = ""
+    labels: Mapping[str, str] = field(default_factory=dict)
+    split: tuple[str, ...] = ()
+    fits_up_to: str = ""
+    base: str = ""
+    rows: tuple[Row, ...] = ()
+    #: a roofline's points placed in each row's context (default: those of `points`)
+    row_points: tuple[str, ...] = ()
+    each_chip: bool = False
+    group: str = ""
+
+    def label(self, name: str) -> str:
+        """The short prose name the plot gives a drawn step, or "" when it gives none."""
+        return self.labels.get(name, "")
 
 
 @dataclass(frozen=True)
@@ -278,8 +316,14 @@ def derivation(
     second_hardware: str | None = None,
     second_model: str | None = None,
     plots: Sequence[Plot] = (),
+    solve_budget: bounded.Budget | None = None,
 ) -> Derivation:
     """Build and check one question's derivation (see the module docstring).
+
+    Every step's expansion is bounded (MAX_EXPANDED_TERMS, MAX_DEGREE, no exponential of an exponential). With
+    `solve_budget` (a derivation file: equations from input), every closed form is solved in a child process within
+    derivations.bounded's limits, all of them together within the budget's CPU time; without it (a shipped sheet, whose
+    equations are the project's own and measured by its tests) in this process.
 
     `defaults` gives this sheet its own default for shared scenario inputs
     (speculative decoding of a 70B model on eight GPUs: tp = 8); it is printed
@@ -288,12 +332,14 @@ def derivation(
     """
     table = Symbols(parent=symbols)
     expanded: dict[str, sp.Expr] = {}
+    symbols_of: dict[str, frozenset[sp.Symbol]] = {}
+    measure = _Measure()
     done: list[Step] = []
     for step in steps:
         if step.name in expanded:
             raise DerivationError(f"{slug}: step {step.name} is defined twice")
         if isinstance(step, Solve):
-            step = _solve(slug, step, expanded, table, done)
+            step = _solve(slug, step, expanded, table, done, solve_budget)
         elif isinstance(step, At):
             step = _at(slug, step, expanded, table)
         units = table.units()
@@ -301,9 +347,10 @@ def derivation(
         check_unit(step.expr, units, step.unit or "1", what=f"{slug}: step {step.name}")
         table.add(step.name, step.unit, step.latex or default_latex(step.name), step.meaning or step.title or step.why)
         expanded[step.name] = _expand(step.expr, expanded)
+        symbols_of[step.name] = measure.check(slug, step.name, expanded[step.name])
         done.append(step)
-    all_inputs = _inputs_used(slug, expanded, inputs, defaults or {})
-    _check_second(slug, expanded, second_hardware, second_model)
+    all_inputs = _inputs_used(slug, symbols_of, inputs, defaults or {})
+    _check_second(slug, symbols_of, second_hardware, second_model)
     missing = [r for r in results if r not in expanded]
     if missing:
         raise DerivationError(f"{slug}: headline results {missing} are not steps")
@@ -331,17 +378,22 @@ def derivation(
         expanded=expanded,
         second_hardware=second_hardware,
         second_model=second_model,
-        symbols_of={n: frozenset(e.free_symbols) for n, e in expanded.items()},
+        symbols_of=symbols_of,
         plots=tuple(plots),
     )
 
 
 def _check_plots(slug: str, plots: Sequence[Plot], table: Symbols, expanded: Mapping[str, sp.Expr], inputs: Sequence[Input],
                  tables: Sequence[Table]) -> None:
-    """Every name a plot draws is a step (or, for a sweep's x, an input of the sheet) of the unit its axis shows."""
+    """Every name a plot draws is a step (or, where a mark may be one, an input of the sheet) of the unit its axis shows."""
     names = {info.name for info in table}
     values = set(expanded) | {i.name for i in (*SCENARIO_INPUTS, *inputs)}
+    by_name = {i.name: i for i in inputs}
     seen: set[str] = set()
+
+    def unit_of(name: str) -> object:
+        return table.info(by_name[name].symbol).unit if name in by_name and name not in expanded else table[name].unit
+
     for p in plots:
         where = f"{slug}: plot {p.name!r}"
         if not p.name or not all(c.isascii() and (c.isalnum() or c == "-") for c in p.name) or p.name in seen:
@@ -351,37 +403,94 @@ def _check_plots(slug: str, plots: Sequence[Plot], table: Symbols, expanded: Map
             raise DerivationError(f"{where}: kind {p.kind!r}; expected one of {', '.join(PLOT_KINDS)}")
         if set(p.log) - {"x", "y"}:
             raise DerivationError(f"{where}: log={p.log!r}; expected 'x', 'y', 'xy' or ''")
-        try:
-            prose.check(p.caption, names, values, f"{where}: caption")
-        except prose.ProseError as err:
-            raise DerivationError(str(err)) from None
-        kernel_steps = [f"{part}_{k}" for k in p.kernels for part in ("flops", "t", "intensity")]
-        unknown = [n for n in (*p.y, *p.vlines, *p.hlines, *kernel_steps) if n not in expanded]
+        if not p.title:
+            raise DerivationError(f"{where}: a plot states its finding in a title")
+        texts = [("caption", p.caption), ("title", p.title), *((f"label of {n}", t) for n, t in p.labels.items()),
+                 *((f"row {r.label[:30]!r}", r.label) for r in p.rows)]
+        for what, text in texts:
+            try:
+                prose.check(text, names, values, f"{where}: {what}")
+            except prose.ProseError as err:
+                raise DerivationError(str(err)) from None
+        drawn = (*p.y, *p.hlines, *p.points, *p.row_points, *((p.base,) if p.base else ()), *((p.x,) if p.kind == "scatter" else ()),
+                 *((p.fits_up_to,) if p.fits_up_to else ()))
+        marks = [n for n in p.vlines if not (p.kind == "sweep" and n in by_name)]
+        batch_steps = [b for b in p.batches if b in expanded]
+        unknown = [n for n in (*drawn, *marks, *batch_steps) if n not in expanded]
         if unknown:
             raise DerivationError(f"{where}: draws {unknown}, which are not steps")
+        stray = sorted((set(p.labels) - {*drawn, *p.vlines}) | (set(p.split) - set(p.y)))
+        if stray and p.kind not in ("bars", "stack"):
+            raise DerivationError(f"{where}: labels or splits {stray} name nothing the plot draws")
+        if set(p.split) - set(p.y):
+            raise DerivationError(f"{where}: splits {sorted(set(p.split) - set(p.y))}, which it does not draw")
         if p.kind == "sweep":
-            by_name = {i.name: i for i in inputs}
-            if p.x not in by_name:
-                raise DerivationError(f"{where}: sweeps {p.x!r}, which is not an input of this sheet")
-            x_unit = table.info(by_name[p.x].symbol).unit
-            if not p.y or len({table[n].unit for n in p.y}) != 1:
-                raise DerivationError(f"{where}: a sweep draws one or more steps of one unit")
-            for name, axis_unit in ((n, x_unit) for n in p.vlines):
-                if not same_unit(table[name].unit, axis_unit):
-                    raise UnitMismatchError(f"{where}: vertical line {name} is in {unit_text(table[name].unit)}, the x axis in {unit_text(axis_unit)}")
-            for name in p.hlines:
-                if not same_unit(table[name].unit, table[p.y[0]].unit):
-                    raise UnitMismatchError(f"{where}: horizontal line {name} is in {unit_text(table[name].unit)}, the y axis in {unit_text(table[p.y[0]].unit)}")
-            for text in p.span:
-                by_name[p.x].parse(text, f"{where}: span")
+            _check_sweep(where, p, table, by_name, unit_of)
         elif p.kind == "roofline":
-            batch = next((i for i in inputs if i.name == "batch"), None)
-            if not p.kernels or not p.batches or batch is None:
-                raise DerivationError(f"{where}: a roofline places one or more kernels at one or more batches (the sheet's batch input)")
-            for text in p.batches:
+            _check_roofline(where, p, table, inputs, expanded)
+        elif p.kind == "heatmap":
+            if p.table is None or not 0 <= p.table < len(tables) or not p.y or set(p.y) - set(tables[p.table].columns):
+                raise DerivationError(f"{where}: a heat map draws columns of one of the sheet's tables")
+        else:
+            _check_bars(where, p, table, tables, by_name)
+
+
+def _same(where: str, what: str, name: str, found: object, axis: object) -> None:
+    if not same_unit(found, axis):
+        raise UnitMismatchError(f"{where}: {what} {name} is in {unit_text(found)}, the axis in {unit_text(axis)}")
+
+
+def _check_sweep(where: str, p: Plot, table: Symbols, by_name: Mapping[str, Input], unit_of: Callable[[str], object]) -> None:
+    if p.x not in by_name:
+        raise DerivationError(f"{where}: sweeps {p.x!r}, which is not an input of this sheet")
+    x_unit = table.info(by_name[p.x].symbol).unit
+    if not p.y or len({table[n].unit for n in p.y}) != 1:
+        raise DerivationError(f"{where}: a sweep draws one or more steps of one unit")
+    for name in (*p.vlines, *((p.fits_up_to,) if p.fits_up_to else ())):
+        _same(where, "vertical line", name, unit_of(name), x_unit)
+    for name in p.hlines:
+        _same(where, "horizontal line", name, table[name].unit, table[p.y[0]].unit)
+    for text in p.span:
+        by_name[p.x].parse(text, f"{where}: span")
+
+
+def _check_roofline(where: str, p: Plot, table: Symbols, inputs: Sequence[Input], expanded: Mapping[str, sp.Expr]) -> None:
+    if not p.points:
+        raise DerivationError(f"{where}: a roofline places one or more intensity steps")
+    for name in p.points:
+        _same(where, "point", name, table[name].unit, unit("flop/B"))
+    for name in p.row_points:
+        _same(where, "point", name, table[name].unit, unit("flop/B"))
+    if p.batches:
+        batch = next((i for i in inputs if i.name == "batch"), None)
+        if batch is None:
+            raise DerivationError(f"{where}: batches are values of the sheet's batch input, which it has none of")
+        for text in p.batches:
+            if text in expanded:
+                _same(where, "batch", text, table[text].unit, unit("1"))
+            else:
                 batch.parse(text, f"{where}: batches")
-        elif not 0 <= p.table < len(tables) or not p.y or set(p.y) - set(tables[p.table].columns):
-            raise DerivationError(f"{where}: a heat map draws columns of one of the sheet's tables")
+
+
+def _check_bars(where: str, p: Plot, table: Symbols, tables: Sequence[Table], by_name: Mapping[str, Input]) -> None:
+    if not p.y:
+        raise DerivationError(f"{where}: a {p.kind} plot draws one or more steps")
+    if p.kind in ("stack", "scatter") and p.table is not None and not 0 <= p.table < len(tables):
+        raise DerivationError(f"{where}: table {p.table}; the sheet has {len(tables)} tables")
+    if p.kind == "scatter":
+        if p.table is None:
+            raise DerivationError(f"{where}: a scatter draws the rows of one of the sheet's tables")
+        _same(where, "x", p.x, table[p.x].unit, table[p.y[0]].unit)
+        for name in p.hlines:
+            _same(where, "band", name, table[name].unit, unit("1"))
+        if p.group and p.group not in by_name:
+            raise DerivationError(f"{where}: groups by {p.group!r}, which is not an input of this sheet")
+        return
+    axis = table[p.y[0]].unit
+    for name in (*p.y, *p.vlines, *((p.base,) if p.base else ())):
+        _same(where, "bar" if name in p.y else "mark", name, table[name].unit, axis)
+    if p.kind == "bars" and p.table is not None:
+        raise DerivationError(f"{where}: bars draw the sheet's own values; a stack draws a table's rows")
 
 
 def prose_strings(d: Derivation) -> list[tuple[str, str]]:
@@ -450,10 +559,8 @@ def _expand(expr: sp.Expr, expanded: Mapping[str, sp.Expr]) -> sp.Expr:
         return expr.xreplace(mapping)
 
 
-def _inputs_used(slug: str, expanded: Mapping[str, sp.Expr], own: Sequence[Input], defaults: Mapping[str, str]) -> tuple[Input, ...]:
-    used: set[sp.Symbol] = set()
-    for e in expanded.values():
-        used |= e.free_symbols
+def _inputs_used(slug: str, symbols_of: Mapping[str, frozenset[sp.Symbol]], own: Sequence[Input], defaults: Mapping[str, str]) -> tuple[Input, ...]:
+    used: set[sp.Symbol] = set().union(*symbols_of.values())
     by_symbol = {i.symbol: i for i in (*SCENARIO_INPUTS, *own)}
     unbound = [s for s in used if s not in BINDINGS and s not in by_symbol]
     if unbound:
@@ -474,9 +581,9 @@ def _inputs_used(slug: str, expanded: Mapping[str, sp.Expr], own: Sequence[Input
     return tuple(replace(i, default=defaults[i.name]) if i.name in defaults else i for i in ordered)
 
 
-def _check_second(slug: str, expanded: Mapping[str, sp.Expr], hardware: str | None, model: str | None) -> None:
+def _check_second(slug: str, symbols_of: Mapping[str, frozenset[sp.Symbol]], hardware: str | None, model: str | None) -> None:
     """A sheet that uses primed symbols names its default second chip or model; one that does not, names none."""
-    used: set[sp.Symbol] = set().union(*(e.free_symbols for e in expanded.values())) if expanded else set()
+    used: set[sp.Symbol] = set().union(*symbols_of.values())
     for kind, twins, default in (("second_hardware", SECOND_CHIP, hardware), ("second_model", SECOND_MODEL, model)):
         uses = bool(used & set(twins.values()))
         if uses and default is None:
@@ -506,7 +613,66 @@ def _at(slug: str, step: At, expanded: Mapping[str, sp.Expr], table: Symbols) ->
     return replace(step, expr=expr, where=tuple(applied))
 
 
-def _solve(slug: str, step: Solve, expanded: Mapping[str, sp.Expr], table: Symbols, earlier: Sequence[Step]) -> Solve:
+class _Measure:
+    """Size, degree and free symbols of expanded steps, each distinct subexpression measured once (expansions share them)."""
+
+    def __init__(self) -> None:
+        self.size: dict[sp.Basic, int] = {}
+        self.degree: dict[sp.Basic, int] = {}
+        #: holds an exponential: exp(...) or a power with a symbol in its exponent
+        self.grows: dict[sp.Basic, bool] = {}
+        self.free: dict[sp.Basic, frozenset[sp.Symbol]] = {}
+
+    def check(self, slug: str, name: str, expr: sp.Basic) -> frozenset[sp.Symbol]:
+        """The free symbols of one expanded step; a DerivationError when it is past a bound."""
+        stack: list[tuple[sp.Basic, bool]] = [(expr, False)]
+        while stack:
+            node, ready = stack.pop()
+            if node in self.size:
+                continue
+            if not ready:
+                stack.append((node, True))
+                stack.extend((a, False) for a in node.args if a not in self.size)
+                continue
+            args = node.args
+            self.size[node] = min(1 + sum(self.size[a] for a in args), 2 * MAX_EXPANDED_TERMS)
+            if isinstance(node, sp.Symbol):
+                self.free[node] = frozenset((node,))
+            elif type(node).free_symbols is not sp.Basic.free_symbols:
+                self.free[node] = frozenset(node.free_symbols)
+            else:
+                self.free[node] = frozenset().union(*(self.free[a] for a in args)) if args else frozenset()
+            exp_like = isinstance(node, sp.exp) or (isinstance(node, sp.Pow) and bool(self.free[node.exp]))
+            if isinstance(node, sp.exp) and any(self.grows[a] for a in args):
+                raise DerivationError(f"{slug}: step {name} takes an exponential of an exponential, which no number can hold; "
+                                      "write the exponent as a step of its own and bound it")
+            self.grows[node] = exp_like or any(self.grows[a] for a in args)
+            self.degree[node] = min(self._degree(node), 2 * MAX_DEGREE)
+        if self.size[expr] > MAX_EXPANDED_TERMS:
+            raise DerivationError(f"{slug}: step {name} expands to more than {MAX_EXPANDED_TERMS:,} terms (with every earlier step "
+                                  "written out); the bound keeps unit checks, solves and sweeps fast")
+        if self.degree[expr] > MAX_DEGREE:
+            raise DerivationError(f"{slug}: step {name} has degree above {MAX_DEGREE:,} in its inputs (powers of earlier steps "
+                                  "multiply); the bound keeps exact values and solves finite")
+        return self.free[expr]
+
+    def _degree(self, node: sp.Basic) -> int:
+        if isinstance(node, sp.Symbol):
+            return 1
+        if not self.free[node]:
+            return 0
+        if isinstance(node, sp.Pow):
+            e = node.exp
+            if e.is_Rational:
+                return self.degree[node.base] * max(abs(int(e.p)), 1) * int(e.q)
+            return self.degree[node.base] + self.degree[e]
+        if isinstance(node, sp.Mul):
+            return sum(self.degree[a] for a in node.args)
+        return max((self.degree[a] for a in node.args), default=0)
+
+
+def _solve(slug: str, step: Solve, expanded: Mapping[str, sp.Expr], table: Symbols, earlier: Sequence[Step],
+           budget: bounded.Budget | None = None) -> Solve:
     for side in (step.lhs, step.rhs):
         if side not in expanded:
             raise DerivationError(f"{slug}: {step.name} solves with {side}, which is not an earlier step")
@@ -521,11 +687,22 @@ def _solve(slug: str, step: Solve, expanded: Mapping[str, sp.Expr], table: Symbo
         raise UnitMismatchError(f"{slug}: step {step.name} is declared in {step.unit} but solves for {var} in {unit_text(var_unit)}")
     key = cache.key(_ENGINE_SOURCE, slug, step.name, step.lhs, step.rhs, var, step.keep, step.pick,
                     *(part for s in earlier for part in (s.name, s.expr)))
-    found = cache.load(key)
-    if found is None:
-        found = _solve_and_verify(slug, step, expanded, earlier, var)
-        cache.store(key, found)
-    root, verified = found
+    found = cache.load_expr(key, ("verified",))
+    if found is not None and found[1]["verified"] in VERIFICATIONS:
+        root, verified = found[0], found[1]["verified"]
+    else:
+        what = f"{slug}: {step.name}: solving {step.lhs} = {step.rhs} for {var}"
+        try:
+            if budget is None:  # a shipped sheet's own equation: solved here, where sympy's caches carry over between solves
+                root, verified = _solve_and_verify(slug, step, expanded, earlier, var)
+            else:  # an equation from input: in a child process within derivations.bounded's limits and this budget
+                root, verified = bounded.run(_solve_and_verify, slug, step, expanded, earlier, var, what=what, budget=budget)
+        except RooflineError:
+            raise
+        except (ArithmeticError, AttributeError, LookupError, NotImplementedError, RecursionError, TypeError, ValueError) as err:
+            # sympy gives up on the equation in one of many ways: say so in one line
+            raise DerivationError(f"{what}: sympy finds no closed form ({type(err).__name__}: {str(err)[:80]})") from None
+        cache.store_expr(key, root, verified=verified)
     return replace(step, expr=root, equation=(lhs, rhs), verified=verified)
 
 

@@ -1273,6 +1273,8 @@ def _number_missing(d: Derivation, name: str, ctx: Context, v: sp.Expr, ratio: f
 
 #: The resources a step time can scale with: the symbol whose value a faster part would raise.
 RESOURCES = (gl.beta, gl.pi, gl.beta_link)
+#: The step model's engine overheads, which no resource moves: the per-layer overhead, the per-step time, the all-reduce latency.
+OVERHEADS = (gl.t_layer, gl.t_fixed, gl.t_ar)
 
 
 @dataclass(frozen=True)
@@ -1280,8 +1282,10 @@ class Bound:
     """How a time splits over what it scales with: the share that falls as each resource grows (d ln t / d ln x), and the rest."""
 
     shares: tuple[tuple[sp.Symbol, float], ...]
-    #: the share that no resource moves (fixed per-step time, latencies)
+    #: the share that no resource moves (the engine's overheads and latencies)
     rest: float
+    #: the rest by engine overhead the time holds (d ln t / d ln t_x: the share of the time each overhead term is)
+    overheads: tuple[tuple[sp.Symbol, float], ...] = ()
 
     @property
     def binding(self) -> sp.Symbol | None:
@@ -1315,7 +1319,15 @@ def what_bounds(d: Derivation, name: str, ctx: Context) -> Bound | None:
             return None
         shares.append((r, max(0.0, float(-(t1 - t0) / t0 / eps))))
     rest = max(0.0, 1 - sum(s for _, s in shares))
-    return Bound(tuple(shares), rest)
+    overheads = []
+    for o in OVERHEADS:
+        if o not in expr.free_symbols or ctxvals[o] == 0:
+            continue
+        t1 = _num(expr, {**ctxvals, o: ctxvals[o] * (1 + eps)})
+        if t1 is None:
+            return None
+        overheads.append((o, max(0.0, float((t1 - t0) / t0 / eps))))
+    return Bound(tuple(shares), rest, tuple(overheads))
 
 
 __all__ = [

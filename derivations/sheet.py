@@ -18,7 +18,7 @@ import sympy as sp
 
 from derivations import conventions
 from derivations import glossary as gl
-from derivations.context import BINDINGS, LAYOUT_SYMBOLS, Context, Input, input_value, layout_problem
+from derivations.context import BINDINGS, LAYOUT_SYMBOLS, Context, Input, fitted, input_value, layout_problem
 from derivations.engine import At, Claim, Derivation, Row, Solve, Step, Table
 from derivations.symbols import SymbolInfo
 from specs.catalog import SPECS_DIR
@@ -390,9 +390,22 @@ def _at_value(d: Derivation, step: At, values: Mapping[sp.Symbol, sp.Expr | Miss
     return _in_domain(step, v)
 
 
+#: A step's value beyond this magnitude in its own unit (or nonzero below its inverse) is out of range: no sheet needs it,
+#: and no float could hold it in another unit. The inputs are read within 1e30 (specs.quantities.MAX_MAGNITUDE), so only a
+#: derivation file's own formulas (a power of a power) reach it.
+VALUE_LIMIT = sp.Integer(10) ** 300
+
+
+def in_range(v: sp.Expr) -> bool:
+    """True for zero and for a magnitude from 1/VALUE_LIMIT to VALUE_LIMIT."""
+    return bool(v == 0 or 1 / VALUE_LIMIT <= abs(v) <= VALUE_LIMIT)
+
+
 def _in_domain(step: Step, v: sp.Expr) -> sp.Expr | Missing:
-    """The value, or Missing when it is not a finite real number (or, for a closed form, not positive)."""
+    """The value, or Missing when it is not a finite real number (or, for a closed form, not positive) or is out of range."""
     finite = v.is_extended_real is True and v.is_finite is True
+    if finite and not in_range(v):
+        return Missing("none", f"{step.name} is out of range here (its magnitude is beyond 1e300 or below 1e-300 in {step.unit or '1'})")
     if isinstance(step, Solve):
         if not finite or not v > 0:
             return Missing("none", step.none or f"{step.lhs} and {step.rhs} do not meet at a positive value here", prose=bool(step.none))
@@ -560,7 +573,7 @@ def spec_facts(ctx: Context) -> tuple[tuple[str, str], ...]:
         ("KV cache", ctx.kv.description),
         ("Math", f"{ctx.math.math} tensor-core peak" + (f" (default: the math of {ctx.weights.name} weights)" if ctx.math_defaulted else " (set with --math)")),
     ]
-    e = ctx.engine
+    e = ctx.engine if ctx.engine is not None else fitted()  # None: a profile file is broken, and fitted() says so
     values = ", ".join(f"{k} = {v}" for k, v in e.values.items())
     facts += [("Engine profile", f"{e.name}: {e.description} ({values}; change with --engine, or --set any one input)"),
               ("Engine profile provenance", f"{e.provenance} ({shown_profile_path(e)})")]

@@ -145,10 +145,10 @@ COMM_STEPS: tuple[Step, ...] = (ar_rounds, t_comm)
 
 ROUTED_ALL = gl.L_moe * gl.E * gl.P_exp
 memory_gpu = Step("memory_per_gpu", (pr.tp_split(gl.P_total - ROUTED_ALL) + ROUTED_ALL / pr.layout_gpus()) * gl.b_w
-                  + gl.B * pr.kept_context(gl.T + gl.q) * kv_tok_gpu.s, "B",
+                  + gl.B * (kept.s + gl.q) * kv_tok_gpu.s, "B",
                   r"What must be resident per GPU: the weights (the embedding included) split over $\sym{n_tp}$ and replicated over the replicas, "
-                  "the routed experts spread over every GPU of the layout, and what each of its own sequences' layers keep of the cache, this "
-                  "step's tokens included.",
+                  "the routed experts spread over every GPU of the layout, and what each of its own sequences' layers keep of the cache plus "
+                  "this step's tokens (a full window holds them until it drops its oldest).",
                   latex=r"M_{\mathrm{GPU}}", title="Memory needed per GPU")
 memory_fraction = Step("memory_fraction", memory_gpu.s / gl.C_mem, "1",
                        "Above 1 the model and its cache do not fit: more GPUs, a smaller batch or a shorter context.",

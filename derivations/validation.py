@@ -30,9 +30,7 @@ per TP degree, and the eight-GPU records predicted from a fit to TP <= 4 only.
 
 from __future__ import annotations
 
-import os
 import statistics
-import tempfile
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cache
@@ -43,13 +41,13 @@ import sympy as sp
 
 from derivations import glossary as gl
 from derivations import stepmodel as sm
-from derivations.context import BINDINGS, DEFAULT_ENGINE, PROFILES, Context, make_context
+from derivations.context import BINDINGS, PROFILES_ERROR, Context, fitted, make_context
 from derivations.engine import derivation
 from derivations.sheet import Missing, evaluate, input_values
 from derivations.symbols import Symbols
 from specs.catalog import SPECS_DIR, shown_path
 from specs.errors import SpecError, suggest
-from specs.measurements import DEFAULT_PROFILE, PROFILE_SUMMARY, PROFILES_DIR, Measurement, Profile
+from specs.measurements import DEFAULT_PROFILE, PROFILE_SUMMARY, Measurement, Profile, decode_step
 from units import Quantity
 
 #: The step model alone, as a derivation (never rendered; evaluated like a sheet).
@@ -63,6 +61,8 @@ STEP_MODEL = derivation(
     display_units=sm.DISPLAY_UNITS,
 )
 
+#: A record implying more bandwidth than this share of the datasheet's (the model's bytes over the measured step) is impossible.
+MAX_IMPLIED_MBU = 1.0
 #: A record whose interleaved prefill costs at least this share of its predicted decode step is prefill-heavy.
 PREFILL_HEAVY_SHARE = 0.1
 MEMORY_BOUND = "memory-bound decode"
@@ -89,17 +89,8 @@ TARGETS = {"loso": 0.10, "per_tp": 0.12, "tp8_from_tp4": 0.15}
 
 
 def measured_step(m: Measurement) -> float:
-    """The record's figure as one decode step time [s], under RULES[m.metric]."""
-    v = m.value
-    if m.metric == "itl":
-        return float(v.to("s").magnitude)
-    if m.metric == "tokens_per_s_per_user":
-        return float((Quantity(1, "token") / v).to("s").magnitude)
-    if m.metric == "aggregate_tokens_per_s":
-        return float((Quantity(m.batch, "token") / v).to("s").magnitude)
-    if m.ttft is not None:
-        return float(((v - m.ttft) / (m.output_tokens - 1)).to("s").magnitude)
-    return float((v / m.output_tokens).to("s").magnitude)
+    """The record's figure as one decode step time [s], under RULES[m.metric] (specs.measurements.decode_step, checked at load)."""
+    return float(decode_step(m).magnitude)
 
 
 def mean_context(m: Measurement) -> int:
@@ -126,10 +117,26 @@ def record_context(m: Measurement, **inputs: str) -> Context:
 StepFunction = Callable[[float, float, float, float, float], float]
 
 
+@cache
+def _t_step_compiled() -> tuple[tuple[sp.Symbol, ...], Callable[..., float]]:
+    """The step model's t_step compiled once over all its symbols (the record's values first, then EFFICIENCY_SYMBOLS)."""
+    expr = STEP_MODEL.expanded["t_step"]
+    args = tuple(sorted(STEP_MODEL.symbols_of["t_step"] - set(EFFICIENCY_SYMBOLS), key=lambda s: s.name))
+    custom = {type(f).__name__: type(f).numpy for f in expr.atoms(sp.Function) if hasattr(type(f), "numpy")}
+    return args, sp.lambdify((*args, *EFFICIENCY_SYMBOLS), expr, modules=[custom, "math"])
+
+
 def step_function(ctx: Context) -> StepFunction:
     """The step model's t_step [s] in `ctx` as a function of (eta_bw, eta_flops, t_layer, t_fixed, t_ar): its own expression,
-    substituted and compiled."""
-    values = input_values(STEP_MODEL, ctx)
+    compiled.
+
+    Compiled once for every record (the record's values bound as floats); a record with a value its chip or model lacks (one
+    the step needs only as a term multiplied by zero) is substituted exactly instead, which drops such terms."""
+    args, compiled = _t_step_compiled()
+    values = input_values(STEP_MODEL, ctx, set(args))
+    if not any(isinstance(v, Missing) for v in values.values()):
+        bound = tuple(float(values[s]) for s in args)
+        return lambda eta_bw, eta_flops, t_layer, t_fixed, t_ar: float(compiled(*bound, eta_bw, eta_flops, t_layer, t_fixed, t_ar))
     known = {s: v for s, v in values.items() if s not in EFFICIENCY_SYMBOLS and not isinstance(v, Missing)}
     expr = STEP_MODEL.expanded["t_step"].xreplace(known)
     left = expr.free_symbols - set(EFFICIENCY_SYMBOLS)
@@ -167,8 +174,9 @@ def profile_calibration(p: Profile) -> Calibration:
 
 @cache
 def sheet_defaults() -> Calibration:
-    """The engine inputs every sheet uses by default: the default profile (specs/measurements/profiles/fitted.toml)."""
-    return profile_calibration(DEFAULT_ENGINE)
+    """The engine inputs every sheet uses by default: the default profile (specs/measurements/profiles/fitted.toml); where a
+    profile file is broken, its one-line error (a fit then starts from HAND_SET: `start`)."""
+    return profile_calibration(fitted())
 
 
 def _where(path: Path) -> str:
@@ -183,6 +191,12 @@ def _where(path: Path) -> str:
 #: the starting point, kept to report the error before any fit.
 HAND_SET = Calibration(0.8, 0.0, 0.2e-3, 0.0, "the hand-set defaults before the dataset (eta_bw 0.8, t_fixed 0.2 ms, no per-layer overhead, "
                        "no all-reduce latency)")
+
+
+def start() -> Calibration:
+    """Where a fit starts (its first guess, the eta_flops it holds, and the regimes it first judges the records at): the sheets'
+    defaults, or the hand-set ones when a profile file is broken (so `roofline calibrate --write-defaults` can write it anew)."""
+    return sheet_defaults() if PROFILES_ERROR is None else HAND_SET
 
 
 @dataclass(frozen=True)
@@ -211,7 +225,7 @@ class Record:
         return self.predict(c.eta_bw, c.t_layer, c.t_fixed, c.t_ar, c.eta_flops)
 
     def predict(self, eta_bw: float, t_layer: float, t_fixed: float, t_ar: float, eta_flops: float | None = None) -> float:
-        ef = sheet_defaults().eta_flops if eta_flops is None else eta_flops
+        ef = start().eta_flops if eta_flops is None else eta_flops
         return float(self.step(eta_bw, ef, t_layer, t_fixed, t_ar))
 
     def floor(self) -> float:
@@ -236,16 +250,16 @@ class Record:
 
     @property
     def prefill_share(self) -> float:
-        return self.prefill_share_at(self.classify or sheet_defaults())
+        return self.prefill_share_at(self.classify or start())
 
     @property
     def compute_bound(self) -> bool:
-        return self.compute_bound_at(self.classify or sheet_defaults())
+        return self.compute_bound_at(self.classify or start())
 
     @property
     def regime(self) -> str:
         """The record's regime at the sheets' defaults: compute-bound, or prefill-heavy at PREFILL_HEAVY_SHARE, or memory-bound decode."""
-        return self.regime_at(self.classify or sheet_defaults())
+        return self.regime_at(self.classify or start())
 
     @property
     def group(self) -> tuple[str, str]:
@@ -287,7 +301,11 @@ def evaluate_record(m: Measurement) -> Record:
     if seqs:
         pre = record_context(m, batch=str(seqs), tokens_per_step=f"{m.input_tokens} token", context=f"{max(1, m.input_tokens // 2)} token", **rates)
         prefill = _si(evaluate(STEP_MODEL, pre, only=("t_compute",))["t_compute"], "t_compute", m) / m.output_tokens
-    return Record(m, measured_step(m), f, bytes_per_gpu, bandwidth, t_mem, t_cmp, prefill)
+    record = Record(m, measured_step(m), f, bytes_per_gpu, bandwidth, t_mem, t_cmp, prefill)
+    if record.implied_mbu() > MAX_IMPLIED_MBU:
+        raise SpecError(m.where, "value", f"a decode step of {record.measured * 1e3:.3g} ms moves the {bytes_per_gpu / 1e9:.3g} GB a GPU must read "
+                                          f"at {record.implied_mbu():.2f} times its datasheet bandwidth; no server does (check the unit, the metric and the batch)")
+    return record
 
 
 #: evaluated records by the identity of their measurement (the measurement is kept, so its id is never reused)
@@ -421,12 +439,12 @@ def fit(records: Sequence[Record], held: Mapping[str, float] | None = None, eta_
     unknown = set(held) - set(_PARAMS[1:])
     if unknown:
         raise ValueError(f"only t_layer, t_fixed and t_ar can be held, not {sorted(unknown)}")
-    ef = sheet_defaults().eta_flops if eta_flops is None else eta_flops
+    ef = start().eta_flops if eta_flops is None else eta_flops
     free = ["x"] + [p for p in _PARAMS[1:] if p not in held]
     if len(free) > len(records):
         raise IndistinctError(f"{len(records)} record(s) cannot fix {len(free)} parameters: hold some")
     w = source_weights(records)
-    x = 1 / sheet_defaults().eta_bw
+    x = 1 / start().eta_bw
     if "t_ar" in free and not any(_local_line(r, x, ef)[1]["t_ar"] > 0 for r in records):
         raise IndistinctError("no record has tensor parallelism, so t_ar cannot be fitted: hold it")
     vals: dict[str, float] = {}
@@ -435,7 +453,11 @@ def fit(records: Sequence[Record], held: Mapping[str, float] | None = None, eta_
         lines = [_local_line(r, x, ef) for r in records]
         cols = {"x": [a for a, _, _ in lines], **{p: [c[p] for _, c, _ in lines] for p in _PARAMS[1:]}}
         ys = [r.measured - c for r, (_, _, c) in zip(records, lines, strict=True)]
-        vals, bound = _least_squares(cols, ys, w, free, {**held, "x": x})
+        if free == ["x"] and len(records) == 1 and lines[0][0] > 0:  # one record, eta_bw alone: the least squares is one division
+            y = ys[0] - sum(lines[0][1][p] * held[p] for p in _PARAMS[1:])
+            vals, bound = ({**held, "x": y / lines[0][0]}, ()) if y / lines[0][0] >= _BOUNDS["x"] else ({**held, "x": _BOUNDS["x"]}, ("x",))
+        else:
+            vals, bound = _least_squares(cols, ys, w, free, {**held, "x": x})
         done = abs(vals["x"] - x) <= 1e-12 * x
         x = vals["x"]
         if done:
@@ -594,7 +616,7 @@ def fresh_defaults(records: Sequence[Measurement]) -> tuple[Calibration, dict[st
     """The `fitted` profile the dataset gives today: fitted with the regimes judged at the stored profile, rounded, and refitted
     with the regimes judged at the rounded values until the rounded values stop changing (a fixed point: the stored profile
     classifies the records that fit it). Returns the unrounded fit and the rounded texts."""
-    classify = sheet_defaults()
+    classify = start()
     for _ in range(_MAX_DEFAULT_ROUNDS):
         c = dataset_defaults(records, classify)
         texts = default_texts(c)
@@ -624,7 +646,7 @@ class OutOfSample:
 @_memo
 def out_of_sample(records: Sequence[Measurement], classify: Calibration | None = None) -> OutOfSample:
     rs = memory_bound(records, classify)
-    defaults = classify or sheet_defaults()
+    defaults = classify or start()
     loso, fits = [], {}
     for src in sorted({r.source for r in rs}):
         c = fit_distinct([r for r in rs if r.source != src], defaults, "held at the sheets' defaults")
@@ -719,26 +741,6 @@ def profile_file_text(p: FittedProfile) -> str:
     )
 
 
-def write_profiles(records: Sequence[Measurement], directory: Path = PROFILES_DIR) -> list[FittedProfile]:
-    """Refit every fitted profile and write each file atomically (a temporary file beside it, then os.replace); a fitted
-    profile the dataset no longer supports is removed. Hand-written profiles (no records, such as `ideal`) are left alone."""
-    profiles = fresh_profiles(records)
-    texts = {p.name: profile_file_text(p) for p in profiles}
-    for name, text in texts.items():
-        fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".toml.tmp", dir=directory)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                f.write(text)
-            os.replace(tmp, directory / f"{name}.toml")
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
-    for name, old in PROFILES.items():
-        if name not in texts and old.records and old.path.parent == directory:
-            old.path.unlink(missing_ok=True)
-    return profiles
-
-
 # --- calibration on a few records, and leave-one-out -----------------------------------------------
 
 @dataclass(frozen=True)
@@ -786,23 +788,184 @@ def _error(r: Record, c: Calibration) -> float:
     return (r.at(c) - r.measured) / r.measured
 
 
+#: The most peers (memory-bound records of the same engine and chip) a record's one-record calibration is tried with in the
+#: leave-one-out, the first in the dataset's order (the shipped dataset's largest group, TensorRT-LLM on the A100 of
+#: LLM-Inference-Bench and TensorRT-LLM 0.6.1, has 26 records, so its records use 16 of their 25 peers): it keeps the
+#: leave-one-out linear.
+MAX_LOO_PEERS = 16
+#: Two local lines are the same piece of the step model when they agree to this relative tolerance (a finite difference's noise
+#: is about 1e-10; a component crossing the ridge changes a line by far more).
+_SAME_LINE = 1e-7
+_GRAM_KEYS = (*_PARAMS, "y")
+
+Line = tuple[float, dict[str, float], float]
+
+
+def _same_line(a: Line, b: Line, x: float, scale: float) -> bool:
+    """Two local lines (slope, coefficients, intercept) near x agree: slope*x and the intercept to _SAME_LINE of `scale` (the
+    record's measured step), each time's coefficient to _SAME_LINE of itself."""
+    return (abs(a[0] - b[0]) * x <= _SAME_LINE * scale and abs(a[2] - b[2]) <= _SAME_LINE * scale
+            and all(abs(a[1][p] - b[1][p]) <= _SAME_LINE * max(abs(a[1][p]), abs(b[1][p]), 1.0) for p in a[1]))
+
+
+class _Linearised:
+    """Records' local lines at one x (= 1/eta_bw), their least-squares sums (a Gram matrix per record and per source, each
+    source weighing the same as in `fit`), and the interval of x around it over which each record's line stays the same (the
+    step model is piecewise linear in x).
+
+    A fit of all but one record is then the sums less that record's (its source's weight rescaled for one record fewer),
+    solved in O(1) (`fit_without`); it is exact when its x lands where every other record's line is still the one it was
+    linearised with, since `fit` would stop there too.
+    """
+
+    def __init__(self, records: Sequence[Record], x: float, eta_flops: float) -> None:
+        self.records = list(records)
+        self.x, self.eta_flops = x, eta_flops
+        self.lines = [_local_line(r, x, eta_flops) for r in self.records]
+        self.grams = []
+        for r, (slope, coef, intercept) in zip(self.records, self.lines, strict=True):
+            w = 1 / r.measured**2
+            col = {"x": slope, **coef, "y": r.measured - intercept}
+            self.grams.append({(a, b): w * col[a] * col[b] for a in _GRAM_KEYS for b in _GRAM_KEYS})
+        self.count: dict[str, int] = {}
+        self.by_source: dict[str, dict[tuple[str, str], float]] = {}
+        for r, g in zip(self.records, self.grams, strict=True):
+            self.count[r.source] = self.count.get(r.source, 0) + 1
+            s = self.by_source.setdefault(r.source, dict.fromkeys(g, 0.0))
+            for k, v in g.items():
+                s[k] += v
+        keys = [(a, b) for a in _GRAM_KEYS for b in _GRAM_KEYS]
+        self.total = {k: sum(s[k] / self.count[src] for src, s in self.by_source.items()) for k in keys}
+        self.spans = [self._span(r, line) for r, line in zip(self.records, self.lines, strict=True)]
+        self.index = {id(r): i for i, r in enumerate(self.records)}
+        # the two tightest ends of the spans, so the common interval without any one record takes O(1)
+        self.lows = sorted(range(len(self.records)), key=lambda k: -self.spans[k][0])[:2]
+        self.highs = sorted(range(len(self.records)), key=lambda k: self.spans[k][1])[:2]
+        self.with_tp = sum(1 for line in self.lines if line[1]["t_ar"] > 0)
+
+    def _span(self, r: Record, line: Line) -> tuple[float, float]:
+        """The x interval around self.x (within a factor 2, and x >= 1) where `r`'s line is `line`."""
+        def same(at: float) -> bool:
+            return _same_line(_local_line(r, at, self.eta_flops), line, at, r.measured)
+
+        def edge(limit: float) -> float:
+            inside, d = self.x, 1e-6 * self.x * (1 if limit > self.x else -1)
+            while abs(d) < abs(limit - self.x) and same(self.x + d):
+                inside, d = self.x + d, d * 8
+            outside = self.x + d if abs(d) < abs(limit - self.x) else limit
+            if outside == limit and same(limit):
+                return limit
+            for _ in range(40):
+                mid = (inside + outside) / 2
+                if same(mid):
+                    inside = mid
+                else:
+                    outside = mid
+            return inside
+        return edge(max(1.0, self.x / 2)) if self.x > 1.0 else 1.0, edge(2 * self.x)
+
+    def without(self, r: Record | None) -> tuple[dict[tuple[str, str], float], tuple[float, float], int, int]:
+        """The weighted sums, the common interval, the number of records and of those with tensor parallelism, of the set less
+        `r` (None, or a record not in the set: the whole set)."""
+        i = self.index.get(id(r)) if r is not None else None
+        lo = next((self.spans[k][0] for k in self.lows if k != i), 1.0)
+        hi = next((self.spans[k][1] for k in self.highs if k != i), float("inf"))
+        if i is None:
+            return self.total, (lo, hi), len(self.records), self.with_tp
+        src, n = self.records[i].source, self.count[self.records[i].source]
+        s, g = self.by_source[src], self.grams[i]
+        gram = {k: v - s[k] / n + ((s[k] - g[k]) / (n - 1) if n > 1 else 0.0) for k, v in self.total.items()}
+        return gram, (lo, hi), len(self.records) - 1, self.with_tp - (self.lines[i][1]["t_ar"] > 0)
+
+    def fit_without(self, r: Record | None, held: Mapping[str, float]) -> Calibration | None:
+        """The least-squares fit of the set less `r` with `held` times fixed, or None where `fit` itself must run: the result
+        leaves the lines it was linearised with, or the records cannot tell the free parameters apart (`fit` says so)."""
+        gram, (lo, hi), count, with_tp = self.without(r)
+        free = ["x"] + [p for p in _PARAMS[1:] if p not in held]
+        if count < len(free) or ("t_ar" in free and not with_tp):
+            return None
+        try:
+            vals, _ = _least_squares_gram(gram, free, {**held, "x": self.x})
+        except IndistinctError:
+            return None
+        x = vals["x"]
+        if not lo <= x <= hi:
+            return None
+        return Calibration(1 / x, float(vals["t_layer"]), float(vals["t_fixed"]), float(vals["t_ar"]), "", (), self.eta_flops)
+
+
+def _least_squares_gram(gram: Mapping[tuple[str, str], float], free: Sequence[str], values: Mapping[str, float]) -> tuple[dict[str, float], tuple[str, ...]]:
+    """`_least_squares` from the weighted sums of the records (their Gram matrix) instead of the records: the same choice of bounds."""
+    best: tuple[float, dict[str, float], tuple[str, ...]] | None = None
+    for binds in product((False, True), repeat=len(free)):
+        bound = tuple(p for p, b in zip(free, binds, strict=True) if b)
+        fit_these = [p for p in free if p not in bound]
+        vals = {**values, **{p: _BOUNDS[p] for p in bound}}
+        fixed = [p for p in _PARAMS if p not in fit_these]
+        if fit_these:
+            a = [[gram[(p, q)] for q in fit_these] for p in fit_these]
+            b = [gram[(p, "y")] - sum(vals[f] * gram[(p, f)] for f in fixed) for p in fit_these]
+            sol = _solve(a, b)
+            if sol is None:
+                if not bound:
+                    raise IndistinctError(f"these records cannot tell {' from '.join(_NAMES[p] for p in fit_these)} apart; hold one")
+                continue
+            vals.update(zip(fit_these, sol, strict=True))
+            if any(vals[p] < _BOUNDS[p] for p in fit_these):
+                continue
+        cost = (gram[("y", "y")] - 2 * sum(vals[p] * gram[(p, "y")] for p in _PARAMS)
+                + sum(vals[p] * vals[q] * gram[(p, q)] for p in _PARAMS for q in _PARAMS))
+        if best is None or cost < best[0] * (1 - 1e-12):
+            best = (cost, vals, bound)
+    assert best is not None  # every parameter at its bound is always feasible
+    return best[1], best[2]
+
+
+_HELD_LOO = "held at the sheets' defaults"
+
+
 @_memo
 def leave_one_out(records: Sequence[Measurement], classify: Calibration | None = None) -> LeaveOneOut:
+    """See LeaveOneOut. Linear in the number of records: each refit without one record is the dataset's sums less that record's
+    (`_Linearised`), falling back to a full fit only where that would leave the lines the sums were taken at."""
     rs = evaluate_records(records, classify)
-    defaults = classify or sheet_defaults()
+    defaults = classify or start()
+    memory = [s for s in rs if s.regime == MEMORY_BOUND]
+    ef = start().eta_flops  # what `fit` holds
+    everything = _Linearised(memory, 1 / fit_distinct(memory, defaults, _HELD_LOO).eta_bw, ef) if memory else None
+    groups: dict[tuple[str, str], list[Record]] = {}
+    for s in memory:
+        groups.setdefault(s.group, []).append(s)
+    group_fits: dict[tuple[str, str], _Linearised | None] = {}
     one, group, skipped = [], [], []
     for r in rs:
-        others = [s for s in rs if s.m.id != r.m.id]
-        peers = [s for s in others if s.group == r.group and s.regime == MEMORY_BOUND]
+        peers = [s for s in groups.get(r.group, []) if s is not r]
         if not peers:
             skipped.append(r.m.id)
             continue
-        held = fit_distinct([s for s in others if s.regime == MEMORY_BOUND], defaults, "held at the sheets' defaults")
-        errs = [abs(_error(r, _calibrate([s], held))) for s in peers]
-        cg = _calibrate(peers, held)
+        held = ((everything.fit_without(r, {}) if everything is not None else None)
+                or fit_distinct([s for s in memory if s is not r], defaults, _HELD_LOO))
+        errs = [abs(_error(r, _calibrate([s], held))) for s in peers[:MAX_LOO_PEERS]]
+        cg = _group_calibration(r, peers, held, groups[r.group], group_fits, ef)
         one.append(replace(row(r, cg), error=statistics.median(errs)))
         group.append(row(r, cg))
     return LeaveOneOut(tuple(one), tuple(group), summarise(one), summarise(group), tuple(skipped))
+
+
+def _group_calibration(r: Record, peers: list[Record], held: Calibration, members: list[Record],
+                       cache_: dict[tuple[str, str], _Linearised | None], ef: float) -> Calibration:
+    """`_calibrate(peers, held)`, from the group's sums less `r` where that is exact."""
+    if len(peers) == 1:
+        return _calibrate(peers, held)
+    times = {"t_layer": held.t_layer, "t_ar": held.t_ar}
+    if r.group not in cache_:
+        try:
+            cache_[r.group] = _Linearised(members, 1 / _calibrate(members, held).eta_bw, ef)
+        except ValueError:
+            cache_[r.group] = None
+    lin = cache_[r.group]
+    c = lin.fit_without(r, times) if lin is not None else None
+    return c if c is not None else _calibrate(peers, held)
 
 
 def measured_mbu_range(records: Sequence[Measurement], classify: Calibration | None = None, tp: int | None = None) -> tuple[float, float, float]:
@@ -816,6 +979,8 @@ __all__ = [
     "DEFAULT_FIGURES",
     "HAND_SET",
     "HELD_ETA_FLOPS",
+    "MAX_IMPLIED_MBU",
+    "MAX_LOO_PEERS",
     "MEMORY_BOUND",
     "MIN_FAMILY_RECORDS",
     "OTHER_REGIME",
@@ -855,9 +1020,9 @@ __all__ = [
     "record_context",
     "sheet_defaults",
     "source_weights",
+    "start",
     "step_function",
     "summarise",
     "summary_texts",
     "validate",
-    "write_profiles",
 ]

@@ -7,6 +7,7 @@ SI prefix that puts the mantissa in [1, 1000)) and `digits` the text.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
@@ -20,6 +21,8 @@ if TYPE_CHECKING:
     import sympy as sp
 
 SIGNIFICANT_FIGURES = 4
+#: Figures print shorter numbers: a value marked on a plot or filled into its title.
+FIGURE_SIGNIFICANT_FIGURES = 3
 #: exact integers up to this are printed in full (parameter counts, token counts)
 MAX_EXACT_INTEGER = 10**13
 _PREFIXES = (("E", 18), ("P", 15), ("T", 12), ("G", 9), ("M", 6), ("k", 3), ("", 0))
@@ -45,31 +48,35 @@ class Shown:
 
 
 @lru_cache(maxsize=8192)
-def display(exact: sp.Expr | Fraction | int | float, u: pint.Unit, preferred: str | None = None) -> Shown:
+def display(exact: sp.Expr | Fraction | int | float, u: pint.Unit, preferred: str | None = None, figures: int = SIGNIFICANT_FIGURES) -> Shown:
     """The value as it should be shown: an SI prefix that puts the mantissa in [1, 1000).
 
     `preferred` (a sheet's display unit) names the unit family and wins when
     its mantissa is already in range, or when no prefix applies (counts).
-    Memoized: a sheet shows the same value in its steps, tables and JSON.
+    Memoized: a sheet shows the same value in its steps, tables and JSON. `figures`: significant figures (see `digits`).
     """
     value = _fraction(exact)
     q = Quantity(value, u)
     if preferred:
         target = unit(preferred)
-        magnitude = abs(float(q.to(target).magnitude))
+        magnitude = abs(q.to(target).magnitude)  # exact: a Fraction past a float's range compares without overflowing
         if magnitude == 0 or 1 <= magnitude < 1000:
-            return Shown(digits(q.to(target).magnitude), target)
+            return Shown(digits(q.to(target).magnitude, figures), target)
         q = q.to(target)
     target = _auto_unit(q)
     if preferred and target == q.to_base_units().units:
         # no prefixed unit fits (0.56 J/token has no prefix below 1 here): the sheet's unit reads better than base units (s*W/token)
         target = unit(preferred)
     shown = q.to(target)
-    return Shown(digits(shown.magnitude), target)
+    return Shown(digits(shown.magnitude, figures), target)
 
 
-def digits(value: Fraction | int | float) -> Number:
-    """Four significant figures; exact integers in full; powers of ten outside [1e-3, 1e6)."""
+def digits(value: Fraction | int | float, figures: int = SIGNIFICANT_FIGURES) -> Number:
+    """`figures` significant figures (four on a sheet); exact integers in full; powers of ten outside [1e-3, 1e6).
+
+    A sheet keeps every whole digit of a number below a million (28,628 tokens); a figure's shorter numbers
+    (fewer significant figures) round those too (2,920 token/s).
+    """
     if isinstance(value, (int, Fraction)) and Fraction(value).denominator == 1 and abs(value) < MAX_EXACT_INTEGER:
         return Number(str(int(value)), exact_integer=True)
     x = float(value)
@@ -77,11 +84,11 @@ def digits(value: Fraction | int | float) -> Number:
         return Number("0")
     magnitude = abs(x)
     if 1e-3 <= magnitude < 1e6:
-        text = f"{x:#.{SIGNIFICANT_FIGURES}g}".rstrip(".")  # '#' keeps trailing zeros: 586.0, not 586
+        text = f"{x:#.{figures}g}".rstrip(".")  # '#' keeps trailing zeros: 586.0, not 586
         if "e" in text:
-            text = f"{x:.0f}"
+            text = f"{x:.0f}" if figures >= SIGNIFICANT_FIGURES else f"{round(x, figures - 1 - math.floor(math.log10(magnitude))):.0f}"
         return Number(text)
-    mantissa, exponent = f"{x:.{SIGNIFICANT_FIGURES - 1}e}".split("e")
+    mantissa, exponent = f"{x:.{figures - 1}e}".split("e")
     return Number(mantissa, int(exponent))
 
 
@@ -101,22 +108,22 @@ def _auto_unit(q: pint.Quantity) -> pint.Unit:
         return q.units
     name = positive[0][0]
     rest = unit_text(q.units / ureg.Unit(name))
-    magnitude = abs(float(q.magnitude))
+    magnitude = abs(q.magnitude)
     if name == "second" and rest == "1":
         for prefix, power in _TIME_PREFIXES:
-            if magnitude >= 10.0**power or prefix == "n":
+            if magnitude >= Fraction(10) ** power or prefix == "n":
                 return unit(f"{prefix}s")
     if name in _PREFIXABLE and magnitude > 0 and rest not in _UNPREFIXED_RATIOS:
         for prefix, power in _PREFIXES:
-            if magnitude >= 10.0**power:
+            if magnitude >= Fraction(10) ** power:
                 base = _PREFIXABLE[name]
                 return unit(f"{prefix}{base}" if rest == "1" else f"{prefix}{base}*({rest})")
     return q.units
 
 
-def plain(exact: sp.Expr | Fraction | int | float, u: pint.Unit, preferred: str | None = None) -> str:
-    """'4.48 ms': plain text, for the CLI's `show`."""
-    s = display(exact, u, preferred)
+def plain(exact: sp.Expr | Fraction | int | float, u: pint.Unit, preferred: str | None = None, figures: int = SIGNIFICANT_FIGURES) -> str:
+    """'4.48 ms': plain text, for the CLI's `show` (and, with fewer `figures`, a figure's marks)."""
+    s = display(exact, u, preferred, figures)
     text = unit_text(s.unit)
     return number_text(s.number) if text == "1" else f"{number_text(s.number)} {text}"
 

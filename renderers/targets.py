@@ -30,6 +30,8 @@ class Target:
     unit: Callable[[pint.Unit], str]
     #: a link to another answer sheet by slug
     link: Callable[[str], str]
+    #: display math (a step's lines) as this language carries it: TeX with no character its reader takes for markup
+    math: Callable[[str], str] = lambda m: m
 
 
 class _Printer(LatexPrinter):
@@ -123,10 +125,11 @@ MARKDOWN = Target(
     text=escape.markdown,
     quantity_math=_md_quantity,
     quantity_text=_md_quantity_text,
-    inline_math=lambda m: f"${m}$",
+    inline_math=lambda m: f"${escape.markdown_math(m)}$",
     code=escape.markdown_code,
     unit=_md_unit,
     link=lambda slug: f"[{escape.markdown(slug)}]({slug}.md)",
+    math=escape.markdown_math,
 )
 
 LATEX = Target(

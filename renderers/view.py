@@ -131,7 +131,7 @@ def build(sheet: Sheet, target: Target, plots: str | None = None) -> dict[str, A
     for st in sheet.steps:
         lead, lines = step_lines(st, names, target, ranks)
         steps.append({"name": target.code(st.step.name), "title": p(step_title(st.step)), "symbol": target.inline_math(st.latex),
-                      "why": p(st.step.why), "lead": lead, "lines": lines})
+                      "why": p(st.step.why), "lead": lead, "lines": [target.math(x) for x in lines]})
     symbols = []
     seen = set()
     for info in d.symbols:

@@ -3,14 +3,20 @@
 from __future__ import annotations
 
 import json
+import os
+import site
+import sysconfig
+import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from derivations import validation as v
 from derivations.context import PROFILES
+from renderers.escape import markdown as md
 from specs.catalog import shown_path
 from specs.measurements import DEFAULT_PROFILE, MEASUREMENTS_DIR, PROFILES_DIR, Measurement, Profile, load_measurements
+from units import RooflineError
 
 
 @dataclass(frozen=True)
@@ -42,12 +48,85 @@ def report(directory: Path = MEASUREMENTS_DIR) -> Report:
                   v.at_family_profiles(records, PROFILES))
 
 
-def write_defaults(directory: Path = PROFILES_DIR) -> str:
-    """Refit the fitted engine profiles to the dataset, write them, and say what was written."""
-    written = v.write_profiles(load_measurements(), directory)
-    lines = [f"wrote {shown_path(directory / f'{p.name}.toml')}: " + ", ".join(f"{k} = {x}" for k, x in p.texts.items())
+class DefaultsError(RooflineError):
+    """The fitted engine profiles cannot be written where asked."""
+
+
+def installed_package(path: Path) -> bool:
+    """True when `path` lies inside an installed package (site-packages), not a source checkout or an editable install."""
+    real = Path(os.path.realpath(path))
+    roots = {sysconfig.get_paths().get(k) for k in ("purelib", "platlib")} | set(site.getsitepackages()) | {site.getusersitepackages()}
+    return any(r and (real == Path(r).resolve() or Path(r).resolve() in real.parents) for r in roots)
+
+
+def write_defaults(directory: Path | None = None) -> str:
+    """Refit the fitted engine profiles to the dataset, write them into `directory` atomically, and say what was written.
+
+    `directory` None: the profiles folder the sheets read (specs/measurements/profiles/), unless that lies inside an installed
+    package, which is refused (a reinstall would undo it and every user of that Python would share it; name it with --to to
+    write it all the same). Each file is written to a temporary file beside it, and only when every one is written are they
+    renamed over the old ones, so a failure changes nothing and a reader never sees a truncated file; a symbolic link there is
+    replaced, not followed. A fitted profile the dataset no longer supports is removed; hand-written ones (`ideal`) are kept.
+    """
+    target = PROFILES_DIR if directory is None else Path(directory)
+    if directory is None and installed_package(target):
+        raise DefaultsError(f"{shown_path(target)}: is inside the installed roofline package; write the refit elsewhere with --to DIR, "
+                            f"or name this folder with --to {shown_path(target)} to overwrite it")
+    if not target.is_dir():
+        raise DefaultsError(f"{shown_path(target)}: is not a folder; --to names the folder the engine profiles are written to")
+    written = v.fresh_profiles(load_measurements())
+    texts = {target / f"{p.name}.toml": v.profile_file_text(p) for p in written}
+    gone = [q.path for q in PROFILES.values() if q.records and q.path.parent.resolve() == target.resolve()
+            and q.path.name not in {path.name for path in texts}]
+    _replace_files(texts, gone)
+    lines = [f"wrote {shown_path(target / f'{p.name}.toml')}: " + ", ".join(f"{k} = {x}" for k, x in p.texts.items())
              + f" ({len(p.calibration.ids)} records)" for p in written]
+    lines += [f"removed {shown_path(path)}: the dataset no longer has enough records of that engine" for path in gone]
     return "\n".join(lines) + "\nrebuild the sheets with `roofline build`\n"
+
+
+def _replace_files(texts: dict[Path, str], remove: Sequence[Path] = ()) -> None:
+    """Each path holds its text (and each of `remove` is gone) after one rename each: every text is first written to a temporary
+    file in its folder and flushed to disk; only then are they renamed into place. A failure before the renames changes nothing;
+    one during them puts back the files already replaced."""
+    staged: list[tuple[str, Path]] = []
+    where = ""
+    try:
+        for target, text in texts.items():
+            where = shown_path(target)
+            if target.is_dir():
+                raise DefaultsError(f"{where}: is a folder, expected a file")
+            fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+            staged.append((tmp, target))
+            with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
+                f.write(text)
+                f.flush()
+                os.fsync(f.fileno())
+            os.chmod(tmp, 0o644)
+        old = {target: target.read_bytes() for _, target in staged if target.is_file() and not target.is_symlink()}
+        done: list[Path] = []
+        try:
+            for tmp, target in staged:
+                where = shown_path(target)
+                os.replace(tmp, target)
+                done.append(target)
+        except OSError:
+            for target in done:  # put back what this run replaced
+                if target in old:
+                    target.write_bytes(old[target])
+            raise
+        staged = []
+        for path in remove:
+            where = shown_path(path)
+            path.unlink(missing_ok=True)
+    except OSError as err:
+        raise DefaultsError(f"{where}: cannot write it ({err.strerror or err}); nothing was changed") from None
+    finally:
+        for tmp, _ in staged:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
 
 
 def _ms(seconds: float) -> str:
@@ -75,7 +154,7 @@ def _summary_lines(title: str, summaries: Sequence[v.Summary], signed: bool = Tr
     lines = [f"| {title} | records | median abs error | worst error | worst record |", "|---|---:|---:|---:|---|"]
     for s in summaries:
         worst = _pct(s.worst_error) if signed else _abs_pct(s.worst_error)
-        lines.append(f"| {s.regime} | {s.count} | {_abs_pct(s.median_abs_error)} | {worst} | {s.worst_id} |")
+        lines.append(f"| {s.regime} | {s.count} | {_abs_pct(s.median_abs_error)} | {worst} | {md(s.worst_id)} |")
     return lines
 
 
@@ -170,17 +249,17 @@ def render_validate(r: Report, fmt: str) -> str:
     engines = sorted({m.engine for m in r.records})
     chips = sorted({m.hardware.key for m in r.records})
     sources = sorted({m.path.name for m in r.records})
-    stale_line = (f" **Stale**: today's fit rounds to other values for {', '.join(stale)}; run `roofline calibrate --write-defaults`."
+    stale_line = (f" **Stale**: today's fit rounds to other values for {md(', '.join(stale))}; run `roofline calibrate --write-defaults`."
                   if stale else "")
     out = [
         "# The step model against published measurements",
         "",
-        f"{len(r.records)} records from {len(sources)} sources, {len(chips)} chips ({', '.join(chips)}), {len(engines)} engines "
-        f"({', '.join(engines)}), TP {', '.join(str(n) for n in sorted({m.tp for m in r.records}))}; files under specs/measurements/.",
+        f"{len(r.records)} records from {len(sources)} sources, {len(chips)} chips ({md(', '.join(chips))}), {len(engines)} engines "
+        f"({md(', '.join(engines))}), TP {', '.join(str(n) for n in sorted({m.tp for m in r.records}))}; files under specs/measurements/.",
         "",
         f"- Hand-set (before the dataset): {_params(s.calibration)}: the sheets' old defaults, no per-layer overhead, no all-reduce latency.",
         f"- Default profile (every sheet's defaults, specs/measurements/profiles/{DEFAULT_PROFILE}.toml): "
-        f"{_params(d.calibration)}; today's fit {_params(r.fresh[0].calibration)} ({r.fresh[0].calibration.how}), rounded to "
+        f"{_params(d.calibration)}; today's fit {_params(r.fresh[0].calibration)} ({md(r.fresh[0].calibration.how)}), rounded to "
         f"{v.DEFAULT_FIGURES} significant figures.{stale_line}",
         "- Floor: the same step model at the `ideal` profile (eta_bw = eta_flops = 1, no overheads, no all-reduce latency; all-reduce bytes "
         "at link rate kept).",
@@ -194,8 +273,8 @@ def render_validate(r: Report, fmt: str) -> str:
         "",
         "| profile | eta_bw | eta_flops | t_layer | t_fixed | ar_latency | records | provenance |",
         "|---|---:|---:|---:|---:|---:|---:|---|",
-        *(f"| {p.name} | {p.values['eta_bw']} | {p.values['eta_flops']} | {p.values['t_layer']} | {p.values['t_fixed']} | "
-          f"{p.values['ar_latency']} | {len(p.records)} | {p.provenance} |" for p in r.profiles),
+        *(f"| {md(p.name)} | {md(p.values['eta_bw'])} | {md(p.values['eta_flops'])} | {md(p.values['t_layer'])} | {md(p.values['t_fixed'])} | "
+          f"{md(p.values['ar_latency'])} | {len(p.records)} | {md(p.provenance)} |" for p in r.profiles),
         "",
         "## Targets",
         "",
@@ -209,8 +288,8 @@ def render_validate(r: Report, fmt: str) -> str:
     loso_by_id = {x.id: x for x in r.oos.loso}
     for a, b in zip(s.rows, d.rows, strict=True):
         lo = _pct(loso_by_id[b.id].error) if b.id in loso_by_id else ""
-        out.append(f"| {b.id} | {b.model} on {b.hardware}, {b.engine}: {b.setup} | {b.regime} | {_ms(b.measured)} | {_ms(b.floor)} | "
-                   f"{_pct(a.error)} | {_ms(b.predicted)} | {_pct(b.error)} | {lo} | {b.implied_mbu:.2f} | {b.prefill_share:.2f} |")
+        out.append(f"| {md(b.id)} | {md(b.model)} on {md(b.hardware)}, {md(b.engine)}: {md(b.setup)} | {b.regime} | {_ms(b.measured)} | "
+                   f"{_ms(b.floor)} | {_pct(a.error)} | {_ms(b.predicted)} | {_pct(b.error)} | {lo} | {b.implied_mbu:.2f} | {b.prefill_share:.2f} |")
     out += ["", *_summary_lines("at the hand-set defaults", s.summaries), "", *_summary_lines("at the default profile", d.summaries), ""]
     out += ["Memory-bound decode records by tensor-parallel degree:", "", *_summary_lines("at the default profile", f.per_tp), "",
             *_summary_lines("leave one source out", f.loso_per_tp), ""]
@@ -220,14 +299,14 @@ def render_validate(r: Report, fmt: str) -> str:
             "profile is fitted to these very records:", "", *_summary_lines("memory-bound decode", [v.memory_summary(r.family)]), "",
             *_summary_lines("by TP degree", v.by_tp(r.family)), ""]
     if r.oos.tp8_fit is not None:
-        out += [f"Eight GPUs from a fit to TP <= 4 ({_params(r.oos.tp8_fit)}; {r.oos.tp8_fit.how}):", "",
+        out += [f"Eight GPUs from a fit to TP <= 4 ({_params(r.oos.tp8_fit)}; {md(r.oos.tp8_fit.how)}):", "",
                 *_summary_lines("eight-GPU records", [f.tp8_from_tp4]), ""]
     out += ["Leave-one-out calibration (defaults refitted without the record; calibration only on memory-bound records of the same engine "
             "and chip, t_layer and t_ar held at the refitted default):", ""]
     out += _summary_lines("eta_bw from one record (median over the choices)", r.loo.one_summary, signed=False)
     out += ["", *_summary_lines("eta_bw and t_fixed from all other records of the group", r.loo.group_summary), ""]
     if r.loo.skipped:
-        out += [f"No memory-bound peer of the same engine and chip, so not in the leave-one-out: {', '.join(r.loo.skipped)}.", ""]
+        out += [f"No memory-bound peer of the same engine and chip, so not in the leave-one-out: {md(', '.join(r.loo.skipped))}.", ""]
     out += [f"Implied MBU of the memory-bound decode records: {r.mbu[0]:.2f} to {r.mbu[2]:.2f} (median {r.mbu[1]:.2f}).", ""]
     out += ["Conversion rules:", "", *(f"- `{k}`: {text}" for k, text in v.RULES.items()), ""]
     return "\n".join(out)
@@ -252,9 +331,9 @@ def render_calibrate(ids: Sequence[str], fmt: str, directory: Path = MEASUREMENT
             "records": [{**_row_json(x), "calibrated_on": x.id in used, "same_engine_and_chip": x in rest} for x in val.rows],
         }, indent=2, ensure_ascii=False) + "\n"
     out = [
-        "# Calibrated on " + ", ".join(c.ids),
+        "# Calibrated on " + md(", ".join(c.ids)),
         "",
-        f"- Fitted: {_params(c)} ({c.how}).",
+        f"- Fitted: {_params(c)} ({md(c.how)}).",
         f"- Default profile for comparison: {_params(defaults)}.",
         "",
         "| record | use | regime | measured ms | predicted ms | error | MBU |",
@@ -262,10 +341,10 @@ def render_calibrate(ids: Sequence[str], fmt: str, directory: Path = MEASUREMENT
     ]
     for x in val.rows:
         use = "fitted" if x.id in used else ("same engine and chip" if x in rest else "other")
-        out.append(f"| {x.id} | {use} | {x.regime} | {_ms(x.measured)} | {_ms(x.predicted)} | {_pct(x.error)} | {x.implied_mbu:.2f} |")
+        out.append(f"| {md(x.id)} | {use} | {x.regime} | {_ms(x.measured)} | {_ms(x.predicted)} | {_pct(x.error)} | {x.implied_mbu:.2f} |")
     out += ["", *_summary_lines("same engine and chip, not fitted", v.summarise(rest)), "",
             *_summary_lines("every record not fitted", v.summarise(others)), ""]
     return "\n".join(out)
 
 
-__all__ = ["Figures", "Report", "figures", "render_calibrate", "render_validate", "report", "write_defaults"]
+__all__ = ["DefaultsError", "Figures", "Report", "figures", "installed_package", "render_calibrate", "render_validate", "report", "write_defaults"]

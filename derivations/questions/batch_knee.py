@@ -47,9 +47,9 @@ tokens_fit = solve("tokens_fit", memory_alone, usable, gl.T, "token",
                    "the context a lone sequence could reach if it had all the room and no layer had a window.",
                    latex=r"T_{\mathrm{fit}}", keep=(usable, weights_resident, sm.kv_tok_gpu), title="Cached tokens that fit", rounds="down",
                    none="the weights alone fill the usable memory, leaving no room for a cache: more GPUs (a larger TP degree) or fewer bytes per weight")
-b_fit = Step("B_fit", tokens_fit.s / pr.kept_context(gl.T + gl.q), "1",
-             r"The cached tokens that fit over what each sequence's layers keep of its $T + q$ tokens (all of them without windows): "
-             "the batch that fills the usable memory exactly.",
+b_fit = Step("B_fit", tokens_fit.s / (sm.kept.s + gl.q), "1",
+             r"The cached tokens that fit over what each sequence's layers keep, $\sym{kept_context} + q$ with this step's tokens ($T + q$ "
+             "without windows): the batch that fills the usable memory exactly.",
              latex=r"B_{\mathrm{fit}}", title="Batch that fills the memory")
 memory_whole = at("memory_whole_sequences", sm.memory_gpu, {gl.B: sp.floor(b_fit.s)},
                   "The memory needed by the whole sequences that fit: a sequence whose cache does not fit whole cannot decode.",
@@ -243,9 +243,12 @@ DERIVATION = derivation(
     models=("llama-3.1-70b", "llama-3.1-8b", "mixtral-8x7b"),
     plots=(Plot("throughput", "sweep",
                 r"Throughput against batch: the step model and the line rise towards the ceiling $\sym{throughput_ceiling}$, reach half of it at "
-                r"the knee $\sym{B_knee}$, and stop where the cache fills, $\sym{B_max_kv}$.",
+                r"the knee $\sym{B_knee}$, and stop where the cache fills, $\sym{B_max_kv}$; batches beyond it are shaded.",
+                title="Throughput climbs towards {throughput_ceiling}, half of it at the knee, a batch of {B_knee}; "
+                      "the cache stops the batch at {B_max_kv}",
                 x="batch", y=("throughput", "throughput_line"), span=("1", "4096"), hlines=("throughput_ceiling", "half_ceiling"),
-                vlines=("B_knee", "B_max_kv"), log="x"),),
+                vlines=("B_knee", "B_max_kv"), log="x", fits_up_to="B_max_kv", answer=True,
+                labels={"throughput": "step model", "throughput_line": r"the line, $t_{0} + B c$"}),),
     defaults={"tp": "2"},
     display_units={**sm.DISPLAY_UNITS, "usable_memory": "GB", "memory_whole_sequences": "GB", "throughput_at_capacity": "token/s",
                    "weight_bytes_all_experts_gpu": "GB", "t_weights": "ms", "t_zero": "ms",

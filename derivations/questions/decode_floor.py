@@ -15,7 +15,7 @@ from derivations import glossary as gl
 from derivations import measured as ms
 from derivations import primitives as pr
 from derivations import stepmodel as sm
-from derivations.engine import Row, Step, Table, derivation, solve
+from derivations.engine import Plot, Row, Step, Table, derivation, solve
 from derivations.symbols import Symbols
 
 S = Symbols(parent=gl.GLOSSARY)
@@ -105,5 +105,14 @@ DERIVATION = derivation(
               ("gpus", "weight_bytes_gpu", "kv_bytes_step", "t_alltoall", "t_step", "throughput", "memory_fraction"), note=sm.LAYOUT_NOTE),
     ),
     inputs=ms.MBU_INPUTS,
+    plots=(Plot("step", "stack",
+                "Where the step goes as batch and context grow: the weight GEMMs, attention over the KV cache, the tensor-parallel "
+                "all-reduces and the engine's overheads (per layer and per step), stacked; the tick on each bar is the single-GPU floor "
+                "of its weights.",
+                title="The step is {t_step}, {step_over_floor} times the {t_floor} floor: the weights set the floor, "
+                      "the KV cache and the overheads sit on top",
+                y=("t_step",), split=("t_step",), vlines=("t_floor",), table=0, answer=True,
+                labels={"t_gemm": "weight GEMMs", "t_attention": "attention (KV cache)", "t_comm": "all-reduces", "t_overhead": "overheads",
+                        "t_floor": "floor"}),),
     display_units={**sm.DISPLAY_UNITS, **ms.DISPLAY_UNITS, "t_floor": "ms", "tokens_per_s_ceiling": "token/s", "T_kv_equal": "token"},
 )

@@ -371,10 +371,17 @@ DERIVATION = derivation(
     hardware=("h100-sxm", "h200", "b200"),
     models=("llama-3.1-70b", "llama-3.1-8b", "mixtral-8x7b", "qwen3-235b-a22b", "deepseek-v3"),
     plots=(Plot("roofline", "roofline",
-                "The roofline of each accelerator (attainable FLOP/s against intensity, the ridge marked) with the kernels of one decode step "
-                "placed on it at a small and a large batch: the weight GEMMs climb the slope together as the batch grows, "
-                "while attention and the small kernels stay where the architecture and the KV format put them.",
-                kernels=KERNELS, batches=("1", "1024")),),
+                "The roofline of this accelerator (attainable FLOP/s against intensity, the ridge marked), with the ceilings of the others, "
+                "and the kernels of one decode step placed on it at batch 1, at the flip batch and at a large batch: the weight GEMMs climb "
+                "the slope together as the batch grows and meet attention at the flip, while attention and the small kernels stay where the "
+                "architecture and the KV format put them.",
+                title=r"The weight GEMMs tie and climb with the batch; attention stays at {intensity_attn}, and the GEMMs reach it at "
+                      r"$\sym{B_flip}$ = {B_flip}",
+                points=tuple(f"intensity_{k}" for k in KERNELS), batches=("1", "B_flip", "1024"), answer=True,
+                labels={**{f"intensity_{k}": "weight GEMMs" for k in ("qkv", "dqkv", "uq", "o", "gate_up", "down", "lm_head", "shared")},
+                        "intensity_uk": r"absorbed $W_{UK}$", "intensity_uv": r"absorbed $W_{UV}$", "intensity_attn": "attention",
+                        "intensity_router": "router", "intensity_experts": "routed experts",
+                        **{f"intensity_{k}": "small kernels" for k in ("ew", "ew_mlp", "ew_moe")}}),),
     display_units={**{f"flops_{k}": "Mflop" for k in KERNELS},
                    **{f"bytes_{k}": "MB" for k in (*KERNELS, "attn_cache")},
                    **{f"t_{k}": "µs" for k in (*KERNELS, "attn_block", "mlp_dense", "mlp_moe")},

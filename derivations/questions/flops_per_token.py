@@ -11,7 +11,7 @@ MLA included.
 
 from derivations import glossary as gl
 from derivations import primitives as pr
-from derivations.engine import Claim, Row, Step, Table, derivation, solve
+from derivations.engine import Claim, Plot, Row, Step, Table, derivation, solve
 from derivations.symbols import Symbols
 
 S = Symbols(parent=gl.GLOSSARY)
@@ -135,6 +135,14 @@ DERIVATION = derivation(
               rel_tol=1e-12, where=Row("Qwen3-235B-A22B", model="qwen3-235b-a22b")),
     ),
     models=("llama-3.1-8b", "llama-3.1-70b"),
+    plots=(Plot("flops", "sweep",
+                r"FLOPs per token against context: the weights' two FLOPs per parameter stay flat while attention's grow with every "
+                r"cached token, and pass them at $\sym{ctx_break}$.",
+                title="Attention's FLOPs per token pass the weights' {flops_per_token_params} at a context of {ctx_break}",
+                x="context", y=("flops_per_token_params", "attention_flops", "flops_per_token_total"), span=("128 token", "1048576 token"),
+                vlines=("ctx_break",), answer=True,
+                labels={"flops_per_token_params": r"weights, $\kappa P_{\mathrm{act}}$", "attention_flops": "attention",
+                        "flops_per_token_total": "both"}),),
     display_units={"flops_per_token_params": "Gflop/token", "flops_rule": "Gflop/token", "attention_flops": "Gflop/token",
                    "flops_per_token_total": "Gflop/token", "attention_flops_per_context_token": "Mflop/token**2",
                    "attention_flops_prefill_avg": "Gflop/token"},

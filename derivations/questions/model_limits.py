@@ -33,8 +33,8 @@ import sympy as sp
 from derivations import glossary as gl
 from derivations import primitives as pr
 from derivations import stepmodel as sm
-from derivations.context import FITTED, Input
-from derivations.engine import Claim, Row, Step, Table, at, derivation
+from derivations.context import Input, fitted
+from derivations.engine import Claim, Plot, Row, Step, Table, at, derivation
 from derivations.questions import batch1_gap as bg
 from derivations.questions import batch_knee as bk
 from derivations.symbols import Symbols
@@ -202,13 +202,13 @@ def _validation_row(rid: str) -> Row:
     """A memory-bound decode record of the measurements dataset as a row: its chip, model, precisions, batch, mean context and
     TP degree, and its measured step (derivations.validation's rules)."""
     m = _RECORDS[rid]
-    return Row(rid, hardware=m.hardware.key, model=m.model.key, weights=m.weights, kv=m.kv, math=m.math,
+    return Row(rid, hardware=m.hardware.key, model=m.model.key, weights=m.weights, kv=m.kv, math=m.math, series=m.engine,
                set={"batch": str(m.batch), "context": f"{mean_context(m)} token", "tp": str(m.tp), "tokens_per_step": "1 token",
                     "measured_step": f"{measured_step(m)!r} s"})
 
 
 VALIDATION = Table("Against published measurements: the memory-bound decode records the defaults are fitted to (`roofline validate`)",
-                   tuple(_validation_row(rid) for rid in FITTED.records),
+                   tuple(_validation_row(rid) for rid in fitted().records),
                    ("t_comm", "t_step", "t_measured", "prediction_error"),
                    note="Each row is a record of specs/measurements/ at its own chip, model, precisions, batch, mean context (prompt plus half "
                         "the output) and TP degree, predicted at this sheet's defaults; compute-bound and prefill-heavy records are left out "
@@ -258,14 +258,14 @@ DERIVATION = derivation(
         Input("measured_step", t_meas, "0 ms", "s",
               "a measured decode step time of this setup to set the prediction against (0: none); the validation table sets each record's",
               "nonnegative"),
-        Input("validation_median_error", e_med, FITTED.summary["median_error"], "1",
-              f"median absolute error of the step model at these defaults against the {len(FITTED.records)} memory-bound decode records "
+        Input("validation_median_error", e_med, fitted().summary["median_error"], "1",
+              f"median absolute error of the step model at these defaults against the {len(fitted().records)} memory-bound decode records "
               "of published measurements (`roofline validate`)", "nonnegative"),
-        Input("validation_worst_error", e_worst, FITTED.summary["worst_error"], "1",
+        Input("validation_worst_error", e_worst, fitted().summary["worst_error"], "1",
               "largest absolute error of the step model at these defaults against those records (`roofline validate`)", "nonnegative"),
-        Input("measured_tp8_mbu_low", U8_lo, FITTED.summary["tp8_mbu_low"], "1",
+        Input("measured_tp8_mbu_low", U8_lo, fitted().summary["tp8_mbu_low"], "1",
               "lowest implied MBU of the memory-bound decode records on eight GPUs (`roofline validate`)", "fraction"),
-        Input("measured_tp8_mbu_high", U8_hi, FITTED.summary["tp8_mbu_high"], "1",
+        Input("measured_tp8_mbu_high", U8_hi, fitted().summary["tp8_mbu_high"], "1",
               "highest implied MBU of the memory-bound decode records on eight GPUs (`roofline validate`)", "fraction"),
         Input("eta_bw_quant", eta_q, "0.6", "1",
               "achieved fraction of datasheet bandwidth in weight-only quantized GEMMs (used only when the weights are narrower than the math)",
@@ -345,6 +345,21 @@ DERIVATION = derivation(
     ),
     hardware=("h100-sxm", "h200", "b200"),
     models=("llama-3.1-70b", "llama-3.1-8b"),
+    plots=(Plot("step", "stack",
+                "Where the step goes on each setup: the twenty lines (weight GEMMs, attention, all-reduces, the overheads), then each "
+                "break sized at the stated inputs, hatched.",
+                title="The twenty lines predict {t_step} here; the breaks add {t_breaks}, so the model captures {share_modelled} of the step",
+                y=("t_step", "t_breaks"), split=("t_step", "t_breaks"), table=1, answer=True,
+                labels={"t_step": "the twenty lines", "t_breaks": "the breaks", "t_gemm": "weight GEMMs", "t_attention": "attention",
+                        "t_comm": "all-reduces", "t_overhead": "overheads", "break_launch_gaps": "launch gaps", "break_prefill_mix": "prefill mix",
+                        "break_tile_quantization": "tiles", "break_moe_spread": "MoE spread", "break_attention_long_context": "long-context attention",
+                        "break_dequantization": "dequantization", "break_clocks": "clocks"}),
+           Plot("validation", "scatter",
+                "The step model at the defaults against each memory-bound decode record of the published measurements: predicted "
+                "against measured, the marker by engine, the colour by tensor-parallel degree, the dashed lines the median error.",
+                title="Predicted against measured on published servers: a median error of {error_median}, the worst {error_worst}",
+                x="t_measured", y=("t_step",), hlines=("error_median",), table=3, group="tp",
+                labels={"t_measured": "measured step", "t_step": "predicted step", "error_median": "median error"})),
     display_units={**bk.DERIVATION.display_units, **{b.name: "ms" for b in BREAKS}, "t_gemm_prefill_mix": "ms", "t_gemm_clock": "ms",
                    "t_attention_clock": "ms", "t_breaks": "ms", "t_step_with_breaks": "ms", "share_modelled": "%", "prediction_error": "%", "error_median": "%", "error_worst": "%", "t_step_band_low": "ms", "t_step_band_high": "ms", "t_step_worst_low": "ms",
                    "t_step_worst_high": "ms", "t_step_tp8_fast": "ms", "t_step_tp8_slow": "ms", "t_measured": "ms", "measured_step": "ms", "kv_page_waste": "GB",

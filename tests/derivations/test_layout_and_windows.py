@@ -153,7 +153,7 @@ def test_default_layout_is_exactly_tensor_parallelism():
     assert v["weight_bytes_gpu"] == v["weight_bytes"] / 2
     assert v["t_alltoall"] == 0
     assert sp.simplify(sm.weights_gpu.expr.xreplace({gl.n_dp: 1}) - pr.tp_split(pr.weight_bytes(pr.params_read(sm.experts.s)))) == 0
-    assert sm.memory_gpu.expr.xreplace({gl.n_dp: 1}).equals(pr.tp_split(gl.P_total * gl.b_w) + gl.B * pr.kept_context(gl.T + gl.q) * sm.kv_tok_gpu.s)
+    assert sm.memory_gpu.expr.xreplace({gl.n_dp: 1}).equals(pr.tp_split(gl.P_total * gl.b_w) + gl.B * (sm.kept.s + gl.q) * sm.kv_tok_gpu.s)
 
 
 def test_alltoall_bytes_and_link_by_hand():

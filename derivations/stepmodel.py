@@ -166,7 +166,8 @@ LAYOUT_ROWS: tuple[Row, ...] = tuple(
 )
 LAYOUT_NOTE = (r"DeepSeek-V3 in FP8 on H800 at a 4K context: TP8 on one node (it does not fit), then expert parallelism with one attention "
                r"replica per GPU over 32 GPUs and over 128 (DeepSeek's decode layout, 128 sequences per GPU). $B$ counts one replica's "
-               "sequences; past one node of 8 the all-to-alls cross the 50 GB/s InfiniBand NIC of each GPU.")
+               "sequences, and $\\sym{throughput}$ one replica's tokens per second: per GPU at $\\sym{n_tp} = 1$, per eight GPUs in the TP8 row. "
+               "Past one node of 8 the all-to-alls cross the 50 GB/s InfiniBand NIC of each GPU.")
 
 DISPLAY_UNITS = {"weight_bytes": "GB", "kv_bytes_per_token": "kB/token", "kv_bytes_per_token_gpu": "kB/token", "kv_bytes_step": "GB", "kept_context": "token",
                  "weight_bytes_gpu": "GB", "bytes_per_gpu": "GB", "flops_gemm_gpu": "Tflop", "flops_attention_gpu": "Tflop",

@@ -753,8 +753,9 @@ def _branch_roots(slug: str, step: Solve, sides: Sequence[sp.Expr], var: sp.Symb
     """The root of an equation that is piecewise in `var` through min/max terms (min(T, W) of a windowed layer).
 
     Each combination of sides of the kinks is an equation sympy solves; a root counts where it is positive and the
-    side it took is the one the min (max) picks at that root (the first such root, in branch order). The closed form is the Piecewise of the roots under those conditions,
-    NaN (no value) where none holds: a context whose windowed cache never grows to meet the other side.
+    side it took is the one the min (max) picks at that root (the first such root, in branch order). The closed form is
+    the Piecewise of the roots under those conditions, 0 where none holds, which a closed form's domain (a finite
+    positive number) reads as none: a context whose windowed cache never grows to meet the other side.
     """
     if len(kinks) > MAX_KINKS:
         raise DerivationError(f"{slug}: {step.name}: {len(kinks)} min/max terms in {var}; at most {MAX_KINKS} are solved branch by branch")
@@ -785,7 +786,7 @@ def _branch_roots(slug: str, step: Solve, sides: Sequence[sp.Expr], var: sp.Symb
             pieces.append((root, sp.And(*conditions)))
     if not pieces:
         raise DerivationError(f"{slug}: {step.name}: no branch of {step.lhs} = {step.rhs} has a root in {var}")
-    return sp.Piecewise(*pieces, (sp.nan, True))
+    return sp.Piecewise(*pieces, (sp.Integer(0), True))  # 0: no positive root, which a closed form's domain reads as none
 
 
 def _expand_except(earlier: Sequence[Step], keep: Sequence[str], var: sp.Symbol) -> dict[str, sp.Expr]:
@@ -821,7 +822,7 @@ def _verify(slug: str, name: str, lhs: sp.Expr, rhs: sp.Expr, var: sp.Symbol, ro
         # Floats, not Rationals: an exact rational raised to a random rational power makes sympy factor huge integers.
         point = {s: sp.Float(sp.Rational(rng.randint(1, 10**6), rng.randint(1, 10**3)), 40) for s in free}
         try:
-            if piecewise and not sp.N(root.xreplace(point), 30).is_finite:
+            if piecewise and not sp.N(root.xreplace(point), 30).is_positive:
                 continue  # a branch-wise root (min/max in the variable) that has no value at this point: none to check
             a, b = sp.N(left.xreplace(point), 30), sp.N(right.xreplace(point), 30)
         except TypeError:

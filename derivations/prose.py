@@ -76,6 +76,11 @@ def check(text: str, symbols: Collection[str], steps: Collection[str], where: st
             raise ProseError(f"{where}: math ${part[:40]}$ has unbalanced braces")
 
 
+def placeholders(text: str) -> list[str]:
+    """The step and input names a prose string fills in with `{name}`, in order."""
+    return [m for kind, part in split(text) if kind == "text" for m in _PLACEHOLDER.findall(part)]
+
+
 def links(text: str) -> list[str]:
     """The sheet slugs a prose string links to with `@slug`."""
     return [m for kind, part in split(text) if kind == "text" for m in _LINK.findall(part)]

@@ -23,6 +23,7 @@ _LATEX_SPECIAL = {
     ">": r"\textgreater{}",
     "|": r"\textbar{}",
     "\"": "''",
+    "`": r"\textasciigrave{}",
 }
 #: Non-ASCII characters our own prose uses, mapped to LaTeX; any other is replaced.
 _LATEX_UNICODE = {
@@ -48,7 +49,14 @@ _MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]#|$~>])")
 
 
 def latex(text: str) -> str:
-    """Literal text for a LaTeX document body."""
+    """Literal text for a LaTeX document body; a `name` in backticks (a command, a file) in typewriter type."""
+    parts = text.split("`")
+    if len(parts) > 2 and len(parts) % 2 == 1:
+        return "".join(latex_code(p) if i % 2 else _latex(p) for i, p in enumerate(parts))
+    return _latex(text)
+
+
+def _latex(text: str) -> str:
     out = []
     for ch in text:
         if ch in _LATEX_SPECIAL:
@@ -76,4 +84,4 @@ def markdown_code(text: str) -> str:
 
 
 def latex_code(text: str) -> str:
-    return r"\texttt{" + latex(text) + "}"
+    return r"\texttt{" + _latex(text) + "}"

@@ -7,6 +7,7 @@ SI prefix that puts the mantissa in [1, 1000)) and `digits` the text.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
@@ -19,9 +20,13 @@ from units import Quantity, unit, unit_text, ureg
 if TYPE_CHECKING:
     import sympy as sp
 
-SIGNIFICANT_FIGURES = 4
+SIGNIFICANT_FIGURES = 3
 #: exact integers up to this are printed in full (parameter counts, token counts)
 MAX_EXACT_INTEGER = 10**13
+#: A value this close to a whole number (relatively) is that whole number as printed: 0.99984 flop/B is 1, 7.9922 is 8.
+WHOLE_TOLERANCE = 1e-3
+#: Unit words that take a plural after a number other than 1 ("8,192 tokens", "70,553,706,496 parameters", "tokens/s").
+PLURALS = {"token": "tokens", "parameter": "parameters"}
 _PREFIXES = (("E", 18), ("P", 15), ("T", 12), ("G", 9), ("M", 6), ("k", 3), ("", 0))
 _TIME_PREFIXES = (("", 0), ("m", -3), ("µ", -6), ("n", -9))
 _PREFIXABLE = {"byte": "B", "flop": "flop", "watt": "W", "joule": "J"}
@@ -45,44 +50,84 @@ class Shown:
 
 
 @lru_cache(maxsize=8192)
-def display(exact: sp.Expr | Fraction | int | float, u: pint.Unit, preferred: str | None = None) -> Shown:
+def display(exact: sp.Expr | Fraction | int | float, u: pint.Unit, preferred: str | None = None, exact_unit: bool = False,
+            figures: int = SIGNIFICANT_FIGURES) -> Shown:
     """The value as it should be shown: an SI prefix that puts the mantissa in [1, 1000).
 
     `preferred` (a sheet's display unit) names the unit family and wins when
     its mantissa is already in range, or when no prefix applies (counts).
+    `exact_unit`: always in `preferred` (a table column shows one unit on every row).
+    `figures`: more significant figures where a point needs them (the argument of a floor: 161.99, not 162).
     Memoized: a sheet shows the same value in its steps, tables and JSON.
     """
     value = _fraction(exact)
     q = Quantity(value, u)
+    if exact_unit and preferred:
+        return Shown(digits(q.to(unit(preferred)).magnitude, figures), unit(preferred))
     if preferred:
         target = unit(preferred)
         magnitude = abs(float(q.to(target).magnitude))
         if magnitude == 0 or 1 <= magnitude < 1000:
-            return Shown(digits(q.to(target).magnitude), target)
+            return Shown(digits(q.to(target).magnitude, figures), target)
         q = q.to(target)
     target = _auto_unit(q)
     if preferred and target == q.to_base_units().units:
         # no prefixed unit fits (0.56 J/token has no prefix below 1 here): the sheet's unit reads better than base units (s*W/token)
         target = unit(preferred)
     shown = q.to(target)
-    return Shown(digits(shown.magnitude), target)
+    return Shown(digits(shown.magnitude, figures), target)
 
 
-def digits(value: Fraction | int | float) -> Number:
-    """Four significant figures; exact integers in full; powers of ten outside [1e-3, 1e6)."""
+def digits(value: Fraction | int | float, figures: int = SIGNIFICANT_FIGURES) -> Number:
+    """Three significant figures, trailing zeros dropped; whole numbers whole; powers of ten outside [1e-3, 1e6).
+
+    An exact integer prints in full (8,030,261,248 parameters). Below 100, where three figures would show
+    decimals, a value within WHOLE_TOLERANCE of a whole number prints as that number (0.99984 -> 1, 7.9922 -> 8).
+    """
     if isinstance(value, (int, Fraction)) and Fraction(value).denominator == 1 and abs(value) < MAX_EXACT_INTEGER:
         return Number(str(int(value)), exact_integer=True)
     x = float(value)
     if x == 0:
         return Number("0")
+    whole = round(x)
+    if figures == SIGNIFICANT_FIGURES and whole != 0 and abs(x - whole) <= WHOLE_TOLERANCE * abs(x) and abs(x) < 10 ** (figures - 1):
+        return Number(str(int(whole)), exact_integer=True)
     magnitude = abs(x)
     if 1e-3 <= magnitude < 1e6:
-        text = f"{x:#.{SIGNIFICANT_FIGURES}g}".rstrip(".")  # '#' keeps trailing zeros: 586.0, not 586
-        if "e" in text:
-            text = f"{x:.0f}"
+        places = figures - 1 - math.floor(math.log10(magnitude))
+        rounded = round(x, places)
+        if abs(rounded) >= 10.0 ** (figures - places):  # 9.996 rounds up to 10.0: one figure fewer after the point
+            places -= 1
+            rounded = round(x, places)
+        if places <= 0:
+            return Number(str(int(rounded)))
+        text = f"{rounded:.{places}f}".rstrip("0").rstrip(".")
         return Number(text)
-    mantissa, exponent = f"{x:.{SIGNIFICANT_FIGURES - 1}e}".split("e")
+    mantissa, exponent = f"{x:.{figures - 1}e}".split("e")
+    mantissa = mantissa.rstrip("0").rstrip(".") if "." in mantissa else mantissa
     return Number(mantissa, int(exponent))
+
+
+def unit_word(text: str, number: Number) -> str:
+    """A unit as words after `number`: its leading count noun plural unless the number is 1 ("tokens/s", "parameters")."""
+    head, sep, rest = text.partition("/")
+    if head in PLURALS and not _is_one(number):
+        return PLURALS[head] + sep + rest
+    return text
+
+
+#: A unit as running text reads with a centred dot and superscripts: `flop/(parameter·token)`, `token²`.
+_READABLE = (("*", "·"), ("^2", "²"), ("^3", "³"))
+
+
+def readable_unit(text: str) -> str:
+    for plain_, shown in _READABLE:
+        text = text.replace(plain_, shown)
+    return text
+
+
+def _is_one(n: Number) -> bool:
+    return n.exponent is None and n.mantissa in ("1", "-1")
 
 
 def _fraction(exact: sp.Expr | Fraction | int | float) -> Fraction | float:
@@ -118,16 +163,14 @@ def plain(exact: sp.Expr | Fraction | int | float, u: pint.Unit, preferred: str 
     """'4.48 ms': plain text, for the CLI's `show`."""
     s = display(exact, u, preferred)
     text = unit_text(s.unit)
-    return number_text(s.number) if text == "1" else f"{number_text(s.number)} {text}"
+    return number_text(s.number) if text == "1" else f"{number_text(s.number)} {unit_word(text, s.number)}"
 
 
 def number_text(n: Number) -> str:
-    """Plain text: integer digits grouped in threes with commas (decimals never grouped)."""
-    if n.exact_integer:
-        return f"{int(n.mantissa):,}"
+    """Plain text: integer digits grouped in threes with commas from four digits on (decimals never grouped)."""
     if n.exponent is None:
         whole, dot, frac = n.mantissa.partition(".")
         sign = "-" if whole.startswith("-") else ""
         digits_ = whole.lstrip("-")
-        return sign + (f"{int(digits_):,}" if len(digits_) > 4 else digits_) + dot + frac
+        return sign + (f"{int(digits_):,}" if len(digits_) >= 4 else digits_) + dot + frac
     return f"{n.mantissa}e{n.exponent}"

@@ -153,6 +153,17 @@ DERIVATION = derivation(
                 y=tuple(s.name for s in per_length), table=0, log=""),),
     defaults={"tp": "8"},
     second_model=DRAFTER,
+    argument=(
+        "t_step", "B_max_kv", "t_verify", "t_draft", "draft_cost_ratio", "expected_tokens", "t_cycle", "speedup", "best_speedup",
+        "best_draft_length", "best_draft_length_low_load", "speedup_left_alone", "peak_throughput_ratio",
+    ),
+    body_tables=(0, 1),
+    answer=(
+        "Drafting {draft_length} tokens at an acceptance of {acceptance} speeds decode by {speedup} at this batch and context; "
+        "the best draft length here is {best_draft_length}, for {best_speedup}.",
+        "Tuned at batch 1 and left on at the peak batch, the drafter keeps {peak_throughput_ratio} of peak throughput: the "
+        "draft length must follow the batch, and context length moves the whole table.",
+    ),
     assumptions=(
         r"Target and drafter run on the same GPUs, one after the other: $\gamma$ drafter steps, then one verification step of $\gamma + 1$ tokens per "
         "sequence. Both step times are the shared step model (weights, KV cache, compute, all-reduces, fixed time per step); "

@@ -42,7 +42,7 @@ _SOLVE = re.compile(r"^\s*([A-Za-z][A-Za-z0-9_]*)\s*=\s*([A-Za-z][A-Za-z0-9_]*)\
 TOP_FIELDS = {
     "slug": False, "title": True, "question": True, "inputs": False, "defaults": False, "steps": True, "results": True,
     "assumptions": False, "takeaways": False, "scoring": False, "limits": False, "claims": False, "tables": False,
-    "hardware": False, "models": False,
+    "hardware": False, "models": False, "answer": False, "argument": False,
 }
 INPUT_FIELDS = {"name": True, "symbol": False, "unit": True, "default": True, "meaning": True, "domain": False, "latex": False}
 STEP_FIELDS = {"name": True, "formula": False, "solve": False, "for": False, "keep": False, "rounds": False, "unit": True, "why": True,
@@ -105,7 +105,8 @@ def build(data: Mapping[str, Any], where: str, default_slug: str = "my-derivatio
     tables = [_table(f, item, f"tables[{i}]", names, inputs) for i, item in enumerate(f.array(data, "tables", dict))]
     hardware = tuple(_spec_name(f, x, f"hardware[{j}]", "hardware") for j, x in enumerate(f.array(data, "hardware", str))) or DEFAULT_HARDWARE
     models = tuple(_spec_name(f, x, f"models[{j}]", "model") for j, x in enumerate(f.array(data, "models", str))) or DEFAULT_MODELS
-    texts = {k: tuple(f.array(data, k, str)) for k in ("assumptions", "takeaways", "scoring", "limits")}
+    texts = {k: tuple(f.array(data, k, str)) for k in ("assumptions", "takeaways", "scoring", "limits", "answer")}
+    argument = tuple(f.array(data, "argument", str))
     for k, items in texts.items():
         for j, x in enumerate(items):
             _prose_links(where, f"{k}[{j}]", x)
@@ -113,7 +114,7 @@ def build(data: Mapping[str, Any], where: str, default_slug: str = "my-derivatio
         return derivation(slug, f.string(data, "title", required=True, limit=200), f.string(data, "question", required=True),
                           own, steps, results,
                           inputs=inputs, claims=claims, tables=tables, hardware=hardware, models=models,
-                          display_units=display, defaults=defaults, **texts)
+                          display_units=display, defaults=defaults, argument=argument, **texts)
     except fm.FormulaError as err:
         raise err.located(where) from None
     except RooflineError as err:

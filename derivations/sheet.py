@@ -435,7 +435,9 @@ def identities(d: Derivation, values: Mapping[sp.Symbol, sp.Expr | Missing], res
     A step is an identity when its expression, with the context's structural
     values substituted (spec-bound counts that are 0 or 1 here, unit markers
     set to 1, and earlier identities that are numbers), reduces to one symbol
-    or one finite number. Headline results, closed forms and steps evaluated
+    or one finite number; a step with no value whose expression then reduces
+    to nan (0/0: the intensity of shared experts a model does not have) has
+    nothing to compute here and is reported as nan. Headline results, closed forms and steps evaluated
     elsewhere (At) are never identities: they are what a sheet is about. The
     reduction is cached by the structural values a step reads, so a table of
     many contexts pays for it once per kind of model.
@@ -447,7 +449,8 @@ def identities(d: Derivation, values: Mapping[sp.Symbol, sp.Expr | Missing], res
     constants: dict[sp.Symbol, sp.Expr] = {}
     out: dict[str, sp.Expr] = {}
     for step in d.steps:
-        if isinstance(step, (Solve, At)) or step.name in d.results or isinstance(results.get(step.name), Missing):
+        value = results.get(step.name)
+        if isinstance(step, (Solve, At)) or step.name in d.results or (isinstance(value, Missing) and value.kind == "n/a"):
             continue
         free = _free_symbols(step.expr)
         reads = {s: v for s, v in (*structural.items(), *constants.items()) if s in free}
@@ -458,11 +461,13 @@ def identities(d: Derivation, values: Mapping[sp.Symbol, sp.Expr | Missing], res
             markers = {u: sp.S.One for u in UNIT_MARKERS if u in free}
             reduced = step.expr.xreplace({**reads, **markers})
             same = reduced.is_Symbol or (reduced.is_Number and reduced.is_finite is True)
-            _IDENTITY_CACHE[key] = reduced if same else None
+            # a ratio of parts that are zero here (a dense model's shared-expert intensity, 0/0): nothing to compute
+            empty = isinstance(value, Missing) and reduced is sp.nan
+            _IDENTITY_CACHE[key] = reduced if same or empty else None
         reduced = _IDENTITY_CACHE[key]
         if reduced is not None:
             out[step.name] = reduced
-            if reduced.is_Number:
+            if reduced.is_Number and reduced is not sp.nan:
                 constants[step.s] = reduced
     return out
 

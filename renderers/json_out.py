@@ -13,7 +13,7 @@ from derivations import prose
 from derivations.sheet import FIT_STEP, Sheet, Value
 from renderers.numbers import display
 from renderers.targets import term_ranks
-from renderers.view import formula_latex, formula_text, step_title
+from renderers.view import formula_latex, formula_text, plain_formula, step_title
 from units import Quantity, unit_text
 
 #: A product of power and time reads as energy.
@@ -85,7 +85,7 @@ def sheet_json(sheet: Sheet) -> dict[str, Any]:
             {"name": st.step.name, "kind": st.step.kind, "title": text(step_title(st.step)), "why": text(st.step.why), "unit": unit_text(st.value.unit),
              **({"verified": st.step.verified} if st.step.kind == "solve" else {}),
              **({"counts": st.step.counts, "rounds": st.step.rounds} if st.step.counts else {}),
-             "printed": st.applies, **({"identity": str(st.identity)} if st.identity is not None else {}),
+             "printed": st.applies, **({"identity": plain_formula(st.identity)} if st.identity is not None else {}),
              "result": result(st.step.name, st.value)}
             for st in sheet.steps
         ],

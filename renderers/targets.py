@@ -152,6 +152,24 @@ def _group(text: str, i: int) -> tuple[str, int]:
     return text[i:i + 1], i + 1
 
 
+#: How wide siunitx sets each unit macro, in characters (\\params is "parameters", \\per a slash).
+_SI_WIDTHS = {"params": 10, "param": 5, "tokens": 6, "token": 5, "flop": 4, "byte": 1, "second": 1, "watt": 1, "joule": 1, "hertz": 2,
+              "per": 1, "squared": 0.7, "percent": 1, "minute": 3, "hour": 1, "bit": 3}
+
+
+def _si_width(units: str) -> float:
+    """A siunitx unit's width: its words and symbols (prefixes one letter each)."""
+    return sum(_SI_WIDTHS.get(m, 1.0) for m in re.findall(r"\\([A-Za-z]+)", units))
+
+
+def _number_width(digits: str) -> float:
+    """A siunitx number's width: its digits with a comma every three from four on, or a mantissa times a power of ten."""
+    mantissa, _, exponent = digits.partition("e")
+    whole = mantissa.split(".")[0].lstrip("-")
+    groups = (len(whole) - 1) // 3 if len(whole) >= 4 else 0
+    return len(mantissa) + groups + (4 + 0.7 * len(exponent) if exponent else 0)
+
+
 def _width(text: str, i: int) -> tuple[float, int]:
     w = 0.0
     while i < len(text):
@@ -170,12 +188,12 @@ def _width(text: str, i: int) -> tuple[float, int]:
             elif name in ("qty",):
                 a, i = _group(text, i)
                 b, i = _group(text, i)
-                w += len(a) + 1 + 2.5 * b.count("\\")
+                w += _number_width(a) + 0.5 + _si_width(b)
             elif name in ("num", "si"):
                 a, i = _group(text, i)
-                w += len(a) if name == "num" else 2.5 * a.count("\\")
-            elif name == "cdot":
-                w += 1.2
+                w += _number_width(a) if name == "num" else _si_width(a)
+            elif name in ("cdot", "times", "leq", "geq", "le", "ge", "approx", "ne"):
+                w += 2.0  # a binary operator or relation with its spacing
             elif name not in _ZERO:
                 w += 1.0
         elif ch in "_^":
@@ -184,7 +202,7 @@ def _width(text: str, i: int) -> tuple[float, int]:
         elif ch in "{}& ":
             i += 1
         else:
-            w += 1.0
+            w += 2.0 if ch in "+-=<>" else 1.0  # binary operators and relations carry space on both sides
             i += 1
     return w, i
 

@@ -256,17 +256,18 @@ class _PlainPrinter(StrPrinter):
         return "undefined"
 
 
-def _sstr(expr: sp.Expr) -> str:
+def plain_formula(expr: sp.Expr) -> str:
+    """An expression as plain text, as JSON carries it (a Piecewise's nan as "undefined")."""
     return _PlainPrinter().doprint(expr)
 
 
 def formula_text(s: Step) -> str:
     """The step's expression as plain text (JSON's `expr`); an At step as `of` with its replacements: `t_step[q=u_token*(gamma + 1)]`."""
     if not isinstance(s, At):
-        return _sstr(s.expr)
+        return plain_formula(s.expr)
     second = [what for what, twins in (("second chip", gl.SECOND_CHIP), ("second model", gl.SECOND_MODEL))
               if any(twins.get(k) == v for k, v in s.where)]
-    subs = [f"{k}={_sstr(v)}" for k, v in s.where if _TWINS.get(k) != v]
+    subs = [f"{k}={plain_formula(v)}" for k, v in s.where if _TWINS.get(k) != v]
     return f"{s.of}[{', '.join(second + subs)}]"
 
 
@@ -544,9 +545,12 @@ def left_out(sheet: Sheet, target: Target, p: Prose, names: Mapping[sp.Symbol, s
     t = target.text
     na: dict[str, list[str]] = {}
     same: list[str] = []
+    empty: list[str] = []
     for st in sheet.steps:
         if st.value.missing is not None and st.value.missing.kind == "n/a":
             na.setdefault(reason_text(st.value.missing, target), []).append(target.inline_math(st.latex))
+        elif st.identity is sp.nan:
+            empty.append(target.inline_math(st.latex))
         elif st.identity is not None:
             reduced = latex_math(st.identity, names)
             same.append(target.inline_math(f"{st.latex} = {reduced}"))
@@ -557,6 +561,9 @@ def left_out(sheet: Sheet, target: Target, p: Prose, names: Mapping[sp.Symbol, s
     if same:
         parts.append(t(f"{len(same)} step{'s' if len(same) > 1 else ''} that reduce{'' if len(same) > 1 else 's'} to one symbol or a number here: ")
                      + ", ".join(same))
+    if empty:
+        parts.append(t(f"{len(empty)} step{'s' if len(empty) > 1 else ''} with nothing to compute here (a ratio of parts that are zero): ")
+                     + ", ".join(empty))
     return (t("Left out: ") + t("; ").join(parts) + t(".")) if parts else ""
 
 
@@ -587,7 +594,10 @@ def _symbols(sheet: Sheet, target: Target, p: Prose, given: set[sp.Symbol]) -> l
     for info in d.symbols:
         if info.symbol in used and info.name not in seen:
             seen.add(info.name)
-            out.append({"symbol": target.inline_math(info.latex), "name": target.code(info.name), "unit": target.unit(info.unit),
+            name = target.code(info.name)
+            if target.name == "tex":  # a long JSON name in a narrow column may break after an underscore
+                name = name.replace(r"\_", r"\_\allowbreak{}")
+            out.append({"symbol": target.inline_math(info.latex), "name": name, "unit": target.unit(info.unit),
                         "meaning": p(info.meaning)})
     return out
 

@@ -93,11 +93,11 @@ DERIVATION = derivation(
     ),
     body_tables=(0, 1),
     answer=(
-        "The model holds {params_total}: {params_matmul} are GEMM operands and {params_no_arithmetic} do no arithmetic (the "
-        "embedding is a gather, norms scale).",
-        "Its weights cost {flops_per_token_params} per token, where the two-FLOPs-per-parameter rule says {flops_rule}: the "
-        "rule is {rule_over_actual} times too high because it counts the parameters that do no matmul.",
-        "Attention adds {attention_flops_per_context_token} per token of context and matches the weights at a context of "
+        "The model holds {params_total}: {params_matmul} are GEMM operands and {params_no_arithmetic} do no arithmetic (the embedding "
+        "is a gather, norms scale).",
+        "Its weights cost {flops_per_token_params}, where the two-FLOPs-per-parameter rule says {flops_rule}: the rule is "
+        "{rule_over_actual} times too high because it counts the parameters that do no matmul.",
+        "Attention adds {attention_flops_per_context_token} for each token of context and matches the weights at a context of "
         "{ctx_break}: beyond it the rule undercounts.",
     ),
     assumptions=(

@@ -100,8 +100,8 @@ DERIVATION = derivation(
     ),
     body_tables=(0, 3),
     answer=(
-        "The second chip runs compute-bound work {speedup_compute} times as fast and bandwidth-bound work {speedup_memory} times; "
-        "at this batch and context the step gains {speedup_step} times.",
+        "The second chip's speedup is {speedup_compute} for compute-bound work and {speedup_memory} for bandwidth-bound work; at this "
+        "batch and context the step gains {speedup_step}.",
         "Capacity-bound, its memory holds {B_max_kv_new} instead of {B_max_kv} and serves {speedup_capacity} times the throughput: "
         "{capacity_over_bandwidth} times the bandwidth gain, the biggest win of the three.",
     ),

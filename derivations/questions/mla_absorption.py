@@ -123,10 +123,10 @@ DERIVATION = derivation(
     ),
     body_tables=(0, 1, 3),
     answer=(
-        "Absorbed, attention reads {bytes_per_cached_token} of latent per cached token and does "
-        "{flops_per_cached_token_absorbed} on it: an intensity of {intensity_mla}, {mla_over_ridge} of this chip's ridge.",
-        "The reference kernel over per-head K and V does {flops_per_cached_token_naive} per cached token: absorption costs "
-        "{absorbed_over_naive} times the FLOPs and lands attention in a regime GQA never visits.",
+        "Absorbed, attention reads {bytes_per_cached_token} of latent and does {flops_per_cached_token_absorbed} on it: an "
+        "intensity of {intensity_mla}, {mla_over_ridge} of this chip's ridge.",
+        "The reference kernel over per-head K and V does {flops_per_cached_token_naive}: absorption costs {absorbed_over_naive} "
+        "times the FLOPs and lands attention in a regime GQA never visits.",
     ),
     assumptions=(
         "Associativity, with shapes: head $h$'s key is $k_{h,t} = W_{UK,h} c_t$, with $W_{UK,h}$ of shape $\\sym{d_nope} \\times \\sym{r_kv}$ "

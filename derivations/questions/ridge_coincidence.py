@@ -72,11 +72,10 @@ DERIVATION = derivation(
     ),
     body_tables=(0, 1, 2),
     answer=(
-        "The ridge point is {ridge_point}; the decode batch where the weight GEMMs turn compute-bound is {B_cross} and the "
-        "prefill crossover {T_cross}: the same number, because a BF16 weight moves {bytes_per_flop_of_weights} of HBM traffic "
-        "per FLOP it does.",
-        "The coincidence breaks with weight-only quantization or FP8 math (the tables), and past a context of {T_max} no batch "
-        "makes a GQA decode step compute-bound.",
+        "The ridge point is {ridge_point}; the decode batch where the weight GEMMs turn compute-bound is {B_cross} and the prefill "
+        "crossover {T_cross}: the same number, because in BF16 a weight's bytes match its FLOPs ({bytes_per_flop_of_weights}).",
+        "The coincidence breaks with weight-only quantization or FP8 math (the tables), and past a context of {T_max} no batch makes a "
+        "GQA decode step compute-bound.",
     ),
     assumptions=(
         r"The step's $B q$ tokens are far fewer than $D$ and $F$, so activation traffic is negligible next to the weights (@attention-intensity keeps it).",

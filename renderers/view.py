@@ -445,7 +445,7 @@ def build(sheet: Sheet, target: Target, plots: str | None = None) -> dict[str, A
         "limits": p.items(d.limits),
         "assumptions": p.items(d.assumptions),
         "conventions": [p(c) for c in sheet.conventions],
-        "steps": _appendix_steps(sheet, printed, names, target, p, ranks, memo),
+        "steps": _appendix_steps(sheet, printed, names, target, p, ranks, memo, {st.step.name: i + 1 for i, st in enumerate(argument)}),
         "left_out": left_out(sheet, target, p, names),
         "facts": [{"label": t(k), "value": t(v)} for k, v in sheet.spec_facts],
         "sources": [{"label": t(what), "urls": [target.url(u) for u in links]} for what, links in sheet.sources if links],
@@ -487,8 +487,10 @@ def _step(st: SolvedStep, number: int, names: Mapping[sp.Symbol, str], target: T
 
 
 def _appendix_steps(sheet: Sheet, printed: Sequence[SolvedStep], names: Mapping[sp.Symbol, str], target: Target, p: Prose,
-                    ranks: Mapping[sp.Symbol, int], memo: dict[str, tuple[str, list[dict[str, str]], str]]) -> list[dict[str, Any]]:
-    """Every step that applies, in order; a family of steps that differ only by a parameter as one table."""
+                    ranks: Mapping[sp.Symbol, int], memo: dict[str, tuple[str, list[dict[str, str]], str]],
+                    argued: Mapping[str, int]) -> list[dict[str, Any]]:
+    """Every step that applies, in order; a family of steps that differ only by a parameter as one table; a step the
+    argument prints in full is named with its place there (`argued`: step name -> its number in the argument)."""
     d = sheet.derivation
     shown_names = {st.step.name for st in printed}
     family_of: dict[str, tuple[str, ...]] = {}
@@ -507,6 +509,9 @@ def _appendix_steps(sheet: Sheet, printed: Sequence[SolvedStep], names: Mapping[
             members = [by_name[n] for n in family_of[name]]
             done.update(family_of[name])
             out.append(_family(members, len(out) + 1, names, target, p, ranks))
+        elif name in argued:
+            out.append({"kind": "ref", "name": name, "number": len(out) + 1, "title": p(step_title(st.step)),
+                        "symbol": target.inline_math(st.latex), "argued": argued[name]})
         else:
             out.append(_step(st, len(out) + 1, names, target, p, ranks, memo))
     return out

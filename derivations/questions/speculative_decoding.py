@@ -46,7 +46,7 @@ LOW_LOAD = "1"  # sequences: the server at 3 a.m.
 #: A lean engine's per-step costs (the fixed time and hop latency every sheet used before they were fitted to measured servers):
 #: the condition under which the teaser's numbers hold.
 LEAN = {"t_fixed": "0.2 ms", "hop_latency": "1 us"}
-LEAN_LABEL = r"$\alpha = 0.8$, lean engine: $t_{\mathrm{fixed}}$ = 0.2 ms, $t_{\mathrm{hop}}$ = 1 us"
+LEAN_LABEL = r"$\alpha = 0.8$, lean engine: $t_{\mathrm{fixed}}$ = 0.2 ms, $t_{\mathrm{hop}}$ = 1 µs"
 THIRD = 0.1  # "triples" and "a third" are read within 10%
 
 drafter_model = {**gl.SECOND_MODEL, gl.n_tp: n_tp_d}

@@ -95,6 +95,9 @@ def test_links_resolve(pages, sheets):
         for link in parse(page).links:
             if link.startswith("https://"):  # a spec's source, printed in the appendix
                 continue
+            if link.startswith("#"):  # a section of the same page
+                assert f'id="{link[1:]}"' in page, f"{name}: no section {link!r}"
+                continue
             assert link in pages or link in plots, f"{name}: link {link!r} goes nowhere"
 
 

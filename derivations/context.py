@@ -9,24 +9,29 @@ and printed on every sheet.
 
 from __future__ import annotations
 
+import math
+import numbers
+import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
+from decimal import Decimal
 from fractions import Fraction
 from functools import lru_cache
 
+import numpy as np
 import pint
 import sympy as sp
 
 from derivations import conventions
 from derivations import glossary as gl
 from specs.counts import swiglu_mlp_params
-from specs.errors import SpecError, suggest
-from specs.hardware import Hardware
+from specs.errors import SpecError, shown, suggest
+from specs.hardware import Hardware, SpecWarning
 from specs.measurements import load_fitted_defaults
 from specs.models import Architecture, MoE
 from specs.precisions import MATH_PRECISIONS, Precision, precision
-from specs.quantities import parse_quantity
-from units import Quantity, unit
+from specs.quantities import check_sign, parse_quantity
+from units import Quantity, unit, unit_text, ureg
 
 #: The domains an input can declare, and how each is said in an error line.
 DOMAINS = {
@@ -68,19 +73,96 @@ class Input:
         if bare and self.unit != "1":
             text = f"{text} {self.unit}"  # a count, or a rate of counts: the unit is not in doubt
         q = parse_quantity(text, self.unit, where, self.name, allow_zero=self.domain in ("nonnegative", "whole"))
-        m = Fraction(q.to(unit(self.unit)).magnitude)
-        ok = {
-            "positive": m > 0,
-            "nonnegative": m >= 0,
-            "fraction": 0 < m <= 1,
-            "count": m.denominator == 1 and 1 <= m <= MAX_COUNT,
-            "whole": m.denominator == 1 and 0 <= m <= MAX_COUNT,
-            "at_least_one": m >= 1,
-        }[self.domain]
-        if not ok:
-            limit = f" up to {MAX_COUNT:,}" if self.domain in ("count", "whole") else ""
-            raise SpecError(where, self.name, f"expected {DOMAINS[self.domain]}{limit}, found {text[:40]!r}")
+        self.check(Fraction(q.to(unit(self.unit)).magnitude), where, repr(text[:40]))
         return q
+
+    def value(self, raw: object, where: str = "inputs") -> pint.Quantity:
+        """A value from Python for this input, checked against its domain exactly as `parse` checks `--set`.
+
+        `raw` is a string (read as `--set` reads it), a plain number in the input's own unit
+        (`self.unit`; a float is read as the decimal it prints as, 0.83 as 83/100), or a pint
+        Quantity of the project's registry (`units.ureg`) in any unit of the input's dimension.
+        A Quantity of another registry is refused (its units may be defined differently:
+        pint's default registry has no byte dimension); build it with `units.ureg`.
+        """
+        if isinstance(raw, str):
+            return self.parse(raw, where)
+        return Quantity(self.magnitude(raw, where), unit(self.unit))
+
+    def magnitude(self, raw: object, where: str = "inputs") -> Fraction:
+        """`value(raw)` as an exact magnitude in the input's own unit (a sweep reads many values: a number needs no Quantity)."""
+        if isinstance(raw, str):
+            return Fraction(self.parse(raw, where).to(unit(self.unit)).magnitude)
+        want = unit(self.unit)
+        if isinstance(raw, pint.Quantity):
+            if raw._REGISTRY is not ureg:
+                raise SpecError(where, self.name, f"a Quantity from another pint registry ({shown(raw)}); build it with roofline's registry "
+                                "(`from roofline import ureg`; `ureg('...')`) or give a string such as " + repr(self.default))
+            if raw.dimensionality != want.dimensionality:
+                raise SpecError(where, self.name, f"expected a quantity convertible to {self.unit} (e.g. {self.default!r}), found {_quantity_text(raw)}")
+            number = raw.to(want).magnitude
+            if not _is_number(number):
+                raise SpecError(where, self.name, f"expected one value, found a Quantity of {type(raw.magnitude).__name__} {_quantity_text(raw)}")
+        elif _is_number(raw):
+            number = raw
+        else:
+            number_in = "a plain number" if self.unit == "1" else f"a number in {self.unit}"
+            raise SpecError(where, self.name, f"expected {number_in}, a string such as {self.default!r} or a Quantity of roofline's registry, found "
+                            f"{type(raw).__name__} {shown(raw)}")
+        m = _exact(number)
+        found = (lambda: _quantity_text(raw)) if isinstance(raw, pint.Quantity) else (lambda: shown(raw))
+        if m is None:
+            raise SpecError(where, self.name, f"expected a finite number ({DOMAINS[self.domain]}), found {found()}")
+        allow_zero = self.domain in ("nonnegative", "whole")
+        if m < 0 or (m == 0 and not allow_zero):
+            check_sign(m, want, where, self.name, found(), allow_zero=allow_zero)  # the words parse_quantity uses for text
+        if not self.within(m):
+            self.check(m, where, found())
+        return m
+
+    def within(self, m: Fraction) -> bool:
+        """Whether a magnitude (in the input's unit) lies in the input's domain."""
+        d = self.domain
+        if d == "positive":
+            return m > 0
+        if d == "nonnegative":
+            return m >= 0
+        if d == "fraction":
+            return 0 < m <= 1
+        if d == "count":
+            return m.denominator == 1 and 1 <= m <= MAX_COUNT
+        if d == "whole":
+            return m.denominator == 1 and 0 <= m <= MAX_COUNT
+        if d == "at_least_one":
+            return m >= 1
+        raise KeyError(d)
+
+    def check(self, m: Fraction, where: str, found: str) -> None:
+        """Refuse a magnitude (in the input's unit) outside the input's domain: one line naming the input and what was found."""
+        if not self.within(m):
+            limit = f" up to {MAX_COUNT:,}" if self.domain in ("count", "whole") else ""
+            raise SpecError(where, self.name, f"expected {DOMAINS[self.domain]}{limit}, found {found}")
+
+
+def _quantity_text(q: pint.Quantity) -> str:
+    """A Quantity as an error line shows it: "5 ms", "1/2 ms"."""
+    m = q.magnitude
+    return f"{m if isinstance(m, int | float | Fraction) else shown(m)} {unit_text(q.units)}"[:60]
+
+
+def _is_number(raw: object) -> bool:
+    """A real number from Python or numpy (a bool is not one: True is no batch)."""
+    return isinstance(raw, numbers.Real | Decimal) and not isinstance(raw, bool | np.bool_)
+
+
+def _exact(number: object) -> Fraction | None:
+    """A number as an exact Fraction: integers and rationals as they are, a float as the decimal it prints as; None for NaN or inf."""
+    if isinstance(number, numbers.Rational):
+        return Fraction(int(number.numerator), int(number.denominator))
+    if isinstance(number, Decimal):
+        return Fraction(number) if number.is_finite() else None
+    x = float(number)  # type: ignore[arg-type]
+    return Fraction(repr(x)) if math.isfinite(x) else None
 
 
 def _is_bare_number(text: str) -> bool:
@@ -141,7 +223,11 @@ class Context:
 
 
 def make_context(hardware: Hardware, model: Architecture, weights: str | None = None, kv: str | None = None, math: str | None = None) -> Context:
-    """The sheet's own context. A math precision the chip has no dense peak for is an error here, naming the chip and what it has."""
+    """The sheet's own context. A math precision the chip has no dense peak for is an error here, naming the chip and what it has.
+
+    A checkpoint that ships quantized (its config's quantization_config) is computed in the default format unless
+    --weights says otherwise; the sheet says so (`sheet.spec_facts`), and `warn_checkpoint` warns a user who picked it.
+    """
     w = precision(weights or conventions.DEFAULT_WEIGHTS, "--weights")
     if math is not None and math not in MATH_PRECISIONS:
         raise SpecError("--math", None, f"{math[:20]!r} is a storage format, not a math precision; the tensor cores run one of {', '.join(MATH_PRECISIONS)}")
@@ -152,6 +238,24 @@ def make_context(hardware: Hardware, model: Architecture, weights: str | None = 
                         f"{given}: {hardware.name} lists no dense {m.math} peak; it lists {', '.join(hardware.peak_dense)}; choose one with --math")
     return Context(hardware=hardware, model=model, weights=w, kv=precision(kv or conventions.DEFAULT_KV, "--kv"), math=m,
                    math_defaulted=math is None)
+
+
+def warn_checkpoint(model: Architecture, weights: str | None) -> None:
+    """One SpecWarning when a user picks a quantized checkpoint and no --weights: the sheet computes it in the default format."""
+    if weights is None and model.quantization is not None:
+        warnings.warn(SpecWarning(checkpoint_warning(model)), stacklevel=3)
+
+
+def checkpoint_warning(model: Architecture) -> str:
+    """The one line for a quantized checkpoint computed in the default weight format (one format per sheet)."""
+    used = conventions.DEFAULT_WEIGHTS
+    fmt = model.checkpoint_weights()
+    if fmt is None:
+        return f"{model.key}: quantization_config: {model.quantization_summary()}; this sheet computes every weight as {used} (set --weights)"
+    mixed = len({f for c, f in model.weight_formats if c != "norms" and c != "biases" and getattr(model.param_counts(), c)}) > 1
+    tail = f", and its other parts as {fmt} too (one weight format per sheet)" if mixed else ""
+    return (f"{model.key}: its checkpoint stores {model.quantization_summary()}; this sheet computes every weight as {used} (the default): "
+            f"--weights {fmt} counts its {fmt} weights{tail}")
 
 
 def _mla(ctx: Context) -> object:
@@ -234,6 +338,7 @@ BINDINGS: dict[sp.Symbol, Callable[[Context], pint.Quantity]] = {
     gl.M_sram: lambda ctx: ctx.hardware.require("on_chip_memory"),
     gl.D: lambda ctx: _count(ctx.model.hidden_size),
     gl.F: lambda ctx: _count(ctx.model.intermediate_size),
+    gl.m_mlp: lambda ctx: _count(ctx.model.mlp_matrices),
     gl.L: lambda ctx: _count(ctx.model.num_layers),
     gl.N: lambda ctx: _count(ctx.model.num_heads),
     gl.K: lambda ctx: _count(_gqa(ctx).num_kv_heads),
@@ -327,11 +432,13 @@ def _default_value(inp: Input) -> pint.Quantity:
     return inp.parse(inp.default, "default")
 
 
-def check_override_names(names: Mapping[str, object], inputs: tuple[Input, ...], slug: str) -> None:
+def check_override_names(names: Mapping[str, object], inputs: tuple[Input, ...], slug: str, where: str = "--set") -> None:
     known = [i.name for i in inputs]
     for name in names:
+        if not isinstance(name, str):
+            raise SpecError(where, None, f"expected input names as strings, found {type(name).__name__} {shown(name)}")
         if name not in known:
-            raise SpecError("--set", name[:40], f"{slug} has no input by that name{suggest(name, known)}; inputs: {', '.join(known)}")
+            raise SpecError(where, name[:40], f"{slug} has no input by that name{suggest(name, known)}; inputs: {', '.join(known)}")
 
 
 def parse_overrides(pairs: list[str], inputs: tuple[Input, ...], slug: str) -> dict[str, pint.Quantity]:
@@ -346,6 +453,13 @@ def parse_overrides(pairs: list[str], inputs: tuple[Input, ...], slug: str) -> d
         check_override_names({name: None}, inputs, slug)
         parsed[name] = by_name[name].parse(value)
     return parsed
+
+
+def input_overrides(values: Mapping[str, object], inputs: tuple[Input, ...], slug: str, where: str = "inputs") -> dict[str, pint.Quantity]:
+    """Input values from Python (name -> number, string or Quantity; see `Input.value`) into checked Quantities."""
+    check_override_names(values, inputs, slug, where)
+    by_name = {i.name: i for i in inputs}
+    return {name: by_name[name].value(raw, where) for name, raw in values.items()}
 
 
 def _on_second(binding: Callable[[Context], pint.Quantity]) -> Callable[[Context], pint.Quantity]:

@@ -163,6 +163,8 @@ class Row:
     #: the second chip or model (primed symbols; see glossary.SECOND_CHIP and SECOND_MODEL)
     second_hardware: str | None = None
     second_model: str | None = None
+    #: which series the row belongs to in a figure that draws it (a scatter's marker: the engine a measurement ran on)
+    series: str = ""
 
 
 @dataclass(frozen=True)
@@ -194,7 +196,7 @@ class Claim:
 
 
 #: What a Plot can draw (renderers.plots draws each kind).
-PLOT_KINDS = ("sweep", "roofline", "heatmap")
+PLOT_KINDS = ("sweep", "roofline", "heatmap", "bars", "stack", "scatter")
 
 
 @dataclass(frozen=True)
@@ -202,11 +204,25 @@ class Plot:
     """A figure the sheet shows, declared by the names of what it draws; `renderers.plots` draws it in the sheet's context.
 
     - "sweep": the steps `y` (one unit) as curves over the input `x`, from `span[0]` to `span[1]` (quantities in the
-      input's unit; widened to show every mark), with `vlines` (steps in x's unit) and `hlines` (steps in y's unit) marked.
-    - "roofline": each accelerator's roofline (attainable FLOP/s against intensity, the ridge marked) with the kernels
-      `kernels` (steps flops_K, t_K, intensity_K) placed at each batch of `batches`.
+      input's unit; widened to show every mark), with `vlines` (steps or inputs in x's unit) and `hlines` (steps in y's unit)
+      marked with their values; `fits_up_to` (a step in x's unit: the largest x that fits in memory) shades what lies beyond.
+    - "roofline": the roofline of each accelerator of the sheet's grid (attainable FLOP/s against intensity, each ridge
+      marked) with the steps `points` (intensities, flop/B) placed on the sheet's chip at each batch of `batches` (quantities,
+      or steps whose value is a batch), and the steps `row_points` (default: `points`) in each context of `rows` (labelled by
+      the row); `each_chip` places them on every chip's roof.
     - "heatmap": the columns `y` of the sheet's table number `table` (0 is the first of `tables=`), one cell per row.
+    - "bars": one bar per step of `y` (one unit), the sheet's own values, with `vlines` (steps in that unit) marked; a bar
+      starts at the step `base` when one is named (how far each step moves a value).
+    - "stack": one bar per row of the sheet's table number `table` (or per row of `rows`; the sheet's own context when
+      neither), each bar the steps `y` stacked; `vlines` are steps in that unit marked on every bar.
+    - "scatter": the rows of the sheet's table number `table` as points, `x` against `y[0]` (steps of one unit) with the line
+      where they are equal and `hlines` (unit-free steps: relative bands around it, as an error); a row's `series` picks its
+      marker, the value of the input `group` its colour.
 
+    In "bars" and "stack", a step named in `split` is drawn as the terms of its own formula (each a step, an input or a
+    product of them), so a bar shows what the step is made of and follows the formula when it changes. `labels` gives short
+    prose names to drawn steps (default: each step's title); points or bar parts with the same label are one thing to the
+    reader (the tied weight GEMMs). `title` states the finding (prose with `{value}` placeholders, like a takeaway);
     `caption` is prose (checked like a table title); `log` names the axes drawn on a log scale ("x", "y", "xy" or "").
     """
 
@@ -219,11 +235,25 @@ class Plot:
     vlines: tuple[str, ...] = ()
     hlines: tuple[str, ...] = ()
     log: str = "xy"
-    table: int = 0
-    kernels: tuple[str, ...] = ()
+    table: int | None = None
+    points: tuple[str, ...] = ()
     batches: tuple[str, ...] = ()
     #: True for the figure that is the sheet's answer: shown in the Answer section, not only among the figures
     answer: bool = False
+    title: str = ""
+    labels: Mapping[str, str] = field(default_factory=dict)
+    split: tuple[str, ...] = ()
+    fits_up_to: str = ""
+    base: str = ""
+    rows: tuple[Row, ...] = ()
+    #: a roofline's points placed in each row's context (default: those of `points`)
+    row_points: tuple[str, ...] = ()
+    each_chip: bool = False
+    group: str = ""
+
+    def label(self, name: str) -> str:
+        """The short prose name the plot gives a drawn step, or "" when it gives none."""
+        return self.labels.get(name, "")
 
 
 @dataclass(frozen=True)
@@ -455,10 +485,15 @@ def _shared_title(members: Sequence[Step]) -> list[Step]:
 
 def _check_plots(slug: str, plots: Sequence[Plot], table: Symbols, expanded: Mapping[str, sp.Expr], inputs: Sequence[Input],
                  tables: Sequence[Table]) -> None:
-    """Every name a plot draws is a step (or, for a sweep's x, an input of the sheet) of the unit its axis shows."""
+    """Every name a plot draws is a step (or, where a mark may be one, an input of the sheet) of the unit its axis shows."""
     names = {info.name for info in table}
     values = set(expanded) | {i.name for i in (*SCENARIO_INPUTS, *inputs)}
+    by_name = {i.name: i for i in inputs}
     seen: set[str] = set()
+
+    def unit_of(name: str) -> object:
+        return table.info(by_name[name].symbol).unit if name in by_name and name not in expanded else table[name].unit
+
     for p in plots:
         where = f"{slug}: plot {p.name!r}"
         if not p.name or not all(c.isascii() and (c.isalnum() or c == "-") for c in p.name) or p.name in seen:
@@ -468,37 +503,94 @@ def _check_plots(slug: str, plots: Sequence[Plot], table: Symbols, expanded: Map
             raise DerivationError(f"{where}: kind {p.kind!r}; expected one of {', '.join(PLOT_KINDS)}")
         if set(p.log) - {"x", "y"}:
             raise DerivationError(f"{where}: log={p.log!r}; expected 'x', 'y', 'xy' or ''")
-        try:
-            prose.check(p.caption, names, values, f"{where}: caption")
-        except prose.ProseError as err:
-            raise DerivationError(str(err)) from None
-        kernel_steps = [f"{part}_{k}" for k in p.kernels for part in ("flops", "t", "intensity")]
-        unknown = [n for n in (*p.y, *p.vlines, *p.hlines, *kernel_steps) if n not in expanded]
+        if not p.title:
+            raise DerivationError(f"{where}: a plot states its finding in a title")
+        texts = [("caption", p.caption), ("title", p.title), *((f"label of {n}", t) for n, t in p.labels.items()),
+                 *((f"row {r.label[:30]!r}", r.label) for r in p.rows)]
+        for what, text in texts:
+            try:
+                prose.check(text, names, values, f"{where}: {what}")
+            except prose.ProseError as err:
+                raise DerivationError(str(err)) from None
+        drawn = (*p.y, *p.hlines, *p.points, *p.row_points, *((p.base,) if p.base else ()), *((p.x,) if p.kind == "scatter" else ()),
+                 *((p.fits_up_to,) if p.fits_up_to else ()))
+        marks = [n for n in p.vlines if not (p.kind == "sweep" and n in by_name)]
+        batch_steps = [b for b in p.batches if b in expanded]
+        unknown = [n for n in (*drawn, *marks, *batch_steps) if n not in expanded]
         if unknown:
             raise DerivationError(f"{where}: draws {unknown}, which are not steps")
+        stray = sorted((set(p.labels) - {*drawn, *p.vlines}) | (set(p.split) - set(p.y)))
+        if stray and p.kind not in ("bars", "stack"):
+            raise DerivationError(f"{where}: labels or splits {stray} name nothing the plot draws")
+        if set(p.split) - set(p.y):
+            raise DerivationError(f"{where}: splits {sorted(set(p.split) - set(p.y))}, which it does not draw")
         if p.kind == "sweep":
-            by_name = {i.name: i for i in inputs}
-            if p.x not in by_name:
-                raise DerivationError(f"{where}: sweeps {p.x!r}, which is not an input of this sheet")
-            x_unit = table.info(by_name[p.x].symbol).unit
-            if not p.y or len({table[n].unit for n in p.y}) != 1:
-                raise DerivationError(f"{where}: a sweep draws one or more steps of one unit")
-            for name, axis_unit in ((n, x_unit) for n in p.vlines):
-                if not same_unit(table[name].unit, axis_unit):
-                    raise UnitMismatchError(f"{where}: vertical line {name} is in {unit_text(table[name].unit)}, the x axis in {unit_text(axis_unit)}")
-            for name in p.hlines:
-                if not same_unit(table[name].unit, table[p.y[0]].unit):
-                    raise UnitMismatchError(f"{where}: horizontal line {name} is in {unit_text(table[name].unit)}, the y axis in {unit_text(table[p.y[0]].unit)}")
-            for text in p.span:
-                by_name[p.x].parse(text, f"{where}: span")
+            _check_sweep(where, p, table, by_name, unit_of)
         elif p.kind == "roofline":
-            batch = next((i for i in inputs if i.name == "batch"), None)
-            if not p.kernels or not p.batches or batch is None:
-                raise DerivationError(f"{where}: a roofline places one or more kernels at one or more batches (the sheet's batch input)")
-            for text in p.batches:
+            _check_roofline(where, p, table, inputs, expanded)
+        elif p.kind == "heatmap":
+            if p.table is None or not 0 <= p.table < len(tables) or not p.y or set(p.y) - set(tables[p.table].columns):
+                raise DerivationError(f"{where}: a heat map draws columns of one of the sheet's tables")
+        else:
+            _check_bars(where, p, table, tables, by_name)
+
+
+def _same(where: str, what: str, name: str, found: object, axis: object) -> None:
+    if not same_unit(found, axis):
+        raise UnitMismatchError(f"{where}: {what} {name} is in {unit_text(found)}, the axis in {unit_text(axis)}")
+
+
+def _check_sweep(where: str, p: Plot, table: Symbols, by_name: Mapping[str, Input], unit_of: Callable[[str], object]) -> None:
+    if p.x not in by_name:
+        raise DerivationError(f"{where}: sweeps {p.x!r}, which is not an input of this sheet")
+    x_unit = table.info(by_name[p.x].symbol).unit
+    if not p.y or len({table[n].unit for n in p.y}) != 1:
+        raise DerivationError(f"{where}: a sweep draws one or more steps of one unit")
+    for name in (*p.vlines, *((p.fits_up_to,) if p.fits_up_to else ())):
+        _same(where, "vertical line", name, unit_of(name), x_unit)
+    for name in p.hlines:
+        _same(where, "horizontal line", name, table[name].unit, table[p.y[0]].unit)
+    for text in p.span:
+        by_name[p.x].parse(text, f"{where}: span")
+
+
+def _check_roofline(where: str, p: Plot, table: Symbols, inputs: Sequence[Input], expanded: Mapping[str, sp.Expr]) -> None:
+    if not p.points:
+        raise DerivationError(f"{where}: a roofline places one or more intensity steps")
+    for name in p.points:
+        _same(where, "point", name, table[name].unit, unit("flop/B"))
+    for name in p.row_points:
+        _same(where, "point", name, table[name].unit, unit("flop/B"))
+    if p.batches:
+        batch = next((i for i in inputs if i.name == "batch"), None)
+        if batch is None:
+            raise DerivationError(f"{where}: batches are values of the sheet's batch input, which it has none of")
+        for text in p.batches:
+            if text in expanded:
+                _same(where, "batch", text, table[text].unit, unit("1"))
+            else:
                 batch.parse(text, f"{where}: batches")
-        elif not 0 <= p.table < len(tables) or not p.y or set(p.y) - set(tables[p.table].columns):
-            raise DerivationError(f"{where}: a heat map draws columns of one of the sheet's tables")
+
+
+def _check_bars(where: str, p: Plot, table: Symbols, tables: Sequence[Table], by_name: Mapping[str, Input]) -> None:
+    if not p.y:
+        raise DerivationError(f"{where}: a {p.kind} plot draws one or more steps")
+    if p.kind in ("stack", "scatter") and p.table is not None and not 0 <= p.table < len(tables):
+        raise DerivationError(f"{where}: table {p.table}; the sheet has {len(tables)} tables")
+    if p.kind == "scatter":
+        if p.table is None:
+            raise DerivationError(f"{where}: a scatter draws the rows of one of the sheet's tables")
+        _same(where, "x", p.x, table[p.x].unit, table[p.y[0]].unit)
+        for name in p.hlines:
+            _same(where, "band", name, table[name].unit, unit("1"))
+        if p.group and p.group not in by_name:
+            raise DerivationError(f"{where}: groups by {p.group!r}, which is not an input of this sheet")
+        return
+    axis = table[p.y[0]].unit
+    for name in (*p.y, *p.vlines, *((p.base,) if p.base else ())):
+        _same(where, "bar" if name in p.y else "mark", name, table[name].unit, axis)
+    if p.kind == "bars" and p.table is not None:
+        raise DerivationError(f"{where}: bars draw the sheet's own values; a stack draws a table's rows")
 
 
 def prose_strings(d: Derivation) -> list[tuple[str, str]]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import sympy as sp
 
 from derivations import glossary as gl
-from specs.counts import gqa_attention_params, gqa_kv_elements_per_token, mla_kv_elements_per_token, swiglu_mlp_params
+from specs.counts import gqa_attention_params, gqa_kv_elements_per_token, mla_kv_elements_per_token, mlp_params, swiglu_mlp_params
 
 __all__ = [
     "attention_flops_per_token",
@@ -22,6 +22,7 @@ __all__ = [
     "matmul_flops_per_token",
     "memory_time",
     "mla_kv_elements_per_token",
+    "mlp_params",
     "prefill_attention_flops",
     "ridge_point",
     "roofline_time",

@@ -7,6 +7,7 @@ front door passes a `resolve` callable that turns a table row into a Context.
 
 from __future__ import annotations
 
+import builtins
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -21,7 +22,7 @@ from derivations.context import BINDINGS, Context, Input, input_value
 from derivations.engine import UNIT_MARKERS, At, Claim, Derivation, Row, Solve, Step, Table
 from derivations.symbols import SymbolInfo
 from specs.errors import SpecError
-from units import Quantity
+from units import Quantity, RooflineError
 
 Resolver = Callable[[Context, Row], Context]
 #: A step of this name is the share of HBM a setup needs: above 1, the sheet and its rows say "does not fit".
@@ -34,34 +35,98 @@ class Missing:
 
     `none`: a closed form has no root in its domain (no such context, batch...).
     `n/a`: the step does not apply to this model or chip (a spec lacks what it needs).
+
+    >>> import roofline
+    >>> sheet = roofline.derive("batch-knee", hardware="h200", model="deepseek-v3",
+    ...                         weights="fp8")
+    >>> sheet.results["B_max_kv"].missing.kind
+    'none'
+    >>> sheet.results["B_max_kv"].to("1")
+    Traceback (most recent call last):
+    ...
+    derivations.sheet.NoValueError: B_max_kv has no value here (none: the weights alone fill the usable memory, leaving no room for a cache: more GPUs (a larger TP degree) or fewer bytes per weight)
     """
 
     kind: str
+    """ "none" or "n/a"."""
     reason: str
-    #: the spec error behind an n/a, re-raised when the sheet's own context needs the value
+    """Why, in one sentence."""
     error: SpecError | None = field(default=None, compare=False)
-    #: True when `reason` is the derivation's prose (a Solve's `none`, which may hold $math$)
+    """The spec error behind an n/a, re-raised when the sheet's own context needs the value."""
     prose: bool = False
+    """True when `reason` is the derivation's prose (a Solve's `none`, which may hold $math$)."""
 
     @property
     def label(self) -> str:
         return f"{self.kind}: {self.reason}"
 
 
+class NoValueError(RooflineError, ValueError):
+    """A value asked for as a number or a Quantity where the sheet has none: the text says which and why.
+
+    >>> import roofline
+    >>> sheet = roofline.derive("batch-knee", hardware="h200", model="deepseek-v3",
+    ...                         weights="fp8")
+    >>> try:
+    ...     sheet.results["B_max_kv"].to("1")
+    ... except roofline.NoValueError as err:
+    ...     print(err.missing.kind)
+    none
+    """
+
+    def __init__(self, name: str, missing: Missing | None) -> None:
+        self.missing = missing
+        super().__init__(f"{name or 'this value'} has no value here ({missing.label if missing else 'missing'})")
+
+
 @dataclass(frozen=True)
 class Value:
-    """An exact value with its unit and the unit a renderer should show it in; or a Missing one."""
+    """An exact value with its unit and the unit a renderer should show it in; or a Missing one.
+
+    `exact` is the sympy number in `unit`; `quantity`, `to` and `m_as` give it as a pint
+    Quantity of the project's registry. A Missing value (`missing` set, `exact` None)
+    raises NoValueError with its reason there, never a NaN.
+
+    >>> import roofline
+    >>> sheet = roofline.derive("decode-floor", hardware="h200", model="llama-3.1-8b")
+    >>> t = sheet.results["t_floor"]
+    >>> t.exact, t.unit, t.to("us")
+    (458048/146484375, <Unit('second')>, <Quantity(3126.94101, 'microsecond')>)
+    """
 
     exact: sp.Expr | None
+    """The exact value in `unit` (a sympy Rational wherever the algebra allows); None when missing."""
     unit: pint.Unit
+    """The value's own unit (the step's declared unit)."""
     display_unit: str | None = None
+    """The unit the sheets show it in, when not its own."""
     missing: Missing | None = None
+    """Why there is no value here (None when there is one)."""
+    name: str = field(default="", compare=False)
+    """The step, result or input this is the value of ("" for a value that is not one)."""
 
     @property
-    def float(self) -> float:
+    def float(self) -> builtins.float:  # builtins.: inside the class, `float` is this property
+        """The value in its own `unit` as a float; raises NoValueError when it is missing."""
         if self.exact is None:
-            raise ValueError(f"no value ({self.missing.label if self.missing else 'missing'})")
+            raise NoValueError(self.name, self.missing)
         return float(self.exact)
+
+    @property
+    def quantity(self) -> pint.Quantity:
+        """The value as a pint Quantity of the project's registry (`units.ureg`), float magnitude, in its own `unit`.
+
+        The exact value stays in `exact`; raises NoValueError (with the reason) when the value is missing.
+        """
+        return Quantity(self.float, self.unit)
+
+    def to(self, unit: str | pint.Unit) -> pint.Quantity:
+        """The value as a pint Quantity in `unit` (any unit of its dimension: "us", "GB", "token/ms")."""
+        return self.quantity.to(unit)
+
+    def m_as(self, unit: str | pint.Unit) -> builtins.float:
+        """The value's magnitude in `unit`, a float."""
+        return float(self.quantity.m_as(unit))
 
 
 @dataclass(frozen=True)
@@ -122,25 +187,57 @@ class SolvedClaim:
 
 @dataclass(frozen=True)
 class Sheet:
+    """A derivation solved in one context: what every renderer consumes.
+
+    `results` maps each headline result's name to its Value; `values` maps every
+    step's name to its Value; `inputs` holds each scenario input with its value and
+    whether it was set. A Value converts to a pint Quantity (`sheet.results["t_step"].to("us")`).
+
+    >>> import roofline
+    >>> sheet = roofline.derive("decode-floor", hardware="h200", model="llama-3.1-8b")
+    >>> list(sheet.results)
+    ['weight_bytes', 't_floor', 'tokens_per_s_ceiling', 'kv_bytes_per_token', 't_step']
+    >>> sheet.values["kv_bytes_step"].to("GiB")
+    <Quantity(1.0, 'gibibyte')>
+    >>> [(i.name, str(i.value), i.is_set) for i in sheet.inputs][:3]
+    [('batch', '1', False), ('tokens_per_step', '1 token', False), ('context', '8,192 token', False)]
+    """
+
     derivation: Derivation
+    """The question: its steps, symbols, inputs, claims."""
     context: Context
+    """What it is evaluated for: hardware, model, precisions and the inputs set."""
     context_label: str
+    """The chip and the model as the sheets name them: "NVIDIA H200 SXM 141GB · Llama 3.1 8B"."""
     spec_facts: tuple[tuple[str, str], ...]
+    """(label, text) for the specs and precisions used."""
     inputs: tuple[SolvedInput, ...]
+    """Every scenario input with its value (`.value`) and whether it was set (`.is_set`)."""
     bound: tuple[tuple[SymbolInfo, Value], ...]
+    """The values bound from the specs, per symbol."""
     steps: tuple[SolvedStep, ...]
+    """Every step with its value (`.value`), in order; `values` maps them by name."""
     results: Mapping[str, Value]
+    """The headline results by name."""
     tables: tuple[SolvedTable, ...]
+    """The headline table across hardware and models, then the sheet's own tables."""
     claims: tuple[SolvedClaim, ...]
+    """Each number the question's teaser claims, checked (`.holds`)."""
     conventions: tuple[str, ...] = field(default=conventions.CONVENTIONS)
-    #: the share of HBM the setup needs when above 1 (it does not fit); None when it fits or the sheet does not ask
+    """The conventions printed on every sheet."""
     overflow: Value | None = None
-    #: (what, URLs) for each spec the sheet reads: where its figures come from (the specs' research notes are `roofline show`'s)
+    """The share of HBM the setup needs when above 1 (it does not fit); None when it fits or the sheet does not ask."""
     sources: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    """(what, URLs) for each spec the sheet reads: where its figures come from (the specs' research notes are `roofline show`'s)."""
 
     @property
     def latex_names(self) -> Mapping[sp.Symbol, str]:
         return self.derivation.symbols.latex_names()
+
+    @property
+    def values(self) -> Mapping[str, Value]:
+        """Every step's value by step name, in step order (the headline results among them)."""
+        return {st.step.name: st.value for st in self.steps}
 
 
 def _to_sympy(q: pint.Quantity, target: pint.Unit) -> sp.Expr:
@@ -315,8 +412,8 @@ def _substitute(expr: sp.Expr, values: Mapping[sp.Symbol, sp.Expr]) -> sp.Expr:
 
 def _value(d: Derivation, name: str, exact: sp.Expr | Missing) -> Value:
     if isinstance(exact, Missing):
-        return Value(None, d.symbols[name].unit, d.display_units.get(name), exact)
-    return Value(exact, d.symbols[name].unit, d.display_units.get(name))
+        return Value(None, d.symbols[name].unit, d.display_units.get(name), exact, name=name)
+    return Value(exact, d.symbols[name].unit, d.display_units.get(name), name=name)
 
 
 def solve_sheet(d: Derivation, ctx: Context, resolve: Resolver, grid: tuple[Row, ...]) -> Sheet:
@@ -339,7 +436,8 @@ def solve_sheet(d: Derivation, ctx: Context, resolve: Resolver, grid: tuple[Row,
     inputs = []
     for inp in d.inputs:
         q, is_set = input_value(inp, ctx)
-        inputs.append(SolvedInput(inp.name, d.symbols.info(inp.symbol), Value(_to_sympy(q, units[inp.symbol]), units[inp.symbol]), is_set, inp.meaning))
+        inputs.append(SolvedInput(inp.name, d.symbols.info(inp.symbol), Value(_to_sympy(q, units[inp.symbol]), units[inp.symbol], name=inp.name),
+                                  is_set, inp.meaning))
     input_symbols = {i.symbol for i in d.inputs}
     bound = tuple(
         (d.symbols.info(s), _operand(base_values[s], units[s], None))
@@ -395,7 +493,7 @@ def spec_facts(ctx: Context) -> tuple[tuple[str, str], ...]:
     facts = [
         ("Hardware", f"{h.name} ({h.key}; status {h.status})"),
         ("Model", f"{m.name} ({m.key}; {m.model_type}; status {m.status})"),
-        ("Weights", ctx.weights.description),
+        ("Weights", ctx.weights.description + (f"; the checkpoint ships {m.quantization_summary()}" if m.quantization is not None else "")),
         ("KV cache", ctx.kv.description),
         ("Math", f"{ctx.math.math} tensor-core peak" + (f" (default: the math of {ctx.weights.name} weights)" if ctx.math_defaulted else " (set with --math)")),
     ]
@@ -534,4 +632,4 @@ def claim_sides(c: Claim, left: Value, right: Value) -> tuple[float, float]:
     return float(lq.to_base_units().magnitude), float(rq.to(lq.units).to_base_units().magnitude)
 
 
-__all__ = ["Input", "Missing", "Sheet", "SolvedStep", "SolvedTable", "Value", "evaluate", "solve_sheet"]
+__all__ = ["Input", "Missing", "NoValueError", "Sheet", "SolvedStep", "SolvedTable", "Value", "evaluate", "solve_sheet"]

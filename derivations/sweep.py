@@ -256,7 +256,8 @@ def _check_corners(d: Derivation, ctx: Context, s: Sweep) -> None:
     """The first and last point of the grid, evaluated exactly, agree with the compiled values."""
     corners = sorted({tuple(0 for _ in s.axes), tuple(len(a.values) - 1 for a in s.axes)})
     for index in corners:
-        point = {a.input.name: a.input.parse(a.texts[i], "--over") for a, i in zip(s.axes, index, strict=True)}
+        # the point the compiled grid was evaluated at: each axis's float, read exactly as the decimal it prints as
+        point = {a.input.name: a.input.value(float(a.values[i]), "--over") for a, i in zip(s.axes, index, strict=True)}
         exact = evaluate(d, ctx.with_overrides(**point), only=[s.result])[s.result]
         got = float(s.values[index])
         where = ", ".join(f"{a.input.name}={a.texts[i]}" for a, i in zip(s.axes, index, strict=True)) or "the sheet's inputs"

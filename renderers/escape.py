@@ -84,4 +84,5 @@ def markdown_code(text: str) -> str:
 
 
 def latex_code(text: str) -> str:
-    return r"\texttt{" + _latex(text) + "}"
+    """Typewriter text; a run of hyphens stays hyphens (T1 fonts join `--` into a dash: `--set` would print as `–set`)."""
+    return r"\texttt{" + re.sub(r"-(?=-)", "-{}", _latex(text)) + "}"

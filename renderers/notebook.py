@@ -10,7 +10,8 @@ so everything that takes a Sheet takes it) with IPython's rich-display hooks.
   math: MathJax and nbconvert's LaTeX export need no siunitx).
 - `sheet.results[name]` (and each step's and input's `.value`) is a `NotebookValue`: the number with its unit, rounded
   in the one place numbers are shaped (renderers.numbers), as text, Markdown
-  and LaTeX; `str()` gives "4.48 ms".
+  and LaTeX; `str()` gives "4.48 ms". As every sheet value, it converts to a
+  pint Quantity (`.to("us")`, `.quantity`; derivations.sheet.Value).
 
 The derivations layer stays free of rendering: the hooks live here.
 """
@@ -88,7 +89,7 @@ def wrap(sheet: Sheet) -> NotebookSheet:
 
 
 def _value(v: Value) -> NotebookValue:
-    return NotebookValue(v.exact, v.unit, v.display_unit, v.missing)
+    return NotebookValue(v.exact, v.unit, v.display_unit, v.missing, v.name)
 
 
 __all__ = ["NotebookSheet", "NotebookValue", "wrap"]

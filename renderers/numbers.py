@@ -21,6 +21,8 @@ if TYPE_CHECKING:
     import sympy as sp
 
 SIGNIFICANT_FIGURES = 3
+#: Figures print shorter numbers: a value marked on a plot or filled into its title.
+FIGURE_SIGNIFICANT_FIGURES = 3
 #: exact integers up to this are printed in full (parameter counts, token counts)
 MAX_EXACT_INTEGER = 10**13
 #: A value this close to a whole number (relatively) is that whole number as printed: 0.99984 flop/B is 1, 7.9922 is 8.
@@ -50,14 +52,14 @@ class Shown:
 
 
 @lru_cache(maxsize=8192)
-def display(exact: sp.Expr | Fraction | int | float, u: pint.Unit, preferred: str | None = None, exact_unit: bool = False,
-            figures: int = SIGNIFICANT_FIGURES) -> Shown:
+def display(exact: sp.Expr | Fraction | int | float, u: pint.Unit, preferred: str | None = None, figures: int = SIGNIFICANT_FIGURES,
+            exact_unit: bool = False) -> Shown:
     """The value as it should be shown: an SI prefix that puts the mantissa in [1, 1000).
 
     `preferred` (a sheet's display unit) names the unit family and wins when
     its mantissa is already in range, or when no prefix applies (counts).
+    `figures`: significant figures (see `digits`): more where a point needs them (the argument of a floor: 161.99, not 162).
     `exact_unit`: always in `preferred` (a table column shows one unit on every row).
-    `figures`: more significant figures where a point needs them (the argument of a floor: 161.99, not 162).
     Memoized: a sheet shows the same value in its steps, tables and JSON.
     """
     value = _fraction(exact)
@@ -159,9 +161,9 @@ def _auto_unit(q: pint.Quantity) -> pint.Unit:
     return q.units
 
 
-def plain(exact: sp.Expr | Fraction | int | float, u: pint.Unit, preferred: str | None = None) -> str:
-    """'4.48 ms': plain text, for the CLI's `show`."""
-    s = display(exact, u, preferred)
+def plain(exact: sp.Expr | Fraction | int | float, u: pint.Unit, preferred: str | None = None, figures: int = SIGNIFICANT_FIGURES) -> str:
+    """'4.48 ms': plain text, for the CLI's `show` (and a figure's marks); a count unit in the plural ('8,192 tokens')."""
+    s = display(exact, u, preferred, figures)
     text = unit_text(s.unit)
     return number_text(s.number) if text == "1" else f"{number_text(s.number)} {unit_word(text, s.number)}"
 

@@ -1,18 +1,25 @@
-"""The figures a sheet declares (`derivations.engine.Plot`), drawn with matplotlib in the sheet's context.
+"""The figures a sheet declares (`derivations.engine.Plot`), as data for the sheet's context, and their files.
 
 Every number drawn comes from the derivation evaluated for the sheet's specs
 and inputs, never from this module:
 
-- a sweep draws a step over a grid of one input (`derivations.sweep`: compiled
+- a sweep draws steps over a grid of one input (`derivations.sweep`: compiled
   to numpy, every other input fixed by the context, checked against the exact
-  evaluation), and marks the sheet's own values of its crossovers and ceilings;
+  evaluation), and marks the sheet's own values of its crossovers, ceilings
+  and inputs; the "does not fit" shading starts at the sheet's own largest
+  value that fits;
 - a roofline draws `primitives.roofline_time` at each chip's peak and
-  bandwidth, marks `primitives.ridge_point`, and places each kernel at its
-  evaluated intensity and FLOPs over its evaluated roofline time;
-- a heat map colours the cells of the sheet's solved table.
+  bandwidth, marks `primitives.ridge_point`, and places each intensity step at
+  its evaluated value on the roof;
+- bars and stacks draw steps evaluated in the sheet's context (or in each row
+  of one of its tables), a split step as the terms of its own formula;
+- a scatter places a table's rows by two of their steps; a heat map colours
+  the cells of the sheet's solved table.
 
-Other accelerators (a roofline's panels) come through the resolver the front
-door passes, as table rows do; nothing here reads a spec file or solves.
+Other accelerators and table rows come through the resolver the front door
+passes; nothing here reads a spec file or solves. Titles state each figure's
+finding: the plot's prose with the sheet's values filled in, at
+`numbers.FIGURE_SIGNIFICANT_FIGURES`. Drawing is `renderers.plot_draw`.
 
 Files: `<slug>-<plot>.svg` (Markdown, HTML) and `<slug>-<plot>.pdf` (LaTeX),
 in the folder `PLOTS_DIR` beside the sheets. The public calls:
@@ -20,20 +27,16 @@ in the folder `PLOTS_DIR` beside the sheets. The public calls:
 `files(sheet, resolve)` (name -> bytes, drawn or from the cache), `refs(derivation, folder)` (what a
 sheet links, without drawing), `same_plot(a, b)` (compare two files by data).
 
-Deterministic output: matplotlib's defaults (never the user's matplotlibrc)
-plus `STYLE`, the Agg-family vector backends through `Figure.savefig` (no
-pyplot), a fixed `svg.hashsalt`, text kept as text (`svg.fonttype = 'none'`),
-no date, creator or producer metadata. Two renders on one machine are
-byte-identical. Bytes may still differ between matplotlib versions, so every
-file carries `roofline-plot-data sha256:<hex>`, a digest of what it draws (the
-data, labels, style and this module's source), and `build --check` compares
-plot files by that digest.
+Deterministic output: see `renderers.plot_draw`. Two renders on one machine
+are byte-identical. Bytes may still differ between matplotlib versions, so
+every file carries `roofline-plot-data sha256:<hex>`, a digest of what it
+draws (the data, labels, style and the source of both modules), and `build
+--check` compares plot files by that digest.
 """
 
 from __future__ import annotations
 
 import hashlib
-import io
 import json
 import math
 import re
@@ -50,11 +53,13 @@ import sympy as sp
 from derivations import cache, prose
 from derivations import glossary as gl
 from derivations import primitives as pr
-from derivations.context import Context, Input
-from derivations.engine import At, Derivation, Plot, Row
-from derivations.sheet import FIT_STEP, Missing, Sheet, SolvedTable, evaluate, input_values
+from derivations.context import Context, Input, input_value
+from derivations.engine import At, Derivation, Plot, Row, Solve
+from derivations.sheet import Missing, Sheet, SolvedTable, evaluate, input_values
 from derivations.sweep import Axis, sweep
-from renderers.numbers import display, number_text, plain
+from renderers import plot_draw
+from renderers.numbers import FIGURE_SIGNIFICANT_FIGURES, display, number_text, plain
+from renderers.targets import latex_math, term_ranks
 from specs.errors import SpecError
 from units import Quantity, unit, unit_text
 
@@ -63,32 +68,14 @@ Resolver = Callable[[Context, Row], Context]
 #: The folder beside the sheets that holds the plot files.
 PLOTS_DIR = "plots"
 FORMATS = ("svg", "pdf")
-#: matplotlib settings on top of its built-in defaults (a user's matplotlibrc is never read).
-STYLE: dict[str, Any] = {
-    "svg.hashsalt": "roofline",
-    "svg.fonttype": "none",
-    "pdf.fonttype": 42,
-    "pdf.compression": 6,
-    "font.family": "DejaVu Sans",
-    "font.size": 9.0,
-    "mathtext.fontset": "dejavusans",
-    "axes.grid": True,
-    "axes.grid.which": "major",
-    "grid.alpha": 0.3,
-    "legend.fontsize": 8.0,
-    "legend.framealpha": 0.9,
-    "figure.dpi": 100.0,
-    "savefig.bbox": None,
-    "path.simplify": False,
-}
+STYLE = plot_draw.STYLE
 #: Points per swept curve (fewer where the input is a whole number over a short range).
 SWEEP_POINTS = 160
-#: A swept range is widened to show every marked crossover with this much room on a log axis (a factor) or a linear one (a share).
+#: A swept range is widened to show every marked value with this much room on a log axis (a factor) or a linear one (a share).
 MARK_ROOM = 2.0
 _MARKER = re.compile(rb"roofline-plot-data sha256:([0-9a-f]{64})")
-_COLOURS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#8c564b", "#ff7f0e")
-_MARK_COLOURS = ("#444444", "#e377c2", "#17becf", "#bcbd22", "#7f7f7f", "#ff7f0e")
 _INLINE_MATH = re.compile(r"\$[^$]*\$")
+FIGURES = FIGURE_SIGNIFICANT_FIGURES
 
 
 @dataclass(frozen=True)
@@ -112,13 +99,57 @@ class Line:
 
 @dataclass(frozen=True)
 class Point:
-    """A kernel placed on a roofline: intensity x, attained FLOP/s y, its kind and the batch it was evaluated at."""
+    """A placed value: on a roofline an intensity x at attained FLOP/s y; on a scatter a table row.
 
-    kernel: str
-    group: str
-    batch: str
+    `label` names what it is (points with the same label are one thing, drawn as one labelled cluster), `batch` the batch
+    it was evaluated at (text), `roof` the index of the roof it sits on, `series` and `group` its marker and colour classes.
+    """
+
+    label: str
     x: float
     y: float
+    step: str = ""
+    batch: str = ""
+    roof: int = 0
+    series: str = ""
+    group: str = ""
+
+
+@dataclass(frozen=True)
+class Roof:
+    """One accelerator's roofline: its name, peak (in the panel's y unit) and ridge (flop/B), and the curve drawn."""
+
+    label: str
+    peak: float
+    ridge: float
+    x: tuple[float, ...]
+    y: tuple[float, ...]
+    peak_text: str
+    ridge_text: str
+    own: bool = False
+
+
+@dataclass(frozen=True)
+class Segment:
+    """One part of a bar: its label, its value in the panel's unit, the step (or term) it is, and the group it belongs to."""
+
+    label: str
+    value: float
+    step: str = ""
+    group: str = ""
+
+
+@dataclass(frozen=True)
+class Bar:
+    """One bar: its label, its parts (stacked in order), its total as text, marks on it, or why it has no value."""
+
+    label: str
+    segments: tuple[Segment, ...] = ()
+    total: str = ""
+    marks: tuple[Line, ...] = ()
+    missing: str = ""
+    #: where the bar starts (a "bars" plot with a base: how far each value moves from it)
+    base: float | None = None
 
 
 @dataclass(frozen=True)
@@ -138,12 +169,13 @@ class Panel:
     colorbar: str = ""
     #: the axis units (SI units in which the values above are given)
     units: tuple[str, str] = ("", "")
-    #: a roofline panel: the ridge (flop/B) and the peak (in the y unit)
-    ridge: float | None = None
-    peak: float | None = None
+    #: a roofline: one roof per accelerator, the sheet's own first
+    roofs: tuple[Roof, ...] = ()
+    bars: tuple[Bar, ...] = ()
     note: str = ""
-    #: x ranges where the setup does not fit in memory (the sheet's memory-fraction step above 1), shaded
+    #: x ranges where the setup does not fit in memory (beyond the sheet's largest value that fits), shaded, and their label
     overflow: tuple[tuple[float, float], ...] = ()
+    overflow_label: str = ""
 
 
 @dataclass(frozen=True)
@@ -155,6 +187,9 @@ class Figure:
     caption: str
     alt: str
     panels: tuple[Panel, ...] = field(default_factory=tuple)
+    #: the finding, filled with the sheet's values, as matplotlib text
+    title: str = ""
+    answer: bool = False
 
     @property
     def stem(self) -> str:
@@ -163,7 +198,8 @@ class Figure:
     @property
     def digest(self) -> str:
         """What the picture shows, hashed: the data and labels, the style and the code that draws them."""
-        payload = json.dumps({"figure": _rounded(asdict(self)), "style": STYLE, "code": _CODE_DIGEST}, sort_keys=True, ensure_ascii=True)
+        payload = json.dumps({"figure": _rounded(asdict(self)), "style": plot_draw.STYLE, "palette": plot_draw.PALETTE, "code": _CODE_DIGEST},
+                             sort_keys=True, ensure_ascii=True)
         return hashlib.sha256(payload.encode()).hexdigest()
 
 
@@ -171,19 +207,28 @@ def stem(slug: str, name: str) -> str:
     return f"{slug}-{name}"
 
 
-def refs(d: Derivation, folder: str, fmt: str) -> list[dict[str, str]]:
-    """What a sheet links for each of its plots, without drawing: path (`folder/<stem>.<fmt>`), alt text and caption (prose)."""
-    return [{"path": f"{folder}/{stem(d.slug, p.name)}.{fmt}", "alt": alt_text(d, p), "caption": p.caption} for p in d.plots]
+def refs(d: Derivation, folder: str, fmt: str) -> list[dict[str, Any]]:
+    """What a sheet links for each of its plots, without drawing: path (`folder/<stem>.<fmt>`), alt text, caption (prose),
+    and whether the figure is the sheet's answer."""
+    return [{"path": f"{folder}/{stem(d.slug, p.name)}.{fmt}", "alt": alt_text(d, p), "caption": p.caption, "answer": p.answer}
+            for p in d.plots]
 
 
 def alt_text(d: Derivation, p: Plot) -> str:
     """A plain-words description of a plot (Markdown alt text)."""
+    names = ", ".join(_plain(_name(d, p, n)) for n in p.y)
     if p.kind == "sweep":
         inp = next(i for i in d.inputs if i.name == p.x)
-        return f"{_plain(', '.join(_step_title(d, n) for n in p.y))} against {_plain(inp.meaning)}"
+        return f"{names} against {_plain(inp.meaning)}"
     if p.kind == "roofline":
-        return "Roofline of each accelerator with the kernels of one decode step"
-    return f"Heat map of {_plain(', '.join(_step_title(d, n) for n in p.y[:1]))} and the rest of its table row by row"
+        return f"Roofline of each accelerator with {', '.join(_plain(_name(d, p, n)) for n in p.points)} placed on it"
+    if p.kind == "bars":
+        return f"Bars: {names}"
+    if p.kind == "stack":
+        return f"Stacked bars, one per setup: {names}"
+    if p.kind == "scatter":
+        return f"{names} against {_plain(_name(d, p, p.x))}, one point per row"
+    return f"Heat map of {_plain(_name(d, p, p.y[0]))} and the rest of its table row by row"
 
 
 def _plain(text: str) -> str:
@@ -198,14 +243,14 @@ def figures(sheet: Sheet, resolve: Resolver) -> tuple[Figure, ...]:
     d = sheet.derivation
     out = []
     for p in d.plots:
-        if p.kind == "sweep":
-            panels = (_sweep(sheet, p),)
-        elif p.kind == "roofline":
-            panels = _rooflines(sheet, p, resolve)
-        else:
-            panels = (_heatmap(sheet, p),)
-        out.append(Figure(d.slug, p.name, p.kind, p.caption, alt_text(d, p), panels))
+        panels = _KINDS[p.kind](sheet, p, resolve)
+        out.append(Figure(d.slug, p.name, p.kind, p.caption, alt_text(d, p), panels, _title(sheet, p), p.answer))
     return tuple(out)
+
+
+def _name(d: Derivation, p: Plot, name: str) -> str:
+    """What a figure calls a step: the plot's label for it, else the step's title."""
+    return p.label(name) or _step_title(d, name)
 
 
 def _step_title(d: Derivation, name: str) -> str:
@@ -214,10 +259,25 @@ def _step_title(d: Derivation, name: str) -> str:
     return text[:1].upper() + text[1:]
 
 
-def _mathtext(text: str, d: Derivation) -> str:
+def _mathtext(text: str, d: Derivation, values: Mapping[str, str] | None = None) -> str:
     """Prose for matplotlib: `$...$` stays mathtext with symbols spelled; a literal `$` would open math, so it is escaped."""
     names = {info.name: info.latex for info in d.symbols}
-    return prose.render(text, lambda t: t.replace("$", r"\$"), lambda m: f"${m}$", names)
+    return prose.render(text, lambda t: t.replace("$", r"\$"), lambda m: f"${m}$", names, values)
+
+
+def _title(sheet: Sheet, p: Plot) -> str:
+    """The plot's finding with the sheet's values filled in."""
+    return _mathtext(p.title, sheet.derivation, _value_texts(sheet))
+
+
+def _value_texts(sheet: Sheet) -> dict[str, str]:
+    out = {}
+    for st in sheet.steps:
+        v = st.value
+        out[st.step.name] = v.missing.kind if v.missing else _value_text(v.exact, v.unit, v.display_unit)
+    for i in sheet.inputs:
+        out[i.name] = _value_text(i.value.exact, i.value.unit, i.value.display_unit)
+    return out
 
 
 def _symbol(d: Derivation, name: str) -> str:
@@ -243,25 +303,48 @@ def _unit_label(u: pint.Unit) -> str:
     return "" if text == "1" else f" ({text})"
 
 
+#: count units a figure's prose writes in the plural (295 tokens)
+_PLURALS = {"token": "tokens", "parameter": "parameters"}
+
+
 def _value_text(value: sp.Expr | float, u: pint.Unit, preferred: str | None = None) -> str:
-    return plain(value, u, preferred)
+    """A value as a figure writes it: three significant figures, a count unit in the plural unless the value is one."""
+    text = plain(value, u, preferred, FIGURES)
+    number, _, word = text.rpartition(" ")
+    return f"{number} {_PLURALS[word]}" if word in _PLURALS and number not in ("1", "1.00") else text
 
 
-def _sweep(sheet: Sheet, p: Plot) -> Panel:
+def _mark(d: Derivation, name: str, value: sp.Expr, u: pint.Unit, preferred: str | None) -> str:
+    """A marked value's label: its symbol and its value, '$B_{knee}$ = 72.1'."""
+    latex = d.symbols[name].latex if name in d.expanded else d.symbols.info(next(i.symbol for i in d.inputs if i.name == name)).latex
+    return f"${latex}$ = {_value_text(value, u, preferred)}"
+
+
+def _sheet_value(sheet: Sheet, name: str) -> tuple[sp.Expr | Missing, pint.Unit, str | None]:
+    """A step's or an input's value on the sheet, its unit and display unit."""
+    for st in sheet.steps:
+        if st.step.name == name:
+            v = st.value
+            return (v.missing if v.missing else v.exact), v.unit, v.display_unit
+    i = next(i for i in sheet.inputs if i.name == name)
+    return i.value.exact, i.value.unit, i.value.display_unit
+
+
+def _sweep(sheet: Sheet, p: Plot, resolve: Resolver) -> tuple[Panel, ...]:
     d, ctx = sheet.derivation, sheet.context
     inp = next(i for i in d.inputs if i.name == p.x)
     x_unit = d.symbols.info(inp.symbol).unit
-    values = evaluate(d, ctx, [*p.vlines, *p.hlines])
     lines: list[Line] = []
     marks_x = []
     for axis, names in (("x", p.vlines), ("y", p.hlines)):
         for name in names:
-            v = values[name]
+            v, u, shown = _sheet_value(sheet, name)
             if isinstance(v, Missing):
                 continue
-            lines.append(Line(f"{_symbol(d, name)} = {_value_text(v, d.symbols[name].unit, d.display_units.get(name))}", axis, float(v), name))
+            lines.append(Line(_mark(d, name, v, u, shown), axis, float(v), name))
             if axis == "x":
                 marks_x.append(float(v))
+    fit = _sheet_value(sheet, p.fits_up_to)[0] if p.fits_up_to else None
     lo, hi = (float(inp.parse(t, "plot span").to(x_unit).magnitude) for t in p.span)
     if marks_x:
         room = MARK_ROOM if "x" in p.log else 1 + (MARK_ROOM - 1) / 10
@@ -277,41 +360,24 @@ def _sweep(sheet: Sheet, p: Plot) -> Panel:
     all_y = [float(v) for ys in raw.values() if ys is not None for v in ys]
     y_shown = _axis_unit(all_y, y_si, d.display_units.get(p.y[0]))
     fy = _factor(y_si, y_shown)
-    curves = tuple(Curve(f"{_mathtext(_step_title(d, n), d)} {_symbol(d, n)}", tuple(float(x) for x in grid), tuple(float(v) * fy for v in ys), n)
+    curves = tuple(Curve(_mathtext(_name(d, p, n), d), tuple(float(x) for x in grid), tuple(float(v) * fy for v in ys), n)
                    for n, ys in raw.items() if ys is not None)
     lines = [Line(ln.label, ln.axis, ln.value * (fy if ln.axis == "y" else 1.0), ln.step) for ln in lines]
     info = d.symbols.info(inp.symbol)
     xlabel = f"{_mathtext(_sentence(inp.meaning), d)}, ${info.latex}${_unit_label(x_unit)}"
-    ylabel = f"{_mathtext(_step_title(d, p.y[0]), d) if len(p.y) == 1 else _quantity_kind(y_si)}{_unit_label(y_shown)}"
+    ylabel = f"{_mathtext(_name(d, p, p.y[0]), d) if len(p.y) == 1 else _shared_name(d, p.y, y_si)}{_unit_label(y_shown)}"
     missing = [n for n, ys in raw.items() if ys is None]
     notes = [f"{', '.join(missing)}: no value in this context"] if missing else []
-    overflow = _overflow(d, ctx, inp, grid)
-    if overflow == ((float(grid[0]), float(grid[-1])),):  # shading everything would hide the argument: say it once
-        notes.append(f"Does not fit in memory at any {inp.name} shown")
-        overflow = ()
-    return Panel(sheet.context_label, xlabel, ylabel, p.log, curves, tuple(lines), units=(unit_text(x_unit), unit_text(y_shown)),
-                 note="; ".join(notes), overflow=overflow)
-
-
-def _overflow(d: Derivation, ctx: Context, inp: Input, grid: np.ndarray) -> tuple[tuple[float, float], ...]:
-    """The x ranges where the sheet's memory-fraction step is above 1: the setup does not fit (sheets that compute it)."""
-    if FIT_STEP not in d.expanded or inp.symbol not in d.symbols_of[FIT_STEP]:
-        return ()
-    share = _curve(d, ctx, FIT_STEP, inp, grid)
-    if share is None:
-        return ()
-    over = share > 1
-    spans, start = [], None
-    for i, flag in enumerate(over):
-        if flag and start is None:
-            start = i
-        if start is not None and (not flag or i == len(over) - 1):
-            end = i if flag else i - 1
-            # from midway to the last point that fits (the grid's end where the range starts at it) to the last that does not
-            lo = float(grid[start]) if start == 0 else float((grid[start - 1] + grid[start]) / 2)
-            spans.append((lo, float(grid[end])))
-            start = None
-    return tuple(spans)
+    overflow, overflow_label = (), ""
+    if p.fits_up_to:
+        if isinstance(fit, Missing):
+            notes.append(f"Does not fit in memory at any {inp.name} shown")
+        elif float(fit) < float(grid[-1]):
+            fit_u = d.symbols[p.fits_up_to]
+            overflow = ((float(fit), float(grid[-1])),)
+            overflow_label = f"does not fit in memory beyond {_mark(d, p.fits_up_to, fit, fit_u.unit, d.display_units.get(p.fits_up_to))}"
+    return (Panel(sheet.context_label, xlabel, ylabel, p.log, curves, tuple(lines), units=(unit_text(x_unit), unit_text(y_shown)),
+                  note="; ".join(notes), overflow=overflow, overflow_label=overflow_label),)
 
 
 def _sentence(text: str) -> str:
@@ -319,11 +385,29 @@ def _sentence(text: str) -> str:
 
 
 #: what a y axis of several curves shows, by its unit
-_KINDS = (("s", "Time"), ("token/s", "Throughput"), ("J/token", "Energy per token"), ("B", "Bytes"), ("W", "Power"))
+_QUANTITY_KINDS = (("s", "Time"), ("token/s", "Throughput"), ("J/token", "Energy per token"), ("B", "Bytes"), ("W", "Power"),
+                   ("flop/token", "FLOPs per token"), ("B/s", "Bandwidth"), ("flop/B", "Intensity"), ("1", "Ratio"))
+
+
+_CONNECTIVES = {"when", "of", "at", "per", "in", "for", "the", "a", "an", "with", "on", "to"}
+
+
+def _shared_name(d: Derivation, names: Sequence[str], u: pint.Unit) -> str:
+    """What several curves have in common, for their axis: the words their step titles start with ("Speedup" of "Speedup when
+    compute-bound" and "Speedup when bandwidth-bound"), else the kind of quantity their unit measures."""
+    titles = [_step_title(d, n).split() for n in names]
+    common = []
+    for words in zip(*titles, strict=False):
+        if len({w.lower() for w in words}) != 1 or "$" in words[0]:
+            break
+        common.append(words[0])
+    while common and common[-1].lower() in _CONNECTIVES:
+        common.pop()
+    return " ".join(common) if common else _quantity_kind(u)
 
 
 def _quantity_kind(u: pint.Unit) -> str:
-    return next((kind for text, kind in _KINDS if unit(text).dimensionality == u.dimensionality), "Value")
+    return next((kind for text, kind in _QUANTITY_KINDS if unit(text).dimensionality == u.dimensionality), "Value")
 
 
 def _curve(d: Derivation, ctx: Context, name: str, inp: Input, grid: np.ndarray) -> np.ndarray | None:
@@ -338,62 +422,284 @@ def _curve(d: Derivation, ctx: Context, name: str, inp: Input, grid: np.ndarray)
     return None if not np.isfinite(y).any() else y
 
 
-#: kernel names by kind, for the roofline's markers (anything else is a weight GEMM)
-ATTENTION_KERNELS = frozenset({"attn"})
-SMALL_KERNELS = frozenset({"ew", "ew_mlp", "ew_moe"})
+# --- rooflines ---------------------------------------------------------------------------------------
 
 
-def kernel_group(kernel: str) -> str:
-    if kernel in ATTENTION_KERNELS:
-        return "attention"
-    if kernel in SMALL_KERNELS:
-        return "small kernels"
-    return "weight GEMMs"
+def _short_name(ctx: Context) -> str:
+    """The chip's name without its vendor's or a closing remark ("H100 SXM5 80GB", "B200"): the roofs share one panel and their
+    labels its space."""
+    name, vendor = ctx.hardware.name, ctx.hardware.vendor
+    if vendor and name.startswith(vendor + " ") and len(name) > len(vendor) + 1:
+        name = name[len(vendor) + 1:]
+    short = re.sub(r"\s*\([^()]*\)$", "", name)
+    return short or name
+
+
+def _chips(sheet: Sheet, resolve: Resolver) -> list[Context]:
+    """The sheet's own chip first, then the others of its grid (the sheet's chip alone when it is not one of them)."""
+    d, ctx = sheet.derivation, sheet.context
+    out = [ctx]
+    if ctx.hardware.key in d.hardware:
+        for key in d.hardware:
+            if key == ctx.hardware.key:
+                continue
+            try:
+                out.append(resolve(ctx, Row("", hardware=key)))
+            except SpecError:
+                continue
+    return out
 
 
 def _rooflines(sheet: Sheet, p: Plot, resolve: Resolver) -> tuple[Panel, ...]:
-    """One panel per accelerator of the sheet's grid (the sheet's own chip alone when it is not one of them)."""
-    d, ctx = sheet.derivation, sheet.context
-    chips = d.hardware if ctx.hardware.key in d.hardware else ()
-    contexts = []
-    for key in chips:
+    """One panel: the roof of each accelerator of the sheet's grid, and the plot's intensities placed on the sheet's chip."""
+    d = sheet.derivation
+    chips = _chips(sheet, resolve)
+    machines = [input_values(d, c, {gl.pi, gl.beta}) for c in chips]
+    peaks = [float(m[gl.pi]) for m in machines]
+    shown = _axis_unit([min(peaks)], unit("flop/s"), None)
+    fy = _factor(unit("flop/s"), shown)
+    settings = [(sheet.context, "")]
+    for row in p.rows:
         try:
-            contexts.append(ctx if key == ctx.hardware.key else resolve(ctx, Row("", hardware=key)))
+            settings.append((resolve(sheet.context, row), _mathtext(row.label, d)))
         except SpecError:
             continue
-    contexts = contexts or [ctx]
-    # one unit on every panel (they share the y axis): the one that suits the smallest peak
-    peaks = [float(input_values(d, c, {gl.pi})[gl.pi]) for c in contexts]
-    shown = _axis_unit([min(peaks)], unit("flop/s"), None)
-    return tuple(_roofline(d, c, p, shown) for c in contexts)
-
-
-def _roofline(d: Derivation, ctx: Context, p: Plot, shown: pint.Unit) -> Panel:
-    machine = input_values(d, ctx, {gl.pi, gl.beta})
-    peak_si, ridge = float(machine[gl.pi]), float(pr.ridge_point().xreplace(machine))
-    intensity = sp.Symbol("I", positive=True)
-    attainable = sp.lambdify(intensity, 1 / pr.roofline_time(sp.Integer(1), 1 / intensity).xreplace(machine), modules="numpy")
-    fy = _factor(unit("flop/s"), shown)
-    names = [f"{part}_{k}" for k in p.kernels for part in ("flops", "t", "intensity")]
-    points = []
-    for batch in p.batches:
-        values = evaluate(d, ctx.with_overrides(batch=batch), names)
-        for k in p.kernels:
-            f, t, i = (values[f"{part}_{k}"] for part in ("flops", "t", "intensity"))
-            if any(isinstance(v, Missing) for v in (f, t, i)) or not (f > 0 and t > 0):
-                continue  # a kernel this model does not run
-            points.append(Point(k, kernel_group(k), batch, float(i), float(f / t) * fy))
-    xs = [pt.x for pt in points] + [ridge]
-    lo, hi = 10 ** math.floor(math.log10(min(xs) / 2)), 10 ** math.ceil(math.log10(max(xs) * 2))
+    found = []
+    for ctx, where in settings:
+        names = list((p.row_points or p.points) if where else p.points)
+        for batch in p.batches or ("",):
+            n = _batch_value(sheet, batch) if batch else None
+            if batch and n is None:
+                continue  # a batch the sheet has no value for here (no flip in this context): nothing to place
+            at = ctx.with_overrides(batch=str(n)) if batch else ctx
+            values = evaluate(d, at, names)
+            for name in names:
+                v = values[name]
+                if isinstance(v, Missing) or not v > 0:
+                    continue  # a kernel this model does not run
+                label = _mathtext(_name(d, p, name), d) + (f", {where}" if where else "")
+                found.append((label, float(v), name, _batch_label(sheet, batch) if batch else ""))
+    xs = [x for _, x, _, _ in found] + [float(pr.ridge_point().xreplace(m)) for m in machines]
+    # room beyond the ridges: the flat ceilings carry the chips' labels
+    lo, hi = 10 ** math.floor(math.log10(min(xs) / 2)), 10 ** math.ceil(math.log10(max(xs) * 8))
     grid = np.geomspace(lo, hi, SWEEP_POINTS)
-    roof = Curve(f"roofline at {ctx.math.math.upper()} peak", tuple(float(x) for x in grid),
-                 tuple(float(v) * fy for v in attainable(grid)), "roofline")
-    ridge_line = Line(f"ridge {_value_text(pr.ridge_point().xreplace(machine), unit('flop/B'))}", "x", ridge, "ridge_point")
-    return Panel(ctx.hardware.name, "Arithmetic intensity (flop/B)", f"Attainable FLOP/s{_unit_label(shown)}", "xy", (roof,), (ridge_line,),
-                 tuple(points), units=("flop/B", unit_text(shown)), ridge=ridge, peak=peak_si * fy)
+    intensity = sp.Symbol("I", positive=True)
+    roofs, points = [], []
+    for k, (ctx, machine) in enumerate(zip(chips, machines, strict=True)):
+        roof_of = sp.lambdify(intensity, 1 / pr.roofline_time(sp.Integer(1), 1 / intensity).xreplace(machine), modules="numpy")
+        ridge = pr.ridge_point().xreplace(machine)
+        roofs.append(Roof(_short_name(ctx), float(machine[gl.pi]) * fy, float(ridge), tuple(float(x) for x in grid),
+                          tuple(float(v) * fy for v in roof_of(grid)), _value_text(machine[gl.pi], unit("flop/s")),
+                          _value_text(ridge, unit("flop/B")), own=k == 0))
+        if k == 0 or p.each_chip:  # every chip's roof, or the sheet's own
+            points += [Point(label, x, float(roof_of(np.float64(x))) * fy, name, batch, roof=k) for label, x, name, batch in found]
+    math_name = chips[0].math.math.upper()
+    return (Panel(sheet.context_label, "Arithmetic intensity (flop/B)", f"Attainable FLOP/s at the {math_name} peak{_unit_label(shown)}", "xy",
+                  points=tuple(points), roofs=tuple(roofs), units=("flop/B", unit_text(shown))),)
 
 
-def _heatmap(sheet: Sheet, p: Plot) -> Panel:
+def _batch_value(sheet: Sheet, batch: str) -> int | None:
+    """A batch the plot names: a whole number as given, or a step's value as the sheet runs it (its closed form rounded
+    the way it is meant: up to the first whole batch at or past a threshold, down for a limit); None where the step has none."""
+    d = sheet.derivation
+    if batch not in d.expanded:
+        return int(next(i for i in d.inputs if i.name == "batch").parse(batch, "plot batches").magnitude)
+    v, _, _ = _sheet_value(sheet, batch)
+    if isinstance(v, Missing):
+        return None
+    step = d.step(batch)
+    down = isinstance(step, Solve) and step.rounds == "down"
+    return max(1, math.floor(float(v)) if down else math.ceil(float(v) - 1e-12))
+
+
+
+
+def _batch_label(sheet: Sheet, batch: str) -> str:
+    """'$B$ = 1', or for a batch a step names, '$B_{flip}$ = 8'."""
+    d = sheet.derivation
+    latex = d.symbols[batch].latex if batch in d.expanded else d.symbols.info(gl.B).latex
+    return f"${latex}$ = {_batch_value(sheet, batch):,}"
+
+
+# --- bars, stacks and scatters -------------------------------------------------------------------------
+
+
+def _parts(d: Derivation, p: Plot) -> list[tuple[str, sp.Expr, str]]:
+    """(label, expression, group) for every part a bar shows: each step of `y`, a split one as the terms of its formula."""
+    names = d.symbols.latex_names()
+    ranks = term_ranks(list(names), set(d.expanded))
+    out = []
+    for name in p.y:
+        step = d.step(name)
+        if name not in p.split:
+            out.append((_mathtext(_name(d, p, name), d), step.s, ""))
+            continue
+        group = _mathtext(_name(d, p, name), d)
+        terms = sorted(sp.Add.make_args(step.expr), key=lambda t: min((ranks.get(s, len(ranks)) for s in t.free_symbols), default=len(ranks)))
+        for term in terms:
+            out.append((_term_label(d, p, term, names), term, group))
+    return out
+
+
+def _term_label(d: Derivation, p: Plot, term: sp.Expr, names: Mapping[sp.Symbol, str]) -> str:
+    """A term of a split step: a step by its label or title, an input by its meaning, anything else as its formula."""
+    if isinstance(term, sp.Symbol):
+        if term.name in d.expanded:
+            return _mathtext(_name(d, p, term.name), d)
+        if p.label(term.name):
+            return _mathtext(p.label(term.name), d)
+        info = d.symbols.info(term)
+        return _mathtext(_sentence(re.split(r"[;(]", info.meaning)[0].strip()), d)
+    return f"${latex_math(term, names)}$"
+
+
+def _part_values(d: Derivation, ctx: Context, parts: Sequence[tuple[str, sp.Expr, str]], extra: Sequence[str]) -> tuple[list[sp.Expr | Missing], dict[str, sp.Expr | Missing]]:
+    """Each part's value in `ctx` (a term evaluated from the values of its steps and inputs), and the steps in `extra`."""
+    needed = sorted({s.name for _, e, _ in parts for s in e.free_symbols if s.name in d.expanded} | set(extra))
+    steps = evaluate(d, ctx, needed)
+    symbols = set().union(*(e.free_symbols for _, e, _ in parts)) - {sp.Symbol(n, positive=True) for n in d.expanded}
+    known: dict[sp.Symbol, sp.Expr | Missing] = {**input_values(d, ctx, symbols), **{sp.Symbol(n, positive=True): v for n, v in steps.items()}}
+    out = []
+    for _, e, _ in parts:
+        gone = [known[s] for s in e.free_symbols if isinstance(known[s], Missing)]
+        out.append(gone[0] if gone else e.xreplace(known))
+    return out, steps
+
+
+def _missing_text(d: Derivation, m: Missing) -> str:
+    """'none: reason' as matplotlib text: a closed form's reason is prose (it may hold math), a spec's literal."""
+    return f"{m.kind}: " + (_mathtext(m.reason, d) if m.prose else m.reason.replace("$", r"\$"))
+
+
+def _bars(sheet: Sheet, p: Plot, resolve: Resolver) -> tuple[Panel, ...]:
+    """One bar per part, the sheet's own values; `base` (a step) where each bar starts; `vlines` marked."""
+    d, ctx = sheet.derivation, sheet.context
+    parts = _parts(d, p)
+    values, steps = _part_values(d, ctx, parts, [*p.vlines, *((p.base,) if p.base else ())])
+    si = d.symbols[p.y[0]].unit
+    shown = _axis_unit([float(v) for v in values if not isinstance(v, Missing)], si, d.display_units.get(p.y[0]))
+    f = _factor(si, shown)
+    base = steps[p.base] if p.base else None
+    bars = []
+    for (label, e, group), v in zip(parts, values, strict=True):
+        if isinstance(v, Missing):
+            bars.append(Bar(label, missing=_missing_text(d, v)))
+            continue
+        name = e.name if isinstance(e, sp.Symbol) else sp.sstr(e)
+        bars.append(Bar(label, (Segment(label, float(v) * f, name, group),), _value_text(v, si, d.display_units.get(p.y[0])),
+                        base=None if base is None or isinstance(base, Missing) else float(base) * f))
+    marks = tuple(Line(_mark(d, n, steps[n], d.symbols[n].unit, d.display_units.get(n)), "x", float(steps[n]) * f, n)
+                  for n in (*((p.base,) if p.base else ()), *p.vlines) if not isinstance(steps[n], Missing))
+    axis = _sentence(_mathtext(_name(d, p, p.base), d)) if p.base else _quantity_kind(si)
+    return (Panel(sheet.context_label, f"{axis}{_unit_label(shown)}", "", "x" if "x" in p.log else "",
+                  lines=marks, bars=tuple(bars), units=(unit_text(shown), "")),)
+
+
+def _row_contexts(sheet: Sheet, p: Plot, resolve: Resolver) -> list[tuple[str, Row, Context | SpecError]]:
+    """(label, row, context) for each row the plot draws: a table's rows, labelled as the table labels them; the plot's own rows;
+    or the sheet's own context."""
+    d = sheet.derivation
+    if p.table is not None:
+        solved: SolvedTable = sheet.tables[1 + p.table]  # the first solved table is the headline grid
+        rows = d.tables[p.table].rows
+    elif p.rows:
+        rows, solved = p.rows, None
+    else:
+        return [(_short_context(sheet.context), Row(""), sheet.context)]
+    out = []
+    for i, row in enumerate(rows):
+        try:
+            ctx: Context | SpecError = resolve(sheet.context, row)
+        except SpecError as err:
+            ctx = err
+        label = _row_label(d, row, ctx, solved, i)
+        out.append((label, row, ctx))
+    return out
+
+
+def _short_context(ctx: Context) -> str:
+    return f"{_short_name(ctx)}, {ctx.model.name}"
+
+
+def _row_label(d: Derivation, row: Row, ctx: Context | SpecError, table: SolvedTable | None, i: int) -> str:
+    """A row's label as its table prints it, shorter: its own (prose), else the chip and model it changes (short names), and the
+    inputs it sets."""
+    parts = []
+    if row.label:
+        parts.append(_mathtext(row.label, d))
+    elif isinstance(ctx, Context) and (row.hardware or row.model):
+        parts.append(" · ".join(x for x in (_short_name(ctx) if row.hardware else "", ctx.model.name if row.model else "") if x))
+    for _, latex, v in (table.settings[i] if table is not None and table.settings else ()):
+        parts.append(f"${latex}$ = {_value_text(v.exact, v.unit)}")
+    return ", ".join(parts) or (table.rows[i][0] if table is not None else "")
+
+
+def _stack(sheet: Sheet, p: Plot, resolve: Resolver) -> tuple[Panel, ...]:
+    """One bar per row, its parts stacked; `vlines` marked on each bar."""
+    d = sheet.derivation
+    parts = _parts(d, p)
+    si = d.symbols[p.y[0]].unit
+    raw = []
+    for label, _row, ctx in _row_contexts(sheet, p, resolve):
+        if isinstance(ctx, SpecError):
+            raw.append((label, None, {}, _missing_text(d, Missing("n/a", ctx.message))))
+            continue
+        values, steps = _part_values(d, ctx, parts, p.vlines)
+        gone = next((v for v in values if isinstance(v, Missing)), None)
+        raw.append((label, None if gone else values, steps, _missing_text(d, gone) if gone else ""))
+    totals = [float(sum(vals)) for _, vals, _, _ in raw if vals is not None]
+    shown = _axis_unit(totals, si, d.display_units.get(p.y[0]))
+    f = _factor(si, shown)
+    bars = []
+    for label, vals, steps, why in raw:
+        if vals is None:
+            bars.append(Bar(label, missing=why))
+            continue
+        segments = tuple(Segment(name, float(v) * f, e.name if isinstance(e, sp.Symbol) else sp.sstr(e), group)
+                         for (name, e, group), v in zip(parts, vals, strict=True))
+        marks = tuple(Line(_mathtext(_name(d, p, n), d) + f" {_symbol(d, n)}", "x", float(steps[n]) * f, n)
+                      for n in p.vlines if not isinstance(steps[n], Missing))
+        bars.append(Bar(label, segments, _value_text(sum(vals), si, d.display_units.get(p.y[0])), marks))
+    axis = _sentence(parts[0][0]) if len(parts) == 1 else _quantity_kind(si)
+    return (Panel(sheet.context_label, f"{axis}{_unit_label(shown)}", "", "", bars=tuple(bars), units=(unit_text(shown), "")),)
+
+
+def _scatter(sheet: Sheet, p: Plot, resolve: Resolver) -> tuple[Panel, ...]:
+    """A table's rows as points, `x` against `y[0]`; the line where they are equal and the bands `hlines` around it."""
+    d = sheet.derivation
+    si = d.symbols[p.y[0]].unit
+    group = next((i for i in d.inputs if i.name == p.group), None)
+    raw = []
+    for label, row, ctx in _row_contexts(sheet, p, resolve):
+        if isinstance(ctx, SpecError):
+            continue
+        values = evaluate(d, ctx, [p.x, p.y[0]])
+        x, y = values[p.x], values[p.y[0]]
+        if isinstance(x, Missing) or isinstance(y, Missing):
+            continue
+        g = ""
+        if group is not None:
+            q, _ = input_value(group, ctx)
+            magnitude = q.magnitude
+            g = f"${d.symbols.info(group.symbol).latex}$ = {_value_text(int(magnitude) if float(magnitude).is_integer() else magnitude, q.units)}"
+        raw.append((label, float(x), float(y), row.series, g))
+    shown = _axis_unit([v for _, x, y, _, _ in raw for v in (x, y)], si, d.display_units.get(p.y[0]))
+    f = _factor(si, shown)
+    points = tuple(Point(label, x * f, y * f, p.y[0], series=series, group=g) for label, x, y, series, g in raw)
+    bands = []
+    for n in p.hlines:
+        v, _, _ = _sheet_value(sheet, n)
+        if not isinstance(v, Missing):
+            bands.append(Line(f"{_mathtext(_name(d, p, n), d)}, {_value_text(v, unit('1'), d.display_units.get(n))}", "y", float(v), n))
+    return (Panel(sheet.context_label, f"{_sentence(_mathtext(_name(d, p, p.x), d))}{_unit_label(shown)}",
+                  f"{_sentence(_mathtext(_name(d, p, p.y[0]), d))}{_unit_label(shown)}",
+                  p.log, lines=tuple(bands), points=points, units=(unit_text(shown), unit_text(shown))),)
+
+
+# --- heat maps ---------------------------------------------------------------------------------------
+
+
+def _heatmap(sheet: Sheet, p: Plot, resolve: Resolver) -> tuple[Panel, ...]:
     d = sheet.derivation
     table: SolvedTable = sheet.tables[1 + p.table]  # the first solved table is the headline grid
     index = [next(j for j, (n, _) in enumerate(table.columns) if n == name) for name in p.y]
@@ -409,14 +715,15 @@ def _heatmap(sheet: Sheet, p: Plot) -> Panel:
                 text.append(v.missing.kind if v is not None and v.missing else "n/a")
             else:
                 row.append(float(v.exact))
-                text.append(number_text(display(v.exact, v.unit, v.display_unit).number))
+                text.append(number_text(display(v.exact, v.unit, v.display_unit, FIGURES).number))
         cells.append(tuple(row))
         texts.append(tuple(text))
     columns, xlabel = _heat_columns(d, p.y)
     of = d.step(p.y[0])
     base = of.of if isinstance(of, At) else of.name
-    return Panel(sheet.context_label, xlabel, _heat_rows_label(d, table), "", cells=tuple(cells), cell_text=tuple(texts), rows=tuple(rows),
-                 columns=columns, colorbar=f"{_mathtext(_step_title(d, base), d)} {_symbol(d, base)}", units=("", unit_text(d.symbols[base].unit)))
+    return (Panel(sheet.context_label, xlabel, _heat_rows_label(d, table), "", cells=tuple(cells), cell_text=tuple(texts), rows=tuple(rows),
+                  columns=columns, colorbar=f"{_mathtext(_step_title(d, base), d)} {_symbol(d, base)}",
+                  units=("", unit_text(d.symbols[base].unit))),)
 
 
 def _heat_columns(d: Derivation, names: Sequence[str]) -> tuple[tuple[str, ...], str]:
@@ -440,6 +747,10 @@ def _heat_rows_label(d: Derivation, table: SolvedTable) -> str:
     return ""
 
 
+_KINDS: dict[str, Callable[[Sheet, Plot, Resolver], tuple[Panel, ...]]] = {
+    "sweep": _sweep, "roofline": _rooflines, "heatmap": _heatmap, "bars": _bars, "stack": _stack, "scatter": _scatter}
+
+
 def _rounded(x: Any) -> Any:
     """Floats to 9 significant digits, so a digest does not depend on the last bits a platform's libm computes."""
     if isinstance(x, float):
@@ -451,10 +762,10 @@ def _rounded(x: Any) -> Any:
     return x
 
 
-_CODE_DIGEST = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()
+_CODE_DIGEST = hashlib.sha256(Path(__file__).read_bytes() + Path(plot_draw.__file__).read_bytes()).hexdigest()
 
 
-# --- drawing -----------------------------------------------------------------------------------------
+# --- files -------------------------------------------------------------------------------------------
 
 
 def marker(fig: Figure) -> str:
@@ -469,40 +780,35 @@ def render(fig: Figure, fmt: str) -> bytes:
     """
     if fmt not in FORMATS:
         raise ValueError(f"plot format {fmt!r}; expected one of {', '.join(FORMATS)}")
-    k = cache.key("plot", fig.digest, fmt, version("matplotlib"))
-    found = cache.load(k)
-    if isinstance(found, bytes):
+    return _render_all(fig)[fmt]
+
+
+def _render_all(fig: Figure) -> dict[str, bytes]:
+    """Every format of the figure, from the cache or laid out once and written in each."""
+    found = {fmt: cache.load(_cache_key(fig, fmt)) for fmt in FORMATS}
+    if all(isinstance(data, bytes) for data in found.values()):
         return found
-    data = draw(fig, fmt)
-    cache.store(k, data)
-    return data
+    drawn = plot_draw.draw(fig, FORMATS, marker(fig))
+    for fmt, data in drawn.items():
+        cache.store(_cache_key(fig, fmt), data)
+    return drawn
+
+
+def _cache_key(fig: Figure, fmt: str) -> str:
+    return cache.key("plot", fig.digest, fmt, version("matplotlib"), plot_draw.fonts_in_use())
 
 
 def draw(fig: Figure, fmt: str) -> bytes:
     """The figure drawn by matplotlib, bypassing the cache."""
-    import matplotlib
-    from matplotlib.figure import Figure as MplFigure
-
-    with matplotlib.rc_context():
-        matplotlib.rcdefaults()
-        matplotlib.rcParams.update(STYLE)
-        mpl = MplFigure(figsize=_size(fig), layout="constrained")
-        _DRAW[fig.kind](mpl, fig)
-        buf = io.BytesIO()
-        if fmt == "svg":
-            metadata = {"Date": None, "Creator": None, "Description": marker(fig)}
-        else:
-            metadata = {"CreationDate": None, "ModDate": None, "Creator": None, "Producer": None, "Subject": marker(fig)}
-        mpl.savefig(buf, format=fmt, metadata=metadata)
-    return buf.getvalue()
+    return plot_draw.draw(fig, (fmt,), marker(fig))[fmt]
 
 
 def files(sheet: Sheet, resolve: Resolver, folder: str = PLOTS_DIR) -> dict[str, bytes]:
     """`folder/<stem>.svg` and `.pdf` for every plot the sheet declares."""
     out = {}
     for fig in figures(sheet, resolve):
-        for fmt in FORMATS:
-            out[f"{folder}/{fig.stem}.{fmt}"] = render(fig, fmt)
+        for fmt, data in _render_all(fig).items():
+            out[f"{folder}/{fig.stem}.{fmt}"] = data
     return out
 
 
@@ -517,117 +823,5 @@ def same_plot(a: bytes, b: bytes) -> bool:
     da = digest_of(a)
     return da is not None and da == digest_of(b)
 
-
-def _size(fig: Figure) -> tuple[float, float]:
-    if fig.kind == "roofline":
-        n = len(fig.panels)
-        rows = 1 if n == 1 else (n + 2) // 2
-        return (6.5, 4.0) if n == 1 else (6.5, 3.0 * rows)
-    if fig.kind == "heatmap":
-        return (6.5, 0.45 * max(len(fig.panels[0].rows), 4) + 1.4)
-    return (6.5, 4.0)
-
-
-def _draw_sweep(mpl: Any, fig: Figure) -> None:
-    panel = fig.panels[0]
-    ax = mpl.add_subplot()
-    _scales(ax, panel.log)
-    for k, (lo, hi) in enumerate(panel.overflow):
-        ax.axvspan(lo, hi, color="0.88", lw=0, zorder=0, label="does not fit in memory" if k == 0 else None)
-    for i, c in enumerate(panel.curves):
-        ax.plot(c.x, c.y, color=_COLOURS[i % len(_COLOURS)], lw=1.8 if i == 0 else 1.3, ls="-" if i == 0 else ("--", ":", "-.")[(i - 1) % 3],
-                label=c.label)
-    for j, ln in enumerate(panel.lines):
-        # marked values in colours of their own (a legend of look-alike lines would not say which is which): dashed across x, dotted across y
-        style = {"color": _MARK_COLOURS[j % len(_MARK_COLOURS)], "lw": 1.1, "label": ln.label}
-        if ln.axis == "x":
-            ax.axvline(ln.value, ls=(0, (5, 2)), **style)
-        else:
-            ax.axhline(ln.value, ls=(0, (1, 1.2)), **style)
-    ax.set_xlabel(panel.xlabel)
-    ax.set_ylabel(panel.ylabel)
-    ax.set_title(panel.title, fontsize=9)
-    ax.legend(loc="best")
-    if panel.note:
-        ax.text(0.01, 0.99, panel.note, transform=ax.transAxes, ha="left", va="top", fontsize=7.5, color="0.3")
-
-
-def _scales(ax: Any, log: str) -> None:
-    if "x" in log:
-        ax.set_xscale("log")
-    if "y" in log:
-        ax.set_yscale("log")
-
-
-#: marker per kernel kind; colour per batch
-_KIND_MARKERS = {"weight GEMMs": "o", "attention": "^", "small kernels": "s"}
-
-
-def _draw_roofline(mpl: Any, fig: Figure) -> None:
-    n = len(fig.panels)
-    cols = 1 if n == 1 else 2
-    rows = (n + 1) // cols if n > 1 else 1
-    grid = mpl.add_gridspec(rows, cols)
-    axes = []
-    for k, panel in enumerate(fig.panels):
-        ax = mpl.add_subplot(grid[k // cols, k % cols], sharey=axes[0] if axes else None)
-        axes.append(ax)
-        _scales(ax, "xy")
-        roof = panel.curves[0]
-        ax.plot(roof.x, roof.y, color="black", lw=1.6, label=roof.label)
-        ridge = panel.lines[0]
-        ax.axvline(ridge.value, color="0.35", lw=0.9, ls=(0, (4, 2)))
-        ax.annotate(ridge.label, (ridge.value, panel.peak or 1.0), xytext=(4, -12), textcoords="offset points", fontsize=7.5, color="0.2")
-        batches = list(dict.fromkeys(pt.batch for pt in panel.points))
-        for b_index, batch in enumerate(batches):
-            for group, shape in _KIND_MARKERS.items():
-                pts = [pt for pt in panel.points if pt.batch == batch and pt.group == group]
-                if pts:
-                    # the first batch as large open markers, the last as small filled ones: a kernel the batch does not move shows both
-                    filled = b_index == len(batches) - 1
-                    colour = _COLOURS[b_index % len(_COLOURS)]
-                    ax.scatter([pt.x for pt in pts], [pt.y for pt in pts], marker=shape, s=22 if filled else 70, zorder=3 + b_index, linewidths=1.2,
-                               facecolors=colour if filled else "none", edgecolors=colour, label=f"{group}, $B$ = {batch}")
-        ax.set_title(panel.title, fontsize=9)
-        ax.set_xlabel(panel.xlabel)
-        ax.set_ylabel(panel.ylabel)
-    handles, labels = axes[0].get_legend_handles_labels()
-    if n > 1 and n % 2 == 1:
-        spare = mpl.add_subplot(grid[rows - 1, 1])
-        spare.axis("off")
-        spare.legend(handles, labels, loc="center", fontsize=8)
-    else:
-        axes[0].legend(handles, labels, loc="lower right", fontsize=7)
-
-
-def _draw_heatmap(mpl: Any, fig: Figure) -> None:
-    from matplotlib.colors import Normalize, TwoSlopeNorm
-
-    panel = fig.panels[0]
-    data = np.array([[np.nan if v is None else v for v in row] for row in panel.cells], dtype=float)
-    finite = data[np.isfinite(data)]
-    lo, hi = (float(finite.min()), float(finite.max())) if finite.size else (0.0, 1.0)
-    # a ratio (a speedup) is white at 1, blue above and red below, a factor up as deep a colour as the same factor down;
-    # any other value spans its own range
-    ratio = panel.units[1] == "1" and lo > 0
-    top = max(hi, 1.0 / lo, 1.0 + 1e-9) if ratio else hi
-    norm = TwoSlopeNorm(vmin=1.0 / top, vcenter=1.0, vmax=top) if ratio else Normalize(vmin=lo, vmax=hi if hi > lo else lo + 1)
-    ax = mpl.add_subplot()
-    image = ax.imshow(np.ma.masked_invalid(data), cmap="RdBu", norm=norm, aspect="auto")
-    for i, row in enumerate(panel.cell_text):
-        for j, text in enumerate(row):
-            v = data[i, j]
-            dark = np.isfinite(v) and abs(norm(v) - 0.5) > 0.3
-            ax.text(j, i, text, ha="center", va="center", fontsize=7.5, color="white" if dark else "black")
-    ax.set_xticks(range(len(panel.columns)), panel.columns)
-    ax.set_yticks(range(len(panel.rows)), panel.rows)
-    ax.set_xlabel(panel.xlabel)
-    ax.set_ylabel(panel.ylabel)
-    ax.set_title(panel.title, fontsize=9)
-    ax.grid(False)
-    mpl.colorbar(image, ax=ax, label=panel.colorbar)
-
-
-_DRAW: dict[str, Callable[[Any, Figure], None]] = {"sweep": _draw_sweep, "roofline": _draw_roofline, "heatmap": _draw_heatmap}
 
 __all__ = ["FORMATS", "PLOTS_DIR", "STYLE", "Figure", "alt_text", "digest_of", "draw", "figures", "files", "refs", "render", "same_plot", "stem"]

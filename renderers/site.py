@@ -54,7 +54,7 @@ mtd { padding: 0.15rem 0; }
 mtd.lhs { text-align: right; }
 mtd.rhs { text-align: left; }
 figure { margin: 1rem 0; }
-figure img { max-width: 100%; height: auto; }
+figure img { width: 100%; height: auto; }
 .verdict { font-weight: bold; }
 code, .name { font-family: 'DejaVu Sans Mono', monospace; font-size: 0.85em; }
 """.strip()
@@ -188,8 +188,11 @@ def render_sheet(sheet: Sheet, slugs: Sequence[str], plots: str | None = None) -
                                                          plain_title=prose.plain(d.title, by_name).replace("$", ""), **_markup(v))
 
 
-def render_index(sheets: Sequence[Sheet]) -> str:
-    """The index: every sheet in the registry's order with its question, the conventions and the glossary."""
+def render_index(sheets: Sequence[Sheet], api_reference: str | None = None) -> str:
+    """The index: every sheet in the registry's order with its question, the conventions and the glossary.
+
+    `api_reference`: the link (relative to the index) to the Python API reference, when the site has one.
+    """
     glossary_names = {i.name: i.latex for i in GLOSSARY}
 
     def p(s: str, names: Mapping[str, str]) -> Markup:
@@ -203,13 +206,14 @@ def render_index(sheets: Sequence[Sheet]) -> str:
     glossary = [{"symbol": Markup(inline_math(i.latex)), "name": i.name, "unit": Markup(_unit(i.unit)), "meaning": p(i.meaning, glossary_names)}
                 for i in GLOSSARY]
     return ENV.get_template("site-index.html.j2").render(site_title=TITLE, style=Markup(STYLE), sheets=entries,
-                                                         conventions=[p(c, glossary_names) for c in conventions.CONVENTIONS], glossary=glossary)
+                                                         conventions=[p(c, glossary_names) for c in conventions.CONVENTIONS], glossary=glossary,
+                                                         api_reference=api_reference)
 
 
-def render(sheets: Sequence[Sheet], plots: str | None = None) -> dict[str, str]:
-    """File name (relative to the site folder) -> page, for the index and every sheet; `plots` as in `render_sheet`."""
+def render(sheets: Sequence[Sheet], plots: str | None = None, api_reference: str | None = None) -> dict[str, str]:
+    """File name (relative to the site folder) -> page, for the index and every sheet; `plots` as in `render_sheet`, `api_reference` as in `render_index`."""
     slugs = [s.derivation.slug for s in sheets]
-    pages = {INDEX: render_index(sheets)}
+    pages = {INDEX: render_index(sheets, api_reference)}
     for sheet in sheets:
         pages[page_name(sheet.derivation.slug)] = render_sheet(sheet, slugs, plots)
     return pages

@@ -1,30 +1,71 @@
 """roofline: the physics of LLM inference as unit-checked sympy derivations.
 
-Check your own derivation (see roofline.formulas): `glossary()`, `symbols()`,
-`declare()`, `check()`, `solve()`, `latex()`, `evaluate()`; errors are
-`RooflineError`s. They load on first use, so `import roofline` stays light.
+The front door, loaded on first use so that `import roofline` stays light:
+
+- `derive` a sheet for a chip and a model, with inputs as Python values; every
+  value of the sheet converts to a pint Quantity (`sheet.results["t_step"].to("us")`);
+- `sweep` one result over a grid of inputs, as named numpy arrays with units;
+- `hardware` and `model`: the specs, their figures pint Quantities;
+- `render` a sheet as Markdown, LaTeX or JSON;
+- check your own derivation: `check`, `solve`, `evaluate`, `latex`, `symbols`,
+  `declare`, `glossary` (see `roofline.formulas`);
+- `grade` an answer (a formula or a number) against a sheet's result (see `roofline.grader`);
+- `ureg`, the project's pint registry (bytes, flops, tokens and parameters are
+  dimensions of their own); build Quantities for `inputs` with it.
+
+Errors are `RooflineError`s (also `ValueError`s): one line naming the input,
+file or field.
+
+>>> import roofline
+>>> sheet = roofline.derive("decode-floor", hardware="h200", model="llama-3.1-8b",
+...                         inputs={"batch": 16})
+>>> str(sheet.results["t_floor"]), round(sheet.results["t_floor"].m_as("us"))
+('3.127 ms', 3127)
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
-#: the formula front door (roofline.formulas), re-exported here on first use
-_FORMULAS = ("check", "declare", "evaluate", "glossary", "latex", "solve", "symbols")
+if TYPE_CHECKING:  # for type checkers and readers; at run time each name loads on first use (`__getattr__`)
+    from derivations.sheet import Missing, NoValueError, Sheet, Value
+    from renderers.sweep_table import SweepTable
+    from roofline.api import InputValue, derive, hardware, model, render, render_sweep, sweep
+    from roofline.formulas import check, declare, evaluate, glossary, latex, solve, symbols
+    from roofline.grader import grade
+    from units import RooflineError, ureg
+
+#: where each lazily loaded name lives
+_LAZY = {
+    **dict.fromkeys(("derive", "sweep", "hardware", "model", "render", "render_sweep", "InputValue"), "roofline.api"),
+    **dict.fromkeys(("check", "declare", "evaluate", "glossary", "latex", "solve", "symbols"), "roofline.formulas"),
+    **dict.fromkeys(("Sheet", "Value", "Missing", "NoValueError"), "derivations.sheet"),
+    "SweepTable": "renderers.sweep_table",
+    "grade": "roofline.grader",
+    **dict.fromkeys(("ureg", "RooflineError"), "units"),
+}
 
 
 def __getattr__(name: str) -> Any:
-    if name in _FORMULAS:
-        from roofline import formulas
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from importlib import import_module
 
-        return getattr(formulas, name)
-    if name == "RooflineError":
-        from units import RooflineError
-
-        return RooflineError
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(module), name)
+    globals()[name] = value  # loaded once; later lookups (and pdoc, which reads the module's namespace) find it here
+    return value
 
 
-__all__ = ["RooflineError", "__version__", "check", "declare", "evaluate", "glossary", "latex", "solve", "symbols"]
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})
+
+
+# in reading order, not sorted: pdoc's API page lists the members in this order
+__all__ = [  # noqa: RUF022
+    "derive", "sweep", "hardware", "model", "render", "render_sweep",
+    "check", "solve", "evaluate", "latex", "symbols", "declare", "glossary", "grade",
+    "Sheet", "Value", "Missing", "NoValueError", "SweepTable", "InputValue", "ureg", "RooflineError", "__version__",
+]

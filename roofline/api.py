@@ -1,24 +1,36 @@
-"""The public Python API: load specs, derive a sheet, render it.
+"""The public Python API: load specs, derive a sheet, sweep a result, render them.
 
-    >>> from roofline import api
-    >>> sheet = api.derive("decode-floor", hardware="h100-sxm", model="llama-3.1-8b")
-    >>> api.render(sheet, "json")  # doctest: +SKIP
+The same functions are at the top level (`roofline.derive`, `roofline.sweep`, ...).
+
+>>> from roofline import api
+>>> sheet = api.derive("decode-floor", hardware="h100-sxm", model="llama-3.1-8b",
+...                    inputs={"batch": 8})
+>>> sheet.results["t_floor"].to("ms")
+<Quantity(4.48039309, 'millisecond')>
+>>> sheet.results["t_floor"].exact
+14657536/3271484375
+>>> api.render(sheet, "md").splitlines()[0]
+'# The decode floor and what sits above it'
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import replace
+from fractions import Fraction
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeAlias
+
+import numpy as np
+import pint
 
 from derivations import registry
-from derivations.context import Context, make_context, parse_overrides
+from derivations.context import Context, input_overrides, make_context, parse_overrides, warn_checkpoint
 from derivations.engine import Derivation, Row
 from derivations.sheet import Sheet, solve_sheet
-from derivations.sweep import parse_axis
+from derivations.sweep import MAX_AXIS, Axis, parse_axis
 from derivations.sweep import sweep as sweep_grid
 from derivations.userfile import is_derivation_file
 from derivations.userfile import load as load_derivation_file
@@ -26,12 +38,19 @@ from renderers import FORMATS, notebook
 from renderers import plots as plot_renderer
 from renderers.sweep_out import Labelled
 from renderers.sweep_out import render as render_sweep_text
+from renderers.sweep_table import SweepTable
 from specs.errors import SpecError, shown, suggest
 from specs.hardware import Hardware, load_hardware
 from specs.models import Architecture, load_model
 from specs.precisions import precision
 
-__all__ = ["derive", "get", "hardware", "model", "render"]
+__all__ = ["InputValue", "SweepTable", "derive", "get", "hardware", "model", "plot_files", "render", "render_sweep", "sweep", "tex_preamble",
+           "user_derivation", "validation"]
+
+#: One input's value from Python: a plain number in the input's own unit (`batch` 8, `t_fixed` 0.0005 for 0.5 ms),
+#: a string read exactly as `--set` reads it ("0.5 ms", "64 GB/s"), or a pint Quantity of roofline's registry
+#: (`roofline.ureg("0.5 ms")`; a Quantity of another registry is refused).
+InputValue: TypeAlias = "int | float | Fraction | str | pint.Quantity"
 
 
 def _found(value: object) -> str:
@@ -49,12 +68,24 @@ def _name_or_path(value: object, kind: str) -> str | Path:
 
 
 def hardware(name_or_path: str | Path) -> Hardware:
-    """A shipped accelerator by name, or your own TOML file by path (cached)."""
+    """A shipped accelerator by name, or your own TOML file by path (cached); every figure a pint Quantity.
+
+    >>> import roofline
+    >>> h200 = roofline.hardware("h200")
+    >>> h200.memory_bandwidth.to("TB/s"), h200.peak("bf16").to("Tflop/s")
+    (<Quantity(24/5, 'terabyte / second')>, <Quantity(4947/5, 'teraflop / second')>)
+    """
     return _load_hardware(_name_or_path(name_or_path, "hardware"))
 
 
 def model(name_or_path: str | Path) -> Architecture:
-    """A shipped model by name, or your own config.json by path (cached)."""
+    """A shipped model by name, or your own config.json by path (cached).
+
+    >>> import roofline
+    >>> m = roofline.model("llama-3.1-70b")
+    >>> m.num_layers, m.num_kv_heads, m.head_dim
+    (80, 8, 128)
+    """
     return _load_model(_name_or_path(name_or_path, "model"))
 
 
@@ -74,6 +105,12 @@ _model = model
 
 
 def get(slug: str) -> Derivation:
+    """A shipped derivation by slug (`roofline list questions`): its steps, symbols and `inputs` (name, unit, default, domain).
+
+    >>> from roofline import api
+    >>> [(i.name, i.unit, i.default) for i in api.get("decode-floor").inputs][:3]
+    [('batch', '1', '1'), ('tokens_per_step', 'token', '1 token'), ('context', 'token', '8192 token')]
+    """
     if not isinstance(slug, str):
         raise SpecError("question", None, f"expected a question slug such as 'decode-floor' (`roofline list questions`), found {shown(slug)}")
     if slug not in registry.SLUGS:
@@ -89,7 +126,12 @@ def __getattr__(name: str) -> Any:
 
 
 def user_derivation(path: str | Path) -> Derivation:
-    """Your own derivation file (TOML; see examples/kv-offload.toml), checked and built like a shipped sheet."""
+    """Your own derivation file (TOML; see examples/kv-offload.toml), checked and built like a shipped sheet.
+
+    >>> from roofline import api
+    >>> [i.name for i in api.user_derivation("examples/kv-offload.toml").inputs][-2:]
+    ['offload_fraction', 'pcie_bandwidth']
+    """
     return load_derivation_file(path)
 
 
@@ -126,22 +168,75 @@ def derive(
     overrides: Iterable[str] | None = (),
     second_hardware: str | Path | None = None,
     second_model: str | Path | None = None,
+    *,
+    inputs: Mapping[str, InputValue] | None = None,
 ) -> Sheet:
     """One sheet: the derivation evaluated for the given (or default) context.
 
-    `hardware` and `model` are a shipped name or a path; None means the sheet's
-    defaults. `overrides` is a list of "NAME=VALUE" strings, each input at most once.
-    `second_hardware` and `second_model` (the chip compared with, a drafter)
-    apply to sheets that name a second chip or model; None means the sheet's default.
+    `slug` is a shipped question (`roofline list questions`) or the path of your own
+    derivation file. `hardware` and `model` are a shipped name or a path; None means the
+    sheet's defaults. `weights`, `kv` and `math` are precision names ("bf16", "fp8", "int4").
+    `inputs` sets scenario inputs by name, each an `InputValue`: a plain number in the
+    input's own unit, a string with its unit, or a Quantity of `roofline.ureg`, checked
+    against the input's domain exactly as `--set` is. `overrides`, the older form, is a
+    list of "NAME=VALUE" strings; the two may be combined, each input given once.
+    `second_hardware` and `second_model` (the chip compared with, a drafter) apply to
+    sheets that name a second chip or model; None means the sheet's default.
+
+    Every value of the sheet (`sheet.results`, `sheet.values`, each step's `.value`)
+    converts to a pint Quantity with `.to(unit)` or `.quantity`; the exact sympy number
+    is `.exact`. A value that does not exist here raises NoValueError with its reason.
+
+    >>> import roofline
+    >>> inputs = {"batch": 8, "context": roofline.ureg("4096 token"), "tp": "2"}
+    >>> sheet = roofline.derive("decode-floor", hardware="h200", model="llama-3.1-70b",
+    ...                         inputs=inputs)
+    >>> sheet.values["kv_bytes_step"].to("GB")  # per GPU: TP splits the cache
+    <Quantity(5.36870912, 'gigabyte')>
+    >>> sheet.results["t_step"].to("us").units
+    <Unit('microsecond')>
     """
     d = user_derivation(slug) if is_derivation_file(slug) else get(slug)
-    _check_precisions(weights, kv, math)
-    pairs = _override_pairs(overrides)
+    ctx = context(d, hardware, model, weights, kv, math, overrides, second_hardware, second_model, inputs=inputs)
     hw_names = d.hardware if hardware is None else (_name_or_path(hardware, "hardware"),)
     model_names = d.models if model is None else (_name_or_path(model, "model"),)
-    ctx = _context(d, hw_names[0], model_names[0], weights, kv, math, pairs, second_hardware, second_model)
     grid = tuple(Row("", hardware=h, model=m) for m in model_names for h in hw_names)
     return notebook.wrap(solve_sheet(d, ctx, resolve_row, grid))
+
+
+def context(d: Derivation, hardware: str | Path | None = None, model: str | Path | None = None, weights: str | None = None,
+            kv: str | None = None, math: str | None = None, overrides: Iterable[str] | None = (), second_hardware: str | Path | None = None,
+            second_model: str | Path | None = None, *, inputs: Mapping[str, InputValue] | None = None) -> Context:
+    """The context `derive` evaluates `d` in: the chip and model given (else the sheet's first defaults), precisions, the
+    inputs set (checked as `derive` checks them) and the sheet's second chip and model.
+
+    >>> import roofline
+    >>> from roofline import api
+    >>> api.context(api.get("decode-floor"), "h200", inputs={"batch": 8}).overrides["batch"]
+    <Quantity(8, 'dimensionless')>
+    """
+    _check_precisions(weights, kv, math)
+    given = _given(d, overrides, inputs)
+    hw = d.hardware[0] if hardware is None else _name_or_path(hardware, "hardware")
+    name = d.models[0] if model is None else _name_or_path(model, "model")
+    ctx = _context(d, hw, name, weights, kv, math, given, second_hardware, second_model)
+    if model is not None:
+        warn_checkpoint(ctx.model, weights)
+    return ctx
+
+
+def _given(d: Derivation, overrides: Iterable[str] | None, inputs: Mapping[str, InputValue] | None) -> dict[str, pint.Quantity]:
+    """The inputs a caller sets, checked: the NAME=VALUE strings of `overrides` and the values of `inputs`, no input given twice."""
+    given = parse_overrides(_override_pairs(overrides), d.inputs, d.slug)
+    if inputs is None:
+        return given
+    if not isinstance(inputs, Mapping):
+        raise SpecError("inputs", None, f"expected a mapping NAME -> value such as {{'batch': 8}}, found {_found(inputs)}")
+    values = input_overrides(inputs, d.inputs, d.slug)
+    twice = sorted(set(given) & set(values))
+    if twice:
+        raise SpecError("inputs", twice[0][:40], "given in both inputs and overrides; give each input once")
+    return {**given, **values}
 
 
 def _check_precisions(weights: object, kv: object, math: object) -> None:
@@ -151,10 +246,10 @@ def _check_precisions(weights: object, kv: object, math: object) -> None:
 
 
 def _context(d: Derivation, hardware: str | Path, model: str | Path, weights: str | None, kv: str | None, math: str | None,
-             pairs: list[str], second_hardware: str | Path | None, second_model: str | Path | None) -> Context:
-    """The context of one chip and model: precisions, the user's inputs, the sheet's second chip and model."""
+             given: Mapping[str, pint.Quantity], second_hardware: str | Path | None, second_model: str | Path | None) -> Context:
+    """The context of one chip and model: precisions, the user's inputs (checked Quantities), the sheet's second chip and model."""
     ctx = make_context(_hardware(hardware), _model(model), weights, kv, math)
-    ctx = replace(ctx, overrides=parse_overrides(pairs, d.inputs, d.slug))
+    ctx = replace(ctx, overrides=dict(given))
     return _with_second(d, ctx, second_hardware, second_model)
 
 
@@ -202,6 +297,11 @@ def render(sheet: Sheet, fmt: str, fragment: bool = False, plots: str | None = N
 
     `plots` (md and tex): a folder, relative to where the text is read from, holding the sheet's plots
     (`plot_files`); the text then shows each as an SVG image (md) or a PDF `\\includegraphics` (tex).
+
+    >>> import json, roofline
+    >>> doc = json.loads(roofline.render(roofline.derive("decode-floor"), "json"))
+    >>> doc["results"]["t_floor"]["unit"]
+    'ms'
     """
     if not isinstance(sheet, Sheet):
         raise SpecError("sheet", None, f"expected a Sheet from api.derive, found {type(sheet).__name__}")
@@ -218,18 +318,29 @@ def render(sheet: Sheet, fmt: str, fragment: bool = False, plots: str | None = N
 
 
 def tex_preamble() -> str:
-    """The `\\usepackage` lines and macros a `fragment=True` LaTeX sheet needs in your document's preamble."""
+    """The `\\usepackage` lines and macros a `fragment=True` LaTeX sheet needs in your document's preamble.
+
+    >>> from roofline import api
+    >>> "usepackage{siunitx}" in api.tex_preamble()
+    True
+    """
     from renderers.latex import preamble
 
     return preamble()
 
 
 def out_files(sheet: Sheet, directory: Path, plots: str | None = None) -> dict[Path, str]:
+    """`directory/<slug>.md|.tex|.json` -> text, as `roofline build` writes them."""
     return {directory / f"{sheet.derivation.slug}.{fmt}": render(sheet, fmt, plots=plots) for fmt in FORMATS}
 
 
 def plot_files(sheet: Sheet, folder: str = plot_renderer.PLOTS_DIR) -> dict[str, bytes]:
-    """The sheet's plots drawn for its context: `folder/<slug>-<plot>.svg` and `.pdf` -> bytes (none for a sheet that declares none)."""
+    """The sheet's plots drawn for its context: `folder/<slug>-<plot>.svg` and `.pdf` -> bytes (none for a sheet that declares none).
+
+    >>> from roofline import api
+    >>> sorted(api.plot_files(api.derive("batch-knee")))[:2]
+    ['plots/batch-knee-throughput.pdf', 'plots/batch-knee-throughput.svg']
+    """
     if not isinstance(sheet, Sheet):
         raise SpecError("sheet", None, f"expected a Sheet from api.derive, found {type(sheet).__name__}")
     return plot_renderer.files(sheet, resolve_row, folder)
@@ -238,7 +349,7 @@ def plot_files(sheet: Sheet, folder: str = plot_renderer.PLOTS_DIR) -> dict[str,
 def sweep(
     slug: str,
     result: str,
-    over: Iterable[str],
+    over: Mapping[str, Iterable[InputValue] | str] | Iterable[str],
     hardware: str | Path | Iterable[str | Path] | None = None,
     model: str | Path | Iterable[str | Path] | None = None,
     weights: str | None = None,
@@ -247,33 +358,87 @@ def sweep(
     overrides: Iterable[str] | None = (),
     second_hardware: str | Path | None = None,
     second_model: str | Path | None = None,
-) -> list[Labelled]:
-    """One result of a sheet over the cartesian product of inputs, per hardware and model.
+    *,
+    inputs: Mapping[str, InputValue] | None = None,
+) -> SweepTable:
+    """One result of a sheet over the cartesian product of inputs, per hardware and model, as named numpy arrays.
 
-    `over` is a list of "NAME=VALUES" strings: `batch=1:1024:log2` (doubling),
-    `eta_bw=0.5:0.9:0.1` (a step), `context=1024,8192,32768` (a list). `hardware`
-    and `model` are a name or path, or a list of them; None means the sheet's first
-    default. The other arguments are those of `derive`. Each grid is compiled once
-    to numpy; render the result with `render_sweep(results, "csv" | "json")`.
+    `over` maps each swept input to its values: a list, range or numpy array of `InputValue`s
+    (`{"batch": [1, 2, 4], "context": np.arange(1024, 32769, 1024)}`), or a string in
+    `--over`'s syntax (`"1:1024:log2"` doubling, `"0.5:0.9:0.1"` a step, `"1024,8192"` a list);
+    the older form is a list of "NAME=VALUES" strings. Every value is checked against its
+    input's domain. `hardware` and `model` are a name or path, or a list of them; None means
+    the sheet's first default. The other arguments are those of `derive`. Each grid is
+    compiled once to numpy and checked against the exact evaluation at its corners.
 
-        >>> rows = sweep("decode-floor", "t_step", ["batch=1:64:log2"], hardware=["h100-sxm", "h200"])  # doctest: +SKIP
+    The `SweepTable` maps each column (hardware, model, the swept inputs, the result,
+    missing) to a numpy array, with `units` per column; `to_csv()` writes what
+    `roofline sweep` prints.
+
+    >>> import roofline
+    >>> table = roofline.sweep("decode-floor", "kv_bytes_step",
+    ...                        over={"batch": [1, 8], "context": [1024, 8192]},
+    ...                        hardware=["h100-sxm", "h200"])
+    >>> table["hardware"].tolist()
+    ['h100-sxm', 'h100-sxm', 'h100-sxm', 'h100-sxm', 'h200', 'h200', 'h200', 'h200']
+    >>> table["batch"].tolist(), table["context"].tolist()
+    ([1, 1, 8, 8, 1, 1, 8, 8], [1024, 8192, 1024, 8192, 1024, 8192, 1024, 8192])
+    >>> table["kv_bytes_step"].round(3).tolist()[:4], table.units["kv_bytes_step"]
+    ([0.134, 1.074, 1.074, 8.59], 'GB')
     """
-    d = get(slug)
-    if isinstance(over, str | bytes):
-        raise SpecError("over", None, f"expected a list of NAME=VALUES strings, found one string {shown(over)}; wrap it in a list")
-    axes = [parse_axis(d, spec) for spec in over]
+    d = user_derivation(slug) if is_derivation_file(slug) else get(slug)
+    axes = _axes(d, over)
     swept = {a.input.name for a in axes}
-    pairs = _override_pairs(overrides)
-    clash = sorted(swept & {p.partition("=")[0].strip() for p in pairs})
+    _check_precisions(weights, kv, math)
+    given = _given(d, overrides, inputs)
+    clash = sorted(swept & set(given))
     if clash:
         raise SpecError("--set", clash[0][:40], "is also swept with --over; give it once")
-    _check_precisions(weights, kv, math)
     out = []
     for h in _names(hardware, d.hardware[0], "hardware"):
         for m in _names(model, d.models[0], "model"):
-            ctx = _context(d, h, m, weights, kv, math, pairs, second_hardware, second_model)
+            ctx = _context(d, h, m, weights, kv, math, given, second_hardware, second_model)
+            if model is not None:
+                warn_checkpoint(ctx.model, weights)
             out.append(Labelled(_label(h), _label(m), sweep_grid(d, ctx, result, axes)))
-    return out
+    return SweepTable(out)
+
+
+def _axes(d: Derivation, over: object) -> list[Axis]:
+    """The swept inputs: a mapping NAME -> values (or NAME -> "VALUES" text), or a list of NAME=VALUES strings."""
+    if isinstance(over, str | bytes):
+        raise SpecError("over", None, f"expected a mapping NAME -> values or a list of NAME=VALUES strings, found one string {shown(over)}; wrap it in a list")
+    if isinstance(over, Mapping):
+        return [_value_axis(d, name, values) for name, values in over.items()]
+    try:
+        specs = list(over)  # type: ignore[call-overload]
+    except TypeError:
+        raise SpecError("over", None, f"expected a mapping NAME -> values or a list of NAME=VALUES strings, found {_found(over)}") from None
+    return [parse_axis(d, spec) for spec in specs]
+
+
+def _value_axis(d: Derivation, name: object, values: object) -> Axis:
+    """One swept input from Python values, each checked as `derive`'s inputs are (Input.value)."""
+    by_name = {i.name: i for i in d.inputs}
+    if not isinstance(name, str) or name not in by_name:
+        shown_name = name[:40] if isinstance(name, str) else shown(name)
+        raise SpecError("over", shown_name, f"{d.slug} has no input by that name{suggest(str(name), by_name)}; inputs: {', '.join(by_name)}")
+    if isinstance(values, str):
+        return parse_axis(d, f"{name}={values}")
+    inp = by_name[name]
+    if (isinstance(values, pint.Quantity) and np.ndim(values.magnitude) == 0) or isinstance(values, bytes):
+        raise SpecError("over", name, f"expected a list, range or array of values, found one value {shown(values)}; wrap it in a list")
+    try:
+        items = values.tolist() if isinstance(values, np.ndarray) else list(values)  # type: ignore[call-overload]
+    except TypeError:
+        raise SpecError("over", name, f"expected a list, range or array of values (or a string such as '1:1024:log2'), found {_found(values)}") from None
+    if not items:
+        raise SpecError("over", name, "an empty list of values")
+    if len(items) > MAX_AXIS:
+        raise SpecError("over", name, f"more than {MAX_AXIS:,} values")
+    exact = [inp.magnitude(v, "over") for v in items]
+    texts = tuple(str(m.numerator) if m.denominator == 1 else repr(float(m)) for m in exact)  # in the input's unit, as the CSV's header says
+    return Axis(inp, texts, np.array([float(m) for m in exact]))
 
 
 def _names(value: str | Path | Iterable[str | Path] | None, default: str, kind: str) -> list[str | Path]:
@@ -294,19 +459,34 @@ def _label(name: str | Path) -> str:
     return name.name if isinstance(name, Path) else name
 
 
-def render_sweep(results: list[Labelled], fmt: str, unit: str | None = None) -> str:
-    """Sweep results as "csv" or "json", values in `unit` (default: the sheet's display unit for the result, else its own)."""
+def render_sweep(results: SweepTable | list[Labelled], fmt: str, unit: str | None = None) -> str:
+    """A sweep as "csv" or "json" text, as `roofline sweep` prints it; values in `unit` (default: the sheet's display unit for the result).
+
+    >>> import roofline
+    >>> table = roofline.sweep("decode-floor", "t_floor", over={"batch": [1]},
+    ...                        model="llama-3.1-8b")
+    >>> print(roofline.render_sweep(table, "csv", unit="us"), end="")
+    hardware,model,batch,t_floor [us],missing
+    h100-sxm,llama-3.1-8b,1,4480.3930937313435,
+    """
     if fmt not in ("csv", "json"):
         raise SpecError("--format", None, f"unknown sweep format {str(fmt)[:20]!r}; known: csv, json")
+    if isinstance(results, SweepTable):
+        results = list(results.sweeps)
     if not results:
         raise SpecError("sweep", None, "no results to render")
     return render_sweep_text(results, fmt, unit or results[0].sweep.display_unit)
 
 
 def validation() -> Any:
-    """The step model against the measurements dataset (specs/measurements/), as `roofline validate` shows it:
-    a `roofline.validate.Report` with per-record rows at the sheet and dataset defaults, error summaries per regime,
-    the proposed defaults (`.defaults`), leave-one-out calibration (`.loo`) and the implied-MBU range (`.mbu`)."""
+    """The step model against the measurements dataset (specs/measurements/), as `roofline validate` shows it.
+
+    A `roofline.validate.Report` with per-record rows at the sheet and dataset defaults, error summaries per regime,
+    the proposed defaults (`.defaults`), leave-one-out calibration (`.loo`) and the implied-MBU range (`.mbu`).
+
+    >>> from roofline import api
+    >>> report = api.validation()  # doctest: +SKIP
+    """
     from roofline.validate import report
 
     return report()

@@ -18,7 +18,8 @@ How a build writes `--out` (say `out/`):
    and `.pdf` for every registered sheet, and the folder `plots/` with each
    declared plot as `<slug>-<plot>.svg` (linked by the `.md`) and `.pdf`
    (included by the `.tex`), `book.tex` (every sheet as a chapter; see
-   renderers/book.py) and the HTML site `site/` (renderers/site.py); the
+   renderers/book.py) and the HTML site `site/` (renderers/site.py) with the
+   Python API reference in `site/api/` (roofline/apidoc.py); the
    build owns the folders in `OUTPUT_FOLDERS` and rewrites them whole. PDFs left by an earlier `--pdf`
    build are dropped by a build without `--pdf`, since they would no longer
    match the `.tex` beside them.
@@ -42,7 +43,7 @@ from pathlib import Path
 
 from renderers import book, site
 from renderers.plots import PLOTS_DIR, same_plot
-from roofline import api
+from roofline import api, apidoc
 from specs.catalog import hardware_names, model_names, shown_path
 from units import RooflineError
 
@@ -52,6 +53,8 @@ OUTPUT_SUFFIXES = (".md", ".tex", ".json", ".pdf")
 #: The book of every sheet: `book.tex` (`book.pdf` with --pdf); the HTML site's folder.
 BOOK = "book"
 SITE_DIR = "site"
+#: The Python API reference, inside the site (generated from the docstrings by pdoc).
+API_DIR = "api"
 #: Sub-folders of --out that a build writes as a whole (never carried over from the old folder).
 OUTPUT_FOLDERS = (PLOTS_DIR, SITE_DIR)
 
@@ -76,10 +79,12 @@ def render_all(sheets: list | None = None) -> dict[str, str | bytes]:
 
 
 def book_and_site(sheets: list, files: dict[str, str | bytes]) -> dict[str, str]:
-    """`book.tex` (each chapter cut from the sheet's `.tex` in `files`) and `site/<page>.html`, sheets in the registry's order."""
+    """`book.tex` (each chapter cut from the sheet's `.tex` in `files`), `site/<page>.html` (sheets in the registry's order)
+    and the Python API reference `site/api/` (roofline.apidoc)."""
     tex = {s.derivation.slug: str(files[f"{s.derivation.slug}.tex"]) for s in sheets}
     out = {f"{BOOK}.tex": book.render(sheets, [api.hardware(n) for n in hardware_names()], [api.model(n) for n in model_names()], tex)}
-    out.update({f"{SITE_DIR}/{name}": page for name, page in site.render(sheets, f"../{PLOTS_DIR}").items()})
+    out.update({f"{SITE_DIR}/{name}": page for name, page in site.render(sheets, f"../{PLOTS_DIR}", f"{API_DIR}/index.html").items()})
+    out.update({f"{SITE_DIR}/{API_DIR}/{name}": page for name, page in apidoc.pages().items()})
     return out
 
 

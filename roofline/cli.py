@@ -49,7 +49,7 @@ def _parser() -> argparse.ArgumentParser:
     derive.add_argument("--model", help="name or path (default: the sheet's defaults)")
     derive.add_argument("--second-hardware", help="the chip compared with (hardware-upgrade); name or path")
     derive.add_argument("--second-model", help="the second model (speculative-decoding's drafter); name or path")
-    derive.add_argument("--weights", help="weight precision: bf16, fp16, fp8, int8, int4, int4-g128, fp4")
+    derive.add_argument("--weights", help="weight precision: bf16, fp16, fp8, int8, int4, int4-g128, fp4, mxfp4")
     derive.add_argument("--kv", help="KV-cache precision")
     derive.add_argument("--math", help="math precision (which tensor peak); default: the weights' math")
     derive.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", help="set a scenario input, e.g. context=8192 or t_fixed=0.5ms")
@@ -71,6 +71,20 @@ def _parser() -> argparse.ArgumentParser:
     ck.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", help="a scenario input (batch=8) or any symbol's value (beta_pcie=64GB/s)")
     ck.add_argument("--format", choices=("text", "md", "tex", "json"), default="text")
     ck.add_argument("--fragment", action="store_true", help="with --format tex: only the equation, for \\input into your document")
+    ck.add_argument("--against", metavar="SLUG:RESULT",
+                    help="grade EXPR (a formula, or a number with its unit such as \"4.5 ms\") against a sheet's result, e.g. decode-floor:t_floor")
+    ck.add_argument("--tolerance", type=float, metavar="FRACTION",
+                    help="with --against: a number within this relative error is right (default 0.05); a formula within it is an approximation (default 0.1)")
+
+    qz = sub.add_parser("quiz", help="interview question sets drawn from the sheets, with their answer keys; --ask grades a candidate")
+    qz.add_argument("--sheets", metavar="SLUG,SLUG", help="the sheets to draw from, separated by commas (default: every sheet)")
+    qz.add_argument("--seed", type=int, default=1, help="the same seed gives the same set (default: 1)")
+    qz.add_argument("--count", type=int, default=10, help="questions in the set (default: 10)")
+    qz.add_argument("--format", choices=("md", "tex", "json"), default="md")
+    qz.add_argument("--key", action="store_true", help="print the answer key instead of the question paper")
+    qz.add_argument("--out", metavar="DIR", help="write the paper and the key, in Markdown, LaTeX and JSON, into DIR")
+    qz.add_argument("--ask", action="store_true", help="on a terminal: put each question, grade each answer, show the sheet's argument for a miss")
+    qz.add_argument("--tolerance", type=float, metavar="FRACTION", help="with --ask: a number within this relative error is right (default 0.05)")
 
     sub.add_parser("tex-preamble", help="the \\usepackage lines and macros a --fragment needs in your document's preamble")
 
@@ -140,7 +154,16 @@ def _show(kind: str, name: str, fmt: str) -> str:
         if m.moe:
             extra.update({"experts": m.moe.experts, "top_k": m.moe.top_k, "shared_experts": m.moe.shared_experts,
                           "expert_ffn": m.moe.expert_ffn, "moe_layers": len(m.moe.moe_layers), "dense_layers": m.dense_layers})
+        extra["mlp"] = f"{m.mlp_kind} ({m.hidden_act}): {m.mlp_matrices} weight matrices per MLP"
+        extra["attention"] = _windows_line(m)
+        if m.nested_in:
+            extra["language_model"] = f"read from {m.nested_in}; the vision tower is not counted"
+        if m.quantization:
+            extra["checkpoint_weights"] = m.quantization_summary()
     if fmt == "json":
+        if kind == "model":
+            extra = {**extra, "attention_windows": [list(g) for g in m.attention_windows],
+                     "weight_formats": dict(m.weight_formats) if m.quantization else None}
         return json.dumps({**meta, **extra, **_json_numbers(facts)}, indent=2, ensure_ascii=False)
     lines = [f"{meta['name']} ({meta['key']}), status {meta['status']}", f"source: {meta['source']}"]
     lines += [f"  {k}: {v}" for k, v in extra.items()]
@@ -148,6 +171,13 @@ def _show(kind: str, name: str, fmt: str) -> str:
     if meta["notes"]:
         lines += ["notes:", *("  " + line for line in meta["notes"].splitlines())]
     return "\n".join(lines)
+
+
+def _windows_line(m: Any) -> str:
+    """'10 layers full context, 52 layers sliding window of 1024 tokens' from an Architecture's attention windows."""
+    kind = dict(zip(m.layer_windows, m.layer_attention, strict=True))
+    span = lambda w: "full context" if w is None else f"{'chunks' if kind[w] == 'chunked_attention' else 'sliding window'} of {w} tokens"  # noqa: E731
+    return ", ".join(f"{n} layer{'s' * (n != 1)} {span(w)}" for n, w in m.attention_windows)
 
 
 def _list(what: str) -> str:
@@ -180,12 +210,67 @@ def _check(args: argparse.Namespace) -> str:
     from renderers.check import render
     from roofline.formulas import check_formula, symbols
 
+    if args.against is not None:
+        return _grade(args)
+    if args.tolerance is not None:
+        raise RooflineError("--tolerance: goes with --against SLUG:RESULT")
     if args.fragment and args.format != "tex":
         raise RooflineError(f"--fragment: a fragment is LaTeX only: use --format tex, found --format {args.format}")
     table = symbols(_pairs(args.symbol, "--symbol", "NAME=UNIT"))
     checked = check_formula(args.expr, table, expect=args.expect, solve_for=args.solve_for, equals=args.equals, hardware=args.hardware,
                             model=args.model, weights=args.weights, kv=args.kv, math=args.math, inputs=_pairs(args.set, "--set", "NAME=VALUE"))
     return render(checked, args.format, fragment=args.fragment)
+
+
+def _grade(args: argparse.Namespace) -> str:
+    """`check ANSWER --against SLUG:RESULT`: the verdict in one line, then the details (text), or JSON."""
+    from renderers.grade import render
+    from roofline.grader import grade
+
+    for option, given in (("--symbol", args.symbol), ("--expect", args.expect), ("--solve-for", args.solve_for), ("--equals", args.equals),
+                          ("--fragment", args.fragment)):
+        if given:
+            raise RooflineError(f"{option}: not with --against, which compares the answer with the sheet's own step in the sheet's symbols")
+    if args.format not in ("text", "json"):
+        raise RooflineError(f"--format {args.format}: --against prints text or json")
+    pairs = _pairs(args.set, "--set", "NAME=VALUE")
+    verdict = grade(args.expr, args.against, args.hardware, args.model, weights=args.weights, kv=args.kv, math=args.math,
+                    overrides=[f"{k}={v}" for k, v in pairs.items()], tolerance=args.tolerance)
+    return render(verdict, args.format)
+
+
+def _quiz(args: argparse.Namespace) -> int:
+    """`roofline quiz`: the paper (or key) to stdout, every file into --out, or the questions put to a candidate with --ask."""
+    from renderers import grade as grade_text
+    from renderers import quiz as quiz_text
+    from roofline import quiz
+
+    if args.ask and (args.out or args.key):
+        raise RooflineError(f"--ask: asks the questions at a terminal; not with {'--out' if args.out else '--key'}")
+    if args.tolerance is not None and not args.ask:
+        raise RooflineError("--tolerance: goes with --ask")
+    if args.ask and not quiz.terminal():
+        raise RooflineError("--ask reads a candidate's answers from a terminal, and this is not one; "
+                            "print the question paper with `roofline quiz` and its key with `roofline quiz --key`")
+    sheets = None if args.sheets is None else args.sheets.split(",")
+    drawn = quiz.draw(args.seed, args.count, sheets)
+    if args.ask:
+        def read(prompt: str) -> str:
+            try:
+                return input(prompt)
+            except EOFError:
+                return ""
+        quiz.ask(drawn, read, sys.stdout, quiz_text.question_text, quiz_text.argument_text, quiz_text.bound_text, grade_text.line,
+                 **({} if args.tolerance is None else {"tolerance": args.tolerance}))
+        return 0
+    if args.out:
+        files = {f"{part}.{fmt}": quiz_text.render(drawn, fmt, key=part == "key") for part in ("paper", "key") for fmt in ("md", "tex")}
+        files["quiz.json"] = quiz_text.render(drawn, "json", key=True)
+        written = quiz.write_files(drawn, Path(args.out), files)
+        print(f"wrote {len(written)} files to {shown_path(args.out)}: {', '.join(p.name for p in written)}")
+        return 0
+    sys.stdout.write(quiz_text.render(drawn, args.format, key=args.key))
+    return 0
 
 
 #: A --plots folder is written into Markdown links and LaTeX \includegraphics as given: plain path characters only.
@@ -224,6 +309,8 @@ def run(argv: Sequence[str] | None = None) -> int:
         sys.stdout.write(api.render(sheet, args.format, fragment=args.fragment, plots=folder if args.plots is not None else None))
     elif args.command == "check":
         sys.stdout.write(_check(args))
+    elif args.command == "quiz":
+        return _quiz(args)
     elif args.command == "tex-preamble":
         from renderers.latex import preamble
 

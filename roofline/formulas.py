@@ -4,8 +4,8 @@
     >>> roofline.check("P_active*b_w/beta", expect="ms")          # the inferred unit
     <Unit('second')>
     >>> t = roofline.evaluate("P_active*b_w/beta", hardware="h100-sxm", model="llama-3.1-8b")
-    >>> round(t.to("ms").magnitude, 2)
-    4.8
+    >>> round(float(t.to("ms").magnitude), 2)               # an exact Fraction magnitude
+    4.48
 
 A formula is a string in the formula language (`derivations.formula`):
 numbers, glossary names (`roofline list symbols`) or names you declare with a
@@ -33,7 +33,7 @@ from specs.errors import SpecError, suggest
 from specs.hardware import load_hardware
 from specs.models import load_model
 from specs.quantities import parse_quantity
-from units import Quantity, unit_text
+from units import Quantity, unit_text, ureg
 
 __all__ = ["Symbols", "check", "check_formula", "declare", "evaluate", "glossary", "latex", "solve", "symbols"]
 
@@ -49,17 +49,37 @@ PLACEHOLDER_HARDWARE, PLACEHOLDER_MODEL = "h100-sxm", "llama-3.1-8b"
 
 
 def glossary() -> tuple[SymbolInfo, ...]:
-    """Every glossary symbol: name, unit, LaTeX and meaning."""
+    """Every glossary symbol: name, unit, LaTeX and meaning.
+
+    >>> import roofline
+    >>> beta = next(s for s in roofline.glossary() if s.name == "beta")
+    >>> beta.unit, beta.meaning
+    (<Unit('byte / second')>, 'HBM bandwidth (datasheet)')
+    """
     return tuple(gl.GLOSSARY)
 
 
 def symbols(declared: Mapping[str, str] | None = None, **more: str) -> Symbols:
-    """The glossary plus your own symbols, NAME -> unit: `symbols(beta_pcie="B/s", f_off="1")`."""
+    """The glossary plus your own symbols, NAME -> unit: `symbols(beta_pcie="B/s", f_off="1")`.
+
+    >>> import roofline
+    >>> table = roofline.symbols(beta_pcie="B/s", f_off="1")
+    >>> roofline.check("f_off*B*T*e_kv*b_kv/beta_pcie", symbols=table)
+    <Unit('second')>
+    """
     return fm.symbol_table({**(declared or {}), **more}, where="symbols")
 
 
 def declare(table: Symbols, name: str, unit: str, latex: str | None = None, meaning: str = "") -> sp.Symbol:
-    """Add one symbol with its unit (and optional LaTeX) to a table made by `symbols()`."""
+    r"""Add one symbol with its unit (and optional LaTeX) to a table made by `symbols()`.
+
+    >>> import roofline
+    >>> table = roofline.symbols()
+    >>> roofline.declare(table, "t_sync", "s", latex=r"t_{\mathrm{sync}}")
+    t_sync
+    >>> roofline.check("L*t_sync", symbols=table)
+    <Unit('second')>
+    """
     return fm.declare(table, name, unit, latex, meaning, where="declare")
 
 
@@ -82,18 +102,34 @@ def check(expr: str, expect: str | None = None, symbols: Symbols | Mapping[str, 
     """The unit `expr` comes out in; raises FormulaError (with a caret) on an unknown name, refused syntax or a unit mismatch.
 
     `expect` ("ms", "B/s") must have the same dimension as the result.
+
+    >>> import roofline
+    >>> roofline.check("P_active*b_w/beta", expect="ms")
+    <Unit('second')>
     """
     return parse(expr, symbols, expect).unit
 
 
 def solve(lhs: str, rhs: str, for_: str, symbols: Symbols | Mapping[str, str] | None = None) -> fm.Solution:
-    """`for_` such that lhs = rhs, in closed form: both sides unit-checked, the root checked against the equation."""
+    """`for_` such that lhs = rhs, in closed form: both sides unit-checked, the root checked against the equation.
+
+    >>> import roofline
+    >>> crossover = roofline.solve("P_active*b_w/beta", "kappa*P_active*B*q/pi",
+    ...                            for_="B")
+    >>> crossover.expr, crossover.verified
+    (b_w*pi/(beta*kappa*q), 'symbolic')
+    """
     table = _table(symbols)
     return fm.solve(fm.parse(lhs, table, where="lhs"), fm.parse(rhs, table, where="rhs"), for_, where="solve")
 
 
 def latex(expr: str | fm.Formula | fm.Solution | sp.Expr, symbols: Symbols | Mapping[str, str] | None = None) -> str:
-    """The formula in LaTeX, with the glossary's names (`P_active` is `P_{\\mathrm{act}}`)."""
+    """The formula in LaTeX, with the glossary's names (`P_active` is `P_{\\mathrm{act}}`).
+
+    >>> import roofline
+    >>> print(roofline.latex("P_active*b_w/beta"))
+    \\frac{P_{\\mathrm{act}} \\cdot b_{w}}{\\beta}
+    """
     table = _table(symbols)
     if isinstance(expr, str):
         expr = parse(expr, table).expr
@@ -112,7 +148,13 @@ def evaluate(expr: str, hardware: str | Path | None = None, model: str | Path | 
     scenario inputs take their defaults unless given as keyword arguments by
     input name or symbol (`batch=8`, `context="4096"`, `T=4096`), and declared
     symbols must be given (`beta_pcie="64 GB/s"`). Values are strings parsed by
-    pint, numbers, or Quantities.
+    pint, numbers, or Quantities of `roofline.ureg`; a scenario input given by
+    name is read and checked as `derive`'s inputs are (a number in its own unit).
+
+    >>> import roofline
+    >>> roofline.evaluate("B*T*e_kv*b_kv", model="llama-3.1-8b", batch=8, context=4096,
+    ...                   expect="GB")
+    <Quantity(8388608/1953125, 'gigabyte')>
     """
     checked = check_formula(expr, symbols, expect=expect, hardware=hardware, model=model, weights=weights, kv=kv, math=math,
                             inputs=inputs, evaluate=True)
@@ -160,7 +202,7 @@ def _bind(expr: sp.Expr, table: Symbols, hardware: str | Path | None, model: str
     for name, raw in inputs.items():
         if name in by_input:
             inp = by_input[name]
-            symbol, q = inp.symbol, _as_quantity(raw, lambda text, inp=inp: inp.parse(text), unit_text(table.info(inp.symbol).unit), name)
+            symbol, q = inp.symbol, inp.value(raw, "--set")  # as derive's inputs: a number in the input's unit, a string, a Quantity
         elif name in table:
             symbol = table[name].symbol
             u = unit_text(table[name].unit)
@@ -218,6 +260,8 @@ def _spec(value: object, kind: str) -> str | Path:
 
 def _as_quantity(raw: Any, parse_text: Any, unit: str, name: str) -> pint.Quantity:
     if isinstance(raw, pint.Quantity):
+        if raw._REGISTRY is not ureg:
+            raise SpecError("--set", name, f"a Quantity from another pint registry ({raw}); build it with roofline's registry (`from roofline import ureg`) or give a string")
         if raw.dimensionality != Quantity(1, unit).dimensionality:
             raise SpecError("--set", name, f"expected units convertible to {unit}, found {raw.units}")
         return raw

@@ -22,6 +22,11 @@ def swiglu_mlp_params(D: N_, F: N_) -> N_:
     return 3 * D * F
 
 
+def mlp_params(D: N_, F: N_, matrices: N_) -> N_:
+    """One MLP of width F: `matrices` D x F matrices (3 gated: gate, up, down; 2 plain: up, down)."""
+    return matrices * D * F
+
+
 def mla_attention_params(D: N_, N: N_, q_rank: N_ | None, kv_rank: N_, rope: N_, nope: N_, v: N_) -> N_:
     """Multi-head latent attention (DeepSeek-V2/V3) matrices of one layer.
 

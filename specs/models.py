@@ -1,14 +1,25 @@
 """Model architectures from Hugging Face config.json files.
 
-Reads the Llama, Mistral, Mixtral, Qwen2/3 (dense and MoE) and DeepSeek-V2/V3
-families. `head_dim` comes from the config when present (Qwen3 sets 128 with
-hidden 4096 and 64 heads, so hidden/heads would be wrong). MoE and MLA fields
-are read, never guessed. A shipped model may have a metadata TOML beside its
-config (name, source, status, notes).
+Reads the Llama, Mistral, Mixtral, Qwen2/3 (dense and MoE), DeepSeek-V2/V3 and
+Kimi K2, Gemma 2/3, gpt-oss and Llama 4 families (gated MLPs), and GPT-2, OPT,
+Falcon and Phi (plain two-matrix MLPs). How each `model_type` lays out its
+weights (which projections carry biases, norms per layer, gated or plain MLP,
+where the experts are, which layers attend through a window) is written once in
+FAMILIES, from transformers' `modeling_<family>.py`; the defaults of its config
+class fill a field a config.json leaves out, as transformers itself would.
+
+`head_dim` comes from the config when present (Qwen3 sets 128 with hidden 4096
+and 64 heads, so hidden/heads would be wrong). MoE, MLA, windows and
+quantization fields are read, never guessed: what cannot be read is refused in
+one line naming the field. Multimodal configs (Gemma 3, Llama 4) nest the
+language model under `text_config`; it is read, the vision tower is not counted.
+A shipped model may have a metadata TOML beside its config (name, source,
+status, notes).
 """
 
 from __future__ import annotations
 
+import fnmatch
 import json
 import tomllib
 from collections.abc import Mapping
@@ -22,21 +33,139 @@ from specs.counts import (
     gqa_kv_elements_per_token,
     mla_attention_params,
     mla_kv_elements_per_token,
+    mlp_params,
     swiglu_mlp_params,
 )
 from specs.errors import SpecError, shown
 from specs.precisions import Precision
 
-DENSE_TYPES = ("llama", "mistral", "qwen2", "qwen3")
-MOE_TYPES = ("mixtral", "qwen3_moe", "deepseek_v2", "deepseek_v3")
-SUPPORTED_TYPES = DENSE_TYPES + MOE_TYPES
-MLA_TYPES = ("deepseek_v2", "deepseek_v3")
-#: families whose Q, K, V projections carry a bias although config.json does not say so
-QKV_BIAS_TYPES = ("qwen2",)
-#: families with a per-head RMSNorm on Q and K
-QK_NORM_TYPES = ("qwen3", "qwen3_moe")
 METADATA_FIELDS = ("name", "hf_repo", "status", "source", "notes")
 MAX_DIMENSION = 10**7
+#: transformers' names for a layer's attention (config `layer_types`): the whole context, a sliding window, a chunk
+FULL, SLIDING, CHUNKED = "full_attention", "sliding_attention", "chunked_attention"
+LAYER_TYPES = (FULL, SLIDING, CHUNKED)
+#: activations transformers' ACT2FN maps to an elementwise function: the MLP's structure (gated or plain) is the
+#: architecture's; an activation outside this list might itself be a gate (a "swiglu" activation halves its input),
+#: so the MLP cannot be determined and the config is refused
+ACTIVATIONS = ("silu", "swish", "gelu", "gelu_new", "gelu_fast", "gelu_pytorch_tanh", "gelu_accurate", "quick_gelu", "relu", "tanh")
+
+
+@dataclass(frozen=True)
+class Family:
+    """The weight layout of one transformers `model_type`.
+
+    A bias or norm setting is True/False, or the name of the config field that
+    switches it (read with the family's default for that field).
+    """
+
+    #: "gated": gate, up and down projections (3 D x F); "plain": up and down (2 D x F)
+    mlp: str = "gated"
+    #: config fields that name the activation, first found wins
+    act_fields: tuple[str, ...] = ("hidden_act",)
+    #: "rms": one weight per channel; "layer": a weight and a bias per channel
+    norm: str = "rms"
+    #: D-wide norms in each layer (pre-attention, pre-MLP; Gemma adds two post-norms; a parallel block has one)
+    norms_per_layer: int = 2
+    #: a per-head norm with weights on queries and keys (Qwen3, Gemma 3); a field name where it is switchable (Phi)
+    qk_norm: bool | str = False
+    qkv_bias: bool | str = "attention_bias"
+    o_bias: bool | str = "attention_bias"
+    mlp_bias: bool | str = "mlp_bias"
+    lm_head_bias: bool = False
+    #: one learned attention-sink logit per head per layer (gpt-oss)
+    sinks: bool = False
+    #: learned position embeddings: None, "n" (max_position_embeddings rows, GPT-2) or "n+2" (OPT's offset of 2)
+    positions: str | None = None
+    #: how layers attend when the config gives no `layer_types`: "none" (all full), "all" (sliding_window on every
+    #: layer), "qwen" (use_sliding_window from max_window_layers on), "gemma2" (even layers), "gemma3"
+    #: (sliding_window_pattern), "gpt_oss" (even layers), "llama4" (no_rope_layers: RoPE layers chunked)
+    windows: str = "none"
+    #: "mixtral", "qwen3_moe", "deepseek", "gpt_oss", "llama4" or None (dense)
+    moe: str | None = None
+    mla: bool = False
+    #: the router is an nn.Linear an FP8 checkpoint quantizes (DeepSeek's MoEGate is a bare parameter: it is not)
+    router_linear: bool = True
+    #: our field name -> the config's, where the family spells it differently (GPT-2's n_embd)
+    aliases: Mapping[str, str] = field(default_factory=dict)
+    #: the config class's defaults for fields a config.json may omit (transformers configuration_<family>.py)
+    defaults: Mapping[str, object] = field(default_factory=dict)
+
+
+_LLAMA_LIKE = {"tie_word_embeddings": False, "hidden_act": "silu", "attention_bias": False, "mlp_bias": False}
+_GEMMA_DEFAULTS = {"tie_word_embeddings": True, "hidden_activation": "gelu_pytorch_tanh", "attention_bias": False}
+
+#: model_type -> weight layout. Sources: huggingface/transformers src/transformers/models/<family>/modeling_<family>.py
+#: and configuration_<family>.py (gemma3 @ 008f5c8c, llama4 @ 008e5743, gpt_oss @ 00d4b3d2 read for this table).
+FAMILIES: dict[str, Family] = {
+    "llama": Family(defaults=_LLAMA_LIKE),
+    "mistral": Family(windows="all", qkv_bias=False, o_bias=False, mlp_bias=False, defaults=_LLAMA_LIKE),
+    "mixtral": Family(windows="all", qkv_bias=False, o_bias=False, mlp_bias=False, moe="mixtral", defaults=_LLAMA_LIKE),
+    # Qwen2: q, k and v carry a bias although config.json does not say so; o_proj and the MLP have none
+    "qwen2": Family(windows="qwen", qkv_bias=True, o_bias=False, mlp_bias=False, defaults={**_LLAMA_LIKE, "max_window_layers": 28}),
+    "qwen3": Family(windows="qwen", qk_norm=True, mlp_bias=False, defaults={**_LLAMA_LIKE, "max_window_layers": 28}),
+    "qwen3_moe": Family(windows="qwen", qk_norm=True, mlp_bias=False, moe="qwen3_moe", defaults={**_LLAMA_LIKE, "max_window_layers": 28}),
+    "deepseek_v2": Family(mla=True, moe="deepseek", mlp_bias=False, router_linear=False, defaults=_LLAMA_LIKE),
+    "deepseek_v3": Family(mla=True, moe="deepseek", mlp_bias=False, router_linear=False, defaults=_LLAMA_LIKE),
+    # Kimi K2: DeepSeek-V3's architecture (its config names DeepseekV3ForCausalLM and configuration_deepseek.DeepseekV3Config)
+    "kimi_k2": Family(mla=True, moe="deepseek", mlp_bias=False, router_linear=False, defaults=_LLAMA_LIKE),
+    # Gemma 2/3: pre- and post-norms around attention and MLP (4 per layer), tied embeddings, GeGLU MLP
+    "gemma2": Family(act_fields=("hidden_activation", "hidden_act"), norms_per_layer=4, mlp_bias=False, windows="gemma2",
+                     defaults={**_GEMMA_DEFAULTS, "vocab_size": 256000, "head_dim": 256, "num_key_value_heads": 4, "sliding_window": 4096,
+                               "max_position_embeddings": 8192}),
+    "gemma3_text": Family(act_fields=("hidden_activation", "hidden_act"), norms_per_layer=4, qk_norm=True, mlp_bias=False, windows="gemma3",
+                          defaults={**_GEMMA_DEFAULTS, "vocab_size": 262208, "head_dim": 256, "num_key_value_heads": 4,
+                                    "sliding_window": 4096, "sliding_window_pattern": 6, "max_position_embeddings": 131072}),
+    # gpt-oss: q, k, v and o biases, a sink per head, a biased router and biased experts, alternating 128-token windows
+    "gpt_oss": Family(sinks=True, mlp_bias=False, windows="gpt_oss", moe="gpt_oss",
+                      defaults={"tie_word_embeddings": False, "hidden_act": "silu", "attention_bias": True, "sliding_window": 128,
+                                "max_position_embeddings": 131072}),
+    # Llama 4: chunked attention on RoPE layers, a shared expert in each MoE layer, dense layers of intermediate_size_mlp;
+    # its QK norm is an L2 norm without weights (no parameters)
+    "llama4_text": Family(qkv_bias="attention_bias", o_bias="attention_bias", mlp_bias=False, windows="llama4", moe="llama4",
+                          defaults={"tie_word_embeddings": False, "hidden_act": "silu", "attention_bias": False, "head_dim": 128,
+                                    "attention_chunk_size": 8192, "no_rope_layer_interval": 4, "interleave_moe_layer_step": 1,
+                                    "intermediate_size_mlp": 16384, "max_position_embeddings": 131072}),
+    # plain MLPs, LayerNorm with bias, biases on every projection
+    "gpt2": Family(mlp="plain", act_fields=("activation_function",), norm="layer", qkv_bias=True, o_bias=True, mlp_bias=True, positions="n",
+                   aliases={"hidden_size": "n_embd", "num_hidden_layers": "n_layer", "num_attention_heads": "n_head",
+                            "intermediate_size": "n_inner", "max_position_embeddings": "n_positions"},
+                   defaults={"activation_function": "gelu_new", "tie_word_embeddings": True, "n_positions": 1024}),
+    "opt": Family(mlp="plain", act_fields=("activation_function",), norm="layer", qkv_bias="enable_bias", o_bias="enable_bias",
+                  mlp_bias="enable_bias", positions="n+2", aliases={"intermediate_size": "ffn_dim"},
+                  defaults={"activation_function": "relu", "tie_word_embeddings": True, "enable_bias": True, "max_position_embeddings": 2048}),
+    "falcon": Family(mlp="plain", act_fields=("activation",), norm="layer", qkv_bias="bias", o_bias="bias", mlp_bias="bias",
+                     aliases={"intermediate_size": "ffn_hidden_size"},
+                     defaults={"activation": "gelu", "tie_word_embeddings": True, "bias": False, "max_position_embeddings": 2048}),
+    "phi": Family(mlp="plain", act_fields=("hidden_act",), norm="layer", norms_per_layer=1, qk_norm="qk_layernorm", qkv_bias=True,
+                  o_bias=True, mlp_bias=True, lm_head_bias=True,
+                  defaults={"hidden_act": "gelu_new", "tie_word_embeddings": False, "qk_layernorm": False, "max_position_embeddings": 2048}),
+}
+SUPPORTED_TYPES = tuple(FAMILIES)
+#: multimodal configs whose language model sits under text_config, and that language model's model_type
+WRAPPERS = {"gemma3": "gemma3_text", "llama4": "llama4_text"}
+MLA_TYPES = tuple(t for t, f in FAMILIES.items() if f.mla)
+
+#: the parameter groups of ParamCounts that hold weights a checkpoint may store in another format
+MATMUL_COMPONENTS = ("attention", "mlp_dense", "experts_routed", "experts_shared", "router", "embedding", "lm_head")
+#: module names the components go by in Hugging Face checkpoints, to match a quantization_config's modules_to_not_convert
+COMPONENT_MODULES: dict[str, tuple[str, ...]] = {
+    "attention": ("model.layers.0.self_attn.q_proj", "model.layers.0.self_attn.o_proj", "transformer.h.0.attn.c_attn",
+                  "transformer.h.0.self_attention.query_key_value", "model.decoder.layers.0.self_attn.q_proj"),
+    "mlp_dense": ("model.layers.0.mlp.gate_proj", "model.layers.0.mlp.down_proj", "model.layers.0.feed_forward.gate_proj",
+                  "transformer.h.0.mlp.c_fc", "model.layers.0.mlp.fc1"),
+    "experts_routed": ("model.layers.0.mlp.experts.0.gate_proj", "model.layers.0.mlp.experts", "model.layers.0.block_sparse_moe.experts.0.w1",
+                       "model.layers.0.feed_forward.experts"),
+    "experts_shared": ("model.layers.0.mlp.shared_experts.gate_proj", "model.layers.0.mlp.shared_expert.gate_proj",
+                       "model.layers.0.feed_forward.shared_expert.gate_proj"),
+    "router": ("model.layers.0.mlp.router", "model.layers.0.mlp.gate", "model.layers.0.block_sparse_moe.gate", "model.layers.0.feed_forward.router"),
+    "embedding": ("model.embed_tokens", "transformer.wte", "transformer.word_embeddings", "model.decoder.embed_tokens"),
+    "lm_head": ("lm_head",),
+}
+#: how the parameter groups are named in a line of text
+GROUP_NAMES = {"attention": "attention", "mlp_dense": "dense MLPs", "experts_routed": "routed experts", "experts_shared": "shared experts",
+               "router": "router", "embedding": "embedding", "lm_head": "LM head", "norms": "norms", "biases": "biases"}
+#: torch dtype names in config.json -> our precisions
+TORCH_DTYPES = {"bfloat16": "bf16", "float16": "fp16", "float32": "fp32"}
 
 
 @dataclass(frozen=True)
@@ -47,6 +176,10 @@ class MoE:
     expert_ffn: int
     #: indices of the layers whose MLP is a mixture of experts
     moe_layers: tuple[int, ...]
+    #: the router has a bias per expert (gpt-oss)
+    router_bias: bool = False
+    #: each routed expert's projections carry biases (gpt-oss: 2 F_E on gate-up, D on down)
+    expert_bias: bool = False
 
 
 @dataclass(frozen=True)
@@ -59,6 +192,22 @@ class MLA:
 
 
 @dataclass(frozen=True)
+class Quantization:
+    """A checkpoint's quantization_config, read: which format each parameter group is stored in."""
+
+    #: quant_method as the config writes it
+    method: str
+    #: (ParamCounts group, precision name) for MATMUL_COMPONENTS, then norms and biases; empty when the method is not read
+    formats: tuple[tuple[str, str], ...]
+    #: what the format leaves out (scales, zero points), or why the method is not read
+    note: str
+
+    @property
+    def read(self) -> bool:
+        return bool(self.formats)
+
+
+@dataclass(frozen=True)
 class ParamCounts:
     """Exact parameter counts by component (whole model, main layers only)."""
 
@@ -67,12 +216,17 @@ class ParamCounts:
     experts_routed: int
     experts_shared: int
     router: int
+    #: the input gathers: the token embedding (0 when tied: it is the LM head) and learned position embeddings
     embedding: int
     lm_head: int
     norms: int
+    #: every bias, plus per-head attention sinks and DeepSeek's expert score-correction bias (no matmul)
     biases: int
     #: routed experts' weights one token uses (top_k of them)
     experts_routed_active: int
+    #: the routed experts' biases (part of `biases`), all of them and the top_k one token uses
+    experts_routed_biases: int = 0
+    experts_routed_biases_active: int = 0
 
     @property
     def total(self) -> int:
@@ -80,7 +234,7 @@ class ParamCounts:
 
     @property
     def no_arithmetic(self) -> int:
-        """Parameters that do no matmul: the embedding gather (unless tied), norm weights, biases."""
+        """Parameters that do no matmul: the embedding gathers (unless tied), norm weights, biases."""
         return self.embedding + self.norms + self.biases
 
     @property
@@ -95,7 +249,7 @@ class ParamCounts:
 
     @property
     def active(self) -> int:
-        return self.active_matmul + self.no_arithmetic
+        return self.active_matmul + self.no_arithmetic - self.experts_routed_biases + self.experts_routed_biases_active
 
 
 @dataclass(frozen=True)
@@ -109,6 +263,7 @@ class Architecture:
     model_type: str
     vocab_size: int
     hidden_size: int
+    #: the MLP width of the dense (non-MoE) layers (Llama 4: intermediate_size_mlp)
     intermediate_size: int
     num_layers: int
     num_heads: int
@@ -116,12 +271,35 @@ class Architecture:
     head_dim: int
     tie_embeddings: bool
     max_position_embeddings: int
+    #: q, k and v projections carry biases
     qkv_bias: bool = False
     qk_norm: bool = False
     moe: MoE | None = None
     mla: MLA | None = None
     hf_repo: str = ""
     extra: Mapping[str, object] = field(default_factory=dict)
+    #: "gated" (gate, up, down) or "plain" (up, down)
+    mlp_kind: str = "gated"
+    hidden_act: str = "silu"
+    #: "rms" or "layer" (LayerNorm: a weight and a bias per channel)
+    norm: str = "rms"
+    norms_per_layer: int = 2
+    final_norm: bool = True
+    #: the attention output projection carries a bias
+    o_bias: bool = False
+    mlp_bias: bool = False
+    lm_head_bias: bool = False
+    attention_sinks: bool = False
+    #: rows of learned position embeddings (GPT-2, OPT); 0 for rotary models
+    position_embeddings: int = 0
+    #: per layer, transformers' layer type: full_attention, sliding_attention or chunked_attention
+    layer_attention: tuple[str, ...] = ()
+    #: per layer, the tokens one query attends over: None for the whole context, else the window or chunk
+    layer_windows: tuple[int | None, ...] = ()
+    #: the checkpoint's quantization_config, read; None for an unquantized checkpoint
+    quantization: Quantization | None = None
+    #: the config nests the language model under this key ("text_config"), or ""
+    nested_in: str = ""
 
     @property
     def group_size(self) -> Fraction:
@@ -132,10 +310,56 @@ class Architecture:
     def dense_layers(self) -> int:
         return self.num_layers - (len(self.moe.moe_layers) if self.moe else 0)
 
+    @property
+    def mlp_matrices(self) -> int:
+        """Weight matrices in one dense MLP: 3 gated (gate, up, down), 2 plain (up, down)."""
+        return 3 if self.mlp_kind == "gated" else 2
+
+    @property
+    def attention_windows(self) -> tuple[tuple[int, int | None], ...]:
+        """(layer count, window in tokens) groups: None is the whole context; full layers first, then windows ascending."""
+        windows = self.layer_windows or (None,) * self.num_layers
+        distinct = sorted(set(windows), key=lambda w: (w is not None, w or 0))
+        return tuple((windows.count(w), w) for w in distinct)
+
+    @property
+    def weight_formats(self) -> tuple[tuple[str, str], ...]:
+        """(parameter group, precision name) as the checkpoint stores them; empty for an unquantized or unread checkpoint."""
+        return self.quantization.formats if self.quantization else ()
+
+    def quantization_summary(self) -> str:
+        """One line: the formats the checkpoint stores its parameter groups in (groups this model has), or why it is not read."""
+        q = self.quantization
+        if q is None:
+            return ""
+        if not q.read:
+            return f"quant_method {q.method!r} {q.note}"
+        counts = self.param_counts()
+        by_format: dict[str, list[str]] = {}
+        for component, fmt in q.formats:
+            if getattr(counts, component):
+                by_format.setdefault(fmt, []).append(GROUP_NAMES[component])
+        quantized = self.checkpoint_weights()
+        parts = [f"{', '.join(groups)} in {fmt}" + (q.note if fmt == quantized else "") for fmt, groups in
+                 sorted(by_format.items(), key=lambda kv: kv[0] != quantized)]
+        return "; ".join(parts) + f" (quant_method {q.method})"
+
+    def checkpoint_weights(self) -> str | None:
+        """The format that holds most of the checkpoint's GEMM parameters (what one weight format per sheet should be), or None."""
+        if not self.weight_formats:
+            return None
+        counts = self.param_counts()
+        share: dict[str, int] = {}
+        for component, fmt in self.weight_formats:
+            if component in MATMUL_COMPONENTS:
+                share[fmt] = share.get(fmt, 0) + getattr(counts, component)
+        return max(share, key=lambda f: (share[f], f))
+
     def param_counts(self) -> ParamCounts:
         D, L, V = self.hidden_size, self.num_layers, self.vocab_size
         N, K, H = self.num_heads, self.num_kv_heads, self.head_dim
-        norms_per_layer = 2 * D
+        per_norm = 2 if self.norm == "layer" else 1  # LayerNorm: weight and bias
+        norms_per_layer = self.norms_per_layer * D * per_norm
         if self.mla:
             m = self.mla
             attention = L * mla_attention_params(D, N, m.q_rank, m.kv_rank, m.rope_dim, m.nope_dim, m.v_dim)
@@ -143,10 +367,15 @@ class Architecture:
         else:
             attention = L * gqa_attention_params(D, N, K, H)
         if self.qk_norm:
-            norms_per_layer += 2 * H
-        biases = L * (N * H + 2 * K * H) if self.qkv_bias else 0
-        mlp_dense = self.dense_layers * swiglu_mlp_params(D, self.intermediate_size)
-        routed = shared = router = routed_active = 0
+            norms_per_layer += 2 * H * per_norm
+        biases = L * ((N * H + 2 * K * H) if self.qkv_bias else 0) + L * (D if self.o_bias else 0)
+        if self.attention_sinks:
+            biases += L * N
+        F = self.intermediate_size
+        mlp_dense = self.dense_layers * mlp_params(D, F, self.mlp_matrices)
+        if self.mlp_bias:
+            biases += self.dense_layers * ((self.mlp_matrices - 1) * F + D)
+        routed = shared = router = routed_active = routed_biases = routed_biases_active = 0
         if self.moe:
             e = self.moe
             n_moe = len(e.moe_layers)
@@ -155,9 +384,17 @@ class Architecture:
             routed_active = n_moe * e.top_k * expert
             shared = n_moe * e.shared_experts * expert
             router = n_moe * D * e.experts
+            if e.router_bias:
+                biases += n_moe * e.experts
+            if e.expert_bias:
+                per_expert = 2 * e.expert_ffn + D
+                routed_biases, routed_biases_active = n_moe * e.experts * per_expert, n_moe * e.top_k * per_expert
+                biases += routed_biases
             if self.extra.get("topk_method") == "noaux_tc":
                 # DeepSeek-V3's per-expert score-correction bias: no matmul.
                 biases += n_moe * e.experts
+        if self.lm_head_bias:
+            biases += V
         return ParamCounts(
             attention=attention,
             mlp_dense=mlp_dense,
@@ -165,15 +402,17 @@ class Architecture:
             experts_shared=shared,
             router=router,
             # tied: one matrix, counted once, as the LM head (a GEMM operand); the gather is free
-            embedding=0 if self.tie_embeddings else V * D,
+            embedding=(0 if self.tie_embeddings else V * D) + self.position_embeddings * D,
             lm_head=V * D,
-            norms=L * norms_per_layer + D,
+            norms=L * norms_per_layer + (D * per_norm if self.final_norm else 0),
             biases=biases,
             experts_routed_active=routed_active,
+            experts_routed_biases=routed_biases,
+            experts_routed_biases_active=routed_biases_active,
         )
 
     def kv_elements_per_token(self) -> int:
-        """Cached elements per token across all layers (the MLA latent for MLA models)."""
+        """Cached elements per token across all layers at full context (the MLA latent for MLA models); windows not applied."""
         if self.mla:
             return mla_kv_elements_per_token(self.num_layers, self.mla.kv_rank, self.mla.rope_dim)
         return gqa_kv_elements_per_token(self.num_layers, self.num_kv_heads, self.head_dim)
@@ -216,59 +455,128 @@ def _metadata(path: Path) -> dict[str, str]:
 
 
 class _Config:
-    """Typed reads from a config.json dict; every failure names the field."""
+    """Typed reads from a config.json dict; every failure names the field (as the file spells it).
 
-    def __init__(self, data: Mapping[str, object], path: Path) -> None:
-        self.data, self.path = data, path
+    A field the file leaves out takes the family's config-class default, where it has one.
+    """
+
+    def __init__(self, data: Mapping[str, object], path: Path, family: Family | None = None, prefix: str = "") -> None:
+        self.data, self.path, self.prefix = data, path, prefix
+        self.aliases = family.aliases if family else {}
+        self.defaults = family.defaults if family else {}
+
+    def key(self, name: str) -> str:
+        """The config's own spelling of one of our field names."""
+        return self.aliases.get(name, name)
+
+    def where(self, name: str) -> str:
+        return self.prefix + self.key(name)
+
+    def raw(self, name: str) -> object:
+        k = self.key(name)
+        if k in self.data:
+            return self.data[k]
+        return self.defaults.get(k, self.defaults.get(name))
+
+    def present(self, name: str) -> bool:
+        return self.raw(name) is not None
 
     def int(self, name: str, *, default: int | None = None, minimum: int = 1) -> int:
-        if name not in self.data or (self.data[name] is None and default is not None):
+        value = self.raw(name)
+        if value is None:
             if default is None:
-                raise SpecError(self.path, name, "missing required field (a positive integer)")
+                raise SpecError(self.path, self.where(name), "missing required field (a positive integer)")
             return default
-        value = self.data[name]
         if isinstance(value, bool) or not isinstance(value, int):
-            raise SpecError(self.path, name, f"expected an integer, found {shown(value)}")
+            raise SpecError(self.path, self.where(name), f"expected an integer, found {shown(value)}")
         if value < minimum or value > MAX_DIMENSION:
-            raise SpecError(self.path, name, f"expected an integer from {minimum} to {MAX_DIMENSION}, found {value}")
+            raise SpecError(self.path, self.where(name), f"expected an integer from {minimum} to {MAX_DIMENSION}, found {value}")
         return value
 
     def optional_int(self, name: str) -> int | None:
-        if self.data.get(name) is None:
+        if self.raw(name) is None:
             return None
         return self.int(name)
 
     def bool(self, name: str, default: bool) -> bool:
-        value = self.data.get(name, default)
+        value = self.raw(name)
+        value = default if value is None else value
         if not isinstance(value, bool):
-            raise SpecError(self.path, name, f"expected true or false, found {shown(value)}")
+            raise SpecError(self.path, self.where(name), f"expected true or false, found {shown(value)}")
         return value
+
+    def flag(self, spec: bool | str) -> bool:
+        """A family setting: fixed, or read from the config field it names (default false)."""
+        return spec if isinstance(spec, bool) else self.bool(spec, False)
+
+    def text(self, name: str) -> str | None:
+        value = self.raw(name)
+        if value is None:
+            return None
+        if not isinstance(value, str):
+            raise SpecError(self.path, self.where(name), f"expected text, found {shown(value)}")
+        return value
+
+    def index_list(self, name: str, count: int) -> tuple[int, ...] | None:
+        """A list of distinct layer indices below `count`, or None when absent."""
+        value = self.raw(name)
+        if value is None:
+            return None
+        if not isinstance(value, list) or not all(isinstance(i, int) and not isinstance(i, bool) for i in value):
+            raise SpecError(self.path, self.where(name), f"expected a list of layer indices, found {shown(value)}")
+        bad = [i for i in value if not 0 <= i < count]
+        if bad or len(set(value)) != len(value):
+            why = f"index {bad[0]} outside 0 to {count - 1}" if bad else "a layer listed twice"
+            raise SpecError(self.path, self.where(name), f"expected distinct layer indices from 0 to {count - 1}, found {why}")
+        return tuple(sorted(value))
+
+
+def _language_model(data: Mapping[str, object], path: Path) -> tuple[Mapping[str, object], str, str]:
+    """The config the language model is described by, its model_type, and the key it sits under ('' at the top)."""
+    model_type = data.get("model_type")
+    if not isinstance(model_type, str):
+        raise SpecError(path, "model_type", f"missing or not text (expected one of {', '.join(SUPPORTED_TYPES)}), found {shown(model_type)}")
+    if model_type in FAMILIES:
+        return data, model_type, ""
+    text = data.get("text_config")
+    if model_type not in WRAPPERS and text is None:
+        raise SpecError(path, "model_type", f"unsupported architecture {shown(model_type)}; supported: {', '.join(SUPPORTED_TYPES)}")
+    if not isinstance(text, dict):
+        raise SpecError(path, "text_config", f"expected the language model's config (a JSON object), found {shown(text)}")
+    inner = text.get("model_type", WRAPPERS.get(model_type))
+    if inner not in FAMILIES:
+        raise SpecError(path, "text_config.model_type", f"unsupported language model {shown(inner)}; supported: {', '.join(SUPPORTED_TYPES)}")
+    # the wrapper's own fields (tie_word_embeddings, quantization_config) apply where the text config does not set them
+    merged = {**{k: v for k, v in data.items() if k in ("tie_word_embeddings", "quantization_config", "torch_dtype", "dtype")}, **text}
+    return merged, str(inner), "text_config"
 
 
 def parse_config(data: Mapping[str, object], path: Path, meta: Mapping[str, str] | None = None) -> Architecture:
     """Validate a config.json mapping into an Architecture."""
     meta = meta or {"name": path.stem, "status": "user", "source": str(path), "notes": "", "hf_repo": ""}
-    c = _Config(data, path)
-    model_type = data.get("model_type")
-    if not isinstance(model_type, str):
-        raise SpecError(path, "model_type", f"missing or not text (expected one of {', '.join(SUPPORTED_TYPES)}), found {shown(model_type)}")
-    if model_type not in SUPPORTED_TYPES:
-        raise SpecError(path, "model_type", f"unsupported architecture {shown(model_type)}; supported: {', '.join(SUPPORTED_TYPES)}")
+    text, model_type, nested = _language_model(data, path)
+    fam = FAMILIES[model_type]
+    c = _Config(text, path, fam, prefix=f"{nested}." if nested else "")
     D = c.int("hidden_size")
     N = c.int("num_attention_heads")
     L = c.int("num_hidden_layers")
-    K = c.int("num_key_value_heads", default=N)
+    K, kv_field = _kv_heads(c, model_type, N)
     if N % K:
-        raise SpecError(path, "num_key_value_heads", f"expected a divisor of num_attention_heads ({N}), found {K}")
-    head_dim = c.int("head_dim") if data.get("head_dim") is not None else None
+        raise SpecError(path, c.where(kv_field), f"expected a divisor of num_attention_heads ({N}), found {K}")
+    head_dim = c.int("head_dim") if c.present("head_dim") else None
     if head_dim is None:
         if D % N:
-            raise SpecError(path, "head_dim", f"missing, and hidden_size {D} is not a multiple of num_attention_heads {N}")
+            raise SpecError(path, c.where("head_dim"), f"missing, and hidden_size {D} is not a multiple of num_attention_heads {N}")
         head_dim = D // N
-    mla = _mla(c) if model_type in MLA_TYPES else None
-    moe = _moe(c, model_type, L)
-    needs_dense_ffn = moe is None or len(moe.moe_layers) < L
-    F = c.int("intermediate_size") if needs_dense_ffn else c.int("intermediate_size", default=0, minimum=0)
+    mla = _mla(c) if fam.mla else None
+    if mla and c.bool("attention_bias", False):
+        raise SpecError(path, c.where("attention_bias"), "expected false: biases on multi-head latent attention's projections are not counted")
+    moe = _moe(c, fam, L)
+    act = _activation(c, fam)
+    F = _dense_width(c, model_type, D, needed=moe is None or len(moe.moe_layers) < L)
+    layer_attention, layer_windows = _windows(c, fam, L)
+    norms_per_layer, final_norm = _norm_layout(c, model_type, fam)
+    quant = _quantization(data, text, path, fam)
     return Architecture(
         key=path.stem,
         path=path,
@@ -287,12 +595,85 @@ def parse_config(data: Mapping[str, object], path: Path, meta: Mapping[str, str]
         head_dim=head_dim,
         tie_embeddings=c.bool("tie_word_embeddings", False),
         max_position_embeddings=c.int("max_position_embeddings", default=0, minimum=0),
-        qkv_bias=model_type in QKV_BIAS_TYPES or c.bool("attention_bias", False),
-        qk_norm=model_type in QK_NORM_TYPES,
+        qkv_bias=c.flag(fam.qkv_bias),
+        qk_norm=c.flag(fam.qk_norm),
         moe=moe,
         mla=mla,
-        extra={"topk_method": data.get("topk_method")},
+        extra={"topk_method": text.get("topk_method")},
+        mlp_kind=fam.mlp,
+        hidden_act=act,
+        norm=fam.norm,
+        norms_per_layer=norms_per_layer,
+        final_norm=final_norm,
+        o_bias=c.flag(fam.o_bias),
+        mlp_bias=c.flag(fam.mlp_bias),
+        lm_head_bias=fam.lm_head_bias,
+        attention_sinks=fam.sinks,
+        position_embeddings=_positions(c, fam),
+        layer_attention=layer_attention,
+        layer_windows=layer_windows,
+        quantization=quant,
+        nested_in=nested,
     )
+
+
+def _kv_heads(c: _Config, model_type: str, N: int) -> tuple[int, str]:
+    """KV heads and the field they come from."""
+    if model_type == "falcon":
+        # Falcon: new_decoder_architecture groups K/V in num_kv_heads; otherwise multi_query (the default) has one K/V head
+        if c.bool("new_decoder_architecture", False):
+            return c.int("num_kv_heads", default=N), "num_kv_heads"
+        return (1 if c.bool("multi_query", True) else N), "multi_query"
+    return c.int("num_key_value_heads", default=N), "num_key_value_heads"
+
+
+def _activation(c: _Config, fam: Family) -> str:
+    for name in fam.act_fields:
+        act = c.text(name)
+        if act is not None:
+            if act not in ACTIVATIONS:
+                raise SpecError(c.path, c.where(name), f"cannot tell how a {fam.mlp} MLP uses activation {shown(act)} (it may be a gate itself); "
+                                                      f"known: {', '.join(ACTIVATIONS)}; the MLP is not guessed")
+            return act
+    raise SpecError(c.path, c.where(fam.act_fields[0]), "missing: the MLP's activation is needed to read its structure")
+
+
+def _dense_width(c: _Config, model_type: str, D: int, needed: bool) -> int:
+    """The MLP width of the dense layers: intermediate_size (Llama 4: intermediate_size_mlp; GPT-2 and Falcon default to 4 D)."""
+    if model_type == "llama4_text":
+        return c.int("intermediate_size_mlp")
+    if model_type in ("gpt2", "falcon") and not c.present("intermediate_size"):
+        return 4 * D
+    return c.int("intermediate_size") if needed else c.int("intermediate_size", default=0, minimum=0)
+
+
+def _positions(c: _Config, fam: Family) -> int:
+    if fam.positions is None:
+        return 0
+    rows = c.int("max_position_embeddings")
+    if fam.positions == "n+2":
+        # OPT's learned position embeddings keep 2 extra rows (OPTLearnedPositionalEmbedding's offset)
+        if c.int("word_embed_proj_dim", default=c.int("hidden_size")) != c.int("hidden_size"):
+            raise SpecError(c.path, c.where("word_embed_proj_dim"), "expected hidden_size: OPT's projection of a narrower embedding is not counted")
+        return rows + 2
+    return rows
+
+
+def _norm_layout(c: _Config, model_type: str, fam: Family) -> tuple[int, bool]:
+    """D-wide norms per layer and whether a final norm follows the last layer."""
+    if model_type == "falcon":
+        # FalconDecoderLayer: a serial block has two LayerNorms; a parallel one one, or two with num_ln_in_parallel_attn 2
+        # (the default under new_decoder_architecture)
+        if not c.bool("parallel_attn", True):
+            return 2, True
+        lns = c.int("num_ln_in_parallel_attn", default=2 if c.bool("new_decoder_architecture", False) else 1)
+        return (2 if lns == 2 else 1), True
+    if model_type == "opt":
+        if not c.bool("layer_norm_elementwise_affine", True):
+            raise SpecError(c.path, c.where("layer_norm_elementwise_affine"), "expected true: LayerNorms without weights are not counted")
+        # the decoder's final LayerNorm exists only with pre-norm layers (do_layer_norm_before, the default)
+        return 2, c.bool("do_layer_norm_before", True) and not c.bool("_remove_final_layer_norm", False)
+    return fam.norms_per_layer, True
 
 
 def _mla(c: _Config) -> MLA:
@@ -305,32 +686,166 @@ def _mla(c: _Config) -> MLA:
     )
 
 
-def _moe(c: _Config, model_type: str, L: int) -> MoE | None:
-    if model_type == "mixtral":
+def _moe(c: _Config, fam: Family, L: int) -> MoE | None:
+    if fam.moe == "mixtral":
         experts, ffn = c.int("num_local_experts"), c.int("intermediate_size")
         return MoE(experts, _top_k(c, experts), 0, ffn, tuple(range(L)))
-    if model_type == "qwen3_moe":
+    if fam.moe == "qwen3_moe":
         experts = c.int("num_experts")
         step = c.int("decoder_sparse_step", default=1)
-        dense_only = c.data.get("mlp_only_layers") or []
-        if not isinstance(dense_only, list) or not all(isinstance(i, int) and not isinstance(i, bool) for i in dense_only):
-            raise SpecError(c.path, "mlp_only_layers", f"expected a list of layer indices, found {shown(dense_only)}")
+        dense_only = c.index_list("mlp_only_layers", L) or ()
         layers = tuple(i for i in range(L) if i not in dense_only and (i + 1) % step == 0)
         return MoE(experts, _top_k(c, experts), 0, c.int("moe_intermediate_size"), layers)
-    if model_type in ("deepseek_v2", "deepseek_v3"):
+    if fam.moe == "deepseek":
         experts = c.int("n_routed_experts")
         first_dense = c.int("first_k_dense_replace", default=0, minimum=0)
         freq = c.int("moe_layer_freq", default=1)
         if freq != 1:
-            raise SpecError(c.path, "moe_layer_freq", f"expected 1 (every layer after first_k_dense_replace is MoE), found {freq}")
+            raise SpecError(c.path, c.where("moe_layer_freq"), f"expected 1 (every layer after first_k_dense_replace is MoE), found {freq}")
         shared = c.int("n_shared_experts", default=0, minimum=0)
         layers = tuple(range(min(first_dense, L), L))
         return MoE(experts, _top_k(c, experts), shared, c.int("moe_intermediate_size"), layers)
+    if fam.moe == "gpt_oss":
+        # GptOssMLP: a biased router and biased experts (gate_up 2F, down D) of width intermediate_size, in every layer
+        experts = c.int("num_local_experts")
+        return MoE(experts, _top_k(c, experts), 0, c.int("intermediate_size"), tuple(range(L)), router_bias=True, expert_bias=True)
+    if fam.moe == "llama4":
+        # Llama4TextMoe: routed experts of width intermediate_size and one shared expert of the same width; the MoE layers
+        # are moe_layers, or every interleave_moe_layer_step-th layer (Llama4TextConfig)
+        experts = c.int("num_local_experts")
+        layers = c.index_list("moe_layers", L)
+        if layers is None:
+            step = c.int("interleave_moe_layer_step")
+            layers = tuple(range(step - 1, L, step))
+        return MoE(experts, _top_k(c, experts), 1, c.int("intermediate_size"), layers)
     return None
 
 
 def _top_k(c: _Config, experts: int) -> int:
     k = c.int("num_experts_per_tok")
     if k > experts:
-        raise SpecError(c.path, "num_experts_per_tok", f"expected at most the number of experts ({experts}), found {k}")
+        raise SpecError(c.path, c.where("num_experts_per_tok"), f"expected at most the number of experts ({experts}), found {k}")
     return k
+
+
+def _windows(c: _Config, fam: Family, L: int) -> tuple[tuple[str, ...], tuple[int | None, ...]]:
+    """Each layer's attention type and span (None: the whole context): `layer_types` when given, else the family's rule."""
+    given = c.raw("layer_types")
+    if given is not None:
+        if not isinstance(given, list) or len(given) != L or not all(isinstance(t, str) for t in given):
+            raise SpecError(c.path, c.where("layer_types"), f"expected a list of {L} layer types (one per layer), found {shown(given)}")
+        unknown = sorted({t for t in given if t not in LAYER_TYPES})
+        if unknown:
+            raise SpecError(c.path, c.where("layer_types"), f"unsupported layer type {shown(unknown[0])}; supported: {', '.join(LAYER_TYPES)}")
+        types = tuple(given)
+    else:
+        types = _family_layer_types(c, fam, L)
+    spans = []
+    for t in types:
+        if t == SLIDING:
+            window = c.optional_int("sliding_window")
+            if window is None:
+                raise SpecError(c.path, c.where("sliding_window"), "missing: the config has sliding-attention layers and no window")
+            spans.append(window)
+        elif t == CHUNKED:
+            chunk = c.optional_int("attention_chunk_size")
+            if chunk is None:
+                raise SpecError(c.path, c.where("attention_chunk_size"), "missing: the config has chunked-attention layers and no chunk size")
+            spans.append(chunk)
+        else:
+            spans.append(None)
+    return types, tuple(spans)
+
+
+def _family_layer_types(c: _Config, fam: Family, L: int) -> tuple[str, ...]:
+    """transformers' own default layer_types for the family (the rule each config class applies when the file gives none)."""
+    rule = fam.windows
+    if rule == "all":
+        # Mistral and Mixtral: sliding_window (null for none) applies in every layer
+        return (SLIDING if c.optional_int("sliding_window") else FULL,) * L
+    if rule == "qwen":
+        # Qwen2Config: sliding only with use_sliding_window, and then from layer max_window_layers on
+        if not c.bool("use_sliding_window", False) or c.optional_int("sliding_window") is None:
+            return (FULL,) * L
+        first = c.int("max_window_layers", minimum=0)
+        return tuple(SLIDING if i >= first else FULL for i in range(L))
+    if rule in ("gemma2", "gpt_oss"):
+        # Gemma2Config and GptOssConfig: sliding on even layers (bool((i + 1) % 2)), full on odd ones
+        return tuple(SLIDING if (i + 1) % 2 else FULL for i in range(L))
+    if rule == "gemma3":
+        # Gemma3TextConfig: one full layer in every sliding_window_pattern, the rest sliding (bool((i + 1) % pattern))
+        pattern = c.int("sliding_window_pattern")
+        return tuple(SLIDING if (i + 1) % pattern else FULL for i in range(L))
+    if rule == "llama4":
+        # Llama4TextConfig: no_rope_layers[i] = 1 for a RoPE layer, which attends in chunks; 0 for a NoPE layer, which sees
+        # everything. An empty or missing list is a NoPE layer every no_rope_layer_interval layers.
+        flags = c.raw("no_rope_layers")
+        if not flags:
+            interval = c.int("no_rope_layer_interval")
+            flags = [int((i + 1) % interval != 0) for i in range(L)]
+        if not isinstance(flags, list) or len(flags) < L or not all(f in (0, 1) and not isinstance(f, bool) for f in flags):
+            raise SpecError(c.path, c.where("no_rope_layers"), f"expected a list of at least {L} flags (1 RoPE, 0 NoPE), found {shown(flags)}")
+        chunked = c.optional_int("attention_chunk_size") is not None
+        return tuple(CHUNKED if f and chunked else FULL for f in flags[:L])
+    return (FULL,) * L
+
+
+def _quantization(top: Mapping[str, object], text: Mapping[str, object], path: Path, fam: Family) -> Quantization | None:
+    """The checkpoint's storage format per parameter group, from quantization_config (AWQ, GPTQ, FP8, MXFP4)."""
+    q = text.get("quantization_config", top.get("quantization_config"))
+    if q is None:
+        return None
+    if not isinstance(q, dict):
+        raise SpecError(path, "quantization_config", f"expected a JSON object, found {shown(q)}")
+    method = q.get("quant_method")
+    if not isinstance(method, str):
+        raise SpecError(path, "quantization_config.quant_method", f"expected text (awq, gptq, fp8, mxfp4, ...), found {shown(method)}")
+    dtype = text.get("torch_dtype", text.get("dtype", top.get("torch_dtype", top.get("dtype"))))
+    # a config without a dtype: the unquantized tensors are taken as BF16 (gpt-oss ships them in BF16, its model card says)
+    if dtype is not None and dtype not in TORCH_DTYPES:
+        raise SpecError(path, "torch_dtype", f"expected one of {', '.join(TORCH_DTYPES)} (the unquantized tensors' format), found {shown(dtype)}")
+    base = TORCH_DTYPES[dtype] if dtype is not None else "bf16"
+    keep = q.get("modules_to_not_convert") or []
+    if not isinstance(keep, list) or not all(isinstance(m, str) for m in keep):
+        raise SpecError(path, "quantization_config.modules_to_not_convert", f"expected a list of module names, found {shown(keep)}")
+    fmt, converted, note = _quantized_format(q, method, fam)
+    if fmt is None:
+        return Quantization(method, (), note)
+    converted = tuple(comp for comp in converted if not _kept(comp, keep))
+    formats = (*((comp, fmt if comp in converted else base) for comp in MATMUL_COMPONENTS), ("norms", base), ("biases", base))
+    return Quantization(method, formats, note)
+
+
+def _quantized_format(q: Mapping[str, object], method: str, fam: Family) -> tuple[str | None, tuple[str, ...], str]:
+    """(precision of the quantized weights, the groups a method converts by default, a note) or (None, (), why not read)."""
+    blocks = ("attention", "mlp_dense", "experts_routed", "experts_shared") + (("router",) if fam.router_linear else ())
+    if method == "mxfp4":
+        # transformers' mxfp4 integration replaces the MoE experts only; modules_to_not_convert names the rest
+        return "mxfp4", ("experts_routed", "experts_shared"), " (4-bit E2M1, one E8M0 scale per 32)"
+    if method == "fp8":
+        block = q.get("weight_block_size")
+        note = f" ({q.get('fmt', 'e4m3')}, {block[0]}x{block[1]} blocks; their FP32 scales, {4 / (block[0] * block[1]):.3%} more, not counted)" \
+            if isinstance(block, list) and len(block) == 2 and all(isinstance(b, int) and b > 0 for b in block) else ""
+        return "fp8", blocks, note
+    if method in ("awq", "gptq"):
+        bits = q.get("bits", q.get("w_bit"))
+        group = q.get("group_size", q.get("q_group_size"))
+        if bits not in (4, 8) or isinstance(bits, bool) or not isinstance(group, int) or isinstance(group, bool) or group == 0 or group < -1:
+            return None, (), f"with bits {shown(bits)} and group_size {shown(group)} is not read (4-bit, or 8-bit per channel, are)"
+        if bits == 8 and group != -1:
+            return None, (), f"8-bit with group_size {group} is not read (no grouped 8-bit format)"
+        fmt = ("int4" if group == -1 else f"int4-g{group}") if bits == 4 else "int8"
+        return fmt, blocks, " (zero points, 4 bits per group, not counted)" if group != -1 else ""
+    return None, (), "is not read (awq, gptq, fp8 and mxfp4 are)"
+
+
+def _kept(component: str, patterns: list[str]) -> bool:
+    """Whether modules_to_not_convert names the component (glob patterns, or module-name parts)."""
+    for name in COMPONENT_MODULES[component]:
+        for p in patterns:
+            if "*" in p or "?" in p:
+                if fnmatch.fnmatchcase(name, p) or fnmatch.fnmatchcase(name, p + ".*"):
+                    return True
+            elif f".{p}." in f".{name}.":
+                return True
+    return False

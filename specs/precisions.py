@@ -2,6 +2,15 @@
 
 INT4's group-scale overhead is explicit: `int4` is the bare 0.5 B/parameter;
 `int4-g128` adds one BF16 scale per 128 weights (0.5 + 2/128 = 0.515625 B).
+
+`mxfp4` is the OCP Microscaling format MXFP4: blocks of 32 FP4 (E2M1) elements
+sharing one 8-bit E8M0 scale, 4 + 8/32 = 4.25 bits (0.53125 B) per weight.
+Sources: OCP Microscaling Formats (MX) Specification v1.0, section 5 (block
+size 32, scale E8M0) at https://www.opencompute.org/documents/ocp-microscaling-formats-mx-v1-0-spec-final-pdf ;
+the gpt-oss model card (arXiv 2508.10925, section 2: "MXFP4 format (4.25 bits)");
+docs.rs float4 MXFP4Block ("17 bytes for 32 values"). Where no FP4 tensor core
+runs it (Hopper), the MXFP4 MoE kernels dequantize to BF16 (vLLM's and
+transformers' Triton MXFP4 paths), so its math is BF16 like weight-only INT4.
 """
 
 from __future__ import annotations
@@ -36,7 +45,9 @@ class Precision:
     @property
     def description(self) -> str:
         if self.group_size:
-            return f"{self.name}: {self.bits}-bit values plus a {8 * self.scale_bytes}-bit scale per {self.group_size} elements"
+            scale_bits = 8 * self.scale_bytes
+            article = "an" if str(scale_bits).startswith("8") else "a"
+            return f"{self.name}: {self.bits}-bit values plus {article} {scale_bits}-bit scale per {self.group_size} elements"
         return f"{self.name}: {self.bits}-bit values, no scale overhead counted"
 
 
@@ -52,6 +63,7 @@ PRECISIONS: dict[str, Precision] = {
         Precision("int8", 8, math="int8"),
         Precision("int4", 4, math="bf16"),
         Precision("fp4", 4, math="fp4"),
+        Precision("mxfp4", 4, group_size=32, scale_bytes=1, math="bf16"),
     )
 }
 #: Precisions a chip may list under [peak_dense].

@@ -50,10 +50,14 @@ def parse_quantity(value: object, expected: str, where: str | Path, field: str, 
         q = Quantity(q, ureg.dimensionless)
     if q.dimensionality != want.dimensionality:
         raise SpecError(where, field, f"expected units convertible to {unit_text(want)}, found {shown(value)} ({unit_text(q.units)})")
-    magnitude = q.magnitude
-    if magnitude < 0 or (magnitude == 0 and not allow_zero):
-        raise SpecError(where, field, f"expected a positive quantity in {unit_text(want)}, found {shown(value)}")
+    check_sign(q.magnitude, want, where, field, shown(value), allow_zero=allow_zero)
     return q.to(want)
+
+
+def check_sign(magnitude: object, want: pint.Unit, where: str | Path, field: str, found: str, *, allow_zero: bool = False) -> None:
+    """Refuse a negative magnitude (and zero unless `allow_zero`): the sign rule of every spec value and user input."""
+    if magnitude < 0 or (magnitude == 0 and not allow_zero):  # type: ignore[operator]
+        raise SpecError(where, field, f"expected a positive quantity in {unit_text(want)}, found {found}")
 
 
 def _reason(err: Exception) -> str:

@@ -13,7 +13,7 @@ Assumes one layer, dense peaks, the architecture-neutral widths of the glossary.
 from derivations import glossary as gl
 from derivations import primitives as pr
 from derivations.context import Input
-from derivations.engine import Claim, Row, Step, Table, derivation, solve
+from derivations.engine import Claim, Plot, Row, Step, Table, derivation, solve
 from derivations.symbols import Symbols
 
 S = Symbols(parent=gl.GLOSSARY)
@@ -212,6 +212,15 @@ DERIVATION = derivation(
                   "sustained BF16 peak under throttling: FlashMLA measured about 865 Tflop/s on H800 SXM5 (990 at full clock)"),),
     hardware=("h100-sxm", "h200", "b200"),
     models=("llama-3.1-70b", MLA),
+    plots=(Plot("roofline", "roofline",
+                "The roofline of this accelerator, with the ceilings of the others: the gate GEMM climbs the slope as the batch grows and "
+                "reaches the ridge, while decode attention sits at its group size whatever the batch (GQA for this model) and MLA's one "
+                "latent, shared by all heads, lifts it towards the ridge.",
+                title="Batching walks the gate GEMM up to the ridge at a batch of {B_gemm_ridge}; attention stays at "
+                      "{intensity_attention}, and MLA's shared latent lifts it towards the ridge",
+                points=("intensity_gemm", "intensity_attention"), batches=("1", "8", "64", "512", "4096"),
+                rows=(Row("DeepSeek-V3 (MLA)", model=MLA),), row_points=("intensity_attention",), answer=True,
+                labels={"intensity_gemm": "gate GEMM", "intensity_attention": "attention"}),),
     display_units={"flops_gemm": "Gflop", "bytes_gemm": "MB", "flops_attention": "Mflop", "bytes_attention_cache": "MB",
                    "bytes_attention_io": "kB", "P_gate": "parameter"},
 )

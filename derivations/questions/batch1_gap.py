@@ -29,7 +29,7 @@ from derivations import glossary as gl
 from derivations import primitives as pr
 from derivations import stepmodel as sm
 from derivations.context import Input
-from derivations.engine import Claim, Row, Step, Table, derivation, solve
+from derivations.engine import Claim, Plot, Row, Step, Table, derivation, solve
 from derivations.symbols import Symbols
 
 S = Symbols(parent=gl.GLOSSARY)
@@ -301,6 +301,15 @@ DERIVATION = derivation(
     ),
     hardware=("h100-sxm", "h200", "b200"),
     models=("llama-3.1-8b", "llama-3.1-70b"),
+    plots=(Plot("suspects", "bars",
+                "Each suspect in milliseconds, grouped by what one trace shows (white space, slow kernels, extra or wrong kernels, "
+                "invisible in the timeline), against the gap they must explain.",
+                title="A {t_observed} step over a {t_floor} floor: the {gap} gap suspect by suspect; {share_not_gpu} of the time "
+                      "accounted for is not a slow GPU",
+                y=("t_white_space", "t_slow_kernels", "t_extra_kernels", "t_invisible"), split=("t_white_space", "t_slow_kernels", "t_extra_kernels", "t_invisible"),
+                vlines=("gap",), log="", answer=True,
+                labels={"t_white_space": "white space", "t_slow_kernels": "slow kernels", "t_extra_kernels": "extra or wrong kernels",
+                        "t_invisible": "invisible in the timeline"}),),
     display_units={**sm.DISPLAY_UNITS, "t_floor": "ms", "t_observed": "ms", "gap": "ms", "t_launch_gaps": "ms", "t_host_wait": "ms",
                    "t_white_space": "ms", "t_slow_weights": "ms", "t_slow_attention": "ms", "t_small_kernels": "ms", "t_slow_kernels": "ms",
                    "t_wide_weights": "ms", "t_collectives": "ms", "t_extra_kernels": "ms", "t_outside": "ms", "t_suspects": "ms",

@@ -248,9 +248,12 @@ DERIVATION = derivation(
     models=("llama-3.1-70b", "llama-3.1-8b", "mixtral-8x7b"),
     plots=(Plot("throughput", "sweep",
                 r"Throughput against batch: the step model and the line rise towards the ceiling $\sym{throughput_ceiling}$, reach half of it at "
-                r"the knee $\sym{B_knee}$, and stop where the cache fills, $\sym{B_max_kv}$.",
+                r"the knee $\sym{B_knee}$, and stop where the cache fills, $\sym{B_max_kv}$; batches beyond it are shaded.",
+                title="Throughput climbs towards {throughput_ceiling}, half of it at the knee, a batch of {B_knee}; "
+                      "the cache stops the batch at {B_max_kv}",
                 x="batch", y=("throughput", "throughput_line"), span=("1", "4096"), hlines=("throughput_ceiling", "half_ceiling"),
-                vlines=("B_knee", "B_max_kv"), log="x"),),
+                vlines=("B_knee", "B_max_kv"), log="x", fits_up_to="B_max_kv", answer=True,
+                labels={"throughput": "step model", "throughput_line": r"the line, $t_{0} + B c$"}),),
     defaults={"tp": "2"},
     display_units={**sm.DISPLAY_UNITS, "usable_memory": "GB", "memory_whole_sequences": "GB", "throughput_at_capacity": "token/s",
                    "weight_bytes_all_experts_gpu": "GB", "t_weights": "ms", "t_zero": "ms",

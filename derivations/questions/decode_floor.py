@@ -14,7 +14,7 @@ from derivations import glossary as gl
 from derivations import measured as ms
 from derivations import primitives as pr
 from derivations import stepmodel as sm
-from derivations.engine import Row, Step, Table, derivation, solve
+from derivations.engine import Plot, Row, Step, Table, derivation, solve
 from derivations.symbols import Symbols
 
 S = Symbols(parent=gl.GLOSSARY)
@@ -106,5 +106,13 @@ DERIVATION = derivation(
         ), ("experts_touched", "weight_bytes", "t_step", "memory_fraction")),
     ),
     inputs=ms.MBU_INPUTS,
+    plots=(Plot("step", "stack",
+                "Where the step goes as batch and context grow: the weight GEMMs, attention over the KV cache, the tensor-parallel "
+                "all-reduces and the fixed time per step, stacked; the tick on each bar is the single-GPU floor of its weights.",
+                title="The step is {t_step}, {step_over_floor} times the {t_floor} floor: the weights set the floor, "
+                      "the KV cache and the fixed costs sit on top",
+                y=("t_step",), split=("t_step",), vlines=("t_floor",), table=0, answer=True,
+                labels={"t_gemm": "weight GEMMs", "t_attention": "attention (KV cache)", "t_comm": "all-reduces", "t_fixed": "fixed time",
+                        "t_floor": "floor"}),),
     display_units={**sm.DISPLAY_UNITS, **ms.DISPLAY_UNITS, "t_floor": "ms", "tokens_per_s_ceiling": "token/s", "T_kv_equal": "token"},
 )

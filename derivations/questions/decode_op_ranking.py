@@ -121,13 +121,14 @@ t_attn_block = Step("t_attn_block", gqa * qkv[3].s + mla * (dqkv[3].s + uq[3].s 
 
 # --- MLP of a dense layer ---
 
-gate_up = _gemm("gate_up", "gu", "the gate and up projections", 2 * gl.D * gl.F_dense, gl.D, 2 * gl.F_dense,
-                r"Dense layers only: gate and up projections, $D \times 2 \sym{F_dense}$, fused.")
+gate_up = _gemm("gate_up", "gu", "the gate and up projections", (gl.m_mlp - 1) * gl.D * gl.F_dense, gl.D, (gl.m_mlp - 1) * gl.F_dense,
+                r"Dense layers only: gate and up projections, $D \times 2 \sym{F_dense}$, fused ($\sym{m_mlp} - 1$ of them: a plain MLP "
+                r"has the up projection alone, $D \times \sym{F_dense}$).")
 down = _gemm("down", "down", "the down projection", gl.F_dense * gl.D, gl.F_dense, gl.D,
              r"Dense layers only: down projection, $\sym{F_dense} \times D$.")
-ew_mlp = _small("ew_mlp", "ew,mlp", "a dense MLP's small kernels", 3 * gl.D + 2 * gl.F_dense, 2 * gl.D + gl.F_dense,
-                r"Dense layers only: the RMSNorm ($D$ in, $D$ out), SiLU and multiply ($2 \sym{F_dense}$ in, $\sym{F_dense}$ out) and the "
-                r"residual add ($2D$ in, $D$ out).")
+ew_mlp = _small("ew_mlp", "ew,mlp", "a dense MLP's small kernels", 3 * gl.D + (gl.m_mlp - 1) * gl.F_dense, 2 * gl.D + gl.F_dense,
+                r"Dense layers only: the RMSNorm ($D$ in, $D$ out), SiLU and multiply ($2 \sym{F_dense}$ in, $\sym{F_dense}$ out; a plain MLP's "
+                r"activation alone reads $\sym{F_dense}$) and the residual add ($2D$ in, $D$ out).")
 t_mlp_dense = Step("t_mlp_dense", gate_up[3].s + down[3].s + ew_mlp[3].s, "s",
                    r"The MLP of one dense layer. A model whose every layer is MoE has none (n/a), and $L - \sym{L_moe} = 0$ counts it nowhere.",
                    latex=r"t_{\mathrm{mlp,dense}}", title="Time of one dense MLP")
@@ -385,10 +386,17 @@ DERIVATION = derivation(
     hardware=("h100-sxm", "h200", "b200"),
     models=("llama-3.1-70b", "llama-3.1-8b", "mixtral-8x7b", "qwen3-235b-a22b", "deepseek-v3"),
     plots=(Plot("roofline", "roofline",
-                "The roofline of each accelerator (attainable FLOP/s against intensity, the ridge marked) with the kernels of one decode step "
-                "placed on it at a small and a large batch: the weight GEMMs climb the slope together as the batch grows, "
-                "while attention and the small kernels stay where the architecture and the KV format put them.",
-                kernels=KERNELS, batches=("1", "1024")),),
+                "The roofline of this accelerator (attainable FLOP/s against intensity, the ridge marked), with the ceilings of the others, "
+                "and the kernels of one decode step placed on it at batch 1, at the flip batch and at a large batch: the weight GEMMs climb "
+                "the slope together as the batch grows and meet attention at the flip, while attention and the small kernels stay where the "
+                "architecture and the KV format put them.",
+                title=r"The weight GEMMs tie and climb with the batch; attention stays at {intensity_attn}, and the GEMMs reach it at "
+                      r"$\sym{B_flip}$ = {B_flip}",
+                points=tuple(f"intensity_{k}" for k in KERNELS), batches=("1", "B_flip", "1024"), answer=True,
+                labels={**{f"intensity_{k}": "weight GEMMs" for k in ("qkv", "dqkv", "uq", "o", "gate_up", "down", "lm_head", "shared")},
+                        "intensity_uk": r"absorbed $W_{UK}$", "intensity_uv": r"absorbed $W_{UV}$", "intensity_attn": "attention",
+                        "intensity_router": "router", "intensity_experts": "routed experts",
+                        **{f"intensity_{k}": "small kernels" for k in ("ew", "ew_mlp", "ew_moe")}}),),
     display_units={**{f"flops_{k}": "Mflop" for k in KERNELS},
                    **{f"bytes_{k}": "MB" for k in (*KERNELS, "attn_cache")},
                    **{f"t_{k}": "µs" for k in (*KERNELS, "attn_block", "mlp_dense", "mlp_moe")},

@@ -17,7 +17,7 @@ import sympy as sp
 from derivations import glossary as gl
 from derivations import primitives as pr
 from derivations.context import Input
-from derivations.engine import Claim, Row, Step, Table, derivation, solve
+from derivations.engine import Claim, Plot, Row, Step, Table, derivation, solve
 from derivations.symbols import Symbols
 
 S = Symbols(parent=gl.GLOSSARY)
@@ -201,5 +201,12 @@ DERIVATION = derivation(
     ),
     hardware=("h100-sxm", "h200", "b200"),
     models=("llama-3.1-8b", "llama-3.2-1b"),
+    plots=(Plot("io", "sweep",
+                "HBM traffic of one attention call against the sequence length (log-log): naive attention writes and reads the score "
+                "matrix, the textbook FlashAttention count re-reads K and V once per query block, and with K and V resident in L2 "
+                "they cross HBM once.",
+                title="At $n$ = {seq_len} the textbook count is {ratio_textbook} times below naive, the L2-resident count {ratio_l2} times",
+                x="seq_len", y=("io_naive", "io_textbook", "io_l2"), span=("256", "131072"), vlines=("seq_len", "n_l2_max"), answer=True,
+                labels={"io_naive": "naive", "io_textbook": "textbook FlashAttention", "io_l2": "K and V resident in L2"}),),
     display_units={"shared_memory_per_sm": "KiB", "kv_bytes_per_head": "MB", "l2_size": "MB", "l2_working_set": "MB", "smem_2x": "KiB", "bytes_per_element": "B"},
 )

@@ -11,7 +11,7 @@ MLA included.
 
 from derivations import glossary as gl
 from derivations import primitives as pr
-from derivations.engine import Claim, Row, Step, Table, derivation, solve
+from derivations.engine import Claim, Plot, Row, Step, Table, derivation, solve
 from derivations.symbols import Symbols
 
 S = Symbols(parent=gl.GLOSSARY)
@@ -19,8 +19,9 @@ S = Symbols(parent=gl.GLOSSARY)
 n_attn = Step("n_attn", pr.gqa_attention_params(gl.D, gl.N, gl.K, gl.H), "1",
               r"One layer's query ($D \times N H$), key and value ($D \times K H$ each) and output ($N H \times D$) projections.",
               latex=r"n_{\mathrm{att}}", meaning="attention weights per layer", title="Attention weights per layer")
-n_mlp = Step("n_mlp", pr.swiglu_mlp_params(gl.D, gl.F), "1",
-             r"One dense layer's gate and up ($D \times F$) and down ($F \times D$) projections.", latex=r"n_{\mathrm{mlp}}",
+n_mlp = Step("n_mlp", pr.mlp_params(gl.D, gl.F, gl.m_mlp), "1",
+             r"One dense layer's gate and up ($D \times F$) and down ($F \times D$) projections: $\sym{m_mlp} = 3$ matrices for a gated MLP, "
+             "2 for a plain one (up and down).", latex=r"n_{\mathrm{mlp}}",
              meaning="MLP weights per dense layer", title="MLP weights per dense layer")
 n_moe = Step("n_moe", (gl.E + gl.E_s) * pr.swiglu_mlp_params(gl.D, gl.F_E) + gl.D * gl.E, "1",
              r"One MoE layer: $E$ routed and $E_{s}$ shared experts, each a gated MLP of width $F_{E}$, and the router ($D \times E$). "
@@ -144,6 +145,14 @@ DERIVATION = derivation(
               rel_tol=1e-12, where=Row("Qwen3-235B-A22B", model="qwen3-235b-a22b")),
     ),
     models=("llama-3.1-8b", "llama-3.1-70b"),
+    plots=(Plot("flops", "sweep",
+                r"FLOPs per token against context: the weights' two FLOPs per parameter stay flat while attention's grow with every "
+                r"cached token, and pass them at $\sym{ctx_break}$.",
+                title="Attention's FLOPs per token pass the weights' {flops_per_token_params} at a context of {ctx_break}",
+                x="context", y=("flops_per_token_params", "attention_flops", "flops_per_token_total"), span=("128 token", "1048576 token"),
+                vlines=("ctx_break",), answer=True,
+                labels={"flops_per_token_params": r"weights, $\kappa P_{\mathrm{act}}$", "attention_flops": "attention",
+                        "flops_per_token_total": "both"}),),
     display_units={"flops_per_token_params": "Gflop/token", "flops_rule": "Gflop/token", "attention_flops": "Gflop/token",
                    "flops_per_token_total": "Gflop/token", "attention_flops_per_context_token": "Mflop/token**2",
                    "attention_flops_prefill_avg": "Gflop/token"},

@@ -17,7 +17,7 @@ second chip's (primed) symbols (engine.At).
 
 from derivations import glossary as gl
 from derivations import stepmodel as sm
-from derivations.engine import Claim, Row, Step, Table, at, derivation, solve
+from derivations.engine import Claim, Plot, Row, Step, Table, at, derivation, solve
 from derivations.questions import batch_knee as bk
 from derivations.symbols import Symbols
 
@@ -177,6 +177,13 @@ DERIVATION = derivation(
     ),
     hardware=(H100, "a100-sxm-80gb", "h100-pcie"),
     models=(MODEL, "llama-3.1-8b"),
+    plots=(Plot("speedup", "sweep",
+                "Speedup of the second chip over the first in each regime against the GPU count: compute-bound work gains the peak ratio, "
+                "bandwidth-bound work the bandwidth ratio, capacity-bound serving the throughput ratio at the largest batches that fit.",
+                title="At {tp} GPUs the capacity-bound speedup is {speedup_capacity}, against {speedup_memory} bandwidth-bound "
+                      "and {speedup_compute} compute-bound",
+                x="tp", y=("speedup_compute", "speedup_memory", "speedup_capacity"), span=("1", "16"), vlines=("tp",), log="xy", answer=True,
+                labels={"speedup_compute": "compute-bound", "speedup_memory": "bandwidth-bound", "speedup_capacity": "capacity-bound"}),),
     display_units={**bk.DERIVATION.display_units, "t_compute_new": "ms", "t_memory_new": "ms", "t_step_new": "ms",
                    "throughput_at_capacity_new": "token/s"},
 )

@@ -26,7 +26,7 @@ from derivations import glossary as gl
 from derivations import primitives as pr
 from derivations import stepmodel as sm
 from derivations.context import Input
-from derivations.engine import Row, Step, Table, derivation, solve
+from derivations.engine import Plot, Row, Step, Table, derivation, solve
 from derivations.symbols import Symbols
 
 S = Symbols(parent=gl.GLOSSARY)
@@ -301,6 +301,13 @@ DERIVATION = derivation(
     ),
     hardware=("h100-sxm", "h200", "b200"),
     models=MODELS,
+    plots=(Plot("claim", "stack",
+                "The bandwidth one GPU would need for the claim, as stated and under each unstated condition alone, against the "
+                "datasheet bandwidth (the tick on each bar): below it the claim is physical.",
+                title="The claim needs {bandwidth_needed}, {bandwidth_ratio} times the datasheet bandwidth; weights of "
+                      "{max_bits_per_weight} bits would make it physical",
+                y=("bandwidth_needed",), vlines=("bandwidth_datasheet",), table=0, answer=True,
+                labels={"bandwidth_needed": "bandwidth the claim needs", "bandwidth_datasheet": "datasheet bandwidth"}),),
     display_units={**sm.DISPLAY_UNITS, "bandwidth_datasheet": "TB/s", "bytes_per_token": "GB/token", "bandwidth_needed": "TB/s",
                    "t_claim": "ms", "tokens_per_user_modelled": "token/s", "b_w_max": "B/parameter",
                    "weight_bytes_all_experts": "GB", "weight_bytes_top_k": "GB", "bandwidth_aggregate": "TB/s",

@@ -29,7 +29,7 @@ from derivations import glossary as gl
 from derivations import primitives as pr
 from derivations import stepmodel as sm
 from derivations.context import Input
-from derivations.engine import Claim, Row, Step, Table, derivation, solve
+from derivations.engine import Claim, Plot, Row, Step, Table, derivation, solve
 from derivations.symbols import Symbols
 
 S = Symbols(parent=gl.GLOSSARY)
@@ -258,6 +258,14 @@ DERIVATION = derivation(
     ),
     hardware=("h100-sxm", "h200", "b200"),
     models=("llama-3.1-8b", L70, "mixtral-8x7b"),
+    plots=(Plot("flip", "sweep",
+                "The weight GEMMs' roofline time against batch for each weight format (log-log): INT4 streams the fewest bytes but turns "
+                "compute-bound first at the BF16 peak, and the others catch up where their lines meet it.",
+                title="Weight-only INT4 turns compute-bound at a batch of {B_flip}; its edge over FP8 weights is gone at {B_even_fp8}, "
+                      "over BF16 at {B_even_bf16}",
+                x="batch", y=("t_int4", "t_fp8_weight_only", "t_fp8", "t_bf16"), span=("1", "4096"), vlines=("B_flip", "B_even_fp8", "B_even_bf16"),
+                answer=True,
+                labels={"t_int4": "INT4, BF16 math", "t_fp8_weight_only": "FP8 weights, BF16 math", "t_fp8": "FP8, FP8 math", "t_bf16": "BF16"}),),
     display_units={**sm.DISPLAY_UNITS, "t_mem_int4": "ms", "t_cmp_int4": "ms", "t_mem_bf16": "ms", "t_cmp_bf16": "ms", "t_mem_fp8": "ms",
                    "t_cmp_fp8": "ms", "t_int4": "ms", "t_bf16": "ms", "t_fp8_weight_only": "ms", "t_fp8": "ms",
                    "t_mem_int4_expert": "µs", "t_cmp_int4_expert": "µs"},

@@ -150,9 +150,13 @@ DERIVATION = derivation(
     models=("llama-3.1-70b", "llama-3.1-8b"),
     plots=(Plot("energy", "sweep",
                 r"Energy per token against batch, at the sheet's power and at idle power: the throughput in the denominator moves it far more "
-                r"than the power can, down to the floor $\sym{joules_per_token_floor}$ at the largest batch that fits, $\sym{B_max_kv}$.",
+                r"than the power can, down to the floor $\sym{joules_per_token_floor}$ at the largest batch that fits, $\sym{B_max_kv}$; "
+                "batches beyond it are shaded.",
+                title="From the sheet's batch to the largest that fits, {B_max_kv}, throughput moves energy per token {throughput_ratio} times; "
+                      "power can move it at most {power_ratio} times",
                 x="batch", y=("joules_per_token", "joules_per_token_idle"), span=("1", "1024"), hlines=("joules_per_token_floor",),
-                vlines=("B_max_kv",)),),
+                vlines=("B_max_kv",), fits_up_to="B_max_kv", answer=True,
+                labels={"joules_per_token": "at the sheet's power", "joules_per_token_idle": "at idle power"}),),
     defaults={"tp": "2"},
     display_units={**bk.DERIVATION.display_units, "power_per_gpu": "W", "power_step": "W", "joules_per_token": "J/token", "power_idle": "W",
                    "joules_per_token_floor": "J/token", "joules_per_token_idle": "J/token"},

@@ -27,7 +27,7 @@ from derivations import glossary as gl
 from derivations import primitives as pr
 from derivations import stepmodel as sm
 from derivations.context import Input
-from derivations.engine import Claim, Row, Step, Table, derivation
+from derivations.engine import Claim, Plot, Row, Step, Table, derivation
 from derivations.symbols import Symbols
 
 S = Symbols(parent=gl.GLOSSARY)
@@ -249,6 +249,11 @@ DERIVATION = derivation(
     hardware=("h100-sxm", "h200", "b200"),
     models=("qwen3-235b-a22b", "llama-3.1-70b", "mixtral-8x7b"),
     defaults={"tp": "8", "batch": "16"},
+    plots=(Plot("slips", "bars",
+                "Each way a dashboard gets MBU wrong, as the value it reports, drawn from the true MBU of the reference server.",
+                title="The true MBU is {mbu}; the worst single slip moves the dashboard by {points_worst} points",
+                y=("mbu_all_params", "mbu_no_kv", "mbu_binary", "mbu_weight_width", "mbu_achievable_peak", "mbu_prefill_in_time",
+                   "mbu_tp_one_gpu", "mbu_tp_cache_once"), base="mbu", log="", answer=True, labels={"mbu": "MBU a dashboard reports"}),),
     display_units={**sm.DISPLAY_UNITS, "bandwidth_achieved": "TB/s", "weight_bytes_all_params_gpu": "GB", "b_w_assumed": "B/parameter",
                    "prefill_flops_gpu": "Tflop", "prefill_bytes_gpu": "GB", "bytes_possible": "GB", "t_prefill": "ms", "t_step_with_prefill": "ms", "bytes_server": "GB"},
 )

@@ -31,7 +31,7 @@ from derivations import measured as ms
 from derivations import primitives as pr
 from derivations import stepmodel as sm
 from derivations.context import Input
-from derivations.engine import Claim, Row, Step, Table, derivation
+from derivations.engine import Claim, Plot, Row, Step, Table, derivation
 from derivations.symbols import Symbols
 
 S = Symbols(parent=gl.GLOSSARY)
@@ -249,6 +249,14 @@ DERIVATION = derivation(
     hardware=("h100-sxm", "h200", "b200"),
     models=("llama-3.1-70b", "qwen3-235b-a22b"),
     defaults={"tp": "8", "batch": "16"},
+    plots=(Plot("buckets", "stack",
+                "The step the MBU implies, for each tensor-parallel degree: the floor, then the missing time in its four buckets "
+                "(idle, collectives, non-streaming kernels, bandwidth below the datasheet in the streaming kernels). Where the modelled "
+                "all-reduces leave no room for the MBU the buckets are none.",
+                title="An MBU of {mbu} leaves {gap} of the {tpot} step to explain, split into buckets a trace can confirm",
+                y=("t_floor", "gap_rebuilt"), split=("gap_rebuilt",), table=0, answer=True,
+                labels={"t_floor": "floor", "gap_rebuilt": "missing time", "t_idle": "idle", "t_collective_bucket": "collectives",
+                        "t_nonstream": "non-streaming kernels", "t_bandwidth": "bandwidth below the datasheet"}),),
     display_units={**sm.DISPLAY_UNITS, **ms.DISPLAY_UNITS, "t_floor": "ms", "tpot": "ms", "gap": "ms", "bandwidth_achieved": "TB/s", "t_busy": "ms",
                    "t_collective": "ms", "t_kernels": "ms", "t_stream": "ms", "t_idle": "ms",
                    "t_collective_bucket": "ms", "t_nonstream": "ms", "t_bandwidth": "ms", "gap_rebuilt": "ms", "t_comm": "ms",

@@ -14,7 +14,7 @@ more FLOPs than either. Per layer, per sequence; softmax left out.
 
 from derivations import glossary as gl
 from derivations import primitives as pr
-from derivations.engine import Claim, Row, Step, Table, derivation, solve
+from derivations.engine import Claim, Plot, Row, Step, Table, derivation, solve
 from derivations.symbols import Symbols
 
 S = Symbols(parent=gl.GLOSSARY)
@@ -222,6 +222,15 @@ DERIVATION = derivation(
     ),
     hardware=("h100-sxm", "h200", "b200"),
     models=("deepseek-v3", "deepseek-v2-lite"),
+    plots=(Plot("roofline", "roofline",
+                "The three MLA kernels and GQA attention on the roofline of each accelerator (filled on this one, open on the others): "
+                "absorbed MLA lands near the ridges, the reference kernel and GQA far below them.",
+                title="Absorbed, MLA attention runs at {intensity_mla}, {mla_over_ridge} of this chip's ridge; the reference kernel at "
+                      "{intensity_naive}",
+                points=("intensity_mla", "intensity_decompress", "intensity_naive"),
+                rows=(Row("Llama 3.1 70B (GQA)", model=GQA),), row_points=("intensity_attention",), each_chip=True, answer=True,
+                labels={"intensity_mla": "absorbed", "intensity_decompress": "decompressing the latent",
+                        "intensity_naive": "reference kernel", "intensity_attention": "attention"}),),
     display_units={"flops_per_cached_token_absorbed": "kflop/token", "flops_per_cached_token_naive": "kflop/token",
                    "flops_upproject_per_cached_token": "Mflop/token", "flops_per_cached_token_decompress": "Mflop/token",
                    "flops_per_cached_token_attention": "kflop/token", "bytes_per_cached_token_attention": "kB/token",

@@ -33,7 +33,7 @@ from derivations import glossary as gl
 from derivations import primitives as pr
 from derivations import stepmodel as sm
 from derivations.context import FITTED, Input
-from derivations.engine import Claim, Row, Step, Table, at, derivation
+from derivations.engine import Claim, Plot, Row, Step, Table, at, derivation
 from derivations.questions import batch1_gap as bg
 from derivations.questions import batch_knee as bk
 from derivations.symbols import Symbols
@@ -192,7 +192,7 @@ def _validation_row(rid: str) -> Row:
     """A memory-bound decode record of the measurements dataset as a row: its chip, model, precisions, batch, mean context and
     TP degree, and its measured step (derivations.validation's rules)."""
     m = _RECORDS[rid]
-    return Row(rid, hardware=m.hardware.key, model=m.model.key, weights=m.weights, kv=m.kv, math=m.math,
+    return Row(rid, hardware=m.hardware.key, model=m.model.key, weights=m.weights, kv=m.kv, math=m.math, series=m.engine,
                set={"batch": str(m.batch), "context": f"{mean_context(m)} token", "tp": str(m.tp), "tokens_per_step": "1 token",
                     "measured_step": f"{measured_step(m)!r} s"})
 
@@ -332,6 +332,21 @@ DERIVATION = derivation(
     ),
     hardware=("h100-sxm", "h200", "b200"),
     models=("llama-3.1-70b", "llama-3.1-8b"),
+    plots=(Plot("step", "stack",
+                "Where the step goes on each setup: the twenty lines (weight GEMMs, attention, all-reduces, the fixed time), then each "
+                "break sized at the stated inputs, hatched.",
+                title="The twenty lines predict {t_step} here; the breaks add {t_breaks}, so the model captures {share_modelled} of the step",
+                y=("t_step", "t_breaks"), split=("t_step", "t_breaks"), table=1, answer=True,
+                labels={"t_step": "the twenty lines", "t_breaks": "the breaks", "t_gemm": "weight GEMMs", "t_attention": "attention",
+                        "t_comm": "all-reduces", "t_fixed": "fixed time", "break_launch_gaps": "launch gaps", "break_prefill_mix": "prefill mix",
+                        "break_tile_quantization": "tiles", "break_moe_spread": "MoE spread", "break_attention_long_context": "long-context attention",
+                        "break_dequantization": "dequantization", "break_clocks": "clocks"}),
+           Plot("validation", "scatter",
+                "The step model at the defaults against each memory-bound decode record of the published measurements: predicted "
+                "against measured, the marker by engine, the colour by tensor-parallel degree, the dashed lines the median error.",
+                title="Predicted against measured on published servers: a median error of {error_median}, the worst {error_worst}",
+                x="t_measured", y=("t_step",), hlines=("error_median",), table=3, group="tp",
+                labels={"t_measured": "measured step", "t_step": "predicted step", "error_median": "median error"})),
     display_units={**bk.DERIVATION.display_units, **{b.name: "ms" for b in BREAKS}, "t_gemm_prefill_mix": "ms", "t_gemm_clock": "ms",
                    "t_attention_clock": "ms", "t_breaks": "ms", "t_step_with_breaks": "ms", "share_modelled": "%", "prediction_error": "%", "error_median": "%", "error_worst": "%", "t_step_band_low": "ms", "t_step_band_high": "ms", "t_step_worst_low": "ms",
                    "t_step_worst_high": "ms", "t_measured": "ms", "measured_step": "ms", "kv_page_waste": "GB",

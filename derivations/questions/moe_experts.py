@@ -293,7 +293,10 @@ DERIVATION = derivation(
     plots=(Plot("experts", "sweep",
                 r"Routed experts read per MoE layer against batch under uniform top-$k$ routing: $k_{E}$ at one sequence, half of them at "
                 r"$\sym{B_half}$, nearly all at $\sym{B_nearly_all}$.",
-                x="batch", y=("experts_touched",), span=("1", "1024"), hlines=("E_half", "E_nearly_all"), vlines=("B_half", "B_nearly_all"), log="x"),),
+                title="A batch of {B_half} sequences already reads half the routed experts of each MoE layer, and a batch of "
+                      "{B_nearly_all} nearly all of them",
+                x="batch", y=("experts_touched",), span=("1", "1024"), hlines=("E_half", "E_nearly_all"), vlines=("B_half", "B_nearly_all"), log="x",
+                answer=True),),
     display_units={**sm.DISPLAY_UNITS, "expert_bytes": "MB", "bytes_attention": "GB", "bytes_dense_mlp": "GB", "bytes_shared_experts": "GB",
                    "bytes_routers": "MB", "bytes_lm_head": "GB", "bytes_routed_experts": "GB", "bytes_kv": "GB", "bytes_per_step": "GB",
                    "bytes_dense_same_active": "GB", "weight_bytes_skewed": "GB", "t_moe": "ms", "t_dense_active": "ms", "t_dense_total": "ms",

@@ -125,7 +125,10 @@ DERIVATION = derivation(
     plots=(Plot("ttft", "sweep",
                 r"Time to first token against the prompt length: flat at the weight-read time until the GEMM time crosses it at "
                 r"$\sym{T_cross}$, then linear, then quadratic once attention passes the GEMMs at $\sym{S_attention_equal}$.",
-                x="prompt_len", y=("ttft", "t_gemm", "t_weights"), span=("16 token", "131072 token"), vlines=("T_cross", "S_attention_equal")),),
+                title="Prefill turns compute-bound at a prompt of {T_cross}, where the first token takes {ttft_at_cross}; "
+                      "beyond it the time grows with the prompt",
+                x="prompt_len", y=("ttft", "t_gemm", "t_weights"), span=("16 token", "131072 token"), vlines=("T_cross", "S_attention_equal"),
+                answer=True, labels={"ttft": "time to first token", "t_gemm": "GEMM compute", "t_weights": "weight read"}),),
     display_units={"params_read": "parameter", "weight_bytes": "GB", "t_weights": "ms", "t_gemm": "ms", "ttft": "ms", "ttft_at_cross": "ms",
                    "prefill_flops_gemm": "Tflop", "prefill_flops_attention": "Tflop", "prefill_flops": "Tflop",
                    "prefill_flops_at_cross": "Tflop", "prefill_flops_gemm_at_cross": "Tflop", "prefill_flops_attention_at_cross": "Gflop", "prefill_bytes": "GB", "prefill_bytes_at_cross": "GB", "kv_bytes_per_token": "kB/token"},

@@ -11,7 +11,7 @@ Assumes B << D, F (activation traffic negligible); dense peak.
 
 from derivations import glossary as gl
 from derivations import primitives as pr
-from derivations.engine import Claim, Row, Step, Table, derivation, solve
+from derivations.engine import Claim, Plot, Row, Step, Table, derivation, solve
 from derivations.symbols import Symbols
 
 S = Symbols(parent=gl.GLOSSARY)
@@ -26,6 +26,10 @@ t_cmp = Step("t_cmp", pr.compute_time(pr.gemm_flops(gl.P_base, gl.B * gl.q)), "s
 b_cross = solve("B_cross", t_cmp, t_mem, gl.B, "1",
                 r"Equate the two: the model size $\sym{P_base}$ cancels, so the crossover batch depends only on the chip and the number formats.",
                 latex=r"B^{*}", title="Crossover batch")
+i_gemm = Step("intensity_gemm", pr.gemm_intensity_limit(gl.B * gl.q), "flop/B",
+              r"A decode weight GEMM's intensity at this batch, activation traffic left out: $\kappa B q / b_{w}$ flop/B, in BF16 the batch "
+              r"itself. It meets the ridge at $\sym{B_cross}$.",
+              latex=r"I_{\mathrm{gemm}}", title="Intensity of the weight GEMMs")
 tok_exp = Step("tokens_per_expert", pr.tokens_per_expert(), "token",
                r"A routed expert sees only its share of the step's tokens: $k_{E}$ of $E$ experts per token, $B q k_{E}/E$ on average (all $B q$ for a dense model).",
                latex=r"n_{E}", title="Tokens per routed expert")
@@ -64,7 +68,7 @@ DERIVATION = derivation(
     "The crossover falls out of one division, and the number it gives lines up exactly with something else on the GPU. "
     "Spotting that coincidence is what the interviewer is waiting for.",
     S,
-    (ridge, t_mem, t_cmp, b_cross, tok_exp, i_exp, b_cross_exp, t_prefill, t_cross, factor, f_seq, kv_seq, i_limit, t_max),
+    (ridge, t_mem, t_cmp, b_cross, i_gemm, tok_exp, i_exp, b_cross_exp, t_prefill, t_cross, factor, f_seq, kv_seq, i_limit, t_max),
     ("ridge_point", "B_cross", "T_cross", "T_max"),
     argument=(
         "ridge_point", "t_mem", "t_cmp", "B_cross", "intensity_expert_gemm", "B_cross_expert", "t_prefill", "T_cross",
@@ -131,5 +135,13 @@ DERIVATION = derivation(
         Claim("With INT4 weights (BF16 math) the crossover batch still equals the ridge point.", "B_cross", "ridge_point", rel_tol=1e-12,
               where=Row("INT4 weights", weights="int4"), convert="flop/B"),
     ),
+    plots=(Plot("roofline", "roofline",
+                "The roofline of this accelerator, with the ceilings of the others: a decode weight GEMM climbs the slope with the batch "
+                r"and reaches the ridge at $\sym{B_cross}$, the same number as the ridge in flop/B; a whole decode step at this context "
+                "tends to its per-sequence limit however large the batch.",
+                title="The weight GEMMs reach the ridge, {ridge_point}, at a batch of {B_cross}: the same number. At this context a whole "
+                      "decode step never passes {intensity_batch_limit}",
+                points=("intensity_gemm", "intensity_batch_limit"), batches=("1", "16", "B_cross"), answer=True,
+                labels={"intensity_gemm": "weight GEMMs", "intensity_batch_limit": "a whole decode step at this context"}),),
     display_units={"t_mem": "ms", "t_cmp": "ms", "t_prefill": "ms", "kv_bytes_per_sequence": "GB", "flops_per_sequence": "Gflop"},
 )

@@ -45,6 +45,26 @@ def test_show_text(capsys):
     assert "params_total" in out and "70,553,706,496 parameters" in out and "328 kB/token" in out
 
 
+def test_show_model_prints_windows_mlp_and_checkpoint_formats(capsys):
+    out = run(capsys, "show", "model", "gemma-3-27b")[1]
+    assert "attention: 10 layers full context, 52 layers sliding window of 1024 tokens" in out
+    assert "mlp: gated (gelu_pytorch_tanh)" in out and "language_model: read from text_config" in out
+    assert "attention: 32 layers sliding window of 4096 tokens" in run(capsys, "show", "model", "mistral-7b")[1]
+    data = json.loads(run(capsys, "show", "model", "gpt-oss-120b", "--format", "json")[1])
+    assert data["attention_windows"] == [[18, None], [18, 128]]
+    assert data["weight_formats"]["experts_routed"] == "mxfp4" and data["weight_formats"]["attention"] == "bf16"
+    assert "routed experts in mxfp4" in data["checkpoint_weights"]
+    assert json.loads(run(capsys, "show", "model", "llama-3.1-8b", "--format", "json")[1])["weight_formats"] is None
+
+
+def test_a_quantized_checkpoint_warns_once_on_derive(capsys):
+    code, _, err = run(capsys, "derive", "flops-per-token", "--model", "kimi-k2", "--format", "json")
+    lines = [line for line in err.splitlines() if line.startswith("roofline: warning:")]
+    assert code == 0 and len(lines) == 1 and "--weights fp8" in lines[0]
+    code, _, err = run(capsys, "derive", "flops-per-token", "--model", "kimi-k2", "--weights", "fp8", "--format", "json")
+    assert code == 0 and "warning" not in err
+
+
 def test_derive_decode_floor_json_headline(capsys):
     code, out, _ = run(capsys, "derive", "decode-floor", "--hardware", "h100-sxm", "--model", "llama-3.1-8b", "--format", "json")
     results = json.loads(out)["results"]

@@ -9,7 +9,8 @@ from specs.catalog import HARDWARE_DIR, hardware_names
 from specs.errors import SpecError
 from specs.hardware import FIELDS, load_hardware, parse_hardware
 
-REQUIRED = ["a100-sxm-80gb", "h100-sxm", "h100-pcie", "h200", "b200", "gb200", "l40s", "l4", "mi300x", "mi325x", "tpu-v5e", "tpu-v5p", "tpu-v6e"]
+REQUIRED = ["a100-sxm-80gb", "a100-sxm-40gb", "h100-sxm", "h100-pcie", "h200", "h800", "h20", "b200", "gb200", "l40s", "l4", "mi300x", "mi325x",
+            "tpu-v5e", "tpu-v5p", "tpu-v6e"]
 H100 = (HARDWARE_DIR / "h100-sxm.toml").read_text()
 
 
@@ -39,6 +40,36 @@ def test_h100_dense_peaks_are_half_the_sparse_headline():
     hw = load_hardware("h100-sxm")
     assert float(hw.peak("bf16").to("Tflop/s").magnitude) == pytest.approx(1979 / 2, rel=1e-3)
     assert float(hw.memory_bandwidth.to("TB/s").magnitude) == 3.35
+
+
+def _tera(q) -> float:
+    return float(q.to("Tflop/s").magnitude)
+
+
+def test_h800_nvlink_is_400_gb_s_total_and_its_tensor_cores_are_the_h100s():
+    """DeepSeek (arXiv 2505.09343, 4.1): 'the NVLink bandwidth in H800 SXM nodes is reduced from 900 GB/s to 400 GB/s'; Hopper like the H100."""
+    h800, h100 = load_hardware("h800"), load_hardware("h100-sxm")
+    assert float(h800.scaleup_bandwidth_per_direction.to("GB/s").magnitude) * 2 == 400
+    assert float(h100.scaleup_bandwidth_per_direction.to("GB/s").magnitude) * 2 == 900
+    assert {k: _tera(v) for k, v in h800.peak_dense.items()} == {k: _tera(v) for k, v in h100.peak_dense.items()}
+    assert h800.memory_bandwidth == h100.memory_bandwidth and h800.scaleup_topology == "switch"
+
+
+def test_h20_compute_is_far_below_the_h100s_and_its_memory_above():
+    """H20 spec table (Tom's Hardware, from retail listings): BF16 148, FP8 296 TFLOPS dense, 96 GB HBM3 at 4.0 TB/s."""
+    h20, h100 = load_hardware("h20"), load_hardware("h100-sxm")
+    assert (_tera(h20.peak("bf16")), _tera(h20.peak("fp8"))) == (148, 296)
+    assert _tera(h20.peak("bf16")) / _tera(h100.peak("bf16")) == pytest.approx(0.15, abs=0.005)  # 'about 15% of the H100'
+    assert float(h20.memory_capacity.to("GB").magnitude) == 96 and float(h20.memory_bandwidth.to("TB/s").magnitude) == 4.0
+    assert float(h20.scaleup_bandwidth_per_direction.to("GB/s").magnitude) * 2 == 900
+
+
+def test_a100_40gb_is_the_80gb_part_with_less_and_slower_memory():
+    """NVIDIA A100 datasheet (via Lockwood): 40 GB HBM2 at 1,555 GB/s against 80 GB HBM2e at 2,039 GB/s; FLOPS and power the same."""
+    a40, a80 = load_hardware("a100-sxm-40gb"), load_hardware("a100-sxm-80gb")
+    assert float(a40.memory_bandwidth.to("GB/s").magnitude) == 1555 and float(a40.memory_capacity.to("GB").magnitude) == 40
+    assert {k: _tera(v) for k, v in a40.peak_dense.items()} == {k: _tera(v) for k, v in a80.peak_dense.items()}
+    assert a40.tdp == a80.tdp and a40.scaleup_bandwidth_per_direction == a80.scaleup_bandwidth_per_direction
 
 
 def _write(tmp_path: Path, text: str) -> Path:

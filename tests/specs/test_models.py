@@ -11,7 +11,8 @@ from specs.models import load_model, parse_config
 from specs.precisions import precision
 
 REQUIRED = ["llama-2-7b", "llama-2-70b", "llama-3.1-8b", "llama-3.1-70b", "llama-3.1-405b", "llama-3.3-70b", "llama-3.2-1b",
-            "mistral-7b", "mixtral-8x7b", "mixtral-8x22b", "qwen2.5-72b", "qwen3-235b-a22b", "deepseek-v2-lite", "deepseek-v3"]
+            "mistral-7b", "mixtral-8x7b", "mixtral-8x22b", "qwen2.5-72b", "qwen3-235b-a22b", "deepseek-v2-lite", "deepseek-v3",
+            "gpt-oss-120b", "gpt-oss-20b", "gemma-3-27b", "kimi-k2", "llama-4-maverick"]
 
 
 @pytest.mark.parametrize("name", REQUIRED)
@@ -100,7 +101,7 @@ BASE = json.loads((MODELS_DIR / "llama-3.1-8b.json").read_text())
     ({"hidden_size": True}, "hidden_size", "expected an integer"),
     ({"num_hidden_layers": 0}, "num_hidden_layers", "from 1"),
     ({"num_key_value_heads": 7}, "num_key_value_heads", "divisor"),
-    ({"model_type": "gpt2"}, "model_type", "unsupported architecture"),
+    ({"model_type": "bert"}, "model_type", "unsupported architecture"),
     ({"tie_word_embeddings": "yes"}, "tie_word_embeddings", "true or false"),
 ])
 def test_bad_configs_name_the_field(tmp_path, change, field, message):

@@ -1,0 +1,21 @@
+"""Fixtures the renderer tests share: each sheet solved once for its default context, and its figures as data."""
+
+from __future__ import annotations
+
+import pytest
+
+from derivations.registry import DERIVATIONS
+from renderers import plots
+from roofline import api
+
+
+@pytest.fixture(scope="session")
+def default_sheets() -> dict:
+    """Every registered sheet for its default context, solved once per session (a sheet takes about half a second)."""
+    return {d.slug: api.derive(d.slug) for d in DERIVATIONS}
+
+
+@pytest.fixture(scope="session")
+def default_figures(default_sheets) -> dict:
+    """Every sheet's figures as data, for its default context."""
+    return {slug: plots.figures(sheet, api.resolve_row) for slug, sheet in default_sheets.items()}

@@ -254,7 +254,7 @@ DERIVATION = derivation(
         "intensity_qkv", "intensity_attn", "intensity_o", "intensity_ew", "intensity_lm_head", "t_step", "intensity_gemm_limit",
         "B_flip", "B_flip_experts", "B_flip_time",
     ),
-    body_tables=(0, 2),
+    body_tables=(2,),
     answer=(
         "At this batch every weight GEMM ties near {intensity_gemm_limit} (the output projection at {intensity_o}, the LM head "
         "at {intensity_lm_head}), and the tie grows with the batch.",

@@ -159,7 +159,7 @@ DERIVATION = derivation(
         "b_int4", "ridge_bf16", "t_mem_int4", "t_cmp_int4", "B_flip", "B_flip_bf16", "flip_ratio", "B_flip_fp8_weight_only",
         "B_even_bf16", "B_even_fp8", "speedup_memory_bound_bf16", "slowdown_compute_bound_bf16",
     ),
-    body_tables=(0, 1, 2),
+    body_tables=(0, 1),
     answer=(
         "Weight-only INT4 decode turns compute-bound at a batch of {B_flip}, against {B_flip_bf16} for BF16, on any model: the "
         "flip is the BF16 ridge times a fixed factor.",

@@ -200,7 +200,7 @@ class Sheet:
     >>> sheet.values["kv_bytes_step"].to("GiB")
     <Quantity(1.0, 'gibibyte')>
     >>> [(i.name, str(i.value), i.is_set) for i in sheet.inputs][:3]
-    [('batch', '1', False), ('tokens_per_step', '1 token', False), ('context', '8,192 token', False)]
+    [('batch', '1', False), ('tokens_per_step', '1 token', False), ('context', '8,192 tokens', False)]
     """
 
     derivation: Derivation

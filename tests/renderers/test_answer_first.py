@@ -32,7 +32,9 @@ NAN = re.compile(r"(?i)(?<![a-z])nan(?![a-z])")
 
 
 def _text_files(built: dict[str, str | bytes]) -> dict[str, str]:
-    return {name: text for name, text in built.items() if isinstance(text, str) and name.endswith((".md", ".tex", ".json", ".html"))}
+    """Every sheet in every format (md, tex, json, its site page) and the book; not the site's API reference."""
+    sheets = {f"{d.slug}.{ext}" for d in DERIVATIONS for ext in ("md", "tex", "json")} | {f"site/{d.slug}.html" for d in DERIVATIONS}
+    return {name: text for name, text in built.items() if isinstance(text, str) and (name in sheets or name in ("book.tex", "site/index.html"))}
 
 
 def _answer_block(md: str) -> str:

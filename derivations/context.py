@@ -27,7 +27,7 @@ from derivations import glossary as gl
 from specs.counts import swiglu_mlp_params
 from specs.errors import SpecError, shown, suggest
 from specs.hardware import Hardware, SpecWarning
-from specs.measurements import load_fitted_defaults
+from specs.measurements import FITTED_INPUTS, FittedDefaults, load_fitted_defaults
 from specs.models import Architecture, MoE
 from specs.precisions import MATH_PRECISIONS, Precision, precision
 from specs.quantities import check_sign, parse_quantity
@@ -174,8 +174,29 @@ def _is_bare_number(text: str) -> bool:
 
 
 #: eta_bw, t_fixed and hop_latency default to a fit to the published measurements (specs/measurements/defaults.toml).
-FITTED = load_fitted_defaults()
-_FITTED_TO = f"fitted to {len(FITTED.records)} published measurements of real servers (`roofline validate`)"
+#: A broken file (truncated, edited by hand) does not stop this module from loading: every use of a fitted default raises
+#: its one-line error instead (`fitted()`), and `roofline calibrate --write-defaults`, which needs none, can mend it.
+try:
+    FITTED: FittedDefaults | None = load_fitted_defaults()
+    FITTED_ERROR: SpecError | None = None
+except SpecError as _err:
+    FITTED, FITTED_ERROR = None, _err
+
+
+def fitted() -> FittedDefaults:
+    """The fitted defaults, or the defaults file's own error (one line naming it and the field)."""
+    if FITTED is None:
+        assert FITTED_ERROR is not None
+        raise FITTED_ERROR
+    return FITTED
+
+
+def _fitted_default(name: str) -> str:
+    return FITTED.values[name] if FITTED is not None else ""
+
+
+_FITTED_TO = (f"fitted to {len(FITTED.records)} published measurements of real servers (`roofline validate`)" if FITTED is not None
+              else "fitted to published measurements of real servers (`roofline validate`)")
 
 SCENARIO_INPUTS: tuple[Input, ...] = (
     Input("batch", gl.B, "1", "1", "sequences decoded together", "count"),
@@ -183,12 +204,12 @@ SCENARIO_INPUTS: tuple[Input, ...] = (
     Input("context", gl.T, "8192 token", "token", "tokens already in each sequence's KV cache", "count"),
     Input("prompt_len", gl.S, "2048 token", "token", "prompt tokens prefilled at once", "count"),
     Input("tp", gl.n_tp, "1", "1", "tensor-parallel degree (GPUs sharing each layer)", "count"),
-    Input("eta_bw", gl.eta_bw, FITTED.values["eta_bw"], "1",
+    Input("eta_bw", gl.eta_bw, _fitted_default("eta_bw"), "1",
           f"achieved fraction of datasheet bandwidth in streaming kernels; the default is {_FITTED_TO}", "fraction"),
     Input("eta_flops", gl.eta_flops, "0.7", "1", "achieved fraction of the dense tensor peak in GEMMs and attention", "fraction"),
-    Input("t_fixed", gl.t_fixed, FITTED.values["t_fixed"], "s",
+    Input("t_fixed", gl.t_fixed, _fitted_default("t_fixed"), "s",
           f"fixed time per step (launches, host work); collectives are their own term; the default is {_FITTED_TO}", "nonnegative"),
-    Input("hop_latency", gl.t_hop, FITTED.values["hop_latency"], "s",
+    Input("hop_latency", gl.t_hop, _fitted_default("hop_latency"), "s",
           r"latency of one round of a small all-reduce over the scale-up link ($\lceil \log_2 n_{\mathrm{TP}} \rceil$ rounds per all-reduce; NCCL's own small-message figure over NVLink is a few "
           f"microseconds); the default is {_FITTED_TO}", "nonnegative"),
 )
@@ -429,6 +450,8 @@ def input_value(inp: Input, ctx: Context) -> tuple[pint.Quantity, bool]:
 @lru_cache(maxsize=1024)
 def _default_value(inp: Input) -> pint.Quantity:
     """An input's default, parsed once per process (evaluation asks for it per step and per row)."""
+    if not inp.default and inp.name in FITTED_INPUTS:
+        fitted()  # the defaults file is broken: its own error
     return inp.parse(inp.default, "default")
 
 

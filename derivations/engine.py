@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, replace
 
 import sympy as sp
 
-from derivations import cache, prose
+from derivations import bounded, cache, exprjson, prose
 from derivations import glossary as gl
 from derivations.context import BINDINGS, SCENARIO_INPUTS, Input
 from derivations.glossary import GLOSSARY, SECOND_CHIP, SECOND_MODEL
@@ -26,8 +26,16 @@ from units import Quantity, RooflineError, UnitMismatchError, check_unit, same_u
 #: Random points at which every closed form is checked against its equation.
 NUMERIC_CHECK_POINTS = 8
 NUMERIC_CHECK_TOLERANCE = sp.Rational(1, 10**9)
+#: How a closed form was checked against its equation (the numeric check always runs; "symbolic" when sympy also proves it).
+VERIFICATIONS = ("symbolic", "numeric")
 #: the code that solves and verifies: part of every cached solve's key
 _ENGINE_SOURCE = cache.source_digest(__file__)
+#: The most terms a step may expand to (its expression with every earlier step written out, each occurrence counted): the
+#: largest shipped expansion has about 71,000. Past it, unit inference, sweeps and solves would take minutes.
+MAX_EXPANDED_TERMS = 250_000
+#: The highest degree a step may expand to: the exponents along a product of powers, multiplied as in the formula language
+#: (formula.MAX_TOTAL_EXPONENT), over every earlier step it uses (the shipped maximum is 172). `s_k = s_(k-1)**2` passes it at k = 13.
+MAX_DEGREE = 4096
 
 
 class DerivationError(RooflineError):
@@ -333,8 +341,14 @@ def derivation(
     argument: Sequence[str] = (),
     answer: Sequence[str] = (),
     body_tables: Sequence[int] | None = None,
+    solve_budget: bounded.Budget | None = None,
 ) -> Derivation:
     """Build and check one question's derivation (see the module docstring).
+
+    Every step's expansion is bounded (MAX_EXPANDED_TERMS, MAX_DEGREE, no exponential of an exponential). With
+    `solve_budget` (a derivation file: equations from input), every closed form is solved in a child process within
+    derivations.bounded's limits, all of them together within the budget's CPU time; without it (a shipped sheet, whose
+    equations are the project's own and measured by its tests) in this process.
 
     `defaults` gives this sheet its own default for shared scenario inputs
     (speculative decoding of a 70B model on eight GPUs: tp = 8); it is printed
@@ -347,12 +361,14 @@ def derivation(
     """
     table = Symbols(parent=symbols)
     expanded: dict[str, sp.Expr] = {}
+    symbols_of: dict[str, frozenset[sp.Symbol]] = {}
+    measure = _Measure()
     done: list[Step] = []
     for step in steps:
         if step.name in expanded:
             raise DerivationError(f"{slug}: step {step.name} is defined twice")
         if isinstance(step, Solve):
-            step = _solve(slug, step, expanded, table, done)
+            step = _solve(slug, step, expanded, table, done, solve_budget)
         elif isinstance(step, At):
             step = _at(slug, step, expanded, table)
         units = table.units()
@@ -360,9 +376,10 @@ def derivation(
         check_unit(step.expr, units, step.unit or "1", what=f"{slug}: step {step.name}")
         table.add(step.name, step.unit, step.latex or default_latex(step.name), step.meaning or step.title or step.why)
         expanded[step.name] = _expand(step.expr, expanded)
+        symbols_of[step.name] = measure.check(slug, step.name, expanded[step.name])
         done.append(step)
-    all_inputs = _inputs_used(slug, expanded, inputs, defaults or {})
-    _check_second(slug, expanded, second_hardware, second_model)
+    all_inputs = _inputs_used(slug, symbols_of, inputs, defaults or {})
+    _check_second(slug, symbols_of, second_hardware, second_model)
     missing = [r for r in results if r not in expanded]
     if missing:
         raise DerivationError(f"{slug}: headline results {missing} are not steps")
@@ -397,7 +414,7 @@ def derivation(
         expanded=expanded,
         second_hardware=second_hardware,
         second_model=second_model,
-        symbols_of={n: frozenset(e.free_symbols) for n, e in expanded.items()},
+        symbols_of=symbols_of,
         plots=tuple(plots),
         argument=tuple(argument),
         answer=tuple(answer),
@@ -662,10 +679,8 @@ def _expand(expr: sp.Expr, expanded: Mapping[str, sp.Expr]) -> sp.Expr:
         return expr.xreplace(mapping)
 
 
-def _inputs_used(slug: str, expanded: Mapping[str, sp.Expr], own: Sequence[Input], defaults: Mapping[str, str]) -> tuple[Input, ...]:
-    used: set[sp.Symbol] = set()
-    for e in expanded.values():
-        used |= e.free_symbols
+def _inputs_used(slug: str, symbols_of: Mapping[str, frozenset[sp.Symbol]], own: Sequence[Input], defaults: Mapping[str, str]) -> tuple[Input, ...]:
+    used: set[sp.Symbol] = set().union(*symbols_of.values())
     by_symbol = {i.symbol: i for i in (*SCENARIO_INPUTS, *own)}
     unbound = [s for s in used if s not in BINDINGS and s not in by_symbol]
     if unbound:
@@ -683,9 +698,9 @@ def _inputs_used(slug: str, expanded: Mapping[str, sp.Expr], own: Sequence[Input
     return tuple(replace(i, default=defaults[i.name]) if i.name in defaults else i for i in ordered)
 
 
-def _check_second(slug: str, expanded: Mapping[str, sp.Expr], hardware: str | None, model: str | None) -> None:
+def _check_second(slug: str, symbols_of: Mapping[str, frozenset[sp.Symbol]], hardware: str | None, model: str | None) -> None:
     """A sheet that uses primed symbols names its default second chip or model; one that does not, names none."""
-    used: set[sp.Symbol] = set().union(*(e.free_symbols for e in expanded.values())) if expanded else set()
+    used: set[sp.Symbol] = set().union(*symbols_of.values())
     for kind, twins, default in (("second_hardware", SECOND_CHIP, hardware), ("second_model", SECOND_MODEL, model)):
         uses = bool(used & set(twins.values()))
         if uses and default is None:
@@ -715,7 +730,66 @@ def _at(slug: str, step: At, expanded: Mapping[str, sp.Expr], table: Symbols) ->
     return replace(step, expr=expr, where=tuple(applied))
 
 
-def _solve(slug: str, step: Solve, expanded: Mapping[str, sp.Expr], table: Symbols, earlier: Sequence[Step]) -> Solve:
+class _Measure:
+    """Size, degree and free symbols of expanded steps, each distinct subexpression measured once (expansions share them)."""
+
+    def __init__(self) -> None:
+        self.size: dict[sp.Basic, int] = {}
+        self.degree: dict[sp.Basic, int] = {}
+        #: holds an exponential: exp(...) or a power with a symbol in its exponent
+        self.grows: dict[sp.Basic, bool] = {}
+        self.free: dict[sp.Basic, frozenset[sp.Symbol]] = {}
+
+    def check(self, slug: str, name: str, expr: sp.Basic) -> frozenset[sp.Symbol]:
+        """The free symbols of one expanded step; a DerivationError when it is past a bound."""
+        stack: list[tuple[sp.Basic, bool]] = [(expr, False)]
+        while stack:
+            node, ready = stack.pop()
+            if node in self.size:
+                continue
+            if not ready:
+                stack.append((node, True))
+                stack.extend((a, False) for a in node.args if a not in self.size)
+                continue
+            args = node.args
+            self.size[node] = min(1 + sum(self.size[a] for a in args), 2 * MAX_EXPANDED_TERMS)
+            if isinstance(node, sp.Symbol):
+                self.free[node] = frozenset((node,))
+            elif type(node).free_symbols is not sp.Basic.free_symbols:
+                self.free[node] = frozenset(node.free_symbols)
+            else:
+                self.free[node] = frozenset().union(*(self.free[a] for a in args)) if args else frozenset()
+            exp_like = isinstance(node, sp.exp) or (isinstance(node, sp.Pow) and bool(self.free[node.exp]))
+            if isinstance(node, sp.exp) and any(self.grows[a] for a in args):
+                raise DerivationError(f"{slug}: step {name} takes an exponential of an exponential, which no number can hold; "
+                                      "write the exponent as a step of its own and bound it")
+            self.grows[node] = exp_like or any(self.grows[a] for a in args)
+            self.degree[node] = min(self._degree(node), 2 * MAX_DEGREE)
+        if self.size[expr] > MAX_EXPANDED_TERMS:
+            raise DerivationError(f"{slug}: step {name} expands to more than {MAX_EXPANDED_TERMS:,} terms (with every earlier step "
+                                  "written out); the bound keeps unit checks, solves and sweeps fast")
+        if self.degree[expr] > MAX_DEGREE:
+            raise DerivationError(f"{slug}: step {name} has degree above {MAX_DEGREE:,} in its inputs (powers of earlier steps "
+                                  "multiply); the bound keeps exact values and solves finite")
+        return self.free[expr]
+
+    def _degree(self, node: sp.Basic) -> int:
+        if isinstance(node, sp.Symbol):
+            return 1
+        if not self.free[node]:
+            return 0
+        if isinstance(node, sp.Pow):
+            e = node.exp
+            if e.is_Rational:
+                return self.degree[node.base] * max(abs(int(e.p)), 1) * int(e.q)
+            return self.degree[node.base] + self.degree[e]
+        if isinstance(node, sp.Mul):
+            return sum(self.degree[a] for a in node.args)
+        return max((self.degree[a] for a in node.args), default=0)
+
+
+def _solve(slug: str, step: Solve, expanded: Mapping[str, sp.Expr], table: Symbols, earlier: Sequence[Step],
+           budget: bounded.Budget | None = None) -> Solve:
     for side in (step.lhs, step.rhs):
         if side not in expanded:
             raise DerivationError(f"{slug}: {step.name} solves with {side}, which is not an earlier step")
@@ -730,12 +804,42 @@ def _solve(slug: str, step: Solve, expanded: Mapping[str, sp.Expr], table: Symbo
         raise UnitMismatchError(f"{slug}: step {step.name} is declared in {step.unit} but solves for {var} in {unit_text(var_unit)}")
     key = cache.key(_ENGINE_SOURCE, slug, step.name, step.lhs, step.rhs, var, step.keep, step.pick,
                     *(part for s in earlier for part in (s.name, s.expr)))
-    found = cache.load(key)
+    found = _cached_solve(key)
     if found is None:
-        found = _solve_and_verify(slug, step, expanded, earlier, var)
-        cache.store(key, found)
+        what = f"{slug}: {step.name}: solving {step.lhs} = {step.rhs} for {var}"
+        try:
+            if budget is None:  # a shipped sheet's own equation: solved here, where sympy's caches carry over between solves
+                found = _solve_and_verify(slug, step, expanded, earlier, var)
+            else:  # an equation from input: in a child process within derivations.bounded's limits and this budget
+                found = bounded.run(_solve_and_verify, slug, step, expanded, earlier, var, what=what, budget=budget)
+        except RooflineError:
+            raise
+        except (ArithmeticError, AttributeError, LookupError, NotImplementedError, RecursionError, TypeError, ValueError) as err:
+            # sympy gives up on the equation in one of many ways: say so in one line
+            raise DerivationError(f"{what}: sympy finds no closed form ({type(err).__name__}: {str(err)[:80]})") from None
+        _store_solve(key, *found)
     root, verified, printed = found
     return replace(step, expr=root, equation=(lhs, rhs), verified=verified, printed=printed)
+
+
+def _cached_solve(key: str) -> tuple[sp.Expr, str, sp.Expr] | None:
+    """A solve's cached root, verification and printed form (one entry: the printed form as exprjson text); None for a miss."""
+    found = cache.load_expr(key, ("verified", "printed"))
+    if found is None or found[1]["verified"] not in VERIFICATIONS:
+        return None
+    try:
+        printed = exprjson.loads(found[1]["printed"])
+    except exprjson.RefusedError:
+        return None
+    return found[0], found[1]["verified"], printed
+
+
+def _store_solve(key: str, root: sp.Expr, verified: str, printed: sp.Expr) -> None:
+    try:
+        text = exprjson.dumps(printed)
+    except exprjson.RefusedError:
+        return  # a form outside the whitelist is not stored: solved again next time
+    cache.store_expr(key, root, verified=verified, printed=text)
 
 
 def _solve_and_verify(slug: str, step: Solve, expanded: Mapping[str, sp.Expr], earlier: Sequence[Step], var: sp.Symbol) -> tuple[sp.Expr, str, sp.Expr]:

@@ -495,7 +495,7 @@ def solve(lhs: Formula, rhs: Formula, for_: str, where: str = "--solve-for") -> 
     This is the engine's own Solve step (engine.solve), so a user's closed
     form is verified exactly as a sheet's is.
     """
-    from derivations import engine  # the engine imports nothing of ours; a late import keeps this module light
+    from derivations import bounded, engine  # the engine imports nothing of ours; a late import keeps this module light
 
     table = Symbols(parent=lhs.symbols)
     if not isinstance(for_, str) or for_ not in lhs.symbols:
@@ -518,7 +518,9 @@ def solve(lhs: Formula, rhs: Formula, for_: str, where: str = "--solve-for") -> 
     unit_str = unit_text(table.info(var).unit)
     step = engine.solve("check_solution", sides[0], sides[1], var, unit_str, "")
     try:
-        solved = engine._solve("check", step, {s.name: s.expr for s in sides}, table, sides)
+        solved = engine._solve("check", step, {s.name: s.expr for s in sides}, table, sides, bounded.Budget(bounded.SOLVE_CPU_SECONDS))
+    except bounded.LimitExceededError as err:
+        raise FormulaTooLargeError(f"the solve for {for_} in {_short(lhs.text)} = {_short(rhs.text)} {err.reason}", where=where) from None
     except (engine.DerivationError, UnitMismatchError) as err:
         raise FormulaError(str(err).removeprefix("check: check_solution: ").removeprefix("check: "), where=where) from None
     except (NotImplementedError, ValueError, TypeError, RecursionError):

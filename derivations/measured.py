@@ -13,15 +13,15 @@ from __future__ import annotations
 from derivations import glossary as gl
 from derivations import primitives as pr
 from derivations import stepmodel as sm
-from derivations.context import FITTED, Input
+from derivations.context import Input, fitted
 from derivations.engine import Step
 
-_FROM = f"of the {len(FITTED.records)} memory-bound decode records of published measurements (`roofline validate`)"
+_FROM = f"of the {len(fitted().records)} memory-bound decode records of published measurements (`roofline validate`)"
 
 MBU_INPUTS: tuple[Input, ...] = (
-    Input("measured_mbu_low", gl.U_lo, FITTED.summary["mbu_low"], "1", f"lowest implied MBU {_FROM}", "fraction"),
-    Input("measured_mbu_median", gl.U_med, FITTED.summary["mbu_median"], "1", f"median implied MBU {_FROM}", "fraction"),
-    Input("measured_mbu_high", gl.U_hi, FITTED.summary["mbu_high"], "1", f"highest implied MBU {_FROM}", "fraction"),
+    Input("measured_mbu_low", gl.U_lo, fitted().summary["mbu_low"], "1", f"lowest implied MBU {_FROM}", "fraction"),
+    Input("measured_mbu_median", gl.U_med, fitted().summary["mbu_median"], "1", f"median implied MBU {_FROM}", "fraction"),
+    Input("measured_mbu_high", gl.U_hi, fitted().summary["mbu_high"], "1", f"highest implied MBU {_FROM}", "fraction"),
 )
 
 t_mbu_high = Step("t_step_mbu_high", pr.step_time_at_mbu(sm.bytes_gpu.s, gl.U_hi), "s",

@@ -74,6 +74,36 @@ def check(text: str, symbols: Collection[str], steps: Collection[str], where: st
                 raise ProseError(f"{where}: \\sym{{{name}}} is not a symbol of this sheet")
         if part.count("{") != part.count("}"):
             raise ProseError(f"{where}: math ${part[:40]}$ has unbalanced braces")
+        if re.search(r"\\text(?!\{)", part):
+            raise ProseError(f"{where}: math ${part[:40]}$ has \\text without a brace; write \\text{{...}}")
+        for inside in text_groups(part):
+            if set(inside) & TEXT_MODE_REFUSED:
+                raise ProseError(f"{where}: math ${part[:40]}$ has < or > inside \\text{{...}}, where every output would print them as markup; "
+                                 "write them in math, outside \\text")
+
+
+#: Characters refused inside `\\text{...}`: in text mode no output can spell them as math (`\\lt`), and the site's
+#: MathML converter copies text-mode content into the page as it is.
+TEXT_MODE_REFUSED = frozenset("<>")
+_TEXT_COMMAND = "\\text{"
+
+
+def text_groups(math: str) -> list[str]:
+    """The contents of every `\\text{...}` group in a math insert (braces balanced inside)."""
+    out = []
+    start = math.find(_TEXT_COMMAND)
+    while start >= 0:
+        i, depth = start + len(_TEXT_COMMAND), 1
+        begin = i
+        while i < len(math) and depth:
+            if math[i] == "\\":
+                i += 2
+                continue
+            depth += {"{": 1, "}": -1}.get(math[i], 0)
+            i += 1
+        out.append(math[begin:i - 1 if depth == 0 else i])
+        start = math.find(_TEXT_COMMAND, i)
+    return out
 
 
 def placeholders(text: str) -> list[str]:

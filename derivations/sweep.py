@@ -1,41 +1,49 @@
-"""One result over a grid of inputs: compiled once to numpy, checked against the exact evaluation.
+"""One result over a grid of inputs: compiled once to numpy, evaluated block by block, checked against the exact evaluation.
 
 `parse_axis` reads `--over NAME=VALUES` (a list `1024,8192,32768`, a doubling
-range `1:1024:log2`, or an arithmetic range `0.5:1:0.1`), checking every value
-against its input's domain. `sweep` evaluates the steps the result needs, in
-step order, each compiled once with `sympy.lambdify` over numpy arrays that
-broadcast across the grid, and applies the same domain rules as the exact
-evaluation: a closed form whose root is not finite and positive, or a step
-whose value is not finite, has no value there, and neither has any step that
-needs it. Spec values a model or chip lacks make the steps that need them n/a
-for the whole grid. Corners of the grid are re-evaluated exactly
-(`derivations.sheet.evaluate`) and must agree to 1e-9: a float cancellation
-would fail loudly, never print a wrong number.
+range `1:1024:log2`, or an arithmetic range `0.5:1:0.1`; the ends and step of a
+range may carry units, `t_fixed=1ms:2ms:0.5ms`), checking every value against
+its input's domain. `plan` compiles the steps the result needs, in step order,
+each once with `sympy.lambdify` over numpy arrays, with the same domain rules
+as the exact evaluation: a closed form whose root is not finite and positive,
+or a step whose value is not finite or out of range, has no value there, and
+neither has any step that needs it. Spec values a model or chip lacks make the
+steps that need them n/a for the whole grid. The grid's first and last points
+are re-evaluated exactly (`derivations.sheet.evaluate`) and must agree to
+1e-9: a float cancellation would fail loudly, never print a wrong number.
+
+`Plan.blocks` evaluates the grid in blocks of at most `BLOCK_POINTS` points in
+grid order, so a caller that writes each block out (`roofline sweep`) holds
+memory for one block whatever the number of points; `sweep` evaluates the
+whole grid at once into a `Sweep` (what plots and `api.sweep` return).
 """
 
 from __future__ import annotations
 
-import itertools
 import math
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from fractions import Fraction
 
 import numpy as np
 import sympy as sp
 
-from derivations.context import Context, Input
+from derivations.context import BARE_NUMBER_UNITS, Context, Input
 from derivations.engine import At, Derivation, Solve, Step
-from derivations.sheet import Missing, evaluate, input_values, needed_steps
+from derivations.sheet import VALUE_LIMIT, Missing, evaluate, input_values, needed_steps
 from specs.errors import SpecError, suggest
+from specs.quantities import parse_quantity
 from units import RooflineError, unit_text
 
-#: the most points one sweep evaluates
+#: The most points one sweep command evaluates: all its chips times its models times the grid (one bound per command).
 MAX_POINTS = 10_000_000
 #: the most values one axis lists or a range generates
 MAX_AXIS = 1_000_000
+#: Points evaluated (and, by `roofline sweep`, written) at once: memory holds one block, whatever the grid's size.
+BLOCK_POINTS = 65_536
 #: relative agreement required between the compiled and the exact evaluation at the checked points
 AGREEMENT = 1e-9
+_LIMIT = float(VALUE_LIMIT)
 
 
 class SweepError(RooflineError):
@@ -47,7 +55,8 @@ class Axis:
     """One swept input: its values as given (text) and as numbers in the input's unit."""
 
     input: Input
-    texts: tuple[str, ...]
+    #: a list's texts as given; a range's made on demand (RangeTexts)
+    texts: Sequence[str]
     values: np.ndarray
 
 
@@ -66,29 +75,81 @@ class Sweep:
 
     def points(self) -> list[tuple[tuple[str, ...], float | None, str]]:
         """(axis texts, value or None, reason) for every point, in grid order."""
-        out = []
-        for index in itertools.product(*(range(len(a.values)) for a in self.axes)):
-            v, r = float(self.values[index]), int(self.reasons[index])
-            texts = tuple(a.texts[i] for a, i in zip(self.axes, index, strict=True))
-            out.append((texts, None if r >= 0 else v, self.reason_texts[r] if r >= 0 else ""))
-        return out
+        return list(_points(self.axes, self.values.reshape(-1), self.reasons.reshape(-1), self.reason_texts, 0))
 
 
-def _texts(values: np.ndarray) -> tuple[str, ...]:
-    if np.all(values == np.round(values)) and np.all(np.abs(values) < 2**53):
-        return tuple(map(str, values.astype(np.int64).tolist()))
-    return tuple(map(repr, values.tolist()))
+@dataclass(frozen=True)
+class Block:
+    """Points `start` to `start + len(values)` of a grid (in grid order): values (NaN where none) and reason codes."""
+
+    start: int
+    values: np.ndarray
+    reasons: np.ndarray
+
+    def points(self, plan: Plan) -> Iterator[tuple[tuple[str, ...], float | None, str]]:
+        """(axis texts, value or None, reason) for each point of the block."""
+        return _points(plan.axes, self.values, self.reasons, plan.reason_texts, self.start)
+
+
+def _points(axes: Sequence[Axis], values: np.ndarray, reasons: np.ndarray, texts: Sequence[str], start: int
+            ) -> Iterator[tuple[tuple[str, ...], float | None, str]]:
+    shape = tuple(len(a.values) for a in axes)
+    index = np.unravel_index(np.arange(start, start + len(values)), shape) if axes else ()
+    columns = [[a.texts[i] for i in ix.tolist()] for a, ix in zip(axes, index, strict=True)]
+    for k, (v, r) in enumerate(zip(values.tolist(), reasons.tolist(), strict=True)):
+        yield tuple(c[k] for c in columns), (None if r >= 0 else v), (texts[r] if r >= 0 else "")
+
+
+class RangeTexts(Sequence[str]):
+    """The texts of a range's values, made when asked for: a range of a million values holds no million strings."""
+
+    def __init__(self, values: np.ndarray) -> None:
+        self.values = values
+        self.whole = bool(np.all(values == np.round(values)) and np.all(np.abs(values) < 2**53))
+
+    def __len__(self) -> int:
+        return len(self.values)
+
+    def __getitem__(self, i: int) -> str:  # type: ignore[override]
+        v = self.values[i]
+        return str(int(v)) if self.whole else repr(float(v))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Sequence) and len(other) == len(self) and all(a == b for a, b in zip(self, other, strict=True))
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+def _texts(values: np.ndarray) -> RangeTexts:
+    return RangeTexts(values)
+
+
+def _number_in(inp: Input, text: str, what: str, allow_zero: bool) -> Fraction:
+    """One end (or the step) of a range: a plain number in the input's unit, or a quantity with a unit of its dimension."""
+    try:
+        return Fraction(text)
+    except (ValueError, ZeroDivisionError):
+        pass
+    q = parse_quantity(text, inp.unit, "--over", f"{inp.name} ({what})", allow_zero=allow_zero)
+    return Fraction(q.magnitude)
+
+
+def _as_text(inp: Input, x: Fraction) -> str:
+    """A value in the input's unit as text its parser takes (a bare number only where the unit allows one)."""
+    number = str(x.numerator) if x.denominator == 1 else repr(float(x))
+    return number if inp.unit in BARE_NUMBER_UNITS else f"{number} {inp.unit}"
 
 
 def _range(inp: Input, text: str) -> np.ndarray:
-    """START:STOP:log2 or START:STOP:STEP in the input's unit; its ends (and, for a count, its step) checked against the domain."""
+    """START:STOP:log2 or START:STOP:STEP in the input's unit (each may carry a unit); its ends (and, for a count, its step) checked."""
     name = inp.name
     start_text, stop_text, step_text = (t.strip() for t in text.split(":"))
     try:
-        start, stop = Fraction(start_text), Fraction(stop_text)
-        step = None if step_text == "log2" else Fraction(step_text)
-    except (ValueError, ZeroDivisionError):
-        raise SpecError("--over", name, f"a range is START:STOP:STEP or START:STOP:log2 with plain numbers in the input's unit, found {text[:40]!r}") from None
+        start, stop = _number_in(inp, start_text, "range start", True), _number_in(inp, stop_text, "range end", True)
+        step = None if step_text == "log2" else _number_in(inp, step_text, "range step", True)
+    except SpecError as err:
+        raise SpecError("--over", name, f"a range is START:STOP:STEP or START:STOP:log2, each a number in the input's unit ({inp.unit}) "
+                        f"or a quantity such as 1ms, found {text[:40]!r} ({err.message})") from None
     if start > stop:
         raise SpecError("--over", name, f"the range starts above its end: {text[:40]!r}")
     if step is None:
@@ -105,7 +166,7 @@ def _range(inp: Input, text: str) -> np.ndarray:
         raise SpecError("--over", name, f"{text[:40]!r} has more than {MAX_AXIS:,} values")
     last = start * 2 ** (n - 1) if step is None else start + step * (n - 1)
     for end in (start, last):  # the domain is an interval: its ends decide
-        inp.parse(str(end.numerator) if end.denominator == 1 else repr(float(end)), "--over")
+        inp.parse(_as_text(inp, end), "--over")
     if inp.domain in ("count", "whole") and step is not None and step.denominator != 1:
         raise SpecError("--over", name, f"expected whole numbers, but the step of {text[:40]!r} is not one")
     k = np.arange(n, dtype=float)
@@ -138,36 +199,116 @@ def parse_axis(d: Derivation, spec: str) -> Axis:
     return Axis(inp, tuple(texts), np.array(values))
 
 
-def sweep(d: Derivation, ctx: Context, result: str, axes: Sequence[Axis]) -> Sweep:
-    """`result` over the cartesian product of `axes`, the other inputs as in `ctx`."""
+def grid_points(axes: Sequence[Axis]) -> int:
+    """How many points the grid of `axes` has."""
+    return math.prod(len(a.values) for a in axes)
+
+
+def check_points(total: int, what: str = "this sweep") -> None:
+    """Refuse more than MAX_POINTS points (one bound per command: its chips times its models times its grid)."""
+    if total > MAX_POINTS:
+        raise SpecError("--over", None, f"{total:,} points in {what}; at most {MAX_POINTS:,} per command (chips x models x grid)")
+
+
+# --- the compiled plan -------------------------------------------------------------------------------
+
+@dataclass
+class _Compiled:
+    """One expression over the grid: a function of the swept arrays, or a reason it has no value anywhere."""
+
+    step: Step | None
+    args: tuple[sp.Symbol, ...] = ()
+    function: Callable[..., object] | None = None
+    #: a Missing constant the expression cannot do without: every point has this reason
+    missing: str = ""
+
+
+@dataclass
+class _Op:
+    """One step of the plan: a plain or solved step, or an At step (its replacements and the steps it recomputes)."""
+
+    step: Step
+    compiled: _Compiled | None = None
+    where: tuple[tuple[sp.Symbol, _Compiled], ...] = ()
+    again: tuple[_Op, ...] = ()
+
+
+@dataclass
+class Plan:
+    """The steps a result needs, compiled once for one chip, model and grid; evaluate it with `blocks` or `evaluate`."""
+
+    derivation: Derivation
+    result: str
+    axes: tuple[Axis, ...]
+    ops: tuple[_Op, ...]
+    #: reason texts, indexed by the codes of every block evaluated so far (a block adds the reasons it meets)
+    reasons: list[str] = field(default_factory=list)
+
+    @property
+    def points(self) -> int:
+        return grid_points(self.axes)
+
+    @property
+    def reason_texts(self) -> tuple[str, ...]:
+        return tuple(self.reasons)
+
+    @property
+    def unit(self) -> str:
+        return unit_text(self.derivation.symbols[self.result].unit)
+
+    @property
+    def display_unit(self) -> str:
+        return self.derivation.display_units.get(self.result, self.unit)
+
+    def evaluate(self, index: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(values, reason codes) at the grid points with these flat indices (NaN where there is no value)."""
+        n = len(index)
+        shape = tuple(len(a.values) for a in self.axes)
+        cols = np.unravel_index(index, shape) if self.axes else ()
+        arrays: dict[sp.Symbol, np.ndarray] = {a.input.symbol: a.values[c] for a, c in zip(self.axes, cols, strict=True)}
+        bad: dict[sp.Symbol, np.ndarray] = {s: np.full(n, -1) for s in arrays}
+        for op in self.ops:
+            _run_op(op, arrays, bad, n, self.reasons)
+        r = sp.Symbol(self.result, positive=True)
+        return np.where(bad[r] >= 0, np.nan, arrays[r]), bad[r]
+
+    def blocks(self, size: int | None = None) -> Iterator[Block]:
+        """The grid in blocks of at most `size` points (default BLOCK_POINTS), in grid order."""
+        size = size or BLOCK_POINTS
+        for start in range(0, self.points, size):
+            values, reasons = self.evaluate(np.arange(start, min(start + size, self.points)))
+            yield Block(start, values, reasons)
+
+
+def plan(d: Derivation, ctx: Context, result: str, axes: Sequence[Axis]) -> Plan:
+    """Compile `result` over the grid of `axes` (the other inputs as in `ctx`) and check its first and last points exactly."""
     if result not in d.expanded:
         raise SpecError("result", result[:40], f"{d.slug} has no step by that name{suggest(result, d.expanded)}; its results: {', '.join(d.results)}")
     names = [a.input.name for a in axes]
     if len(set(names)) != len(names):
         raise SpecError("--over", None, f"an input swept twice: {', '.join(names)}")
-    shape = tuple(len(a.values) for a in axes)
-    if math.prod(shape) > MAX_POINTS:
-        raise SpecError("--over", None, f"{math.prod(shape):,} points; at most {MAX_POINTS:,} per sweep")
-    swept = {a.input.symbol: a.values.reshape([-1 if i == k else 1 for i in range(len(axes))])
-             for k, a in enumerate(axes)}
+    check_points(grid_points(axes))
+    swept = {a.input.symbol for a in axes}
     constants = {s: v for s, v in input_values(d, ctx).items() if s not in swept}
-    reasons: list[str] = []
-    arrays: dict[sp.Symbol, np.ndarray] = dict(swept)
-    bad: dict[sp.Symbol, np.ndarray] = {s: np.full(shape, -1) for s in swept}
     need = needed_steps(d, [result])
+    ops = []
     for step in d.steps:
         if step.name not in need:
             continue
-        value, why = _step_array(d, step, constants, arrays, bad, shape, reasons)
-        arrays[step.s] = value
-        bad[step.s] = why
+        ops.append(_plan_step(d, step, constants, swept))
         if step.name == result:
             break
-    own = unit_text(d.symbols[result].unit)
-    r = sp.Symbol(result, positive=True)
-    out = Sweep(result, own, tuple(axes), np.where(bad[r] >= 0, np.nan, arrays[r]), bad[r], tuple(reasons), d.display_units.get(result, own))
-    _check_corners(d, ctx, out)
-    return out
+    p = Plan(d, result, tuple(axes), tuple(ops))
+    _check_corners(d, ctx, p)
+    return p
+
+
+def sweep(d: Derivation, ctx: Context, result: str, axes: Sequence[Axis]) -> Sweep:
+    """`result` over the cartesian product of `axes`, the other inputs as in `ctx`: the whole grid at once."""
+    p = plan(d, ctx, result, axes)
+    values, reasons = p.evaluate(np.arange(p.points))
+    shape = tuple(len(a.values) for a in axes)
+    return Sweep(result, p.unit, tuple(axes), values.reshape(shape), reasons.reshape(shape), p.reason_texts, p.display_unit)
 
 
 def _reason(reasons: list[str], text: str) -> int:
@@ -176,95 +317,134 @@ def _reason(reasons: list[str], text: str) -> int:
     return reasons.index(text)
 
 
-def _step_array(d: Derivation, step: Step, constants: Mapping[sp.Symbol, sp.Expr | Missing], arrays: Mapping[sp.Symbol, np.ndarray],
-                bad: Mapping[sp.Symbol, np.ndarray], shape: tuple[int, ...], reasons: list[str]) -> tuple[np.ndarray, np.ndarray]:
-    """One step's values and reason codes over the grid."""
-    if isinstance(step, At):
-        return _at_array(d, step, constants, arrays, bad, shape, reasons)
-    return _expr_array(step, step.expr, constants, arrays, bad, shape, reasons)
-
-
-def _at_array(d: Derivation, step: At, constants: Mapping[sp.Symbol, sp.Expr | Missing], arrays: Mapping[sp.Symbol, np.ndarray],
-              bad: Mapping[sp.Symbol, np.ndarray], shape: tuple[int, ...], reasons: list[str]) -> tuple[np.ndarray, np.ndarray]:
-    """An At step as `evaluate` does it: the steps its earlier step needs, again, with the replaced symbols at their new values."""
-    local_arrays, local_bad = dict(arrays), dict(bad)
+def _plan_step(d: Derivation, step: Step, constants: Mapping[sp.Symbol, sp.Expr | Missing], swept: set[sp.Symbol]) -> _Op:
+    if not isinstance(step, At):
+        return _Op(step, _compile(step, step.expr, constants))
     local_constants = dict(constants)
     replaced = set()
+    where = []
     for symbol, expr in step.where:
-        local_arrays[symbol], local_bad[symbol] = _expr_array(None, expr, constants, arrays, bad, shape, reasons)
+        where.append((symbol, _compile(None, expr, constants)))
         local_constants.pop(symbol, None)
         replaced.add(symbol)
     need = needed_steps(d, [step.of])
+    again = []
     for s in d.steps:
         if s.name == step.name:
             break
         if s.name in need and d.symbols_of[s.name] & replaced:
-            local_arrays[s.s], local_bad[s.s] = _step_array(d, s, local_constants, local_arrays, local_bad, shape, reasons)
-    of = sp.Symbol(step.of, positive=True)
-    value, why = local_arrays[of], local_bad[of]
-    if step.none:
-        mine = _reason(reasons, f"none: {step.none}")
-        why = np.where((why >= 0) & np.array([r.startswith("none:") for r in reasons] + [False])[why], mine, why)
-    with np.errstate(invalid="ignore"):
-        out = ~np.isfinite(value) | ((value <= 0) if step.none else False)
-    if out.any():
-        code = _reason(reasons, f"none: {step.none}" if step.none else f"none: {step.name} is undefined here (a zero denominator)")
-        why = np.where((why < 0) & out, code, why)
-    return value, why
+            again.append(_plan_step(d, s, local_constants, swept | replaced))
+    return _Op(step, None, tuple(where), tuple(again))
 
 
-def _expr_array(step: Step | None, expr: sp.Expr, constants: Mapping[sp.Symbol, sp.Expr | Missing], arrays: Mapping[sp.Symbol, np.ndarray],
-                bad: Mapping[sp.Symbol, np.ndarray], shape: tuple[int, ...], reasons: list[str]) -> tuple[np.ndarray, np.ndarray]:
-    """`expr` over the grid, with the domain rules of `step` (none: a plain value, finite or missing)."""
+def _compile(step: Step | None, expr: sp.Expr, constants: Mapping[sp.Symbol, sp.Expr | Missing]) -> _Compiled:
     free = expr.free_symbols
     known = {s: v for s, v in constants.items() if s in free and not isinstance(v, Missing)}
     expr = expr.xreplace(known)
     missing = [constants[s] for s in expr.free_symbols if isinstance(constants.get(s), Missing)]
     if missing:
         m = sorted(missing, key=lambda m: m.reason)[0]
-        return np.full(shape, np.nan), np.full(shape, _reason(reasons, f"{m.kind}: {m.reason}"))
-    args = sorted(expr.free_symbols, key=lambda s: s.name)
-    why = np.full(shape, -1)
+        return _Compiled(step, missing=f"{m.kind}: {m.reason}")
+    args = tuple(sorted(expr.free_symbols, key=lambda s: s.name))
+    custom = {type(f).__name__: type(f).numpy for f in expr.atoms(sp.Function) if hasattr(type(f), "numpy")}
+    return _Compiled(step, args, sp.lambdify(args, expr, modules=[custom, "numpy"]))
+
+
+def _run_op(op: _Op, arrays: dict[sp.Symbol, np.ndarray], bad: dict[sp.Symbol, np.ndarray], n: int, reasons: list[str]) -> None:
+    s = op.step.s
+    if op.compiled is not None:
+        arrays[s], bad[s] = _run(op.compiled, arrays, bad, n, reasons)
+        return
+    local_arrays, local_bad = dict(arrays), dict(bad)
+    for symbol, c in op.where:
+        local_arrays[symbol], local_bad[symbol] = _run(c, arrays, bad, n, reasons)
+    for inner in op.again:
+        _run_op(inner, local_arrays, local_bad, n, reasons)
+    step = op.step
+    of = sp.Symbol(step.of, positive=True)  # type: ignore[attr-defined]
+    value, why = local_arrays[of], local_bad[of]
+    if step.none:
+        mine = _reason(reasons, f"none: {step.none}")
+        why = np.where((why >= 0) & np.array([r.startswith("none:") for r in reasons] + [False])[why], mine, why)
+    with np.errstate(invalid="ignore"):
+        finite = np.isfinite(value)
+        far = finite & ~_in_range(value)
+        out = ~finite | ((value <= 0) if step.none else False)
+    why = _mark(why, far, reasons, _range_text(step))
+    if out.any():
+        code = _reason(reasons, f"none: {step.none}" if step.none else f"none: {step.name} is undefined here (a zero denominator)")
+        why = np.where((why < 0) & out, code, why)
+    arrays[s], bad[s] = value, why
+
+
+def _in_range(value: np.ndarray) -> np.ndarray:
+    """As derivations.sheet.in_range: zero, or a magnitude from 1e-300 to 1e300."""
+    a = np.abs(value)
+    return (a == 0) | ((a >= 1 / _LIMIT) & (a <= _LIMIT))
+
+
+def _range_text(step: Step) -> str:
+    return f"none: {step.name} is out of range here (its magnitude is beyond 1e300 or below 1e-300 in {step.unit or '1'})"
+
+
+def _mark(why: np.ndarray, where: np.ndarray, reasons: list[str], text: str) -> np.ndarray:
+    """`why` with the reason `text` at the points of `where` that have none yet."""
+    if not where.any():
+        return why
+    return np.where((why < 0) & where, _reason(reasons, text), why)
+
+
+def _run(c: _Compiled, arrays: Mapping[sp.Symbol, np.ndarray], bad: Mapping[sp.Symbol, np.ndarray], n: int, reasons: list[str]
+         ) -> tuple[np.ndarray, np.ndarray]:
+    """One compiled expression's values and reason codes over `n` points, with the domain rules of its step."""
+    if c.function is None:
+        return np.full(n, np.nan), np.full(n, _reason(reasons, c.missing))
+    why = np.full(n, -1)
     # as `evaluate` does: of several missing values a step needs, the one whose reason sorts first
     order = sorted(range(len(reasons)), key=lambda i: reasons[i].partition(": ")[2])
     rank = np.empty(len(reasons) + 1, dtype=int)
     rank[order] = np.arange(len(reasons))
     rank[-1] = len(reasons)  # index -1: no reason, ranks last
-    for s in args:
+    for s in c.args:
         why = np.where((bad[s] >= 0) & (rank[bad[s]] < rank[why]), bad[s], why)
     with np.errstate(all="ignore"):
-        custom = {type(f).__name__: type(f).numpy for f in expr.atoms(sp.Function) if hasattr(type(f), "numpy")}
-        f = sp.lambdify(args, expr, modules=[custom, "numpy"])
-        value = np.broadcast_to(np.asarray(f(*(arrays[s] for s in args)), dtype=float), shape).copy()
-    finite = np.isfinite(value)
+        value = np.broadcast_to(np.asarray(c.function(*(arrays[s] for s in c.args)), dtype=float), (n,)).copy()
+        finite = np.isfinite(value)
+        far = finite & ~_in_range(value)
+    step = c.step
     if step is None:
-        out = ~finite
+        out = ~finite | far
         code = _reason(reasons, "none: a replaced value is undefined here") if out.any() else -1
-    elif isinstance(step, Solve) or step.none:
-        text = step.none or f"{step.lhs} and {step.rhs} do not meet at a positive value here"  # type: ignore[attr-defined]
-        with np.errstate(invalid="ignore"):
-            out = ~(finite & (value > 0))
-        code = _reason(reasons, f"none: {text}") if out.any() else -1
     else:
-        out = ~finite
-        code = _reason(reasons, f"none: {step.name} is undefined here (a zero denominator)") if out.any() else -1
+        why = _mark(why, far, reasons, _range_text(step))
+        if isinstance(step, Solve) or step.none:
+            text = step.none or f"{step.lhs} and {step.rhs} do not meet at a positive value here"  # type: ignore[attr-defined]
+            with np.errstate(invalid="ignore"):
+                out = ~(finite & (value > 0))
+            code = _reason(reasons, f"none: {text}") if out.any() else -1
+        else:
+            out = ~finite
+            code = _reason(reasons, f"none: {step.name} is undefined here (a zero denominator)") if out.any() else -1
     why = np.where((why < 0) & out, code, why)
     return value, why
 
 
-def _check_corners(d: Derivation, ctx: Context, s: Sweep) -> None:
+def _check_corners(d: Derivation, ctx: Context, p: Plan) -> None:
     """The first and last point of the grid, evaluated exactly, agree with the compiled values."""
-    corners = sorted({tuple(0 for _ in s.axes), tuple(len(a.values) - 1 for a in s.axes)})
-    for index in corners:
+    last = p.points - 1
+    corners = sorted({0, last})
+    values, _ = p.evaluate(np.array(corners))
+    shape = tuple(len(a.values) for a in p.axes)
+    for flat, got in zip(corners, values.tolist(), strict=True):
+        index = np.unravel_index(flat, shape) if p.axes else ()
         # the point the compiled grid was evaluated at: each axis's float, read exactly as the decimal it prints as
-        point = {a.input.name: a.input.value(float(a.values[i]), "--over") for a, i in zip(s.axes, index, strict=True)}
-        exact = evaluate(d, ctx.with_overrides(**point), only=[s.result])[s.result]
-        got = float(s.values[index])
-        where = ", ".join(f"{a.input.name}={a.texts[i]}" for a, i in zip(s.axes, index, strict=True)) or "the sheet's inputs"
+        point = {a.input.name: a.input.value(float(a.values[i]), "--over") for a, i in zip(p.axes, index, strict=True)}
+        exact = evaluate(d, ctx.with_overrides(**point), only=[p.result])[p.result]
+        where = ", ".join(f"{a.input.name}={a.texts[i]}" for a, i in zip(p.axes, index, strict=True)) or "the sheet's inputs"
         if isinstance(exact, Missing):
             if not math.isnan(got):
-                raise SweepError(f"{d.slug}: sweep of {s.result} has a value at {where} where the exact evaluation has none ({exact.reason})")
+                raise SweepError(f"{d.slug}: sweep of {p.result} has a value at {where} where the exact evaluation has none ({exact.reason})")
             continue
         want = float(exact)
         if math.isnan(got) or abs(got - want) > AGREEMENT * max(abs(want), 1e-300):
-            raise SweepError(f"{d.slug}: sweep of {s.result} gives {got!r} at {where}, the exact evaluation {want!r}")
+            raise SweepError(f"{d.slug}: sweep of {p.result} gives {got!r} at {where}, the exact evaluation {want!r}")

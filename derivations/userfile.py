@@ -16,12 +16,13 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from derivations import bounded, prose
 from derivations import formula as fm
-from derivations import prose
 from derivations.context import DOMAINS, SCENARIO_INPUTS, Input
 from derivations.engine import Claim, Derivation, Row, Step, Table, derivation, solve
 from derivations.glossary import GLOSSARY
 from derivations.symbols import Symbols
+from specs import text as text_rule
 from specs.derivation_files import read_derivation_file
 from specs.errors import SpecError, shown, suggest
 from units import RooflineError, same_unit, unit_text
@@ -30,6 +31,9 @@ from units import RooflineError, same_unit, unit_text
 MAX_ITEMS = 200
 #: Longest prose string (a why, a question) in characters.
 MAX_TEXT = 2000
+#: Most table cells a file's sheet evaluates: its tables' rows times their columns, plus the headline table (the file's
+#: chips times its models times its results). Each row is one exact evaluation of the sheet.
+MAX_TABLE_CELLS = 2000
 
 #: The headline table's chips and models when a file names none.
 DEFAULT_HARDWARE = ("h100-sxm",)
@@ -105,6 +109,10 @@ def build(data: Mapping[str, Any], where: str, default_slug: str = "my-derivatio
     tables = [_table(f, item, f"tables[{i}]", names, inputs) for i, item in enumerate(f.array(data, "tables", dict))]
     hardware = tuple(_spec_name(f, x, f"hardware[{j}]", "hardware") for j, x in enumerate(f.array(data, "hardware", str))) or DEFAULT_HARDWARE
     models = tuple(_spec_name(f, x, f"models[{j}]", "model") for j, x in enumerate(f.array(data, "models", str))) or DEFAULT_MODELS
+    cells = len(hardware) * len(models) * len(results) + sum(len(t.rows) * len(t.columns) for t in tables)
+    if cells > MAX_TABLE_CELLS:
+        raise UserFileError(where, "tables", f"{cells:,} table cells (rows times columns, with the headline table's chips times models "
+                            f"times results); at most {MAX_TABLE_CELLS:,}")
     texts = {k: tuple(f.array(data, k, str)) for k in ("assumptions", "takeaways", "scoring", "limits", "answer")}
     argument = tuple(f.array(data, "argument", str))
     for k, items in texts.items():
@@ -114,9 +122,12 @@ def build(data: Mapping[str, Any], where: str, default_slug: str = "my-derivatio
         return derivation(slug, f.string(data, "title", required=True, limit=200), f.string(data, "question", required=True),
                           own, steps, results,
                           inputs=inputs, claims=claims, tables=tables, hardware=hardware, models=models,
-                          display_units=display, defaults=defaults, argument=argument, **texts)
+                          display_units=display, defaults=defaults, argument=argument,
+                          solve_budget=bounded.Budget(bounded.FILE_SOLVE_CPU_SECONDS), **texts)
     except fm.FormulaError as err:
         raise err.located(where) from None
+    except UserFileError:
+        raise  # already names the file and the field (a title or question read in the call above)
     except RooflineError as err:
         raise UserFileError(where, None, str(err)) from None
 
@@ -357,8 +368,9 @@ class _Fields:
             raise UserFileError(self.where, field, f"expected a string, found {shown(value)}")
         if len(value) > limit:
             raise UserFileError(self.where, field, f"too long: {len(value):,} characters, at most {limit:,}")
-        if any((ord(ch) < 32 and ch not in "\n\t") or ord(ch) == 127 for ch in value):
-            raise UserFileError(self.where, field, f"holds a control character: {shown(value)}")
+        why = text_rule.problem(value)
+        if why is not None:
+            raise UserFileError(self.where, field, why)
         return value
 
     def identifier(self, data: Mapping[str, Any], key: str, path: str, default: str | None = None) -> str:

@@ -32,13 +32,13 @@ import sympy as sp
 
 from derivations import glossary as gl
 from derivations import stepmodel as sm
-from derivations.context import BINDINGS, FITTED, SCENARIO_INPUTS, Context, make_context
+from derivations.context import BINDINGS, FITTED_ERROR, SCENARIO_INPUTS, Context, fitted, make_context
 from derivations.engine import derivation
 from derivations.sheet import Missing, evaluate, input_values
 from derivations.symbols import Symbols
 from specs.catalog import SPECS_DIR, shown_path
 from specs.errors import SpecError, suggest
-from specs.measurements import FITTED_SUMMARY, Measurement
+from specs.measurements import FITTED_SUMMARY, Measurement, decode_step
 from units import Quantity
 
 #: The step model alone, as a derivation (never rendered; evaluated like a sheet).
@@ -52,6 +52,8 @@ STEP_MODEL = derivation(
     display_units=sm.DISPLAY_UNITS,
 )
 
+#: A record implying more bandwidth than this share of the datasheet's (the model's bytes over the measured step) is impossible.
+MAX_IMPLIED_MBU = 1.0
 #: A record whose interleaved prefill costs at least this share of its predicted decode step is prefill-heavy.
 PREFILL_HEAVY_SHARE = 0.1
 MEMORY_BOUND = "memory-bound decode"
@@ -73,23 +75,19 @@ _MAX_FIT_ROUNDS = 50
 
 @cache
 def sheet_default(name: str) -> float:
-    """A scenario input's project-wide default (eta_bw, eta_flops, t_fixed, hop_latency) as a float in its SI unit."""
+    """A scenario input's project-wide default (eta_bw, eta_flops, t_fixed, hop_latency) as a float in its SI unit.
+
+    Where the fitted defaults file is broken, a fitted input raises its error (a fit then starts from HAND_SET: `start`).
+    """
+    if not _DEFAULTS[name].default:
+        fitted()
     q = _DEFAULTS[name].parse(_DEFAULTS[name].default, "default")
     return float(q.to_base_units().magnitude)
 
 
 def measured_step(m: Measurement) -> float:
-    """The record's figure as one decode step time [s], under RULES[m.metric]."""
-    v = m.value
-    if m.metric == "itl":
-        return float(v.to("s").magnitude)
-    if m.metric == "tokens_per_s_per_user":
-        return float((Quantity(1, "token") / v).to("s").magnitude)
-    if m.metric == "aggregate_tokens_per_s":
-        return float((Quantity(m.batch, "token") / v).to("s").magnitude)
-    if m.ttft is not None:
-        return float(((v - m.ttft) / (m.output_tokens - 1)).to("s").magnitude)
-    return float((v / m.output_tokens).to("s").magnitude)
+    """The record's figure as one decode step time [s], under RULES[m.metric] (specs.measurements.decode_step, checked at load)."""
+    return float(decode_step(m).magnitude)
 
 
 def mean_context(m: Measurement) -> int:
@@ -116,9 +114,25 @@ def record_context(m: Measurement, **inputs: str) -> Context:
 StepFunction = Callable[[float, float, float, float], float]
 
 
+@cache
+def _t_step_compiled() -> tuple[tuple[sp.Symbol, ...], Callable[..., float]]:
+    """The step model's t_step compiled once over all its symbols (the record's values first, then EFFICIENCY_SYMBOLS)."""
+    expr = STEP_MODEL.expanded["t_step"]
+    args = tuple(sorted(STEP_MODEL.symbols_of["t_step"] - set(EFFICIENCY_SYMBOLS), key=lambda s: s.name))
+    custom = {type(f).__name__: type(f).numpy for f in expr.atoms(sp.Function) if hasattr(type(f), "numpy")}
+    return args, sp.lambdify((*args, *EFFICIENCY_SYMBOLS), expr, modules=[custom, "math"])
+
+
 def step_function(ctx: Context) -> StepFunction:
-    """The step model's t_step [s] in `ctx` as a function of (eta_bw, eta_flops, t_fixed, t_hop): its own expression, substituted and compiled."""
-    values = input_values(STEP_MODEL, ctx)
+    """The step model's t_step [s] in `ctx` as a function of (eta_bw, eta_flops, t_fixed, t_hop): its own expression, compiled.
+
+    Compiled once for every record (the record's values bound as floats); a record with a value its chip or model lacks (one
+    the step needs only as a term multiplied by zero) is substituted exactly instead, which drops such terms."""
+    args, compiled = _t_step_compiled()
+    values = input_values(STEP_MODEL, ctx, set(args))
+    if not any(isinstance(v, Missing) for v in values.values()):
+        bound = tuple(float(values[s]) for s in args)
+        return lambda eta_bw, eta_flops, t_fixed, t_hop: float(compiled(*bound, eta_bw, eta_flops, t_fixed, t_hop))
     known = {s: v for s, v in values.items() if s not in EFFICIENCY_SYMBOLS and not isinstance(v, Missing)}
     expr = STEP_MODEL.expanded["t_step"].xreplace(known)
     left = expr.free_symbols - set(EFFICIENCY_SYMBOLS)
@@ -145,8 +159,9 @@ class Calibration:
 @cache
 def sheet_defaults() -> Calibration:
     """The project-wide defaults every sheet prints: fitted to the dataset and stored in specs/measurements/defaults.toml."""
+    f = fitted()
     return Calibration(sheet_default("eta_bw"), sheet_default("t_fixed"), sheet_default("hop_latency"),
-                       f"the sheets' defaults ({_where(FITTED.path)}: {FITTED.fit})", FITTED.records)
+                       f"the sheets' defaults ({_where(f.path)}: {f.fit})", f.records)
 
 
 def _where(path: Path) -> str:
@@ -160,6 +175,12 @@ def _where(path: Path) -> str:
 #: The hand-set defaults every sheet printed before the dataset existed, and a step model without all-reduce latency:
 #: the issue's starting point, kept to report the error before the fit.
 HAND_SET = Calibration(0.8, 0.2e-3, 0.0, "the hand-set defaults before the dataset (eta_bw 0.8, t_fixed 0.2 ms, no all-reduce latency)")
+
+
+def start() -> Calibration:
+    """Where a fit starts (its first guess, and the regimes it first judges the records at): the sheets' defaults, or the
+    hand-set ones when the defaults file is broken (so `roofline calibrate --write-defaults` can write it anew)."""
+    return sheet_defaults() if FITTED_ERROR is None else HAND_SET
 
 
 @dataclass(frozen=True)
@@ -251,7 +272,11 @@ def evaluate_record(m: Measurement) -> Record:
     if seqs:
         pre = record_context(m, batch=str(seqs), tokens_per_step=f"{m.input_tokens} token", context=f"{max(1, m.input_tokens // 2)} token", **rates)
         prefill = _si(evaluate(STEP_MODEL, pre, only=("t_compute",))["t_compute"], "t_compute", m) / m.output_tokens
-    return Record(m, measured_step(m), f, bytes_per_gpu, bandwidth, t_mem, t_cmp, prefill)
+    record = Record(m, measured_step(m), f, bytes_per_gpu, bandwidth, t_mem, t_cmp, prefill)
+    if record.implied_mbu() > MAX_IMPLIED_MBU:
+        raise SpecError(m.where, "value", f"a decode step of {record.measured * 1e3:.3g} ms moves the {bytes_per_gpu / 1e9:.3g} GB a GPU must read "
+                                          f"at {record.implied_mbu():.2f} times its datasheet bandwidth; no server does (check the unit, the metric and the batch)")
+    return record
 
 
 #: evaluated records by the identity of their measurement (the measurement is kept, so its id is never reused)
@@ -354,7 +379,7 @@ def fit(records: Sequence[Record], t_fixed: float | None = None, t_hop: float | 
     free = ["x"] + [p for p, v in (("t_fixed", t_fixed), ("t_hop", t_hop)) if v is None]
     held = {p: v for p, v in (("t_fixed", t_fixed), ("t_hop", t_hop)) if v is not None}
     w = [1 / r.measured ** 2 for r in records]
-    x = 1 / sheet_default("eta_bw")
+    x = 1 / start().eta_bw
     if "t_hop" in free and not any(_local_line(r, x, ef)[1] > 0 for r in records):
         raise ValueError("no record has tensor parallelism, so t_hop cannot be fitted: give t_hop to hold")
     vals: dict[str, float] = {}
@@ -363,7 +388,11 @@ def fit(records: Sequence[Record], t_fixed: float | None = None, t_hop: float | 
         lines = [_local_line(r, x, ef) for r in records]
         cols = {"x": [a for a, _, _ in lines], "t_fixed": [1.0] * len(records), "t_hop": [h for _, h, _ in lines]}
         ys = [r.measured - c for r, (_, _, c) in zip(records, lines, strict=True)]
-        vals, bound = _least_squares(cols, ys, w, free, {**held, "x": x})
+        if free == ["x"] and len(records) == 1 and lines[0][0] > 0:  # one record, eta_bw alone: the least squares is one division
+            y = ys[0] - held["t_fixed"] - lines[0][1] * held["t_hop"]
+            vals, bound = ({**held, "x": y / lines[0][0]}, ()) if y / lines[0][0] >= _BOUNDS["x"] else ({**held, "x": _BOUNDS["x"]}, ("x",))
+        else:
+            vals, bound = _least_squares(cols, ys, w, free, {**held, "x": x})
         done = abs(vals["x"] - x) <= 1e-12 * x
         x = vals["x"]
         if done:
@@ -490,7 +519,7 @@ def fresh_defaults(records: Sequence[Measurement]) -> tuple[Calibration, dict[st
     """The defaults the dataset gives today: fitted with the regimes judged at the sheets' defaults, rounded, and refitted
     with the regimes judged at the rounded values until the rounded values stop changing (a fixed point: the stored defaults
     classify the records that fit them). Returns the unrounded fit and the rounded texts."""
-    classify = sheet_defaults()
+    classify = start()
     for _ in range(_MAX_DEFAULT_ROUNDS):
         c = dataset_defaults(records, classify)
         texts = default_texts(c)
@@ -578,21 +607,165 @@ def _error(r: Record, c: Calibration) -> float:
     return (r.at(c) - r.measured) / r.measured
 
 
+#: The most peers (memory-bound records of the same engine and chip) a record's one-record calibration is tried with in the
+#: leave-one-out, the first in the dataset's order (the shipped dataset's largest group has 8): it keeps the leave-one-out linear.
+MAX_LOO_PEERS = 16
+#: Two local lines (slope, hops, intercept) are the same piece of the step model when they agree to this relative tolerance
+#: (a finite difference's noise is about 1e-10; a component crossing the ridge changes a line by far more).
+_SAME_LINE = 1e-7
+_GRAM_KEYS = ("x", "t_fixed", "t_hop", "y")
+
+
+def _same_line(a: tuple[float, float, float], b: tuple[float, float, float], x: float, scale: float) -> bool:
+    """Two local lines (slope, hops, intercept) near x agree: slope*x and the intercept to _SAME_LINE of `scale` (the record's
+    measured step), the hop count to _SAME_LINE of itself."""
+    return (abs(a[0] - b[0]) * x <= _SAME_LINE * scale and abs(a[2] - b[2]) <= _SAME_LINE * scale
+            and abs(a[1] - b[1]) <= _SAME_LINE * max(abs(a[1]), abs(b[1]), 1.0))
+
+
+class _Linearised:
+    """Records' local lines at one x (= 1/eta_bw), their least-squares sums (a Gram matrix per record and in total), and the
+    interval of x around it over which each record's line stays the same (the step model is piecewise linear in x).
+
+    A fit of all but one record is then the total minus that record's sums, solved in O(1) (`fit_without`); it is exact when its
+    x lands where every other record's line is still the one it was linearised with, since `fit` would stop there too.
+    """
+
+    def __init__(self, records: Sequence[Record], x: float, eta_flops: float) -> None:
+        self.records = list(records)
+        self.x, self.eta_flops = x, eta_flops
+        self.lines = [_local_line(r, x, eta_flops) for r in self.records]
+        self.grams = []
+        for r, (slope, hops, intercept) in zip(self.records, self.lines, strict=True):
+            w = 1 / r.measured**2
+            col = {"x": slope, "t_fixed": 1.0, "t_hop": hops, "y": r.measured - intercept}
+            self.grams.append({(a, b): w * col[a] * col[b] for a in _GRAM_KEYS for b in _GRAM_KEYS})
+        self.total = {k: sum(g[k] for g in self.grams) for k in self.grams[0]} if self.grams else {}
+        self.spans = [self._span(r, line) for r, line in zip(self.records, self.lines, strict=True)]
+        self.index = {id(r): i for i, r in enumerate(self.records)}
+        # the two tightest ends of the spans, so the common interval without any one record takes O(1)
+        self.lows = sorted(range(len(self.records)), key=lambda k: -self.spans[k][0])[:2]
+        self.highs = sorted(range(len(self.records)), key=lambda k: self.spans[k][1])[:2]
+        self.with_tp = sum(1 for line in self.lines if line[1] > 0)
+
+    def _span(self, r: Record, line: tuple[float, float, float]) -> tuple[float, float]:
+        """The x interval around self.x (within a factor 2, and x >= 1) where `r`'s line is `line`."""
+        def same(at: float) -> bool:
+            return _same_line(_local_line(r, at, self.eta_flops), line, at, r.measured)
+
+        def edge(limit: float) -> float:
+            inside, d = self.x, 1e-6 * self.x * (1 if limit > self.x else -1)
+            while abs(d) < abs(limit - self.x) and same(self.x + d):
+                inside, d = self.x + d, d * 8
+            outside = self.x + d if abs(d) < abs(limit - self.x) else limit
+            if outside == limit and same(limit):
+                return limit
+            for _ in range(40):
+                mid = (inside + outside) / 2
+                if same(mid):
+                    inside = mid
+                else:
+                    outside = mid
+            return inside
+        return edge(max(1.0, self.x / 2)) if self.x > 1.0 else 1.0, edge(2 * self.x)
+
+    def without(self, r: Record | None) -> tuple[dict[tuple[str, str], float], tuple[float, float], int, int]:
+        """The sums, the common interval, the number of records and of those with tensor parallelism, of the set less `r`
+        (None, or a record not in the set: the whole set)."""
+        i = self.index.get(id(r)) if r is not None else None
+        lo = next((self.spans[k][0] for k in self.lows if k != i), 1.0)
+        hi = next((self.spans[k][1] for k in self.highs if k != i), float("inf"))
+        if i is None:
+            return self.total, (lo, hi), len(self.records), self.with_tp
+        gram = {k: v - self.grams[i][k] for k, v in self.total.items()}
+        return gram, (lo, hi), len(self.records) - 1, self.with_tp - (self.lines[i][1] > 0)
+
+    def fit_without(self, r: Record | None, held: dict[str, float], ids: tuple[str, ...] = ()) -> Calibration | None:
+        """The least-squares fit of the set less `r` with `held` parameters fixed (ValueError as `fit` raises it), or None where the
+        result leaves the lines it was linearised with (then `fit` itself must run)."""
+        gram, (lo, hi), count, with_tp = self.without(r)
+        if not count:
+            return None
+        free = ["x"] + [p for p in ("t_fixed", "t_hop") if p not in held]
+        if "t_hop" in free and not with_tp:
+            return None  # `fit` refuses this (no record with tensor parallelism): let it say so
+        vals, _ = _least_squares_gram(gram, free, {**held, "x": self.x})
+        x = vals["x"]
+        if not lo <= x <= hi:
+            return None
+        return Calibration(1 / x, float(vals["t_fixed"]), float(vals["t_hop"]), "", ids)
+
+
+def _least_squares_gram(gram: dict[tuple[str, str], float], free: Sequence[str], values: dict[str, float]) -> tuple[dict[str, float], tuple[str, ...]]:
+    """`_least_squares` from the sums of the records (their Gram matrix) instead of the records: the same choice of bounds."""
+    best: tuple[float, dict[str, float], tuple[str, ...]] | None = None
+    for binds in product((False, True), repeat=len(free)):
+        bound = tuple(p for p, b in zip(free, binds, strict=True) if b)
+        fit_these = [p for p in free if p not in bound]
+        vals = {**values, **{p: _BOUNDS[p] for p in bound}}
+        fixed = [p for p in _PARAMS if p not in fit_these]
+        if fit_these:
+            a = [[gram[(p, q)] for q in fit_these] for p in fit_these]
+            b = [gram[(p, "y")] - sum(vals[f] * gram[(p, f)] for f in fixed) for p in fit_these]
+            sol = _solve(a, b)
+            if sol is None:
+                if not bound:
+                    raise ValueError(f"these records cannot tell {' from '.join(_NAMES[p] for p in fit_these)} apart; hold one")
+                continue
+            vals.update(zip(fit_these, sol, strict=True))
+            if any(vals[p] < _BOUNDS[p] for p in fit_these):
+                continue
+        cost = gram[("y", "y")] - 2 * sum(vals[p] * gram[(p, "y")] for p in _PARAMS) + sum(vals[p] * vals[q] * gram[(p, q)] for p in _PARAMS for q in _PARAMS)
+        if best is None or cost < best[0] * (1 - 1e-12):
+            best = (cost, vals, bound)
+    assert best is not None  # every parameter at its bound is always feasible
+    return best[1], best[2]
+
+
 def leave_one_out(records: Sequence[Measurement], classify: Calibration | None = None) -> LeaveOneOut:
+    """See LeaveOneOut. Linear in the number of records: each refit without one record is the dataset's sums less that record's
+    (`_Linearised`), falling back to a full `fit` only where that would leave the lines the sums were taken at."""
     rs = evaluate_records(records, classify)
+    memory = [s for s in rs if s.regime == MEMORY_BOUND]
+    ef = sheet_default("eta_flops")
+    everything = _Linearised(memory, 1 / fit(memory).eta_bw, ef)
+    groups: dict[tuple[str, str], list[Record]] = {}
+    for s in memory:
+        groups.setdefault(s.group, []).append(s)
+    group_fits: dict[tuple[str, str], _Linearised | None] = {}
     one, group, skipped = [], [], []
     for r in rs:
-        others = [s for s in rs if s.m.id != r.m.id]
-        held = fit([s for s in others if s.regime == MEMORY_BOUND])
-        peers = [s for s in others if s.group == r.group and s.regime == MEMORY_BOUND]
+        held = everything.fit_without(r, {}) or fit([s for s in memory if s is not r])
+        peers = [s for s in groups.get(r.group, []) if s is not r]
         if not peers:
             skipped.append(r.m.id)
             continue
-        errs = [abs(_error(r, _calibrate([s], held))) for s in peers]
-        cg = _calibrate(peers, held)
+        errs = [abs(_error(r, _calibrate([s], held))) for s in peers[:MAX_LOO_PEERS]]
+        cg = _group_calibration(r, peers, held, groups[r.group], group_fits, ef)
         one.append(replace(row(r, cg), error=statistics.median(errs)))
         group.append(row(r, cg))
     return LeaveOneOut(tuple(one), tuple(group), summarise(one), summarise(group), tuple(skipped))
+
+
+def _group_calibration(r: Record, peers: list[Record], held: Calibration, members: list[Record],
+                       cache_: dict[tuple[str, str], _Linearised | None], ef: float) -> Calibration:
+    """`_calibrate(peers, held)`, from the group's sums less `r` where that is exact."""
+    if len(peers) == 1:
+        return _calibrate(peers, held)
+    if r.group not in cache_:
+        try:
+            cache_[r.group] = _Linearised(members, 1 / fit(members, t_hop=held.t_hop).eta_bw, ef) if len(members) > 1 else None
+        except ValueError:
+            cache_[r.group] = None
+    lin = cache_[r.group]
+    if lin is not None:
+        try:
+            c = lin.fit_without(r, {"t_hop": held.t_hop})
+        except ValueError:  # the peers cannot tell eta_bw from t_fixed: hold t_fixed too, as _calibrate does
+            c = lin.fit_without(r, {"t_fixed": held.t_fixed, "t_hop": held.t_hop})
+        if c is not None:
+            return c
+    return _calibrate(peers, held)
 
 
 def measured_mbu_range(records: Sequence[Measurement], classify: Calibration | None = None) -> tuple[float, float, float]:

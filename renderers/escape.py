@@ -78,6 +78,20 @@ def markdown(text: str) -> str:
     return _MARKDOWN_SPECIAL.sub(r"\\\1", text)
 
 
+#: Math characters a Markdown reader could take for markup (an HTML tag, a table's cell border), and the TeX that means the same.
+_MARKDOWN_MATH = {"<": r"\lt ", ">": r"\gt ", "|": r"\vert "}
+
+
+def markdown_math(latex: str) -> str:
+    """Math for a `$...$` or `$$...$$` span of Markdown: the same TeX, with no character a Markdown or HTML parser reads as markup.
+
+    `<` and `>` (which open an HTML tag when a renderer reads the page before its math) become `\\lt` and `\\gt`, and `|`
+    (a table cell's border) `\\vert`; MathJax and KaTeX read all three. Text mode (`\\text{...}`) may hold none of them
+    (derivations.prose refuses them there).
+    """
+    return "".join(_MARKDOWN_MATH.get(ch, ch) for ch in latex)
+
+
 def markdown_code(text: str) -> str:
     """A code span: backticks cannot be escaped inside one, so they are replaced; `|` keeps tables intact."""
     return "`" + text.replace("`", "'").replace("|", "\\|").replace("\n", " ") + "`"

@@ -69,7 +69,8 @@ class NotebookSheet(Sheet):
             lines.append(" &= ".join(_split_first(math_lines[0])) + "".join(f" = {m}" for m in math_lines[1:]))
         for name, v in self.results.items():
             lines.append(f"{self.derivation.symbols[name].latex} &= " + (f"\\text{{{v.missing.kind}}}" if v.missing else MARKDOWN.quantity_math(shown(v))))
-        return "$$\n\\begin{aligned}\n" + " \\\\\n".join(lines) + "\n\\end{aligned}\n$$"
+        # the same TeX with no character a notebook's HTML front end could read as markup
+        return "$$\n\\begin{aligned}\n" + " \\\\\n".join(MARKDOWN.math(x) for x in lines) + "\n\\end{aligned}\n$$"
 
 
 def _split_first(line: str) -> tuple[str, str]:

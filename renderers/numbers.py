@@ -68,7 +68,7 @@ def display(exact: sp.Expr | Fraction | int | float, u: pint.Unit, preferred: st
         return Shown(digits(q.to(unit(preferred)).magnitude, figures), unit(preferred))
     if preferred:
         target = unit(preferred)
-        magnitude = abs(float(q.to(target).magnitude))
+        magnitude = abs(q.to(target).magnitude)  # exact: a Fraction past a float's range compares without overflowing
         if magnitude == 0 or 1 <= magnitude < 1000:
             return Shown(digits(q.to(target).magnitude, figures), target)
         q = q.to(target)
@@ -148,14 +148,14 @@ def _auto_unit(q: pint.Quantity) -> pint.Unit:
         return q.units
     name = positive[0][0]
     rest = unit_text(q.units / ureg.Unit(name))
-    magnitude = abs(float(q.magnitude))
+    magnitude = abs(q.magnitude)
     if name == "second" and rest == "1":
         for prefix, power in _TIME_PREFIXES:
-            if magnitude >= 10.0**power or prefix == "n":
+            if magnitude >= Fraction(10) ** power or prefix == "n":
                 return unit(f"{prefix}s")
     if name in _PREFIXABLE and magnitude > 0 and rest not in _UNPREFIXED_RATIOS:
         for prefix, power in _PREFIXES:
-            if magnitude >= 10.0**power:
+            if magnitude >= Fraction(10) ** power:
                 base = _PREFIXABLE[name]
                 return unit(f"{prefix}{base}" if rest == "1" else f"{prefix}{base}*({rest})")
     return q.units

@@ -785,13 +785,21 @@ def render(fig: Figure, fmt: str) -> bytes:
 
 def _render_all(fig: Figure) -> dict[str, bytes]:
     """Every format of the figure, from the cache or laid out once and written in each."""
-    found = {fmt: cache.load(_cache_key(fig, fmt)) for fmt in FORMATS}
-    if all(isinstance(data, bytes) for data in found.values()):
-        return found
+    found = {fmt: _cached(fig, fmt) for fmt in FORMATS}
+    if all(data is not None for data in found.values()):
+        return found  # type: ignore[return-value]
     drawn = plot_draw.draw(fig, FORMATS, marker(fig))
     for fmt, data in drawn.items():
-        cache.store(_cache_key(fig, fmt), data)
+        cache.store_bytes(_cache_key(fig, fmt), data)
     return drawn
+
+
+def _cached(fig: Figure, fmt: str) -> bytes | None:
+    """A whole drawing of this figure from the cache (its digest inside, its format's last line at the end), or None."""
+    found = cache.load_bytes(_cache_key(fig, fmt))
+    if found is not None and digest_of(found) == fig.digest and found.rstrip().endswith(b"</svg>" if fmt == "svg" else b"%%EOF"):
+        return found
+    return None
 
 
 def _cache_key(fig: Figure, fmt: str) -> str:

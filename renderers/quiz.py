@@ -77,7 +77,10 @@ def setup_words(q: Any) -> str:
     if "second_model" in m and ctx.second_model is not None:
         tail.append(f"with {ctx.second_model.name} as the second model")
     text = " ".join(x for x in (head, *tail) if x)
-    return text[:1].upper() + text[1:] if text else "For the sheet's own setup"
+    if not text:
+        return "For the sheet's own setup"
+    # a model's name is written as its makers write it (gpt-oss-20b), even at the start of a sentence
+    return text if "model" in m else text[:1].upper() + text[1:]
 
 
 def _noun(title: str) -> str:

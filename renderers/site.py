@@ -15,11 +15,14 @@ plots and writes the files beside the pages.
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import html
 import re
 from collections.abc import Mapping, Sequence
 from functools import cache
 from typing import Any
+from xml.etree import ElementTree
 
 import jinja2
 import pint
@@ -60,6 +63,20 @@ code, .name { font-family: 'DejaVu Sans Mono', monospace; font-size: 0.85em; }
 """.strip()
 
 
+#: The style element's text exactly as the templates write it (`<style>` newline, STYLE, newline `</style>`): the policy names its hash.
+STYLE_ELEMENT_TEXT = "\n" + STYLE + "\n"
+
+
+def content_security_policy() -> str:
+    """What every page lets the browser do: nothing but show its own style and the plots beside it.
+
+    No script of any kind runs (`default-src 'none'` with no `script-src`), no inline event handler, no form, no plugin,
+    no frame and no other base URL; the one style allowed is the page's own, by its SHA-256.
+    """
+    digest = base64.b64encode(hashlib.sha256(STYLE_ELEMENT_TEXT.encode("utf-8")).digest()).decode("ascii")
+    return f"default-src 'none'; style-src 'sha256-{digest}'; img-src 'self'; base-uri 'none'; form-action 'none'"
+
+
 def text(s: str) -> str:
     """Literal text for an HTML body."""
     return html.escape(s, quote=True)
@@ -89,7 +106,41 @@ def mathml_inner(latex: str) -> str:
     out = convert(latex, display="inline")
     inner = _chars(out[out.index(">") + 1: out.rindex("</math>")])
     inner = _ROMAN_RUN.sub(lambda m: "<mi>" + "".join(_ROMAN_LETTER.findall(m.group(0))) + "</mi>", inner)
-    return _GROUPED_NUMBER.sub(lambda m: "<mn>" + re.sub(r"</?mn>", "", m.group(0).replace(_COMMA, ",")) + "</mn>", inner)
+    inner = _GROUPED_NUMBER.sub(lambda m: "<mn>" + re.sub(r"</?mn>", "", m.group(0).replace(_COMMA, ",")) + "</mn>", inner)
+    return inner if _only_mathml(inner) else f"<merror><mtext>{text(latex)}</mtext></merror>"
+
+
+#: The presentation MathML a page may hold: what latex2mathml and sympy's printer write, and nothing that can link, load or run
+#: (no `semantics`/`annotation-xml`, which may carry HTML; no `maction`).
+MATHML_ELEMENTS = frozenset({
+    "math", "mi", "mn", "mo", "ms", "mtext", "mspace", "mrow", "mfrac", "msqrt", "mroot", "mstyle", "merror", "mpadded", "mphantom",
+    "menclose", "msub", "msup", "msubsup", "munder", "mover", "munderover", "mmultiscripts", "mprescripts", "none", "mtable", "mtr", "mtd",
+})
+#: The attributes those elements may carry: layout only (no `href`, no `style`, no `on...` handler).
+MATHML_ATTRIBUTES = frozenset({
+    "accent", "accentunder", "close", "columnalign", "columnlines", "columnspacing", "depth", "display", "displaystyle", "fence", "form",
+    "height", "largeop", "linethickness", "lspace", "mathsize", "mathvariant", "maxsize", "minsize", "movablelimits", "notation", "open",
+    "rowalign", "rowlines", "rowspacing", "rspace", "scriptlevel", "separator", "separators", "stretchy", "symmetric", "width",
+})
+_MATHML_NS = "{http://www.w3.org/1998/Math/MathML}"
+
+
+def _only_mathml(inner: str) -> bool:
+    """True when a converted fragment is well-formed and holds only the whitelisted elements and attributes.
+
+    The converter copies text-mode content (`\\text{...}`) into the output as it is; derivations.prose refuses `<` and `>`
+    there, and this check keeps anything else that would be markup out of a page: such a fragment is shown as its TeX, escaped.
+    """
+    try:
+        root = ElementTree.fromstring(f'<math xmlns="http://www.w3.org/1998/Math/MathML">{inner}</math>')
+    except ElementTree.ParseError:
+        return False
+    for element in root.iter():
+        if not isinstance(element.tag, str) or element.tag.removeprefix(_MATHML_NS) not in MATHML_ELEMENTS or not element.tag.startswith(_MATHML_NS):
+            return False
+        if set(element.attrib) - MATHML_ATTRIBUTES:
+            return False
+    return True
 
 
 _CHAR_REF = re.compile(r"&#(x[0-9A-Fa-f]+|[0-9]+);")
@@ -184,8 +235,9 @@ def render_sheet(sheet: Sheet, slugs: Sequence[str], plots: str | None = None) -
     i = list(slugs).index(d.slug)
     by_name = {info.name: info.latex for info in d.symbols}
     nav = {"prev": slugs[i - 1] if i > 0 else None, "next": slugs[i + 1] if i + 1 < len(slugs) else None}
-    return ENV.get_template("site-sheet.html.j2").render(site_title=TITLE, style=Markup(STYLE), nav=nav, plain_slug=d.slug,
-                                                         plain_title=prose.plain(d.title, by_name).replace("$", ""), **_markup(v))
+    return ENV.get_template("site-sheet.html.j2").render(site_title=TITLE, style=Markup(STYLE), csp=content_security_policy(), nav=nav,
+                                                         plain_slug=d.slug, plain_title=prose.plain(d.title, by_name).replace("$", ""),
+                                                         **_markup(v))
 
 
 def render_index(sheets: Sequence[Sheet], api_reference: str | None = None) -> str:
@@ -205,7 +257,7 @@ def render_index(sheets: Sequence[Sheet], api_reference: str | None = None) -> s
         entries.append({"href": page_name(d.slug), "slug": d.slug, "title": p(d.title, names), "question": p(d.question, names)})
     glossary = [{"symbol": Markup(inline_math(i.latex)), "name": i.name, "unit": Markup(_unit(i.unit)), "meaning": p(i.meaning, glossary_names)}
                 for i in GLOSSARY]
-    return ENV.get_template("site-index.html.j2").render(site_title=TITLE, style=Markup(STYLE), sheets=entries,
+    return ENV.get_template("site-index.html.j2").render(site_title=TITLE, style=Markup(STYLE), csp=content_security_policy(), sheets=entries,
                                                          conventions=[p(c, glossary_names) for c in conventions.CONVENTIONS], glossary=glossary,
                                                          api_reference=api_reference)
 

@@ -33,6 +33,8 @@ class Target:
     link: Callable[[str], str]
     #: a web address (a spec's source), as a link
     url: Callable[[str], str] = lambda u: u
+    #: display math (a step's lines) as this language carries it: TeX with no character its reader takes for markup
+    math: Callable[[str], str] = lambda m: m
 
 
 class _Printer(LatexPrinter):
@@ -261,11 +263,12 @@ MARKDOWN = Target(
     text=escape.markdown,
     quantity_math=_md_quantity,
     quantity_text=_md_quantity_text,
-    inline_math=lambda m: f"${m}$",
+    inline_math=lambda m: f"${escape.markdown_math(m)}$",
     code=escape.markdown_code,
     unit=_md_unit,
     link=lambda slug: f"[{escape.markdown(slug)}]({slug}.md)",
     url=lambda u: f"<{u}>",
+    math=escape.markdown_math,
 )
 
 LATEX = Target(

@@ -483,7 +483,7 @@ def _step(st: SolvedStep, number: int, names: Mapping[sp.Symbol, str], target: T
         memo[st.step.name] = (*equation(st, names, target, ranks), step_lead(st, names, target))
     lhs, rows, lead = memo[st.step.name]
     return {"kind": "step", "name": st.step.name, "number": number, "title": p(step_title(st.step)), "symbol": target.inline_math(st.latex), "why": p(_why(st.step)),
-            "lead": lead, "lhs": lhs, "rows": [dict(r) for r in rows]}
+            "lead": lead, "lhs": target.math(lhs), "rows": [{**r, "math": target.math(r["math"])} for r in rows]}
 
 
 def _appendix_steps(sheet: Sheet, printed: Sequence[SolvedStep], names: Mapping[sp.Symbol, str], target: Target, p: Prose,

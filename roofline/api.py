@@ -16,7 +16,7 @@ The same functions are at the top level (`roofline.derive`, `roofline.sweep`, ..
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import replace
 from fractions import Fraction
 from functools import cache
@@ -30,13 +30,15 @@ from derivations import registry
 from derivations.context import Context, input_overrides, make_context, parse_overrides, warn_checkpoint
 from derivations.engine import Derivation, Row
 from derivations.sheet import Sheet, solve_sheet
-from derivations.sweep import MAX_AXIS, Axis, parse_axis
+from derivations.sweep import MAX_AXIS, Axis, check_points, grid_points, parse_axis
+from derivations.sweep import plan as sweep_plan
 from derivations.sweep import sweep as sweep_grid
 from derivations.userfile import is_derivation_file
 from derivations.userfile import load as load_derivation_file
 from renderers import FORMATS, notebook
 from renderers import plots as plot_renderer
 from renderers.sweep_out import Labelled
+from renderers.sweep_out import pieces as render_sweep_pieces
 from renderers.sweep_out import render as render_sweep_text
 from renderers.sweep_table import SweepTable
 from specs.errors import SpecError, shown, suggest
@@ -365,11 +367,14 @@ def sweep(
 
     `over` maps each swept input to its values: a list, range or numpy array of `InputValue`s
     (`{"batch": [1, 2, 4], "context": np.arange(1024, 32769, 1024)}`), or a string in
-    `--over`'s syntax (`"1:1024:log2"` doubling, `"0.5:0.9:0.1"` a step, `"1024,8192"` a list);
-    the older form is a list of "NAME=VALUES" strings. Every value is checked against its
-    input's domain. `hardware` and `model` are a name or path, or a list of them; None means
-    the sheet's first default. The other arguments are those of `derive`. Each grid is
-    compiled once to numpy and checked against the exact evaluation at its corners.
+    `--over`'s syntax (`"1:1024:log2"` doubling, `"0.5:0.9:0.1"` a step, `"1ms:2ms:0.5ms"` a
+    step with units, `"1024,8192"` a list); the older form is a list of "NAME=VALUES" strings.
+    Every value is checked against its input's domain. `hardware` and `model` are a name or
+    path, or a list of them; None means the sheet's first default. The other arguments are
+    those of `derive`. Each grid is compiled once to numpy and checked against the exact
+    evaluation at its corners; at most `derivations.sweep.MAX_POINTS` points in all (chips x
+    models x grid). For a grid too large to hold, `sweep_pieces` computes and writes it block
+    by block.
 
     The `SweepTable` maps each column (hardware, model, the swept inputs, the result,
     missing) to a numpy array, with `units` per column; `to_csv()` writes what
@@ -386,6 +391,47 @@ def sweep(
     >>> table["kv_bytes_step"].round(3).tolist()[:4], table.units["kv_bytes_step"]
     ([0.134, 1.074, 1.074, 8.59], 'GB')
     """
+    setups = _sweep_setups(slug, over, hardware, model, weights, kv, math, overrides, second_hardware, second_model, inputs)
+    return SweepTable([Labelled(h, m, sweep_grid(d, ctx, result, axes)) for h, m, d, ctx, axes in setups])
+
+
+def sweep_pieces(
+    slug: str,
+    result: str,
+    over: Mapping[str, Iterable[InputValue] | str] | Iterable[str],
+    hardware: str | Path | Iterable[str | Path] | None = None,
+    model: str | Path | Iterable[str | Path] | None = None,
+    weights: str | None = None,
+    kv: str | None = None,
+    math: str | None = None,
+    overrides: Iterable[str] | None = (),
+    second_hardware: str | Path | None = None,
+    second_model: str | Path | None = None,
+    fmt: str = "csv",
+    unit: str | None = None,
+    *,
+    inputs: Mapping[str, InputValue] | None = None,
+) -> Iterator[str]:
+    """The sweep of `sweep` as text ("csv", "json" or "jsonl"), computed and yielded one block of points at a time, so memory does
+    not grow with the number of points. Every input is checked and every grid compiled (and its corners checked) before the
+    first piece: an error leaves no partial output.
+
+    >>> from roofline import api
+    >>> "".join(api.sweep_pieces("decode-floor", "t_floor", {"batch": [1]}, model="llama-3.1-8b", unit="us")).splitlines()[0]
+    'hardware,model,batch,t_floor [us],missing'
+    """
+    if fmt not in ("csv", "json", "jsonl"):
+        raise SpecError("--format", None, f"unknown sweep format {str(fmt)[:20]!r}; known: csv, json, jsonl")
+    setups = _sweep_setups(slug, over, hardware, model, weights, kv, math, overrides, second_hardware, second_model, inputs)
+    plans = [Labelled(h, m, sweep_plan(d, ctx, result, axes)) for h, m, d, ctx, axes in setups]
+    return render_sweep_pieces(plans, fmt, unit or plans[0].sweep.display_unit)
+
+
+def _sweep_setups(slug: str, over: object, hardware: str | Path | Iterable[str | Path] | None, model: str | Path | Iterable[str | Path] | None,
+                  weights: str | None, kv: str | None, math: str | None, overrides: Iterable[str] | None,
+                  second_hardware: str | Path | None, second_model: str | Path | None,
+                  inputs: Mapping[str, InputValue] | None) -> list[tuple[str, str, Derivation, Context, list[Axis]]]:
+    """(hardware label, model label, derivation, context, axes) for every chip and model; the command's point count checked first."""
     d = user_derivation(slug) if is_derivation_file(slug) else get(slug)
     axes = _axes(d, over)
     swept = {a.input.name for a in axes}
@@ -394,14 +440,18 @@ def sweep(
     clash = sorted(swept & set(given))
     if clash:
         raise SpecError("--set", clash[0][:40], "is also swept with --over; give it once")
+    chips, models = _names(hardware, d.hardware[0], "hardware"), _names(model, d.models[0], "model")
+    plural = lambda n, word: f"{n:,} {word}" + ("" if n == 1 else "s")  # noqa: E731
+    check_points(len(chips) * len(models) * grid_points(axes),
+                 f"this sweep ({plural(len(chips), 'chip')} x {plural(len(models), 'model')} x {plural(grid_points(axes), 'grid point')})")
     out = []
-    for h in _names(hardware, d.hardware[0], "hardware"):
-        for m in _names(model, d.models[0], "model"):
+    for h in chips:
+        for m in models:
             ctx = _context(d, h, m, weights, kv, math, given, second_hardware, second_model)
             if model is not None:
                 warn_checkpoint(ctx.model, weights)
-            out.append(Labelled(_label(h), _label(m), sweep_grid(d, ctx, result, axes)))
-    return SweepTable(out)
+            out.append((_label(h), _label(m), d, ctx, axes))
+    return out
 
 
 def _axes(d: Derivation, over: object) -> list[Axis]:
@@ -460,7 +510,8 @@ def _label(name: str | Path) -> str:
 
 
 def render_sweep(results: SweepTable | list[Labelled], fmt: str, unit: str | None = None) -> str:
-    """A sweep as "csv" or "json" text, as `roofline sweep` prints it; values in `unit` (default: the sheet's display unit for the result).
+    """A sweep as "csv", "json" or "jsonl" (JSON lines) text, as `roofline sweep` prints it; values in `unit` (default: the sheet's
+    display unit for the result).
 
     >>> import roofline
     >>> table = roofline.sweep("decode-floor", "t_floor", over={"batch": [1]},
@@ -469,8 +520,8 @@ def render_sweep(results: SweepTable | list[Labelled], fmt: str, unit: str | Non
     hardware,model,batch,t_floor [us],missing
     h100-sxm,llama-3.1-8b,1,4480.3930937313435,
     """
-    if fmt not in ("csv", "json"):
-        raise SpecError("--format", None, f"unknown sweep format {str(fmt)[:20]!r}; known: csv, json")
+    if fmt not in ("csv", "json", "jsonl"):
+        raise SpecError("--format", None, f"unknown sweep format {str(fmt)[:20]!r}; known: csv, json, jsonl")
     if isinstance(results, SweepTable):
         results = list(results.sweeps)
     if not results:

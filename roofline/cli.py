@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import sys
 import time
@@ -20,10 +21,13 @@ from renderers.numbers import plain
 from specs.catalog import hardware_names, model_names, shown_path
 from specs.hardware import SpecWarning, load_hardware
 from specs.models import load_model
+from specs.text import escaped
 from units import RooflineError
 
 EXIT_BAD_INPUT = 2
 EXIT_STALE = 1
+#: Ctrl-C: the shell's code for a process ended by SIGINT (128 + 2), after one line.
+EXIT_INTERRUPTED = 130
 
 
 class _Parser(argparse.ArgumentParser):
@@ -92,7 +96,8 @@ def _parser() -> argparse.ArgumentParser:
     sw.add_argument("slug")
     sw.add_argument("result", help="a step of the sheet, e.g. t_step (`roofline derive SLUG --format json` lists them)")
     sw.add_argument("--over", action="append", default=[], metavar="NAME=VALUES", required=True,
-                    help="an input and its values: batch=1:1024:log2 (doubling), eta_bw=0.5:0.9:0.1 (a step), context=1024,8192 (a list); repeat for a grid")
+                    help="an input and its values: batch=1:1024:log2 (doubling), eta_bw=0.5:0.9:0.1 (a step), t_fixed=1ms:2ms:0.5ms (a step with units), "
+                         "context=1024,8192 (a list); repeat for a grid")
     sw.add_argument("--hardware", action="append", help="name or path; repeat or separate with commas for several (default: the sheet's first)")
     sw.add_argument("--model", action="append", help="name or path; repeat or separate with commas for several (default: the sheet's first)")
     sw.add_argument("--second-hardware", help="the chip compared with (hardware-upgrade); name or path")
@@ -102,7 +107,8 @@ def _parser() -> argparse.ArgumentParser:
     sw.add_argument("--math", help="math precision")
     sw.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", help="fix an input that is not swept")
     sw.add_argument("--unit", help="the unit of the result column (default: the sheet's display unit)")
-    sw.add_argument("--format", choices=("csv", "json"), default="csv")
+    sw.add_argument("--format", choices=("csv", "json", "jsonl"), default="csv",
+                    help="csv and jsonl (JSON lines) are a row per point; json one document; all are written as they are computed")
 
     val = sub.add_parser("validate", help="the step model against published measurements of real servers (specs/measurements/)")
     val.add_argument("--format", choices=("md", "json"), default="md")
@@ -112,6 +118,8 @@ def _parser() -> argparse.ArgumentParser:
     what.add_argument("--from", dest="records", nargs="+", metavar="RECORD", help="record ids (`roofline validate` lists them)")
     what.add_argument("--write-defaults", action="store_true",
                       help="refit eta_bw, t_fixed and hop_latency to every memory-bound record and write specs/measurements/defaults.toml")
+    cal.add_argument("--to", metavar="FILE", help="with --write-defaults: the file to write (default: specs/measurements/defaults.toml of a source "
+                     "checkout; an installed package's own file only when named here)")
     cal.add_argument("--format", choices=("md", "json"), default="md")
 
     b = sub.add_parser("build", help="write every sheet to out/ (md, tex, json; --pdf too)")
@@ -286,18 +294,43 @@ def _plots_folder(text: str) -> str:
 
 
 def _write_plots(files: dict[str, bytes]) -> None:
-    for name, data in files.items():
-        path = Path(name)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(data)
+    """Write the plot files, each atomically (a temporary file renamed into place); on a failure, one line naming the file,
+    and the files and folders this run created are removed again (a file that was there before keeps its old bytes)."""
+    from specs.errors import SpecError
+
+    made: list[Path] = []
+    try:
+        for name, data in sorted(files.items()):
+            path = Path(name)
+            missing = [p for p in (path.parent, *path.parent.parents) if not p.exists()]
+            for folder in reversed(missing):
+                folder.mkdir()
+                made.append(folder)
+            existed = path.exists()
+            tmp = path.with_name(f".{path.name}.roofline-tmp")
+            try:
+                tmp.write_bytes(data)
+                os.replace(tmp, path)
+            except OSError as err:
+                tmp.unlink(missing_ok=True)
+                raise SpecError(f"--plots {shown_path(path)}", None, f"cannot write it ({err.strerror or err}); the plots of this run were removed") from None
+            if not existed:
+                made.append(path)
+    except BaseException:
+        for p in reversed(made):
+            try:
+                p.rmdir() if p.is_dir() else p.unlink()
+            except OSError:
+                pass
+        raise
 
 
 def run(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.command == "list":
-        print(_list(args.what))
+        print(escaped(_list(args.what)))
     elif args.command == "show":
-        print(_show(args.kind, args.name, args.format))
+        print(escaped(_show(args.kind, args.name, args.format)))
     elif args.command == "derive":
         from roofline import api
 
@@ -319,9 +352,9 @@ def run(argv: Sequence[str] | None = None) -> int:
         from roofline import api
 
         split = lambda values: None if values is None else [n.strip() for v in values for n in v.split(",")]  # noqa: E731
-        results = api.sweep(args.slug, args.result, args.over, split(args.hardware), split(args.model), args.weights, args.kv, args.math,
-                            args.set, second_hardware=args.second_hardware, second_model=args.second_model)
-        sys.stdout.write(api.render_sweep(results, args.format, args.unit))
+        for piece in api.sweep_pieces(args.slug, args.result, args.over, split(args.hardware), split(args.model), args.weights, args.kv, args.math,
+                                      args.set, second_hardware=args.second_hardware, second_model=args.second_model, fmt=args.format, unit=args.unit):
+            sys.stdout.write(piece)
     elif args.command == "validate":
         from roofline.validate import render_validate, report
 
@@ -329,7 +362,9 @@ def run(argv: Sequence[str] | None = None) -> int:
     elif args.command == "calibrate":
         from roofline.validate import render_calibrate, write_defaults
 
-        sys.stdout.write(write_defaults() if args.write_defaults else render_calibrate(args.records, args.format))
+        if args.to is not None and not args.write_defaults:
+            raise RooflineError("--to: goes with --write-defaults (the file the refit defaults are written to)")
+        sys.stdout.write(write_defaults(Path(args.to) if args.to is not None else None) if args.write_defaults else render_calibrate(args.records, args.format))
     elif args.command == "build":
         from roofline.build import BuildError, build, out_path, render_all, stale
 
@@ -349,8 +384,18 @@ def run(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
+def _say(kind: str, message: object) -> None:
+    """One `roofline: error:` (or `warning:`) line on stderr: any character that would act on the terminal written as an escape."""
+    text = f"roofline: {kind}: {escaped(str(message))}\n"
+    try:
+        sys.stderr.write(text)
+    except UnicodeEncodeError:  # stderr's encoding (PYTHONIOENCODING=ascii) cannot write a character: say it in ASCII
+        sys.stderr.write(text.encode("ascii", "backslashreplace").decode("ascii"))
+    sys.stderr.flush()
+
+
 def _warning_line(message: Warning | str, category: type[Warning], filename: str, lineno: int, file: object = None, line: str | None = None) -> None:
-    print(f"roofline: warning: {message}", file=sys.stderr)
+    _say("warning", message)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -360,12 +405,20 @@ def main(argv: Sequence[str] | None = None) -> int:
             warnings.showwarning = _warning_line
             return run(argv)
     except RooflineError as err:
-        print(f"roofline: error: {err}", file=sys.stderr)
+        _say("error", err)
         return EXIT_BAD_INPUT
     except BrokenPipeError:
         return 0
+    except KeyboardInterrupt:
+        _say("error", "interrupted")
+        return EXIT_INTERRUPTED
+    except UnicodeEncodeError as err:
+        encoding = getattr(sys.stdout, "encoding", None) or "?"
+        _say("error", f"stdout's encoding ({encoding}) cannot write {err.object[err.start:err.end]!r}; nothing was printed. "
+                      "Set PYTHONIOENCODING=utf-8 (or a UTF-8 locale)")
+        return EXIT_BAD_INPUT
     except OSError as err:
         # A safety net: file-system failures the code above did not turn into a RooflineError.
         where = f"{shown_path(err.filename)}: " if isinstance(err.filename, str) else ""
-        print(f"roofline: error: {where}{err.strerror or err}", file=sys.stderr)
+        _say("error", f"{where}{err.strerror or err}")
         return EXIT_BAD_INPUT

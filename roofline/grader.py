@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from derivations import grading, registry
+from derivations import bounded, grading, registry
 from derivations.context import Context
 from derivations.engine import Derivation
 from derivations.grading import GradeError, Verdict
@@ -27,6 +27,9 @@ from derivations.userfile import is_derivation_file
 from derivations.userfile import load as load_derivation_file
 from roofline import api
 from specs.errors import shown, suggest
+
+#: The most CPU time grading one formula may take (each sympy operation inside also has a soft limit, grading.SYMPY_SECONDS).
+GRADE_CPU_SECONDS = 30
 
 __all__ = ["GradeError", "Verdict", "context", "grade", "sheet_and_result"]
 
@@ -73,4 +76,7 @@ def grade(answer: str, against: str, hardware: str | Path | None = None, model: 
     label = context_label(ctx)
     if grading.is_number(answer):
         return grading.grade_number(d, result, answer, ctx, label, grading.NUMBER_TOLERANCE if tolerance is None else tolerance)
-    return grading.grade_formula(d, result, answer, ctx, label, grading.APPROXIMATION_TOLERANCE if tolerance is None else tolerance)
+    tol = grading.APPROXIMATION_TOLERANCE if tolerance is None else tolerance
+    # a stranger's formula: the whole comparison runs in a child the kernel bounds (CPU time, memory), as every solve of input does
+    return bounded.run(grading.grade_formula, d, result, answer, ctx, label, tol, what="grading the answer",
+                       cpu_seconds=GRADE_CPU_SECONDS)

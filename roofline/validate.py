@@ -3,13 +3,19 @@
 from __future__ import annotations
 
 import json
+import os
+import site
+import sysconfig
+import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from derivations import validation as v
+from renderers.escape import markdown as md
 from specs.catalog import shown_path
 from specs.measurements import FITTED_DEFAULTS_PATH, MEASUREMENTS_DIR, Measurement, load_measurements
+from units import RooflineError
 
 
 @dataclass(frozen=True)
@@ -36,14 +42,61 @@ def report(directory: Path = MEASUREMENTS_DIR) -> Report:
                   v.leave_one_out(records), v.measured_mbu_range(records))
 
 
-def write_defaults(path: Path = FITTED_DEFAULTS_PATH) -> str:
-    """Refit the defaults to the dataset, write them to `path`, and say what was written."""
+class DefaultsError(RooflineError):
+    """The fitted defaults cannot be written where asked."""
+
+
+def installed_package(path: Path) -> bool:
+    """True when `path` lies inside an installed package (site-packages), not a source checkout or an editable install."""
+    real = Path(os.path.realpath(path))
+    roots = {sysconfig.get_paths().get(k) for k in ("purelib", "platlib")} | set(site.getsitepackages()) | {site.getusersitepackages()}
+    return any(r and (real == Path(r).resolve() or Path(r).resolve() in real.parents) for r in roots)
+
+
+def write_defaults(path: Path | None = None) -> str:
+    """Refit the defaults to the dataset, write them to `path` atomically, and say what was written.
+
+    `path` None: the defaults file the sheets read (specs/measurements/defaults.toml), unless that lies inside an installed
+    package, which is refused (a reinstall would undo it and every user of that Python would share it; name it with a
+    path to write it all the same). The file is written to a temporary file beside it and renamed over it in one step, so
+    a reader sees the old file or the new one, never a truncated one, and a symbolic link there is replaced, not followed.
+    """
+    target = FITTED_DEFAULTS_PATH if path is None else Path(path)
+    if path is None and installed_package(target):
+        raise DefaultsError(f"{shown_path(target)}: is inside the installed roofline package; write the refit elsewhere with --to FILE, "
+                            f"or name this file with --to {shown_path(target)} to overwrite it")
     records = load_measurements()
     fresh, texts = v.fresh_defaults(records)
     rounded = v.from_texts(texts, fresh.how, fresh.ids)
-    path.write_text(v.defaults_file_text(fresh, texts, v.summary_texts(records, rounded, rounded)), encoding="utf-8")
-    return (f"wrote {shown_path(path)}: eta_bw = {texts['eta_bw']}, t_fixed = {texts['t_fixed']}, hop_latency = {texts['hop_latency']} "
+    text = v.defaults_file_text(fresh, texts, v.summary_texts(records, rounded, rounded))
+    _replace_file(target, text)
+    return (f"wrote {shown_path(target)}: eta_bw = {texts['eta_bw']}, t_fixed = {texts['t_fixed']}, hop_latency = {texts['hop_latency']} "
             f"({fresh.how}); rebuild the sheets with `roofline build`\n")
+
+
+def _replace_file(target: Path, text: str) -> None:
+    """`target` holds `text` after one rename: a temporary file in its folder, written, flushed to disk, renamed over it."""
+    where = shown_path(target)
+    tmp = None
+    try:
+        if target.is_dir():
+            raise DefaultsError(f"{where}: is a folder, expected a file")
+        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, target)
+        tmp = None
+    except OSError as err:
+        raise DefaultsError(f"{where}: cannot write it ({err.strerror or err}); nothing was changed") from None
+    finally:
+        if tmp is not None:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
 
 
 def _ms(seconds: float) -> str:
@@ -70,7 +123,7 @@ def _summary_lines(title: str, summaries: Sequence[v.Summary], signed: bool = Tr
     lines = [f"| {title} | records | median abs error | worst error | worst record |", "|---|---:|---:|---:|---|"]
     for s in summaries:
         worst = _pct(s.worst_error) if signed else _abs_pct(s.worst_error)
-        lines.append(f"| {s.regime} | {s.count} | {_abs_pct(s.median_abs_error)} | {worst} | {s.worst_id} |")
+        lines.append(f"| {s.regime} | {s.count} | {_abs_pct(s.median_abs_error)} | {worst} | {md(s.worst_id)} |")
     return lines
 
 
@@ -118,12 +171,12 @@ def render_validate(r: Report, fmt: str) -> str:
     out = [
         "# The step model against published measurements",
         "",
-        f"{len(r.records)} records, {len(chips)} chips ({', '.join(chips)}), {len(engines)} engines ({', '.join(engines)}); "
+        f"{len(r.records)} records, {len(chips)} chips ({md(', '.join(chips))}), {len(engines)} engines ({md(', '.join(engines))}); "
         "files under specs/measurements/.",
         "",
         f"- Hand-set (before the dataset): {_params(s)}, eta_flops = {s.eta_flops:.2f}: the sheets' old defaults, no all-reduce latency.",
         f"- Dataset defaults (every sheet's defaults, specs/measurements/defaults.toml): {_params(d)}, eta_flops = {d.eta_flops:.2f}; "
-        f"today's fit {_params(r.fresh)} ({r.fresh.how}), rounded to {v.DEFAULT_FIGURES} significant figures.{stale}",
+        f"today's fit {_params(r.fresh)} ({md(r.fresh.how)}), rounded to {v.DEFAULT_FIGURES} significant figures.{stale}",
         "- Floor: the same step model at eta_bw = eta_flops = 1 and t_fixed = t_hop = 0 (all-reduce bytes at link rate kept).",
         "- Error = (predicted - measured) / measured: negative means the model is too fast.",
         "- Implied MBU: the model's bytes per GPU over the measured step, as a share of datasheet bandwidth.",
@@ -134,7 +187,7 @@ def render_validate(r: Report, fmt: str) -> str:
         "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for a, b in zip(s.rows, d.rows, strict=True):
-        out.append(f"| {b.id} | {b.model} on {b.hardware}, {b.engine}: {b.setup} | {b.regime} | {_ms(b.measured)} | {_ms(b.floor)} | "
+        out.append(f"| {md(b.id)} | {md(b.model)} on {md(b.hardware)}, {md(b.engine)}: {md(b.setup)} | {b.regime} | {_ms(b.measured)} | {_ms(b.floor)} | "
                    f"{_ms(a.predicted)} | {_pct(a.error)} | {_ms(b.predicted)} | {_pct(b.error)} | {b.implied_mbu:.2f} | {b.prefill_share:.2f} |")
     out += ["", *_summary_lines("at the hand-set defaults", s.summaries), "", *_summary_lines("at the dataset defaults", d.summaries), ""]
     out += ["Leave-one-out calibration (defaults refitted without the record; calibration only on memory-bound records of the same engine "
@@ -142,7 +195,7 @@ def render_validate(r: Report, fmt: str) -> str:
     out += _summary_lines("eta_bw from one record (median over the choices)", r.loo.one_summary, signed=False)
     out += ["", *_summary_lines("eta_bw and t_fixed from all other records of the group", r.loo.group_summary), ""]
     if r.loo.skipped:
-        out += [f"No memory-bound peer of the same engine and chip, so not in the leave-one-out: {', '.join(r.loo.skipped)}.", ""]
+        out += [f"No memory-bound peer of the same engine and chip, so not in the leave-one-out: {md(', '.join(r.loo.skipped))}.", ""]
     out += [f"Implied MBU of the memory-bound decode records: {r.mbu[0]:.2f} to {r.mbu[2]:.2f} (median {r.mbu[1]:.2f}).", ""]
     out += ["Conversion rules:", "", *(f"- `{k}`: {text}" for k, text in v.RULES.items()), ""]
     return "\n".join(out)
@@ -167,9 +220,9 @@ def render_calibrate(ids: Sequence[str], fmt: str, directory: Path = MEASUREMENT
             "records": [{**_row_json(x), "calibrated_on": x.id in used, "same_engine_and_chip": x in rest} for x in val.rows],
         }, indent=2, ensure_ascii=False) + "\n"
     out = [
-        "# Calibrated on " + ", ".join(c.ids),
+        "# Calibrated on " + md(", ".join(c.ids)),
         "",
-        f"- Fitted: {_params(c)} ({c.how}); eta_flops = {val.eta_flops:.2f} (sheet default).",
+        f"- Fitted: {_params(c)} ({md(c.how)}); eta_flops = {val.eta_flops:.2f} (sheet default).",
         f"- Dataset defaults for comparison: {_params(defaults)}.",
         "",
         "| record | use | regime | measured ms | predicted ms | error | MBU |",
@@ -177,7 +230,7 @@ def render_calibrate(ids: Sequence[str], fmt: str, directory: Path = MEASUREMENT
     ]
     for x in val.rows:
         use = "fitted" if x.id in used else ("same engine and chip" if x in rest else "other")
-        out.append(f"| {x.id} | {use} | {x.regime} | {_ms(x.measured)} | {_ms(x.predicted)} | {_pct(x.error)} | {x.implied_mbu:.2f} |")
+        out.append(f"| {md(x.id)} | {use} | {x.regime} | {_ms(x.measured)} | {_ms(x.predicted)} | {_pct(x.error)} | {x.implied_mbu:.2f} |")
     out += ["", *_summary_lines("same engine and chip, not fitted", v.summarise(rest)), "",
             *_summary_lines("every record not fitted", v.summarise(others)), ""]
     return "\n".join(out)

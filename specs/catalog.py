@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import os
+import stat
+import tomllib
 from pathlib import Path
+from typing import Any
 
+from specs import text as text_rule
 from specs.errors import SpecError, suggest
 
 SPECS_DIR = Path(__file__).parent
@@ -12,6 +17,9 @@ HARDWARE_DIR = SPECS_DIR / "hardware"
 MODELS_DIR = SPECS_DIR / "models"
 MAX_SPEC_BYTES = 1_000_000
 SHOWN_PATH_LIMIT = 100
+#: The deepest nesting of arrays and tables (objects) a spec, measurement or derivation file may have; the shipped ones
+#: reach 4 (a derivation file's tables[].rows[].set). Deeper is refused before anything walks the data.
+MAX_NESTING = 32
 
 
 def hardware_names() -> list[str]:
@@ -24,7 +32,7 @@ def model_names() -> list[str]:
 
 def shown_path(path: str | Path) -> str:
     """A path as it goes into an error line: one line, long ones shortened in the middle."""
-    text = str(path).replace("\n", "\\n")
+    text = text_rule.escaped(str(path), keep="")
     if len(text) <= SHOWN_PATH_LIMIT:
         return text
     return text[:40] + "..." + text[-(SHOWN_PATH_LIMIT - 43):]
@@ -41,6 +49,9 @@ def resolve(name_or_path: str | Path, kind: str, directory: Path, suffix: str, n
         raise SpecError(kind, None, f"expected a shipped name (`roofline list {listing}`) or a path, found an empty string")
     looks_like_path = isinstance(name_or_path, os.PathLike) or "/" in text or text.endswith((".toml", ".json"))
     if looks_like_path:
+        why = text_rule.problem(text, multiline=False)
+        if why is not None:
+            raise SpecError(shown_path(text), None, f"the path {why.split(';')[0]}; rename the file")
         path = Path(text)
         try:
             found = path.is_file()
@@ -56,21 +67,77 @@ def resolve(name_or_path: str | Path, kind: str, directory: Path, suffix: str, n
     raise SpecError(f"{kind} {shown_name!r}", None, f"unknown {kind} name{suggest(text, names)}; `roofline list {listing}` lists them")
 
 
-def read_text(path: Path) -> str:
-    """A spec file's text, with one-line errors for unreadable or oversized files.
+def read_text(path: Path, limit: int = MAX_SPEC_BYTES) -> str:
+    """A spec file's text, with one-line errors for unreadable, oversized or special files.
 
+    Only a regular file is read (a FIFO or a device would block or never end), at most `limit` bytes of it.
     A UTF-8 byte-order mark (which some Windows editors write) is dropped.
     """
     where = shown_path(path)
     try:
-        size = path.stat().st_size
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
     except (OSError, ValueError) as err:
         raise SpecError(where, None, f"cannot read: {getattr(err, 'strerror', None) or err}") from None
-    if size > MAX_SPEC_BYTES:
-        raise SpecError(where, None, f"expected a spec file under {MAX_SPEC_BYTES} bytes, found {size} bytes")
     try:
-        return path.read_text(encoding="utf-8-sig")
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise SpecError(where, None, "is not a regular file")
+        if st.st_size > limit:
+            raise SpecError(where, None, f"expected a file of at most {limit:,} bytes, found {st.st_size:,} bytes")
+        with os.fdopen(fd, "rb", closefd=False) as f:
+            data = f.read(limit + 1)
+    except OSError as err:
+        raise SpecError(where, None, f"cannot read: {err.strerror or err}") from None
+    finally:
+        os.close(fd)
+    if len(data) > limit:
+        raise SpecError(where, None, f"expected a file of at most {limit:,} bytes, found more")
+    try:
+        return data.decode("utf-8-sig")
     except UnicodeDecodeError as err:
         raise SpecError(where, None, f"expected UTF-8 text, found undecodable bytes at offset {err.start}") from None
-    except (OSError, ValueError) as err:
-        raise SpecError(where, None, f"cannot read: {getattr(err, 'strerror', None) or err}") from None
+
+
+def nesting_depth(data: object, limit: int = MAX_NESTING) -> int:
+    """How deep lists and dicts nest in `data` (a scalar is 0), counted without recursion; stops counting past `limit`."""
+    deepest = 0
+    stack: list[tuple[object, int]] = [(data, 0)]
+    while stack:
+        value, depth = stack.pop()
+        if isinstance(value, dict | list):
+            depth += 1
+            deepest = max(deepest, depth)
+            if deepest > limit:
+                return deepest
+            stack.extend((v, depth) for v in (value.values() if isinstance(value, dict) else value))
+    return deepest
+
+
+def _nesting_error(where: str | Path, error: type[SpecError]) -> SpecError:
+    return error(shown_path(where), None, f"nested more than {MAX_NESTING} deep (arrays or tables inside one another); no spec needs that")
+
+
+def parse_toml(text: str, where: str | Path, error: type[SpecError] = SpecError, syntax: str = "expected valid TOML, found a syntax error ({})") -> dict[str, Any]:
+    """A TOML document as a table; a syntax error or nesting deeper than MAX_NESTING is one line (`syntax` says the first)."""
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as err:
+        raise error(shown_path(where), None, syntax.format(str(err)[:120])) from None
+    except RecursionError:
+        raise _nesting_error(where, error) from None
+    if nesting_depth(data) > MAX_NESTING:
+        raise _nesting_error(where, error)
+    return data
+
+
+def parse_json(text: str, where: str | Path, error: type[SpecError] = SpecError) -> Any:
+    """A JSON document; a syntax error or nesting deeper than MAX_NESTING is one line."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise error(shown_path(where), None, f"expected valid JSON, found a syntax error at line {err.lineno} column {err.colno} ({err.msg})") from None
+    except RecursionError:
+        raise _nesting_error(where, error) from None
+    if nesting_depth(data) > MAX_NESTING:
+        raise _nesting_error(where, error)
+    return data

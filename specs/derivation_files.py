@@ -7,12 +7,14 @@ derivations layer (derivations.userfile) checks the table and builds the sheet.
 
 from __future__ import annotations
 
-import tomllib
 from pathlib import Path
 from typing import Any
 
-from specs.catalog import read_text
+from specs.catalog import parse_toml, read_text
 from specs.errors import SpecError
+
+#: The largest derivation file read (the shipped example is 3 kB; a file of 200 steps, the most one may hold, about 60 kB).
+MAX_DERIVATION_FILE_BYTES = 200_000
 
 
 def read_derivation_file(path: str | Path, error: type[SpecError] = SpecError) -> dict[str, Any]:
@@ -25,10 +27,7 @@ def read_derivation_file(path: str | Path, error: type[SpecError] = SpecError) -
     except (OSError, ValueError) as err:
         raise error(where, None, f"cannot read it ({getattr(err, 'strerror', None) or err})") from None
     try:
-        text = read_text(p)
+        text = read_text(p, MAX_DERIVATION_FILE_BYTES)
     except SpecError as err:
         raise error(where, None, err.message) from None
-    try:
-        return tomllib.loads(text)
-    except tomllib.TOMLDecodeError as err:
-        raise error(where, None, f"not valid TOML: {str(err)[:120]}") from None
+    return parse_toml(text, where, error, syntax="not valid TOML: {}")

@@ -6,7 +6,6 @@ inference and is stored nowhere). Every field's dimension is checked at load.
 
 from __future__ import annotations
 
-import tomllib
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -15,10 +14,11 @@ from pathlib import Path
 
 import pint
 
-from specs.catalog import HARDWARE_DIR, hardware_names, read_text, resolve
+from specs.catalog import HARDWARE_DIR, hardware_names, parse_toml, read_text, resolve
 from specs.errors import SpecError, shown, suggest
 from specs.precisions import MATH_PRECISIONS
 from specs.quantities import parse_quantity
+from specs.text import check as check_text
 
 #: field -> (unit it must convert to, required). Text fields have unit None.
 FIELDS: dict[str, tuple[str | None, bool]] = {
@@ -46,6 +46,8 @@ STATUSES = ("C", "S", "U")
 #: 8-GPU Infinity Fabric mesh), "torus" (neighbour links only: TPU ICI), "pcie" (no scale-up link; through the host's PCIe).
 TOPOLOGIES = ("switch", "mesh", "torus", "pcie")
 MAX_TEXT = 4000
+#: Text fields that may span lines (the rest are one line: a name, a vendor, a kind).
+MULTI_LINE_FIELDS = ("source", "notes")
 
 
 @dataclass(frozen=True)
@@ -111,11 +113,7 @@ def load_hardware(name_or_path: str | Path) -> Hardware:
 
 
 def _read(path: Path) -> Hardware:
-    try:
-        data = tomllib.loads(read_text(path))
-    except tomllib.TOMLDecodeError as err:
-        raise SpecError(path, None, f"expected valid TOML, found a syntax error ({err})") from None
-    return parse_hardware(data, path)
+    return parse_hardware(parse_toml(read_text(path), path), path)
 
 
 @cache
@@ -156,7 +154,7 @@ def parse_hardware(data: Mapping[str, object], path: Path) -> Hardware:
         elif expected is None:
             if not isinstance(raw, str) or len(raw) > MAX_TEXT:
                 raise SpecError(path, field, f"expected text, found {shown(raw)}")
-            values[field] = raw
+            values[field] = check_text(raw, path, field, multiline=field in MULTI_LINE_FIELDS)
         elif expected == "1":
             q = parse_quantity(raw, "1", path, field)
             if q.magnitude != int(q.magnitude):

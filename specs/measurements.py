@@ -19,20 +19,23 @@ Metrics (what `value` holds) and the unit each must convert to:
 
 from __future__ import annotations
 
-import tomllib
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from fractions import Fraction
 from functools import cache
 from pathlib import Path
 
 import pint
 
-from specs.catalog import SPECS_DIR, hardware_names, model_names, read_text, shown_path
+from specs.catalog import SPECS_DIR, hardware_names, model_names, parse_toml, read_text, shown_path
 from specs.errors import SpecError, shown, suggest
 from specs.hardware import Hardware, load_hardware
 from specs.models import Architecture, load_model
 from specs.precisions import precision
 from specs.quantities import parse_quantity
+from specs.text import check as check_text
+from units import Quantity
 
 MEASUREMENTS_DIR = SPECS_DIR / "measurements"
 #: The defaults fitted to the dataset (eta_bw, t_fixed, hop_latency): not a measurement file, skipped by the record loader.
@@ -86,6 +89,10 @@ RECORD_FIELDS: dict[str, tuple[str, bool]] = {
 }
 MAX_TEXT = 4000
 MAX_COUNT = 10**9
+#: Text fields that may span lines (the rest are one line).
+MULTI_LINE_FIELDS = ("source", "notes", "assumed", "locator", "fit")
+#: A record's id: what `roofline calibrate --from ID` takes and the validation table prints.
+RECORD_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,79}$")
 
 
 @dataclass(frozen=True)
@@ -142,11 +149,7 @@ def load_measurements(directory: Path = MEASUREMENTS_DIR) -> tuple[Measurement, 
 
 
 def load_measurement_file(path: Path) -> tuple[Measurement, ...]:
-    try:
-        data = tomllib.loads(read_text(path))
-    except tomllib.TOMLDecodeError as err:
-        raise SpecError(shown_path(path), None, f"expected valid TOML, found a syntax error ({err})") from None
-    return parse_measurements(data, path)
+    return parse_measurements(parse_toml(read_text(path), path), path)
 
 
 def parse_measurements(data: Mapping[str, object], path: Path) -> tuple[Measurement, ...]:
@@ -197,13 +200,15 @@ def _record(raw: Mapping[str, object], index: int, path: Path, head: Mapping[str
                 raise SpecError(where, name, err.message) from None
             values[field] = text
         elif kind == "model":
-            values[field] = _shipped(v, where, name, model_names(), "models", load_model)
+            values[field] = _shipped(v, where, name, model_names(), "models", _shipped_model)
         elif kind == "hardware":
-            values[field] = _shipped(v, where, name, hardware_names(), "hardware", load_hardware)
+            values[field] = _shipped(v, where, name, hardware_names(), "hardware", _shipped_hardware)
         elif kind == "metric":
             values[field] = v  # checked below, once the metric is known
         else:
             values[field] = parse_quantity(v, kind, where, name, allow_zero=True)
+    if not RECORD_ID.match(values["id"]):
+        raise SpecError(where, f"{label}.id", f"expected letters, digits, '.', '_' and '-' (at most 80, starting with a letter or digit), found {shown(values['id'])}")
     metric = values["metric"]
     if metric not in METRICS:
         raise SpecError(where, f"{label}.metric", f"unknown metric {shown(metric)}{suggest(str(metric), METRICS)}; known: {', '.join(METRICS)}")
@@ -220,8 +225,43 @@ def _record(raw: Mapping[str, object], index: int, path: Path, head: Mapping[str
         raise SpecError(where, f"{label}.output_tokens", "an end-to-end latency needs at least 2 output tokens to give a decode step")
     if not values["assumed"].strip():
         raise SpecError(where, f"{label}.assumed", "expected what was assumed where the source is silent (or 'nothing'), found an empty string")
-    return Measurement(path=path, source=head["source"], url=head["url"], engine=head["engine"], engine_version=head["engine_version"],
-                       notes=head["notes"], **values)
+    m = Measurement(path=path, source=head["source"], url=head["url"], engine=head["engine"], engine_version=head["engine_version"],
+                    notes=head["notes"], **values)
+    _check_physics(m, where, label)
+    return m
+
+
+#: A decode step (one output token of one sequence) a record may imply: no server streams a model's weights in under 0.1 ms
+#: (the fastest published decode of a small model is above 1 ms), and a step of a minute is a typo for a whole request.
+MIN_DECODE_STEP_S = Fraction(1, 10_000)
+MAX_DECODE_STEP_S = Fraction(60)
+
+
+def decode_step(m: Measurement) -> pint.Quantity:
+    """The record's figure as one decode step time [s] (exact), under the rule of its metric (derivations.validation.RULES)."""
+    v = m.value
+    if m.metric == "itl":
+        q = v
+    elif m.metric == "tokens_per_s_per_user":
+        q = Quantity(1, "token") / v
+    elif m.metric == "aggregate_tokens_per_s":
+        q = Quantity(m.batch, "token") / v
+    elif m.ttft is not None:
+        q = (v - m.ttft) / (m.output_tokens - 1)
+    else:
+        q = v / m.output_tokens
+    return q.to("s")
+
+
+def _check_physics(m: Measurement, where: str, label: str) -> None:
+    """What a real measurement must satisfy: a TTFT inside its end-to-end latency, a decode step a server can take."""
+    if m.ttft is not None and m.ttft.to("s").magnitude >= m.value.to("s").magnitude:
+        raise SpecError(where, f"{label}.ttft", f"the first token ({m.ttft:~P}) cannot come after the whole request ({m.value:~P}): "
+                                                "expected a TTFT below the end-to-end latency")
+    step = Fraction(decode_step(m).magnitude)
+    if not MIN_DECODE_STEP_S <= step <= MAX_DECODE_STEP_S:
+        raise SpecError(where, f"{label}.value", f"{shown(str(m.value))} gives a decode step of {float(step):.3g} s; a real decode step takes "
+                                                 f"{float(MIN_DECODE_STEP_S * 1000):g} ms to {float(MAX_DECODE_STEP_S):g} s (check the unit and the metric)")
 
 
 # --- the defaults fitted to the dataset ------------------------------------------------------------
@@ -248,10 +288,7 @@ class FittedDefaults:
 def load_fitted_defaults(path: Path = FITTED_DEFAULTS_PATH) -> FittedDefaults:
     """The fitted defaults file, validated: every fitted input present with its unit and in its domain, the fit described, the records named."""
     where = shown_path(path)
-    try:
-        data = tomllib.loads(read_text(path))
-    except tomllib.TOMLDecodeError as err:
-        raise SpecError(where, None, f"expected valid TOML, found a syntax error ({err})") from None
+    data = parse_toml(read_text(path), path)
     known = {**FITTED_FIELDS, **dict.fromkeys(FITTED_INPUTS, True)}
     unknown = sorted(set(data) - set(known))
     if unknown:
@@ -289,7 +326,7 @@ def load_fitted_defaults(path: Path = FITTED_DEFAULTS_PATH) -> FittedDefaults:
 def _text(v: object, where: str, name: str) -> str:
     if not isinstance(v, str) or len(v) > MAX_TEXT:
         raise SpecError(where, name, f"expected text, found {shown(v)}")
-    return v
+    return check_text(v, where, name, multiline=name.rpartition(".")[2] in MULTI_LINE_FIELDS)
 
 
 def _url(v: str, where: str, name: str) -> None:
@@ -303,6 +340,17 @@ def _count(v: object, where: str, name: str) -> int:
     return v
 
 
+@cache
+def _shipped_model(name: str) -> Architecture:
+    """A shipped model, loaded once per process (a dataset of a thousand records names a few)."""
+    return load_model(name)
+
+
+@cache
+def _shipped_hardware(name: str) -> Hardware:
+    return load_hardware(name)
+
+
 def _shipped(v: object, where: str, name: str, names: list[str], listing: str, load: Callable[[str], object]) -> object:
     if not isinstance(v, str) or v not in names:
         hint = suggest(v, names) if isinstance(v, str) else ""
@@ -310,5 +358,21 @@ def _shipped(v: object, where: str, name: str, names: list[str], listing: str, l
     return load(v)
 
 
-__all__ = ["BATCHING", "FITTED_DEFAULTS_NAME", "FITTED_DEFAULTS_PATH", "FITTED_INPUTS", "FITTED_SUMMARY", "MEASUREMENTS_DIR", "METRICS", "FittedDefaults", "Measurement",
-           "load_fitted_defaults", "load_measurement_file", "load_measurements", "parse_measurements"]
+__all__ = [
+    "BATCHING",
+    "FITTED_DEFAULTS_NAME",
+    "FITTED_DEFAULTS_PATH",
+    "FITTED_INPUTS",
+    "FITTED_SUMMARY",
+    "MAX_DECODE_STEP_S",
+    "MEASUREMENTS_DIR",
+    "METRICS",
+    "MIN_DECODE_STEP_S",
+    "FittedDefaults",
+    "Measurement",
+    "decode_step",
+    "load_fitted_defaults",
+    "load_measurement_file",
+    "load_measurements",
+    "parse_measurements",
+]

@@ -20,14 +20,12 @@ status, notes).
 from __future__ import annotations
 
 import fnmatch
-import json
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
 
-from specs.catalog import MODELS_DIR, model_names, read_text, resolve
+from specs.catalog import MODELS_DIR, model_names, parse_json, parse_toml, read_text, resolve
 from specs.counts import (
     gqa_attention_params,
     gqa_kv_elements_per_token,
@@ -38,8 +36,12 @@ from specs.counts import (
 )
 from specs.errors import SpecError, shown
 from specs.precisions import Precision
+from specs.text import check as check_text
 
 METADATA_FIELDS = ("name", "hf_repo", "status", "source", "notes")
+#: Metadata fields that may span lines (the rest are one line).
+MULTI_LINE_FIELDS = ("source", "notes")
+MAX_TEXT = 4000
 MAX_DIMENSION = 10**7
 #: transformers' names for a layer's attention (config `layer_types`): the whole context, a sliding window, a chunk
 FULL, SLIDING, CHUNKED = "full_attention", "sliding_attention", "chunked_attention"
@@ -424,10 +426,7 @@ class Architecture:
 def load_model(name_or_path: str | Path) -> Architecture:
     """Load a shipped model by name, or any config.json of a supported family by path."""
     path = resolve(name_or_path, "model", MODELS_DIR, ".json", model_names(), "models")
-    try:
-        config = json.loads(read_text(path))
-    except json.JSONDecodeError as err:
-        raise SpecError(path, None, f"expected valid JSON, found a syntax error at line {err.lineno} column {err.colno} ({err.msg})") from None
+    config = parse_json(read_text(path), path)
     if not isinstance(config, dict):
         raise SpecError(path, None, f"expected a JSON object (a config.json), found {type(config).__name__}")
     meta = _metadata(path)
@@ -437,11 +436,8 @@ def load_model(name_or_path: str | Path) -> Architecture:
 def _metadata(path: Path) -> dict[str, str]:
     toml_path = path.with_suffix(".toml")
     if not toml_path.is_file():
-        return {"name": path.stem, "status": "user", "source": str(path), "notes": "", "hf_repo": ""}
-    try:
-        data = tomllib.loads(read_text(toml_path))
-    except tomllib.TOMLDecodeError as err:
-        raise SpecError(toml_path, None, f"expected valid TOML, found a syntax error ({err})") from None
+        return _default_metadata(path)
+    data = parse_toml(read_text(toml_path), toml_path)
     unknown = sorted(set(data) - set(METADATA_FIELDS))
     if unknown:
         raise SpecError(toml_path, unknown[0][:60], f"unknown field; known fields: {', '.join(METADATA_FIELDS)}")
@@ -449,9 +445,16 @@ def _metadata(path: Path) -> dict[str, str]:
         if name not in data:
             raise SpecError(toml_path, name, "missing required field (text)")
     for name, value in data.items():
-        if not isinstance(value, str):
+        if not isinstance(value, str) or len(value) > MAX_TEXT:
             raise SpecError(toml_path, name, f"expected text, found {shown(value)}")
+        check_text(value, toml_path, name, multiline=name in MULTI_LINE_FIELDS)
     return {"notes": "", "hf_repo": "", **data}
+
+
+def _default_metadata(path: Path) -> dict[str, str]:
+    """A config.json without a metadata file: its file's stem is the model's name (checked like any text from a file)."""
+    check_text(path.stem, path, "name", multiline=False)
+    return {"name": path.stem, "status": "user", "source": str(path), "notes": "", "hf_repo": ""}
 
 
 class _Config:
@@ -553,7 +556,7 @@ def _language_model(data: Mapping[str, object], path: Path) -> tuple[Mapping[str
 
 def parse_config(data: Mapping[str, object], path: Path, meta: Mapping[str, str] | None = None) -> Architecture:
     """Validate a config.json mapping into an Architecture."""
-    meta = meta or {"name": path.stem, "status": "user", "source": str(path), "notes": "", "hf_repo": ""}
+    meta = meta or _default_metadata(path)
     text, model_type, nested = _language_model(data, path)
     fam = FAMILIES[model_type]
     c = _Config(text, path, fam, prefix=f"{nested}." if nested else "")

@@ -14,6 +14,11 @@ from specs.errors import SpecError, shown
 from units import Quantity, unit, unit_text, ureg
 
 MAX_VALUE_LENGTH = 100
+#: Every value read (a spec field, a scenario input, a measurement) lies within this magnitude of 1 in its field's unit (the
+#: base units s, B, B/s, flop/s, token, W, ...), or is zero where zero is allowed: past any real chip, model or scenario by many
+#: orders, and far inside a float, so no product a sheet forms or unit it converts to overflows. "1e300 TB/s" is refused here.
+MAX_MAGNITUDE = Fraction(10**30)
+MIN_MAGNITUDE = 1 / MAX_MAGNITUDE
 # A spec value is a plain decimal number then a unit; pint never evaluates the number.
 _NUMBER_AND_UNIT = re.compile(r"^([-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d{1,3})?)\s*([A-Za-z%µ][A-Za-z0-9_*/()^. µ%-]*)?$")
 
@@ -51,7 +56,11 @@ def parse_quantity(value: object, expected: str, where: str | Path, field: str, 
     if q.dimensionality != want.dimensionality:
         raise SpecError(where, field, f"expected units convertible to {unit_text(want)}, found {shown(value)} ({unit_text(q.units)})")
     check_sign(q.magnitude, want, where, field, shown(value), allow_zero=allow_zero)
-    return q.to(want)
+    q = q.to(want)
+    if q.magnitude != 0 and not MIN_MAGNITUDE <= abs(Fraction(q.magnitude)) <= MAX_MAGNITUDE:
+        what = "a number from 1e-30 to 1e30" if want.dimensionless else f"a quantity from 1e-30 to 1e30 {unit_text(want)}"
+        raise SpecError(where, field, f"expected {what} (the range every value is read in), found {shown(value)}")
+    return q
 
 
 def check_sign(magnitude: object, want: pint.Unit, where: str | Path, field: str, found: str, *, allow_zero: bool = False) -> None:

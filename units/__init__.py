@@ -7,7 +7,7 @@ code needing only pint (loading a spec, `roofline show`) never imports sympy.
 from typing import Any
 
 from units.errors import RooflineError, UnitMismatchError
-from units.registry import Quantity, Unit, same_unit, unit, unit_text, ureg
+from units.registry import Quantity, Unit, loads, same_unit, unit, unit_text, ureg
 
 _SYMBOLIC = ("check_unit", "infer_unit")
 
@@ -18,6 +18,7 @@ __all__ = [
     "UnitMismatchError",
     "check_unit",
     "infer_unit",
+    "loads",
     "same_unit",
     "unit",
     "unit_text",

@@ -1,6 +1,13 @@
 """The project's base error and the unit-mismatch error (lowest layer)."""
 
 
+def _rebuild(cls: type[BaseException], args: tuple[object, ...], state: dict[str, object]) -> BaseException:
+    err = cls.__new__(cls)
+    BaseException.__init__(err, *args)
+    err.__dict__.update(state)
+    return err
+
+
 class RooflineError(Exception):
     """Base of every error roofline raises on purpose: its text is one line naming the input, file or field.
 
@@ -11,6 +18,11 @@ class RooflineError(Exception):
     ...     print(err)
     question 'decode-flor': unknown question (did you mean decode-floor, decode-op-ranking?); `roofline list questions` lists them
     """
+
+    def __reduce__(self) -> tuple[object, ...]:
+        # Subclasses take other constructor arguments than their message (SpecError(where, field, message)): rebuild from the
+        # message and the attributes, so an error pickled in a child process (derivations.bounded) reads back as itself.
+        return _rebuild, (type(self), self.args, dict(self.__dict__))
 
 
 class UnitMismatchError(RooflineError, TypeError):

@@ -24,6 +24,19 @@ Quantity = ureg.Quantity
 Unit = ureg.Unit
 
 
+def loads(data: bytes) -> object:
+    """`pickle.loads` for data this process's own child wrote (derivations.bounded): pint rebuilds a pickled Quantity or
+    Unit in its application registry, so that registry is ours while the data is read, and the caller's again after."""
+    import pickle
+
+    previous = pint.get_application_registry().get()
+    pint.set_application_registry(ureg)
+    try:
+        return pickle.loads(data)
+    finally:
+        pint.set_application_registry(previous)
+
+
 @lru_cache(maxsize=4096)
 def unit(text: str) -> pint.Unit:
     """Parse a unit string such as "B/s" or "flop/(parameter*token)" (each distinct string once)."""

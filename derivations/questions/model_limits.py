@@ -32,7 +32,7 @@ import sympy as sp
 from derivations import glossary as gl
 from derivations import primitives as pr
 from derivations import stepmodel as sm
-from derivations.context import FITTED, Input
+from derivations.context import Input, fitted
 from derivations.engine import Claim, Plot, Row, Step, Table, at, derivation
 from derivations.questions import batch1_gap as bg
 from derivations.questions import batch_knee as bk
@@ -198,7 +198,7 @@ def _validation_row(rid: str) -> Row:
 
 
 VALIDATION = Table("Against published measurements: the memory-bound decode records the defaults are fitted to",
-                   tuple(_validation_row(rid) for rid in FITTED.records),
+                   tuple(_validation_row(rid) for rid in fitted().records),
                    ("t_comm", "t_step", "t_measured", "prediction_error"),
                    note="Each row is a record of specs/measurements/ at its own chip, model, precisions, batch, mean context (prompt plus half "
                         "the output) and TP degree, predicted at this sheet's defaults; compute-bound and prefill-heavy records are left out "
@@ -246,10 +246,10 @@ DERIVATION = derivation(
         Input("measured_step", t_meas, "0 ms", "s",
               "a measured decode step time of this setup to set the prediction against (0: none); the validation table sets each record's",
               "nonnegative"),
-        Input("validation_median_error", e_med, FITTED.summary["median_error"], "1",
-              f"median absolute error of the step model at these defaults against the {len(FITTED.records)} memory-bound decode records "
+        Input("validation_median_error", e_med, fitted().summary["median_error"], "1",
+              f"median absolute error of the step model at these defaults against the {len(fitted().records)} memory-bound decode records "
               "of published measurements (`roofline validate`)", "nonnegative"),
-        Input("validation_worst_error", e_worst, FITTED.summary["worst_error"], "1",
+        Input("validation_worst_error", e_worst, fitted().summary["worst_error"], "1",
               "largest absolute error of the step model at these defaults against those records (`roofline validate`)", "nonnegative"),
         Input("eta_bw_quant", eta_q, "0.6", "1",
               "achieved fraction of datasheet bandwidth in weight-only quantized GEMMs (used only when the weights are narrower than the math)",

@@ -1,3 +1,4 @@
+import json
 import os
 from pathlib import Path
 
@@ -17,8 +18,10 @@ def test_build_writes_every_sheet_and_is_byte_identical(tmp_path, built, capsys)
     out = tmp_path / "out"
     assert main(["build", "--out", str(out)]) == 0
     first = _files(out)
+    manifest = json.loads(first.pop(build_mod.MANIFEST))
     second = {name: data.encode() if isinstance(data, str) else data for name, data in built.items()}
     assert first == second
+    assert manifest["files"] == sorted(second)  # what the next build may delete: exactly what this one wrote
     from derivations.registry import DERIVATIONS
     assert {f"{d.slug}.{ext}" for d in DERIVATIONS for ext in ("md", "tex", "json")} <= set(first)
     plots = {n for n in first if n.startswith("plots/")}
@@ -68,4 +71,4 @@ def test_build_pdf(tmp_path, capsys):
     assert main(["build", "--out", str(out), "--pdf"]) == 0
     pdfs = sorted(p.name for p in out.glob("*.pdf"))
     assert pdfs and all((out / n).stat().st_size > 10_000 for n in pdfs)
-    assert not [n for n in os.listdir(out) if n.startswith(".")]
+    assert [n for n in os.listdir(out) if n.startswith(".")] == [build_mod.MANIFEST]

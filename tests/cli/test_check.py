@@ -201,7 +201,7 @@ BAD_FILES = [
     ("hostile-latex", lambda s: s.replace("latex = 's_{\\mathrm{kv}}'", "latex = '\\input{/etc/passwd}'"), "steps[0].latex"),
     ("hostile-prose", lambda s: s.replace('why = "Each cached token holds K and V of every layer."',
                                           'why = "$\\\\write18{rm -rf /}$ gone"'), "prose math does not allow"),
-    ("control-chars", lambda s: s.replace('title = "Offloading', 'title = "\\u001b[31mOffloading'), "title: holds a control character"),
+    ("control-chars", lambda s: s.replace('title = "Offloading', 'title = "\\u001b[31mOffloading'), "title: holds U+001B (ESCAPE) at character 1, a control character"),
     ("bad-solve", lambda s: s.replace('solve = "t_pcie = t_hbm"\nfor = "T"', 'solve = "t_pcie = t_nope"\nfor = "T"'), "'t_nope' is not an earlier step"),
     ("bad-result", lambda s: s.replace('results = ["t_step"', 'results = ["t_stepp"'), "results[0]: 't_stepp' is not a step"),
     ("bad-hardware", lambda s: s.replace('hardware = ["h100-sxm", "h200"]', 'hardware = ["h100-sxn"]'), "did you mean h100-sxm"),

@@ -19,7 +19,7 @@ def run(capsys, *argv):
 @pytest.mark.parametrize("argv, first_line", [
     (["derive", "decode-floor", "--set", "eta_bw=2"], "roofline: error: --set: eta_bw: expected a fraction in (0, 1], found '2'"),
     (["derive", "decode-floor", "--set", "batch=2.5"], "roofline: error: --set: batch: expected a whole number of at least 1"),
-    (["derive", "decode-floor", "--set", "batch=1e308"], "roofline: error: --set: batch: expected a whole number of at least 1 up to 1,000,000,000"),
+    (["derive", "decode-floor", "--set", "batch=1e308"], "roofline: error: --set: batch: expected a number from 1e-30 to 1e30 (the range every value is read in), found '1e308'"),
     (["derive", "decode-floor", "--set", "batch=5ms"], "roofline: error: --set: batch: expected a plain number"),
     (["derive", "decode-floor", "--set", "tp=0"], "roofline: error: --set: tp: expected a positive quantity"),
     (["derive", "ridge-coincidence", "--math", "int4"], "roofline: error: --math: 'int4' is a storage format, not a math precision"),

@@ -8,8 +8,11 @@ whole module; the build tests reuse its files instead of rendering again.
 
 from __future__ import annotations
 
+import json
 import os
 import re
+import shutil
+import stat
 import tomllib
 from pathlib import Path
 
@@ -31,7 +34,7 @@ LONG_TOML = "b" * 300 + ".toml"
 
 
 def snapshot(root: Path) -> dict[str, object]:
-    """Every path under root (hidden ones too): file bytes, link targets, 'dir'."""
+    """Every path under root (hidden ones too): file bytes, link targets, 'dir', 'fifo'."""
     found: dict[str, object] = {}
     for dirpath, dirnames, filenames in os.walk(root):
         for name in dirnames + filenames:
@@ -39,6 +42,8 @@ def snapshot(root: Path) -> dict[str, object]:
             rel = str(p.relative_to(root))
             if p.is_symlink():
                 found[rel] = ("link", os.readlink(p))
+            elif stat.S_ISFIFO(p.stat().st_mode):
+                found[rel] = ("fifo",)  # never opened: a FIFO blocks its reader
             elif p.is_dir():
                 found[rel] = ("dir", p.stat().st_mode & 0o777)
             else:
@@ -54,10 +59,10 @@ def one_line(err: str) -> str:
 
 
 def layout(tmp: Path, files: dict[str, str]) -> None:
-    """tmp/file (a regular file), tmp/out (a build plus a user's README), tmp/out-dir (a folder where a sheet goes),
-    tmp/out-sub (a build plus a user's subfolder)."""
+    """tmp/file (a regular file), tmp/out (a build from before manifests), tmp/out-readme (the same plus a user's README),
+    tmp/out-dir (a folder where a sheet goes), tmp/out-sub (a build plus a user's subfolder)."""
     (tmp / "file").write_text("keep me\n")
-    for name in ("out", "out-dir", "out-sub"):
+    for name in ("out", "out-readme", "out-dir", "out-sub"):
         (tmp / name).mkdir()
         for fname, text in files.items():
             (tmp / name / fname).parent.mkdir(exist_ok=True)  # plots/ holds the plot files
@@ -65,7 +70,7 @@ def layout(tmp: Path, files: dict[str, str]) -> None:
                 (tmp / name / fname).write_bytes(text)
             else:
                 (tmp / name / fname).write_text(text, encoding="utf-8")
-    (tmp / "out" / "README.txt").write_text("mine\n")
+    (tmp / "out-readme" / "README.txt").write_text("mine\n")
     (tmp / "out-dir" / "flops-per-token.md").unlink()
     (tmp / "out-dir" / "flops-per-token.md").mkdir()
     (tmp / "out-dir" / "flops-per-token.md" / "notes.txt").write_text("mine\n")
@@ -75,6 +80,8 @@ def layout(tmp: Path, files: dict[str, str]) -> None:
 
 NOT_ROOT = pytest.mark.skipif(ROOT, reason="running as root: root writes into a 0o555 folder, so chmod cannot make one unwritable (the /proc cases cover an unwritable place)")
 
+#: how every refusal to touch a file no build wrote ends
+KEEP = "a build replaces --out as a whole and deletes only what a build wrote, so move it away or use another --out"
 # (id, argv with {tmp}, exit code, first stderr line with {tmp}, {pid}, {shown} = shown_path(last argv item))
 BUILD_CASES = [
     ("out-is-a-file", ["build", "--out", "{tmp}/file"], 2,
@@ -88,9 +95,11 @@ BUILD_CASES = [
     ("out-is-cwd", ["build", "--out", "."], 2,
      "roofline: error: --out .: is the current folder or holds it; a build replaces its --out folder as a whole, so name a subfolder such as out"),
     ("out-has-a-folder-where-a-sheet-goes", ["build", "--out", "{tmp}/out-dir"], 2,
-     "roofline: error: {tmp}/out-dir/flops-per-token.md: is a folder where the build writes a file; move it away or use another --out"),
+     "roofline: error: {tmp}/out-dir/flops-per-token.md: is a folder where the build writes a file; " + KEEP),
     ("out-has-a-user-subfolder", ["build", "--out", "{tmp}/out-sub"], 2,
-     "roofline: error: {tmp}/out-sub/figures: is a folder; a build replaces --out as a whole and carries over only plain files; move it away or use another --out"),
+     "roofline: error: {tmp}/out-sub/figures: is a folder no build wrote; " + KEEP),
+    ("out-has-a-users-readme", ["build", "--out", "{tmp}/out-readme"], 2,
+     "roofline: error: {tmp}/out-readme/README.txt: is not a file a build writes; " + KEEP),
     ("out-long-name", ["build", "--out", "{tmp}/" + "x" * 300], 2,
      "roofline: error: --out {shown}: cannot use it as the output folder (File name too long)"),
     ("out-under-proc", ["build", "--out", "/proc/x"], 2,
@@ -218,38 +227,133 @@ def test_api_still_takes_paths_and_none(sheet):
 # --- the atomic swap -----------------------------------------------------------------
 
 
-def test_build_carries_user_files_over_and_drops_stale_pdfs(tmp_path, fast_build, capsys):
-    layout(tmp_path, fast_build)
-    out = tmp_path / "out"
-    (out / ".gitignore").write_text("*.pdf\n")
-    (out / "decode-floor.pdf").write_bytes(b"%PDF stale")
-    (out / "decode-floor.md").write_text("stale")
-    os.symlink("README.txt", out / "link")
+def _with_manifest(tmp: Path, files: dict[str, str | bytes]) -> Path:
+    """tmp/out as a build writes it (manifest included)."""
+    out = tmp / "out"
     assert main(["build", "--out", str(out)]) == 0
-    assert one_line(capsys.readouterr().out).startswith(f"wrote {len(fast_build)} files to {out}")
-    # plots/, site/ and the folders inside them (site/api/): their files are compared below
+    assert (out / build_mod.MANIFEST).is_file()
+    return out
+
+
+def _fifo(out: Path) -> None:
+    os.mkfifo(out / "pipe")
+
+
+NOT_LISTED = "is not in the manifest (.roofline-manifest.json) of the build that wrote this folder"
+#: (id, what is put into a previous build's out/, the path the refusal names, why)
+FOREIGN = [
+    ("a-users-readme", lambda o: (o / "README.txt").write_text("mine\n"), "README.txt", NOT_LISTED),
+    ("a-gitignore", lambda o: (o / ".gitignore").write_text("*.pdf\n"), ".gitignore", NOT_LISTED),
+    ("a-symbolic-link", lambda o: os.symlink("decode-floor.md", o / "link.md"), "link.md", "is a symbolic link, which no build writes"),
+    ("a-fifo", _fifo, "pipe", "is not a regular file (a FIFO, socket or device), which no build writes"),
+    ("a-plain-file-named-site", lambda o: (shutil.rmtree(o / "site"), (o / "site").write_text("mine")), "site", "is a file where the build writes a folder"),
+    ("a-plain-file-named-plots", lambda o: (shutil.rmtree(o / "plots"), (o / "plots").write_text("mine")), "plots", "is a file where the build writes a folder"),
+    ("a-users-folder", lambda o: (o / "figures").mkdir(), "figures", "is a folder no build wrote"),
+    ("a-stray-file-in-plots", lambda o: (o / "plots" / "mine.png").write_bytes(b"\x89PNG"), "plots/mine.png", NOT_LISTED),
+    ("a-sheet-name-no-build-wrote", lambda o: (o / "old-question.md").write_text("mine"), "old-question.md", NOT_LISTED),
+]
+
+
+@pytest.mark.parametrize(("case", "put", "name", "why"), FOREIGN, ids=[c[0] for c in FOREIGN])
+def test_build_never_deletes_a_file_it_did_not_write(case, put, name, why, tmp_path, fast_build, capsys):
+    out = _with_manifest(tmp_path, fast_build)
+    capsys.readouterr()
+    put(out)
+    before = snapshot(tmp_path)
+    assert main(["build", "--out", str(out)]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert one_line(captured.err) == f"roofline: error: {out / name}: {why}; {KEEP}"
+    assert snapshot(tmp_path) == before
+
+
+def test_a_build_replaces_a_previous_builds_files_and_drops_its_stale_pdfs(tmp_path, fast_build, monkeypatch, capsys):
+    monkeypatch.setattr(build_mod, "compile_pdf", lambda tex, name, graphics=None: b"%PDF-1.5 " + name.encode())
+    out = tmp_path / "out"
+    assert main(["build", "--out", str(out), "--pdf"]) == 0
+    assert list(out.glob("*.pdf"))
+    (out / "decode-floor.md").write_text("an older sheet")
+    assert main(["build", "--out", str(out)]) == 0
+    after = snapshot(out)
+    manifest = json.loads(after.pop(build_mod.MANIFEST))
+    assert manifest["files"] == sorted(fast_build)
+    # plots/, site/ and the folders inside them (site/api/): their files are compared
     folders = {str(parent) for n in fast_build for parent in Path(n).parents if str(parent) != "."}
-    after = {k: v for k, v in snapshot(out).items() if k not in folders}
-    assert after == {**{n: t if isinstance(t, bytes) else t.encode() for n, t in fast_build.items()}, "README.txt": b"mine\n", ".gitignore": b"*.pdf\n",
-                     "link": ("link", "README.txt")}
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["file", "out", "out-dir", "out-sub"]
+    assert {k: v for k, v in after.items() if k not in folders} == {n: t if isinstance(t, bytes) else t.encode() for n, t in fast_build.items()}
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]  # no hidden folder left beside it
+
+
+def test_a_folder_built_before_manifests_is_a_builds_when_every_name_is(tmp_path, fast_build, capsys):
+    layout(tmp_path, fast_build)
+    assert not (tmp_path / "out" / build_mod.MANIFEST).exists()
+    assert main(["build", "--out", str(tmp_path / "out")]) == 0
+    assert (tmp_path / "out" / build_mod.MANIFEST).is_file()
+
+
+def test_the_swap_is_one_exchange_of_the_two_folders(tmp_path, fast_build, monkeypatch, capsys):
+    """Where the system has it (Linux's renameat2), the old and the new folder trade places in one call: never no out/."""
+    out = _with_manifest(tmp_path, fast_build)
+    calls = []
+    real = build_mod.exchange
+
+    def spy(a, b):
+        calls.append((a.name, b.name, b.exists()))
+        done = real(a, b)
+        assert done, "renameat2(RENAME_EXCHANGE) works on this file system"
+        return done
+
+    monkeypatch.setattr(build_mod, "exchange", spy)
+    monkeypatch.setattr(build_mod.os, "rename", lambda *a: pytest.fail("a two-rename swap where the exchange works"))
+    assert main(["build", "--out", str(out)]) == 0
+    assert len(calls) == 1 and calls[0][1] == "out" and calls[0][2]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+
+
+def test_a_two_rename_swap_interrupted_between_its_renames_is_recovered(tmp_path, fast_build, monkeypatch, capsys):
+    """Without the exchange (another OS, another file system) the swap is two renames. A kill between them leaves the old
+    folder at its hidden name and no out/: the next build puts it back before anything else, so nothing is lost."""
+    out = _with_manifest(tmp_path, fast_build)
+    (out / "decode-floor.md").write_text("the old sheet")
+    old = snapshot(out)
+    os.rename(out, tmp_path / ".out.roofline-old-0123abcd")  # the state a kill between the two renames leaves
+    (tmp_path / ".out.roofline-new-4567cdef").mkdir()
+    monkeypatch.setattr(build_mod, "render_all", lambda: pytest.fail("the old folder must be back before rendering"))
+    with pytest.warns(build_mod.BuildWarning, match="put back the old folder"), pytest.raises(pytest.fail.Exception):
+        build_mod.build(out)
+    assert snapshot(out) == old
+    monkeypatch.setattr(build_mod, "render_all", lambda: dict(fast_build))
+    monkeypatch.setattr(build_mod, "exchange", lambda a, b: False)  # the fallback swap, to its end this time
+    assert main(["build", "--out", str(out)]) == 0
+    assert (out / "decode-floor.md").read_text(encoding="utf-8") == fast_build["decode-floor.md"]
+
+
+def test_a_file_added_while_the_build_runs_is_kept(tmp_path, fast_build, monkeypatch, capsys):
+    out = _with_manifest(tmp_path, fast_build)
+
+    real = build_mod.manifest_text
+
+    def write_and_meanwhile_add(files):  # runs while the new folder is written: after every check, before the swap
+        (out / "notes.txt").write_text("written while the build ran")
+        return real(files)
+
+    monkeypatch.setattr(build_mod, "manifest_text", write_and_meanwhile_add)
+    with pytest.warns(build_mod.BuildWarning, match="notes.txt is not in the manifest"):
+        build_mod.build(out)
+    kept = [p for p in tmp_path.iterdir() if p.name != "out"]
+    assert len(kept) == 1 and (kept[0] / "notes.txt").read_text() == "written while the build ran"
 
 
 def test_build_creates_missing_parents(tmp_path, fast_build, capsys):
     out = tmp_path / "a" / "b" / "out"
     assert main(["build", "--out", str(out)]) == 0
-    assert {p.name for p in out.iterdir()} == {n.split("/")[0] for n in fast_build}
+    assert {p.name for p in out.iterdir()} == {n.split("/")[0] for n in fast_build} | {build_mod.MANIFEST}
 
 
 def _fail_swap(monkeypatch):
-    real = os.rename
+    def exchange(a, b):
+        raise OSError(16, "Device or resource busy")
 
-    def rename(src, dst):
-        if ".roofline-new-" in str(src):
-            raise OSError(16, "Device or resource busy")
-        return real(src, dst)
-
-    monkeypatch.setattr(build_mod.os, "rename", rename)
+    monkeypatch.setattr(build_mod, "exchange", exchange)
 
 
 def _fail_fifth_write(monkeypatch):

@@ -1,6 +1,7 @@
 """Compile every sheet, and one with hostile names, with pdflatex (slow: select with -m slow)."""
 
 import json
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -60,3 +61,27 @@ def test_hostile_names_render_as_literal_text_and_compile(tmp_path):
     hostname = Path("/etc/hostname").read_text().strip() if Path("/etc/hostname").exists() else None
     if hostname and len(hostname) >= 6:
         assert hostname not in text.replace(HOSTILE, "")
+
+
+# --- issue 22, family 11: a minimal derivation file compiles ----------------------------------------------------------
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+MINIMAL = 'title = "Minimal"\nquestion = "How long does one read take?"\nresults = ["t"]\n[[steps]]\nname = "t"\nformula = "P_active*b_w/beta"\nunit = "s"\nwhy = "w"\n'
+
+
+def _readme_example() -> str:
+    """The README's complete derivation file (the TOML block of 'Your own sheet, without Python')."""
+    section = README.read_text(encoding="utf-8").split("### Your own sheet, without Python", 1)[1]
+    return section.split("```toml\n", 1)[1].split("```", 1)[0]
+
+
+@pytest.mark.parametrize(("case", "text"), [("minimal-file", MINIMAL), ("readme-example", None),
+                                           ("only-takeaways", 'takeaways = ["A read takes {t}."]\n' + MINIMAL)],
+                         ids=["minimal-file", "readme-example", "only-takeaways"])
+def test_a_derivation_file_without_takeaways_scoring_or_limits_compiles(case, text, tmp_path):
+    """An empty itemize (no takeaways, no scoring, no limits) stopped pdflatex; such a section is now left out."""
+    path = tmp_path / "x.toml"
+    path.write_text(text if text is not None else _readme_example())
+    tex = api.render(api.derive(str(path)), "tex")
+    assert not re.search(r"\\begin\{itemize\}\s*\\end\{itemize\}", tex)
+    assert compile_pdf(tex, "x").startswith(b"%PDF")

@@ -15,6 +15,7 @@ from renderers import site, view
 from renderers.plots import refs as plot_refs
 from roofline import api
 from specs.catalog import HARDWARE_DIR
+from tests import untrusted
 
 PLOTS = "../plots"
 #: Where the slow test leaves a screenshot of every page (look at them).
@@ -180,6 +181,63 @@ def _run(args: list[str]) -> str:
                           capture_output=True, text=True, timeout=120, check=True).stdout
 
 
+_POLICY = re.compile(r'<meta http-equiv="Content-Security-Policy" content="[^"]*">\n?')
+
+
+def _without_policy(page: str) -> str:
+    assert _POLICY.search(page), "every page sends a Content-Security-Policy"
+    return _POLICY.sub("", page)
+
+
+def _dump(path: Path) -> tuple[str, str]:
+    """The DOM after load (scripts, if any ran, have run) and the browser's console log (policy violations)."""
+    run = subprocess.run([_chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--enable-logging=stderr", "--v=0", "--virtual-time-budget=3000",
+                          "--dump-dom", path.as_uri()], capture_output=True, text=True, timeout=120, check=True)
+    return run.stdout, run.stderr
+
+
+def _title(dom: str) -> str:
+    return html.unescape(re.search(r"<title>(.*?)</title>", dom, re.S).group(1))
+
+
+@pytest.mark.slow
+def test_no_script_runs_and_no_event_handler_survives_from_user_text(tmp_path):
+    """A derivation file, chip and model whose every text field carries a script, handlers and tags (tests/untrusted.py):
+    in Chromium no payload runs (each would retitle the page), the live DOM holds no script, handler or tag from them,
+    with the page's policy and without it (escaping alone holds); and the policy itself stops a script that got in."""
+    sheet = api.derive(str(untrusted.write_files(tmp_path)))
+    page = site.render_sheet(sheet, [sheet.derivation.slug])
+    folder = tmp_path / "site"
+    folder.mkdir()
+    for name, text in (("shipped.html", page), ("no-policy.html", _without_policy(page))):
+        (folder / name).write_text(text, encoding="utf-8")
+        dom, log = _dump(folder / name)
+        assert _title(dom).startswith("Hostile <script>"), f"{name}: a payload retitled the page: {_title(dom)!r}"
+        assert untrusted.html_markup_found(dom) == [], name
+        assert "Content Security Policy" not in log, f"{name}: the page broke its own policy (nothing should even try): {log[:300]}"
+    injected = page.replace("</body>", f"<script>document.title='{untrusted.PWNED}'</script><img src=x onerror=\"document.title='{untrusted.PWNED}'\"></body>")
+    (folder / "injected.html").write_text(injected, encoding="utf-8")
+    dom, log = _dump(folder / "injected.html")
+    assert _title(dom) != untrusted.PWNED and "violates the following Content Security Policy directive" in log
+    (folder / "injected-no-policy.html").write_text(_without_policy(injected), encoding="utf-8")
+    assert _title(_dump(folder / "injected-no-policy.html")[0]) == untrusted.PWNED  # the probe itself works: a script that runs is seen
+
+
+@pytest.mark.slow
+def test_shipped_pages_keep_their_own_policy(sheets, pages, tmp_path):
+    """Every shipped page, with its plots beside it, loads its style and images without one violation of its policy."""
+    root = tmp_path / "out"
+    (root / "site").mkdir(parents=True)
+    for sheet in sheets:
+        for name, data in api.plot_files(sheet, "plots").items():
+            (root / name).parent.mkdir(parents=True, exist_ok=True)
+            (root / name).write_bytes(data)
+    for name in (site.INDEX, "batch-knee.html", "speculative-decoding.html"):
+        (root / "site" / name).write_text(pages[name], encoding="utf-8")
+        _, log = _dump(root / "site" / name)
+        assert "Content Security Policy" not in log, f"{name}: {log[:300]}"
+
+
 @pytest.mark.slow
 def test_math_renders_in_chromium(sheets, pages, tmp_path):
     """Every <math> has a nonzero laid-out size, no TeX is visible, every plot loads; a screenshot of each page is kept."""
@@ -193,7 +251,8 @@ def test_math_renders_in_chromium(sheets, pages, tmp_path):
     for name, page in pages.items():
         (root / "site" / name).write_text(page, encoding="utf-8")
         probe = root / "site" / f"probe-{name}"
-        probe.write_text(page.replace("</body>", PROBE + "</body>"), encoding="utf-8")
+        # the probe is a script, which the page's own policy forbids: the test's copy drops the policy to let it run
+        probe.write_text(_without_policy(page).replace("</body>", PROBE + "</body>"), encoding="utf-8")
         dom = _run(["--virtual-time-budget=5000", "--dump-dom", probe.as_uri()])
         found = re.search(r'<pre id="roofline-probe">(.*?)</pre>', dom, re.S)
         assert found, f"{name}: the probe did not run"

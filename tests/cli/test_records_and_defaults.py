@@ -1,0 +1,227 @@
+"""Issue 22, families 9 and 10: `calibrate --write-defaults` writes atomically and never into an installed package unless asked,
+a broken defaults file is one line (and calibrate mends it); `validate` checks each record's physics at load, escapes what it
+prints, and takes time linear in the number of records.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from derivations import context
+from derivations import validation as v
+from roofline import validate as validate_mod
+from roofline.cli import main
+from specs.catalog import shown_path
+from specs.errors import SpecError
+from specs.measurements import FITTED_DEFAULTS_PATH, MEASUREMENTS_DIR, load_measurement_file, load_measurements
+from tests.specs.test_measurements import GOOD
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _one_line(capsys) -> str:
+    captured = capsys.readouterr()
+    assert "Traceback" not in captured.err and len(captured.err.splitlines()) == 1, captured.err
+    return captured.err.strip()
+
+
+# --- family 10: records --------------------------------------------------------------------------
+
+E2E = GOOD.replace('metric = "itl"', 'metric = "e2e_latency"').replace('value = "7.5 ms"', 'value = "2 s"\nttft = "100 ms"')
+
+#: (id, the file, the field named, what the line says)
+UNPHYSICAL = [
+    ("ttft-after-the-whole-request", E2E.replace('ttft = "100 ms"', 'ttft = "3 s"'), "record one.ttft", "cannot come after the whole request"),
+    ("ttft-equal-to-the-request", E2E.replace('ttft = "100 ms"', 'ttft = "2 s"'), "record one.ttft", "expected a TTFT below the end-to-end latency"),
+    ("a-value-of-1e-300-seconds", GOOD.replace('value = "7.5 ms"', 'value = "1e-300 s"'), "record one.value", "expected a quantity from 1e-30 to 1e30 s"),
+    ("a-step-of-1e-29-seconds", GOOD.replace('value = "7.5 ms"', 'value = "1e-29 s"'), "record one.value", "gives a decode step of 1e-29 s"),
+    ("a-step-of-a-minute-and-more", GOOD.replace('value = "7.5 ms"', 'value = "100 s"'), "record one.value", "a real decode step takes 0.1 ms to 60 s"),
+    ("a-sequence-at-a-million-tokens-per-second", GOOD.replace('metric = "itl"', 'metric = "tokens_per_s_per_user"').replace('"7.5 ms"', '"1e6 token/s"'),
+     "record one.value", "gives a decode step of 1e-06 s"),
+    ("an-aggregate-slower-than-a-minute-a-token", GOOD.replace('metric = "itl"', 'metric = "aggregate_tokens_per_s"').replace('"7.5 ms"', '"0.01 token/s"'),
+     "record one.value", "gives a decode step of 800 s"),
+    ("an-id-with-markup", GOOD.replace('id = "one"', 'id = "<b>one</b>"'), "record <b>one</b>.id", "expected letters, digits"),
+    ("an-id-with-a-table-border", GOOD.replace('id = "one"', 'id = "a|b"'), "record a|b.id", "expected letters, digits"),
+]
+
+
+@pytest.mark.parametrize(("case", "text", "field", "message"), UNPHYSICAL, ids=[c[0] for c in UNPHYSICAL])
+def test_a_record_that_breaks_physics_is_refused_at_load(case, text, field, message, tmp_path):
+    path = tmp_path / "bench.toml"
+    path.write_text(text)
+    with pytest.raises(SpecError) as err:
+        load_measurement_file(path)
+    assert f": {field}:" in str(err.value) and message in str(err.value), str(err.value)
+
+
+def test_a_record_faster_than_its_bytes_allow_is_refused_when_it_is_evaluated(tmp_path):
+    """2 ms for a 70B BF16 step on one H100 is 70 times its datasheet bandwidth: no server does that."""
+    path = tmp_path / "bench.toml"
+    path.write_text(GOOD.replace('model = "llama-3.1-8b"', 'model = "llama-3.1-70b"').replace('value = "7.5 ms"', 'value = "2 ms"'))
+    (m,) = load_measurement_file(path)
+    with pytest.raises(SpecError, match=r"one: value: .* times its datasheet bandwidth; no server does"):
+        v.evaluate_record(m)
+
+
+def test_what_validate_prints_from_a_file_is_escaped(tmp_path, monkeypatch):
+    folder = tmp_path / "m"
+    shutil.copytree(MEASUREMENTS_DIR, folder)
+    path = folder / "vllm-h200-latency.toml"
+    path.write_text(path.read_text().replace('engine = "vLLM"', 'engine = "vLLM <img src=x onerror=alert(1)> | x"', 1))
+    md = validate_mod.render_validate(validate_mod.report(folder), "md")
+    assert "<img" not in md and "&lt;img src=x onerror=alert(1)\\> \\| x" in md
+    rows = [line for line in md.splitlines() if line.startswith("| vllm-h200")]
+    assert rows and all(line.count("|") - line.count("\\|") == 12 for line in rows)  # the table's columns stay whole
+
+
+@dataclass(frozen=True)
+class _Fake:
+    """A record-like object for a leave-one-out of many records without evaluating the step model for each."""
+
+    m: SimpleNamespace
+    measured: float
+    a: float  # memory time at datasheet bandwidth [s]
+    c: float  # compute time at the peak [s]
+    hops: float
+    classify: object = None
+
+    def step(self, eta_bw, eta_flops, t_fixed, t_hop):
+        return max(self.a / eta_bw, self.c / eta_flops) + t_fixed + self.hops * t_hop
+
+    at = v.Record.at
+    predict = v.Record.predict
+    floor = v.Record.floor
+
+    @property
+    def regime(self):
+        return v.MEMORY_BOUND
+
+    @property
+    def group(self):
+        return self.m.engine, self.m.hardware.key
+
+    def implied_mbu(self):
+        return 0.5
+
+    prefill_share = 0.0
+
+
+def _fakes(n: int) -> list[_Fake]:
+    out = []
+    for i in range(n):
+        hw = SimpleNamespace(key=f"chip{i % 3}")
+        m = SimpleNamespace(id=f"r{i}", engine=f"e{i % 2}", hardware=hw, model=SimpleNamespace(key="m"), weights="bf16", kv="bf16", gpus=1 + i % 2,
+                            tp=1 + i % 2, batch=1 + i % 7, batching="static", input_tokens=128, output_tokens=128, metric="itl", source="s", url="u")
+        a, c, hops = 1e-3 * (5 + i % 11), 1e-4 * (1 + i % 5), 160.0 * (i % 2)
+        true = max(a / 0.8, c / 0.7) + 2e-3 + hops * 3e-5
+        out.append(_Fake(m, true * (1 + 0.05 * ((i * 7919) % 13 - 6) / 6), a, c, hops))
+    return out
+
+
+def test_the_leave_one_out_is_linear_in_the_records(monkeypatch):
+    """Refitting without each record used to refit from every other record: 1,000 records took 154 s. Now each refit is the
+    dataset's sums less one record, so the work per record does not grow: count the full fits and the step evaluations."""
+    counts = {}
+    for n in (120, 480):
+        records = _fakes(n)
+        monkeypatch.setattr(v, "evaluate_records", lambda rs, classify=None, records=records: tuple(records))
+        fits = []
+        real_fit = v.fit
+        monkeypatch.setattr(v, "fit", lambda *a, fits=fits, real_fit=real_fit, **k: fits.append(len(a[0])) or real_fit(*a, **k))
+        loo = v.leave_one_out(records)
+        assert len(loo.one) == n
+        counts[n] = sum(fits)  # records touched by full fits
+        monkeypatch.undo()
+    per_record = {n: counts[n] / n for n in counts}
+    assert per_record[480] < 1.3 * per_record[120], per_record
+
+
+def test_the_fast_leave_one_out_equals_refitting_without_each_record():
+    """On the shipped dataset: the downdated refits are the refits (to rounding)."""
+    records = load_measurements()
+    rs = v.evaluate_records(records)
+    loo = v.leave_one_out(records)
+    memory = [r for r in rs if r.regime == v.MEMORY_BOUND]
+    by_id = {r.m.id: r for r in rs}
+    for row in loo.group:
+        r = by_id[row.id]
+        held = v.fit([s for s in memory if s is not r])
+        peers = [s for s in memory if s is not r and s.group == r.group]
+        assert row.predicted == pytest.approx(r.at(v._calibrate(peers, held)), rel=1e-9)
+
+
+# --- family 9: the defaults file -----------------------------------------------------------------
+
+def test_write_defaults_is_atomic_and_a_failure_changes_nothing(tmp_path, monkeypatch, capsys):
+    target = tmp_path / "defaults.toml"
+    target.write_text("the old file\n")
+    monkeypatch.setattr(validate_mod.os, "replace", lambda a, b: (_ for _ in ()).throw(OSError(28, "No space left on device")))
+    assert main(["calibrate", "--write-defaults", "--to", str(target)]) == 2
+    assert _one_line(capsys) == f"roofline: error: {target}: cannot write it (No space left on device); nothing was changed"
+    assert target.read_text() == "the old file\n" and [p.name for p in tmp_path.iterdir()] == ["defaults.toml"]
+
+
+def test_write_defaults_replaces_a_symbolic_link_and_leaves_its_target(tmp_path, capsys):
+    elsewhere = tmp_path / "elsewhere.toml"
+    elsewhere.write_text("someone else's file\n")
+    link = tmp_path / "defaults.toml"
+    os.symlink(elsewhere, link)
+    assert main(["calibrate", "--write-defaults", "--to", str(link)]) == 0
+    assert not link.is_symlink() and link.read_text() == FITTED_DEFAULTS_PATH.read_text()
+    assert elsewhere.read_text() == "someone else's file\n"
+
+
+def test_write_defaults_refuses_the_installed_package_unless_named(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(validate_mod, "FITTED_DEFAULTS_PATH", tmp_path / "site-packages" / "specs" / "measurements" / "defaults.toml")
+    validate_mod.FITTED_DEFAULTS_PATH.parent.mkdir(parents=True)
+    validate_mod.FITTED_DEFAULTS_PATH.write_text("installed\n")
+    monkeypatch.setattr(validate_mod, "installed_package", lambda path: True)
+    assert main(["calibrate", "--write-defaults"]) == 2
+    assert "is inside the installed roofline package; write the refit elsewhere with --to FILE" in _one_line(capsys)
+    assert validate_mod.FITTED_DEFAULTS_PATH.read_text() == "installed\n"
+    assert main(["calibrate", "--write-defaults", "--to", str(validate_mod.FITTED_DEFAULTS_PATH)]) == 0
+    assert validate_mod.FITTED_DEFAULTS_PATH.read_text() == FITTED_DEFAULTS_PATH.read_text()
+
+
+def test_the_source_checkout_is_not_an_installed_package():
+    assert not validate_mod.installed_package(FITTED_DEFAULTS_PATH)
+
+
+def test_a_broken_defaults_file_is_one_line_and_calibrate_mends_it(tmp_path):
+    """A truncated defaults.toml: every command that needs it says so in one line naming it; `calibrate --write-defaults`,
+    which needs none of it, writes it anew (in a copy of the project, so the shipped file is never touched)."""
+    copy = tmp_path / "project"
+    for name in ("units", "specs", "derivations", "renderers", "roofline"):
+        shutil.copytree(ROOT / name, copy / name, ignore=shutil.ignore_patterns("__pycache__"))
+    broken = copy / "specs" / "measurements" / "defaults.toml"
+    broken.write_text(broken.read_text()[:200])
+    env = {**os.environ, "PYTHONPATH": str(copy), "ROOFLINE_CACHE": "off"}
+
+    def roofline(*argv: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "roofline", *argv], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600, check=False)
+
+    derive = roofline("derive", "decode-floor")
+    assert derive.returncode == 2 and derive.stdout == "" and "Traceback" not in derive.stderr
+    assert derive.stderr.splitlines() == [f"roofline: error: {shown_path(broken)}: fit: missing required field"]
+    mend = roofline("calibrate", "--write-defaults")
+    assert mend.returncode == 0, mend.stderr
+    assert broken.read_text() == FITTED_DEFAULTS_PATH.read_text()
+
+
+def test_a_broken_defaults_file_leaves_the_context_module_loadable(monkeypatch):
+    err = SpecError("defaults.toml", "fit", "missing required field")
+    monkeypatch.setattr(context, "FITTED", None)
+    monkeypatch.setattr(context, "FITTED_ERROR", err)
+    with pytest.raises(SpecError, match="defaults.toml: fit: missing required field"):
+        context.fitted()
+    broken = next(i for i in context.SCENARIO_INPUTS if i.name == "eta_bw")
+    with pytest.raises(SpecError, match="defaults.toml: fit"):
+        context._default_value.__wrapped__(type(broken)(broken.name, broken.symbol, "", broken.unit, broken.meaning, broken.domain))

@@ -71,6 +71,7 @@ def write_files(folder: Path) -> Path:
         'results = ["t_read", "T_equal"]',
         f"assumptions = [{_toml_string(prose)}]",
         f"takeaways = [{_toml_string(prose + ' {t_read}')}]",
+        f"answer = [{_toml_string(prose + ' {t_read} and {T_equal}')}]",
         f"scoring = [{_toml_string(prose)}]",
         f"limits = [{_toml_string(prose)}]",
         "[[inputs]]",

@@ -21,7 +21,6 @@ has none says so once with its reason; a reason never fills a number's slot.
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
@@ -35,7 +34,7 @@ from derivations import glossary as gl
 from derivations import prose
 from derivations.engine import UNIT_MARKERS, At, Derivation, Solve, Step
 from derivations.sheet import Missing, Sheet, SolvedStep, SolvedTable, Value
-from renderers.numbers import Number, Shown, display, number_text
+from renderers.numbers import Number, Shown, display, number_text, whole_count
 from renderers.plots import refs as plot_refs
 from renderers.targets import LINE_WIDTH, Target, latex_lines, latex_math, math_width, term_ranks
 from units import unit, unit_text
@@ -76,11 +75,7 @@ def whole(step: Step, v: Value) -> int | None:
     """A count's value as the whole number a reader runs (None when the step is not a count or has no value)."""
     if not step.counts or v.exact is None:
         return None
-    x = v.float
-    nearest = round(x)
-    if abs(x - nearest) <= 1e-9 * max(1.0, abs(x)):
-        return int(nearest)
-    return {"up": math.ceil, "down": math.floor}.get(step.rounds, round)(x)
+    return whole_count(step.counts, step.rounds, v.float)
 
 
 def count_shown(step: Step, v: Value) -> Shown | None:

@@ -8,6 +8,7 @@ front door passes a `resolve` callable that turns a table row into a Context.
 from __future__ import annotations
 
 import builtins
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -18,7 +19,7 @@ import sympy as sp
 
 from derivations import conventions
 from derivations.context import BINDINGS, Context, Input, input_value
-from derivations.engine import At, Claim, Derivation, Row, Solve, Step, Table
+from derivations.engine import UNIT_MARKERS, At, Claim, Derivation, Row, Solve, Step, Table
 from derivations.symbols import SymbolInfo
 from specs.errors import SpecError
 from units import Quantity, RooflineError
@@ -135,6 +136,14 @@ class SolvedStep:
     value: Value
     #: the value of every symbol in the step's expression
     operands: Mapping[sp.Symbol, Value]
+    #: for a step that is an identity for this model or chip (a dense model's E_read = 1, P_read = P_base): what it reduces
+    #: to (one symbol or a number); a sheet leaves it out of its body and says so once. None: the step says something here
+    identity: sp.Expr | None = None
+
+    @property
+    def applies(self) -> bool:
+        """False for a step a sheet does not print here: n/a for this model or chip, or an identity for it."""
+        return self.identity is None and not (self.value.missing is not None and self.value.missing.kind == "n/a")
 
 
 @dataclass(frozen=True)
@@ -191,7 +200,7 @@ class Sheet:
     >>> sheet.values["kv_bytes_step"].to("GiB")
     <Quantity(1.0, 'gibibyte')>
     >>> [(i.name, str(i.value), i.is_set) for i in sheet.inputs][:3]
-    [('batch', '1', False), ('tokens_per_step', '1 token', False), ('context', '8,192 token', False)]
+    [('batch', '1', False), ('tokens_per_step', '1 token', False), ('context', '8,192 tokens', False)]
     """
 
     derivation: Derivation
@@ -218,6 +227,8 @@ class Sheet:
     """The conventions printed on every sheet."""
     overflow: Value | None = None
     """The share of HBM the setup needs when above 1 (it does not fit); None when it fits or the sheet does not ask."""
+    sources: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    """(what, URLs) for each spec the sheet reads: where its figures come from (the specs' research notes are `roofline show`'s)."""
 
     @property
     def latex_names(self) -> Mapping[sp.Symbol, str]:
@@ -431,9 +442,10 @@ def solve_sheet(d: Derivation, ctx: Context, resolve: Resolver, grid: tuple[Row,
         raise SpecError(d.slug, name, f"cannot be derived for {ctx.model.name} on {ctx.hardware.name}: {why.reason}")
     all_values = {**base_values, **{sp.Symbol(n, positive=True): v for n, v in results.items()}}
     steps = []
+    same = identities(d, base_values, results)
     for step in d.steps:
         operands = {s: _operand(all_values[s], units[s], d.display_units.get(s.name)) for s in step.expr.free_symbols}
-        steps.append(SolvedStep(step, d.symbols[step.name].latex, _value(d, step.name, results[step.name]), operands))
+        steps.append(SolvedStep(step, d.symbols[step.name].latex, _value(d, step.name, results[step.name]), operands, same.get(step.name)))
     inputs = []
     for inp in d.inputs:
         q, is_set = input_value(inp, ctx)
@@ -454,6 +466,7 @@ def solve_sheet(d: Derivation, ctx: Context, resolve: Resolver, grid: tuple[Row,
         context=ctx,
         context_label=context_label(ctx),
         spec_facts=spec_facts(ctx),
+        sources=sources(ctx),
         inputs=tuple(inputs),
         bound=bound,
         steps=tuple(steps),
@@ -488,25 +501,88 @@ def context_label(ctx: Context) -> str:
 
 
 def spec_facts(ctx: Context) -> tuple[tuple[str, str], ...]:
+    """What the sheet is worked for: chip, model, number formats (and the second chip or model), one line each."""
     h, m = ctx.hardware, ctx.model
     facts = [
         ("Hardware", f"{h.name} ({h.key}; status {h.status})"),
-        ("Hardware source", h.source),
         ("Model", f"{m.name} ({m.key}; {m.model_type}; status {m.status})"),
-        ("Model source", m.source),
         ("Weights", ctx.weights.description + (f"; the checkpoint ships {m.quantization_summary()}" if m.quantization is not None else "")),
         ("KV cache", ctx.kv.description),
         ("Math", f"{ctx.math.math} tensor-core peak" + (f" (default: the math of {ctx.weights.name} weights)" if ctx.math_defaulted else " (set with --math)")),
     ]
     if ctx.second_hardware is not None:
         h2 = ctx.second_hardware
-        facts += [("Second hardware (primed symbols)", f"{h2.name} ({h2.key}; status {h2.status}); change with --second-hardware"),
-                  ("Second hardware source", h2.source)]
+        facts.append(("Second hardware (primed symbols)", f"{h2.name} ({h2.key}; status {h2.status}); change with --second-hardware"))
     if ctx.second_model is not None:
         m2 = ctx.second_model
-        facts += [("Second model (primed symbols)", f"{m2.name} ({m2.key}; {m2.model_type}; status {m2.status}); change with --second-model"),
-                  ("Second model source", m2.source)]
+        facts.append(("Second model (primed symbols)", f"{m2.name} ({m2.key}; {m2.model_type}; status {m2.status}); change with --second-model"))
     return tuple(facts)
+
+
+#: A web address in a spec's `source` text: RFC 3986's characters up to the first that is not one (a space, a brace, a quote,
+#: a bracket of prose) or a delimiter of the text around it (a comma, a semicolon, a parenthesis); never ending in a full stop.
+_URL = re.compile(r"https?://[A-Za-z0-9\-._~:/?#\[\]@!$&*+=%]*[A-Za-z0-9\-_~/#\[\]@!$&*+=%]")
+
+
+def urls(text: str) -> tuple[str, ...]:
+    """The web addresses a spec's `source` field names, each once, in order."""
+    return tuple(dict.fromkeys(_URL.findall(text)))
+
+
+def sources(ctx: Context) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """(spec name, its source URLs) for the chip, the model and any second chip or model."""
+    specs = [ctx.hardware, ctx.model, *(x for x in (ctx.second_hardware, ctx.second_model) if x is not None)]
+    return tuple((x.name, urls(x.source)) for x in specs)
+
+
+#: Spec-bound counts that switch a structure off at 0 or 1 (a dense model's E = k_E = 1, L_MoE = 0, P_exp = 0;
+#: an MLA model's one KV stream). Byte widths and conventions are never structural: 1 B per FP8 weight is a number, not an identity.
+_STRUCTURAL_UNITS = ("dimensionless", "parameter")
+#: (slug, id of the derivation, step, the structural values it reads) -> what the step reduces to, or None
+_IDENTITY_CACHE: dict[tuple[object, ...], sp.Expr | None] = {}
+
+
+def identities(d: Derivation, values: Mapping[sp.Symbol, sp.Expr | Missing], results: Mapping[str, sp.Expr | Missing]) -> dict[str, sp.Expr]:
+    """The steps that are identities in this context, each with what it reduces to.
+
+    A step is an identity when its expression, with the context's structural
+    values substituted (spec-bound counts that are 0 or 1 here, unit markers
+    set to 1, and earlier identities that are numbers), reduces to one symbol
+    or one finite number; a step with no value whose expression then reduces
+    to nan (0/0: the intensity of shared experts a model does not have) has
+    nothing to compute here and is reported as nan. Headline results, closed forms and steps evaluated
+    elsewhere (At) are never identities: they are what a sheet is about. The
+    reduction is cached by the structural values a step reads, so a table of
+    many contexts pays for it once per kind of model.
+    """
+    units = d.symbols.units()
+    structural = {s: v for s, v in values.items()
+                  if s in BINDINGS and s not in UNIT_MARKERS and not isinstance(v, Missing) and v in (0, 1)
+                  and str(units[s]) in _STRUCTURAL_UNITS}
+    constants: dict[sp.Symbol, sp.Expr] = {}
+    out: dict[str, sp.Expr] = {}
+    for step in d.steps:
+        value = results.get(step.name)
+        if isinstance(step, (Solve, At)) or step.name in d.results or (isinstance(value, Missing) and value.kind == "n/a"):
+            continue
+        free = _free_symbols(step.expr)
+        reads = {s: v for s, v in (*structural.items(), *constants.items()) if s in free}
+        if not reads:
+            continue
+        key = (d.slug, id(d), step.name, tuple(sorted((s.name, v) for s, v in reads.items())))
+        if key not in _IDENTITY_CACHE:
+            markers = {u: sp.S.One for u in UNIT_MARKERS if u in free}
+            reduced = step.expr.xreplace({**reads, **markers})
+            same = reduced.is_Symbol or (reduced.is_Number and reduced.is_finite is True)
+            # a ratio of parts that are zero here (a dense model's shared-expert intensity, 0/0): nothing to compute
+            empty = isinstance(value, Missing) and reduced is sp.nan
+            _IDENTITY_CACHE[key] = reduced if same or empty else None
+        reduced = _IDENTITY_CACHE[key]
+        if reduced is not None:
+            out[step.name] = reduced
+            if reduced.is_Number and reduced is not sp.nan:
+                constants[step.s] = reduced
+    return out
 
 
 def _solve_table(d: Derivation, ctx: Context, t: Table, resolve: Resolver) -> SolvedTable:

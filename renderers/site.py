@@ -1,11 +1,10 @@
 """Every sheet as an HTML page, math as MathML: `site/index.html` plus `site/<slug>.html`.
 
 Browsers render MathML Core without JavaScript, so the pages carry no script:
-the equations of each step are printed by sympy's presentation-MathML printer
-(symbol = formula = numbers = result, from the same sympy expressions the
-LaTeX sheets print), and the prose math of a sheet (its `$...$` spans, with
-`\\sym{...}` already spelled by `derivations.prose`) is converted by
-latex2mathml. Everything else is text escaped once: by the target's `text`
+the equations of each step are the lines the Markdown sheet prints (symbol =
+formula = numbers = result, broken at the same places, cases as cases),
+converted by latex2mathml like the prose math of a sheet (its `$...$` spans,
+with `\\sym{...}` already spelled by `derivations.prose`). Everything else is text escaped once: by the target's `text`
 (html.escape) for what the view builds, by jinja2's autoescape for what the
 templates add. `@slug` links become relative links between pages.
 
@@ -23,24 +22,18 @@ import re
 from collections.abc import Mapping, Sequence
 from functools import cache
 from typing import Any
-from xml.dom import minidom
 from xml.etree import ElementTree
 
 import jinja2
 import pint
-import sympy as sp
 from latex2mathml.converter import convert
 from markupsafe import Markup
-from sympy.printing.mathml import MathMLPresentationPrinter
 
 from derivations import conventions, prose
-from derivations import glossary as gl
-from derivations.engine import At
 from derivations.glossary import GLOSSARY
-from derivations.sheet import Sheet, SolvedStep
+from derivations.sheet import Sheet
 from renderers import view
-from renderers.numbers import Shown, number_text
-from renderers.plots import refs as plot_refs
+from renderers.numbers import Shown, number_text, readable_unit, unit_word
 from renderers.targets import MARKDOWN, Target
 from renderers.templates import TEMPLATES
 from renderers.unitfmt import mathrm
@@ -90,6 +83,7 @@ def text(s: str) -> str:
 
 
 _ONE_LETTER_ROMAN = re.compile(r"\\mathrm\{([A-Za-z])\}")
+_OPERATOR_NAME = re.compile(r"\\operatorname\{([^{}]*)\}")
 #: latex2mathml spells \mathrm{flop} as four upright one-letter identifiers; a word is one <mi> (upright by default).
 _ROMAN_LETTER = re.compile(r'<mi mathvariant="normal">([^<&])</mi>')
 _ROMAN_RUN = re.compile(r'(?:<mi mathvariant="normal">[^<&]</mi>){2,}')
@@ -107,6 +101,8 @@ def mathml_inner(latex: str) -> str:
     """
     latex = re.sub(r"(?<!\\)%", r"\\%", latex)  # a unit of percent is text, not a LaTeX comment
     latex = _ONE_LETTER_ROMAN.sub(r"\\text{\1}", latex)  # latex2mathml drops \mathrm from one letter (B would print as a variable)
+    # latex2mathml spells an operator name as an empty <mo/> and loose letters: a word, upright, reads the same
+    latex = _OPERATOR_NAME.sub(lambda m: r"\mathrm{" + m.group(1).replace(r"\,", " ") + "}", latex)
     out = convert(latex, display="inline")
     inner = _chars(out[out.index(">") + 1: out.rindex("</math>")])
     inner = _ROMAN_RUN.sub(lambda m: "<mi>" + "".join(_ROMAN_LETTER.findall(m.group(0))) + "</mi>", inner)
@@ -169,14 +165,8 @@ def _unit(u: pint.Unit) -> str:
     return inline_math(t) if t else "1"
 
 
-#: A unit as running text: `flop/(parameter·token)`, `token²`.
-_UNIT_TEXT = (("*", "·"), ("^2", "²"), ("^3", "³"))
-
-
 def _quantity_text(s: Shown) -> str:
-    u = unit_text(s.unit)
-    for plain, shown in _UNIT_TEXT:
-        u = u.replace(plain, shown)
+    u = readable_unit(unit_word(unit_text(s.unit), s.number))
     return text(number_text(s.number) + ("" if u == "1" else f" {u}"))
 
 
@@ -189,116 +179,22 @@ HTML = Target(
     code=lambda s: f'<code class="name">{text(s)}</code>',
     unit=_unit,
     link=lambda slug: f'<a href="{text(slug)}.html">{text(slug)}</a>',
+    url=lambda u: f'<a href="{text(u)}">{text(u)}</a>',
 )
 
 
-#: The minus sign (U+2212), as latex2mathml writes it; MathML Core draws `-` as a hyphen.
-MINUS = "\u2212"
+def equation(lhs: str, rows: list[dict[str, str]]) -> str:
+    """One step's displayed equation (the view's rows, Markdown-target LaTeX) as a block of MathML, rows aligned at `=`.
 
-
-class EquationPrinter(MathMLPresentationPrinter):
-    """sympy's presentation MathML with our symbols spelled as given (MathML fragments),
-    sums in the derivation's order and a number with a unit parenthesised under a power."""
-
-    def __init__(self, fragments: Mapping[sp.Symbol, str], ranks: Mapping[sp.Symbol, int], quantities: frozenset[sp.Symbol] = frozenset()) -> None:
-        super().__init__({"mul_symbol": "dot"})
-        self.fragments = fragments
-        self.ranks = ranks
-        self.quantities = quantities
-
-    def _fragment(self, sym: sp.Symbol) -> minidom.Element:
-        node = _parsed(self.fragments[sym])
-        return self.dom.importNode(node, True)
-
-    def _print_Symbol(self, sym: sp.Symbol, style: str = "plain") -> minidom.Element:
-        if sym in self.fragments:
-            return self._fragment(sym)
-        return super()._print_Symbol(sym, style)
-
-    def _print_Add(self, expr: sp.Add, order: str | None = None) -> minidom.Element:
-        terms = list(self._as_ordered_terms(expr, order=order))
-        if self.ranks:
-            n = len(self.ranks)
-            terms.sort(key=lambda t: min((self.ranks.get(s, n) for s in t.free_symbols), default=n))
-        terms = [t for t in terms if not t.could_extract_minus_sign()] + [t for t in terms if t.could_extract_minus_sign()]
-        mrow = self.dom.createElement("mrow")
-        for i, term in enumerate(terms):
-            if i:
-                mo = self.dom.createElement("mo")
-                mo.appendChild(self.dom.createTextNode(MINUS if term.could_extract_minus_sign() else "+"))
-                mrow.appendChild(mo)
-                if term.could_extract_minus_sign():
-                    term = -term
-            mrow.appendChild(self._print(term))
-        return mrow
-
-    def _print_Pow(self, e: sp.Pow) -> minidom.Element:
-        base, exponent = e.as_base_exp()
-        if base in self.quantities and exponent.is_Integer and exponent > 0:
-            msup = self.dom.createElement("msup")
-            row = self.dom.createElement("mrow")
-            for part in ("(", None, ")"):
-                if part is None:
-                    row.appendChild(self._fragment(base))
-                else:
-                    mo = self.dom.createElement("mo")
-                    mo.appendChild(self.dom.createTextNode(part))
-                    row.appendChild(mo)
-            msup.appendChild(row)
-            msup.appendChild(self._print(exponent))
-            return msup
-        return super()._print_Pow(e)
-
-
-@cache
-def _parsed(fragment: str) -> minidom.Element:
-    return minidom.parseString(f'<math xmlns="http://www.w3.org/1998/Math/MathML">{fragment}</math>').documentElement.firstChild
-
-
-def _print(expr: sp.Expr, fragments: Mapping[sp.Symbol, str], ranks: Mapping[sp.Symbol, int], quantities: frozenset[sp.Symbol] = frozenset()) -> str:
-    return _chars(EquationPrinter(fragments, ranks, quantities).doprint(expr))
-
-
-_TWINS = {**gl.SECOND_CHIP, **gl.SECOND_MODEL}
-
-
-def _at(s: At, fragments: Mapping[sp.Symbol, str], value: Any) -> str:
-    """`t_step|_{q = k + 1}` as MathML; primed when it reads the second chip's or model's symbols (as view._at_latex)."""
-    head = fragments[sp.Symbol(s.of, positive=True)]
-    if any(_TWINS.get(k) == v for k, v in s.where):
-        head = f"<msup><mrow>{head}</mrow><mo>&#x2032;</mo></msup>"
-    subs = [f"{fragments[k]}<mo>=</mo>{value(v)}" for k, v in s.where if _TWINS.get(k) != v]
-    if not subs:
-        return head
-    return f'<msub><mrow>{head}<mo stretchy="false">|</mo></mrow><mrow>{"<mo>,</mo>".join(subs)}</mrow></msub>'
-
-
-def equation(step: SolvedStep, names: Mapping[sp.Symbol, str], ranks: Mapping[sp.Symbol, int], count: int) -> str:
-    """One step as a block of MathML: symbol = formula (= numbers) (= result), rows aligned at `=`.
-
-    `count` is how many lines the LaTeX sheets print for this step (view.step_lines), so both agree on when the
-    substituted line is left out.
+    The same lines the LaTeX and Markdown sheets print, broken at the same places: a row whose op is "=" starts a new
+    right-hand side, one whose op is empty continues a long sum, indented.
     """
-    s = step.step
-    fragments = {sym: mathml_inner(tex) for sym, tex in names.items()}
-    formula = _at(s, fragments, lambda v: _print(v, fragments, ranks)) if isinstance(s, At) else _print(s.expr, fragments, ranks)
-    lines = [formula]
-    if count > 1:
-        numbers = {sym: fragments[sym] if v.missing else mathml_inner(MARKDOWN.quantity_math(view.shown(v))) for sym, v in step.operands.items()}
-        numbers.update({u: "<mn>1</mn>" for u in view.UNIT_MARKERS if u not in numbers})
-        quantities = frozenset(sym for sym, v in step.operands.items() if not v.missing)
-        merged = {**fragments, **numbers}
-
-        def with_numbers(expr: sp.Expr) -> str:
-            return _print(expr.xreplace({u: sp.S.One for u in view.UNIT_MARKERS}), merged, ranks, quantities)
-
-        result = mathml_inner(MARKDOWN.quantity_math(view.shown(step.value)))
-        if count > 2:
-            lines.append(_at(s, fragments, with_numbers) if isinstance(s, At) else with_numbers(s.expr))
-        lines.append(result)
-    rows = [f'<mtr><mtd class="lhs"><mrow>{mathml_inner(step.latex)}</mrow></mtd><mtd class="rhs"><mrow><mo>=</mo>{lines[0]}</mrow></mtd></mtr>']
-    rows += [f'<mtr><mtd class="lhs"></mtd><mtd class="rhs"><mrow><mo>=</mo>{line}</mrow></mtd></mtr>' for line in lines[1:]]
-    return f'<math display="block"><mtable displaystyle="true">{"".join(rows)}</mtable></math>'
+    out = []
+    for i, row in enumerate(rows):
+        left = f"<mrow>{mathml_inner(lhs)}</mrow>" if i == 0 else ""
+        op = "<mo>=</mo>" if row["op"] else '<mspace width="1em" />'
+        out.append(f'<mtr><mtd class="lhs">{left}</mtd><mtd class="rhs"><mrow>{op}{mathml_inner(row["math"])}</mrow></mtd></mtr>')
+    return f'<math display="block"><mtable displaystyle="true">{"".join(out)}</mtable></math>'
 
 
 ENV = jinja2.Environment(
@@ -332,19 +228,16 @@ def render_sheet(sheet: Sheet, slugs: Sequence[str], plots: str | None = None) -
     With `plots` (the folder of the plot files relative to the page, e.g. "../plots"), the sheet's SVG plots as images.
     """
     d = sheet.derivation
-    v = view.build(sheet, HTML)
-    names = dict(sheet.latex_names)
-    ranks = view.term_ranks(list(names), set(d.expanded))
-    for st, shown_step in zip(sheet.steps, v["steps"], strict=True):
-        shown_step["equation"] = equation(st, names, ranks, len(shown_step["lines"]))
+    v = view.build(sheet, HTML, plots)
+    for s in (*v["argument"], *v["steps"]):
+        if s["kind"] == "step":
+            s["equation"] = equation(s["lhs"], s["rows"])
     i = list(slugs).index(d.slug)
     by_name = {info.name: info.latex for info in d.symbols}
     nav = {"prev": slugs[i - 1] if i > 0 else None, "next": slugs[i + 1] if i + 1 < len(slugs) else None}
-    figures = [{"file": f["path"], "alt": f["alt"], "caption": Markup(prose.render(f["caption"], text, inline_math, by_name, None, HTML.link))}
-               for f in (plot_refs(d, plots, "svg") if plots is not None else [])]
-    return ENV.get_template("site-sheet.html.j2").render(site_title=TITLE, style=Markup(STYLE), csp=content_security_policy(), nav=nav, plain_slug=d.slug,
-                                                         plain_title=prose.plain(d.title, by_name).replace("$", ""),
-                                                         plots=figures, **_markup(v))
+    return ENV.get_template("site-sheet.html.j2").render(site_title=TITLE, style=Markup(STYLE), csp=content_security_policy(), nav=nav,
+                                                         plain_slug=d.slug, plain_title=prose.plain(d.title, by_name).replace("$", ""),
+                                                         **_markup(v))
 
 
 def render_index(sheets: Sequence[Sheet], api_reference: str | None = None) -> str:

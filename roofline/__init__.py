@@ -20,7 +20,7 @@ file or field.
 >>> sheet = roofline.derive("decode-floor", hardware="h200", model="llama-3.1-8b",
 ...                         inputs={"batch": 16})
 >>> str(sheet.results["t_floor"]), round(sheet.results["t_floor"].m_as("us"))
-('3.127 ms', 3127)
+('3.13 ms', 3127)
 """
 
 from __future__ import annotations

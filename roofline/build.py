@@ -83,13 +83,14 @@ class BuildError(RooflineError):
     """The output folder cannot be written, a sheet failed to render or a PDF failed to compile."""
 
 
-def render_all() -> dict[str, str | bytes]:
-    """File name -> text for every registered sheet and format; `plots/<slug>-<plot>.svg|.pdf` -> bytes for every plot."""
+def render_all(sheets: list | None = None) -> dict[str, str | bytes]:
+    """File name -> text for every registered sheet and format; `plots/<slug>-<plot>.svg|.pdf` -> bytes for every plot.
+
+    `sheets`: the registered sheets already derived on their default contexts (tests share one derivation of each).
+    """
     files: dict[str, str | bytes] = {}
-    sheets = []
-    for d in api.DERIVATIONS:
-        sheet = api.derive(d.slug)
-        sheets.append(sheet)
+    sheets = list(sheets) if sheets is not None else [api.derive(d.slug) for d in api.DERIVATIONS]
+    for sheet in sheets:
         for path, text in api.out_files(sheet, Path("."), plots=PLOTS_DIR).items():
             files[path.name] = text
         files.update(api.plot_files(sheet, PLOTS_DIR))

@@ -102,6 +102,18 @@ DERIVATION = derivation(
      group, heads_gpu, streams_gpu, group_gpu, flops_attn, bytes_cache, bytes_io, i_attn, i_attn_t, att_over, q_ridge,
      i_equal, equal_over, ridge_thr),
     ("intensity_gemm", "group_size", "intensity_attention", "ridge_point", "attention_over_ridge"),
+    argument=(
+        "flops_gemm", "bytes_gemm", "intensity_gemm", "intensity_gemm_limit", "ridge_point", "B_gemm_ridge", "group_size",
+        "flops_attention", "bytes_attention_cache", "intensity_attention", "attention_over_ridge", "q_attention_ridge",
+    ),
+    body_tables=(0, 2, 3),
+    answer=(
+        "A decode weight GEMM runs at {intensity_gemm} at this batch and grows with it: batching brings it to the ridge, "
+        "{ridge_point}, at {B_gemm_ridge}.",
+        "Attention runs at {intensity_attention} whatever the batch, because each cached stream serves only its group of "
+        "{group_size} query heads: {attention_over_ridge} of the ridge. MLA lets all heads read one latent; the claims give "
+        "DeepSeek-V3's distance to the ridge under each convention.",
+    ),
     assumptions=(
         r"Decode: each of $B$ sequences adds $q$ tokens per step ($q = 1$ token for plain decode); one layer is shown, and every layer is alike.",
         r"Attention is written once for every architecture with the widths bound from the config: a score reads $w_{k}$ elements per head per cached token, "

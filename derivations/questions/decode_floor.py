@@ -43,6 +43,18 @@ DERIVATION = derivation(
     S,
     STEPS,
     ("weight_bytes", "t_floor", "tokens_per_s_ceiling", "kv_bytes_per_token", "t_step"),
+    argument=(
+        "weight_bytes", "t_floor", "tokens_per_s_ceiling", "kv_bytes_per_token", "kv_bytes_step", "bytes_per_gpu", "t_gemm",
+        "t_attention", "t_comm", "t_step", "step_over_floor", "T_kv_equal",
+    ),
+    body_tables=(0, 1),
+    answer=(
+        "A decode step streams {weight_bytes} of weights, so the floor is {t_floor} per step: one sequence decodes at most "
+        "{tokens_per_s_ceiling}.",
+        "Three things keep a real server above it: the KV cache ({kv_bytes_per_token}, read back by every sequence every step), "
+        "streaming below the datasheet bandwidth, and time per step that no byte count shows (launches, host work, "
+        "all-reduces). With them the step is {t_step}, {step_over_floor} times the floor.",
+    ),
     assumptions=(
         r"Decode: each sequence adds $q$ tokens per step ($q = 1$ for plain decode) and reads its whole KV cache of $T$ tokens.",
         "Weights streamed per step are the GEMM operands the batch touches: for dense models all of them; for MoE the always-used weights plus, per MoE layer, "

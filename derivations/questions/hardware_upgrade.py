@@ -94,6 +94,17 @@ DERIVATION = derivation(
     inputs=(bk.USABLE,),
     defaults={"tp": "4"},
     second_hardware=H200,
+    argument=(
+        "t_memory", "t_compute", "B_max_kv", "t_compute_new", "speedup_compute", "t_memory_new", "speedup_memory",
+        "speedup_step", "B_max_kv_new", "batch_ratio", "speedup_capacity", "capacity_over_bandwidth",
+    ),
+    body_tables=(0, 3),
+    answer=(
+        "The second chip's speedup is {speedup_compute} for compute-bound work and {speedup_memory} for bandwidth-bound work; at this "
+        "batch and context the step gains {speedup_step}.",
+        "Capacity-bound, its memory holds {B_max_kv_new} instead of {B_max_kv} and serves {speedup_capacity} times the throughput: "
+        "{capacity_over_bandwidth} times the bandwidth gain, the biggest win of the three.",
+    ),
     assumptions=(
         r"The same model, number formats and GPU count on both chips; the sheet's chip is the old one, the second chip (primed symbols) the new one. "
         "Every time is the shared step model evaluated on each chip with the same achieved fractions and fixed time.",

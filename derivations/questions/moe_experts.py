@@ -187,6 +187,19 @@ DERIVATION = derivation(
     S,
     STEPS,
     ("experts_touched", "B_half", "bytes_per_step", "expert_bytes", "B_nearly_all", "B_payoff"),
+    argument=(
+        "experts_touched", "experts_touched_variance", "B_half", "B_nearly_all", "expert_bytes", "bytes_routed_experts",
+        "bytes_per_step", "bytes_ratio", "flops_ratio", "B_payoff", "B_dense_ridge",
+    ),
+    body_tables=(4, 5),
+    answer=(
+        "At batch {batch} each MoE layer reads {experts_touched}; half its experts are read by a batch of {B_half} and nearly all by "
+        "{B_nearly_all}, whatever the model's size.",
+        "A step streams {bytes_per_step}, each expert read adding {expert_bytes} per layer: past a few dozen tokens a MoE step "
+        "reads nearly all its weights.",
+        "The advantage is FLOPs, not bytes: it pays only once the MoE is compute-bound with every expert read, at a batch of "
+        "{B_payoff}.",
+    ),
     assumptions=(
         r"Uniform top-$k$ routing: every token picks $k_{E}$ distinct experts of $E$, each set equally likely, independently of the other tokens. "
         "The expected count is the one the shared step model uses.",

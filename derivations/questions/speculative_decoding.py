@@ -46,7 +46,7 @@ LOW_LOAD = "1"  # sequences: the server at 3 a.m.
 #: A lean engine's per-step costs (the fixed time and hop latency every sheet used before they were fitted to measured servers):
 #: the condition under which the teaser's numbers hold.
 LEAN = {"t_fixed": "0.2 ms", "hop_latency": "1 us"}
-LEAN_LABEL = r"$\alpha = 0.8$, lean engine: $t_{\mathrm{fixed}}$ = 0.2 ms, $t_{\mathrm{hop}}$ = 1 us"
+LEAN_LABEL = r"$\alpha = 0.8$, lean engine: $t_{\mathrm{fixed}}$ = 0.2 ms, $t_{\mathrm{hop}}$ = 1 µs"
 THIRD = 0.1  # "triples" and "a third" are read within 10%
 
 drafter_model = {**gl.SECOND_MODEL, gl.n_tp: n_tp_d}
@@ -155,6 +155,17 @@ DERIVATION = derivation(
                 y=tuple(s.name for s in per_length), table=0, log="", answer=True),),
     defaults={"tp": "8"},
     second_model=DRAFTER,
+    argument=(
+        "t_step", "B_max_kv", "t_verify", "t_draft", "draft_cost_ratio", "expected_tokens", "t_cycle", "speedup", "best_speedup",
+        "best_draft_length", "best_draft_length_low_load", "speedup_left_alone", "peak_throughput_ratio",
+    ),
+    body_tables=(0, 1),
+    answer=(
+        "Drafting {draft_length} tokens at an acceptance of {acceptance} speeds decode by {speedup} at this batch and context; "
+        "the best draft length here is {best_draft_length}, for {best_speedup}.",
+        "Tuned at batch 1 and left on at the peak batch, the drafter keeps {peak_throughput_ratio} of peak throughput: the "
+        "draft length must follow the batch, and context length moves the whole table.",
+    ),
     assumptions=(
         r"Target and drafter run on the same GPUs, one after the other: $\gamma$ drafter steps, then one verification step of $\gamma + 1$ tokens per "
         "sequence. Both step times are the shared step model (weights, KV cache, compute, all-reduces, fixed time per step); "

@@ -61,7 +61,7 @@ def test_the_output_is_written_block_by_block_and_equals_the_whole(fmt, small_bl
 def test_json_is_the_same_document_as_before_streaming(small_blocks):
     results = api.sweep("batch-knee", "B_max_kv", ["tp=1,8"], model=["deepseek-v3"], hardware=["h200"], weights="fp8")
     text = api.render_sweep(results, "json")
-    s = results.sweeps[0].sweep
+    s = results.sweeps[0].sweep  # api.sweep returns a SweepTable (issue 28); its sweeps are what render_sweep writes
     doc = {"sheet_result": "B_max_kv", "unit": s.display_unit, "inputs": {"tp": "1"},
            "points": [{"hardware": "h200", "model": "deepseek-v3", "tp": t[0], "value": None if v is None else (int(v) if float(v).is_integer() else v),
                        **({"missing": why} if why else {})} for t, v, why in s.points()]}

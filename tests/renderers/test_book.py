@@ -18,11 +18,6 @@ _CHAPTER = re.compile(r"\\chapter\{(.*)\}\\label\{([^}]*)\}")
 
 
 @pytest.fixture(scope="module")
-def sheets():
-    return [api.derive(d.slug) for d in DERIVATIONS]
-
-
-@pytest.fixture(scope="module")
 def tex(sheets):
     return book.render(sheets, [api.hardware(n) for n in hardware_names()], [api.model(n) for n in model_names()])
 
@@ -36,13 +31,14 @@ def test_every_sheet_is_a_chapter_in_registry_order(tex):
 
 
 def test_a_chapter_is_the_sheets_own_body(sheets, tex):
-    """The chapter is cut from the standalone sheet: its derivation and its tables, with the title page replaced by the chapter heading."""
+    """The chapter is cut from the standalone sheet: its answer, argument and appendix, with the title page replaced by the chapter heading."""
     for sheet in sheets[:3]:
         _, body = book.split_sheet(latex.render(sheet), sheet.derivation.slug)
         start = tex.index(rf"\label{{sheet:{sheet.derivation.slug}}}")
         chapter = tex[start:tex.index(r"\chapter{", start)]
-        derivation = body[body.index(r"\section*{Derivation}"):body.index(r"\section*{Headline results}")]
-        assert derivation in chapter
+        argument = body[body.index(r"\section*{Answer}"):body.index(r"\section*{Results across hardware and models}")]
+        appendix = body[body.index(r"\section*{Appendix}"):]
+        assert argument in chapter and appendix in chapter
         assert r"\maketitle" not in chapter and r"\documentclass" not in chapter
 
 

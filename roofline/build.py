@@ -83,10 +83,11 @@ class BuildError(RooflineError):
     """The output folder cannot be written, a sheet failed to render or a PDF failed to compile."""
 
 
-def render_all(sheets: list | None = None) -> dict[str, str | bytes]:
+def render_all(sheets: list | None = None, pdf: bool = False) -> dict[str, str | bytes]:
     """File name -> text for every registered sheet and format; `plots/<slug>-<plot>.svg|.pdf` -> bytes for every plot.
 
     `sheets`: the registered sheets already derived on their default contexts (tests share one derivation of each).
+    `pdf`: the build compiles the PDFs too, so the site links them (without, it links the sheets' other files).
     """
     files: dict[str, str | bytes] = {}
     sheets = list(sheets) if sheets is not None else [api.derive(d.slug) for d in api.DERIVATIONS]
@@ -94,16 +95,17 @@ def render_all(sheets: list | None = None) -> dict[str, str | bytes]:
         for path, text in api.out_files(sheet, Path("."), plots=PLOTS_DIR).items():
             files[path.name] = text
         files.update(api.plot_files(sheet, PLOTS_DIR))
-    files.update(book_and_site(sheets, files))
+    files.update(book_and_site(sheets, files, pdf))
     return files
 
 
-def book_and_site(sheets: list, files: dict[str, str | bytes]) -> dict[str, str]:
-    """`book.tex` (each chapter cut from the sheet's `.tex` in `files`), `site/<page>.html` (sheets in the registry's order)
-    and the Python API reference `site/api/` (roofline.apidoc)."""
+def book_and_site(sheets: list, files: dict[str, str | bytes], pdf: bool = False) -> dict[str, str]:
+    """`book.tex` (each chapter cut from the sheet's `.tex` in `files`), `site/<page>.html` (sheets in the registry's order;
+    linking the PDFs when `pdf`) and the Python API reference `site/api/` (roofline.apidoc)."""
     tex = {s.derivation.slug: str(files[f"{s.derivation.slug}.tex"]) for s in sheets}
     out = {f"{BOOK}.tex": book.render(sheets, [api.hardware(n) for n in hardware_names()], [api.model(n) for n in model_names()], tex)}
-    out.update({f"{SITE_DIR}/{name}": page for name, page in site.render(sheets, f"../{PLOTS_DIR}", f"{API_DIR}/index.html").items()})
+    out.update({f"{SITE_DIR}/{name}": page for name, page in site.render(sheets, f"../{PLOTS_DIR}", f"{API_DIR}/index.html",
+                                                                                 site.Downloads("..", BOOK, pdf)).items()})
     out.update({f"{SITE_DIR}/{API_DIR}/{name}": page for name, page in apidoc.pages().items()})
     return out
 
@@ -452,7 +454,7 @@ def build(out: str | os.PathLike[str], pdf: bool = False) -> list[str]:
         warnings.warn(BuildWarning(f"--out {shown_path(out)}: was missing after an interrupted build; put back the old folder from {shown_path(restored)}"),
                       stacklevel=2)
     check_out(out)
-    files: dict[str, str | bytes] = dict(render_all())
+    files: dict[str, str | bytes] = dict(render_all(pdf=True) if pdf else render_all())
     if pdf:
         for name, text in list(files.items()):
             if name.endswith(".tex") and isinstance(text, str):

@@ -44,6 +44,7 @@ compiled with `pdflatex -no-shell-escape -halt-on-error` and
 from __future__ import annotations
 
 import ctypes
+import datetime
 import errno
 import json
 import os
@@ -56,6 +57,7 @@ import tempfile
 import warnings
 from pathlib import Path
 
+import roofline
 from renderers import book, site
 from renderers.plots import PLOTS_DIR, same_plot
 from roofline import api, apidoc
@@ -102,12 +104,29 @@ def render_all(sheets: list | None = None, pdf: bool = False) -> dict[str, str |
 def book_and_site(sheets: list, files: dict[str, str | bytes], pdf: bool = False) -> dict[str, str]:
     """`book.tex` (each chapter cut from the sheet's `.tex` in `files`), `site/<page>.html` (sheets in the registry's order;
     linking the PDFs when `pdf`) and the Python API reference `site/api/` (roofline.apidoc)."""
-    tex = {s.derivation.slug: str(files[f"{s.derivation.slug}.tex"]) for s in sheets}
-    out = {f"{BOOK}.tex": book.render(sheets, [api.hardware(n) for n in hardware_names()], [api.model(n) for n in model_names()], tex)}
+    out = {f"{BOOK}.tex": book.render(sheets, [api.hardware(n) for n in hardware_names()], [api.model(n) for n in model_names()], PLOTS_DIR,
+                                      roofline.__version__, book_date())}
     out.update({f"{SITE_DIR}/{name}": page for name, page in site.render(sheets, f"../{PLOTS_DIR}", f"{API_DIR}/index.html",
                                                                                  site.Downloads("..", BOOK, pdf)).items()})
     out.update({f"{SITE_DIR}/{API_DIR}/{name}": page for name, page in apidoc.pages().items()})
     return out
+
+
+def book_date() -> str:
+    """The date on the book's title page: the day of `SOURCE_DATE_EPOCH` (UTC) when the environment sets it (the
+    reproducible-builds convention, for a packager who stamps a build), else the version's `roofline.RELEASE_DATE`.
+
+    Never the clock or a file's time, so two builds give the same book (`build --check`); not the last commit's date
+    either, which a build from an sdist cannot see.
+    """
+    epoch = os.environ.get("SOURCE_DATE_EPOCH", "").strip()
+    if epoch:
+        if not epoch.isdigit():
+            raise BuildError(f"SOURCE_DATE_EPOCH: expected whole seconds since 1970, found {epoch[:20]!r}")
+        day = datetime.datetime.fromtimestamp(int(epoch), datetime.UTC).date()
+    else:
+        day = datetime.date.fromisoformat(roofline.RELEASE_DATE)
+    return f"{day.day} {day:%B} {day.year}"
 
 
 def output_names() -> set[str]:

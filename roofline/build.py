@@ -62,6 +62,7 @@ from renderers import book, site
 from renderers.plots import PLOTS_DIR, same_plot
 from roofline import api, apidoc
 from specs.catalog import hardware_names, model_names, shown_path
+from specs.measurements import profile as engine_profile
 from units import RooflineError
 
 PDFLATEX_ARGS = ("-no-shell-escape", "-halt-on-error", "-interaction=nonstopmode")
@@ -85,25 +86,28 @@ class BuildError(RooflineError):
     """The output folder cannot be written, a sheet failed to render or a PDF failed to compile."""
 
 
-def render_all(sheets: list | None = None, pdf: bool = False) -> dict[str, str | bytes]:
+def render_all(sheets: list | None = None, engine: str | None = None, pdf: bool = False) -> dict[str, str | bytes]:
     """File name -> text for every registered sheet and format; `plots/<slug>-<plot>.svg|.pdf` -> bytes for every plot.
 
     `sheets`: the registered sheets already derived on their default contexts (tests share one derivation of each).
+    `engine`: the engine profile every sheet uses (None: the default profile).
     `pdf`: the build compiles the PDFs too, so the site links them (without, it links the sheets' other files).
     """
     files: dict[str, str | bytes] = {}
-    sheets = list(sheets) if sheets is not None else [api.derive(d.slug) for d in api.DERIVATIONS]
+    if engine is not None:
+        engine_profile(engine)  # an unknown name fails before any sheet is rendered
+    sheets = list(sheets) if sheets is not None else [api.derive(d.slug, engine=engine) for d in api.DERIVATIONS]
     for sheet in sheets:
         for path, text in api.out_files(sheet, Path("."), plots=PLOTS_DIR).items():
             files[path.name] = text
         files.update(api.plot_files(sheet, PLOTS_DIR))
-    files.update(book_and_site(sheets, files, pdf))
+    files.update(book_and_site(sheets, pdf))
     return files
 
 
-def book_and_site(sheets: list, files: dict[str, str | bytes], pdf: bool = False) -> dict[str, str]:
-    """`book.tex` (each chapter cut from the sheet's `.tex` in `files`), `site/<page>.html` (sheets in the registry's order;
-    linking the PDFs when `pdf`) and the Python API reference `site/api/` (roofline.apidoc)."""
+def book_and_site(sheets: list, pdf: bool = False) -> dict[str, str]:
+    """`book.tex` (every sheet a chapter, by part: renderers/book.py), `site/<page>.html` (linking the PDFs when `pdf`) and
+    the Python API reference `site/api/` (roofline.apidoc)."""
     out = {f"{BOOK}.tex": book.render(sheets, [api.hardware(n) for n in hardware_names()], [api.model(n) for n in model_names()], PLOTS_DIR,
                                       roofline.__version__, book_date())}
     out.update({f"{SITE_DIR}/{name}": page for name, page in site.render(sheets, f"../{PLOTS_DIR}", f"{API_DIR}/index.html",
@@ -462,8 +466,8 @@ def _rmdir_quietly(path: Path) -> None:
         pass
 
 
-def build(out: str | os.PathLike[str], pdf: bool = False) -> list[str]:
-    """Render every sheet (and PDF) in memory, then swap the new folder in at `out`."""
+def build(out: str | os.PathLike[str], pdf: bool = False, engine: str | None = None) -> list[str]:
+    """Render every sheet (and PDF) in memory under the engine profile `engine` (None: the default), then swap the new folder in at `out`."""
     out = out_path(out)
     try:
         restored = recover_interrupted_swap(out)
@@ -473,7 +477,7 @@ def build(out: str | os.PathLike[str], pdf: bool = False) -> list[str]:
         warnings.warn(BuildWarning(f"--out {shown_path(out)}: was missing after an interrupted build; put back the old folder from {shown_path(restored)}"),
                       stacklevel=2)
     check_out(out)
-    files: dict[str, str | bytes] = dict(render_all(pdf=True) if pdf else render_all())
+    files: dict[str, str | bytes] = dict(render_all(engine=engine, pdf=True) if pdf else render_all(engine=engine))
     if pdf:
         for name, text in list(files.items()):
             if name.endswith(".tex") and isinstance(text, str):

@@ -444,11 +444,11 @@ def input_value(inp: Input, ctx: Context) -> tuple[pint.Quantity, bool]:
     """The input's value in this context and whether it was set (not the default)."""
     if inp.name in ctx.overrides:
         return ctx.overrides[inp.name].to(unit(inp.unit)), True
-    return _default_value(inp), False
+    return default_value(inp), False
 
 
 @lru_cache(maxsize=1024)
-def _default_value(inp: Input) -> pint.Quantity:
+def default_value(inp: Input) -> pint.Quantity:
     """An input's default, parsed once per process (evaluation asks for it per step and per row)."""
     if not inp.default and inp.name in FITTED_INPUTS:
         fitted()  # the defaults file is broken: its own error

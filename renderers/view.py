@@ -35,7 +35,7 @@ from derivations import glossary as gl
 from derivations import prose
 from derivations.engine import UNIT_MARKERS, At, Derivation, Solve, Step
 from derivations.sheet import Missing, Sheet, SolvedStep, SolvedTable, Value
-from renderers.numbers import Number, Shown, display, number_text
+from renderers.numbers import Number, Shown, display, is_whole, number_text
 from renderers.plots import refs as plot_refs
 from renderers.targets import LINE_WIDTH, Target, latex_lines, latex_math, math_width, term_ranks
 from units import unit, unit_text
@@ -170,7 +170,7 @@ def _rounded_symbols(s: Step) -> set[sp.Symbol]:
 
 
 def _operand_shown(v: Value, more: bool) -> Shown:
-    if more and v.exact is not None and not v.exact.is_Integer:
+    if more and v.exact is not None and not is_whole(v.exact):
         return display(v.exact, v.unit, v.display_unit, figures=ROUNDING_FIGURES)
     return shown(v)
 
@@ -203,7 +203,7 @@ def _rounds_an_operand(step: SolvedStep) -> bool:
     if step.value.missing:
         return False
     inside = _rounded_symbols(step.step)
-    return any(v.exact is not None and not v.exact.is_Integer for sym, v in step.operands.items() if sym in inside)
+    return any(v.exact is not None and not is_whole(v.exact) for sym, v in step.operands.items() if sym in inside)
 
 
 def _rounding_word(s: Step) -> str:
@@ -671,7 +671,7 @@ def _common_unit(cells: Sequence[Value | None]) -> str | None:
     units = [unit_text(shown(c).unit) for c in cells if c is not None and not c.missing]
     if len(set(units)) <= 1:
         return None
-    best = max(set(units), key=lambda u: (sum(1 for c in cells if c is not None and not c.missing and _in_range(c, u)), units.count(u)))
+    best = max(dict.fromkeys(units), key=lambda u: (sum(1 for c in cells if c is not None and not c.missing and _in_range(c, u)), units.count(u)))
     return best
 
 

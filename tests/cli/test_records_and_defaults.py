@@ -224,4 +224,4 @@ def test_a_broken_defaults_file_leaves_the_context_module_loadable(monkeypatch):
         context.fitted()
     broken = next(i for i in context.SCENARIO_INPUTS if i.name == "eta_bw")
     with pytest.raises(SpecError, match="defaults.toml: fit"):
-        context._default_value.__wrapped__(type(broken)(broken.name, broken.symbol, "", broken.unit, broken.meaning, broken.domain))
+        context.default_value.__wrapped__(type(broken)(broken.name, broken.symbol, "", broken.unit, broken.meaning, broken.domain))

@@ -39,12 +39,15 @@ def test_check_detects_stale_and_missing(tmp_path, fast_build, capsys):
     assert main(["build", "--check", "--out", str(out)]) == 1
 
 
-def test_failed_build_leaves_out_untouched(tmp_path, built, monkeypatch, capsys):
+def test_failed_build_leaves_out_untouched(tmp_path, sheets, built, monkeypatch, capsys):
     out = tmp_path / "out"
     with monkeypatch.context() as m:
-        m.setattr(build_mod, "render_all", lambda: dict(built))
+        m.setattr(build_mod, "render_all", lambda *args, **kwargs: dict(built))
         main(["build", "--out", str(out)])
     before = _files(out)
+    render_all = build_mod.render_all
+    # the real rendering (of the session's sheets, derived once), failing at one sheet's JSON
+    monkeypatch.setattr(build_mod, "render_all", lambda *args, **kwargs: render_all(sheets, **kwargs))
 
     def boom(sheet, fmt, **options):
         if sheet.derivation.slug == "ridge-coincidence" and fmt == "json":

@@ -582,7 +582,9 @@ def spec_facts(ctx: Context) -> tuple[tuple[str, str], ...]:
     return tuple(facts)
 
 
-_URL = re.compile(r"https?://[^\s;,()<>\"']+[^\s;,()<>\"'.]")
+#: A web address in a spec's `source` text: RFC 3986's characters up to the first that is not one (a space, a brace, a quote,
+#: a bracket of prose) or a delimiter of the text around it (a comma, a semicolon, a parenthesis); never ending in a full stop.
+_URL = re.compile(r"https?://[A-Za-z0-9\-._~:/?#\[\]@!$&*+=%]*[A-Za-z0-9\-_~/#\[\]@!$&*+=%]")
 
 
 def urls(text: str) -> tuple[str, ...]:

@@ -92,6 +92,21 @@ def markdown_math(latex: str) -> str:
     return "".join(_MARKDOWN_MATH.get(ch, ch) for ch in latex)
 
 
+#: A web address the outputs may link as it is: RFC 3986's characters, none of which a LaTeX `\url`, a Markdown autolink or
+#: an HTML attribute reads as markup (no braces, backslash, backtick, bar, caret, angle brackets, quotes or spaces).
+SAFE_URL = re.compile(r"https?://[A-Za-z0-9\-._~:/?#\[\]@!$&()*+,;=%]+")
+
+
+def latex_url(url: str) -> str:
+    r"""A source's web address as a LaTeX `\url`; anything else (`https://x/}\input{...}`) as literal text."""
+    return rf"\url{{{url}}}" if SAFE_URL.fullmatch(url) else latex(url)
+
+
+def markdown_url(url: str) -> str:
+    """A source's web address as a Markdown autolink; anything else as literal text."""
+    return f"<{url}>" if SAFE_URL.fullmatch(url) else markdown(url)
+
+
 def markdown_code(text: str) -> str:
     """A code span: backticks cannot be escaped inside one, so they are replaced; `|` keeps tables intact."""
     return "`" + text.replace("`", "'").replace("|", "\\|").replace("\n", " ") + "`"

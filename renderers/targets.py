@@ -267,7 +267,7 @@ MARKDOWN = Target(
     code=escape.markdown_code,
     unit=_md_unit,
     link=lambda slug: f"[{escape.markdown(slug)}]({slug}.md)",
-    url=lambda u: f"<{u}>",
+    url=escape.markdown_url,
     math=escape.markdown_math,
 )
 
@@ -280,5 +280,5 @@ LATEX = Target(
     code=escape.latex_code,
     unit=_tex_unit,
     link=lambda slug: escape.latex_code(slug),
-    url=lambda u: rf"\url{{{u}}}",
+    url=escape.latex_url,
 )

@@ -46,6 +46,14 @@ def test_markdown_escape_makes_hostile_text_literal():
     assert "<script>" not in out and "\\|" in out and "\\*x\\*" in out and "\\$" in out
 
 
+def test_a_link_is_made_only_of_a_safe_address():
+    good = "https://example.com/a%20b?x=1&y=2#frag"
+    assert escape.latex_url(good) == rf"\url{{{good}}}" and escape.markdown_url(good) == f"<{good}>"
+    for bad in (r"https://x/}\input{/etc/hostname}", "https://x/a|b", "https://x/a>b", "https://x/a b", "javascript:alert(1)"):
+        assert "\\url" not in escape.latex_url(bad) and "\\input" not in escape.latex_url(bad).replace("\\textbackslash{}input", "")
+        assert not escape.markdown_url(bad).startswith("<")
+
+
 def test_code_span_cannot_be_closed_early():
     assert escape.markdown_code("a`b|c") == "`a'b\\|c`"
 

@@ -511,7 +511,8 @@ def compile_pdfs(files: dict[str, str | bytes], progress: Progress | None = None
 
     A PDF whose .tex and included files are unchanged since a build that compiled it is read from the cache
     (derivations.cache, keyed by their digests) instead of compiled again. The largest documents start first
-    (the book), so the parallel runs end together. Any failure raises the first sheet's BuildError, in name order.
+    (the book), so the parallel runs end together. Any failure raises the BuildError of the first failed sheet in
+    the order of `files` (the registry's).
     """
     say = progress or _silent
     jobs = sorted(((name, text) for name, text in files.items() if name.endswith(".tex") and isinstance(text, str)),
@@ -553,8 +554,8 @@ def compile_pdfs(files: dict[str, str | bytes], progress: Progress | None = None
             out[name[:-4] + ".pdf"] = result
             cache.store_bytes(running[future], result)
             say(f"[{done}/{len(todo)}] compiled {name[:-4]}.pdf")
-    if failures:
-        raise failures[min(failures)]
+    if failures:  # the first in the order the sheets were rendered (the registry's), as a build one at a time would stop
+        raise failures[next(name for name in files if name in failures)]
     return out
 
 

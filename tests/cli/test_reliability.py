@@ -410,7 +410,7 @@ def test_failed_build_removes_the_parents_it_made(tmp_path, fast_build, monkeypa
 
 
 def test_pdfs_go_in_the_same_swap(tmp_path, fast_build, monkeypatch, capsys):
-    monkeypatch.setenv("ROOFLINE_CACHE_DIR", str(tmp_path / "cache"))  # these stand-in PDFs must not reach the real cache
+    monkeypatch.setenv("ROOFLINE_CACHE", "off")  # these stand-in PDFs must not reach the real cache
     monkeypatch.setattr(build_mod, "compile_pdf", lambda tex, name, graphics=None: b"%PDF-1.5 " + name.encode())
     out = tmp_path / "out"
     assert main(["build", "--out", str(out), "--pdf"]) == 0

@@ -20,10 +20,13 @@ def test_default_precisions_are_bf16():
     assert conventions.DEFAULT_WEIGHTS == conventions.DEFAULT_KV == conventions.DEFAULT_MATH == "bf16"
 
 
-def test_every_sheet_prints_the_conventions_and_its_inputs():
-    for d in DERIVATIONS:
-        sheet = json.loads(api.render(api.derive(d.slug), "json"))
+def test_every_sheet_prints_the_conventions_and_its_inputs(sheets):
+    """Every registered sheet (the session's, derived once at its defaults) prints the conventions and its inputs."""
+    assert [s.derivation.slug for s in sheets] == [d.slug for d in DERIVATIONS]
+    for solved in sheets:
+        d = solved.derivation
+        sheet = json.loads(api.render(solved, "json"))
         assert sheet["conventions"] == list(conventions.CONVENTIONS)
         assert set(sheet["context"]["inputs"]) == {i.name for i in d.inputs}
-        md = api.render(api.derive(d.slug), "md")
+        md = api.render(solved, "md")
         assert "## Conventions" in md and md.count("| default |") == len(d.inputs)

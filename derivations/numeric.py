@@ -44,8 +44,16 @@ VERSION = 1
 SNAP = 1e-9
 #: Float and exact evaluation agree to this relative tolerance on the checked row of every table (else the build fails).
 CHECK_TOLERANCE = 1e-9
-#: A step's value beyond this magnitude in its own unit (or nonzero below its inverse) is out of range (as derivations.sheet).
-VALUE_LIMIT = 1e300
+#: A step's value beyond 10**VALUE_LIMIT_EXPONENT in its own unit (or nonzero below its inverse) is out of range: no sheet
+#: needs it, and no float could hold it in another unit (the one rule; derivations.sheet and derivations.sweep read it here).
+VALUE_LIMIT_EXPONENT = 300
+VALUE_LIMIT = 10.0**VALUE_LIMIT_EXPONENT
+
+
+def out_of_range(name: str, unit: str) -> str:
+    """Why a step's value is out of range (the reason of its Missing)."""
+    return (f"{name} is out of range here (its magnitude is beyond 1e{VALUE_LIMIT_EXPONENT} or below 1e-{VALUE_LIMIT_EXPONENT} "
+            f"in {unit or '1'})")
 
 
 @dataclass(frozen=True)
@@ -592,7 +600,7 @@ def in_domain(s: PlanStep, v: float) -> float | Missing:
     """The value, or Missing when it is not finite (or, for a closed form or a step with a `none` reason, not positive) or out of range."""
     finite = math.isfinite(v)
     if v is OVERFLOW or (finite and not (v == 0 or 1 / VALUE_LIMIT <= abs(v) <= VALUE_LIMIT)):
-        return Missing("none", f"{s.name} is out of range here (its magnitude is beyond 1e300 or below 1e-300 in {s.unit or '1'})")
+        return Missing("none", out_of_range(s.name, s.unit))
     if s.rule in ("solve", "positive"):
         if not finite or not v > 0:
             return Missing("none", s.none, prose=s.prose)
@@ -669,4 +677,4 @@ def make_plan(d: Derivation) -> Plan:
     return Plan(d.slug, tuple(steps), needs, tuple(sorted(x.name for x in d.free_symbols)))
 
 
-__all__ = ["ABSENT", "CHECK_TOLERANCE", "SNAP", "VALUE_LIMIT", "Missing", "Plan", "PlanError", "PlanStep", "make_plan", "plan_of"]
+__all__ = ["ABSENT", "CHECK_TOLERANCE", "SNAP", "VALUE_LIMIT", "VALUE_LIMIT_EXPONENT", "Missing", "Plan", "PlanError", "PlanStep", "make_plan", "out_of_range", "plan_of"]

@@ -20,7 +20,7 @@ import sympy as sp
 from derivations import conventions
 from derivations.context import BINDINGS, Context, Input, default_value, input_value
 from derivations.engine import UNIT_MARKERS, At, Claim, Derivation, Row, Solve, Step, Table
-from derivations.numeric import CHECK_TOLERANCE, Missing, plan_of
+from derivations.numeric import CHECK_TOLERANCE, VALUE_LIMIT_EXPONENT, Missing, out_of_range, plan_of
 from derivations.symbols import SymbolInfo
 from specs.errors import SpecError
 from units import Quantity, RooflineError
@@ -437,7 +437,7 @@ def _at_value(d: Derivation, step: At, values: Mapping[sp.Symbol, sp.Expr | Miss
 #: A step's value beyond this magnitude in its own unit (or nonzero below its inverse) is out of range: no sheet needs it,
 #: and no float could hold it in another unit. The inputs are read within 1e30 (specs.quantities.MAX_MAGNITUDE), so only a
 #: derivation file's own formulas (a power of a power) reach it.
-VALUE_LIMIT = sp.Integer(10) ** 300
+VALUE_LIMIT = sp.Integer(10) ** VALUE_LIMIT_EXPONENT
 
 
 def in_range(v: sp.Expr) -> bool:
@@ -449,7 +449,7 @@ def _in_domain(step: Step, v: sp.Expr) -> sp.Expr | Missing:
     """The value, or Missing when it is not a finite real number (or, for a closed form, not positive) or is out of range."""
     finite = v.is_extended_real is True and v.is_finite is True
     if finite and not in_range(v):
-        return Missing("none", f"{step.name} is out of range here (its magnitude is beyond 1e300 or below 1e-300 in {step.unit or '1'})")
+        return Missing("none", out_of_range(step.name, step.unit))
     if isinstance(step, Solve):
         if not finite or not v > 0:
             return Missing("none", step.none or f"{step.lhs} and {step.rhs} do not meet at a positive value here", prose=bool(step.none))

@@ -30,7 +30,7 @@ import numpy as np
 
 from derivations.context import BARE_NUMBER_UNITS, Context, Input
 from derivations.engine import Derivation, Solve, Step
-from derivations.numeric import ABSENT, plan_of
+from derivations.numeric import ABSENT, out_of_range, plan_of
 from derivations.numeric import Plan as NumericPlan
 from derivations.sheet import VALUE_LIMIT, Missing, evaluate, input_floats
 from specs.errors import SpecError, suggest
@@ -405,7 +405,7 @@ def _in_range(value: np.ndarray) -> np.ndarray:
 
 
 def _range_text(step: Step) -> str:
-    return f"none: {step.name} is out of range here (its magnitude is beyond 1e300 or below 1e-300 in {step.unit or '1'})"
+    return "none: " + out_of_range(step.name, step.unit)
 
 
 def _mark(why: np.ndarray | None, where: np.ndarray, reasons: list[str], text: str) -> np.ndarray | None:

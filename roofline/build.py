@@ -38,7 +38,11 @@ How a build writes `--out` (say `out/`):
 Every failure is a `BuildError`: one line naming the path; the old `out/` is
 then left byte-identical (its files are never opened for writing). PDFs are
 compiled with `pdflatex -no-shell-escape -halt-on-error` and
-`openin_any=p`/`openout_any=p`.
+`openin_any=p`/`openout_any=p`, several at once (`compile_pdfs`: one pdflatex
+per core, the book first); a PDF whose .tex and included figures are
+unchanged is read from the cache (keyed by their digests) instead. With
+`progress` (the CLI's, on a terminal) the build reports each sheet derived
+and rendered and each PDF compiled, one line each.
 """
 
 from __future__ import annotations

@@ -638,10 +638,12 @@ _PLANS: dict[int, tuple[Derivation, Plan]] = {}
 
 def plan_key(d: Derivation) -> str:
     """The cache key of `d`'s plan: everything it is made from (each step's expression, kind, rule, At data), and this module."""
-    from derivations import cache
+    from derivations import cache, exprjson
     from derivations.engine import At, Solve
+    from derivations.sheet import needed_steps
 
-    parts: list[object] = ["numeric-plan", VERSION, cache.source_digest(__file__), d.slug]
+    # this module and the format it stores; the rule that picks the steps a result needs (its code)
+    parts: list[object] = ["numeric-plan", VERSION, cache.source_digest(__file__, exprjson.__file__), needed_steps, d.slug]
     for s in d.steps:
         parts += [s.name, type(s).__name__, s.unit, s.none, isinstance(s, Solve) and (s.lhs, s.rhs)]
         # an At step is its `of` step evaluated again at `where` (its `expr`, the expansion of `of`, is not what it runs)

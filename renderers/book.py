@@ -34,7 +34,7 @@ from units import RooflineError
 TITLE = "roofline: the physics of LLM inference"
 _DOCUMENT = re.compile(r"\\begin\{document\}\n(?P<body>.*)\\end\{document\}\s*\Z", re.S)
 #: The sheet's title block, replaced in the book by the chapter heading.
-_TITLE_BLOCK = "\\maketitle\n\\vspace{-3em}\n"
+_TITLE_BLOCK = "\\rooflinetitle\n"
 _INCLUDE = re.compile(r"\\includegraphics(?:\[[^\]]*\])?\{([^}]+)\}")
 #: Characters after which a long source or note (a URL) may break across lines.
 _BREAK_AFTER = frozenset("/.-_?&=#,;:")
@@ -53,7 +53,7 @@ def split_sheet(tex: str, slug: str) -> tuple[str, str]:
     head, sep, _ = tex.partition("\\title{")
     m = _DOCUMENT.search(tex)
     if not sep or m is None or not head.startswith("\\documentclass") or _TITLE_BLOCK not in m.group("body"):
-        raise BookError(f"{slug}.tex: expected \\documentclass, \\title, \\maketitle and \\begin{{document}}...\\end{{document}}; the book cannot cut a chapter from it")
+        raise BookError(f"{slug}.tex: expected \\documentclass, \\title, \\rooflinetitle and \\begin{{document}}...\\end{{document}}; the book cannot cut a chapter from it")
     preamble = head.partition("\n")[2]
     return preamble, m.group("body").replace(_TITLE_BLOCK, "", 1)
 

@@ -203,3 +203,15 @@ def number_text(n: Number) -> str:
         digits_ = whole.lstrip("-")
         return sign + (f"{int(digits_):,}" if len(digits_) >= 4 else digits_) + dot + frac
     return f"{n.mantissa}e{n.exponent}"
+
+
+def whole_count(counts: str, rounds: str | None, x: float) -> int | None:
+    """A count's value as the whole number a reader runs: None when it is not a count (`counts`, the step's noun, is empty);
+    the nearest whole number when it is one to rounding error; else rounded as the step says (`rounds`: "up", "down")."""
+    if not counts or not math.isfinite(x):
+        return None
+    nearest = round(x)
+    if abs(x - nearest) <= 1e-9 * max(1.0, abs(x)):
+        return int(nearest)
+    return {"up": math.ceil, "down": math.floor}.get(rounds or "", round)(x)
+

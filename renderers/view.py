@@ -21,7 +21,6 @@ has none says so once with its reason; a reason never fills a number's slot.
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
@@ -35,7 +34,7 @@ from derivations import glossary as gl
 from derivations import prose
 from derivations.engine import UNIT_MARKERS, At, Derivation, Solve, Step
 from derivations.sheet import Missing, Sheet, SolvedStep, SolvedTable, Value
-from renderers.numbers import Number, Shown, display, is_whole, number_text
+from renderers.numbers import Number, Shown, display, float_whole, is_whole, number_text, whole_count
 from renderers.plots import refs as plot_refs
 from renderers.targets import LINE_WIDTH, Target, latex_lines, latex_math, math_width, term_ranks
 from units import unit, unit_text
@@ -76,11 +75,12 @@ def whole(step: Step, v: Value) -> int | None:
     """A count's value as the whole number a reader runs (None when the step is not a count or has no value)."""
     if not step.counts or v.exact is None:
         return None
-    x = v.float
-    nearest = round(x)
-    if abs(x - nearest) <= 1e-9 * max(1.0, abs(x)):
-        return int(nearest)
-    return {"up": math.ceil, "down": math.floor}.get(step.rounds, round)(x)
+    return whole_count(step.counts, step.rounds, v.float)
+
+
+def _is_count(n: int | None, x: object) -> bool:
+    """Whether the value `x` is the whole number `n` (a float from the compiled evaluation: up to its noise)."""
+    return n is not None and (x == n or (isinstance(x, float) and float_whole(x) == n))
 
 
 def count_shown(step: Step, v: Value) -> Shown | None:
@@ -215,7 +215,7 @@ def _whole_lead(step: SolvedStep, target: Target) -> str:
     """For a count whose value is not whole: the whole number a reader runs, and how it was rounded."""
     s, v = step.step, step.value
     n = whole(s, v)
-    if n is None or v.exact == n:
+    if n is None or _is_count(n, v.exact):
         return ""
     what = COUNTS.get(s.for_) if isinstance(s, Solve) else None
     text = step_value_text(s, v, target)
@@ -770,7 +770,7 @@ def _table(tb: SolvedTable, d: Derivation, target: Target, p: Prose) -> dict[str
         noun = steps[j].counts if steps[j].counts and shown_units == {"1"} else ""
         header_unit = target.unit(shared) if shared is not None else (t(noun) if noun else "")
         headers.append(target.inline_math(latex) + (f" ({header_unit})" if header_unit else ""))
-        if steps[j].counts and any(c is not None and not c.missing and whole(steps[j], c) != c.exact for c in col):
+        if steps[j].counts and any(c is not None and not c.missing and not _is_count(whole(steps[j], c), c.exact) for c in col):
             rounded.append((steps[j], latex))
     note = p(tb.note)
     extra = []

@@ -193,7 +193,7 @@ DERIVATION = derivation(
     ),
     body_tables=(4, 5),
     answer=(
-        "At this batch each MoE layer reads {experts_touched}; half of them are read by a batch of {B_half} and nearly all by "
+        "At batch {batch} each MoE layer reads {experts_touched}; half its experts are read by a batch of {B_half} and nearly all by "
         "{B_nearly_all}, whatever the model's size.",
         "A step streams {bytes_per_step}, each expert read adding {expert_bytes} per layer: past a few dozen tokens a MoE step "
         "reads nearly all its weights.",

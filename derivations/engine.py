@@ -700,7 +700,7 @@ def _solve(slug: str, step: Solve, expanded: Mapping[str, sp.Expr], table: Symbo
             raise
         except (ArithmeticError, AttributeError, LookupError, NotImplementedError, RecursionError, TypeError, ValueError) as err:
             # sympy gives up on the equation in one of many ways: say so in one line
-            raise DerivationError(f"{what}: sympy finds no closed form ({type(err).__name__}: {str(err)[:80]})") from None
+            raise DerivationError(f"{what}: sympy finds no closed form ({type(err).__name__}: {' '.join(str(err).split())[:80]})") from None
         cache.store_expr(key, root, verified=verified)
     return replace(step, expr=root, equation=(lhs, rhs), verified=verified)
 

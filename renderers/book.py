@@ -168,8 +168,14 @@ def shared_given(views: Mapping[str, Mapping[str, Any]]) -> tuple[list[dict[str,
         if len(slugs) >= 2 and (key[0] not in best or len(slugs) > len(users[best[key[0]]])):
             best[key[0]] = key
     keys = set(best.values())
-    shared = [{**rows[k], "chapters": ", ".join(rf"\ref{{sheet:{slug}}}" for slug in users[k])} for k in users if k in keys]
+    number = {slug: FIRST_SHEET_CHAPTER + i for i, slug in enumerate(views)}
+    # the numbers as text, linked (not \ref, whose "??" on the first pass would move the pages after this table)
+    shared = [{**rows[k], "chapters": ", ".join(rf"\hyperref[sheet:{slug}]{{{number[slug]}}}" for slug in users[k])} for k in users if k in keys]
     return shared, keys
+
+
+#: The book's first sheet chapter: chapter 1 is the conventions (book.tex.j2), then the sheets in `views`' order.
+FIRST_SHEET_CHAPTER = 2
 
 
 #: What a chapter says where the given values it shares with other chapters are.

@@ -79,8 +79,10 @@ def test_given_values_shared_by_two_chapters_are_printed_once(sheets, tex):
         if shared:
             assert r"Appendix~\ref{given}" in given, slug
         shared_rows += len(shared)
-    lines = [line for line in appendix.splitlines() if line.endswith("\\\\") and r"\ref{sheet:" in line]
-    assert lines and all(line.count(r"\ref{sheet:") >= 2 for line in lines)  # shared means two chapters or more
+    lines = [line for line in appendix.splitlines() if line.endswith("\\\\") and r"\hyperref[sheet:" in line]
+    assert lines and all(line.count(r"\hyperref[sheet:") >= 2 for line in lines)  # shared means two chapters or more
+    numbers = {label.removeprefix("sheet:"): n for n, (_, label) in enumerate(_CHAPTER.findall(tex), 1)}  # the chapter numbers it prints are the chapters'
+    assert all(numbers[slug] == int(n) for line in lines for slug, n in re.findall(r"\\hyperref\[sheet:([^\]]+)\]\{(\d+)\}", line))
     assert shared_rows > 3 * len(lines)  # the appendix saves far more rows than it prints
 
 
@@ -162,7 +164,7 @@ def test_book_compiles_without_overfull_boxes(sheets, tmp_path):
     pdf, log = compile_pdf_with_log(tex, "book", graphics)
     overfull = [line for line in log.splitlines() if line.startswith("Overfull")]
     assert overfull == [], f"book: {len(overfull)} Overfull boxes, first: {overfull[0]}"
-    assert "Label(s) may have changed" not in log  # two passes settle the contents and the links
+    assert "Label(s) may have changed" not in log  # two passes settle the contents and the links (no \\ref moves a page)
     path = tmp_path / "book.pdf"
     path.write_bytes(pdf)
     text = subprocess.run(["pdftotext", str(path), "-"], capture_output=True, text=True, check=True).stdout

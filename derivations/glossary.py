@@ -91,9 +91,9 @@ F_E = g("F_E", "1", r"F_{E}", "FFN width of one routed expert (moe_intermediate_
 E_s = g("E_s", "1", r"E_{s}", "shared experts per MoE layer, used by every token (0 for most models)")
 t_ar = g("t_ar", "s", r"t_{\mathrm{AR}}", "latency of one round of a small all-reduce, however small the message")
 # how the scale-up domain connects its GPUs (hardware scaleup_topology): exactly one is 1; they pick the all-reduce latency law
-d_1shot = g("d_1shot", "1", r"\delta_{\mathrm{1shot}}", "1 on a switch or full mesh (NVSwitch, Infinity Fabric): one-shot all-reduces; else 0")
-d_ring = g("d_ring", "1", r"\delta_{\mathrm{ring}}", "1 over PCIe, with no scale-up switch: NCCL's ring all-reduce; else 0")
-d_torus = g("d_torus", "1", r"\delta_{\mathrm{torus}}", "1 on a torus (TPU ICI): a bidirectional ring all-reduce; else 0")
+d_1shot = g("d_1shot", "1", r"\delta_{\mathrm{1shot}}", "whether the chip is on a switch or full mesh (NVSwitch, Infinity Fabric): one-shot all-reduces (1) or not (0)")
+d_ring = g("d_ring", "1", r"\delta_{\mathrm{ring}}", "whether the chip is on PCIe, with no scale-up switch: NCCL's ring all-reduce (1) or not (0)")
+d_torus = g("d_torus", "1", r"\delta_{\mathrm{torus}}", "whether the chip is on a torus (TPU ICI): a bidirectional ring all-reduce (1) or not (0)")
 
 # the on-chip memories FlashAttention works in (flash-attention-io); bound only on chips that have them
 M_smem = g("M_smem", "B", r"M_{\mathrm{SM}}", "shared memory per SM: the on-chip SRAM one thread block tiles into (none on a TPU)")

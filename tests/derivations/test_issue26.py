@@ -26,3 +26,58 @@ def test_every_sheet_at_its_defaults_fits_and_values_every_headline(slug):
         assert sheet.values[FIT_STEP].float <= 1
     missing = {name: v.missing.label for name, v in sheet.results.items() if v.missing is not None}
     assert not missing, f"{slug}: headlines without a value at the defaults: {missing}"
+
+
+# --- speculative-decoding ----------------------------------------------------------------------------
+
+SPEC = "speculative-decoding"
+
+
+def _spec(**inputs):
+    from derivations.registry import BY_SLUG
+    from derivations.sheet import evaluate
+    from tests.derivations.helpers import sheet_context
+
+    d = BY_SLUG[SPEC]
+    return evaluate(d, sheet_context(d, model="llama-3.3-70b", **{"tp": "8", **inputs}))
+
+
+def test_speculative_compute_bound_limit_is_the_speedup_at_a_huge_batch_of_short_contexts():
+    """tau/(k + 1 + k P_d/P_T) is the step model's speedup once every GEMM is compute-bound: no fixed time, no all-reduce, T = 1."""
+    v = _spec(batch="1000000", context="1 token", tp="1", tp_draft="1", t_fixed="0 s", hop_latency="0 s", draft_length="4", acceptance="0.8")
+    assert float(v["speedup"]) == pytest.approx(float(v["speedup_compute_bound"]), rel=2e-3)
+    tau = (1 - 0.8 ** 5) / 0.2
+    assert float(v["speedup_compute_bound"]) == pytest.approx(tau / (5 + 4 * float(v["drafter_param_ratio"])), rel=1e-12)
+    assert float(v["speedup_compute_bound"]) == pytest.approx(2 / 3, rel=0.01)  # "costs a third"
+
+
+def test_speculative_context_past_which_verification_is_never_compute_bound():
+    """At T_mem the per-sequence compute of a verification equals its KV time; above it a larger batch only adds memory time."""
+    v = _spec()
+    t_star = float(v["T_verify_never_compute_bound"])
+    at = _spec(context=f"{t_star} token")
+    assert float(at["t_compute_per_sequence_verify"]) == pytest.approx(float(at["t_kv_per_sequence"]), rel=1e-9)
+    # above it the verification step is memory-bound even at a batch far past any that fits; below it compute wins there
+    for factor, memory_bound in ((1.2, True), (0.8, False)):
+        big = _spec(context=f"{factor * t_star} token", batch="100000", draft_length="4")
+        verify_memory = float(big["t_kv_per_sequence"]) * 100000
+        verify_compute = float(big["t_compute_per_sequence_verify"]) * 100000
+        assert (verify_memory > verify_compute) is memory_bound
+    # it grows with the tokens verified q: T = a q / (b - c q), linear in q but for attention's own FLOPs (c), so 1/T is
+    # exactly linear in 1/q; from q = 2 to 8 tokens it grows 5.0x, a little faster than q's 4x
+    q = (2, 4, 8)
+    inv_t = [1 / float(_spec(draft_length=str(k - 1))["T_verify_never_compute_bound"]) for k in q]
+    slope = (inv_t[1] - inv_t[0]) / (1 / q[1] - 1 / q[0])
+    assert inv_t[2] == pytest.approx(inv_t[0] + slope * (1 / q[2] - 1 / q[0]), rel=1e-9)
+    assert 4 < inv_t[0] / inv_t[2] < 5.5
+
+
+def test_speculative_search_runs_past_the_best_draft_length():
+    """At acceptance 0.9 (lean engine, batch 1, context 1,024) the best draft length is 12: past the old bound of 8, inside the search."""
+    from derivations.questions.speculative_decoding import DRAFT_LENGTHS, LEAN
+
+    v = _spec(batch="1", acceptance="0.9", context="1024 token", **LEAN)
+    best = int(v["best_draft_length"])
+    assert best == 12 and best < DRAFT_LENGTHS[-1]
+    speedups = [float(v[f"speedup_g{g}"]) for g in DRAFT_LENGTHS]
+    assert speedups[best] == max(speedups) and speedups[best + 1] < speedups[best] > speedups[best - 1]

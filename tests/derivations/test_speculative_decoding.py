@@ -60,7 +60,8 @@ def test_a_compute_bound_target_never_speeds_up_more_than_a_memory_bound_one(mod
     v = spec(model, only=("speedup", "speedup_memory_bound", "t_verify", "t_step"), batch=str(batch), context=f"{ctx_len} token",
              draft_length=str(draft), acceptance=acceptance)
     assert v["t_verify"] >= v["t_step"]
-    assert v["speedup"] <= v["speedup_memory_bound"] * (1 + 1e-30)
+    # the 1e-30 relative tolerance (40-digit evaluation) taken in sympy: as a float, 1 + 1e-30 is 1 and the check failed at ties
+    assert v["speedup"] - v["speedup_memory_bound"] <= sp.Float("1e-30", 40) * v["speedup_memory_bound"]
 
 
 def test_compute_bound_verification_loses_what_memory_bound_verification_keeps():
@@ -137,7 +138,8 @@ def test_claim_verdicts_on_the_sheet():
     sheet = default_sheet()
     # the drafter pays the fitted fixed time and all-reduce latency on each of its steps: the teaser's numbers fail at the defaults, and
     # "a third" holds with a lean engine (the hand-set fixed time, 1 us hops)
-    assert [c.holds for c in sheet.claims] == [False, False, False, False, True]
+    # the two issue-26 claims first: the compute-bound limit is "a third", and at acceptance 0.9 the best length is past 8
+    assert [c.holds for c in sheet.claims] == [True, True, False, False, False, False, True]
     assert sheet.results["speedup"].float == pytest.approx(1.645, abs=1e-3)
     assert sheet.results["best_draft_length"].float == 3
 

@@ -81,3 +81,36 @@ def test_speculative_search_runs_past_the_best_draft_length():
     assert best == 12 and best < DRAFT_LENGTHS[-1]
     speedups = [float(v[f"speedup_g{g}"]) for g in DRAFT_LENGTHS]
     assert speedups[best] == max(speedups) and speedups[best + 1] < speedups[best] > speedups[best - 1]
+
+
+# --- hardware-upgrade --------------------------------------------------------------------------------
+
+def test_capacity_speedup_closed_form_against_its_equation_and_the_gpu_count_table():
+    sheet = api.derive("hardware-upgrade")
+    v = sheet.values
+    beta1, beta2 = 3.35e12, 4.8e12  # specs/hardware/h100-sxm.toml, h200.toml
+    share1, share2 = v["weights_share"].float, v["weights_share_new"].float
+    assert v["speedup_capacity_closed"].float == pytest.approx(beta2 / beta1 * (1 - share2) / (1 - share1), rel=1e-12)
+    table = next(t for t in sheet.tables if t.title == "Capacity as a function of the GPU count")
+    col = [c[0] for c in table.columns]
+    closed = [cells[col.index("speedup_capacity_closed")] for _, cells, _ in table.rows]
+    model = [cells[col.index("speedup_capacity")] for _, cells, _ in table.rows]
+    assert closed[0].missing is not None  # one GPU: the weights do not fit
+    valued = [c.float for c in closed[1:]]
+    assert valued == sorted(valued, reverse=True) and valued[-1] > beta2 / beta1  # falls with N, towards the bandwidth ratio
+    for c, m in zip(closed[2:], model[2:], strict=True):  # from four GPUs the closed form tracks the step model within 10%
+        assert c.float == pytest.approx(m.float, rel=0.1)
+
+
+def test_a_step_with_the_memory_full_takes_the_usable_memory_over_the_bandwidth_whatever_the_context():
+    sheet = api.derive("hardware-upgrade")
+    table = next(t for t in sheet.tables if t.title.startswith("Capacity as a function of the context"))
+    col = [c[0] for c in table.columns]
+    for _, cells, _ in table.rows:
+        full, at_fit = cells[col.index("t_memory_full")].float, cells[col.index("t_memory_at_capacity")].float
+        assert at_fit == pytest.approx(full, rel=0.01) and at_fit <= full
+
+
+def test_energy_per_token_improves_by_the_capacity_speedup_at_equal_board_power():
+    v = api.derive("hardware-upgrade").values  # H100 SXM and H200 both 700 W
+    assert v["energy_per_token_gain"].float == pytest.approx(v["speedup_capacity"].float, rel=1e-12)

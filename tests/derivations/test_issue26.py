@@ -114,3 +114,33 @@ def test_a_step_with_the_memory_full_takes_the_usable_memory_over_the_bandwidth_
 def test_energy_per_token_improves_by_the_capacity_speedup_at_equal_board_power():
     v = api.derive("hardware-upgrade").values  # H100 SXM and H200 both 700 W
     assert v["energy_per_token_gain"].float == pytest.approx(v["speedup_capacity"].float, rel=1e-12)
+
+
+# --- decode-floor ------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("model", ["llama-3.1-8b", "llama-3.1-70b", "mixtral-8x7b"])
+def test_smallest_tp_that_fits_against_its_equation_and_the_memory_fit(model):
+    sheet = api.derive("decode-floor", model=model)
+    v = sheet.values
+    n = v["tp_fit"].float
+    assert v["memory_whole_model"].float / n == pytest.approx(v["capacity_per_gpu"].float, rel=1e-12)  # the equation it solves
+    tp_min = int(v["tp_min"].float)
+    assert tp_min >= max(1, n) and (tp_min == 1 or tp_min / 2 < n)
+    fits = api.derive("decode-floor", model=model, inputs={"tp": tp_min}).values["memory_fraction"].float
+    assert fits <= 1
+    if tp_min > 1:
+        assert api.derive("decode-floor", model=model, inputs={"tp": tp_min // 2}).values["memory_fraction"].float > 1
+    assert v["t_floor_tp_min"].float == pytest.approx(v["t_floor"].float / tp_min, rel=1e-12)
+    table = next(t for t in sheet.tables if t.title.startswith("The smallest TP degree"))
+    col = [c[0] for c in table.columns]
+    row = next(cells for label, cells, _ in table.rows if label == api.model(model).name)
+    assert row[col.index("tp_min")].float == tp_min
+
+
+def test_2n_against_2n_matmul_is_the_embedding_streamed():
+    v = api.derive("decode-floor").values  # Llama 3.1 8B, BF16, H100 SXM: 128,256 x 4,096 untied embedding and the norms
+    c = api.model("llama-3.1-8b").param_counts()
+    assert c.total - c.matmul == 128256 * 4096 + 4096 * (2 * 32 + 1)  # the embedding and the norms: no GEMM operand
+    assert v["t_floor_2n_gap"].float == pytest.approx((c.total - c.matmul) * 2 / 3.35e12, rel=1e-12)
+    assert v["t_floor_2n_gap"].float == pytest.approx(v["t_floor_all_params"].float - v["t_floor"].float, rel=1e-9)
+    assert v["t_floor_2n_gap"].m_as("ms") == pytest.approx(0.3138, abs=1e-4)

@@ -144,3 +144,14 @@ def test_2n_against_2n_matmul_is_the_embedding_streamed():
     assert v["t_floor_2n_gap"].float == pytest.approx((c.total - c.matmul) * 2 / 3.35e12, rel=1e-12)
     assert v["t_floor_2n_gap"].float == pytest.approx(v["t_floor_all_params"].float - v["t_floor"].float, rel=1e-9)
     assert v["t_floor_2n_gap"].m_as("ms") == pytest.approx(0.3138, abs=1e-4)
+
+
+# --- model-limits ------------------------------------------------------------------------------------
+
+def test_prediction_error_at_its_default_says_no_measurement_was_given():
+    """Issue 26: the default (no measured step) said 'a zero denominator'; a measured step gives the signed error."""
+    sheet = api.derive("model-limits")
+    missing = sheet.values["prediction_error"].missing
+    assert missing is not None and missing.reason.startswith("no measurement given") and "denominator" not in missing.reason
+    v = api.derive("model-limits", inputs={"measured_step": "30 ms"}).values
+    assert v["prediction_error"].float == pytest.approx((v["t_step"].float - 0.030) / 0.030, rel=1e-12) and v["prediction_error"].float < 0

@@ -27,7 +27,8 @@ from derivations import glossary as gl
 from specs.counts import swiglu_mlp_params
 from specs.errors import SpecError, shown, suggest
 from specs.hardware import Hardware, SpecWarning
-from specs.measurements import FITTED_INPUTS, FittedDefaults, load_fitted_defaults
+from specs.measurements import DEFAULT_PROFILE, PROFILE_INPUTS, Profile, load_profiles
+from specs.measurements import profile as engine_profile
 from specs.models import Architecture, MoE
 from specs.precisions import MATH_PRECISIONS, Precision, precision
 from specs.quantities import check_sign, parse_quantity
@@ -46,6 +47,8 @@ DOMAINS = {
 BARE_NUMBER_UNITS = ("1", "token", "parameter", "token/s")
 #: No count input is physical beyond this (sequences, tokens, GPUs).
 MAX_COUNT = 10**9
+#: No other input is physical beyond this, in its own unit (a time per layer of 1e308 s would overflow every float after it).
+MAX_MAGNITUDE = 10**30
 
 
 @dataclass(frozen=True)
@@ -124,9 +127,9 @@ class Input:
         """Whether a magnitude (in the input's unit) lies in the input's domain."""
         d = self.domain
         if d == "positive":
-            return m > 0
+            return 0 < m <= MAX_MAGNITUDE
         if d == "nonnegative":
-            return m >= 0
+            return 0 <= m <= MAX_MAGNITUDE
         if d == "fraction":
             return 0 < m <= 1
         if d == "count":
@@ -134,13 +137,14 @@ class Input:
         if d == "whole":
             return m.denominator == 1 and 0 <= m <= MAX_COUNT
         if d == "at_least_one":
-            return m >= 1
+            return 1 <= m <= MAX_MAGNITUDE
         raise KeyError(d)
 
     def check(self, m: Fraction, where: str, found: str) -> None:
         """Refuse a magnitude (in the input's unit) outside the input's domain: one line naming the input and what was found."""
         if not self.within(m):
-            limit = f" up to {MAX_COUNT:,}" if self.domain in ("count", "whole") else ""
+            limit = (f" up to {MAX_COUNT:,}" if self.domain in ("count", "whole")
+                     else f" up to 1e30 {self.unit}" if m > MAX_MAGNITUDE and self.domain != "fraction" else "")
             raise SpecError(where, self.name, f"expected {DOMAINS[self.domain]}{limit}, found {found}")
 
 
@@ -173,30 +177,37 @@ def _is_bare_number(text: str) -> bool:
     return True
 
 
-#: eta_bw, t_fixed and hop_latency default to a fit to the published measurements (specs/measurements/defaults.toml).
-#: A broken file (truncated, edited by hand) does not stop this module from loading: every use of a fitted default raises
-#: its one-line error instead (`fitted()`), and `roofline calibrate --write-defaults`, which needs none, can mend it.
+#: The engine profiles (specs/measurements/profiles/) and the one every sheet uses unless --engine names another.
+#: A broken profile file (truncated, edited by hand) does not stop this module from loading: every use of a profile raises
+#: its one-line error instead (`profiles()`, `fitted()`), and `roofline calibrate --write-defaults`, which needs none, can mend it.
 try:
-    FITTED: FittedDefaults | None = load_fitted_defaults()
-    FITTED_ERROR: SpecError | None = None
+    PROFILES: Mapping[str, Profile] = load_profiles()
+    PROFILES_ERROR: SpecError | None = None
 except SpecError as _err:
-    FITTED, FITTED_ERROR = None, _err
+    PROFILES, PROFILES_ERROR = {}, _err
+#: the default profile (None where a profile file is broken: see PROFILES_ERROR)
+DEFAULT_ENGINE: Profile | None = PROFILES.get(DEFAULT_PROFILE)
 
 
-def fitted() -> FittedDefaults:
-    """The fitted defaults, or the defaults file's own error (one line naming it and the field)."""
-    if FITTED is None:
-        assert FITTED_ERROR is not None
-        raise FITTED_ERROR
-    return FITTED
+def profiles() -> Mapping[str, Profile]:
+    """The engine profiles by name, or the broken profile file's own error (one line naming it and the field)."""
+    if PROFILES_ERROR is not None:
+        raise PROFILES_ERROR
+    return PROFILES
 
 
-def _fitted_default(name: str) -> str:
-    return FITTED.values[name] if FITTED is not None else ""
+def fitted() -> Profile:
+    """The default profile, fitted to the published measurements (its records and [summary] are what the sheets cite), or the
+    broken profile file's own error."""
+    return profiles()[DEFAULT_PROFILE]
 
 
-_FITTED_TO = (f"fitted to {len(FITTED.records)} published measurements of real servers (`roofline validate`)" if FITTED is not None
-              else "fitted to published measurements of real servers (`roofline validate`)")
+def _engine_default(name: str) -> str:
+    return DEFAULT_ENGINE.values[name] if DEFAULT_ENGINE is not None else ""
+
+
+_FROM_ENGINE = ("its default comes from the engine profile (--engine; the sheet prints which, with its provenance); "
+                f"the {DEFAULT_PROFILE} profile's is fitted to published measurements of real servers (roofline validate)")
 
 SCENARIO_INPUTS: tuple[Input, ...] = (
     Input("batch", gl.B, "1", "1", "sequences decoded together", "count"),
@@ -204,15 +215,22 @@ SCENARIO_INPUTS: tuple[Input, ...] = (
     Input("context", gl.T, "8192 token", "token", "tokens already in each sequence's KV cache", "count"),
     Input("prompt_len", gl.S, "2048 token", "token", "prompt tokens prefilled at once", "count"),
     Input("tp", gl.n_tp, "1", "1", "tensor-parallel degree (GPUs sharing each layer)", "count"),
-    Input("eta_bw", gl.eta_bw, _fitted_default("eta_bw"), "1",
-          f"achieved fraction of datasheet bandwidth in streaming kernels; the default is {_FITTED_TO}", "fraction"),
-    Input("eta_flops", gl.eta_flops, "0.7", "1", "achieved fraction of the dense tensor peak in GEMMs and attention", "fraction"),
-    Input("t_fixed", gl.t_fixed, _fitted_default("t_fixed"), "s",
-          f"fixed time per step (launches, host work); collectives are their own term; the default is {_FITTED_TO}", "nonnegative"),
-    Input("hop_latency", gl.t_hop, _fitted_default("hop_latency"), "s",
-          r"latency of one round of a small all-reduce over the scale-up link ($\lceil \log_2 n_{\mathrm{TP}} \rceil$ rounds per all-reduce; NCCL's own small-message figure over NVLink is a few "
-          f"microseconds); the default is {_FITTED_TO}", "nonnegative"),
+    Input("eta_bw", gl.eta_bw, _engine_default("eta_bw"), "1",
+          f"achieved fraction of datasheet bandwidth in streaming kernels; {_FROM_ENGINE}", "fraction"),
+    Input("eta_flops", gl.eta_flops, _engine_default("eta_flops"), "1",
+          f"achieved fraction of the dense tensor peak in GEMMs and attention; {_FROM_ENGINE}", "fraction"),
+    Input("t_layer", gl.t_layer, _engine_default("t_layer"), "s",
+          f"overhead per layer per step that no byte count shows (launches, small kernels, host work); {_FROM_ENGINE}", "nonnegative"),
+    Input("t_fixed", gl.t_fixed, _engine_default("t_fixed"), "s",
+          f"time per step beside the per-layer overhead (host work paid once a step); collectives are their own term; {_FROM_ENGINE}",
+          "nonnegative"),
+    Input("ar_latency", gl.t_ar, _engine_default("ar_latency"), "s",
+          "latency of one round of a small all-reduce over the scale-up link: one round per all-reduce where it is one-shot (NVSwitch, a full "
+          "mesh), 2(n - 1) ring steps over PCIe, 2 floor(n/2) hops on a torus; a one-shot all-reduce on eight H100s takes 4 to 10 "
+          f"microseconds (SGLang PR 2904); {_FROM_ENGINE}", "nonnegative"),
 )
+#: the inputs an engine profile supplies (specs.measurements.PROFILE_INPUTS), by name
+ENGINE_INPUTS = frozenset(PROFILE_INPUTS)
 
 
 @dataclass(frozen=True)
@@ -230,6 +248,9 @@ class Context:
     #: None: the same as the first
     second_hardware: Hardware | None = None
     second_model: Architecture | None = None
+    #: the engine profile that supplies the engine inputs (eta_bw, eta_flops, t_layer, t_fixed, ar_latency) not set with --set
+    #: (None only where a profile file is broken: an engine input then raises that file's error)
+    engine: Profile | None = DEFAULT_ENGINE
 
     def second(self) -> Context:
         """The second setup: the second chip and model in place of the first, precisions and inputs unchanged."""
@@ -243,8 +264,10 @@ class Context:
         return replace(self, overrides=merged)
 
 
-def make_context(hardware: Hardware, model: Architecture, weights: str | None = None, kv: str | None = None, math: str | None = None) -> Context:
-    """The sheet's own context. A math precision the chip has no dense peak for is an error here, naming the chip and what it has.
+def make_context(hardware: Hardware, model: Architecture, weights: str | None = None, kv: str | None = None, math: str | None = None,
+                 engine: str | None = None) -> Context:
+    """The sheet's own context. A math precision the chip has no dense peak for is an error here, naming the chip and what it has;
+    an unknown engine profile (None: the default) is one line with the closest names.
 
     A checkpoint that ships quantized (its config's quantization_config) is computed in the default format unless
     --weights says otherwise; the sheet says so (`sheet.spec_facts`), and `warn_checkpoint` warns a user who picked it.
@@ -258,7 +281,7 @@ def make_context(hardware: Hardware, model: Architecture, weights: str | None = 
         raise SpecError(hardware.path, f"peak_dense.{m.math}",
                         f"{given}: {hardware.name} lists no dense {m.math} peak; it lists {', '.join(hardware.peak_dense)}; choose one with --math")
     return Context(hardware=hardware, model=model, weights=w, kv=precision(kv or conventions.DEFAULT_KV, "--kv"), math=m,
-                   math_defaulted=math is None)
+                   math_defaulted=math is None, engine=engine_profile(engine) if engine is not None else DEFAULT_ENGINE)
 
 
 def warn_checkpoint(model: Architecture, weights: str | None) -> None:
@@ -293,6 +316,21 @@ def _gqa(ctx: Context) -> Architecture:
 
 def _link_bandwidth(ctx: Context) -> pint.Quantity:
     return ctx.hardware.require("scaleup_bandwidth_per_direction")
+
+
+#: scale-up topology -> the all-reduce latency law it implies (primitives.allreduce_rounds): one-shot, PCIe ring, torus ring
+TOPOLOGY_LAWS = {"switch": gl.d_1shot, "mesh": gl.d_1shot, "pcie": gl.d_ring, "torus": gl.d_torus}
+
+
+def _topology_flag(flag: sp.Symbol) -> Callable[[Context], pint.Quantity]:
+    """1 when the chip's scale-up topology implies the all-reduce law `flag` stands for, else 0; n/a when the spec gives no topology."""
+    def bind(ctx: Context) -> pint.Quantity:
+        topology = ctx.hardware.scaleup_topology
+        if topology is None:
+            raise SpecError(ctx.hardware.path, "scaleup_topology", f"{ctx.hardware.name}'s spec gives no scaleup_topology "
+                                                                 "(switch, mesh, torus or pcie): it decides an all-reduce's latency law")
+        return _count(1 if TOPOLOGY_LAWS[topology] == flag else 0)
+    return bind
 
 
 def _moe_value(ctx: Context, pick: Callable[[MoE], int], dense: int) -> pint.Quantity:
@@ -400,6 +438,9 @@ BINDINGS: dict[sp.Symbol, Callable[[Context], pint.Quantity]] = {
     gl.E_s: lambda ctx: _moe_value(ctx, lambda m: m.shared_experts, 0),
     gl.P_base: _params(lambda c: c.active_matmul - c.experts_routed_active),
     gl.beta_link: _link_bandwidth,
+    gl.d_1shot: _topology_flag(gl.d_1shot),
+    gl.d_ring: _topology_flag(gl.d_ring),
+    gl.d_torus: _topology_flag(gl.d_torus),
     gl.n_SM: lambda ctx: _count(ctx.hardware.require("compute_units")),
     gl.u_token: lambda ctx: Quantity(Fraction(1), "token"),
     # flash-attention-io: shared memory and the last-level cache exist only on chips whose SMs (CUs) run thread blocks
@@ -443,17 +484,26 @@ def _dense_ffn(ctx: Context) -> pint.Quantity:
 
 
 def input_value(inp: Input, ctx: Context) -> tuple[pint.Quantity, bool]:
-    """The input's value in this context and whether it was set (not the default)."""
+    """The input's value in this context and whether it was set (not the default): --set, else the engine profile's value for an
+    engine input, else the input's default."""
     if inp.name in ctx.overrides:
         return ctx.overrides[inp.name].to(unit(inp.unit)), True
+    if inp.name in ENGINE_INPUTS:
+        return _profile_value(ctx.engine if ctx.engine is not None else fitted(), inp), False
     return _default_value(inp), False
+
+
+@lru_cache(maxsize=256)
+def _profile_value(engine: Profile, inp: Input) -> pint.Quantity:
+    """An engine input's value in a profile, parsed once per process and checked against the input's domain."""
+    return inp.parse(engine.values[inp.name], f"{engine.where}")
 
 
 @lru_cache(maxsize=1024)
 def _default_value(inp: Input) -> pint.Quantity:
     """An input's default, parsed once per process (evaluation asks for it per step and per row)."""
-    if not inp.default and inp.name in FITTED_INPUTS:
-        fitted()  # the defaults file is broken: its own error
+    if not inp.default and inp.name in ENGINE_INPUTS:
+        fitted()  # a profile file is broken: its own error
     return inp.parse(inp.default, "default")
 
 

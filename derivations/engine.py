@@ -18,7 +18,7 @@ import sympy as sp
 
 from derivations import bounded, cache, exprjson, prose
 from derivations import glossary as gl
-from derivations.context import BINDINGS, SCENARIO_INPUTS, Input
+from derivations.context import BINDINGS, ENGINE_INPUTS, SCENARIO_INPUTS, Input
 from derivations.glossary import GLOSSARY, SECOND_CHIP, SECOND_MODEL
 from derivations.symbols import Symbols, default_latex
 from units import Quantity, RooflineError, UnitMismatchError, check_unit, same_unit, unit, unit_text
@@ -171,6 +171,8 @@ class Row:
     #: the second chip or model (primed symbols; see glossary.SECOND_CHIP and SECOND_MODEL)
     second_hardware: str | None = None
     second_model: str | None = None
+    #: the engine profile the row is evaluated under (a shipped profile name; None: the sheet's)
+    engine: str | None = None
     #: which series the row belongs to in a figure that draws it (a scatter's marker: the engine a measurement ran on)
     series: str = ""
 
@@ -689,6 +691,9 @@ def _inputs_used(slug: str, symbols_of: Mapping[str, frozenset[sp.Symbol]], own:
     if len(set(names)) != len(names) or set(names) & {i.name for i in SCENARIO_INPUTS}:
         raise DerivationError(f"{slug}: input names must be unique and not shadow the shared scenario inputs")
     ordered = [i for i in SCENARIO_INPUTS if i.symbol in used] + [i for i in own if i.symbol in used]
+    engine = sorted(set(defaults) & ENGINE_INPUTS)
+    if engine:
+        raise DerivationError(f"{slug}: defaults for {engine}, which the engine profile supplies (--engine); a sheet does not override them")
     unknown = sorted(set(defaults) - {i.name for i in ordered})
     if unknown:
         raise DerivationError(f"{slug}: defaults for {unknown}, which are not inputs of this sheet")

@@ -58,7 +58,8 @@ T = g("T", "token", "T", "context length (tokens already in the KV cache)")
 S = g("S", "token", "S", "prompt length (tokens prefilled at once)")
 n_tp = g("n_tp", "1", r"n_{\mathrm{TP}}", "tensor-parallel degree (GPUs sharing each layer)")
 eta_bw = g("eta_bw", "1", r"\eta_{\mathrm{bw}}", "achieved fraction of datasheet bandwidth")
-t_fixed = g("t_fixed", "s", r"t_{\mathrm{fixed}}", "fixed time per step: launches, host work (collectives are their own term)")
+t_fixed = g("t_fixed", "s", r"t_{\mathrm{fixed}}", "time per step beside the per-layer overhead (host work paid once a step)")
+t_layer = g("t_layer", "s", r"t_{\mathrm{layer}}", "overhead per layer per step that no byte count shows (launches, small kernels, host work)")
 
 # aggregate from the spec layer (the GQA or MLA formula, by architecture)
 e_kv = g("e_kv", "1", r"e_{\mathrm{kv}}", r"cached elements per token over all layers ($2 L K H$ for GQA; $L (r_{\mathrm{kv}} + d_{R})$ for MLA)")
@@ -88,6 +89,11 @@ eta_flops = g("eta_flops", "1", r"\eta_{\mathrm{flop}}", "achieved fraction of t
 beta_link = g("beta_link", "B/s", r"\beta_{\mathrm{link}}", "GPU-to-GPU bandwidth per direction (NVLink, ICI, or PCIe where there is no scale-up link)")
 F_E = g("F_E", "1", r"F_{E}", "FFN width of one routed expert (moe_intermediate_size; 0 for a dense model)")
 E_s = g("E_s", "1", r"E_{s}", "shared experts per MoE layer, used by every token (0 for most models)")
+t_ar = g("t_ar", "s", r"t_{\mathrm{AR}}", "latency of one round of a small all-reduce, however small the message")
+# how the scale-up domain connects its GPUs (hardware scaleup_topology): exactly one is 1; they pick the all-reduce latency law
+d_1shot = g("d_1shot", "1", r"\delta_{\mathrm{1shot}}", "1 on a switch or full mesh (NVSwitch, Infinity Fabric): one-shot all-reduces; else 0")
+d_ring = g("d_ring", "1", r"\delta_{\mathrm{ring}}", "1 over PCIe, with no scale-up switch: NCCL's ring all-reduce; else 0")
+d_torus = g("d_torus", "1", r"\delta_{\mathrm{torus}}", "1 on a torus (TPU ICI): a bidirectional ring all-reduce; else 0")
 
 # the on-chip memories FlashAttention works in (flash-attention-io); bound only on chips that have them
 M_smem = g("M_smem", "B", r"M_{\mathrm{SM}}", "shared memory per SM: the on-chip SRAM one thread block tiles into (none on a TPU)")
@@ -116,7 +122,7 @@ def _twin(symbol: object, what: str) -> object:
 
 
 #: chip symbols -> the second chip's twins
-SECOND_CHIP = {s: _twin(s, "second chip") for s in (pi, beta, C_mem, beta_link)}
+SECOND_CHIP = {s: _twin(s, "second chip") for s in (pi, beta, C_mem, beta_link, d_1shot, d_ring, d_torus)}
 #: model symbols of the shared step model and memory fit -> the second model's twins
 SECOND_MODEL = {s: _twin(s, "second model") for s in (D, L, N, n_kv, w_k, w_v, w_c, e_kv, P_total, P_active, P_base, P_exp, E, k_E, L_moe)}
 
@@ -140,7 +146,6 @@ pi_sus = g("pi_sus", "flop/s", r"\pi_{\mathrm{sus}}", "dense BF16 peak measured 
 n_kl = g("n_kl", "1", r"n_{\mathrm{k/layer}}", "kernels launched per layer per decode step (GEMMs, attention, norms, activations, cache writes, all-reduces)")
 n_k0 = g("n_k0", "1", r"n_{\mathrm{k,0}}", "kernels per decode step outside the layers (embedding, final norm, LM head, sampling)")
 t_launch = g("t_launch", "s", r"t_{\mathrm{launch}}", "GPU idle time at each kernel boundary of a trace: the launch gap")
-t_hop = g("t_hop", "s", r"t_{\mathrm{hop}}", r"latency of one round of a small all-reduce (recursive doubling: $\lceil \log_2 n_{\mathrm{TP}} \rceil$ rounds), paid however small the message")
 eta_att = g("eta_att", "1", r"\eta_{\mathrm{att}}", "achieved fraction of datasheet bandwidth in the decode attention kernel")
 
 # what published measurements of real servers say (specs/measurements/, `roofline validate`): decode-floor, mbu-diagnosis

@@ -432,9 +432,6 @@ def _mp(e: sp.Expr, values: Mapping[sp.Symbol, mpmath.mpf]) -> mpmath.mpf:
     if isinstance(e, sp.ceiling | sp.floor):
         x = _snap(_mp(e.args[0], values))
         return mpmath.ceil(x) if isinstance(e, sp.ceiling) else mpmath.floor(x)
-    if type(e).__name__ == "CeilLog2":  # derivations.primitives: ceil(log2 n), the rounds of recursive doubling
-        n = _snap(_mp(e.args[0], values))
-        return mpmath.mpf((int(n) - 1).bit_length()) if n == mpmath.nint(n) and n >= 1 else mpmath.ceil(mpmath.log(n, 2))
     if isinstance(e, sp.log):
         return mpmath.log(_mp(e.args[0], values))
     if isinstance(e, sp.exp):
@@ -463,7 +460,7 @@ def _num(expr: sp.Expr, values: Mapping[sp.Symbol, sp.Expr]) -> sp.Float | None:
         return None
     with sp.evaluate(False):
         substituted = expr.xreplace(dict(values))
-    v = bounded(lambda: sp.N(substituted.doit(), DIGITS))  # doit: a function left unevaluated (CeilLog2(1)) evaluates
+    v = bounded(lambda: sp.N(substituted.doit(), DIGITS))  # doit: a function left unevaluated evaluates
     if v is None or not isinstance(v, sp.Expr) or v.free_symbols or not v.is_number:
         return None
     if v.is_extended_real is not True or v.is_finite is not True:
@@ -840,7 +837,10 @@ def _compare(work: _Formula, base: dict) -> Verdict:
     if work.pinned:
         lv = at("pinned")
         if equal(lv):
-            return Verdict(**{**base, "kind": "approximation", "scope": "pinned", "pinned": pinned, "boundaries": boundaries()})
+            # the sheet's max() terms the answer writes one side of: name the sides they take here (the sampled points may all fall there)
+            sides = regimes(d, name, evaluate(d, work.ctx, only=[name]), work.ctxvals) \
+                if lv.sheet.has(sp.Max, sp.Min) and not lv.answer.has(sp.Max, sp.Min) else ()
+            return Verdict(**{**base, "kind": "approximation", "scope": "pinned", "pinned": pinned, "regimes": sides, "boundaries": boundaries()})
         verdict = factor_or_terms("pinned", {"pinned": pinned})
         if verdict is not None:
             return verdict
@@ -1273,6 +1273,8 @@ def _number_missing(d: Derivation, name: str, ctx: Context, v: sp.Expr, ratio: f
 
 #: The resources a step time can scale with: the symbol whose value a faster part would raise.
 RESOURCES = (gl.beta, gl.pi, gl.beta_link)
+#: The step model's engine overheads, which no resource moves: the per-layer overhead, the per-step time, the all-reduce latency.
+OVERHEADS = (gl.t_layer, gl.t_fixed, gl.t_ar)
 
 
 @dataclass(frozen=True)
@@ -1280,8 +1282,10 @@ class Bound:
     """How a time splits over what it scales with: the share that falls as each resource grows (d ln t / d ln x), and the rest."""
 
     shares: tuple[tuple[sp.Symbol, float], ...]
-    #: the share that no resource moves (fixed per-step time, latencies)
+    #: the share that no resource moves (the engine's overheads and latencies)
     rest: float
+    #: the rest by engine overhead the time holds (d ln t / d ln t_x: the share of the time each overhead term is)
+    overheads: tuple[tuple[sp.Symbol, float], ...] = ()
 
     @property
     def binding(self) -> sp.Symbol | None:
@@ -1315,7 +1319,15 @@ def what_bounds(d: Derivation, name: str, ctx: Context) -> Bound | None:
             return None
         shares.append((r, max(0.0, float(-(t1 - t0) / t0 / eps))))
     rest = max(0.0, 1 - sum(s for _, s in shares))
-    return Bound(tuple(shares), rest)
+    overheads = []
+    for o in OVERHEADS:
+        if o not in expr.free_symbols or ctxvals[o] == 0:
+            continue
+        t1 = _num(expr, {**ctxvals, o: ctxvals[o] * (1 + eps)})
+        if t1 is None:
+            return None
+        overheads.append((o, max(0.0, float((t1 - t0) / t0 / eps))))
+    return Bound(tuple(shares), rest, tuple(overheads))
 
 
 __all__ = [

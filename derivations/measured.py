@@ -2,10 +2,10 @@
 
 The measurements dataset (specs/measurements/) gives each memory-bound decode
 record an implied MBU: the step model's bytes per GPU over the measured step
-and the datasheet bandwidth (`roofline validate`). Its range is stored beside
-the fitted defaults (specs/measurements/defaults.toml, [summary]) by `roofline
-calibrate --write-defaults`, and a test fails when it is stale; here it becomes
-three inputs, and three steps put this sheet's bytes at those MBUs.
+and the datasheet bandwidth (`roofline validate`). Its range is stored in the
+default engine profile (specs/measurements/profiles/fitted.toml, [summary]) by
+`roofline calibrate --write-defaults`, and a test fails when it is stale; here it
+becomes three inputs, and three steps put this sheet's bytes at those MBUs.
 """
 
 from __future__ import annotations

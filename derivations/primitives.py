@@ -435,42 +435,29 @@ def wide_read_time(nbytes: sp.Expr, share: sp.Expr, width_ratio: sp.Expr, bandwi
     return share * (width_ratio - 1) * memory_time(nbytes, bandwidth)
 
 
-class CeilLog2(sp.Function):
-    """ceil(log2(n)) for a count n >= 1: the rounds of recursive doubling over n GPUs (0 at n = 1).
+def allreduce_rounds(degree: sp.Expr = gl.n_tp, oneshot: sp.Expr = gl.d_1shot, ring: sp.Expr = gl.d_ring,
+                     torus: sp.Expr = gl.d_torus) -> sp.Expr:
+    """Latency rounds of one small all-reduce over `degree` GPUs, by how the scale-up domain connects them [1]; 0 on one GPU.
 
-    Exact for a whole number (the bit length of n - 1), so sheets keep exact values; symbolic otherwise.
+    Decode's all-reduces carry a few kB, so their time is rounds of latency, not bytes. Exactly one of the
+    topology flags (bound from the chip's `scaleup_topology`) is 1:
+
+    - switch or full mesh (`oneshot`): one-shot, every GPU reads its peers' buffers at once, one round whatever
+      the GPU count: min(1, n - 1). SGLang PR #2904 measures vLLM's custom all-reduce at 9.5/9.1/10.1 us and a
+      one-shot kernel at 3.7/4.8/5.9 us for 512 B on 2/4/8 H100s (flat in n); vLLM PR #2192 and
+      TensorRT-LLM's ONESHOT strategy do the same.
+    - PCIe, no scale-up switch (`ring`): NCCL's ring, 2(n - 1) steps each paying the per-step latency
+      (NCCL src/graph/tuning.cc: nsteps = 2*(nRanks-1) for AllReduce).
+    - torus (`torus`, TPU ICI): a reduce-scatter then an all-gather, each a bidirectional ring along one axis
+      whose farthest peer is floor(n/2) hops away, about 1 us a hop (the JAX scaling book, sharding.md,
+      "How is an AllGather actually performed?" and "A note on ICI latency"): 2 floor(n/2).
     """
-
-    unit_rule = "dimensionless"
-
-    @classmethod
-    def eval(cls, n: sp.Expr) -> sp.Integer | None:
-        if n.is_Integer and n >= 1:
-            return sp.Integer(int(n - 1).bit_length())
-        if n.is_Number and n.is_extended_real and n >= 1:  # a rational or float (the engine's numeric checks)
-            return sp.ceiling(sp.log(n) / sp.log(2))
-        return None
-
-    def _latex(self, printer: object) -> str:
-        return r"\left\lceil \log_{2} " + printer._print(self.args[0]) + r" \right\rceil"
-
-    @staticmethod
-    def numpy(n: object) -> object:
-        """The same over numpy arrays (np.log2 is exact at powers of two, so the ceiling is too)."""
-        import numpy as np
-
-        return np.ceil(np.log2(n))
+    return oneshot * sp.Min(1, degree - 1) + ring * 2 * (degree - 1) + torus * 2 * sp.floor(degree / 2)
 
 
-def allreduce_latency(degree: sp.Expr = gl.n_tp, hop: sp.Expr = gl.t_hop) -> sp.Expr:
-    """Latency term of a small all-reduce over `degree` GPUs: ceil(log2 n) rounds of `hop` each, whatever the message size [s]; zero at n = 1.
-
-    A message of a few kB (decode's activations) is all-reduced by recursive doubling or a tree, not a
-    ring (Thakur, Rabenseifner and Gropp 2005; NCCL's tree and LL protocols): ceil(log2 n) rounds, each
-    paying one round's latency. A ring's 2(n - 1) steps fit the TP 1-4 measurements about as well but
-    extrapolate to TP 8 more than twice as steeply.
-    """
-    return CeilLog2(degree) * hop
+def allreduce_latency(degree: sp.Expr = gl.n_tp, latency: sp.Expr = gl.t_ar) -> sp.Expr:
+    """Latency of one small all-reduce over `degree` GPUs: its rounds (allreduce_rounds) times `latency` each [s]; zero at n = 1."""
+    return allreduce_rounds(degree) * latency
 
 
 def tiled_tokens(tokens: sp.Expr, tile: sp.Expr) -> sp.Expr:
@@ -478,7 +465,7 @@ def tiled_tokens(tokens: sp.Expr, tile: sp.Expr) -> sp.Expr:
     return sp.ceiling(tokens / tile) * tile
 
 
-__all__ += ["CeilLog2", "allreduce_latency", "bandwidth_shortfall", "kernels_per_step", "launch_gap_time",
+__all__ += ["allreduce_latency", "allreduce_rounds", "bandwidth_shortfall", "kernels_per_step", "launch_gap_time",
             "tiled_tokens", "wide_read_time"]
 
 

@@ -18,10 +18,12 @@ import pint
 import sympy as sp
 
 from derivations import conventions
-from derivations.context import BINDINGS, Context, Input, input_value
+from derivations.context import BINDINGS, Context, Input, fitted, input_value
 from derivations.engine import UNIT_MARKERS, At, Claim, Derivation, Row, Solve, Step, Table
 from derivations.symbols import SymbolInfo
+from specs.catalog import SPECS_DIR
 from specs.errors import SpecError
+from specs.measurements import Profile
 from units import Quantity, RooflineError
 
 Resolver = Callable[[Context, Row], Context]
@@ -511,6 +513,10 @@ def spec_facts(ctx: Context) -> tuple[tuple[str, str], ...]:
         ("KV cache", ctx.kv.description),
         ("Math", f"{ctx.math.math} tensor-core peak" + (f" (default: the math of {ctx.weights.name} weights)" if ctx.math_defaulted else " (set with --math)")),
     ]
+    e = ctx.engine if ctx.engine is not None else fitted()  # None: a profile file is broken, and fitted() says so
+    values = ", ".join(f"{k} = {v}" for k, v in e.values.items())
+    facts += [("Engine profile", f"{e.name}: {e.description} ({values}; change with --engine, or --set any one input)"),
+              ("Engine profile provenance", f"{e.provenance} ({shown_profile_path(e)})")]
     if ctx.second_hardware is not None:
         h2 = ctx.second_hardware
         facts.append(("Second hardware (primed symbols)", f"{h2.name} ({h2.key}; status {h2.status}); change with --second-hardware"))
@@ -584,6 +590,14 @@ def identities(d: Derivation, values: Mapping[sp.Symbol, sp.Expr | Missing], res
             if reduced.is_Number and reduced is not sp.nan:
                 constants[step.s] = reduced
     return out
+
+
+def shown_profile_path(e: Profile) -> str:
+    """A shipped profile's file relative to the project (the same on every machine); another as its path shows."""
+    try:
+        return e.path.resolve().relative_to(SPECS_DIR.parent.resolve()).as_posix()
+    except ValueError:
+        return e.where
 
 
 def _solve_table(d: Derivation, ctx: Context, t: Table, resolve: Resolver) -> SolvedTable:

@@ -11,11 +11,20 @@ n_TP tensor-parallel GPUs:
 - time: per component (weight GEMMs, attention) the roofline at achieved
   rates, max(bytes/(eta_bw*beta), FLOPs/(eta_flops*pi)), summed; plus two
   all-reduces per layer for tensor parallelism, each its bytes over the link
-  plus ceil(log2 n_TP) rounds of latency t_hop (zero on one GPU); plus a fixed time
-  per step.
+  plus its latency rounds (zero on one GPU), the law of rounds following the
+  chip's scale-up topology (one-shot, one round whatever n, on a switch or a
+  full mesh; NCCL's ring, 2(n - 1) steps, over PCIe; a bidirectional ring on a
+  torus: primitives.allreduce_rounds); plus the overheads no byte count shows:
+  t_layer per layer (launches, small kernels and host work grow with depth)
+  and a small time t_fixed per step beside it.
 
-eta_bw, t_fixed and t_hop default to values fitted to the published
-measurements in specs/measurements/ (`roofline validate`).
+eta_bw, eta_flops, t_layer, t_fixed and t_ar (the latency of one round) come
+from the engine profile the context names (specs/measurements/profiles/:
+`fitted` to the published measurements by default, `ideal` for the textbook
+roofline, one per engine family); `--set` overrides any one of them.
+
+A second model (a drafter, engine.At with glossary.SECOND_MODEL) pays the
+per-layer overhead for its own depth and all-reduces at its own degree.
 
 In the memory-bound regime this is the straight line t(B) = t0 + B*c.
 Components are summed, not overlapped: a component-wise max, as InferSim and
@@ -73,23 +82,39 @@ t_gemm = Step("t_gemm", pr.roofline_component_time(flops_gemm.s, weights_gpu.s),
 t_attn = Step("t_attention", pr.roofline_component_time(flops_attn.s, kv_step.s), "s",
               "Attention on the roofline: its intensity does not grow with the batch, so for GQA it stays memory-bound.",
               latex=r"t_{\mathrm{att}}", title="Attention on the roofline")
-#: The all-reduces' two parts: their bytes over the link (growing with the batch) and their latency rounds (fixed per step).
+ar_rounds = Step("allreduce_rounds", pr.allreduce_rounds(), "1",
+                 r"A decode all-reduce carries a few kB, so its latency, not its bytes, sets its time: one round on a switched or fully "
+                 r"meshed scale-up domain, where it is one-shot and flat in the GPU count; NCCL's ring of $2 (n_{\mathrm{TP}} - 1)$ steps over "
+                 r"PCIe; a bidirectional ring of $2 \lfloor n_{\mathrm{TP}}/2 \rfloor$ hops on a torus. The chip's scale-up topology decides "
+                 "which; zero on one GPU.",
+                 latex=r"h_{\mathrm{AR}}", meaning="latency rounds of one small all-reduce", title="Latency rounds per all-reduce")
+#: The all-reduces' two parts: their bytes over the link (growing with the batch) and their latency (fixed per step).
 COMM_BYTES = 2 * gl.L * pr.allreduce_time(pr.tp_allreduce_bytes())
-COMM_LATENCY = 2 * gl.L * pr.allreduce_latency()
+COMM_LATENCY = 2 * gl.L * ar_rounds.s * gl.t_ar
 t_comm = Step("t_comm", COMM_BYTES + COMM_LATENCY, "s",
               "Tensor parallelism all-reduces the activations twice per layer (after attention and after the MLP): each carries its "
-              r"bytes over the link and pays $\lceil \log_2 n_{\mathrm{TP}} \rceil$ rounds of latency $\sym{t_hop}$ (recursive doubling), which at decode's few rows "
-              "of activations is most of it; zero on one GPU.",
+              r"bytes over the link and pays $\sym{allreduce_rounds}$ rounds of latency $\sym{t_ar}$, which at decode's few rows of "
+              "activations is most of it; zero on one GPU.",
               latex=r"t_{\mathrm{comm}}", title="Tensor-parallel all-reduces")
-t_step = Step("t_step", t_gemm.s + t_attn.s + t_comm.s + gl.t_fixed, "s",
-              "The step: each component at the slower of its memory and compute time, the all-reduces, and a fixed time (launches, host work) that no byte count shows.",
+#: The overheads no byte count shows: per layer, and per step beside it.
+OVERHEAD = gl.L * gl.t_layer + gl.t_fixed
+t_overhead = Step("t_overhead", OVERHEAD, "s",
+                  r"What no byte count shows: $\sym{t_layer}$ in each of the $L$ layers (kernel launches, small kernels and host work grow "
+                  r"with depth) and a small time $\sym{t_fixed}$ per step beside it. Both come from the engine profile.",
+                  latex=r"t_{\mathrm{over}}", title="Overheads per step")
+t_step = Step("t_step", t_gemm.s + t_attn.s + t_comm.s + t_overhead.s, "s",
+              "The step: each component at the slower of its memory and compute time, the all-reduces, and the overheads that no byte "
+              "count shows.",
               latex=r"t_{\mathrm{step}}", title="Step time")
 throughput = Step("throughput", gl.B * gl.q / t_step.s, "token/s",
                   r"All $B$ sequences advance $q$ tokens per step.", latex=r"\Theta", title="Throughput")
 
 #: The step-time model in reading order; a sheet includes these and adds its own.
 DECODE_STEP: tuple[Step, ...] = (tokens, experts, params, weight_bytes, weights_gpu, kv_tok, kv_tok_gpu, kv_step, bytes_gpu,
-                                 flops_gemm, flops_attn, t_memory, t_compute, t_gemm, t_attn, t_comm, t_step, throughput)
+                                 flops_gemm, flops_attn, t_memory, t_compute, t_gemm, t_attn, ar_rounds, t_comm, t_overhead, t_step,
+                                 throughput)
+#: The all-reduces alone, for sheets that take a slice of DECODE_STEP and add them.
+COMM_STEPS: tuple[Step, ...] = (ar_rounds, t_comm)
 
 memory_gpu = Step("memory_per_gpu", pr.tp_split(gl.P_total * gl.b_w) + gl.B * (gl.T + gl.q) * kv_tok_gpu.s, "B",
                   "What must be resident per GPU: all weights (every expert, the embedding) split over the GPUs, and each sequence's cache including this step's tokens.",
@@ -102,7 +127,7 @@ MEMORY_FIT: tuple[Step, ...] = (memory_gpu, memory_fraction)
 
 DISPLAY_UNITS = {"weight_bytes": "GB", "kv_bytes_per_token": "kB/token", "kv_bytes_per_token_gpu": "kB/token", "kv_bytes_step": "GB",
                  "weight_bytes_gpu": "GB", "bytes_per_gpu": "GB", "flops_gemm_gpu": "Tflop", "flops_attention_gpu": "Tflop",
-                 "t_memory": "ms", "t_compute": "ms", "t_gemm": "ms", "t_attention": "ms", "t_comm": "ms", "t_step": "ms",
+                 "t_memory": "ms", "t_compute": "ms", "t_gemm": "ms", "t_attention": "ms", "t_comm": "ms", "t_overhead": "ms", "t_step": "ms",
                  "throughput": "token/s", "memory_per_gpu": "GB", "params_read": "parameter"}
 
-__all__ = ["COMM_BYTES", "COMM_LATENCY", "DECODE_STEP", "DISPLAY_UNITS", "MEMORY_FIT"]
+__all__ = ["COMM_BYTES", "COMM_LATENCY", "COMM_STEPS", "DECODE_STEP", "DISPLAY_UNITS", "MEMORY_FIT", "OVERHEAD"]

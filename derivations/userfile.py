@@ -18,7 +18,7 @@ from typing import Any
 
 from derivations import bounded, prose
 from derivations import formula as fm
-from derivations.context import DOMAINS, SCENARIO_INPUTS, Input
+from derivations.context import DOMAINS, ENGINE_INPUTS, SCENARIO_INPUTS, Input
 from derivations.engine import Claim, Derivation, Row, Step, Table, derivation, solve
 from derivations.glossary import GLOSSARY
 from derivations.symbols import Symbols
@@ -92,6 +92,8 @@ def build(data: Mapping[str, Any], where: str, default_slug: str = "my-derivatio
         if name not in {i.name for i in SCENARIO_INPUTS}:
             raise UserFileError(where, f"defaults.{name[:40]}", f"not a shared scenario input{suggest(name, [i.name for i in SCENARIO_INPUTS])}; "
                                 "give your own inputs their default in [[inputs]]")
+        if name in ENGINE_INPUTS:
+            raise UserFileError(where, f"defaults.{name[:40]}", "is supplied by the engine profile (--engine); pick a profile or --set it")
     steps: list[Step] = []
     display: dict[str, str] = {}
     for i, item in enumerate(f.array(data, "steps", dict, required=True)):

@@ -1,4 +1,4 @@
-"""How far do real servers sit from the step model, and can one measurement calibrate it?
+"""How far do real servers sit from the step model, and which engine inputs does the dataset give?
 
 Every published record (specs/measurements/) is turned into a measured decode
 step time under a stated rule, and the shared step model (derivations.stepmodel
@@ -6,23 +6,32 @@ DECODE_STEP, the one every sheet uses) is evaluated at the record's hardware,
 model, precisions, batch, mean context and tensor-parallel degree through the
 same context machinery as a sheet. No second step-time formula exists here:
 the model's own t_step expression is substituted and compiled once per record
-as a function of its four efficiency inputs (eta_bw, eta_flops, t_fixed, t_hop).
+as a function of its five engine inputs (eta_bw, eta_flops, t_layer, t_fixed,
+t_ar: what an engine profile holds).
 
-The dataset defaults fit three inputs to every memory-bound decode record: the
-achieved bandwidth fraction eta_bw, the fixed time per step t_fixed and the
-all-reduce hop latency t_hop, by least squares on relative error. The step time
-is linear in t_fixed and t_hop and piecewise linear in 1/eta_bw, so the fit is
-a closed-form linear solve (with eta_bw <= 1, t_fixed >= 0, t_hop >= 0 as
-bounds, an active set by enumeration) repeated until the set of memory-bound
-components stops changing: exact for records the model itself generated.
-Calibrating on one engine and chip fits the two inputs a server's software
-decides, eta_bw and t_fixed (eta_bw alone from one record), with t_hop held.
+A fit gives four of them to a set of memory-bound decode records: the achieved
+bandwidth fraction eta_bw, the overhead per layer t_layer, the small time per
+step t_fixed and the latency of one all-reduce round t_ar, by least squares on
+relative error with every source weighing the same (its records share one
+engine, harness and conversion rule, so their errors are not independent). The
+step time is linear in t_layer, t_fixed and t_ar and piecewise linear in
+1/eta_bw, so the fit is a closed-form linear solve (with eta_bw <= 1 and the
+times at or above zero as bounds, an active set by enumeration) repeated until
+the set of memory-bound components stops changing: exact for records the model
+itself generated. eta_flops is held (memory-bound records cannot see it).
+
+The engine profiles (specs/measurements/profiles/) come from here: `fitted` to
+every memory-bound record, one per engine family with at least
+MIN_FAMILY_RECORDS of them (what its records cannot tell apart held at
+`fitted`'s values), and the hand-written `ideal`. The honest figures are
+out-of-sample: leave one source out (all records of a source held out together),
+per TP degree, and the eight-GPU records predicted from a fit to TP <= 4 only.
 """
 
 from __future__ import annotations
 
 import statistics
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cache
 from itertools import product
@@ -32,13 +41,13 @@ import sympy as sp
 
 from derivations import glossary as gl
 from derivations import stepmodel as sm
-from derivations.context import BINDINGS, FITTED_ERROR, SCENARIO_INPUTS, Context, fitted, make_context
+from derivations.context import BINDINGS, PROFILES_ERROR, Context, fitted, make_context
 from derivations.engine import derivation
 from derivations.sheet import Missing, evaluate, input_values
 from derivations.symbols import Symbols
 from specs.catalog import SPECS_DIR, shown_path
 from specs.errors import SpecError, suggest
-from specs.measurements import FITTED_SUMMARY, Measurement, decode_step
+from specs.measurements import DEFAULT_PROFILE, PROFILE_SUMMARY, Measurement, Profile, decode_step
 from units import Quantity
 
 #: The step model alone, as a derivation (never rendered; evaluated like a sheet).
@@ -67,22 +76,16 @@ RULES = {
     "aggregate_tokens_per_s": "step = B tokens / (aggregate tokens/s at batch B); a static batch's figure includes its prefill",
     "e2e_latency": "step = (end-to-end latency - TTFT) / (output tokens - 1); without a TTFT, latency / output tokens (prefill included)",
 }
-#: The efficiency inputs the fit and the table vary; everything else comes from the record.
-EFFICIENCY_SYMBOLS = (gl.eta_bw, gl.eta_flops, gl.t_fixed, gl.t_hop)
-_DEFAULTS = {i.name: i for i in SCENARIO_INPUTS}
+#: The engine inputs the fit and the table vary, in the order the compiled step takes them; everything else comes from the record.
+EFFICIENCY_SYMBOLS = (gl.eta_bw, gl.eta_flops, gl.t_layer, gl.t_fixed, gl.t_ar)
 _MAX_FIT_ROUNDS = 50
-
-
-@cache
-def sheet_default(name: str) -> float:
-    """A scenario input's project-wide default (eta_bw, eta_flops, t_fixed, hop_latency) as a float in its SI unit.
-
-    Where the fitted defaults file is broken, a fitted input raises its error (a fit then starts from HAND_SET: `start`).
-    """
-    if not _DEFAULTS[name].default:
-        fitted()
-    q = _DEFAULTS[name].parse(_DEFAULTS[name].default, "default")
-    return float(q.to_base_units().magnitude)
+#: eta_flops is held in every fitted profile at this value (the hand-set default the sheets always used): memory-bound decode
+#: records, the only ones fitted, do not depend on it.
+HELD_ETA_FLOPS = "0.7"
+#: An engine family gets its own profile when the dataset holds at least this many memory-bound decode records of it.
+MIN_FAMILY_RECORDS = 8
+#: The validation targets the issue set (item 4): leave-one-source-out, per TP degree, eight GPUs from a fit to TP <= 4.
+TARGETS = {"loso": 0.10, "per_tp": 0.12, "tp8_from_tp4": 0.15}
 
 
 def measured_step(m: Measurement) -> float:
@@ -111,7 +114,7 @@ def record_context(m: Measurement, **inputs: str) -> Context:
     return ctx.with_overrides(**base)
 
 
-StepFunction = Callable[[float, float, float, float], float]
+StepFunction = Callable[[float, float, float, float, float], float]
 
 
 @cache
@@ -124,7 +127,8 @@ def _t_step_compiled() -> tuple[tuple[sp.Symbol, ...], Callable[..., float]]:
 
 
 def step_function(ctx: Context) -> StepFunction:
-    """The step model's t_step [s] in `ctx` as a function of (eta_bw, eta_flops, t_fixed, t_hop): its own expression, compiled.
+    """The step model's t_step [s] in `ctx` as a function of (eta_bw, eta_flops, t_layer, t_fixed, t_ar): its own expression,
+    compiled.
 
     Compiled once for every record (the record's values bound as floats); a record with a value its chip or model lacks (one
     the step needs only as a term multiplied by zero) is substituted exactly instead, which drops such terms."""
@@ -132,7 +136,7 @@ def step_function(ctx: Context) -> StepFunction:
     values = input_values(STEP_MODEL, ctx, set(args))
     if not any(isinstance(v, Missing) for v in values.values()):
         bound = tuple(float(values[s]) for s in args)
-        return lambda eta_bw, eta_flops, t_fixed, t_hop: float(compiled(*bound, eta_bw, eta_flops, t_fixed, t_hop))
+        return lambda eta_bw, eta_flops, t_layer, t_fixed, t_ar: float(compiled(*bound, eta_bw, eta_flops, t_layer, t_fixed, t_ar))
     known = {s: v for s, v in values.items() if s not in EFFICIENCY_SYMBOLS and not isinstance(v, Missing)}
     expr = STEP_MODEL.expanded["t_step"].xreplace(known)
     left = expr.free_symbols - set(EFFICIENCY_SYMBOLS)
@@ -145,23 +149,34 @@ def step_function(ctx: Context) -> StepFunction:
 
 @dataclass(frozen=True)
 class Calibration:
-    """A set of efficiency inputs (eta_flops is the sheets' default throughout) and how it was obtained."""
+    """A set of engine inputs and how it was obtained."""
 
     eta_bw: float
+    t_layer: float
     t_fixed: float
-    t_hop: float
+    t_ar: float
     #: how they were obtained, in words (which were fitted, which held, which hit a bound)
     how: str
     #: the records fitted
     ids: tuple[str, ...] = ()
+    eta_flops: float = float(HELD_ETA_FLOPS)
+
+    def replaced(self, **values: float) -> Calibration:
+        return replace(self, **values)
+
+
+def profile_calibration(p: Profile) -> Calibration:
+    """An engine profile's values as a Calibration (SI floats)."""
+    si = {k: float(p.quantity(k).to_base_units().magnitude) for k in p.values}
+    return Calibration(si["eta_bw"], si["t_layer"], si["t_fixed"], si["ar_latency"], f"the {p.name} profile ({_where(p.path)}: {p.provenance})",
+                       p.records, si["eta_flops"])
 
 
 @cache
 def sheet_defaults() -> Calibration:
-    """The project-wide defaults every sheet prints: fitted to the dataset and stored in specs/measurements/defaults.toml."""
-    f = fitted()
-    return Calibration(sheet_default("eta_bw"), sheet_default("t_fixed"), sheet_default("hop_latency"),
-                       f"the sheets' defaults ({_where(f.path)}: {f.fit})", f.records)
+    """The engine inputs every sheet uses by default: the default profile (specs/measurements/profiles/fitted.toml); where a
+    profile file is broken, its one-line error (a fit then starts from HAND_SET: `start`)."""
+    return profile_calibration(fitted())
 
 
 def _where(path: Path) -> str:
@@ -172,15 +187,16 @@ def _where(path: Path) -> str:
         return shown_path(path)
 
 
-#: The hand-set defaults every sheet printed before the dataset existed, and a step model without all-reduce latency:
-#: the issue's starting point, kept to report the error before the fit.
-HAND_SET = Calibration(0.8, 0.2e-3, 0.0, "the hand-set defaults before the dataset (eta_bw 0.8, t_fixed 0.2 ms, no all-reduce latency)")
+#: The hand-set defaults every sheet printed before the dataset existed, with no overhead per layer and no all-reduce latency:
+#: the starting point, kept to report the error before any fit.
+HAND_SET = Calibration(0.8, 0.0, 0.2e-3, 0.0, "the hand-set defaults before the dataset (eta_bw 0.8, t_fixed 0.2 ms, no per-layer overhead, "
+                       "no all-reduce latency)")
 
 
 def start() -> Calibration:
-    """Where a fit starts (its first guess, and the regimes it first judges the records at): the sheets' defaults, or the
-    hand-set ones when the defaults file is broken (so `roofline calibrate --write-defaults` can write it anew)."""
-    return sheet_defaults() if FITTED_ERROR is None else HAND_SET
+    """Where a fit starts (its first guess, the eta_flops it holds, and the regimes it first judges the records at): the sheets'
+    defaults, or the hand-set ones when a profile file is broken (so `roofline calibrate --write-defaults` can write it anew)."""
+    return sheet_defaults() if PROFILES_ERROR is None else HAND_SET
 
 
 @dataclass(frozen=True)
@@ -190,7 +206,7 @@ class Record:
     m: Measurement
     #: measured decode step [s]
     measured: float
-    #: t_step(eta_bw, eta_flops, t_fixed, t_hop) [s]
+    #: t_step(eta_bw, eta_flops, t_layer, t_fixed, t_ar) [s]
     step: StepFunction
     #: bytes one GPU streams per step (weights split by TP, plus the KV cache) [B]
     bytes_per_gpu: float
@@ -201,22 +217,21 @@ class Record:
     compute_time: float
     #: prefill compute time folded into each measured step, at the dense peak (eta_flops = 1) [s]
     prefill_time: float
-    #: the set of defaults the regime is judged at (None: the sheets' defaults)
+    #: the set of engine inputs the regime is judged at (None: the sheets' defaults)
     classify: Calibration | None = field(default=None, compare=False)
 
-    def at(self, c: Calibration, eta_flops: float | None = None) -> float:
-        """The predicted step [s] at a set of efficiency inputs."""
-        return self.predict(c.eta_bw, c.t_fixed, eta_flops, c.t_hop)
+    def at(self, c: Calibration) -> float:
+        """The predicted step [s] at a set of engine inputs."""
+        return self.predict(c.eta_bw, c.t_layer, c.t_fixed, c.t_ar, c.eta_flops)
 
-    def predict(self, eta_bw: float, t_fixed: float, eta_flops: float | None = None, t_hop: float | None = None) -> float:
-        ef = sheet_default("eta_flops") if eta_flops is None else eta_flops
-        th = sheet_default("hop_latency") if t_hop is None else t_hop
-        return float(self.step(eta_bw, ef, t_fixed, th))
+    def predict(self, eta_bw: float, t_layer: float, t_fixed: float, t_ar: float, eta_flops: float | None = None) -> float:
+        ef = start().eta_flops if eta_flops is None else eta_flops
+        return float(self.step(eta_bw, ef, t_layer, t_fixed, t_ar))
 
     def floor(self) -> float:
-        """The step at the datasheet rates with no fixed time and no hop latency (eta_bw = eta_flops = 1, t_fixed = t_hop = 0);
+        """The step at the datasheet rates with no overheads and no all-reduce latency (the `ideal` profile's inputs);
         all-reduce bytes at link rate stay."""
-        return self.predict(1.0, 0.0, 1.0, 0.0)
+        return self.predict(1.0, 0.0, 0.0, 0.0, 1.0)
 
     def implied_mbu(self) -> float:
         """The model's bytes per GPU over the measured step, as a share of the datasheet bandwidth."""
@@ -224,32 +239,46 @@ class Record:
 
     def prefill_share_at(self, c: Calibration) -> float:
         """Prefill FLOPs folded into each measured step, as a share of the prediction at `c`."""
-        return self.prefill_time / sheet_default("eta_flops") / self.at(c)
+        return self.prefill_time / c.eta_flops / self.at(c)
 
     def compute_bound_at(self, c: Calibration) -> bool:
-        """The step's FLOPs take longer than its bytes at `c` (and the sheets' eta_flops)."""
-        return self.compute_time / sheet_default("eta_flops") > self.memory_time / c.eta_bw
+        """The step's FLOPs take longer than its bytes at `c`."""
+        return self.compute_time / c.eta_flops > self.memory_time / c.eta_bw
 
     def regime_at(self, c: Calibration) -> str:
         return OTHER_REGIME if self.compute_bound_at(c) or self.prefill_share_at(c) >= PREFILL_HEAVY_SHARE else MEMORY_BOUND
 
     @property
     def prefill_share(self) -> float:
-        return self.prefill_share_at(self.classify or sheet_defaults())
+        return self.prefill_share_at(self.classify or start())
 
     @property
     def compute_bound(self) -> bool:
-        return self.compute_bound_at(self.classify or sheet_defaults())
+        return self.compute_bound_at(self.classify or start())
 
     @property
     def regime(self) -> str:
         """The record's regime at the sheets' defaults: compute-bound, or prefill-heavy at PREFILL_HEAVY_SHARE, or memory-bound decode."""
-        return self.regime_at(self.classify or sheet_defaults())
+        return self.regime_at(self.classify or start())
 
     @property
     def group(self) -> tuple[str, str]:
         """Records of one engine on one chip calibrate each other."""
         return self.m.engine, self.m.hardware.key
+
+    @property
+    def source(self) -> str:
+        """The source a record comes from: its file (one file per source). Leave-one-source-out holds a whole source out."""
+        return self.m.path.name
+
+    @property
+    def family(self) -> str:
+        """The engine family as a profile name: the record's engine, lowercase, words joined by '-'."""
+        return family_name(self.m.engine)
+
+
+def family_name(engine: str) -> str:
+    return "-".join(engine.lower().replace("_", " ").split())
 
 
 def _si(v: sp.Expr | Missing, what: str, m: Measurement) -> float:
@@ -295,19 +324,43 @@ def evaluate_records(records: Sequence[Measurement], classify: Calibration | Non
     return tuple(out)
 
 
-# --- calibration ---------------------------------------------------------------------------------
+def _memo(f: Callable) -> Callable:
+    """Cache a function of (records, classify) per process by the identity of the records (kept alive with the result): the
+    out-of-sample figures refit the dataset dozens of times, and `roofline validate`, the profiles and the tests all ask for them."""
+    memo: dict[tuple, tuple] = {}
+
+    def wrapped(records: Sequence[Measurement], classify: Calibration | None = None):
+        key = (tuple(id(m) for m in records), classify)
+        hit = memo.get(key)
+        if hit is None:
+            hit = memo[key] = (tuple(records), f(records, classify))
+        return hit[1]
+
+    wrapped.__doc__ = f.__doc__
+    wrapped.__name__ = f.__name__
+    return wrapped
+
+
+# --- fitting -------------------------------------------------------------------------------------
 
 _FAST = "eta_bw bound at 1 (the records are faster than the model at datasheet bandwidth)"
+#: the fitted parameters (x = 1/eta_bw), their lower bounds and their names in words
+_PARAMS = ("x", "t_layer", "t_fixed", "t_ar")
+_BOUNDS = {"x": 1.0, "t_layer": 0.0, "t_fixed": 0.0, "t_ar": 0.0}
+_NAMES = {"x": "eta_bw", "t_layer": "t_layer", "t_fixed": "t_fixed", "t_ar": "t_ar"}
+#: the order in which a fit that cannot tell its parameters apart holds them (the small per-step time first)
+_HOLD_ORDER = ("t_fixed", "t_ar", "t_layer")
 
 
-def _local_line(r: Record, x: float, eta_flops: float) -> tuple[float, float, float]:
-    """t_step - t_fixed near x = 1/eta_bw as slope*x + hops*t_hop + intercept (piecewise linear in x, linear in t_hop)."""
+def _local_line(r: Record, x: float, eta_flops: float) -> tuple[float, dict[str, float], float]:
+    """t_step near x = 1/eta_bw as slope*x + sum(coefficient*parameter) + intercept: piecewise linear in x, linear in the times."""
     h = 1e-6 * x
-    g0 = float(r.step(1 / x, eta_flops, 0.0, 0.0))
-    g1 = float(r.step(1 / (x + h), eta_flops, 0.0, 0.0))
-    hops = float(r.step(1 / x, eta_flops, 0.0, 1.0)) - g0
+    g0 = float(r.step(1 / x, eta_flops, 0.0, 0.0, 0.0))
+    g1 = float(r.step(1 / (x + h), eta_flops, 0.0, 0.0, 0.0))
+    coef = {"t_layer": float(r.step(1 / x, eta_flops, 1.0, 0.0, 0.0)) - g0, "t_fixed": 1.0,
+            "t_ar": float(r.step(1 / x, eta_flops, 0.0, 0.0, 1.0)) - g0}
     slope = (g1 - g0) / h
-    return slope, hops, g0 - slope * x
+    return slope, coef, g0 - slope * x
 
 
 def _solve(a: list[list[float]], b: list[float]) -> list[float] | None:
@@ -330,10 +383,8 @@ def _solve(a: list[list[float]], b: list[float]) -> list[float] | None:
     return out
 
 
-#: the fitted parameters, their lower bounds (x = 1/eta_bw at least 1) and their names in words
-_PARAMS = ("x", "t_fixed", "t_hop")
-_BOUNDS = {"x": 1.0, "t_fixed": 0.0, "t_hop": 0.0}
-_NAMES = {"x": "eta_bw", "t_fixed": "t_fixed", "t_hop": "t_hop"}
+class IndistinctError(ValueError):
+    """The records cannot tell the free parameters apart: hold one."""
 
 
 def _least_squares(cols: dict[str, list[float]], ys: Sequence[float], w: Sequence[float], free: Sequence[str],
@@ -352,7 +403,7 @@ def _least_squares(cols: dict[str, list[float]], ys: Sequence[float], w: Sequenc
             sol = _solve(a, b)
             if sol is None:
                 if not bound:
-                    raise ValueError(f"these records cannot tell {' from '.join(_NAMES[p] for p in fit_these)} apart; hold one")
+                    raise IndistinctError(f"these records cannot tell {' from '.join(_NAMES[p] for p in fit_these)} apart; hold one")
                 continue
             vals.update(zip(fit_these, sol, strict=True))
             if any(vals[p] < _BOUNDS[p] for p in fit_these):
@@ -364,32 +415,46 @@ def _least_squares(cols: dict[str, list[float]], ys: Sequence[float], w: Sequenc
     return best[1], best[2]
 
 
-def fit(records: Sequence[Record], t_fixed: float | None = None, t_hop: float | None = None, eta_flops: float | None = None,
-        held_as: str = "held") -> Calibration:
-    """Least squares on relative error for eta_bw, and t_fixed and t_hop unless given (then held), over `records`.
+def source_weights(records: Sequence[Record]) -> list[float]:
+    """Least-squares weights on relative error with every source weighing the same: 1/measured^2, divided by the number of the
+    fitted records that share the record's source."""
+    count: dict[str, int] = {}
+    for r in records:
+        count[r.source] = count.get(r.source, 0) + 1
+    return [1 / (r.measured ** 2 * count[r.source]) for r in records]
 
-    eta_bw stays in (0, 1], t_fixed and t_hop at or above zero: a bound that binds is held there and the others refitted, and
-    `how` says so. One record fits eta_bw alone (hold the other two); records with no tensor parallelism cannot fit t_hop.
+
+def fit(records: Sequence[Record], held: Mapping[str, float] | None = None, eta_flops: float | None = None,
+        held_as: str = "held") -> Calibration:
+    """Least squares on relative error, each source weighing the same, for eta_bw and every time parameter not in `held`
+    (t_layer, t_fixed, t_ar; held ones stay at their given value), over `records`.
+
+    eta_bw stays in (0, 1], the times at or above zero: a bound that binds is held there and the others refitted, and `how`
+    says so. Records that cannot tell the free parameters apart raise IndistinctError (see fit_distinct); records with no tensor
+    parallelism cannot fit t_ar.
     """
     if not records:
         raise ValueError("fit needs at least one record")
-    if t_fixed is None and len(records) == 1:
-        raise ValueError("one record cannot fix both eta_bw and t_fixed: give t_fixed to hold")
-    ef = sheet_default("eta_flops") if eta_flops is None else eta_flops
-    free = ["x"] + [p for p, v in (("t_fixed", t_fixed), ("t_hop", t_hop)) if v is None]
-    held = {p: v for p, v in (("t_fixed", t_fixed), ("t_hop", t_hop)) if v is not None}
-    w = [1 / r.measured ** 2 for r in records]
+    held = dict(held or {})
+    unknown = set(held) - set(_PARAMS[1:])
+    if unknown:
+        raise ValueError(f"only t_layer, t_fixed and t_ar can be held, not {sorted(unknown)}")
+    ef = start().eta_flops if eta_flops is None else eta_flops
+    free = ["x"] + [p for p in _PARAMS[1:] if p not in held]
+    if len(free) > len(records):
+        raise IndistinctError(f"{len(records)} record(s) cannot fix {len(free)} parameters: hold some")
+    w = source_weights(records)
     x = 1 / start().eta_bw
-    if "t_hop" in free and not any(_local_line(r, x, ef)[1] > 0 for r in records):
-        raise ValueError("no record has tensor parallelism, so t_hop cannot be fitted: give t_hop to hold")
+    if "t_ar" in free and not any(_local_line(r, x, ef)[1]["t_ar"] > 0 for r in records):
+        raise IndistinctError("no record has tensor parallelism, so t_ar cannot be fitted: hold it")
     vals: dict[str, float] = {}
     bound: tuple[str, ...] = ()
     for _ in range(_MAX_FIT_ROUNDS):
         lines = [_local_line(r, x, ef) for r in records]
-        cols = {"x": [a for a, _, _ in lines], "t_fixed": [1.0] * len(records), "t_hop": [h for _, h, _ in lines]}
+        cols = {"x": [a for a, _, _ in lines], **{p: [c[p] for _, c, _ in lines] for p in _PARAMS[1:]}}
         ys = [r.measured - c for r, (_, _, c) in zip(records, lines, strict=True)]
         if free == ["x"] and len(records) == 1 and lines[0][0] > 0:  # one record, eta_bw alone: the least squares is one division
-            y = ys[0] - held["t_fixed"] - lines[0][1] * held["t_hop"]
+            y = ys[0] - sum(lines[0][1][p] * held[p] for p in _PARAMS[1:])
             vals, bound = ({**held, "x": y / lines[0][0]}, ()) if y / lines[0][0] >= _BOUNDS["x"] else ({**held, "x": _BOUNDS["x"]}, ("x",))
         else:
             vals, bound = _least_squares(cols, ys, w, free, {**held, "x": x})
@@ -400,13 +465,30 @@ def fit(records: Sequence[Record], t_fixed: float | None = None, t_hop: float | 
     fitted = [_NAMES[p] for p in free if p not in bound]
     parts = [f"{_NAMES[p]} bound at 0" for p in free if p in bound and p != "x"]
     if fitted:
-        parts.append(" and ".join(fitted) + (" fitted together" if len(fitted) > 1 else " fitted") if len(fitted) < 3
-                     else f"{fitted[0]}, {fitted[1]} and {fitted[2]} fitted together")
+        parts.append(_and(fitted) + (" fitted together" if len(fitted) > 1 else " fitted"))
     if held:
-        parts.append(f"{' and '.join(held)} {held_as}")
+        parts.append(f"{_and(list(held))} {held_as}")
     if "x" in bound:
         parts.append(_FAST)
-    return Calibration(1 / x, float(vals["t_fixed"]), float(vals["t_hop"]), "; ".join(parts), tuple(r.m.id for r in records))
+    return Calibration(1 / x, float(vals["t_layer"]), float(vals["t_fixed"]), float(vals["t_ar"]), "; ".join(parts),
+                       tuple(r.m.id for r in records), ef)
+
+
+def _and(names: Sequence[str]) -> str:
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def fit_distinct(records: Sequence[Record], fallback: Calibration, held_as: str) -> Calibration:
+    """fit(), holding parameters at `fallback`'s values in _HOLD_ORDER until the records can tell the rest apart."""
+    held: dict[str, float] = {}
+    for p in (None, *_HOLD_ORDER):
+        if p is not None:
+            held[p] = getattr(fallback, p)
+        try:
+            return fit(records, held, held_as=held_as)
+        except IndistinctError:
+            continue
+    raise ValueError("the records cannot fit eta_bw even with every time held")
 
 
 # --- the validation table ------------------------------------------------------------------------
@@ -419,6 +501,8 @@ class Row:
     model: str
     setup: str
     regime: str
+    tp: int
+    source: str
     measured: float
     floor: float
     predicted: float
@@ -427,7 +511,7 @@ class Row:
     implied_mbu: float
     prefill_share: float
     rule: str
-    source: str
+    source_title: str
     url: str
 
 
@@ -442,10 +526,7 @@ class Summary:
 
 @dataclass(frozen=True)
 class Validation:
-    eta_bw: float
-    t_fixed: float
-    t_hop: float
-    eta_flops: float
+    calibration: Calibration
     label: str
     rows: tuple[Row, ...]
     summaries: tuple[Summary, ...]
@@ -459,39 +540,54 @@ def _setup(m: Measurement) -> str:
 def row(r: Record, c: Calibration) -> Row:
     p = r.at(c)
     m = r.m
-    return Row(m.id, m.engine, m.hardware.key, m.model.key, _setup(m), r.regime, r.measured, r.floor(), p,
+    return Row(m.id, m.engine, m.hardware.key, m.model.key, _setup(m), r.regime, m.tp, r.source, r.measured, r.floor(), p,
                (p - r.measured) / r.measured, r.implied_mbu(), r.prefill_share, RULES[m.metric], m.source, m.url)
+
+
+def _summary(label: str, sel: Sequence[Row], errors: Callable[[Row], float]) -> Summary:
+    if not sel:
+        return Summary(label, 0, None, None, "")
+    worst = max(sel, key=lambda x: abs(errors(x)))
+    return Summary(label, len(sel), statistics.median(abs(errors(x)) for x in sel), errors(worst), worst.id)
+
+
+def memory_summary(rows: Iterable[Row]) -> Summary:
+    """Median and worst absolute error of the memory-bound decode records among `rows`."""
+    return _summary(MEMORY_BOUND, [x for x in rows if x.regime == MEMORY_BOUND], lambda x: x.error)
 
 
 def summarise(rows: Iterable[Row], errors: Callable[[Row], float] = lambda x: x.error) -> tuple[Summary, ...]:
     """Median and worst absolute error per regime, and over all records."""
     rows = tuple(rows)
-    out = []
-    for regime in (*REGIMES, "all"):
-        sel = [x for x in rows if regime in ("all", x.regime)]
-        if not sel:
-            out.append(Summary(regime, 0, None, None, ""))
-            continue
-        worst = max(sel, key=lambda x: abs(errors(x)))
-        out.append(Summary(regime, len(sel), statistics.median(abs(errors(x)) for x in sel), errors(worst), worst.id))
-    return tuple(out)
+    return tuple(_summary(regime, [x for x in rows if regime in ("all", x.regime)], errors) for regime in (*REGIMES, "all"))
+
+
+def by_tp(rows: Iterable[Row]) -> tuple[Summary, ...]:
+    """Median and worst absolute error of the memory-bound decode records per tensor-parallel degree (labels 'TP n')."""
+    mem = [x for x in rows if x.regime == MEMORY_BOUND]
+    return tuple(_summary(f"TP {n}", [x for x in mem if x.tp == n], lambda x: x.error) for n in sorted({x.tp for x in mem}))
 
 
 def validate(records: Sequence[Measurement], c: Calibration) -> Validation:
     """Every record predicted at `c`, with the error summary per regime (regimes judged at the sheets' defaults)."""
     rows = tuple(row(r, c) for r in evaluate_records(records))
-    return Validation(c.eta_bw, c.t_fixed, c.t_hop, sheet_default("eta_flops"), c.how, rows, summarise(rows))
+    return Validation(c, c.how, rows, summarise(rows))
+
+
+def memory_bound(records: Sequence[Measurement], classify: Calibration | None = None) -> list[Record]:
+    return [r for r in evaluate_records(records, classify) if r.regime == MEMORY_BOUND]
 
 
 def dataset_defaults(records: Sequence[Measurement], classify: Calibration | None = None) -> Calibration:
-    """eta_bw, t_fixed and t_hop fitted to every memory-bound decode record of the dataset, the regimes judged at `classify`
-    (None: the sheets' defaults)."""
-    rs = [r for r in evaluate_records(records, classify) if r.regime == MEMORY_BOUND]
+    """eta_bw, t_layer, t_fixed and t_ar fitted to every memory-bound decode record of the dataset, the regimes judged at
+    `classify` (None: the sheets' defaults)."""
+    rs = memory_bound(records, classify)
     c = fit(rs)
-    return replace(c, how=f"fitted to the {len(rs)} memory-bound decode records (least squares on relative error; {c.how})")
+    return replace(c, how=f"fitted to the {len(rs)} memory-bound decode records of {len({r.source for r in rs})} sources "
+                          f"(least squares on relative error, each source weighing the same; {c.how}; eta_flops {HELD_ETA_FLOPS} held)")
 
 
-#: significant figures the stored defaults keep
+#: significant figures the stored profiles keep
 DEFAULT_FIGURES = 2
 
 
@@ -502,13 +598,14 @@ def _figures(v: float, figures: int = DEFAULT_FIGURES) -> str:
 
 
 def default_texts(c: Calibration) -> dict[str, str]:
-    """A fit as the unit strings stored in specs/measurements/defaults.toml (scenario-input name -> value)."""
-    return {"eta_bw": _figures(c.eta_bw), "t_fixed": f"{_figures(c.t_fixed * 1e3)} ms", "hop_latency": f"{_figures(c.t_hop * 1e6)} us"}
+    """A fit as the unit strings a profile file stores (engine-input name -> value)."""
+    return {"eta_bw": _figures(c.eta_bw), "eta_flops": _figures(c.eta_flops), "t_layer": f"{_figures(c.t_layer * 1e6)} us",
+            "t_fixed": f"{_figures(c.t_fixed * 1e3)} ms", "ar_latency": f"{_figures(c.t_ar * 1e6)} us"}
 
 
-def from_texts(texts: dict[str, str], how: str, ids: tuple[str, ...]) -> Calibration:
+def from_texts(texts: Mapping[str, str], how: str, ids: tuple[str, ...]) -> Calibration:
     si = {k: float(Quantity(v).to_base_units().magnitude) for k, v in texts.items()}
-    return Calibration(si["eta_bw"], si["t_fixed"], si["hop_latency"], how, ids)
+    return Calibration(si["eta_bw"], si["t_layer"], si["t_fixed"], si["ar_latency"], how, ids, si["eta_flops"])
 
 
 #: a regime change can move a record across the line and the refit back: give up after this many rounds
@@ -516,9 +613,9 @@ _MAX_DEFAULT_ROUNDS = 10
 
 
 def fresh_defaults(records: Sequence[Measurement]) -> tuple[Calibration, dict[str, str]]:
-    """The defaults the dataset gives today: fitted with the regimes judged at the sheets' defaults, rounded, and refitted
-    with the regimes judged at the rounded values until the rounded values stop changing (a fixed point: the stored defaults
-    classify the records that fit them). Returns the unrounded fit and the rounded texts."""
+    """The `fitted` profile the dataset gives today: fitted with the regimes judged at the stored profile, rounded, and refitted
+    with the regimes judged at the rounded values until the rounded values stop changing (a fixed point: the stored profile
+    classifies the records that fit it). Returns the unrounded fit and the rounded texts."""
     classify = start()
     for _ in range(_MAX_DEFAULT_ROUNDS):
         c = dataset_defaults(records, classify)
@@ -529,33 +626,116 @@ def fresh_defaults(records: Sequence[Measurement]) -> tuple[Calibration, dict[st
     raise ValueError("the dataset defaults do not settle: a record keeps crossing between regimes as they change")
 
 
+# --- out of sample: leave one source out, per TP degree, eight GPUs from TP <= 4 -------------------
+
+@dataclass(frozen=True)
+class OutOfSample:
+    """Memory-bound decode records predicted from fits that did not see them (regimes judged at the sheets' defaults).
+
+    - `loso`: each source's records predicted from a fit to every other source's (leave one source out);
+    - `tp8`: the eight-GPU records predicted from a fit to the records of four GPUs or fewer.
+    Each fit holds what its records cannot tell apart at the sheets' defaults (fit_distinct).
+    """
+
+    loso: tuple[Row, ...]
+    loso_fits: Mapping[str, Calibration]
+    tp8: tuple[Row, ...]
+    tp8_fit: Calibration | None
+
+
+@_memo
+def out_of_sample(records: Sequence[Measurement], classify: Calibration | None = None) -> OutOfSample:
+    rs = memory_bound(records, classify)
+    defaults = classify or start()
+    loso, fits = [], {}
+    for src in sorted({r.source for r in rs}):
+        c = fit_distinct([r for r in rs if r.source != src], defaults, "held at the sheets' defaults")
+        fits[src] = c
+        loso += [row(r, c) for r in rs if r.source == src]
+    loso.sort(key=lambda x: [r.m.id for r in rs].index(x.id))
+    small, eight = [r for r in rs if r.m.tp <= 4], [r for r in rs if r.m.tp == 8]
+    c8 = fit_distinct(small, defaults, "held at the sheets' defaults") if small and eight else None
+    return OutOfSample(tuple(loso), fits, tuple(row(r, c8) for r in eight) if c8 else (), c8)
+
+
+def at_family_profiles(records: Sequence[Measurement], profiles: Mapping[str, Profile]) -> tuple[Row, ...]:
+    """Every record predicted at its own engine family's profile where one exists, else at the default profile. In sample: a
+    family profile is fitted to these very records, so this is what a profile reaches, not what it predicts."""
+    return tuple(row(r, profile_calibration(profiles.get(r.family, profiles[DEFAULT_PROFILE]))) for r in evaluate_records(records))
+
+
+# --- engine profiles ----------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class FittedProfile:
+    """A profile `roofline calibrate --write-defaults` writes: its name, description, the unrounded fit and the stored texts."""
+
+    name: str
+    description: str
+    calibration: Calibration
+    texts: dict[str, str]
+    summary: dict[str, str]
+
+
+def family_profiles(records: Sequence[Measurement], fitted: Calibration) -> list[FittedProfile]:
+    """One profile per engine family with at least MIN_FAMILY_RECORDS memory-bound decode records (regimes judged at `fitted`),
+    what its records cannot tell apart held at `fitted`'s values."""
+    rs = memory_bound(records, fitted)
+    out = []
+    for fam in sorted({r.family for r in rs}):
+        mine = [r for r in rs if r.family == fam]
+        if len(mine) < MIN_FAMILY_RECORDS or fam in (DEFAULT_PROFILE, "ideal"):
+            continue
+        c = fit_distinct(mine, fitted, f"held at the {DEFAULT_PROFILE} profile's values (these records cannot tell them apart)")
+        engines = sorted({r.m.engine for r in mine})
+        sources = len({r.source for r in mine})
+        c = replace(c, how=f"fitted to the {len(mine)} memory-bound decode records of {', '.join(engines)} ({sources} source"
+                           f"{'s' if sources > 1 else ''}; least squares on relative error, each source weighing the same; {c.how}; "
+                           f"eta_flops {HELD_ETA_FLOPS} held)")
+        rows = [row(r, c) for r in mine]
+        s = _summary(MEMORY_BOUND, rows, lambda x: x.error)
+        out.append(FittedProfile(fam, f"{', '.join(engines)} as the dataset measured it ({len(mine)} records)", c, default_texts(c),
+                                 {"median_error": _figures(s.median_abs_error), "worst_error": _figures(abs(s.worst_error))}))
+    return out
+
+
 def summary_texts(records: Sequence[Measurement], c: Calibration, classify: Calibration | None = None) -> dict[str, str]:
     """What the dataset says at `c` (regimes judged at `classify`, None: the sheets' defaults), as the plain numbers stored in
-    the [summary] table of specs/measurements/defaults.toml (specs.measurements.FITTED_SUMMARY)."""
+    the default profile's [summary] table (specs.measurements.PROFILE_SUMMARY)."""
     rs = evaluate_records(records, classify)
     rows = [row(r, c) for r in rs]
     mem = summarise(rows)[0]
     low, mid, high = measured_mbu_range(records, classify)
-    loo = leave_one_out(records, classify).one_summary[0]
+    low8, _, high8 = measured_mbu_range(records, classify, tp=8)
+    loso = memory_summary(out_of_sample(records, classify).loso)
     return {"median_error": _figures(mem.median_abs_error), "worst_error": _figures(abs(mem.worst_error)),
-            "loo_error": _figures(loo.median_abs_error), "mbu_low": _figures(low), "mbu_median": _figures(mid), "mbu_high": _figures(high)}
+            "loso_error": _figures(loso.median_abs_error), "mbu_low": _figures(low), "mbu_median": _figures(mid), "mbu_high": _figures(high),
+            "tp8_mbu_low": _figures(low8), "tp8_mbu_high": _figures(high8)}
 
 
-def defaults_file_text(c: Calibration, texts: dict[str, str], summary: dict[str, str]) -> str:
-    """specs/measurements/defaults.toml for a fit (`roofline calibrate --write-defaults`)."""
-    ids = "".join(f'    "{i}",\n' for i in c.ids)
-    table = "".join(f'{k} = "{summary[k]}"\n' for k in FITTED_SUMMARY)
+def fresh_profiles(records: Sequence[Measurement]) -> list[FittedProfile]:
+    """Every profile the dataset gives today: `fitted` (to every memory-bound record) and one per engine family."""
+    fresh, texts = fresh_defaults(records)
+    rounded = from_texts(texts, fresh.how, fresh.ids)
+    fitted = FittedProfile(DEFAULT_PROFILE, "fitted to every memory-bound decode record of the published measurements (specs/measurements)",
+                           fresh, texts, summary_texts(records, rounded, rounded))
+    return [fitted, *family_profiles(records, rounded)]
+
+
+def profile_file_text(p: FittedProfile) -> str:
+    """A fitted profile's file (`roofline calibrate --write-defaults`)."""
+    ids = "".join(f'    "{i}",\n' for i in p.calibration.ids)
+    table = "".join(f'{k} = "{p.summary[k]}"\n' for k in PROFILE_SUMMARY if k in p.summary)
+    values = "".join(f'{k} = "{p.texts[k]}"\n' for k in ("eta_bw", "eta_flops", "t_layer", "t_fixed", "ar_latency"))
     return (
-        "# The defaults of eta_bw, t_fixed and hop_latency that every sheet prints, fitted to the published measurements in this\n"
-        "# folder, and what the dataset says at them. Written by `roofline calibrate --write-defaults`; a test fails when a fresh\n"
-        "# fit rounds to other values.\n"
-        f'fit = "{c.how}; rounded to {DEFAULT_FIGURES} significant figures"\n'
-        f'eta_bw = "{texts["eta_bw"]}"\n'
-        f't_fixed = "{texts["t_fixed"]}"\n'
-        f'hop_latency = "{texts["hop_latency"]}"\n'
+        f"# Engine profile {p.name!r}: the step model's engine inputs fitted to published measurements in specs/measurements/, and what\n"
+        "# the dataset says at them. Written by `roofline calibrate --write-defaults`; a test fails when a fresh fit rounds to other values.\n"
+        f'description = "{p.description}"\n'
+        f'provenance = "{p.calibration.how}; rounded to {DEFAULT_FIGURES} significant figures"\n'
+        f"{values}"
         f"records = [\n{ids}]\n"
         "\n"
-        "# At these defaults, regimes judged at them (`roofline validate`); each a plain number, to two significant figures.\n"
+        "# At these values, regimes judged at the default profile (`roofline validate`); each a plain number, to two significant figures.\n"
         "[summary]\n"
         f"{table}"
     )
@@ -565,13 +745,13 @@ def defaults_file_text(c: Calibration, texts: dict[str, str], summary: dict[str,
 
 @dataclass(frozen=True)
 class LeaveOneOut:
-    """Leave-one-out over the dataset. For each record, the dataset defaults (eta_bw, t_fixed, t_hop) are refitted without it; then
+    """Leave-one-out over the dataset. For each record, the dataset defaults are refitted without it; then
 
-    - `one`: eta_bw is calibrated on one other memory-bound record of the same engine and chip (t_fixed and t_hop held at
-      those defaults), the record predicted, and the median absolute error over the choices of that record kept
-      (unsigned: `Row.error` is that median, not a signed error);
-    - `group`: eta_bw and t_fixed are calibrated on all other memory-bound records of the same engine and chip, t_hop held
-      (eta_bw alone, t_fixed held too, when they cannot tell the two apart).
+    - `one`: eta_bw is calibrated on one other memory-bound record of the same engine and chip (the times held at those
+      defaults), the record predicted, and the median absolute error over the choices of that record kept (unsigned:
+      `Row.error` is that median, not a signed error);
+    - `group`: eta_bw and t_fixed are calibrated on all other memory-bound records of the same engine and chip, t_layer and
+      t_ar held (eta_bw alone, t_fixed held too, when they cannot tell the two apart).
 
     A record with no such peer is left out (`skipped`). Regimes are judged at the sheets' defaults.
     """
@@ -594,12 +774,13 @@ def calibrate(records: Sequence[Measurement], ids: Sequence[str], defaults: Cali
 
 
 def _calibrate(chosen: Sequence[Record], defaults: Calibration) -> Calibration:
+    times = {"t_layer": defaults.t_layer, "t_ar": defaults.t_ar}
     if len(chosen) == 1:
-        return fit(chosen, t_fixed=defaults.t_fixed, t_hop=defaults.t_hop, held_as="held at the dataset defaults")
+        return fit(chosen, {**times, "t_fixed": defaults.t_fixed}, held_as="held at the dataset defaults")
     try:
-        return fit(chosen, t_hop=defaults.t_hop, held_as="held at the dataset default")
-    except ValueError:
-        return fit(chosen, t_fixed=defaults.t_fixed, t_hop=defaults.t_hop,
+        return fit(chosen, times, held_as="held at the dataset defaults")
+    except IndistinctError:
+        return fit(chosen, {**times, "t_fixed": defaults.t_fixed},
                    held_as="held at the dataset defaults (the records cannot tell eta_bw from t_fixed)")
 
 
@@ -608,27 +789,33 @@ def _error(r: Record, c: Calibration) -> float:
 
 
 #: The most peers (memory-bound records of the same engine and chip) a record's one-record calibration is tried with in the
-#: leave-one-out, the first in the dataset's order (the shipped dataset's largest group has 8): it keeps the leave-one-out linear.
+#: leave-one-out, the first in the dataset's order (the shipped dataset's largest group, TensorRT-LLM on the A100 of
+#: LLM-Inference-Bench and TensorRT-LLM 0.6.1, has 26 records, so its records use 16 of their 25 peers): it keeps the
+#: leave-one-out linear.
 MAX_LOO_PEERS = 16
-#: Two local lines (slope, hops, intercept) are the same piece of the step model when they agree to this relative tolerance
-#: (a finite difference's noise is about 1e-10; a component crossing the ridge changes a line by far more).
+#: Two local lines are the same piece of the step model when they agree to this relative tolerance (a finite difference's noise
+#: is about 1e-10; a component crossing the ridge changes a line by far more).
 _SAME_LINE = 1e-7
-_GRAM_KEYS = ("x", "t_fixed", "t_hop", "y")
+_GRAM_KEYS = (*_PARAMS, "y")
+
+Line = tuple[float, dict[str, float], float]
 
 
-def _same_line(a: tuple[float, float, float], b: tuple[float, float, float], x: float, scale: float) -> bool:
-    """Two local lines (slope, hops, intercept) near x agree: slope*x and the intercept to _SAME_LINE of `scale` (the record's
-    measured step), the hop count to _SAME_LINE of itself."""
+def _same_line(a: Line, b: Line, x: float, scale: float) -> bool:
+    """Two local lines (slope, coefficients, intercept) near x agree: slope*x and the intercept to _SAME_LINE of `scale` (the
+    record's measured step), each time's coefficient to _SAME_LINE of itself."""
     return (abs(a[0] - b[0]) * x <= _SAME_LINE * scale and abs(a[2] - b[2]) <= _SAME_LINE * scale
-            and abs(a[1] - b[1]) <= _SAME_LINE * max(abs(a[1]), abs(b[1]), 1.0))
+            and all(abs(a[1][p] - b[1][p]) <= _SAME_LINE * max(abs(a[1][p]), abs(b[1][p]), 1.0) for p in a[1]))
 
 
 class _Linearised:
-    """Records' local lines at one x (= 1/eta_bw), their least-squares sums (a Gram matrix per record and in total), and the
-    interval of x around it over which each record's line stays the same (the step model is piecewise linear in x).
+    """Records' local lines at one x (= 1/eta_bw), their least-squares sums (a Gram matrix per record and per source, each
+    source weighing the same as in `fit`), and the interval of x around it over which each record's line stays the same (the
+    step model is piecewise linear in x).
 
-    A fit of all but one record is then the total minus that record's sums, solved in O(1) (`fit_without`); it is exact when its
-    x lands where every other record's line is still the one it was linearised with, since `fit` would stop there too.
+    A fit of all but one record is then the sums less that record's (its source's weight rescaled for one record fewer),
+    solved in O(1) (`fit_without`); it is exact when its x lands where every other record's line is still the one it was
+    linearised with, since `fit` would stop there too.
     """
 
     def __init__(self, records: Sequence[Record], x: float, eta_flops: float) -> None:
@@ -636,19 +823,27 @@ class _Linearised:
         self.x, self.eta_flops = x, eta_flops
         self.lines = [_local_line(r, x, eta_flops) for r in self.records]
         self.grams = []
-        for r, (slope, hops, intercept) in zip(self.records, self.lines, strict=True):
+        for r, (slope, coef, intercept) in zip(self.records, self.lines, strict=True):
             w = 1 / r.measured**2
-            col = {"x": slope, "t_fixed": 1.0, "t_hop": hops, "y": r.measured - intercept}
+            col = {"x": slope, **coef, "y": r.measured - intercept}
             self.grams.append({(a, b): w * col[a] * col[b] for a in _GRAM_KEYS for b in _GRAM_KEYS})
-        self.total = {k: sum(g[k] for g in self.grams) for k in self.grams[0]} if self.grams else {}
+        self.count: dict[str, int] = {}
+        self.by_source: dict[str, dict[tuple[str, str], float]] = {}
+        for r, g in zip(self.records, self.grams, strict=True):
+            self.count[r.source] = self.count.get(r.source, 0) + 1
+            s = self.by_source.setdefault(r.source, dict.fromkeys(g, 0.0))
+            for k, v in g.items():
+                s[k] += v
+        keys = [(a, b) for a in _GRAM_KEYS for b in _GRAM_KEYS]
+        self.total = {k: sum(s[k] / self.count[src] for src, s in self.by_source.items()) for k in keys}
         self.spans = [self._span(r, line) for r, line in zip(self.records, self.lines, strict=True)]
         self.index = {id(r): i for i, r in enumerate(self.records)}
         # the two tightest ends of the spans, so the common interval without any one record takes O(1)
         self.lows = sorted(range(len(self.records)), key=lambda k: -self.spans[k][0])[:2]
         self.highs = sorted(range(len(self.records)), key=lambda k: self.spans[k][1])[:2]
-        self.with_tp = sum(1 for line in self.lines if line[1] > 0)
+        self.with_tp = sum(1 for line in self.lines if line[1]["t_ar"] > 0)
 
-    def _span(self, r: Record, line: tuple[float, float, float]) -> tuple[float, float]:
+    def _span(self, r: Record, line: Line) -> tuple[float, float]:
         """The x interval around self.x (within a factor 2, and x >= 1) where `r`'s line is `line`."""
         def same(at: float) -> bool:
             return _same_line(_local_line(r, at, self.eta_flops), line, at, r.measured)
@@ -670,34 +865,37 @@ class _Linearised:
         return edge(max(1.0, self.x / 2)) if self.x > 1.0 else 1.0, edge(2 * self.x)
 
     def without(self, r: Record | None) -> tuple[dict[tuple[str, str], float], tuple[float, float], int, int]:
-        """The sums, the common interval, the number of records and of those with tensor parallelism, of the set less `r`
-        (None, or a record not in the set: the whole set)."""
+        """The weighted sums, the common interval, the number of records and of those with tensor parallelism, of the set less
+        `r` (None, or a record not in the set: the whole set)."""
         i = self.index.get(id(r)) if r is not None else None
         lo = next((self.spans[k][0] for k in self.lows if k != i), 1.0)
         hi = next((self.spans[k][1] for k in self.highs if k != i), float("inf"))
         if i is None:
             return self.total, (lo, hi), len(self.records), self.with_tp
-        gram = {k: v - self.grams[i][k] for k, v in self.total.items()}
-        return gram, (lo, hi), len(self.records) - 1, self.with_tp - (self.lines[i][1] > 0)
+        src, n = self.records[i].source, self.count[self.records[i].source]
+        s, g = self.by_source[src], self.grams[i]
+        gram = {k: v - s[k] / n + ((s[k] - g[k]) / (n - 1) if n > 1 else 0.0) for k, v in self.total.items()}
+        return gram, (lo, hi), len(self.records) - 1, self.with_tp - (self.lines[i][1]["t_ar"] > 0)
 
-    def fit_without(self, r: Record | None, held: dict[str, float], ids: tuple[str, ...] = ()) -> Calibration | None:
-        """The least-squares fit of the set less `r` with `held` parameters fixed (ValueError as `fit` raises it), or None where the
-        result leaves the lines it was linearised with (then `fit` itself must run)."""
+    def fit_without(self, r: Record | None, held: Mapping[str, float]) -> Calibration | None:
+        """The least-squares fit of the set less `r` with `held` times fixed, or None where `fit` itself must run: the result
+        leaves the lines it was linearised with, or the records cannot tell the free parameters apart (`fit` says so)."""
         gram, (lo, hi), count, with_tp = self.without(r)
-        if not count:
+        free = ["x"] + [p for p in _PARAMS[1:] if p not in held]
+        if count < len(free) or ("t_ar" in free and not with_tp):
             return None
-        free = ["x"] + [p for p in ("t_fixed", "t_hop") if p not in held]
-        if "t_hop" in free and not with_tp:
-            return None  # `fit` refuses this (no record with tensor parallelism): let it say so
-        vals, _ = _least_squares_gram(gram, free, {**held, "x": self.x})
+        try:
+            vals, _ = _least_squares_gram(gram, free, {**held, "x": self.x})
+        except IndistinctError:
+            return None
         x = vals["x"]
         if not lo <= x <= hi:
             return None
-        return Calibration(1 / x, float(vals["t_fixed"]), float(vals["t_hop"]), "", ids)
+        return Calibration(1 / x, float(vals["t_layer"]), float(vals["t_fixed"]), float(vals["t_ar"]), "", (), self.eta_flops)
 
 
-def _least_squares_gram(gram: dict[tuple[str, str], float], free: Sequence[str], values: dict[str, float]) -> tuple[dict[str, float], tuple[str, ...]]:
-    """`_least_squares` from the sums of the records (their Gram matrix) instead of the records: the same choice of bounds."""
+def _least_squares_gram(gram: Mapping[tuple[str, str], float], free: Sequence[str], values: Mapping[str, float]) -> tuple[dict[str, float], tuple[str, ...]]:
+    """`_least_squares` from the weighted sums of the records (their Gram matrix) instead of the records: the same choice of bounds."""
     best: tuple[float, dict[str, float], tuple[str, ...]] | None = None
     for binds in product((False, True), repeat=len(free)):
         bound = tuple(p for p, b in zip(free, binds, strict=True) if b)
@@ -710,36 +908,43 @@ def _least_squares_gram(gram: dict[tuple[str, str], float], free: Sequence[str],
             sol = _solve(a, b)
             if sol is None:
                 if not bound:
-                    raise ValueError(f"these records cannot tell {' from '.join(_NAMES[p] for p in fit_these)} apart; hold one")
+                    raise IndistinctError(f"these records cannot tell {' from '.join(_NAMES[p] for p in fit_these)} apart; hold one")
                 continue
             vals.update(zip(fit_these, sol, strict=True))
             if any(vals[p] < _BOUNDS[p] for p in fit_these):
                 continue
-        cost = gram[("y", "y")] - 2 * sum(vals[p] * gram[(p, "y")] for p in _PARAMS) + sum(vals[p] * vals[q] * gram[(p, q)] for p in _PARAMS for q in _PARAMS)
+        cost = (gram[("y", "y")] - 2 * sum(vals[p] * gram[(p, "y")] for p in _PARAMS)
+                + sum(vals[p] * vals[q] * gram[(p, q)] for p in _PARAMS for q in _PARAMS))
         if best is None or cost < best[0] * (1 - 1e-12):
             best = (cost, vals, bound)
     assert best is not None  # every parameter at its bound is always feasible
     return best[1], best[2]
 
 
+_HELD_LOO = "held at the sheets' defaults"
+
+
+@_memo
 def leave_one_out(records: Sequence[Measurement], classify: Calibration | None = None) -> LeaveOneOut:
     """See LeaveOneOut. Linear in the number of records: each refit without one record is the dataset's sums less that record's
-    (`_Linearised`), falling back to a full `fit` only where that would leave the lines the sums were taken at."""
+    (`_Linearised`), falling back to a full fit only where that would leave the lines the sums were taken at."""
     rs = evaluate_records(records, classify)
+    defaults = classify or start()
     memory = [s for s in rs if s.regime == MEMORY_BOUND]
-    ef = sheet_default("eta_flops")
-    everything = _Linearised(memory, 1 / fit(memory).eta_bw, ef)
+    ef = start().eta_flops  # what `fit` holds
+    everything = _Linearised(memory, 1 / fit_distinct(memory, defaults, _HELD_LOO).eta_bw, ef) if memory else None
     groups: dict[tuple[str, str], list[Record]] = {}
     for s in memory:
         groups.setdefault(s.group, []).append(s)
     group_fits: dict[tuple[str, str], _Linearised | None] = {}
     one, group, skipped = [], [], []
     for r in rs:
-        held = everything.fit_without(r, {}) or fit([s for s in memory if s is not r])
         peers = [s for s in groups.get(r.group, []) if s is not r]
         if not peers:
             skipped.append(r.m.id)
             continue
+        held = ((everything.fit_without(r, {}) if everything is not None else None)
+                or fit_distinct([s for s in memory if s is not r], defaults, _HELD_LOO))
         errs = [abs(_error(r, _calibrate([s], held))) for s in peers[:MAX_LOO_PEERS]]
         cg = _group_calibration(r, peers, held, groups[r.group], group_fits, ef)
         one.append(replace(row(r, cg), error=statistics.median(errs)))
@@ -752,56 +957,70 @@ def _group_calibration(r: Record, peers: list[Record], held: Calibration, member
     """`_calibrate(peers, held)`, from the group's sums less `r` where that is exact."""
     if len(peers) == 1:
         return _calibrate(peers, held)
+    times = {"t_layer": held.t_layer, "t_ar": held.t_ar}
     if r.group not in cache_:
         try:
-            cache_[r.group] = _Linearised(members, 1 / fit(members, t_hop=held.t_hop).eta_bw, ef) if len(members) > 1 else None
+            cache_[r.group] = _Linearised(members, 1 / _calibrate(members, held).eta_bw, ef)
         except ValueError:
             cache_[r.group] = None
     lin = cache_[r.group]
-    if lin is not None:
-        try:
-            c = lin.fit_without(r, {"t_hop": held.t_hop})
-        except ValueError:  # the peers cannot tell eta_bw from t_fixed: hold t_fixed too, as _calibrate does
-            c = lin.fit_without(r, {"t_fixed": held.t_fixed, "t_hop": held.t_hop})
-        if c is not None:
-            return c
-    return _calibrate(peers, held)
+    c = lin.fit_without(r, times) if lin is not None else None
+    return c if c is not None else _calibrate(peers, held)
 
 
-def measured_mbu_range(records: Sequence[Measurement], classify: Calibration | None = None) -> tuple[float, float, float]:
-    """The implied MBU (model bytes per GPU over measured step and datasheet bandwidth) of the memory-bound
-    decode records: (lowest, median, highest). For sheets that cite how much of the bandwidth real servers reach."""
-    mbus = [r.implied_mbu() for r in evaluate_records(records, classify) if r.regime == MEMORY_BOUND]
+def measured_mbu_range(records: Sequence[Measurement], classify: Calibration | None = None, tp: int | None = None) -> tuple[float, float, float]:
+    """The implied MBU (model bytes per GPU over measured step and datasheet bandwidth) of the memory-bound decode records
+    (of `tp` GPUs only, if given): (lowest, median, highest). For sheets that cite how much of the bandwidth real servers reach."""
+    mbus = [r.implied_mbu() for r in memory_bound(records, classify) if tp is None or r.m.tp == tp]
     return min(mbus), statistics.median(mbus), max(mbus)
 
 
 __all__ = [
     "DEFAULT_FIGURES",
     "HAND_SET",
+    "HELD_ETA_FLOPS",
+    "MAX_IMPLIED_MBU",
+    "MAX_LOO_PEERS",
     "MEMORY_BOUND",
+    "MIN_FAMILY_RECORDS",
     "OTHER_REGIME",
     "PREFILL_HEAVY_SHARE",
     "RULES",
     "STEP_MODEL",
+    "TARGETS",
     "Calibration",
+    "FittedProfile",
+    "IndistinctError",
     "LeaveOneOut",
+    "OutOfSample",
     "Record",
     "Row",
     "Summary",
     "Validation",
+    "at_family_profiles",
+    "by_tp",
     "calibrate",
     "dataset_defaults",
     "default_texts",
-    "defaults_file_text",
     "evaluate_records",
+    "family_profiles",
     "fit",
+    "fit_distinct",
     "fresh_defaults",
+    "fresh_profiles",
     "from_texts",
     "leave_one_out",
     "measured_mbu_range",
     "measured_step",
+    "memory_bound",
+    "memory_summary",
+    "out_of_sample",
+    "profile_calibration",
+    "profile_file_text",
     "record_context",
     "sheet_defaults",
+    "source_weights",
+    "start",
     "step_function",
     "summarise",
     "summary_texts",

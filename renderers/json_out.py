@@ -73,6 +73,7 @@ def sheet_json(sheet: Sheet) -> dict[str, Any]:
             "weights": ctx.weights.name,
             "kv": ctx.kv.name,
             "math": ctx.math.math,
+            "engine": ctx.engine.name,
             "inputs": {i.name: {**quantity_json(i.value), "default": not i.is_set} for i in sheet.inputs},
             "given": {info.name: quantity_json(v) for info, v in sheet.bound},
         },

@@ -30,8 +30,12 @@ from units import unit_text
 
 FORMATS = ("md", "tex", "json")
 _WORDS = {1: "one", 2: "two", 3: "three", 4: "four", 5: "five", 6: "six", 7: "seven", 8: "eight", 16: "sixteen"}
-#: How each resource a time can scale with is named (derivations.grading.RESOURCES); None: the fixed overheads.
+#: How each resource a time can scale with is named (derivations.grading.RESOURCES), and each engine overhead
+#: (derivations.grading.OVERHEADS: the step model's t_layer, t_fixed and ar_latency).
 RESOURCE_WORDS = {"beta": "HBM bandwidth", "pi": "the tensor-core peak", "beta_link": "the GPU-to-GPU link"}
+OVERHEAD_WORDS = {"t_layer": "the per-layer overhead", "t_fixed": "the per-step time", "t_ar": "all-reduce latency"}
+#: What no resource moves, together.
+REST_WORDS = "overheads and latencies"
 
 
 # --- the question in words -------------------------------------------------------------------------------------------
@@ -132,14 +136,19 @@ def _latex_by_name(q: Any) -> dict[str, str]:
 
 
 def bound_text(b: Bound) -> str:
-    """'HBM bandwidth: 62% of the time scales with it; then fixed time and latencies 38%, the tensor-core peak 0%'.
+    """'HBM bandwidth: 62% of the time scales with it; then overheads and latencies 38% (the per-layer overhead 35%,
+    all-reduce latency 3%), the tensor-core peak 0%'.
 
-    The fixed part is what no resource moves: the fixed per-step time and the all-reduce latencies."""
-    parts = sorted(((RESOURCE_WORDS.get(s.name, s.name), share) for s, share in b.shares), key=lambda x: -x[1])
-    parts = sorted([*parts, ("fixed time and latencies", b.rest)], key=lambda x: -x[1])
-    (top, share), rest = parts[0], parts[1:]
-    how = "" if top == "fixed time and latencies" else " scales with it"
-    return f"{top}: {share:.0%} of the time{how}" + ("; then " + ", ".join(f"{n} {x:.0%}" for n, x in rest) if rest else "")
+    The rest is what no resource moves: the step model's overheads (per layer, per step) and all-reduce latencies, each
+    named with its share where the time holds it (one that is zero here, the latency on one GPU, is left out)."""
+    split = sorted(((OVERHEAD_WORDS.get(s.name, s.name), share) for s, share in b.overheads if share > 1e-12), key=lambda x: -x[1])
+    detail = " (" + ", ".join(f"{n} {x:.0%}" for n, x in split) + ")" if split else ""
+    parts = sorted([*((RESOURCE_WORDS.get(s.name, s.name), share) for s, share in b.shares), (REST_WORDS, b.rest)], key=lambda x: -x[1])
+    (top, share), others = parts[0], parts[1:]
+    then = "; then " + ", ".join(f"{n} {x:.0%}" + (detail if n == REST_WORDS else "") for n, x in others) if others else ""
+    if top == REST_WORDS:
+        return f"{REST_WORDS}: {share:.0%} of the time{detail}{then}"
+    return f"{top}: {share:.0%} of the time scales with it{then}"
 
 
 def command(q: Any) -> str:
@@ -247,7 +256,8 @@ def as_json(quiz: Any, key: bool) -> dict[str, Any]:
             item["command"] = command(q)
             item["answers"] = [{"result": a.result, **_number(a.value), "formula": formula_text(a.step.step),
                                 "bound": None if a.bound is None else {"binding": a.bound.binding.name if a.bound.binding is not None else "fixed",
-                                                                        "shares": {s.name: x for s, x in a.bound.shares}, "rest": a.bound.rest}}
+                                                                        "shares": {s.name: x for s, x in a.bound.shares}, "rest": a.bound.rest,
+                                                                        "overheads": {s.name: x for s, x in a.bound.overheads}}}
                                for a in q.answers]
             item["argument"] = [{"step": st.step.name, "title": st.step.title, "formula": formula_text(st.step), **_number(st.value)} for st in q.argument]
             item["scoring"] = [prose.plain(s, _latex_by_name(q)) for s in q.derivation.scoring]

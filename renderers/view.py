@@ -860,6 +860,8 @@ def _cell_text(c: Value | None, step: Step, target: Target, forced: str | None, 
     return target.quantity_text(s if with_unit else Shown(s.number, DIMENSIONLESS))
 
 
+#: A table longer than this is printed in parts of at most this many rows (a LaTeX tabular does not break across pages).
+MAX_TABLE_ROWS = 20
 #: A LaTeX label column holding labels up to this wide sets them on one line; a wider one wraps them in LABEL_WRAP.
 LABEL_ONE_LINE = 36
 LABEL_WRAP = "5.6cm"
@@ -869,7 +871,18 @@ def split_to_fit(table: dict[str, Any], target: Target) -> list[dict[str, Any]]:
     """A table too wide for the page as parts that fit (labels repeated); one that fits stays whole.
 
     Also gives each label column its LaTeX column type (`label_specs`): one line where the labels are short, wrapped where not.
+    A table longer than MAX_TABLE_ROWS rows is first cut into parts of at most that many rows (a LaTeX tabular does not break
+    across pages); the note goes with the first part, the reasons with the last.
     """
+    rows = table["rows"]
+    if len(rows) > MAX_TABLE_ROWS:
+        count = -(-len(rows) // MAX_TABLE_ROWS)
+        size = -(-len(rows) // count)
+        starts = range(0, len(rows), size)
+        return [part for k, start in enumerate(starts)
+                for part in split_to_fit({**table, "title": table["title"] + target.text(f" (rows {start + 1} to {min(start + size, len(rows))} of {len(rows)})"),
+                                          "note": table["note"] if k == 0 else "", "rows": rows[start:start + size],
+                                          "whys": table["whys"] if k == len(starts) - 1 else []}, target)]
     label_ws = [max([math_width(_plain(r["labels"][k])) for r in table["rows"]] + [math_width(_plain(h))])
                 for k, h in enumerate(table["label_headers"])]
     table = {**table, "label_specs": ["l" if w <= LABEL_ONE_LINE else rf">{{\raggedright\arraybackslash}}p{{{LABEL_WRAP}}}" for w in label_ws]}

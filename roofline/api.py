@@ -43,6 +43,7 @@ from renderers.sweep_out import render as render_sweep_text
 from renderers.sweep_table import SweepTable
 from specs.errors import SpecError, shown, suggest
 from specs.hardware import Hardware, load_hardware
+from specs.measurements import profile as engine_profile
 from specs.models import Architecture, load_model
 from specs.precisions import precision
 
@@ -155,6 +156,8 @@ def resolve_row(ctx: Context, row: Row) -> Context:
         new = replace(new, second_hardware=_hardware(row.second_hardware))
     if row.second_model:
         new = replace(new, second_model=_model(row.second_model))
+    if row.engine:
+        new = replace(new, engine=engine_profile(row.engine))
     if row.set:
         new = new.with_overrides(**row.set)
     return new
@@ -172,6 +175,7 @@ def derive(
     second_model: str | Path | None = None,
     *,
     inputs: Mapping[str, InputValue] | None = None,
+    engine: str | None = None,
 ) -> Sheet:
     """One sheet: the derivation evaluated for the given (or default) context.
 
@@ -183,7 +187,10 @@ def derive(
     against the input's domain exactly as `--set` is. `overrides`, the older form, is a
     list of "NAME=VALUE" strings; the two may be combined, each input given once.
     `second_hardware` and `second_model` (the chip compared with, a drafter) apply to
-    sheets that name a second chip or model; None means the sheet's default.
+    sheets that name a second chip or model; None means the sheet's default. `engine` names
+    the engine profile (specs/measurements/profiles/) that supplies eta_bw, eta_flops,
+    t_layer, t_fixed and ar_latency unless `inputs` or `overrides` sets them; None means the
+    default profile (`fitted`).
 
     Every value of the sheet (`sheet.results`, `sheet.values`, each step's `.value`)
     converts to a pint Quantity with `.to(unit)` or `.quantity`; the exact sympy number
@@ -199,7 +206,7 @@ def derive(
     <Unit('microsecond')>
     """
     d = user_derivation(slug) if is_derivation_file(slug) else get(slug)
-    ctx = context(d, hardware, model, weights, kv, math, overrides, second_hardware, second_model, inputs=inputs)
+    ctx = context(d, hardware, model, weights, kv, math, overrides, second_hardware, second_model, inputs=inputs, engine=engine)
     hw_names = d.hardware if hardware is None else (_name_or_path(hardware, "hardware"),)
     model_names = d.models if model is None else (_name_or_path(model, "model"),)
     grid = tuple(Row("", hardware=h, model=m) for m in model_names for h in hw_names)
@@ -208,7 +215,8 @@ def derive(
 
 def context(d: Derivation, hardware: str | Path | None = None, model: str | Path | None = None, weights: str | None = None,
             kv: str | None = None, math: str | None = None, overrides: Iterable[str] | None = (), second_hardware: str | Path | None = None,
-            second_model: str | Path | None = None, *, inputs: Mapping[str, InputValue] | None = None) -> Context:
+            second_model: str | Path | None = None, *, inputs: Mapping[str, InputValue] | None = None,
+            engine: str | None = None) -> Context:
     """The context `derive` evaluates `d` in: the chip and model given (else the sheet's first defaults), precisions, the
     inputs set (checked as `derive` checks them) and the sheet's second chip and model.
 
@@ -221,7 +229,7 @@ def context(d: Derivation, hardware: str | Path | None = None, model: str | Path
     given = _given(d, overrides, inputs)
     hw = d.hardware[0] if hardware is None else _name_or_path(hardware, "hardware")
     name = d.models[0] if model is None else _name_or_path(model, "model")
-    ctx = _context(d, hw, name, weights, kv, math, given, second_hardware, second_model)
+    ctx = _context(d, hw, name, weights, kv, math, given, second_hardware, second_model, engine)
     if model is not None:
         warn_checkpoint(ctx.model, weights)
     return ctx
@@ -248,9 +256,13 @@ def _check_precisions(weights: object, kv: object, math: object) -> None:
 
 
 def _context(d: Derivation, hardware: str | Path, model: str | Path, weights: str | None, kv: str | None, math: str | None,
-             given: Mapping[str, pint.Quantity], second_hardware: str | Path | None, second_model: str | Path | None) -> Context:
-    """The context of one chip and model: precisions, the user's inputs (checked Quantities), the sheet's second chip and model."""
-    ctx = make_context(_hardware(hardware), _model(model), weights, kv, math)
+             given: Mapping[str, pint.Quantity], second_hardware: str | Path | None, second_model: str | Path | None,
+             engine: str | None = None) -> Context:
+    """The context of one chip and model: precisions, the engine profile, the user's inputs (checked Quantities), the sheet's
+    second chip and model."""
+    if engine is not None and not isinstance(engine, str):
+        raise SpecError("--engine", None, f"expected an engine profile name such as 'fitted', found {_found(engine)}")
+    ctx = make_context(_hardware(hardware), _model(model), weights, kv, math, engine)
     ctx = replace(ctx, overrides=dict(given))
     return _with_second(d, ctx, second_hardware, second_model)
 
@@ -362,6 +374,7 @@ def sweep(
     second_model: str | Path | None = None,
     *,
     inputs: Mapping[str, InputValue] | None = None,
+    engine: str | None = None,
 ) -> SweepTable:
     """One result of a sheet over the cartesian product of inputs, per hardware and model, as named numpy arrays.
 
@@ -370,11 +383,11 @@ def sweep(
     `--over`'s syntax (`"1:1024:log2"` doubling, `"0.5:0.9:0.1"` a step, `"1ms:2ms:0.5ms"` a
     step with units, `"1024,8192"` a list); the older form is a list of "NAME=VALUES" strings.
     Every value is checked against its input's domain. `hardware` and `model` are a name or
-    path, or a list of them; None means the sheet's first default. The other arguments are
-    those of `derive`. Each grid is compiled once to numpy and checked against the exact
-    evaluation at its corners; at most `derivations.sweep.MAX_POINTS` points in all (chips x
-    models x grid). For a grid too large to hold, `sweep_pieces` computes and writes it block
-    by block.
+    path, or a list of them; None means the sheet's first default. The other arguments
+    (`engine` among them) are those of `derive`. Each grid is compiled once to numpy and
+    checked against the exact evaluation at its corners; at most `derivations.sweep.MAX_POINTS`
+    points in all (chips x models x grid). For a grid too large to hold, `sweep_pieces`
+    computes and writes it block by block.
 
     The `SweepTable` maps each column (hardware, model, the swept inputs, the result,
     missing) to a numpy array, with `units` per column; `to_csv()` writes what
@@ -391,7 +404,7 @@ def sweep(
     >>> table["kv_bytes_step"].round(3).tolist()[:4], table.units["kv_bytes_step"]
     ([0.134, 1.074, 1.074, 8.59], 'GB')
     """
-    setups = _sweep_setups(slug, over, hardware, model, weights, kv, math, overrides, second_hardware, second_model, inputs)
+    setups = _sweep_setups(slug, over, hardware, model, weights, kv, math, overrides, second_hardware, second_model, inputs, engine)
     return SweepTable([Labelled(h, m, sweep_grid(d, ctx, result, axes)) for h, m, d, ctx, axes in setups])
 
 
@@ -411,6 +424,7 @@ def sweep_pieces(
     unit: str | None = None,
     *,
     inputs: Mapping[str, InputValue] | None = None,
+    engine: str | None = None,
 ) -> Iterator[str]:
     """The sweep of `sweep` as text ("csv", "json" or "jsonl"), computed and yielded one block of points at a time, so memory does
     not grow with the number of points. Every input is checked and every grid compiled (and its corners checked) before the
@@ -422,7 +436,7 @@ def sweep_pieces(
     """
     if fmt not in ("csv", "json", "jsonl"):
         raise SpecError("--format", None, f"unknown sweep format {str(fmt)[:20]!r}; known: csv, json, jsonl")
-    setups = _sweep_setups(slug, over, hardware, model, weights, kv, math, overrides, second_hardware, second_model, inputs)
+    setups = _sweep_setups(slug, over, hardware, model, weights, kv, math, overrides, second_hardware, second_model, inputs, engine)
     plans = [Labelled(h, m, sweep_plan(d, ctx, result, axes)) for h, m, d, ctx, axes in setups]
     return render_sweep_pieces(plans, fmt, unit or plans[0].sweep.display_unit)
 
@@ -430,7 +444,7 @@ def sweep_pieces(
 def _sweep_setups(slug: str, over: object, hardware: str | Path | Iterable[str | Path] | None, model: str | Path | Iterable[str | Path] | None,
                   weights: str | None, kv: str | None, math: str | None, overrides: Iterable[str] | None,
                   second_hardware: str | Path | None, second_model: str | Path | None,
-                  inputs: Mapping[str, InputValue] | None) -> list[tuple[str, str, Derivation, Context, list[Axis]]]:
+                  inputs: Mapping[str, InputValue] | None, engine: str | None = None) -> list[tuple[str, str, Derivation, Context, list[Axis]]]:
     """(hardware label, model label, derivation, context, axes) for every chip and model; the command's point count checked first."""
     d = user_derivation(slug) if is_derivation_file(slug) else get(slug)
     axes = _axes(d, over)
@@ -447,7 +461,7 @@ def _sweep_setups(slug: str, over: object, hardware: str | Path | Iterable[str |
     out = []
     for h in chips:
         for m in models:
-            ctx = _context(d, h, m, weights, kv, math, given, second_hardware, second_model)
+            ctx = _context(d, h, m, weights, kv, math, given, second_hardware, second_model, engine)
             if model is not None:
                 warn_checkpoint(ctx.model, weights)
             out.append((_label(h), _label(m), d, ctx, axes))
@@ -532,8 +546,10 @@ def render_sweep(results: SweepTable | list[Labelled], fmt: str, unit: str | Non
 def validation() -> Any:
     """The step model against the measurements dataset (specs/measurements/), as `roofline validate` shows it.
 
-    A `roofline.validate.Report` with per-record rows at the sheet and dataset defaults, error summaries per regime,
-    the proposed defaults (`.defaults`), leave-one-out calibration (`.loo`) and the implied-MBU range (`.mbu`).
+    A `roofline.validate.Report` with per-record rows at the hand-set and default-profile inputs, error summaries per regime,
+    the default profile (`.defaults`), today's refits (`.fresh`), the shipped engine profiles (`.profiles`), the out-of-sample
+    figures (`.oos`: leave one source out, eight GPUs from TP <= 4), leave-one-out calibration (`.loo`) and the implied-MBU
+    range (`.mbu`); `roofline.validate.figures(report)` gives the issue-20 targets' figures.
 
     >>> from roofline import api
     >>> report = api.validation()  # doctest: +SKIP

@@ -60,6 +60,7 @@ from renderers import book, site
 from renderers.plots import PLOTS_DIR, same_plot
 from roofline import api, apidoc
 from specs.catalog import hardware_names, model_names, shown_path
+from specs.measurements import profile as engine_profile
 from units import RooflineError
 
 PDFLATEX_ARGS = ("-no-shell-escape", "-halt-on-error", "-interaction=nonstopmode")
@@ -83,13 +84,16 @@ class BuildError(RooflineError):
     """The output folder cannot be written, a sheet failed to render or a PDF failed to compile."""
 
 
-def render_all(sheets: list | None = None) -> dict[str, str | bytes]:
+def render_all(sheets: list | None = None, engine: str | None = None) -> dict[str, str | bytes]:
     """File name -> text for every registered sheet and format; `plots/<slug>-<plot>.svg|.pdf` -> bytes for every plot.
 
     `sheets`: the registered sheets already derived on their default contexts (tests share one derivation of each).
+    `engine`: the engine profile every sheet uses (None: the default profile).
     """
     files: dict[str, str | bytes] = {}
-    sheets = list(sheets) if sheets is not None else [api.derive(d.slug) for d in api.DERIVATIONS]
+    if engine is not None:
+        engine_profile(engine)  # an unknown name fails before any sheet is rendered
+    sheets = list(sheets) if sheets is not None else [api.derive(d.slug, engine=engine) for d in api.DERIVATIONS]
     for sheet in sheets:
         for path, text in api.out_files(sheet, Path("."), plots=PLOTS_DIR).items():
             files[path.name] = text
@@ -441,8 +445,8 @@ def _rmdir_quietly(path: Path) -> None:
         pass
 
 
-def build(out: str | os.PathLike[str], pdf: bool = False) -> list[str]:
-    """Render every sheet (and PDF) in memory, then swap the new folder in at `out`."""
+def build(out: str | os.PathLike[str], pdf: bool = False, engine: str | None = None) -> list[str]:
+    """Render every sheet (and PDF) in memory under the engine profile `engine` (None: the default), then swap the new folder in at `out`."""
     out = out_path(out)
     try:
         restored = recover_interrupted_swap(out)
@@ -452,7 +456,7 @@ def build(out: str | os.PathLike[str], pdf: bool = False) -> list[str]:
         warnings.warn(BuildWarning(f"--out {shown_path(out)}: was missing after an interrupted build; put back the old folder from {shown_path(restored)}"),
                       stacklevel=2)
     check_out(out)
-    files: dict[str, str | bytes] = dict(render_all())
+    files: dict[str, str | bytes] = dict(render_all(engine=engine))
     if pdf:
         for name, text in list(files.items()):
             if name.endswith(".tex") and isinstance(text, str):

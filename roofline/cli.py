@@ -35,6 +35,11 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_BAD_INPUT, f"roofline: error: {message}\n")
 
 
+#: what --engine takes (the profiles are data: specs/measurements/profiles/NAME.toml)
+ENGINE_HELP = ("engine profile that supplies eta_bw, eta_flops, t_layer, t_fixed and ar_latency: fitted (default), ideal (the textbook "
+               "roofline) or an engine family's (`roofline validate` lists them); --set still overrides any one")
+
+
 def _parser() -> argparse.ArgumentParser:
     p = _Parser(prog="roofline", description="The physics of LLM inference as unit-checked derivations.")
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
@@ -57,6 +62,7 @@ def _parser() -> argparse.ArgumentParser:
     derive.add_argument("--kv", help="KV-cache precision")
     derive.add_argument("--math", help="math precision (which tensor peak); default: the weights' math")
     derive.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", help="set a scenario input, e.g. context=8192 or t_fixed=0.5ms")
+    derive.add_argument("--engine", metavar="NAME", help=ENGINE_HELP)
     derive.add_argument("--format", choices=("md", "tex", "json"), default="md")
     derive.add_argument("--fragment", action="store_true", help="with --format tex: only the body, for \\input into your document (see tex-preamble)")
     derive.add_argument("--plots", metavar="DIR", help="also draw the sheet's plots into DIR (SVG and PDF) and link them from the md/tex output as DIR/<file>")
@@ -106,6 +112,7 @@ def _parser() -> argparse.ArgumentParser:
     sw.add_argument("--kv", help="KV-cache precision")
     sw.add_argument("--math", help="math precision")
     sw.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", help="fix an input that is not swept")
+    sw.add_argument("--engine", metavar="NAME", help=ENGINE_HELP)
     sw.add_argument("--unit", help="the unit of the result column (default: the sheet's display unit)")
     sw.add_argument("--format", choices=("csv", "json", "jsonl"), default="csv",
                     help="csv and jsonl (JSON lines) are a row per point; json one document; all are written as they are computed")
@@ -113,19 +120,20 @@ def _parser() -> argparse.ArgumentParser:
     val = sub.add_parser("validate", help="the step model against published measurements of real servers (specs/measurements/)")
     val.add_argument("--format", choices=("md", "json"), default="md")
 
-    cal = sub.add_parser("calibrate", help="fit eta_bw and t_fixed to measured records and predict the rest; or refit the sheets' defaults")
+    cal = sub.add_parser("calibrate", help="fit eta_bw and t_fixed to measured records and predict the rest; or refit the engine profiles")
     what = cal.add_mutually_exclusive_group(required=True)
     what.add_argument("--from", dest="records", nargs="+", metavar="RECORD", help="record ids (`roofline validate` lists them)")
     what.add_argument("--write-defaults", action="store_true",
-                      help="refit eta_bw, t_fixed and hop_latency to every memory-bound record and write specs/measurements/defaults.toml")
-    cal.add_argument("--to", metavar="FILE", help="with --write-defaults: the file to write (default: specs/measurements/defaults.toml of a source "
-                     "checkout; an installed package's own file only when named here)")
+                      help="refit the fitted engine profiles (specs/measurements/profiles/) to the memory-bound records and write them")
+    cal.add_argument("--to", metavar="DIR", help="with --write-defaults: the folder the profiles are written to (default: "
+                     "specs/measurements/profiles/ of a source checkout; an installed package's own folder only when named here)")
     cal.add_argument("--format", choices=("md", "json"), default="md")
 
     b = sub.add_parser("build", help="write every sheet to out/ (md, tex, json; --pdf too)")
     b.add_argument("--out", default="out", help="the folder to write (default: out); it is replaced as a whole, atomically")
     b.add_argument("--pdf", action="store_true", help="also compile each .tex with pdflatex")
     b.add_argument("--check", action="store_true", help="exit 1 when out/ is stale; write nothing")
+    b.add_argument("--engine", metavar="NAME", help=ENGINE_HELP + " for every sheet")
     return p
 
 
@@ -335,7 +343,7 @@ def run(argv: Sequence[str] | None = None) -> int:
         from roofline import api
 
         sheet = api.derive(args.slug, args.hardware, args.model, args.weights, args.kv, args.math, args.set,
-                           second_hardware=args.second_hardware, second_model=args.second_model)
+                           second_hardware=args.second_hardware, second_model=args.second_model, engine=args.engine)
         if args.plots is not None:
             folder = _plots_folder(args.plots)
             _write_plots(api.plot_files(sheet, folder))
@@ -353,7 +361,8 @@ def run(argv: Sequence[str] | None = None) -> int:
 
         split = lambda values: None if values is None else [n.strip() for v in values for n in v.split(",")]  # noqa: E731
         for piece in api.sweep_pieces(args.slug, args.result, args.over, split(args.hardware), split(args.model), args.weights, args.kv, args.math,
-                                      args.set, second_hardware=args.second_hardware, second_model=args.second_model, fmt=args.format, unit=args.unit):
+                                      args.set, second_hardware=args.second_hardware, second_model=args.second_model, fmt=args.format, unit=args.unit,
+                                      engine=args.engine):
             sys.stdout.write(piece)
     elif args.command == "validate":
         from roofline.validate import render_validate, report
@@ -363,7 +372,7 @@ def run(argv: Sequence[str] | None = None) -> int:
         from roofline.validate import render_calibrate, write_defaults
 
         if args.to is not None and not args.write_defaults:
-            raise RooflineError("--to: goes with --write-defaults (the file the refit defaults are written to)")
+            raise RooflineError("--to: goes with --write-defaults (the folder the refit engine profiles are written to)")
         sys.stdout.write(write_defaults(Path(args.to) if args.to is not None else None) if args.write_defaults else render_calibrate(args.records, args.format))
     elif args.command == "build":
         from roofline.build import BuildError, build, out_path, render_all, stale
@@ -373,13 +382,13 @@ def run(argv: Sequence[str] | None = None) -> int:
         if args.check:
             if out.exists() and not out.is_dir():
                 raise BuildError(f"--out {shown_path(out)}: is a file, expected a folder")
-            bad = stale(out, render_all())
+            bad = stale(out, render_all(engine=args.engine))
             if bad:
                 print(f"roofline: {shown_path(out)} is stale: {', '.join(bad)}; run `roofline build`", file=sys.stderr)
                 return EXIT_STALE
             print(f"{shown_path(out)} is up to date")
             return 0
-        written = build(out, pdf=args.pdf)
+        written = build(out, pdf=args.pdf, engine=args.engine)
         print(f"wrote {len(written)} files to {shown_path(out)} in {time.perf_counter() - start:.1f} s")
     return 0
 

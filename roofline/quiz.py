@@ -279,14 +279,17 @@ BOUND_WORDS: dict[sp.Symbol | None, tuple[str, ...]] = {
     gl.beta: ("memory", "bandwidth", "hbm", "bytes"),
     gl.pi: ("compute", "flop", "peak", "tensor", "math"),
     gl.beta_link: ("link", "nvlink", "all-reduce", "allreduce", "interconnect", "communication"),
-    None: ("overhead", "fixed", "latency", "launch", "host"),
+    None: ("overhead", "fixed", "latency", "launch", "host", "per layer", "per-layer"),
 }
 
 
 def bound_guess(text: str) -> sp.Symbol | str | None:
-    """The resource a free-text answer names ("memory-bound" -> beta), None for the fixed overheads, "" for none it recognises."""
+    """The resource a free-text answer names ("memory-bound" -> beta), None for the overheads and latencies ("all-reduce
+    latency" is a latency, not the link's bandwidth), "" for none it recognises."""
     t = text.lower()
     hits = [r for r, words in BOUND_WORDS.items() if any(w in t for w in words)]
+    if set(hits) == {gl.beta_link, None} and "latency" in t:
+        return None
     return hits[0] if len(hits) == 1 else ""
 
 

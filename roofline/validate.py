@@ -12,38 +12,44 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from derivations import validation as v
+from derivations.context import PROFILES
 from renderers.escape import markdown as md
 from specs.catalog import shown_path
-from specs.measurements import FITTED_DEFAULTS_PATH, MEASUREMENTS_DIR, Measurement, load_measurements
+from specs.measurements import DEFAULT_PROFILE, MEASUREMENTS_DIR, PROFILES_DIR, Measurement, Profile, load_measurements
 from units import RooflineError
 
 
 @dataclass(frozen=True)
 class Report:
     records: tuple[Measurement, ...]
-    #: the hand-set defaults before the dataset, without all-reduce latency (the starting point)
+    #: the hand-set defaults before the dataset, without overheads per layer or all-reduce latency (the starting point)
     before: v.Validation
-    #: the sheets' defaults, fitted to the dataset and stored in specs/measurements/defaults.toml
+    #: the sheets' defaults: the `fitted` profile (specs/measurements/profiles/fitted.toml)
     dataset: v.Validation
     defaults: v.Calibration
-    #: today's fit, unrounded, and the stored texts it rounds to
-    fresh: v.Calibration
-    fresh_texts: dict[str, str]
+    #: today's fits, unrounded, with the texts they round to (`fitted` first, then one per engine family)
+    fresh: tuple[v.FittedProfile, ...]
+    #: every shipped profile
+    profiles: tuple[Profile, ...]
     loo: v.LeaveOneOut
+    oos: v.OutOfSample
     mbu: tuple[float, float, float]
+    #: every record at its own engine family's profile (in sample)
+    family: tuple[v.Row, ...]
 
 
 def report(directory: Path = MEASUREMENTS_DIR) -> Report:
-    """Every record against the step model at the hand-set defaults it started from and at the defaults fitted to the dataset."""
+    """Every record against the step model at the hand-set defaults it started from and at the default profile, with the
+    out-of-sample figures (leave one source out, per TP degree, eight GPUs from a fit to four or fewer)."""
     records = load_measurements(directory)
     defaults = v.sheet_defaults()
-    fresh, texts = v.fresh_defaults(records)
-    return Report(records, v.validate(records, v.HAND_SET), v.validate(records, defaults), defaults, fresh, texts,
-                  v.leave_one_out(records), v.measured_mbu_range(records))
+    return Report(records, v.validate(records, v.HAND_SET), v.validate(records, defaults), defaults, tuple(v.fresh_profiles(records)),
+                  tuple(PROFILES.values()), v.leave_one_out(records), v.out_of_sample(records), v.measured_mbu_range(records),
+                  v.at_family_profiles(records, PROFILES))
 
 
 class DefaultsError(RooflineError):
-    """The fitted defaults cannot be written where asked."""
+    """The fitted engine profiles cannot be written where asked."""
 
 
 def installed_package(path: Path) -> bool:
@@ -53,46 +59,70 @@ def installed_package(path: Path) -> bool:
     return any(r and (real == Path(r).resolve() or Path(r).resolve() in real.parents) for r in roots)
 
 
-def write_defaults(path: Path | None = None) -> str:
-    """Refit the defaults to the dataset, write them to `path` atomically, and say what was written.
+def write_defaults(directory: Path | None = None) -> str:
+    """Refit the fitted engine profiles to the dataset, write them into `directory` atomically, and say what was written.
 
-    `path` None: the defaults file the sheets read (specs/measurements/defaults.toml), unless that lies inside an installed
-    package, which is refused (a reinstall would undo it and every user of that Python would share it; name it with a
-    path to write it all the same). The file is written to a temporary file beside it and renamed over it in one step, so
-    a reader sees the old file or the new one, never a truncated one, and a symbolic link there is replaced, not followed.
+    `directory` None: the profiles folder the sheets read (specs/measurements/profiles/), unless that lies inside an installed
+    package, which is refused (a reinstall would undo it and every user of that Python would share it; name it with --to to
+    write it all the same). Each file is written to a temporary file beside it, and only when every one is written are they
+    renamed over the old ones, so a failure changes nothing and a reader never sees a truncated file; a symbolic link there is
+    replaced, not followed. A fitted profile the dataset no longer supports is removed; hand-written ones (`ideal`) are kept.
     """
-    target = FITTED_DEFAULTS_PATH if path is None else Path(path)
-    if path is None and installed_package(target):
-        raise DefaultsError(f"{shown_path(target)}: is inside the installed roofline package; write the refit elsewhere with --to FILE, "
-                            f"or name this file with --to {shown_path(target)} to overwrite it")
-    records = load_measurements()
-    fresh, texts = v.fresh_defaults(records)
-    rounded = v.from_texts(texts, fresh.how, fresh.ids)
-    text = v.defaults_file_text(fresh, texts, v.summary_texts(records, rounded, rounded))
-    _replace_file(target, text)
-    return (f"wrote {shown_path(target)}: eta_bw = {texts['eta_bw']}, t_fixed = {texts['t_fixed']}, hop_latency = {texts['hop_latency']} "
-            f"({fresh.how}); rebuild the sheets with `roofline build`\n")
+    target = PROFILES_DIR if directory is None else Path(directory)
+    if directory is None and installed_package(target):
+        raise DefaultsError(f"{shown_path(target)}: is inside the installed roofline package; write the refit elsewhere with --to DIR, "
+                            f"or name this folder with --to {shown_path(target)} to overwrite it")
+    if not target.is_dir():
+        raise DefaultsError(f"{shown_path(target)}: is not a folder; --to names the folder the engine profiles are written to")
+    written = v.fresh_profiles(load_measurements())
+    texts = {target / f"{p.name}.toml": v.profile_file_text(p) for p in written}
+    gone = [q.path for q in PROFILES.values() if q.records and q.path.parent.resolve() == target.resolve()
+            and q.path.name not in {path.name for path in texts}]
+    _replace_files(texts, gone)
+    lines = [f"wrote {shown_path(target / f'{p.name}.toml')}: " + ", ".join(f"{k} = {x}" for k, x in p.texts.items())
+             + f" ({len(p.calibration.ids)} records)" for p in written]
+    lines += [f"removed {shown_path(path)}: the dataset no longer has enough records of that engine" for path in gone]
+    return "\n".join(lines) + "\nrebuild the sheets with `roofline build`\n"
 
 
-def _replace_file(target: Path, text: str) -> None:
-    """`target` holds `text` after one rename: a temporary file in its folder, written, flushed to disk, renamed over it."""
-    where = shown_path(target)
-    tmp = None
+def _replace_files(texts: dict[Path, str], remove: Sequence[Path] = ()) -> None:
+    """Each path holds its text (and each of `remove` is gone) after one rename each: every text is first written to a temporary
+    file in its folder and flushed to disk; only then are they renamed into place. A failure before the renames changes nothing;
+    one during them puts back the files already replaced."""
+    staged: list[tuple[str, Path]] = []
+    where = ""
     try:
-        if target.is_dir():
-            raise DefaultsError(f"{where}: is a folder, expected a file")
-        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, target)
-        tmp = None
+        for target, text in texts.items():
+            where = shown_path(target)
+            if target.is_dir():
+                raise DefaultsError(f"{where}: is a folder, expected a file")
+            fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+            staged.append((tmp, target))
+            with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
+                f.write(text)
+                f.flush()
+                os.fsync(f.fileno())
+            os.chmod(tmp, 0o644)
+        old = {target: target.read_bytes() for _, target in staged if target.is_file() and not target.is_symlink()}
+        done: list[Path] = []
+        try:
+            for tmp, target in staged:
+                where = shown_path(target)
+                os.replace(tmp, target)
+                done.append(target)
+        except OSError:
+            for target in done:  # put back what this run replaced
+                if target in old:
+                    target.write_bytes(old[target])
+            raise
+        staged = []
+        for path in remove:
+            where = shown_path(path)
+            path.unlink(missing_ok=True)
     except OSError as err:
         raise DefaultsError(f"{where}: cannot write it ({err.strerror or err}); nothing was changed") from None
     finally:
-        if tmp is not None:
+        for tmp, _ in staged:
             try:
                 os.unlink(tmp)
             except OSError:
@@ -111,12 +141,13 @@ def _abs_pct(x: float | None) -> str:
     return "n/a" if x is None else f"{abs(x) * 100:.1f}%"
 
 
-def _params(c: v.Calibration | v.Validation) -> str:
-    return f"eta_bw = {c.eta_bw:.3f}, t_fixed = {c.t_fixed * 1e3:.3f} ms, t_hop = {c.t_hop * 1e6:.2f} us"
+def _params(c: v.Calibration) -> str:
+    return (f"eta_bw = {c.eta_bw:.3f}, eta_flops = {c.eta_flops:.2f}, t_layer = {c.t_layer * 1e6:.1f} us, t_fixed = {c.t_fixed * 1e3:.3f} ms, "
+            f"t_ar = {c.t_ar * 1e6:.2f} us")
 
 
-def _calibration_json(c: v.Calibration | v.Validation) -> dict[str, float]:
-    return {"eta_bw": c.eta_bw, "t_fixed_s": c.t_fixed, "t_hop_s": c.t_hop}
+def _calibration_json(c: v.Calibration) -> dict[str, float]:
+    return {"eta_bw": c.eta_bw, "eta_flops": c.eta_flops, "t_layer_s": c.t_layer, "t_fixed_s": c.t_fixed, "t_ar_s": c.t_ar}
 
 
 def _summary_lines(title: str, summaries: Sequence[v.Summary], signed: bool = True) -> list[str]:
@@ -134,26 +165,78 @@ def _summary_json(summaries: Sequence[v.Summary]) -> dict[str, object]:
 
 def _row_json(row: v.Row, prediction_key: str = "predicted_s") -> dict[str, object]:
     return {"id": row.id, "engine": row.engine, "hardware": row.hardware, "model": row.model, "setup": row.setup, "regime": row.regime,
-            "measured_s": row.measured, "floor_s": row.floor, prediction_key: row.predicted, "error": row.error,
-            "implied_mbu": row.implied_mbu, "prefill_share": row.prefill_share, "rule": row.rule, "source": row.source, "url": row.url}
+            "tp": row.tp, "source_file": row.source, "measured_s": row.measured, "floor_s": row.floor, prediction_key: row.predicted,
+            "error": row.error, "implied_mbu": row.implied_mbu, "prefill_share": row.prefill_share, "rule": row.rule, "source": row.source_title,
+            "url": row.url}
+
+
+@dataclass(frozen=True)
+class Figures:
+    """The issue's validation figures (item 4), each with its target and verdict."""
+
+    loso: v.Summary
+    per_tp: tuple[v.Summary, ...]
+    loso_per_tp: tuple[v.Summary, ...]
+    tp8_from_tp4: v.Summary
+
+
+def figures(r: Report) -> Figures:
+    return Figures(v.memory_summary(r.oos.loso), v.by_tp(r.dataset.rows), v.by_tp(r.oos.loso), v.memory_summary(r.oos.tp8))
+
+
+def _verdict(value: float | None, target: float) -> str:
+    if value is None:
+        return "n/a (no records)"
+    return "met" if value <= target else f"missed by {(value - target) * 100:.1f} points"
+
+
+def _target_lines(f: Figures) -> list[str]:
+    worst_tp = max((s for s in f.per_tp if s.median_abs_error is not None), key=lambda s: s.median_abs_error, default=None)
+    t = v.TARGETS
+    return [
+        "| figure | value | target | verdict |", "|---|---:|---:|---|",
+        f"| leave one source out, memory-bound median | {_abs_pct(f.loso.median_abs_error)} | {t['loso']:.0%} | {_verdict(f.loso.median_abs_error, t['loso'])} |",
+        *(f"| {s.regime}, memory-bound median at the default profile | {_abs_pct(s.median_abs_error)} | {t['per_tp']:.0%} | "
+          f"{_verdict(s.median_abs_error, t['per_tp'])} |" for s in f.per_tp),
+        f"| eight GPUs predicted from a fit to TP <= 4 | {_abs_pct(f.tp8_from_tp4.median_abs_error)} | {t['tp8_from_tp4']:.0%} | "
+        f"{_verdict(f.tp8_from_tp4.median_abs_error, t['tp8_from_tp4'])} |",
+    ] + (["", f"Worst TP degree at the default profile: {worst_tp.regime}, {_abs_pct(worst_tp.median_abs_error)}."] if worst_tp else [])
 
 
 def render_validate(r: Report, fmt: str) -> str:
+    f = figures(r)
+    stale = [p.name for p in r.fresh if p.name not in {q.name for q in r.profiles}
+             or p.texts != {k: x for k, x in next(q for q in r.profiles if q.name == p.name).values.items()}]
     if fmt == "json":
         before_by_id = {x.id: x for x in r.before.rows}
+        loso_by_id = {x.id: x for x in r.oos.loso}
+        tp8_by_id = {x.id: x for x in r.oos.tp8}
         rows = []
         for x in r.dataset.rows:
             d = _row_json(x, "predicted_dataset_defaults_s")
             d["error_dataset_defaults"] = d.pop("error")
             d["predicted_hand_set_s"] = before_by_id[x.id].predicted
             d["error_hand_set"] = before_by_id[x.id].error
+            d["error_leave_one_source_out"] = loso_by_id[x.id].error if x.id in loso_by_id else None
+            d["error_tp8_from_tp4_fit"] = tp8_by_id[x.id].error if x.id in tp8_by_id else None
             rows.append(d)
         return json.dumps({
-            "hand_set_defaults": {**_calibration_json(r.before), "eta_flops": r.before.eta_flops, "how": r.before.label},
-            "dataset_defaults": {**_calibration_json(r.defaults), "eta_flops": r.dataset.eta_flops, "how": r.defaults.how,
-                                 "fresh_fit": {**_calibration_json(r.fresh), "how": r.fresh.how, "rounded": r.fresh_texts}},
+            "hand_set_defaults": {**_calibration_json(r.before.calibration), "how": r.before.label},
+            "dataset_defaults": {**_calibration_json(r.defaults), "how": r.defaults.how,
+                                 "fresh_fit": {**_calibration_json(r.fresh[0].calibration), "how": r.fresh[0].calibration.how,
+                                               "rounded": r.fresh[0].texts}},
+            "profiles": {p.name: {"description": p.description, "provenance": p.provenance, "values": dict(p.values),
+                                  "records": len(p.records)} for p in r.profiles},
+            "stale_profiles": stale,
             "summary_hand_set": _summary_json(r.before.summaries),
             "summary_dataset_defaults": _summary_json(r.dataset.summaries),
+            "leave_one_source_out": _summary_json([f.loso]),
+            "at_family_profiles_in_sample": {**_summary_json([v.memory_summary(r.family)]), "by_tp": _summary_json(v.by_tp(r.family))},
+            "per_tp_dataset_defaults": _summary_json(f.per_tp),
+            "per_tp_leave_one_source_out": _summary_json(f.loso_per_tp),
+            "tp8_from_tp4_fit": {**_summary_json([f.tp8_from_tp4]), "fit": _calibration_json(r.oos.tp8_fit) if r.oos.tp8_fit else None,
+                                 "how": r.oos.tp8_fit.how if r.oos.tp8_fit else None},
+            "targets": v.TARGETS,
             "leave_one_out_one_record": _summary_json(r.loo.one_summary),
             "leave_one_out_group": _summary_json(r.loo.group_summary),
             "leave_one_out_skipped": list(r.loo.skipped),
@@ -165,33 +248,61 @@ def render_validate(r: Report, fmt: str) -> str:
     s, d = r.before, r.dataset
     engines = sorted({m.engine for m in r.records})
     chips = sorted({m.hardware.key for m in r.records})
-    stale = "" if r.fresh_texts == v.default_texts(r.defaults) else (
-        f" **Stale**: today's fit rounds to eta_bw {r.fresh_texts['eta_bw']}, t_fixed {r.fresh_texts['t_fixed']}, "
-        f"hop_latency {r.fresh_texts['hop_latency']}; run `roofline calibrate --write-defaults`.")
+    sources = sorted({m.path.name for m in r.records})
+    stale_line = (f" **Stale**: today's fit rounds to other values for {md(', '.join(stale))}; run `roofline calibrate --write-defaults`."
+                  if stale else "")
     out = [
         "# The step model against published measurements",
         "",
-        f"{len(r.records)} records, {len(chips)} chips ({md(', '.join(chips))}), {len(engines)} engines ({md(', '.join(engines))}); "
-        "files under specs/measurements/.",
+        f"{len(r.records)} records from {len(sources)} sources, {len(chips)} chips ({md(', '.join(chips))}), {len(engines)} engines "
+        f"({md(', '.join(engines))}), TP {', '.join(str(n) for n in sorted({m.tp for m in r.records}))}; files under specs/measurements/.",
         "",
-        f"- Hand-set (before the dataset): {_params(s)}, eta_flops = {s.eta_flops:.2f}: the sheets' old defaults, no all-reduce latency.",
-        f"- Dataset defaults (every sheet's defaults, specs/measurements/defaults.toml): {_params(d)}, eta_flops = {d.eta_flops:.2f}; "
-        f"today's fit {_params(r.fresh)} ({md(r.fresh.how)}), rounded to {v.DEFAULT_FIGURES} significant figures.{stale}",
-        "- Floor: the same step model at eta_bw = eta_flops = 1 and t_fixed = t_hop = 0 (all-reduce bytes at link rate kept).",
+        f"- Hand-set (before the dataset): {_params(s.calibration)}: the sheets' old defaults, no per-layer overhead, no all-reduce latency.",
+        f"- Default profile (every sheet's defaults, specs/measurements/profiles/{DEFAULT_PROFILE}.toml): "
+        f"{_params(d.calibration)}; today's fit {_params(r.fresh[0].calibration)} ({md(r.fresh[0].calibration.how)}), rounded to "
+        f"{v.DEFAULT_FIGURES} significant figures.{stale_line}",
+        "- Floor: the same step model at the `ideal` profile (eta_bw = eta_flops = 1, no overheads, no all-reduce latency; all-reduce bytes "
+        "at link rate kept).",
         "- Error = (predicted - measured) / measured: negative means the model is too fast.",
         "- Implied MBU: the model's bytes per GPU over the measured step, as a share of datasheet bandwidth.",
         f"- Prefill share: prefill FLOPs folded into each measured step over the predicted step; at {v.PREFILL_HEAVY_SHARE:.0%} or more "
-        "(or when the step's FLOPs outlast its bytes) a record is 'compute-bound or prefill-heavy' (judged at the dataset defaults).",
+        "(or when the step's FLOPs outlast its bytes) a record is 'compute-bound or prefill-heavy' (judged at the default profile).",
+        "- LOSO: the record predicted from a fit to every other source's memory-bound records (its whole source held out).",
         "",
-        "| record | setup | regime | measured ms | floor ms | hand-set ms | hand-set err | dataset ms | dataset err | MBU | prefill |",
+        "## Engine profiles",
+        "",
+        "| profile | eta_bw | eta_flops | t_layer | t_fixed | ar_latency | records | provenance |",
+        "|---|---:|---:|---:|---:|---:|---:|---|",
+        *(f"| {md(p.name)} | {md(p.values['eta_bw'])} | {md(p.values['eta_flops'])} | {md(p.values['t_layer'])} | {md(p.values['t_fixed'])} | "
+          f"{md(p.values['ar_latency'])} | {len(p.records)} | {md(p.provenance)} |" for p in r.profiles),
+        "",
+        "## Targets",
+        "",
+        *_target_lines(f),
+        "",
+        "## Records",
+        "",
+        "| record | setup | regime | measured ms | floor ms | hand-set err | default ms | default err | LOSO err | MBU | prefill |",
         "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
+    loso_by_id = {x.id: x for x in r.oos.loso}
     for a, b in zip(s.rows, d.rows, strict=True):
-        out.append(f"| {md(b.id)} | {md(b.model)} on {md(b.hardware)}, {md(b.engine)}: {md(b.setup)} | {b.regime} | {_ms(b.measured)} | {_ms(b.floor)} | "
-                   f"{_ms(a.predicted)} | {_pct(a.error)} | {_ms(b.predicted)} | {_pct(b.error)} | {b.implied_mbu:.2f} | {b.prefill_share:.2f} |")
-    out += ["", *_summary_lines("at the hand-set defaults", s.summaries), "", *_summary_lines("at the dataset defaults", d.summaries), ""]
+        lo = _pct(loso_by_id[b.id].error) if b.id in loso_by_id else ""
+        out.append(f"| {md(b.id)} | {md(b.model)} on {md(b.hardware)}, {md(b.engine)}: {md(b.setup)} | {b.regime} | {_ms(b.measured)} | "
+                   f"{_ms(b.floor)} | {_pct(a.error)} | {_ms(b.predicted)} | {_pct(b.error)} | {lo} | {b.implied_mbu:.2f} | {b.prefill_share:.2f} |")
+    out += ["", *_summary_lines("at the hand-set defaults", s.summaries), "", *_summary_lines("at the default profile", d.summaries), ""]
+    out += ["Memory-bound decode records by tensor-parallel degree:", "", *_summary_lines("at the default profile", f.per_tp), "",
+            *_summary_lines("leave one source out", f.loso_per_tp), ""]
+    out += [f"Leave one source out ({len(r.oos.loso_fits)} sources, each fit holding what its records cannot tell apart at the default profile):",
+            "", *_summary_lines("memory-bound decode", [f.loso]), ""]
+    out += ["At each record's own engine-family profile, where the dataset has one (else the default profile); in sample, since a family "
+            "profile is fitted to these very records:", "", *_summary_lines("memory-bound decode", [v.memory_summary(r.family)]), "",
+            *_summary_lines("by TP degree", v.by_tp(r.family)), ""]
+    if r.oos.tp8_fit is not None:
+        out += [f"Eight GPUs from a fit to TP <= 4 ({_params(r.oos.tp8_fit)}; {md(r.oos.tp8_fit.how)}):", "",
+                *_summary_lines("eight-GPU records", [f.tp8_from_tp4]), ""]
     out += ["Leave-one-out calibration (defaults refitted without the record; calibration only on memory-bound records of the same engine "
-            "and chip, t_hop held at the refitted default):", ""]
+            "and chip, t_layer and t_ar held at the refitted default):", ""]
     out += _summary_lines("eta_bw from one record (median over the choices)", r.loo.one_summary, signed=False)
     out += ["", *_summary_lines("eta_bw and t_fixed from all other records of the group", r.loo.group_summary), ""]
     if r.loo.skipped:
@@ -213,7 +324,7 @@ def render_calibrate(ids: Sequence[str], fmt: str, directory: Path = MEASUREMENT
     others = [x for x in val.rows if x.id not in used]
     if fmt == "json":
         return json.dumps({
-            "from": list(c.ids), **_calibration_json(c), "eta_flops": val.eta_flops, "how": c.how,
+            "from": list(c.ids), **_calibration_json(c), "how": c.how,
             "dataset_defaults": _calibration_json(defaults),
             "summary_same_engine_and_chip": _summary_json(v.summarise(rest)),
             "summary_all_other_records": _summary_json(v.summarise(others)),
@@ -222,8 +333,8 @@ def render_calibrate(ids: Sequence[str], fmt: str, directory: Path = MEASUREMENT
     out = [
         "# Calibrated on " + md(", ".join(c.ids)),
         "",
-        f"- Fitted: {_params(c)} ({md(c.how)}); eta_flops = {val.eta_flops:.2f} (sheet default).",
-        f"- Dataset defaults for comparison: {_params(defaults)}.",
+        f"- Fitted: {_params(c)} ({md(c.how)}).",
+        f"- Default profile for comparison: {_params(defaults)}.",
         "",
         "| record | use | regime | measured ms | predicted ms | error | MBU |",
         "|---|---|---|---:|---:|---:|---:|",
@@ -236,4 +347,4 @@ def render_calibrate(ids: Sequence[str], fmt: str, directory: Path = MEASUREMENT
     return "\n".join(out)
 
 
-__all__ = ["Report", "render_calibrate", "render_validate", "report", "write_defaults"]
+__all__ = ["DefaultsError", "Figures", "Report", "figures", "installed_package", "render_calibrate", "render_validate", "report", "write_defaults"]

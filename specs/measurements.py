@@ -15,6 +15,11 @@ Metrics (what `value` holds) and the unit each must convert to:
 - `tokens_per_s_per_user`: output tokens per second of one sequence [token/s];
 - `aggregate_tokens_per_s`: output tokens per second of all `batch` sequences together [token/s];
 - `e2e_latency`: end-to-end latency of one request (a batch run together) [s]; `ttft` optional.
+
+Engine profiles (`specs/measurements/profiles/NAME.toml`, loaded by `load_profiles`) hold
+the step model's engine inputs (eta_bw, eta_flops, t_layer, t_fixed, ar_latency) of one
+engine with their provenance: `fitted` to the whole dataset (the default), `ideal` (the
+textbook roofline), and one per engine family the dataset has enough records of.
 """
 
 from __future__ import annotations
@@ -38,21 +43,30 @@ from specs.text import check as check_text
 from units import Quantity
 
 MEASUREMENTS_DIR = SPECS_DIR / "measurements"
-#: The defaults fitted to the dataset (eta_bw, t_fixed, hop_latency): not a measurement file, skipped by the record loader.
-FITTED_DEFAULTS_NAME = "defaults.toml"
-FITTED_DEFAULTS_PATH = MEASUREMENTS_DIR / FITTED_DEFAULTS_NAME
-#: fitted input -> (unit its value must convert to, domain); the names are the scenario inputs' CLI names
-FITTED_INPUTS: dict[str, tuple[str, str]] = {"eta_bw": ("1", "fraction"), "t_fixed": ("s", "nonnegative"), "hop_latency": ("s", "nonnegative")}
-#: the defaults file's other fields -> required
-FITTED_FIELDS = {"fit": True, "records": True, "summary": True}
-#: the [summary] table: what the dataset says at the fitted defaults (`roofline validate`), each a plain number the sheets cite
-FITTED_SUMMARY: dict[str, str] = {
-    "median_error": "median absolute error of the memory-bound decode records at the fitted defaults",
-    "worst_error": "largest absolute error of the memory-bound decode records at the fitted defaults",
-    "loo_error": "leave-one-out median absolute error after calibrating eta_bw on one record of the same engine and chip",
+#: Engine profiles (specs/measurements/profiles/NAME.toml): not measurement files, so kept in a sub-folder the record loader does not read.
+PROFILES_DIR = MEASUREMENTS_DIR / "profiles"
+#: The profile every sheet uses unless --engine names another.
+DEFAULT_PROFILE = "fitted"
+#: engine input -> (unit its value must convert to, domain); the names are the scenario inputs' CLI names
+PROFILE_INPUTS: dict[str, tuple[str, str]] = {
+    "eta_bw": ("1", "fraction"),
+    "eta_flops": ("1", "fraction"),
+    "t_layer": ("s", "nonnegative"),
+    "t_fixed": ("s", "nonnegative"),
+    "ar_latency": ("s", "nonnegative"),
+}
+#: a profile file's other fields -> required
+PROFILE_FIELDS = {"description": True, "provenance": True, "records": False, "summary": False}
+#: the [summary] table: what the dataset says at a fitted profile (`roofline validate`), each a plain number the sheets cite
+PROFILE_SUMMARY: dict[str, str] = {
+    "median_error": "median absolute error of the memory-bound decode records at the profile",
+    "worst_error": "largest absolute error of the memory-bound decode records at the profile",
+    "loso_error": "median absolute error of the memory-bound decode records, each source predicted from a fit to the others",
     "mbu_low": "lowest implied MBU of the memory-bound decode records",
     "mbu_median": "median implied MBU of the memory-bound decode records",
     "mbu_high": "highest implied MBU of the memory-bound decode records",
+    "tp8_mbu_low": "lowest implied MBU of the memory-bound decode records on eight GPUs",
+    "tp8_mbu_high": "highest implied MBU of the memory-bound decode records on eight GPUs",
 }
 
 #: metric -> the unit its value must convert to
@@ -90,7 +104,7 @@ RECORD_FIELDS: dict[str, tuple[str, bool]] = {
 MAX_TEXT = 4000
 MAX_COUNT = 10**9
 #: Text fields that may span lines (the rest are one line).
-MULTI_LINE_FIELDS = ("source", "notes", "assumed", "locator", "fit")
+MULTI_LINE_FIELDS = ("source", "notes", "assumed", "locator")
 #: A record's id: what `roofline calibrate --from ID` takes and the validation table prints.
 RECORD_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,79}$")
 
@@ -131,7 +145,7 @@ class Measurement:
 
 
 def measurement_files(directory: Path = MEASUREMENTS_DIR) -> list[Path]:
-    return sorted(p for p in directory.glob("*.toml") if p.name != FITTED_DEFAULTS_NAME)
+    return sorted(directory.glob("*.toml"))
 
 
 @cache
@@ -264,32 +278,70 @@ def _check_physics(m: Measurement, where: str, label: str) -> None:
                                                  f"{float(MIN_DECODE_STEP_S * 1000):g} ms to {float(MAX_DECODE_STEP_S):g} s (check the unit and the metric)")
 
 
-# --- the defaults fitted to the dataset ------------------------------------------------------------
+# --- engine profiles: the efficiency and overhead inputs of one engine -----------------------------
 
-@dataclass(frozen=True)
-class FittedDefaults:
-    """The scenario-input defaults fitted to the dataset, as the unit strings the sheets print (`roofline calibrate --write-defaults`)."""
+@dataclass(frozen=True, eq=False)
+class Profile:
+    """An engine profile: the values of the step model's engine inputs (PROFILE_INPUTS), with their provenance.
 
+    `fitted` is fitted to the whole dataset and is every sheet's default; `ideal` is the textbook roofline (datasheet
+    bandwidth and peak, no overhead); the others are fitted to one engine family's records (`roofline calibrate
+    --write-defaults` writes the fitted ones).
+    """
+
+    name: str
     path: Path
-    #: input name -> value as written (e.g. "0.79", "2.6 ms")
+    #: one line: what the profile stands for
+    description: str
+    #: where its values come from, in words (the fit, its records, what was held)
+    provenance: str
+    #: input name -> value as written (e.g. "0.79", "45 us")
     values: Mapping[str, str]
-    #: how they were fitted, in words
-    fit: str
-    #: the ids of the records the fit used
+    #: the ids of the records a fitted profile was fitted to (empty for a profile that is not fitted)
     records: tuple[str, ...]
-    #: FITTED_SUMMARY name -> plain number as written (e.g. "0.066")
+    #: PROFILE_SUMMARY name -> plain number as written; what the dataset says at this profile (the default profile has all)
     summary: Mapping[str, str]
 
     def quantity(self, name: str) -> pint.Quantity:
-        return parse_quantity(self.values[name], FITTED_INPUTS[name][0], shown_path(self.path), name, allow_zero=True)
+        return parse_quantity(self.values[name], PROFILE_INPUTS[name][0], shown_path(self.path), name, allow_zero=True)
+
+    @property
+    def where(self) -> str:
+        return shown_path(self.path)
+
+
+def profile_files(directory: Path = PROFILES_DIR) -> list[Path]:
+    return sorted(directory.glob("*.toml"))
 
 
 @cache
-def load_fitted_defaults(path: Path = FITTED_DEFAULTS_PATH) -> FittedDefaults:
-    """The fitted defaults file, validated: every fitted input present with its unit and in its domain, the fit described, the records named."""
+def load_profiles(directory: Path = PROFILES_DIR) -> Mapping[str, Profile]:
+    """Every engine profile in `directory`, by name (the file stem), validated; the default profile must be among them."""
+    profiles = {p.stem: load_profile_file(p) for p in profile_files(directory)}
+    if DEFAULT_PROFILE not in profiles:
+        raise SpecError(shown_path(directory), None, f"no {DEFAULT_PROFILE}.toml: the default engine profile is missing")
+    missing = [k for k in PROFILE_SUMMARY if k not in profiles[DEFAULT_PROFILE].summary]
+    if missing:
+        raise SpecError(profiles[DEFAULT_PROFILE].where, f"summary.{missing[0]}", "missing required field (the default profile's summary is cited by the sheets)")
+    return profiles
+
+
+def profile(name: str, directory: Path = PROFILES_DIR) -> Profile:
+    """A shipped engine profile by name; an unknown name is one line with the closest names."""
+    profiles = load_profiles(directory)
+    if not isinstance(name, str) or name not in profiles:
+        text = name if isinstance(name, str) else shown(name)
+        shown_name = text if len(text) <= 40 else text[:37] + "..."
+        hint = suggest(text, list(profiles)) if isinstance(name, str) else ""
+        raise SpecError("--engine", None, f"unknown engine profile {shown_name!r}{hint}; profiles: {', '.join(profiles)}")
+    return profiles[name]
+
+
+def load_profile_file(path: Path) -> Profile:
+    """One profile file, validated: every engine input present with its unit and in its domain, the provenance stated."""
     where = shown_path(path)
     data = parse_toml(read_text(path), path)
-    known = {**FITTED_FIELDS, **dict.fromkeys(FITTED_INPUTS, True)}
+    known = {**PROFILE_FIELDS, **dict.fromkeys(PROFILE_INPUTS, True)}
     unknown = sorted(set(data) - set(known))
     if unknown:
         raise SpecError(where, unknown[0][:60], f"unknown field{suggest(unknown[0], known)}; known: {', '.join(known)}")
@@ -297,30 +349,30 @@ def load_fitted_defaults(path: Path = FITTED_DEFAULTS_PATH) -> FittedDefaults:
         if required and field not in data:
             raise SpecError(where, field, "missing required field")
     values = {}
-    for name, (want, domain) in FITTED_INPUTS.items():
+    for name, (want, domain) in PROFILE_INPUTS.items():
         text = _text(data[name], where, name)
         q = parse_quantity(text, want, where, name, allow_zero=True)
         m = q.to(want).magnitude
         if (domain == "fraction" and not 0 < m <= 1) or m < 0:
             raise SpecError(where, name, f"expected {'a fraction in (0, 1]' if domain == 'fraction' else 'zero or more'}, found {shown(text)}")
         values[name] = text.strip()
-    ids = data["records"]
-    if not isinstance(ids, list) or not ids or not all(isinstance(i, str) and i.strip() for i in ids):
+    ids = data.get("records", [])
+    if not isinstance(ids, list) or not all(isinstance(i, str) and i.strip() for i in ids):
         raise SpecError(where, "records", f"expected a list of record ids, found {shown(ids)}")
-    table = data["summary"]
+    table = data.get("summary", {})
     if not isinstance(table, Mapping):
-        raise SpecError(where, "summary", f"expected a table of {', '.join(FITTED_SUMMARY)}, found {shown(table)}")
-    extra = sorted(set(table) - set(FITTED_SUMMARY))
+        raise SpecError(where, "summary", f"expected a table of {', '.join(PROFILE_SUMMARY)}, found {shown(table)}")
+    extra = sorted(set(table) - set(PROFILE_SUMMARY))
     if extra:
-        raise SpecError(where, f"summary.{extra[0][:60]}", f"unknown field{suggest(extra[0], FITTED_SUMMARY)}; known: {', '.join(FITTED_SUMMARY)}")
+        raise SpecError(where, f"summary.{extra[0][:60]}", f"unknown field{suggest(extra[0], PROFILE_SUMMARY)}; known: {', '.join(PROFILE_SUMMARY)}")
     summary = {}
-    for name in FITTED_SUMMARY:
-        if name not in table:
-            raise SpecError(where, f"summary.{name}", "missing required field")
-        text = _text(table[name], where, f"summary.{name}")
-        parse_quantity(text, "1", where, f"summary.{name}", allow_zero=True)
-        summary[name] = text.strip()
-    return FittedDefaults(path, values, _text(data["fit"], where, "fit"), tuple(ids), summary)
+    for name in PROFILE_SUMMARY:
+        if name in table:
+            text = _text(table[name], where, f"summary.{name}")
+            parse_quantity(text, "1", where, f"summary.{name}", allow_zero=True)
+            summary[name] = text.strip()
+    return Profile(path.stem, path, _text(data["description"], where, "description"), _text(data["provenance"], where, "provenance"),
+                   values, tuple(ids), summary)
 
 
 def _text(v: object, where: str, name: str) -> str:
@@ -360,19 +412,22 @@ def _shipped(v: object, where: str, name: str, names: list[str], listing: str, l
 
 __all__ = [
     "BATCHING",
-    "FITTED_DEFAULTS_NAME",
-    "FITTED_DEFAULTS_PATH",
-    "FITTED_INPUTS",
-    "FITTED_SUMMARY",
+    "DEFAULT_PROFILE",
     "MAX_DECODE_STEP_S",
     "MEASUREMENTS_DIR",
     "METRICS",
     "MIN_DECODE_STEP_S",
-    "FittedDefaults",
+    "PROFILES_DIR",
+    "PROFILE_INPUTS",
+    "PROFILE_SUMMARY",
     "Measurement",
+    "Profile",
     "decode_step",
-    "load_fitted_defaults",
     "load_measurement_file",
     "load_measurements",
+    "load_profile_file",
+    "load_profiles",
     "parse_measurements",
+    "profile",
+    "profile_files",
 ]

@@ -132,7 +132,7 @@ def test_deep_nesting_was_a_recursion_error(tmp_path, capsys):
 
 
 def test_build_deleted_a_plain_file_named_site(tmp_path, built, monkeypatch, capsys):
-    monkeypatch.setattr(build_mod, "render_all", lambda: dict(built))
+    monkeypatch.setattr(build_mod, "render_all", lambda engine=None: dict(built))
     out = tmp_path / "out"
     assert main(["build", "--out", str(out)]) == 0
     capsys.readouterr()
@@ -147,7 +147,7 @@ def test_build_deleted_a_plain_file_named_site(tmp_path, built, monkeypatch, cap
 
 def test_a_kill_between_the_two_renames_left_no_out(tmp_path, built, monkeypatch, capsys):
     """The swap is now one exchange: there is no moment with neither folder at out/."""
-    monkeypatch.setattr(build_mod, "render_all", lambda: dict(built))
+    monkeypatch.setattr(build_mod, "render_all", lambda engine=None: dict(built))
     out = tmp_path / "out"
     assert main(["build", "--out", str(out)]) == 0
     seen = []
@@ -160,8 +160,9 @@ def test_a_kill_between_the_two_renames_left_no_out(tmp_path, built, monkeypatch
 def test_write_defaults_followed_a_symbolic_link(tmp_path, capsys):
     victim = tmp_path / "victim.txt"
     victim.write_text("not yours\n")
-    os.symlink(victim, tmp_path / "defaults.toml")
-    assert main(["calibrate", "--write-defaults", "--to", str(tmp_path / "defaults.toml")]) == 0
+    (tmp_path / "profiles").mkdir()
+    os.symlink(victim, tmp_path / "profiles" / "fitted.toml")
+    assert main(["calibrate", "--write-defaults", "--to", str(tmp_path / "profiles")]) == 0
     assert victim.read_text() == "not yours\n"
 
 

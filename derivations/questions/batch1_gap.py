@@ -110,7 +110,7 @@ t_wide = Step("t_wide_weights", pr.wide_read_time(sm.weights_gpu.s, f_wide, rho_
               latex=r"t_{\mathrm{wide}}", title="Weights read at a wider width")
 t_coll = Step("t_collectives", sm.t_comm.s, "s",
               r"Trace: NCCL kernels, two per layer under tensor parallelism: the step model's all-reduces. At batch 1 each message is one row "
-              r"of activations, so the $\lceil \log_2 n_{\mathrm{TP}} \rceil$ rounds of latency, not its bytes, set the time; zero on one GPU.",
+              r"of activations, so its $\sym{allreduce_rounds}$ rounds of latency, not its bytes, set the time; zero on one GPU.",
               latex=r"t_{\mathrm{coll}}", title="Tensor-parallel all-reduces")
 extra = Step("t_extra_kernels", t_wide.s + t_coll.s, "s", "Everything the trace shows as kernels a lean step would not run.",
              latex=r"t_{\mathrm{extra}}", title="Extra or wrong kernels in all")
@@ -182,7 +182,7 @@ first = Step("largest_suspect", pr.best_of([s.s for s in SUSPECTS], tuple(range(
              "6 wide weights, 7 all-reduces, 8 outside the engine): the first to fix when fixes cost the same.",
              latex=r"i^{*}", title="Largest suspect")
 
-STEPS = (*sm.DECODE_STEP[:9], sm.t_comm, t_floor, t_obs, gap, kernels, t_gaps, t_host_step, white, t_bw_w, t_bw_kv, t_small_k, slow,
+STEPS = (*sm.DECODE_STEP[:9], *sm.COMM_STEPS, t_floor, t_obs, gap, kernels, t_gaps, t_host_step, white, t_bw_w, t_bw_kv, t_small_k, slow,
          t_wide, t_coll, extra, t_outside, suspects, explained, remainder, overshoot, accounted, invisible, share_white, share_slow, share_extra, share_invisible,
          share_explained, gpu_slow, not_gpu, t_gpu_only, eta_alone, rho_pred, first, *sm.MEMORY_FIT)
 
@@ -231,7 +231,7 @@ DERIVATION = derivation(
         "The suspects plus the unexplained remainder equal the gap exactly; if the stated suspects add up to more than the gap, "
         "the overshoot is printed and the remainder is zero.",
         "Weights read wide are a share of the GEMM weights at the achieved bandwidth; the all-reduces are the shared step model's: their bytes "
-        r"over the link plus $\lceil \log_2 n_{\mathrm{TP}} \rceil$ rounds of latency each, twice per layer.",
+        r"over the link plus $\sym{allreduce_rounds}$ rounds of latency each (one on a switched scale-up domain), twice per layer.",
     ),
     takeaways=(
         "The floor is {t_floor} per step; at the measured ratio the step takes {t_observed}, a gap of {gap}.",

@@ -1,13 +1,13 @@
 """Step time is a line in batch, throughput a hyperbola with a ceiling: where is the knee, and what stops the batch first?
 
 Takeaway: while the weight GEMMs are memory-bound the shared step model is the
-line t(B) = t0 + B*c, with t0 the weights at achieved bandwidth plus the fixed
-time (and the all-reduces' latency) and c each sequence's attention (its
+line t(B) = t0 + B*c, with t0 the weights at achieved bandwidth plus the
+overheads per layer and per step (and the all-reduces' latency) and c each sequence's attention (its
 KV reads) and share of the all-reduce bytes. Throughput
 B*q/t(B) rises towards the ceiling q/c and is half of it at the knee B = t0/c.
 The KV cache sets both that ceiling (c is its reads) and the largest batch that
 fits, (f*C - weights)/((T + q)*s_kv) rounded down. As context grows both fall
-like 1/T and their ratio tends to t0*s/(room*x): weights (plus the fixed time
+like 1/T and their ratio tends to t0*s/(room*x): weights (plus the overheads
 in bytes) against the cache room, so whether the cache fills before the knee is
 mostly weights against memory. Compute caps the line once the GEMMs turn
 compute-bound (B = t_w/c_gemm), lowering the ceiling to q/(c + c_gemm).
@@ -72,8 +72,9 @@ weights_all = Step("weight_bytes_all_experts_gpu", pr.tp_split(pr.weight_bytes(p
 t_weights = Step("t_weights", pr.memory_time(weights_all.s, gl.eta_bw * gl.beta), "s",
                  "Those weights at the achieved bandwidth: the GEMMs' time while they are memory-bound.",
                  latex=r"t_{w}", title="Time to stream the weights")
-t_zero = Step("t_zero", t_weights.s + gl.t_fixed + sm.COMM_LATENCY, "s",
-              "The part of the step no batch changes: the weights, the fixed time and the all-reduces' latency (zero on one GPU).",
+t_zero = Step("t_zero", t_weights.s + sm.t_overhead.s + sm.COMM_LATENCY, "s",
+              "The part of the step no batch changes: the weights, the overheads (per layer and per step) and the all-reduces' latency "
+              "(zero on one GPU).",
               latex=r"t_{0}", title="Intercept of the line")
 t_att_tok = Step("t_attention_per_token", pr.roofline_component_time(sm.flops_attn.s / (gl.B * gl.T), sm.kv_step.s / (gl.B * gl.T)), "s/token",
                  r"Attention's roofline time per sequence per cached token: its KV reads (or, where attention is compute-bound, its FLOPs). "
@@ -177,11 +178,11 @@ DERIVATION = derivation(
     ),
     assumptions=(
         r"Decode with the shared step model (@decode-floor): per component the slower of memory and compute at the achieved rates, "
-        r"all-reduces over the link, and a fixed time per step. $B$ counts sequences, each adding $q$ tokens per step and reading $T$ cached tokens.",
+        r"all-reduces over the link, and the overheads no byte count shows (per layer and per step, from the engine profile). $B$ counts sequences, each adding $q$ tokens per step and reading $T$ cached tokens.",
         r"The line $t(B) = t_{0} + B c$ is the step model while the weight GEMMs are memory-bound, that is up to $\sym{B_compute}$. "
         r"Its intercept streams every GEMM weight; for a MoE model that means every expert, which a batch at the knee reads almost all of.",
         r"The slope $c$ is attention's roofline time per sequence (its KV reads, or its FLOPs where MLA attention is compute-bound) plus its share of the all-reduces' "
-        r"bytes; their latency is the same at any batch and sits in the intercept with the fixed time.",
+        r"bytes; their latency is the same at any batch and sits in the intercept with the overheads.",
         r"Capacity is the datasheet figure as printed, in decimal bytes (the H100's 80 GB is physically 80 GiB; the sheet does not use the difference), "
         r"times the usable share $\sym{f_use}$. The weights resident are all of them, every expert and the embedding, split over the GPUs; "
         r"each sequence holds $T + q$ cached tokens.",
@@ -192,7 +193,7 @@ DERIVATION = derivation(
         "and is half of it at the knee, a batch of {B_knee}.",
         "The cache holds {B_max_kv} sequences at this context, which reach {ceiling_share_at_capacity} of the ceiling. "
         "The knee over the batch that fits is {knee_over_capacity}: above 1 the cache fills before the knee, below 1 the batch can run past it.",
-        "As the context grows both fall like one over the context and the ratio tends to {knee_over_capacity_long}: weights and fixed time against the room for a cache. "
+        "As the context grows both fall like one over the context and the ratio tends to {knee_over_capacity_long}: weights and overheads against the room for a cache. "
         "The context where the two limits trade places: {T_trade}.",
         "Compute is the other cap. Each sequence's cache reads (and all-reduces) cost {kv_over_compute} times its arithmetic; with compute-bound GEMMs "
         "the ceiling is {throughput_ceiling_compute}, and the GEMMs turn compute-bound at a batch of {B_compute}. The claims below give the verdict at three contexts.",

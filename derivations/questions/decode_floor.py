@@ -3,11 +3,12 @@
 Takeaway: t_floor = W / beta, with W the bytes of every GEMM weight the step
 reads (LM head included; for MoE the experts the batch touches). A real step
 adds the KV cache (growing with batch and context), bandwidth and FLOP rates
-below the datasheet, tensor-parallel all-reduces and a fixed per-step latency;
-at large batch the GEMMs turn compute-bound. The step model is the shared one
-of derivations.stepmodel; its achieved bandwidth, fixed time and all-reduce hop
-latency default to a fit to published measurements of real servers, whose
-implied MBU range the sheet cites (derivations.measured).
+below the datasheet, tensor-parallel all-reduces and the overheads no byte
+count shows (per layer and per step); at large batch the GEMMs turn
+compute-bound. The step model is the shared one of derivations.stepmodel; its
+achieved rates, overheads and all-reduce latency come from the engine profile
+(`fitted` to published measurements of real servers by default), whose implied
+MBU range the sheet cites (derivations.measured).
 """
 
 import sympy as sp
@@ -92,8 +93,9 @@ DERIVATION = derivation(
         r"the expected number of distinct experts the $B q$ tokens pick under uniform top-$k$ routing (top-$k$ at one token, nearly all experts at large batch).",
         r"The embedding gather (one row of $D$ weights per token) and activation traffic are left out: under 0.1% of the bytes at moderate batch.",
         r"The floor uses datasheet bandwidth on one GPU; the step uses the achieved fractions $\eta_{\mathrm{bw}}$ and $\eta_{\mathrm{flop}}$, per component "
-        "(weight GEMMs, attention) the slower of memory and compute, plus the TP all-reduces and a fixed per-step time, all printed below. "
-        "The achieved bandwidth, the fixed time and the hop latency default to a fit to published measurements of real servers (the inputs say so).",
+        "(weight GEMMs, attention) the slower of memory and compute, plus the TP all-reduces and the overheads no byte count shows (a time per "
+        "layer and a small time per step), all printed below. The achieved rates, the overheads and the all-reduce latency come from the "
+        "engine profile the sheet prints (fitted to published measurements of real servers by default).",
         "Real servers sit further from the floor than the datasheet suggests: the memory-bound decode records of the measurements dataset "
         "reach an implied MBU of {measured_mbu_low} to {measured_mbu_high} (median {measured_mbu_median}), so this step's bytes take "
         "{t_step_mbu_high} to {t_step_mbu_low} on such servers (median {t_step_mbu_median}), against {t_step} modelled.",
@@ -103,12 +105,13 @@ DERIVATION = derivation(
     takeaways=(
         "The floor is {t_floor} per step: {weight_bytes} of weights over the datasheet bandwidth, a ceiling of {tokens_per_s_ceiling} per sequence.",
         "The KV cache costs as much as the weights once the context reaches {T_kv_equal} at this batch; each cached token holds {kv_bytes_per_token}.",
-        "With the printed efficiencies and fixed time, the modelled step is {t_step}, {step_over_floor} times the floor; the weight GEMMs take {t_gemm} and attention {t_attention}.",
+        "With the printed efficiencies and overheads, the modelled step is {t_step}, {step_over_floor} times the floor; the weight GEMMs take {t_gemm}, "
+        "attention {t_attention}, the all-reduces {t_comm} and the overheads {t_overhead}.",
     ),
     scoring=(
         "Counts the bytes from the config, including the LM head, excluding the embedding gather.",
         "Uses decimal TB/s and dense datasheet figures, and says so.",
-        "Names all three effects (KV growth, achieved bandwidth, fixed latency) and sizes each.",
+        "Names all three effects (KV growth, achieved bandwidth, the overheads per layer and per step) and sizes each.",
         "Checks that the model and its cache fit before quoting a speed; splits by tensor parallelism and knows KV heads replicate past their count.",
         "Knows the floor is per sequence at batch 1, that batching amortises the weights, not the KV, and that at large batch the GEMMs turn compute-bound.",
         "For MoE, counts the experts the whole batch touches, not the top-k of one token.",
@@ -118,11 +121,11 @@ DERIVATION = derivation(
     limits=(
         "Uniform routing is the best case for MoE at small batch; skewed routing touches fewer experts.",
         "Components are summed, not overlapped; real kernels overlap some memory and compute and lose some to tile and wave quantization.",
-        r"Each all-reduce is its bytes over the link (a ring's) plus $\lceil \log_2 n_{\mathrm{TP}} \rceil$ rounds of $\sym{t_hop}$ (recursive doubling); "
-        "one-shot and custom all-reduce kernels have other constants, and the fitted latency absorbs whatever else grows with the TP degree; "
-        "the measurements behind it stop at four GPUs.",
+        r"Each all-reduce is its bytes over the link (a ring's) plus $\sym{allreduce_rounds}$ rounds of $\sym{t_ar}$, the law of rounds following "
+        "the chip's scale-up topology (one-shot on a switch or a full mesh, NCCL's ring over PCIe); an engine that fuses the all-reduce into a "
+        "neighbouring kernel, or overlaps it, pays less.",
         "The implied MBU range is the model's bytes over measured steps: records whose engine reads fewer bytes than counted (or more) "
-        "move it, and the fixed time per step is inside it.",
+        "move it, and the overheads per layer and per step are inside it.",
         r"Paged KV, prefix sharing and sliding-window attention change the KV term; speculative decoding changes $q$.",
     ),
     tables=(
@@ -145,11 +148,12 @@ DERIVATION = derivation(
     inputs=ms.MBU_INPUTS,
     plots=(Plot("step", "stack",
                 "Where the step goes as batch and context grow: the weight GEMMs, attention over the KV cache, the tensor-parallel "
-                "all-reduces and the fixed time per step, stacked; the tick on each bar is the single-GPU floor of its weights.",
+                "all-reduces and the engine's overheads (per layer and per step), stacked; the tick on each bar is the single-GPU floor "
+                "of its weights.",
                 title="The step is {t_step}, {step_over_floor} times the {t_floor} floor: the weights set the floor, "
-                      "the KV cache and the fixed costs sit on top",
+                      "the KV cache and the overheads sit on top",
                 y=("t_step",), split=("t_step",), vlines=("t_floor",), table=0, answer=True,
-                labels={"t_gemm": "weight GEMMs", "t_attention": "attention (KV cache)", "t_comm": "all-reduces", "t_fixed": "fixed time",
+                labels={"t_gemm": "weight GEMMs", "t_attention": "attention (KV cache)", "t_comm": "all-reduces", "t_overhead": "overheads",
                         "t_floor": "floor"}),),
     display_units={**sm.DISPLAY_UNITS, **ms.DISPLAY_UNITS, "t_floor": "ms", "tokens_per_s_ceiling": "token/s", "T_kv_equal": "token",
                    "memory_whole_model": "GB", "memory_split": "GB", "capacity_per_gpu": "GB", "t_floor_tp_min": "ms", "t_floor_all_params": "ms",

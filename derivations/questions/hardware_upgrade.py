@@ -43,7 +43,7 @@ t_step_2 = at("t_step_new", sm.t_step, NEW,
               latex=r"t_{\mathrm{step}}'", title="Step time on the second chip")
 speedup_step = Step("speedup_step", sm.t_step.s / t_step_2.s, "1",
                     "At the sheet's batch and context the upgrade is a blend: near the bandwidth ratio while the step is memory-bound, "
-                    "diluted by the fixed time and the all-reduces, which the chips share.",
+                    "diluted by the overheads and the all-reduces' latency, which the chips share.",
                     latex=r"\sigma_{\mathrm{step}}", title="Speedup at this batch and context")
 weights_share = Step("weights_share", bk.weights_resident.s / bk.usable.s, "1",
                      "Whether the model fits at all: its weights as a share of the usable memory of one GPU (above 1 it does not fit at this GPU count).",
@@ -135,7 +135,8 @@ DERIVATION = derivation(
     ),
     assumptions=(
         r"The same model, number formats and GPU count on both chips; the sheet's chip is the old one, the second chip (primed symbols) the new one. "
-        "Every time is the shared step model evaluated on each chip with the same achieved fractions and fixed time.",
+        "Every time is the shared step model evaluated on each chip with the same engine profile (achieved fractions and overheads), "
+        "each chip's all-reduces by its own scale-up topology.",
         r"Compute-bound and bandwidth-bound speedups compare the same work: the FLOPs or the bytes of the step at the sheet's batch and context.",
         "Capacity-bound: a server whose batch is set by its KV cache runs each chip at the largest whole batch whose cache fits beside the weights "
         "in the usable share of the datasheet capacity (decimal bytes, as printed), and the speedup is the ratio of throughputs at those batches.",

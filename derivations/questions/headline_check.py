@@ -60,7 +60,7 @@ t_claim = Step("t_claim", gl.q / tau, "s",
                r"The step time the claim implies: one step per $q$ tokens of each user.", latex=r"t_{\mathrm{claim}}",
                title="Step time the claim implies")
 per_user = Step("tokens_per_user_modelled", sm.throughput.s / gl.B, "token/s",
-                "What the shared step model gives each user at the achieved rates, with the all-reduces and the fixed time per step.",
+                "What the shared step model gives each user at the achieved rates, with the all-reduces and the overheads per layer and per step.",
                 latex=r"\tau_{\mathrm{model}}", title="Speed per user in the step model")
 over_model = Step("claim_over_model", tau / per_user.s, "1",
                   "The claim over the modelled speed: how much a vendor's stack would have to beat the printed efficiencies by.",
@@ -243,7 +243,7 @@ DERIVATION = derivation(
         "The division: each token costs {bytes_per_token} of HBM traffic per GPU, so {claimed_tokens_per_s} per user needs {bandwidth_needed}, "
         "{bandwidth_ratio} times the datasheet bandwidth (above 1 the claim cannot hold as stated), {bandwidth_ratio_achieved} times what "
         "streaming kernels achieve.",
-        "The claim implies a step every {t_claim}; the step model, with its efficiencies and fixed time, gives each user {tokens_per_user_modelled}, "
+        "The claim implies a step every {t_claim}; the step model, with its efficiencies and overheads, gives each user {tokens_per_user_modelled}, "
         "so the claim is {claim_over_model} times the model.",
         "Quantization: the claim fits with weights of at most {max_bits_per_weight} bits each, scales included, the KV cache as printed.",
         "Aggregate over users: read as a total, the claim needs a batch of {B_aggregate} sequences (no fewer than {B_aggregate_min}), "
@@ -272,7 +272,7 @@ DERIVATION = derivation(
     ),
     limits=(
         "Bandwidth is the floor of the argument: a claim below it can still fail on launches, all-reduces and scheduling, which the step "
-        "model's fixed time and link term only estimate.",
+        "model's overheads and all-reduce terms only estimate.",
         "Uniform routing is the MoE best case at small batch; skewed routing reads fewer experts for a batch and hot experts turn compute-bound sooner.",
         r"Speculative decoding is sized by accepted tokens per step; the draft model's own time and rejected tokens come on top, "
         "so the real acceptance must be higher (@decode-floor has the step time).",

@@ -240,7 +240,7 @@ DERIVATION = derivation(
             Row(f"{label}, $B = {b}$", model=L70, weights=w, math=mth, set={"batch": str(b), "context": "2048 token"})
             for b in (1, 32, 128) for label, w, mth in FORMATS
         ), ("weight_bytes", "kv_bytes_step", "t_step", "throughput", "memory_fraction"),
-            note="The shared step model at each format's weights and math, with the printed efficiencies and fixed time; it has no dequantization term."),
+            note="The shared step model at each format's weights and math, with the printed efficiencies and overheads; it has no dequantization term."),
     ),
     claims=(
         Claim("Below its flip, weight-only INT4 decodes about 4x faster than BF16.", "speedup_memory_bound_bf16", "4"),

@@ -181,7 +181,7 @@ DERIVATION = derivation(
         r"experts its $B q$ tokens touch under uniform top-$k$ routing, plus the always-used weights; the LM head included, the embedding a "
         r"gather) and its cached streams of every sequence at context $T$ (replicated past their count). Decimal bytes.",
         r"Denominator: the decode step time times one GPU's datasheet HBM bandwidth, decimal TB/s. The reference server's step time is the "
-        r"shared step model's at the printed efficiencies, all-reduces and fixed time (@decode-floor), so its MBU is derived, not measured; "
+        r"shared step model's at the printed efficiencies, all-reduces and overheads (@decode-floor), so its MBU is derived, not measured; "
         r"with a measured MBU, the MBU diagnosis sheet splits what is missing.",
         r"Each way changes one operand and holds the rest; several slips in one dashboard multiply. Points are hundredths of MBU, "
         "as the absolute difference; the misreported MBU shows the direction.",

@@ -4,14 +4,15 @@ Takeaway: the shared step model (derivations.stepmodel) is the twenty lines:
 the weights a step reads and the batch's KV cache over the achieved bandwidth,
 the GEMM and attention FLOPs over the achieved peak, each component at the
 slower of the two, two all-reduces per layer under tensor parallelism
-(their bytes over the link as a ring's and ceil(log2 n) rounds of latency
-each), and a fixed time per step. Its efficiency, fixed time and hop latency
-default to a fit to published measurements of real servers (`roofline
-validate`), and the sheet shows that fit's error band. Its worked prediction
-is for Llama 3.1 70B on eight H100 SXM (the sheet's defaults); at eight GPUs
-the fitted all-reduce latency, measured on at most four, dominates it. Then each
-place it breaks, sized from stated inputs as a time it leaves out (or, for
-capacity, the memory it leaves out):
+(their bytes over the link as a ring's and their latency rounds, one round
+where the scale-up domain is switched), and the overheads no byte count shows
+(a time per layer and a small time per step). Its efficiency, overheads and
+all-reduce latency come from the engine profile (`fitted` to published
+measurements of real servers by default, `roofline validate`), and the sheet
+shows that fit's error band and the range the eight-GPU records support. Its
+worked prediction is for Llama 3.1 70B on eight H100 SXM (the sheet's
+defaults). Then each place it breaks, sized from stated inputs as a time it
+leaves out (or, for capacity, the memory it leaves out):
 
 - kernel launch gaps, kernels per step times the gap at each boundary;
 - prefill mixed into decode steps (each decode token brings S/n_out prompt tokens),
@@ -48,6 +49,8 @@ f_clk = S.add("f_clk", "1", r"f_{\mathrm{clk}}", "sustained SM clock under load 
 t_meas = S.add("t_meas", "s", r"t_{\mathrm{meas}}", "a measured decode step time of this setup, to set the prediction against")
 e_med = S.add("e_med", "1", r"\epsilon_{\mathrm{med}}", "median absolute error of the step model against the memory-bound decode records of the measurements dataset")
 e_worst = S.add("e_worst", "1", r"\epsilon_{\mathrm{max}}", "largest absolute error of the step model against those records")
+U8_lo = S.add("U8_lo", "1", r"\mathrm{MBU}_{8,\mathrm{low}}", "lowest implied MBU of the memory-bound decode records on eight GPUs")
+U8_hi = S.add("U8_hi", "1", r"\mathrm{MBU}_{8,\mathrm{high}}", "highest implied MBU of the memory-bound decode records on eight GPUs")
 eta_q = S.add("eta_q", "1", r"\eta_{q}", "achieved fraction of datasheet bandwidth in weight-only quantized GEMMs (dequantizing as they stream)")
 
 # --- the twenty lines ---
@@ -77,6 +80,12 @@ worst_low = Step("t_step_worst_low", sm.t_step.s * sp.Max(0, 1 - e_worst), "s",
 worst_high = Step("t_step_worst_high", sm.t_step.s * (1 + e_worst), "s",
                   "The prediction plus that largest error: every memory-bound record sits inside this band.",
                   latex=r"t_{\mathrm{step}}^{+\max}", title="Worst-case band, high")
+tp8_fast = Step("t_step_tp8_fast", pr.step_time_at_mbu(sm.bytes_gpu.s, U8_hi), "s",
+                "This setup's bytes per GPU at the highest MBU an eight-GPU record of the dataset reached: the fastest step the eight-GPU "
+                "measurements support.", latex=r"t_{8}^{-}", title="Fastest step the eight-GPU records support")
+tp8_slow = Step("t_step_tp8_slow", pr.step_time_at_mbu(sm.bytes_gpu.s, U8_lo), "s",
+                "The same bytes at the lowest MBU an eight-GPU record reached: the slowest step they support.", latex=r"t_{8}^{+}",
+                title="Slowest step the eight-GPU records support")
 t_measured = Step("t_measured", t_meas, "s", "A measured step time of this setup, as given (the validation table sets each record's).",
                   latex=r"t_{\mathrm{meas}}", title="Measured step")
 error = Step("prediction_error", (sm.t_step.s - t_meas) / t_meas, "1",
@@ -86,14 +95,15 @@ error = Step("prediction_error", (sm.t_step.s - t_meas) / t_meas, "1",
              none="no measurement given: set measured_step (a measured decode step of this setup) to compare the prediction with it")
 
 # --- where it breaks: each a time the model leaves out ---
-# (The latency of decode's small all-reduces was a break here; the step model now has it: t_comm pays ceil(log2 n) rounds of
-# t_hop per all-reduce, t_hop fitted to the measurements.)
+# (The latency of decode's small all-reduces and the overhead per layer were breaks here; the step model now has both:
+# t_comm pays its latency rounds per all-reduce and t_overhead a time per layer, each from the engine profile.)
 
 kernels = Step("kernels_per_step", pr.kernels_per_step(), "1",
                "The kernels one step launches: the same per layer, a few more outside the layers.", latex=r"n_{\mathrm{k}}",
                title="Kernels per step")
 b_launch = Step("break_launch_gaps", pr.launch_gap_time(kernels.s), "s",
-                r"The model has one fixed time per step for host work; every kernel boundary also leaves the GPU idle. "
+                r"The model has an overhead per layer for launches and host work, fitted to an engine's average; every kernel boundary "
+                "of a given server also leaves the GPU idle. "
                 "Catch it: the white space between kernels in a trace of one step, with and without CUDA graphs.",
                 latex=r"\Delta t_{\mathrm{launch}}", title="Kernel launch gaps")
 t_gemm_mixed = at("t_gemm_prefill_mix", sm.t_gemm, {gl.q: gl.q * (1 + gl.S / n_out)},
@@ -181,7 +191,7 @@ fraction_usable = Step("memory_fraction_usable", (sm.memory_gpu.s + kv_waste.s) 
                        "Catch it: the engine's count of KV blocks at start-up against the batch and context the plan assumes.",
                        latex=r"M^{+}/M_{\mathrm{use}}", title="Share of usable memory, with paging")
 
-STEPS = (*sm.DECODE_STEP, *sm.MEMORY_FIT, lines, err_med, err_worst, band_low, band_high, worst_low, worst_high, t_measured, error, kernels, b_launch, t_gemm_mixed, b_prefill, flops_tiled, b_tile, experts_2, variance, spread, b_moe, b_att,
+STEPS = (*sm.DECODE_STEP, *sm.MEMORY_FIT, lines, err_med, err_worst, band_low, band_high, worst_low, worst_high, tp8_fast, tp8_slow, t_measured, error, kernels, b_launch, t_gemm_mixed, b_prefill, flops_tiled, b_tile, experts_2, variance, spread, b_moe, b_att,
          weight_only, b_dq, t_gemm_clk, t_attn_clk, b_clk, t_breaks, t_broken, share_model, largest, bk.usable, kv_waste, fraction_usable)
 
 BREAK_COLUMNS = tuple(b.name for b in BREAKS)
@@ -252,6 +262,10 @@ DERIVATION = derivation(
               "of published measurements (`roofline validate`)", "nonnegative"),
         Input("validation_worst_error", e_worst, fitted().summary["worst_error"], "1",
               "largest absolute error of the step model at these defaults against those records (`roofline validate`)", "nonnegative"),
+        Input("measured_tp8_mbu_low", U8_lo, fitted().summary["tp8_mbu_low"], "1",
+              "lowest implied MBU of the memory-bound decode records on eight GPUs (`roofline validate`)", "fraction"),
+        Input("measured_tp8_mbu_high", U8_hi, fitted().summary["tp8_mbu_high"], "1",
+              "highest implied MBU of the memory-bound decode records on eight GPUs (`roofline validate`)", "fraction"),
         Input("eta_bw_quant", eta_q, "0.6", "1",
               "achieved fraction of datasheet bandwidth in weight-only quantized GEMMs (used only when the weights are narrower than the math)",
               "fraction"),
@@ -270,17 +284,21 @@ DERIVATION = derivation(
     ),
     assumptions=(
         "The twenty lines are the shared step model (@decode-floor): per component the slower of its bytes at the achieved bandwidth and its "
-        r"FLOPs at the achieved peak, summed; two all-reduces per layer, each its bytes over the link plus $\lceil \log_2 n_{\mathrm{TP}} \rceil$ rounds of latency; "
-        "a fixed time per step. The worked prediction is its value at the sheet's inputs: Llama 3.1 70B on eight H100 SXM by default.",
-        r"The achieved bandwidth $\sym{eta_bw}$, the fixed time $\sym{t_fixed}$ and the hop latency $\sym{t_hop}$ default to a fit to "
-        "published measurements of real servers (specs/measurements, `roofline validate`): against the memory-bound decode records the "
-        "model's median error is {error_median} and its worst {error_worst} (the validation table below), so the "
+        r"FLOPs at the achieved peak, summed; two all-reduces per layer, each its bytes over the link plus $\sym{allreduce_rounds}$ rounds of "
+        r"latency $\sym{t_ar}$; the overheads no byte count shows, $\sym{t_layer}$ per layer and $\sym{t_fixed}$ per step. The worked prediction "
+        "is its value at the sheet's inputs: Llama 3.1 70B on eight H100 SXM by default.",
+        r"The achieved bandwidth $\sym{eta_bw}$, the overheads and the all-reduce latency come from the engine profile printed with the specs, "
+        "by default fitted to published measurements of real servers (specs/measurements, `roofline validate`): against the memory-bound "
+        "decode records the default profile's median error is {error_median} and its worst {error_worst} (the validation table below), so the "
         "worked prediction's band is {t_step_band_low} to {t_step_band_high}, and {t_step_worst_low} to {t_step_worst_high} at the worst error.",
+        "The eight-GPU records of the dataset reach an implied MBU of {measured_tp8_mbu_low} to {measured_tp8_mbu_high}: at those MBUs this "
+        "setup's bytes take {t_step_tp8_fast} to {t_step_tp8_slow}, the range the eight-GPU measurements support for the worked prediction "
+        "(the claims check it).",
         "Each break is sized alone from the inputs printed above, as the time it adds to the prediction (zero where it does not apply), "
         "and the breaks are added; real effects overlap, so their sum is a bound, not a forecast.",
-        r"The fixed time $t_{\mathrm{fixed}}$ is fitted, so it holds the measured servers' average host work, launch gaps and small "
-        "kernels; the breaks below are what a given server adds beyond that average, each sized from its own inputs (launch gaps as a "
-        "production engine's CUDA graphs leave them, half a microsecond by default), so the fitted time and the breaks overlap and their "
+        r"The overheads $\sym{t_layer}$ and $\sym{t_fixed}$ are fitted, so they hold the measured servers' average host work, launch gaps and "
+        "small kernels; the breaks below are what a given server adds beyond that average, each sized from its own inputs (launch gaps as a "
+        "production engine's CUDA graphs leave them, half a microsecond by default), so the fitted overheads and the breaks overlap and their "
         "sum errs long.",
         r"The prefill mix is the steady state of a server whose requests bring $S$ prompt tokens and generate $n_{\mathrm{out}}$: "
         r"$S/n_{\mathrm{out}}$ prompt tokens per decode token, scheduled into the same steps (chunked prefill); prefill attention is left out.",
@@ -288,9 +306,10 @@ DERIVATION = derivation(
     ),
     takeaways=(
         "The worked prediction: {t_step} per step ({throughput}), from {model_lines} lines: weight GEMMs {t_gemm}, attention {t_attention}, "
-        "all-reduces {t_comm} (bytes and latency), and the fixed time.",
+        "all-reduces {t_comm} (bytes and latency), and the overheads {t_overhead}.",
         "Against published measurements of real servers the model at these defaults has a median error of {error_median} "
-        "(worst {error_worst}): the worked prediction is {t_step_band_low} to {t_step_band_high} within the median error.",
+        "(worst {error_worst}): the worked prediction is {t_step_band_low} to {t_step_band_high} within the median error. The eight-GPU "
+        "records' implied MBU puts this setup at {t_step_tp8_fast} to {t_step_tp8_slow}.",
         "Its breaks at the stated inputs: launch gaps {break_launch_gaps} over "
         "{kernels_per_step} kernels, prefill mix {break_prefill_mix}, tiles {break_tile_quantization}, MoE spread {break_moe_spread}, "
         "attention {break_attention_long_context}, dequantization {break_dequantization}, clocks {break_clocks}.",
@@ -313,13 +332,13 @@ DERIVATION = derivation(
     limits=(
         "The breaks are sized one at a time and added; interactions (a slower clock with a compute-bound prefill mix) are not modelled.",
         "Speculative decoding, prefix caching and sliding-window attention change the bytes per token; see @speculative-decoding for the first.",
-        r"The all-reduce latency is recursive doubling's, $\lceil \log_2 n_{\mathrm{TP}} \rceil$ rounds; one-shot all-reduces and vendor custom kernels have other "
-        "constants, and the measurements behind the fit stop at four GPUs. The fitted round "
-        "latency absorbs whatever else grows with the TP degree in the measured servers. Catch it: time the NCCL kernels of one decode step "
-        "in a trace, or run nccl-tests at the step's message size on the same GPUs.",
-        "The error band is the dataset's: a few engines and chips, most records memory-bound decode; compute-bound and prefill-heavy "
-        "records sit further off (`roofline validate`). Calibrating on one record of the same engine and chip did not narrow it "
-        "(leave-one-out in `roofline validate`).",
+        r"The all-reduce latency law follows the chip's scale-up topology: one round where it is switched or fully meshed (a one-shot "
+        "all-reduce), NCCL's ring over PCIe. An engine that fuses the all-reduce with the norm or overlaps it with a GEMM pays less; one that "
+        "falls back to NCCL's ring on a switched domain pays more. Catch it: time the all-reduce kernels of one decode step in a trace, or run "
+        "nccl-tests at the step's message size on the same GPUs.",
+        "The error band is the dataset's: a few engines (their overheads per layer differ several times over, hence the per-engine profiles), "
+        "A100, H100 and H200, eight GPUs only on A100; compute-bound and prefill-heavy records sit further off, and so do static batches whose "
+        "step grows with the batch faster than their bytes (`roofline validate`, which also predicts each source from the others).",
         "Network, storage and the host's own limits (tokenization, the API server) are outside a GPU step model.",
         "The breaks' default inputs are typical values, not measurements: each break is only as good as the number given for it.",
     ),
@@ -330,16 +349,19 @@ DERIVATION = derivation(
               "t_step", "t_step_with_breaks", rel_tol=0.3),
         Claim("At batch 64, with prefill mixed in, they still get within 30%.", "t_step", "t_step_with_breaks", rel_tol=0.3,
               where=Row("", set={"batch": "64"})),
+        Claim("The worked prediction is no faster than the fastest step the eight-GPU records support.", "t_step", "t_step_tp8_fast",
+              rel_tol=0, at_least=True),
+        Claim("It is no slower than the slowest step they support.", "t_step_tp8_slow", "t_step", rel_tol=0, at_least=True),
     ),
     hardware=("h100-sxm", "h200", "b200"),
     models=("llama-3.1-70b", "llama-3.1-8b"),
     plots=(Plot("step", "stack",
-                "Where the step goes on each setup: the twenty lines (weight GEMMs, attention, all-reduces, the fixed time), then each "
+                "Where the step goes on each setup: the twenty lines (weight GEMMs, attention, all-reduces, the overheads), then each "
                 "break sized at the stated inputs, hatched.",
                 title="The twenty lines predict {t_step} here; the breaks add {t_breaks}, so the model captures {share_modelled} of the step",
                 y=("t_step", "t_breaks"), split=("t_step", "t_breaks"), table=1, answer=True,
                 labels={"t_step": "the twenty lines", "t_breaks": "the breaks", "t_gemm": "weight GEMMs", "t_attention": "attention",
-                        "t_comm": "all-reduces", "t_fixed": "fixed time", "break_launch_gaps": "launch gaps", "break_prefill_mix": "prefill mix",
+                        "t_comm": "all-reduces", "t_overhead": "overheads", "break_launch_gaps": "launch gaps", "break_prefill_mix": "prefill mix",
                         "break_tile_quantization": "tiles", "break_moe_spread": "MoE spread", "break_attention_long_context": "long-context attention",
                         "break_dequantization": "dequantization", "break_clocks": "clocks"}),
            Plot("validation", "scatter",
@@ -350,6 +372,6 @@ DERIVATION = derivation(
                 labels={"t_measured": "measured step", "t_step": "predicted step", "error_median": "median error"})),
     display_units={**bk.DERIVATION.display_units, **{b.name: "ms" for b in BREAKS}, "t_gemm_prefill_mix": "ms", "t_gemm_clock": "ms",
                    "t_attention_clock": "ms", "t_breaks": "ms", "t_step_with_breaks": "ms", "share_modelled": "%", "prediction_error": "%", "error_median": "%", "error_worst": "%", "t_step_band_low": "ms", "t_step_band_high": "ms", "t_step_worst_low": "ms",
-                   "t_step_worst_high": "ms", "t_measured": "ms", "measured_step": "ms", "kv_page_waste": "GB",
+                   "t_step_worst_high": "ms", "t_step_tp8_fast": "ms", "t_step_tp8_slow": "ms", "t_measured": "ms", "measured_step": "ms", "kv_page_waste": "GB",
                    "flops_gemm_tiled": "Tflop", "memory_fraction": "%", "memory_fraction_usable": "%"},
 )

@@ -11,14 +11,15 @@ compute-bound and cost gamma + 1 times a plain step's, so the drafter tuned
 at batch 1 can cost throughput at the peak batch of short chats but still
 pays at 8K, where the KV reads, which verification does not multiply,
 dominate the step. Context length moves the whole table. The drafter pays the
-step model's fixed time and all-reduce latency on every one of its steps: at
-the defaults fitted to measured servers that keeps the low-load speedup well
-below the teaser's 3x (below it even with a lean engine's small per-step
-costs, once the drafter's all-reduce latency counts), and the cost at the peak of
-short chats shows only with a lean engine; the claims give the verdicts.
-Every step time comes from the shared step model (derivations.stepmodel), the
-drafter's with the second model's primed symbols (engine.At); the peak batch
-is batch-knee's capacity.
+engine's per-layer overhead for its own depth (16 layers against the target's
+80) and its all-reduces at its own degree, so its cost per target step is the
+engine's, not a fixed fraction: the engine profile decides how far the
+low-load speedup gets towards the teaser's 3x and whether the drafter left on
+costs a third of the peak of short chats; a table gives both under every
+shipped profile, and the claims give the verdicts under the default and the
+textbook (`ideal`) profile. Every step time comes from the shared step model
+(derivations.stepmodel), the drafter's with the second model's primed symbols
+(engine.At); the peak batch is batch-knee's capacity.
 """
 
 import sympy as sp
@@ -26,7 +27,7 @@ import sympy as sp
 from derivations import glossary as gl
 from derivations import primitives as pr
 from derivations import stepmodel as sm
-from derivations.context import Input
+from derivations.context import PROFILES, Input
 from derivations.engine import Claim, Plot, Row, Step, Table, at, derivation, solve
 from derivations.questions import batch_knee as bk
 from derivations.symbols import Symbols
@@ -38,7 +39,8 @@ gamma = S.add("gamma", "1", r"\gamma", "draft length: tokens the drafter propose
 n_tp_d = S.add("n_tp_draft", "1", r"n_{\mathrm{TP,d}}", "tensor-parallel degree of the drafter (GPUs sharing each of its layers)")
 
 #: draft lengths searched for the best one: far enough that the speedup has stopped rising at every acceptance the sheet
-#: tabulates (at 0.9 with a lean engine the best is about 12; issue 26), so a best inside the range is the optimum
+#: tabulates at the sheet's engine profile (at 0.9 the best is 9; issue 26), so a best inside the range is the optimum; on the
+#: ideal profile (no overhead) a drafter is so cheap that the speedup still rises at 16, and the best is marked as at the range's top
 DRAFT_LENGTHS = tuple(range(17))
 #: the draft lengths the speedup table and heat map show as columns (the search goes further)
 SHOWN_LENGTHS = tuple(range(9))
@@ -46,10 +48,9 @@ TARGET = "llama-3.3-70b"
 DRAFTER = "llama-3.2-1b"
 H100 = "h100-sxm"
 LOW_LOAD = "1"  # sequences: the server at 3 a.m.
-#: A lean engine's per-step costs (the fixed time and hop latency every sheet used before they were fitted to measured servers):
-#: the condition under which the teaser's numbers hold.
-LEAN = {"t_fixed": "0.2 ms", "hop_latency": "1 us"}
-LEAN_LABEL = r"$\alpha = 0.8$, lean engine: $t_{\mathrm{fixed}}$ = 0.2 ms, $t_{\mathrm{hop}}$ = 1 µs"
+#: The textbook roofline's engine profile (no overhead): the claims are also judged under it, as interview answers quote it.
+IDEAL = "ideal"
+SHORT_CHATS = "1024 token"
 THIRD = 0.1  # "triples" and "a third" are read within 10%
 
 drafter_model = {**gl.SECOND_MODEL, gl.n_tp: n_tp_d}
@@ -199,13 +200,15 @@ DERIVATION = derivation(
     ),
     assumptions=(
         r"Target and drafter run on the same GPUs, one after the other: $\gamma$ drafter steps, then one verification step of $\gamma + 1$ tokens per "
-        "sequence. Both step times are the shared step model (weights, KV cache, compute, all-reduces, fixed time per step); "
+        "sequence. Both step times are the shared step model (weights, KV cache, compute, all-reduces, overheads per layer and per step); "
         "the drafter's uses the second model's primed symbols and its own tensor-parallel degree.",
         r"Plain decode, the baseline, is one token per sequence per step ($q = 1$ token).",
         r"Each drafted token is accepted with probability $\alpha$, independently (Leviathan et al. 2023); a rejection ends the cycle and the target's own "
         "token replaces the rejected one. Real acceptance falls along the draft, so long drafts do a little worse than shown.",
         "The drafter shares the target's tokenizer (Llama 3.2 1B and Llama 3.3 70B do); the sheet does not check it.",
         "Every sequence in the batch speculates with the same draft length; the drafter catches up on accepted tokens at no extra cost.",
+        "Both models run on the same engine: its profile (printed with the specs) gives both their achieved rates and overheads; the "
+        "drafter pays the per-layer overhead for its own layers.",
         "Peak throughput is plain decode at the largest whole batch whose weights and caches fit the usable share of each GPU's datasheet capacity "
         "(@batch-knee's capacity steps); "
         "with the drafter on, its weights and cache and the tokens in flight lower that batch.",
@@ -236,9 +239,11 @@ DERIVATION = derivation(
         "Acceptance is not independent of position and depends on the traffic (code accepts more than chat); measure it per workload.",
         "Drafter and target steps are not overlapped here; systems that pipeline them, or use a draft head on the target (Medusa, EAGLE), pay less per draft.",
         "Tree or multi-candidate drafting verifies more tokens per step than it accepts; that trade is not modelled.",
-        "The drafter pays the step model's fixed time and ring all-reduce latency on each of its steps, at its own tensor-parallel degree; "
-        "engines that run the draft loop in one CUDA graph, use a custom all-reduce, or draft with a head on the target pay less, and the "
-        "speedup moves toward the lean-engine claim.",
+        "The drafter pays the engine's per-layer overhead for its own depth and its all-reduce latency at its own tensor-parallel degree on "
+        "each of its steps; engines that run the whole draft loop in one CUDA graph, or draft with a head on the target (Medusa, EAGLE), pay "
+        "less, and the speedup moves toward the ideal profile's. NVIDIA reports 3.55x for Llama 3.3 70B with a small drafter in TensorRT-LLM "
+        "on H200 at low load (NVIDIA technical blog, Boost Llama 3.3 70B Inference Throughput 3x with NVIDIA TensorRT-LLM Speculative "
+        "Decoding, 2024), at an acceptance rate it does not state.",
         "Rejected drafted tokens still occupy KV slots until they are rolled back; the memory fit counts them as in flight.",
     ),
     tables=(
@@ -256,6 +261,11 @@ DERIVATION = derivation(
         Table("The peak (6 p.m.) with the low-load draft length left on, by context", tuple(
             Row("", set={"context": f"{t} token"}) for t in (1024, 2048, 4096, 8192, 32768)
         ), ("best_draft_length_low_load", "B_max_kv", "throughput_at_capacity", "throughput_peak_spec_left_alone", "peak_throughput_ratio")),
+        Table(r"The teaser's two numbers under each engine profile (short chats: context 1,024 tokens, $\alpha = 0.8$)", tuple(
+            Row(name, set={"context": SHORT_CHATS, "acceptance": "0.8"}, engine=name) for name in PROFILES
+        ), ("t_step", "draft_cost_ratio", "best_draft_length_low_load", "best_speedup_low_load", "peak_throughput_ratio"),
+            note="Each row is the sheet's context under one shipped engine profile (specs/measurements/profiles): the triples claim needs a "
+                 "low-load speedup near 3, the a-third claim a share of peak throughput near two thirds."),
         Table("Other drafters (batch 1)", (
             Row("Llama 3.2 1B, drafter TP 8", second_model=DRAFTER, set={"batch": LOW_LOAD}),
             Row("Llama 3.2 1B, drafter TP 1", second_model=DRAFTER, set={"batch": LOW_LOAD, "tp_draft": "1"}),
@@ -266,20 +276,22 @@ DERIVATION = derivation(
         Claim(r"Left on at the peak batch of short chats, a compute-bound verification costs a third: the compute-bound limit at $\gamma = 4$, "
               r"$\alpha = 0.8$ is two thirds.", "speedup_compute_bound", "0.6667", rel_tol=THIRD,
               where=Row(r"$\gamma = 4$, $\alpha = 0.8$", set={"draft_length": "4", "acceptance": "0.8"})),
-        Claim(r"At acceptance 0.9 the best draft length at 3 a.m. is past the old search bound of 8 (lean engine, context 1,024 tokens).",
-              "best_draft_length_low_load", "12", rel_tol=0.25,
-              where=Row(r"$\alpha = 0.9$, context 1,024, lean engine", set={"acceptance": "0.9", "context": "1024 token", **LEAN})),
-        Claim(r"The drafter triples speed at 3 a.m. (batch 1, best draft length, $\alpha = 0.8$).", "best_speedup_low_load", "3", rel_tol=THIRD,
-              where=Row(r"$\alpha = 0.8$", set={"acceptance": "0.8"})),
-        Claim(r"It triples speed at 3 a.m. with a weaker drafter ($\alpha = 0.7$).", "best_speedup_low_load", "3", rel_tol=THIRD,
-              where=Row(r"$\alpha = 0.7$", set={"acceptance": "0.7"})),
-        Claim(r"Left alone at 6 p.m. it costs a third of peak throughput (short chats: context 1,024 tokens, $\alpha = 0.8$).",
-              "peak_throughput_ratio", "0.6667", rel_tol=THIRD, where=Row(r"context 1,024, $\alpha = 0.8$", set={"context": "1024 token", "acceptance": "0.8"})),
-        Claim(r"Left alone at 6 p.m. it costs a third of peak throughput (context 8,192 tokens, $\alpha = 0.8$).", "peak_throughput_ratio", "0.6667",
-              rel_tol=THIRD, where=Row(r"context 8,192, $\alpha = 0.8$", set={"context": "8192 token", "acceptance": "0.8"})),
-        Claim(r"With a lean engine, left alone at 6 p.m. it costs a third of peak throughput (short chats: context 1,024 tokens, $\alpha = 0.8$).",
-              "peak_throughput_ratio", "0.6667", rel_tol=THIRD,
-              where=Row("context 1,024, " + LEAN_LABEL, set={"context": "1024 token", "acceptance": "0.8", **LEAN})),
+        Claim(r"At acceptance 0.9 the best draft length at 3 a.m. is past the old search bound of 8 (context 1,024 tokens; the sheet's engine profile).",
+              "best_draft_length_low_load", "9", rel_tol=0, at_least=True,
+              where=Row(r"$\alpha = 0.9$, context 1,024", set={"acceptance": "0.9", "context": SHORT_CHATS})),
+        Claim(r"The drafter triples speed at 3 a.m. (batch 1, best draft length, $\alpha = 0.8$; the sheet's engine profile).", "best_speedup_low_load",
+              "3", rel_tol=THIRD, where=Row(r"$\alpha = 0.8$", set={"acceptance": "0.8"})),
+        Claim(r"It triples speed at 3 a.m. with a weaker drafter ($\alpha = 0.7$; the sheet's engine profile).", "best_speedup_low_load", "3",
+              rel_tol=THIRD, where=Row(r"$\alpha = 0.7$", set={"acceptance": "0.7"})),
+        Claim(r"Left alone at 6 p.m. it costs a third of peak throughput (short chats: context 1,024 tokens, $\alpha = 0.8$; the sheet's engine profile).",
+              "peak_throughput_ratio", "0.6667", rel_tol=THIRD, where=Row(r"context 1,024, $\alpha = 0.8$", set={"context": SHORT_CHATS, "acceptance": "0.8"})),
+        Claim(r"Left alone at 6 p.m. it costs a third of peak throughput (context 8,192 tokens, $\alpha = 0.8$; the sheet's engine profile).",
+              "peak_throughput_ratio", "0.6667", rel_tol=THIRD, where=Row(r"context 8,192, $\alpha = 0.8$", set={"context": "8192 token", "acceptance": "0.8"})),
+        Claim(r"On the textbook roofline (the ideal engine profile: no overhead) the drafter triples speed at 3 a.m. ($\alpha = 0.8$).",
+              "best_speedup_low_load", "3", rel_tol=THIRD, where=Row(r"$\alpha = 0.8$, ideal profile", set={"acceptance": "0.8"}, engine=IDEAL)),
+        Claim(r"On the textbook roofline (the ideal engine profile), left alone at 6 p.m. it costs a third of peak throughput (context 1,024 tokens, "
+              r"$\alpha = 0.8$).", "peak_throughput_ratio", "0.6667", rel_tol=THIRD,
+              where=Row(r"context 1,024, $\alpha = 0.8$, ideal profile", set={"context": SHORT_CHATS, "acceptance": "0.8"}, engine=IDEAL)),
     ),
     hardware=(H100, "h200", "b200"),
     models=(TARGET,),

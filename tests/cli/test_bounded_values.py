@@ -60,7 +60,7 @@ OUT_OF_DOMAIN = [
      "chip.toml: peak_dense.bf16: expected a quantity from 1e-30 to 1e30 flop/s"),
     ("swept-value-1e300-seconds", lambda t: ["sweep", "decode-floor", "t_step", "--over", "t_fixed=1ms,1e300s"],
      "--over: t_fixed: expected a quantity from 1e-30 to 1e30 s"),
-    ("swept-range-end-1e300", lambda t: ["sweep", "decode-floor", "t_step", "--over", "hop_latency=1us:1e300s:log2"],
+    ("swept-range-end-1e300", lambda t: ["sweep", "decode-floor", "t_step", "--over", "ar_latency=1us:1e300s:log2"],
      "expected a quantity from 1e-30 to 1e30 s"),
     ("file-input-default-1e300", lambda t: ["derive", _file(t, 'default = "64 GB/s"', 'default = "1e300 GB/s"')],
      "inputs[1].default: expected a quantity from 1e-30 to 1e30 B/s"),

@@ -42,7 +42,7 @@ def test_check_detects_stale_and_missing(tmp_path, fast_build, capsys):
 def test_failed_build_leaves_out_untouched(tmp_path, built, monkeypatch, capsys):
     out = tmp_path / "out"
     with monkeypatch.context() as m:
-        m.setattr(build_mod, "render_all", lambda: dict(built))
+        m.setattr(build_mod, "render_all", lambda engine=None: dict(built))
         main(["build", "--out", str(out)])
     before = _files(out)
 

@@ -145,3 +145,26 @@ def test_hostile_names_from_the_command_line(capsys, tmp_path):
     assert json.loads(out)["context"]["model_name"] == hostile
     code, out, err = run(capsys, "show", "hardware", hostile)
     assert code == 2 and out == "" and err.count("\n") == 1
+
+
+def test_engine_option_on_derive_sweep_and_build(capsys, tmp_path, monkeypatch):
+    """--engine picks the profile the engine inputs come from; the sheet prints it; an unknown one is one line and exit 2."""
+    code, out, _ = run(capsys, "derive", "decode-floor", "--engine", "ideal", "--format", "json")
+    data = json.loads(out)
+    assert code == 0 and data["context"]["engine"] == "ideal" and data["context"]["inputs"]["eta_bw"]["value"] == 1
+    _, md, _ = run(capsys, "derive", "decode-floor", "--engine", "gpt-fast")
+    assert "| Engine profile | gpt-fast: " in md
+    code, csv, _ = run(capsys, "sweep", "decode-floor", "t_overhead", "--over", "batch=1,2", "--engine", "ideal")
+    assert code == 0 and csv.splitlines()[1].endswith(",0,")
+    for argv in (["derive", "decode-floor", "--engine", "fited"], ["sweep", "decode-floor", "t_step", "--over", "batch=1", "--engine", "x"],
+                 ["build", "--out", str(tmp_path / "o"), "--engine", "fited"]):
+        code, out, err = run(capsys, *argv)
+        assert code == 2 and not out and err.count("\n") == 1 and "unknown engine profile" in err
+    assert not (tmp_path / "o").exists()
+    import roofline.build as build_mod
+
+    seen = []
+    monkeypatch.setattr(build_mod, "render_all", lambda engine=None: seen.append(engine) or {})
+    monkeypatch.setattr(build_mod, "write_atomically", lambda out, files: None)
+    assert main(["build", "--out", str(tmp_path / "b"), "--engine", "ideal"]) == 0
+    assert seen == ["ideal"]

@@ -83,6 +83,17 @@ def test_what_bounds_a_step_time():
     q = quiz_mod.draw(seed=3, count=1, sheets=["model-limits"]).questions[0]
     (a,) = q.answers
     assert a.bound is not None and 0.99 <= sum(s for _, s in a.bound.shares) + a.bound.rest <= 1.01
+    # the rest is the step model's overheads, each its own share of the step: t is linear in each of them
+    assert {s.name for s, _ in a.bound.overheads} <= {"t_layer", "t_fixed", "t_ar"} and a.bound.overheads
+    assert sum(x for _, x in a.bound.overheads) == pytest.approx(a.bound.rest, abs=1e-6)
+    text = quiz_text.bound_text(a.bound)
+    assert "overheads and latencies" in text and "the per-layer overhead" in text
+
+
+def test_an_all_reduce_latency_answer_names_the_overheads_not_the_link():
+    assert quiz_mod.bound_guess("all-reduce latency") is None
+    assert quiz_mod.bound_guess("the per-layer overhead") is None
+    assert quiz_mod.bound_guess("the NVLink interconnect").name == "beta_link"
 
 
 def test_paper_key_and_files(capsys, tmp_path):

@@ -1,5 +1,5 @@
-"""Issue 22, families 9 and 10: `calibrate --write-defaults` writes atomically and never into an installed package unless asked,
-a broken defaults file is one line (and calibrate mends it); `validate` checks each record's physics at load, escapes what it
+"""Issue 22, families 9 and 10: `calibrate --write-defaults` writes the engine profiles atomically and never into an installed
+package unless asked, a broken profile file is one line (and calibrate mends it); `validate` checks each record's physics at load, escapes what it
 prints, and takes time linear in the number of records.
 """
 
@@ -21,7 +21,7 @@ from roofline import validate as validate_mod
 from roofline.cli import main
 from specs.catalog import shown_path
 from specs.errors import SpecError
-from specs.measurements import FITTED_DEFAULTS_PATH, MEASUREMENTS_DIR, load_measurement_file, load_measurements
+from specs.measurements import MEASUREMENTS_DIR, PROFILES_DIR, load_measurement_file, load_measurements
 from tests.specs.test_measurements import GOOD
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -92,9 +92,10 @@ class _Fake:
     c: float  # compute time at the peak [s]
     hops: float
     classify: object = None
+    layers: float = 32.0
 
-    def step(self, eta_bw, eta_flops, t_fixed, t_hop):
-        return max(self.a / eta_bw, self.c / eta_flops) + t_fixed + self.hops * t_hop
+    def step(self, eta_bw, eta_flops, t_layer, t_fixed, t_ar):
+        return max(self.a / eta_bw, self.c / eta_flops) + self.layers * t_layer + t_fixed + self.hops * t_ar
 
     at = v.Record.at
     predict = v.Record.predict
@@ -108,6 +109,10 @@ class _Fake:
     def group(self):
         return self.m.engine, self.m.hardware.key
 
+    @property
+    def source(self):
+        return self.m.path.name
+
     def implied_mbu(self):
         return 0.5
 
@@ -119,10 +124,11 @@ def _fakes(n: int) -> list[_Fake]:
     for i in range(n):
         hw = SimpleNamespace(key=f"chip{i % 3}")
         m = SimpleNamespace(id=f"r{i}", engine=f"e{i % 2}", hardware=hw, model=SimpleNamespace(key="m"), weights="bf16", kv="bf16", gpus=1 + i % 2,
-                            tp=1 + i % 2, batch=1 + i % 7, batching="static", input_tokens=128, output_tokens=128, metric="itl", source="s", url="u")
-        a, c, hops = 1e-3 * (5 + i % 11), 1e-4 * (1 + i % 5), 160.0 * (i % 2)
-        true = max(a / 0.8, c / 0.7) + 2e-3 + hops * 3e-5
-        out.append(_Fake(m, true * (1 + 0.05 * ((i * 7919) % 13 - 6) / 6), a, c, hops))
+                            tp=1 + i % 2, batch=1 + i % 7, batching="static", input_tokens=128, output_tokens=128, metric="itl", source="s", url="u",
+                            path=Path(f"source{i % 4}.toml"))
+        a, c, hops, layers = 1e-3 * (5 + i % 11), 1e-4 * (1 + i % 5), 160.0 * (i % 2), 32.0 + 48.0 * (i % 3 == 0)
+        true = max(a / 0.8, c / 0.7) + layers * 60e-6 + 2e-4 + hops * 5e-6
+        out.append(_Fake(m, true * (1 + 0.05 * ((i * 7919) % 13 - 6) / 6), a, c, hops, layers=layers))
     return out
 
 
@@ -153,56 +159,97 @@ def test_the_fast_leave_one_out_equals_refitting_without_each_record():
     by_id = {r.m.id: r for r in rs}
     for row in loo.group:
         r = by_id[row.id]
-        held = v.fit([s for s in memory if s is not r])
+        held = v.fit_distinct([s for s in memory if s is not r], v.sheet_defaults(), "held")
         peers = [s for s in memory if s is not r and s.group == r.group]
         assert row.predicted == pytest.approx(r.at(v._calibrate(peers, held)), rel=1e-9)
 
 
-# --- family 9: the defaults file -----------------------------------------------------------------
+# --- family 9: the engine profiles ----------------------------------------------------------------
+
+def _profiles_folder(tmp_path: Path, name: str = "profiles") -> Path:
+    folder = tmp_path / name
+    folder.mkdir(parents=True)
+    return folder
+
 
 def test_write_defaults_is_atomic_and_a_failure_changes_nothing(tmp_path, monkeypatch, capsys):
-    target = tmp_path / "defaults.toml"
-    target.write_text("the old file\n")
+    folder = _profiles_folder(tmp_path)
+    old = folder / "fitted.toml"
+    old.write_text("the old file\n")
     monkeypatch.setattr(validate_mod.os, "replace", lambda a, b: (_ for _ in ()).throw(OSError(28, "No space left on device")))
-    assert main(["calibrate", "--write-defaults", "--to", str(target)]) == 2
-    assert _one_line(capsys) == f"roofline: error: {target}: cannot write it (No space left on device); nothing was changed"
-    assert target.read_text() == "the old file\n" and [p.name for p in tmp_path.iterdir()] == ["defaults.toml"]
+    assert main(["calibrate", "--write-defaults", "--to", str(folder)]) == 2
+    line = _one_line(capsys)
+    assert line.startswith(f"roofline: error: {folder}/") and line.endswith(": cannot write it (No space left on device); nothing was changed"), line
+    assert old.read_text() == "the old file\n" and [p.name for p in folder.iterdir()] == ["fitted.toml"]
 
 
-def test_write_defaults_replaces_a_symbolic_link_and_leaves_its_target(tmp_path, capsys):
+def test_write_defaults_puts_back_what_it_replaced_when_a_later_rename_fails(tmp_path, monkeypatch, capsys):
+    folder = _profiles_folder(tmp_path)
+    for name in ("fitted", "gpt-fast"):
+        (folder / f"{name}.toml").write_text(f"the old {name}\n")
+    real, calls = os.replace, []
+
+    def second_fails(a, b):
+        calls.append(b)
+        if len(calls) == 2:
+            raise OSError(5, "Input/output error")
+        real(a, b)
+
+    monkeypatch.setattr(validate_mod.os, "replace", second_fails)
+    assert main(["calibrate", "--write-defaults", "--to", str(folder)]) == 2
+    assert "nothing was changed" in _one_line(capsys)
+    assert sorted(p.name for p in folder.iterdir()) == ["fitted.toml", "gpt-fast.toml"]
+    assert all((folder / f"{n}.toml").read_text() == f"the old {n}\n" for n in ("fitted", "gpt-fast"))
+
+
+def test_write_defaults_writes_every_fitted_profile_and_replaces_a_symbolic_link(tmp_path, capsys):
+    folder = _profiles_folder(tmp_path)
     elsewhere = tmp_path / "elsewhere.toml"
     elsewhere.write_text("someone else's file\n")
-    link = tmp_path / "defaults.toml"
+    link = folder / "fitted.toml"
     os.symlink(elsewhere, link)
-    assert main(["calibrate", "--write-defaults", "--to", str(link)]) == 0
-    assert not link.is_symlink() and link.read_text() == FITTED_DEFAULTS_PATH.read_text()
+    assert main(["calibrate", "--write-defaults", "--to", str(folder)]) == 0
+    assert not link.is_symlink() and link.read_text() == (PROFILES_DIR / "fitted.toml").read_text()
     assert elsewhere.read_text() == "someone else's file\n"
+    shipped = {p.name for p in PROFILES_DIR.glob("*.toml") if "records = [" in p.read_text()}
+    assert {p.name for p in folder.iterdir()} == shipped
+    for name in shipped:
+        assert (folder / name).read_text() == (PROFILES_DIR / name).read_text(), name
 
 
 def test_write_defaults_refuses_the_installed_package_unless_named(tmp_path, monkeypatch, capsys):
-    monkeypatch.setattr(validate_mod, "FITTED_DEFAULTS_PATH", tmp_path / "site-packages" / "specs" / "measurements" / "defaults.toml")
-    validate_mod.FITTED_DEFAULTS_PATH.parent.mkdir(parents=True)
-    validate_mod.FITTED_DEFAULTS_PATH.write_text("installed\n")
+    folder = _profiles_folder(tmp_path, "site-packages/specs/measurements/profiles")
+    (folder / "fitted.toml").write_text("installed\n")
+    monkeypatch.setattr(validate_mod, "PROFILES_DIR", folder)
     monkeypatch.setattr(validate_mod, "installed_package", lambda path: True)
     assert main(["calibrate", "--write-defaults"]) == 2
-    assert "is inside the installed roofline package; write the refit elsewhere with --to FILE" in _one_line(capsys)
-    assert validate_mod.FITTED_DEFAULTS_PATH.read_text() == "installed\n"
-    assert main(["calibrate", "--write-defaults", "--to", str(validate_mod.FITTED_DEFAULTS_PATH)]) == 0
-    assert validate_mod.FITTED_DEFAULTS_PATH.read_text() == FITTED_DEFAULTS_PATH.read_text()
+    assert "is inside the installed roofline package; write the refit elsewhere with --to DIR" in _one_line(capsys)
+    assert (folder / "fitted.toml").read_text() == "installed\n"
+    assert main(["calibrate", "--write-defaults", "--to", str(folder)]) == 0
+    assert (folder / "fitted.toml").read_text() == (PROFILES_DIR / "fitted.toml").read_text()
+
+
+def test_write_defaults_to_a_file_is_one_line(tmp_path, capsys):
+    path = tmp_path / "fitted.toml"
+    path.write_text("a file\n")
+    assert main(["calibrate", "--write-defaults", "--to", str(path)]) == 2
+    assert "is not a folder; --to names the folder the engine profiles are written to" in _one_line(capsys)
+    assert path.read_text() == "a file\n"
 
 
 def test_the_source_checkout_is_not_an_installed_package():
-    assert not validate_mod.installed_package(FITTED_DEFAULTS_PATH)
+    assert not validate_mod.installed_package(PROFILES_DIR)
 
 
-def test_a_broken_defaults_file_is_one_line_and_calibrate_mends_it(tmp_path):
-    """A truncated defaults.toml: every command that needs it says so in one line naming it; `calibrate --write-defaults`,
+def test_a_broken_profile_file_is_one_line_and_calibrate_mends_it(tmp_path):
+    """A truncated profiles/fitted.toml: every command that needs it says so in one line naming it; `calibrate --write-defaults`,
     which needs none of it, writes it anew (in a copy of the project, so the shipped file is never touched)."""
     copy = tmp_path / "project"
     for name in ("units", "specs", "derivations", "renderers", "roofline"):
         shutil.copytree(ROOT / name, copy / name, ignore=shutil.ignore_patterns("__pycache__"))
-    broken = copy / "specs" / "measurements" / "defaults.toml"
-    broken.write_text(broken.read_text()[:200])
+    broken = copy / "specs" / "measurements" / "profiles" / "fitted.toml"
+    text = broken.read_text()
+    broken.write_text(text[:text.index("provenance =")])  # cut before a required field
     env = {**os.environ, "PYTHONPATH": str(copy), "ROOFLINE_CACHE": "off"}
 
     def roofline(*argv: str) -> subprocess.CompletedProcess[str]:
@@ -210,18 +257,21 @@ def test_a_broken_defaults_file_is_one_line_and_calibrate_mends_it(tmp_path):
 
     derive = roofline("derive", "decode-floor")
     assert derive.returncode == 2 and derive.stdout == "" and "Traceback" not in derive.stderr
-    assert derive.stderr.splitlines() == [f"roofline: error: {shown_path(broken)}: fit: missing required field"]
+    assert derive.stderr.splitlines() == [f"roofline: error: {shown_path(broken)}: provenance: missing required field"]
     mend = roofline("calibrate", "--write-defaults")
     assert mend.returncode == 0, mend.stderr
-    assert broken.read_text() == FITTED_DEFAULTS_PATH.read_text()
+    assert broken.read_text() == (PROFILES_DIR / "fitted.toml").read_text()
 
 
-def test_a_broken_defaults_file_leaves_the_context_module_loadable(monkeypatch):
-    err = SpecError("defaults.toml", "fit", "missing required field")
-    monkeypatch.setattr(context, "FITTED", None)
-    monkeypatch.setattr(context, "FITTED_ERROR", err)
-    with pytest.raises(SpecError, match="defaults.toml: fit: missing required field"):
+def test_a_broken_profile_file_leaves_the_context_module_loadable(monkeypatch):
+    err = SpecError("profiles/fitted.toml", "provenance", "missing required field")
+    monkeypatch.setattr(context, "PROFILES", {})
+    monkeypatch.setattr(context, "PROFILES_ERROR", err)
+    monkeypatch.setattr(context, "DEFAULT_ENGINE", None)
+    with pytest.raises(SpecError, match="fitted.toml: provenance: missing required field"):
         context.fitted()
     broken = next(i for i in context.SCENARIO_INPUTS if i.name == "eta_bw")
-    with pytest.raises(SpecError, match="defaults.toml: fit"):
+    with pytest.raises(SpecError, match="fitted.toml: provenance"):
         context._default_value.__wrapped__(type(broken)(broken.name, broken.symbol, "", broken.unit, broken.meaning, broken.domain))
+    monkeypatch.setattr(v, "PROFILES_ERROR", err)
+    assert v.start() is v.HAND_SET

@@ -317,11 +317,11 @@ def test_a_two_rename_swap_interrupted_between_its_renames_is_recovered(tmp_path
     old = snapshot(out)
     os.rename(out, tmp_path / ".out.roofline-old-0123abcd")  # the state a kill between the two renames leaves
     (tmp_path / ".out.roofline-new-4567cdef").mkdir()
-    monkeypatch.setattr(build_mod, "render_all", lambda: pytest.fail("the old folder must be back before rendering"))
+    monkeypatch.setattr(build_mod, "render_all", lambda engine=None: pytest.fail("the old folder must be back before rendering"))
     with pytest.warns(build_mod.BuildWarning, match="put back the old folder"), pytest.raises(pytest.fail.Exception):
         build_mod.build(out)
     assert snapshot(out) == old
-    monkeypatch.setattr(build_mod, "render_all", lambda: dict(fast_build))
+    monkeypatch.setattr(build_mod, "render_all", lambda engine=None: dict(fast_build))
     monkeypatch.setattr(build_mod, "exchange", lambda a, b: False)  # the fallback swap, to its end this time
     assert main(["build", "--out", str(out)]) == 0
     assert (out / "decode-floor.md").read_text(encoding="utf-8") == fast_build["decode-floor.md"]

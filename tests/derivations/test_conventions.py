@@ -20,10 +20,15 @@ def test_default_precisions_are_bf16():
     assert conventions.DEFAULT_WEIGHTS == conventions.DEFAULT_KV == conventions.DEFAULT_MATH == "bf16"
 
 
-def test_every_sheet_prints_the_conventions_and_its_inputs():
+def test_every_sheet_prints_the_conventions_its_inputs_and_its_engine_profile_and_has_every_headline_at_its_defaults():
     for d in DERIVATIONS:
-        sheet = json.loads(api.render(api.derive(d.slug), "json"))
+        solved = api.derive(d.slug)
+        missing = {n: v.missing.label for n, v in solved.results.items() if v.exact is None}
+        assert not missing, f"{d.slug}: a none or n/a headline at the defaults: {missing}"
+        sheet = json.loads(api.render(solved, "json"))
         assert sheet["conventions"] == list(conventions.CONVENTIONS)
         assert set(sheet["context"]["inputs"]) == {i.name for i in d.inputs}
-        md = api.render(api.derive(d.slug), "md")
+        assert sheet["context"]["engine"] == "fitted"
+        md = api.render(solved, "md")
         assert "## Conventions" in md and md.count("| default |") == len(d.inputs)
+        assert "| Engine profile | fitted: " in md and "| Engine profile provenance | fitted to the " in md

@@ -75,7 +75,7 @@ def test_predicted_ratio_is_one_plus_suspects_over_floor():
 
 def test_prediction_components_add_to_the_step_time_symbolically():
     e = LIM.expanded
-    assert sp.simplify(e["t_step"] - e["t_gemm"] - e["t_attention"] - e["t_comm"] - _sym("t_fixed")) == 0
+    assert sp.simplify(e["t_step"] - e["t_gemm"] - e["t_attention"] - e["t_comm"] - _sym("L") * _sym("t_layer") - _sym("t_fixed")) == 0
     assert sp.simplify(e["t_step_with_breaks"] - e["t_step"] - sum(e[b] for b in BREAKS)) == 0
 
 
@@ -87,7 +87,7 @@ def test_identities_hold_numerically_for_every_model_and_chip(tp):
     for h in HARDWARE:
         for m in MODELS:
             g = evaluate(GAP, sheet_context(GAP, h, m, tp=tp))
-            lim = evaluate(LIM, sheet_context(LIM, h, m, tp=tp, t_fixed="0.2 ms"))
+            lim = evaluate(LIM, sheet_context(LIM, h, m, tp=tp, t_fixed="0.2 ms", t_layer="0 s"))
             where = f"{h} {m} tp={tp}"
             for name, v in (*g.items(), *lim.items()):
                 if isinstance(v, Missing):
@@ -139,20 +139,20 @@ def test_batch1_gap_for_llama_8b_on_h100():
 
 
 def test_model_limits_worked_prediction_llama_70b_tp8_h100():
-    # the sheet's tp 8, batch 1, 8K context; efficiencies pinned (the defaults are fitted to measurements and move with the dataset)
-    v = evaluate(LIM, sheet_context(LIM, "h100-sxm", "llama-3.1-70b", eta_bw="0.8", t_fixed="0.2 ms", hop_latency="1 us"))
+    # the sheet's tp 8, batch 1, 8K context; engine inputs pinned (the default profile is fitted to measurements and moves with the dataset)
+    v = evaluate(LIM, sheet_context(LIM, "h100-sxm", "llama-3.1-70b", eta_bw="0.8", t_layer="0 s", t_fixed="0.2 ms", ar_latency="1 us"))
     p = api.model("llama-3.1-70b").param_counts().active_matmul
     eta_beta = Fraction(4, 5) * BETA
     gemm = Fraction(2 * p, 8) / eta_beta
     attention = Fraction(8192 * 80 * 2 * 128 * 2) / eta_beta  # one KV head per GPU at TP 8
-    latency = 2 * 80 * 3 * Fraction(1, 10**6)  # 0.48 ms: two all-reduces per layer, ceil(log2 8) = 3 rounds of 1 us each
+    latency = 2 * 80 * 1 * Fraction(1, 10**6)  # 0.16 ms: two all-reduces per layer, one-shot on NVSwitch: one round of 1 us each
     comm = 2 * 80 * 2 * Fraction(7, 8) * 8192 * 2 / Fraction(450 * 10**9) + latency
     assert v["t_comm"] == comm
     assert v["t_step"] == gemm + attention + comm + Fraction(2, 10**4)
-    assert 7e-3 < float(v["t_step"]) < 7.5e-3  # 7.3 ms with a lean engine's inputs
+    assert 6.9e-3 < float(v["t_step"]) < 7.1e-3  # 7.0 ms with a lean engine's inputs
     assert v["break_launch_gaps"] == (80 * 12 + 8) * Fraction(1, 2 * 10**6)
     assert v["break_prefill_mix"] == 0 and v["break_tile_quantization"] == 0  # batch 1 stays memory-bound
-    assert v["model_lines"] == 18
+    assert v["model_lines"] == 20
 
 
 def test_prefill_mix_turns_the_gemms_compute_bound_at_large_batch():
@@ -212,11 +212,11 @@ def test_claim_verdicts_at_the_defaults():
     gap = {c.text[:40]: c.holds for c in api.derive("batch1-gap").claims}
     assert all(gap.values()), gap
     lim = api.derive("model-limits").claims
-    # twenty lines; within 30% at batch 1; and at batch 64 with prefill mixed in, since the fitted fixed time and all-reduce latency
-    # make the modelled step long beside the breaks (at the hand-set defaults the last did not hold)
-    assert [c.holds for c in lim] == [True, True, True]
-    hand = api.derive("model-limits", overrides=["eta_bw=0.8", "t_fixed=0.2ms", "hop_latency=0us"]).claims
-    assert [c.holds for c in hand] == [True, True, False]
+    # twenty lines; within 30% at batch 1; and at batch 64 with prefill mixed in, since the fitted per-layer overhead makes the
+    # modelled step long beside the breaks (at the hand-set defaults that one did not hold); inside the eight-GPU records' range
+    assert [c.holds for c in lim] == [True, True, True, True, True]
+    hand = api.derive("model-limits", overrides=["eta_bw=0.8", "t_fixed=0.2ms", "t_layer=0us", "ar_latency=0us"]).claims
+    assert [c.holds for c in hand] == [True, True, False, False, True]  # too fast for what the eight-GPU records support
 
 
 def test_a_gpu_that_is_really_slow_breaks_the_claim():
@@ -250,3 +250,22 @@ def test_observed_ratio_is_easy_to_give(capsys):
     assert '"gap"' in out
     v = evaluate(GAP, sheet_context(GAP, gap_ratio="3"), ["gap", "t_floor"])
     assert v["gap"] == 2 * v["t_floor"]
+
+
+def test_the_validation_table_is_roofline_validate():
+    """model-limits' validation table shows, for every record the default profile is fitted to, the same prediction and error as
+    `roofline validate` at the default profile."""
+    from derivations import validation as val
+    from specs.measurements import load_measurements
+
+    rows = {r.id: r for r in val.validate(load_measurements(), val.sheet_defaults()).rows}
+    (table,) = [t for t in api.derive("model-limits").tables if t.title.startswith("Against published measurements")]
+    cols = [c for c, _ in table.columns]
+    assert len(table.rows) == len(val.sheet_defaults().ids) >= 10
+    for label, cells, why in table.rows:
+        assert not why, label
+        r = rows[label]
+        assert r.regime == val.MEMORY_BOUND
+        assert cells[cols.index("t_step")].float == pytest.approx(r.predicted, rel=1e-9)
+        assert cells[cols.index("t_measured")].float == pytest.approx(r.measured, rel=1e-12)
+        assert cells[cols.index("prediction_error")].float == pytest.approx(r.error, rel=1e-9, abs=1e-12)

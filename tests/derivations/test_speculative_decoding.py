@@ -60,8 +60,7 @@ def test_a_compute_bound_target_never_speeds_up_more_than_a_memory_bound_one(mod
     v = spec(model, only=("speedup", "speedup_memory_bound", "t_verify", "t_step"), batch=str(batch), context=f"{ctx_len} token",
              draft_length=str(draft), acceptance=acceptance)
     assert v["t_verify"] >= v["t_step"]
-    # the 1e-30 relative tolerance (40-digit evaluation) taken in sympy: as a float, 1 + 1e-30 is 1 and the check failed at ties
-    assert v["speedup"] - v["speedup_memory_bound"] <= sp.Float("1e-30", 40) * v["speedup_memory_bound"]
+    assert v["speedup"] <= v["speedup_memory_bound"] * (1 + sp.Rational(1, 10**30))  # exact: a float 1 + 1e-30 is 1.0
 
 
 def test_compute_bound_verification_loses_what_memory_bound_verification_keeps():
@@ -96,10 +95,12 @@ def test_the_drafter_step_is_the_shared_step_of_the_second_model(tp_draft):
 @FAST
 @given(st.integers(1, 512), st.sampled_from(["1024 token", "8192 token"]), st.sampled_from(["0.6", "0.8", "0.9"]))
 def test_best_draft_length_is_the_argmax_of_the_table(batch, ctx_len, acceptance):
-    names = [f"speedup_g{g}" for g in range(9)]
+    from derivations.questions.speculative_decoding import DRAFT_LENGTHS
+
+    names = [f"speedup_g{g}" for g in DRAFT_LENGTHS]
     v = spec(only=(*names, "best_draft_length", "best_speedup"), batch=str(batch), context=ctx_len, acceptance=acceptance)
     speedups = [v[n] for n in names]
-    best = max(range(9), key=lambda g: (speedups[g], -g))
+    best = max(DRAFT_LENGTHS, key=lambda g: (speedups[g], -g))
     assert v["best_speedup"] == speedups[best]
     if best == 0:
         assert isinstance(v["best_draft_length"], Missing) and "do not speculate" in v["best_draft_length"].reason
@@ -114,16 +115,16 @@ def test_the_table_shifts_with_context():
     assert short["best_draft_length"] < long["best_draft_length"]
 
 
-# --- one test per claim's number (Llama 3.3 70B, TP 8, H100 SXM, Llama 3.2 1B drafter at TP 8), at the defaults fitted to measurements ---
+# --- one test per claim's number (Llama 3.3 70B, TP 8, H100 SXM, Llama 3.2 1B drafter at TP 8), at the default (fitted) engine profile ---
 
-@pytest.mark.parametrize("acceptance, best, low_speedup", [("0.8", 3, 1.656), ("0.7", 2, 1.439)])
+@pytest.mark.parametrize("acceptance, best, low_speedup", [("0.8", 5, 2.329), ("0.7", 4, 1.890)])
 def test_claim_triples_at_low_load(acceptance, best, low_speedup):
     v = spec(only=("best_draft_length_low_load", "best_speedup_low_load"), acceptance=acceptance)
     assert v["best_draft_length_low_load"] == best
     assert float(v["best_speedup_low_load"]) == pytest.approx(low_speedup, abs=1e-3)
 
 
-@pytest.mark.parametrize("ctx_len, ratio", [(1024, 0.9628), (8192, 1.502)])
+@pytest.mark.parametrize("ctx_len, ratio", [(1024, 0.8285), (8192, 1.612)])
 def test_claim_costs_a_third_of_peak_throughput(ctx_len, ratio):
     v = spec(only=("peak_throughput_ratio",), context=f"{ctx_len} token")
     assert float(v["peak_throughput_ratio"]) == pytest.approx(ratio, abs=1e-3)
@@ -136,12 +137,21 @@ def default_sheet():
 
 def test_claim_verdicts_on_the_sheet():
     sheet = default_sheet()
-    # the drafter pays the fitted fixed time and all-reduce latency on each of its steps: the teaser's numbers fail at the defaults, and
-    # "a third" holds with a lean engine (the hand-set fixed time, 1 us hops)
-    # the two issue-26 claims first: the compute-bound limit is "a third", and at acceptance 0.9 the best length is past 8
-    assert [c.holds for c in sheet.claims] == [True, True, False, False, False, False, True]
-    assert sheet.results["speedup"].float == pytest.approx(1.645, abs=1e-3)
-    assert sheet.results["best_draft_length"].float == 3
+    # the drafter pays the fitted per-layer overhead for its 16 layers: the teaser's numbers fail at the default profile; on the
+    # textbook roofline (the ideal profile) the speedup overshoots 3 (3.70) and "a third" holds
+    # the two issue-26 claims first: the compute-bound limit is "a third", and at acceptance 0.9 the best length is past 8. With the
+    # search past 8, the ideal profile's low-load best is 16 (the speedup still rising), which left on at the peak keeps 0.51 of it:
+    # more than "a third" is lost, so the last claim no longer holds within 10%
+    assert [c.holds for c in sheet.claims] == [True, True, False, False, False, False, False, False]
+    assert sheet.results["speedup"].float == pytest.approx(2.291, abs=1e-3)
+    assert sheet.results["best_draft_length"].float == 5
+
+
+def test_the_best_draft_length_follows_the_batch_at_the_defaults():
+    """The sheet's lesson at its defaults: long drafts at low load, shorter ones once the verification's GEMMs turn compute-bound."""
+    (table,) = [t for t in default_sheet().tables if t.title.startswith("Speedup by draft length")]
+    best = [row[1][-1].float for row in table.rows]
+    assert best[0] > best[-1] and len(set(best)) > 1
 
 
 def test_the_teasers_numbers_at_the_hand_set_inputs():

@@ -122,29 +122,33 @@ def test_every_metric_has_a_unit():
     assert set(METRICS) == {"itl", "tokens_per_s_per_user", "aggregate_tokens_per_s", "e2e_latency"}
 
 
-# --- the defaults fitted to the dataset (specs/measurements/defaults.toml) ---
+# --- engine profiles (specs/measurements/profiles/) ---
 
-def test_the_fitted_defaults_load_and_are_not_a_measurement_file():
-    from specs.measurements import FITTED_DEFAULTS_NAME, FITTED_INPUTS, FITTED_SUMMARY, load_fitted_defaults
+def test_the_shipped_profiles_load_and_are_not_measurement_files():
+    from specs.measurements import DEFAULT_PROFILE, PROFILE_INPUTS, PROFILE_SUMMARY, PROFILES_DIR, load_profiles
 
-    d = load_fitted_defaults()
-    assert set(d.values) == set(FITTED_INPUTS) and set(d.summary) == set(FITTED_SUMMARY)
-    assert 0 < float(d.quantity("eta_bw").magnitude) <= 1
-    assert {m.id for m in load_measurements()} >= set(d.records)
-    assert FITTED_DEFAULTS_NAME not in {p.name for p in measurement_files()}
+    profiles = load_profiles()
+    assert {DEFAULT_PROFILE, "ideal"} <= set(profiles)
+    for p in profiles.values():
+        assert set(p.values) == set(PROFILE_INPUTS) and p.description and p.provenance
+        assert 0 < float(p.quantity("eta_bw").magnitude) <= 1
+        assert {m.id for m in load_measurements()} >= set(p.records)
+    assert set(profiles[DEFAULT_PROFILE].summary) == set(PROFILE_SUMMARY)
+    ideal = profiles["ideal"]
+    assert dict(ideal.values) == {"eta_bw": "1", "eta_flops": "1", "t_layer": "0 s", "t_fixed": "0 s", "ar_latency": "0 s"} and not ideal.records
+    assert PROFILES_DIR not in {p.parent for p in measurement_files()}
 
 
-FITTED = """fit = "test"
+PROFILE = """description = "test"
+provenance = "test"
 records = ["a"]
 eta_bw = "0.8"
+eta_flops = "0.7"
+t_layer = "40 us"
 t_fixed = "2 ms"
-hop_latency = "5 us"
+ar_latency = "5 us"
 [summary]
 median_error = "0.1"
-worst_error = "0.2"
-loo_error = "0.1"
-mbu_low = "0.3"
-mbu_median = "0.5"
 mbu_high = "0.7"
 """
 
@@ -152,15 +156,35 @@ mbu_high = "0.7"
 @pytest.mark.parametrize("old, new, words", [
     ('t_fixed = "2 ms"', 't_fixed = "2 GB"', "t_fixed"),
     ('eta_bw = "0.8"', 'eta_bw = "1.5"', "fraction"),
-    ('hop_latency = "5 us"\n', "", "missing required field"),
-    ('fit = "test"', 'fit = "test"\nextra = 1', "unknown field"),
+    ('t_layer = "40 us"', 't_layer = "-4 us"', "t_layer"),
+    ('ar_latency = "5 us"\n', "", "missing required field"),
+    ('description = "test"', 'description = "test"\nextra = 1', "unknown field"),
     ('mbu_high = "0.7"', 'mbu_high = "0.7"\nmbu_max = "1"', "unknown field"),
 ])
-def test_bad_fitted_defaults_are_one_line(tmp_path, old, new, words):
-    from specs.measurements import load_fitted_defaults
+def test_bad_profiles_are_one_line(tmp_path, old, new, words):
+    from specs.measurements import load_profile_file
 
-    assert load_fitted_defaults.__wrapped__(_write(tmp_path, FITTED, "good.toml")).values["t_fixed"] == "2 ms"
-    path = _write(tmp_path, FITTED.replace(old, new), "defaults.toml")
+    assert load_profile_file(_write(tmp_path, PROFILE, "good.toml")).values["t_fixed"] == "2 ms"
+    path = _write(tmp_path, PROFILE.replace(old, new), "bad.toml")
     with pytest.raises(SpecError, match=words) as err:
-        load_fitted_defaults.__wrapped__(path)
+        load_profile_file(path)
     assert "\n" not in str(err.value)
+
+
+def test_a_profile_folder_needs_the_default_profile(tmp_path):
+    from specs.measurements import load_profiles
+
+    _write(tmp_path, PROFILE, "other.toml")
+    with pytest.raises(SpecError, match="default engine profile is missing"):
+        load_profiles.__wrapped__(tmp_path)
+    _write(tmp_path, PROFILE, "fitted.toml")
+    with pytest.raises(SpecError, match=r"fitted\.toml: summary\.worst_error: missing required field"):
+        load_profiles.__wrapped__(tmp_path)
+
+
+def test_an_unknown_profile_is_one_line_with_the_closest_names():
+    from specs.measurements import profile
+
+    with pytest.raises(SpecError, match=r"--engine: unknown engine profile 'fited' \(did you mean fitted") as err:
+        profile("fited")
+    assert "\n" not in str(err.value) and "ideal" in str(err.value)

@@ -490,7 +490,7 @@ def input_value(inp: Input, ctx: Context) -> tuple[pint.Quantity, bool]:
         return ctx.overrides[inp.name].to(unit(inp.unit)), True
     if inp.name in ENGINE_INPUTS:
         return _profile_value(ctx.engine if ctx.engine is not None else fitted(), inp), False
-    return _default_value(inp), False
+    return default_value(inp), False
 
 
 @lru_cache(maxsize=256)
@@ -500,7 +500,7 @@ def _profile_value(engine: Profile, inp: Input) -> pint.Quantity:
 
 
 @lru_cache(maxsize=1024)
-def _default_value(inp: Input) -> pint.Quantity:
+def default_value(inp: Input) -> pint.Quantity:
     """An input's default, parsed once per process (evaluation asks for it per step and per row)."""
     if not inp.default and inp.name in ENGINE_INPUTS:
         fitted()  # a profile file is broken: its own error

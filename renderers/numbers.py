@@ -27,6 +27,9 @@ FIGURE_SIGNIFICANT_FIGURES = 3
 MAX_EXACT_INTEGER = 10**13
 #: A value this close to a whole number (relatively) is that whole number as printed: 0.99984 flop/B is 1, 7.9922 is 8.
 WHOLE_TOLERANCE = 1e-3
+#: A float this close (relatively) to a whole number is that whole number: the noise of float64 arithmetic (the compiled
+#: evaluation, derivations.numeric, gives 8,030,261,248.000002 parameters where the exact one gives 8,030,261,248).
+FLOAT_NOISE = 1e-12
 #: Unit words that take a plural after a number other than 1 ("8,192 tokens", "70,553,706,496 parameters", "tokens/s").
 PLURALS = {"token": "tokens", "parameter": "parameters"}
 _PREFIXES = (("E", 18), ("P", 15), ("T", 12), ("G", 9), ("M", 6), ("k", 3), ("", 0))
@@ -83,11 +86,15 @@ def display(exact: sp.Expr | Fraction | int | float, u: pint.Unit, preferred: st
 def digits(value: Fraction | int | float, figures: int = SIGNIFICANT_FIGURES) -> Number:
     """Three significant figures, trailing zeros dropped; whole numbers whole; powers of ten outside [1e-3, 1e6).
 
-    An exact integer prints in full (8,030,261,248 parameters). Below 100, where three figures would show
-    decimals, a value within WHOLE_TOLERANCE of a whole number prints as that number (0.99984 -> 1, 7.9922 -> 8).
+    An exact integer prints in full (8,030,261,248 parameters), and so does a float within FLOAT_NOISE of one (the
+    same value from the compiled evaluation). Below 100, where three figures would show decimals, a value within
+    WHOLE_TOLERANCE of a whole number prints as that number (0.99984 -> 1, 7.9922 -> 8).
     """
     if isinstance(value, (int, Fraction)) and Fraction(value).denominator == 1 and abs(value) < MAX_EXACT_INTEGER:
         return Number(str(int(value)), exact_integer=True)
+    whole_float = float_whole(value)
+    if whole_float is not None:
+        return Number(str(whole_float), exact_integer=True)
     x = float(value)
     if x == 0:
         return Number("0")
@@ -108,6 +115,23 @@ def digits(value: Fraction | int | float, figures: int = SIGNIFICANT_FIGURES) ->
     mantissa, exponent = f"{x:.{figures - 1}e}".split("e")
     mantissa = mantissa.rstrip("0").rstrip(".") if "." in mantissa else mantissa
     return Number(mantissa, int(exponent))
+
+
+def float_whole(value: object) -> int | None:
+    """The whole number a float stands for when it is one up to float noise (FLOAT_NOISE) and below MAX_EXACT_INTEGER; else None."""
+    if not isinstance(value, float) or not math.isfinite(value) or abs(value) >= MAX_EXACT_INTEGER:
+        return None
+    nearest = round(value)
+    return int(nearest) if abs(value - nearest) <= FLOAT_NOISE * abs(value) else None
+
+
+def is_whole(value: object) -> bool:
+    """Whether a value is a whole number: an exact integer (sympy, int, Fraction), or a float within float noise of one."""
+    if isinstance(value, float):
+        return float_whole(value) is not None
+    if isinstance(value, int | Fraction):
+        return Fraction(value).denominator == 1
+    return bool(getattr(value, "is_Integer", False))
 
 
 def unit_word(text: str, number: Number) -> str:
@@ -133,7 +157,10 @@ def _is_one(n: Number) -> bool:
 
 
 def _fraction(exact: sp.Expr | Fraction | int | float) -> Fraction | float:
-    if isinstance(exact, (Fraction, int, float)):
+    if isinstance(exact, float):
+        whole = float_whole(exact)
+        return exact if whole is None else Fraction(whole)  # a float count stays exact through the unit conversion
+    if isinstance(exact, (Fraction, int)):
         return exact
     if exact.is_Rational:
         return Fraction(int(exact.p), int(exact.q))

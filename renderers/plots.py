@@ -55,7 +55,7 @@ from derivations import glossary as gl
 from derivations import primitives as pr
 from derivations.context import Context, Input, input_value
 from derivations.engine import At, Derivation, Plot, Row, Solve
-from derivations.sheet import Missing, Sheet, SolvedTable, evaluate, input_values
+from derivations.sheet import Missing, Sheet, SolvedTable, evaluate, evaluate_numbers, input_values
 from derivations.sweep import Axis, sweep
 from renderers import plot_draw
 from renderers.numbers import FIGURE_SIGNIFICANT_FIGURES, display, number_text, plain, whole_count
@@ -479,7 +479,7 @@ def _rooflines(sheet: Sheet, p: Plot, resolve: Resolver) -> tuple[Panel, ...]:
             if batch and n is None:
                 continue  # a batch the sheet has no value for here (no flip in this context): nothing to place
             at = ctx.with_overrides(batch=str(n)) if batch else ctx
-            values = evaluate(d, at, names)
+            values = evaluate_numbers(d, at, names)
             for name in names:
                 v = values[name]
                 if isinstance(v, Missing) or not v > 0:
@@ -680,7 +680,7 @@ def _scatter(sheet: Sheet, p: Plot, resolve: Resolver) -> tuple[Panel, ...]:
     for label, row, ctx in _row_contexts(sheet, p, resolve):
         if isinstance(ctx, SpecError):
             continue
-        values = evaluate(d, ctx, [p.x, p.y[0]])
+        values = evaluate_numbers(d, ctx, [p.x, p.y[0]])
         x, y = values[p.x], values[p.y[0]]
         if isinstance(x, Missing) or isinstance(y, Missing):
             continue

@@ -236,7 +236,7 @@ def _number(v: Value) -> dict[str, Any]:
     q = Quantity(float(v.exact), v.unit)
     base = q.to_base_units()
     return {"value": float(q.to(s.unit).magnitude), "unit": unit_text(s.unit), "si_value": float(base.magnitude), "si_unit": unit_text(base.units),
-            "exact": sp.sstr(v.exact) if v.exact.is_Rational else None}
+            "exact": sp.sstr(v.exact) if getattr(v.exact, "is_Rational", False) else None}
 
 
 def as_json(quiz: Any, key: bool) -> dict[str, Any]:

@@ -34,7 +34,7 @@ from derivations import glossary as gl
 from derivations import prose
 from derivations.engine import UNIT_MARKERS, At, Derivation, Solve, Step
 from derivations.sheet import Missing, Sheet, SolvedStep, SolvedTable, Value
-from renderers.numbers import Number, Shown, display, number_text, whole_count
+from renderers.numbers import Number, Shown, display, float_whole, is_whole, number_text, whole_count
 from renderers.plots import refs as plot_refs
 from renderers.targets import LINE_WIDTH, Target, latex_lines, latex_math, math_width, term_ranks
 from units import unit, unit_text
@@ -76,6 +76,11 @@ def whole(step: Step, v: Value) -> int | None:
     if not step.counts or v.exact is None:
         return None
     return whole_count(step.counts, step.rounds, v.float)
+
+
+def _is_count(n: int | None, x: object) -> bool:
+    """Whether the value `x` is the whole number `n` (a float from the compiled evaluation: up to its noise)."""
+    return n is not None and (x == n or (isinstance(x, float) and float_whole(x) == n))
 
 
 def count_shown(step: Step, v: Value) -> Shown | None:
@@ -165,7 +170,7 @@ def _rounded_symbols(s: Step) -> set[sp.Symbol]:
 
 
 def _operand_shown(v: Value, more: bool) -> Shown:
-    if more and v.exact is not None and not v.exact.is_Integer:
+    if more and v.exact is not None and not is_whole(v.exact):
         return display(v.exact, v.unit, v.display_unit, figures=ROUNDING_FIGURES)
     return shown(v)
 
@@ -198,7 +203,7 @@ def _rounds_an_operand(step: SolvedStep) -> bool:
     if step.value.missing:
         return False
     inside = _rounded_symbols(step.step)
-    return any(v.exact is not None and not v.exact.is_Integer for sym, v in step.operands.items() if sym in inside)
+    return any(v.exact is not None and not is_whole(v.exact) for sym, v in step.operands.items() if sym in inside)
 
 
 def _rounding_word(s: Step) -> str:
@@ -210,7 +215,7 @@ def _whole_lead(step: SolvedStep, target: Target) -> str:
     """For a count whose value is not whole: the whole number a reader runs, and how it was rounded."""
     s, v = step.step, step.value
     n = whole(s, v)
-    if n is None or v.exact == n:
+    if n is None or _is_count(n, v.exact):
         return ""
     what = COUNTS.get(s.for_) if isinstance(s, Solve) else None
     text = step_value_text(s, v, target)
@@ -666,7 +671,7 @@ def _common_unit(cells: Sequence[Value | None]) -> str | None:
     units = [unit_text(shown(c).unit) for c in cells if c is not None and not c.missing]
     if len(set(units)) <= 1:
         return None
-    best = max(set(units), key=lambda u: (sum(1 for c in cells if c is not None and not c.missing and _in_range(c, u)), units.count(u)))
+    best = max(dict.fromkeys(units), key=lambda u: (sum(1 for c in cells if c is not None and not c.missing and _in_range(c, u)), units.count(u)))
     return best
 
 
@@ -765,7 +770,7 @@ def _table(tb: SolvedTable, d: Derivation, target: Target, p: Prose) -> dict[str
         noun = steps[j].counts if steps[j].counts and shown_units == {"1"} else ""
         header_unit = target.unit(shared) if shared is not None else (t(noun) if noun else "")
         headers.append(target.inline_math(latex) + (f" ({header_unit})" if header_unit else ""))
-        if steps[j].counts and any(c is not None and not c.missing and whole(steps[j], c) != c.exact for c in col):
+        if steps[j].counts and any(c is not None and not c.missing and not _is_count(whole(steps[j], c), c.exact) for c in col):
             rounded.append((steps[j], latex))
     note = p(tb.note)
     extra = []

@@ -9,7 +9,7 @@ import re
 import sys
 import time
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -134,6 +134,7 @@ def _parser() -> argparse.ArgumentParser:
     b.add_argument("--pdf", action="store_true", help="also compile each .tex with pdflatex")
     b.add_argument("--check", action="store_true", help="exit 1 when out/ is stale; write nothing")
     b.add_argument("--engine", metavar="NAME", help=ENGINE_HELP + " for every sheet")
+    b.add_argument("--quiet", action="store_true", help="say nothing on stderr while building (the default when stderr is not a terminal)")
     return p
 
 
@@ -388,7 +389,7 @@ def run(argv: Sequence[str] | None = None) -> int:
                 return EXIT_STALE
             print(f"{shown_path(out)} is up to date")
             return 0
-        written = build(out, pdf=args.pdf, engine=args.engine)
+        written = build(out, pdf=args.pdf, engine=args.engine, progress=None if args.quiet else terminal_progress())
         print(f"wrote {len(written)} files to {shown_path(out)} in {time.perf_counter() - start:.1f} s")
     return 0
 
@@ -401,6 +402,18 @@ def _say(kind: str, message: object) -> None:
     except UnicodeEncodeError:  # stderr's encoding (PYTHONIOENCODING=ascii) cannot write a character: say it in ASCII
         sys.stderr.write(text.encode("ascii", "backslashreplace").decode("ascii"))
     sys.stderr.flush()
+
+
+def terminal_progress() -> Callable[[str], None] | None:
+    """A progress report for long work: each line on stderr, with the seconds since it began; None when stderr is not a terminal."""
+    if not (hasattr(sys.stderr, "isatty") and sys.stderr.isatty()):
+        return None
+    start = time.perf_counter()
+
+    def say(line: str) -> None:
+        print(f"roofline: {time.perf_counter() - start:5.1f} s  {line}", file=sys.stderr, flush=True)
+
+    return say
 
 
 def _warning_line(message: Warning | str, category: type[Warning], filename: str, lineno: int, file: object = None, line: str | None = None) -> None:

@@ -105,7 +105,7 @@ def test_memory_does_not_grow_with_the_number_of_points(monkeypatch):
 #: (id, --over, the texts of its values, in the input's unit)
 TIME_RANGES = [
     ("t-fixed-by-half-milliseconds", "t_fixed=1ms:2ms:0.5ms", ["0.001", "0.0015", "0.002"]),
-    ("hop-latency-doubling", "hop_latency=1us:8us:log2", ["1e-06", "2e-06", "4e-06", "8e-06"]),
+    ("all-reduce-latency-doubling", "ar_latency=1us:8us:log2", ["1e-06", "2e-06", "4e-06", "8e-06"]),
     ("mixed-units", "t_fixed=1ms:0.002s:500us", ["0.001", "0.0015", "0.002"]),
     ("plain-numbers-in-seconds", "t_fixed=0.001:0.002:0.0005", ["0.001", "0.0015", "0.002"]),
 ]

@@ -60,7 +60,7 @@ floor_all = Step("t_floor_all_params", pr.memory_time(gl.P_total * gl.b_w), "s",
 floor_gap = Step("t_floor_2n_gap", pr.memory_time((gl.P_total - gl.P_matmul) * gl.b_w), "s",
                  r"The difference between the $2N$ and $2N_{\mathrm{matmul}}$ counts in time: the parameters that are no GEMM operand (the "
                  "embedding, a gather of one row per token; the norms), streamed at datasheet bandwidth.",
-                 latex=r"\Delta t_{2N}", title="2N against 2N_matmul, in time")
+                 latex=r"\Delta t_{2N}", title="Floor gap between the 2N and 2N_matmul counts")
 
 STEPS = (*sm.DECODE_STEP[:4], t_floor, ceiling, *sm.DECODE_STEP[4:], over_floor, kv_equal, *sm.MEMORY_FIT, *ms.MBU_STEPS,
          mem_whole, mem_split, capacity, tp_fit, tp_min, floor_tp_min, floor_all, floor_gap)

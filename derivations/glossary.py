@@ -138,6 +138,9 @@ P_mlp = g("P_mlp", "parameter", r"P_{\mathrm{mlp}}", "MLP weights of the dense (
 
 # board power (joules-per-token): the datasheet cap; n/a for chips whose spec gives no TDP
 P_tdp = g("P_tdp", "W", r"P_{\mathrm{TDP}}", "board power cap per chip (datasheet TDP); n/a where the spec gives none")
+# a dense BF16 peak measured under sustained load on the chip itself (FlashMLA's H800 figure); n/a where no source gives one
+SECOND_CHIP[P_tdp] = _twin(P_tdp, "second chip")
+pi_sus = g("pi_sus", "flop/s", r"\pi_{\mathrm{sus}}", "dense BF16 peak measured under sustained load (clock throttled) on this chip; n/a where no source gives one")
 
 # what one profiler trace of a decode step shows (batch1-gap, model-limits)
 n_kl = g("n_kl", "1", r"n_{\mathrm{k/layer}}", "kernels launched per layer per decode step (GEMMs, attention, norms, activations, cache writes, all-reduces)")

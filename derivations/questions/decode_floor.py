@@ -42,7 +42,7 @@ mem_whole = Step("memory_whole_model", gl.P_total * gl.b_w + gl.B * (gl.T + gl.q
                  latex=r"M_{\mathrm{all}}", title="Memory the setup needs, all GPUs")
 mem_split = Step("memory_split", mem_whole.s / gl.n_tp, "B",
                  r"Shared evenly by $\sym{n_tp}$ GPUs (the cache too, while the KV heads outnumber the GPUs).",
-                 latex=r"M_{\mathrm{all}}/\sym{n_tp}", title="Memory per GPU, split evenly")
+                 latex=r"M_{\mathrm{all}}/n_{\mathrm{TP}}", title="Memory per GPU, split evenly")
 capacity = Step("capacity_per_gpu", gl.C_mem, "B", "One GPU's datasheet capacity.", latex=r"C_{\mathrm{HBM}}", title="Capacity per GPU")
 tp_fit = solve("tp_fit", mem_split, capacity, gl.n_tp, "1",
                "The GPU count at which the setup just fills every GPU's memory: fewer GPUs cannot hold it.",

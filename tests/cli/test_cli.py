@@ -164,7 +164,7 @@ def test_engine_option_on_derive_sweep_and_build(capsys, tmp_path, monkeypatch):
     import roofline.build as build_mod
 
     seen = []
-    monkeypatch.setattr(build_mod, "render_all", lambda engine=None: seen.append(engine) or {})
+    monkeypatch.setattr(build_mod, "render_all", lambda *args, engine=None, **kwargs: seen.append(engine) or {})
     monkeypatch.setattr(build_mod, "write_atomically", lambda out, files: None)
     assert main(["build", "--out", str(tmp_path / "b"), "--engine", "ideal"]) == 0
     assert seen == ["ideal"]

@@ -466,6 +466,8 @@ BINDINGS: dict[sp.Symbol, Callable[[Context], pint.Quantity]] = {
     gl.P_mlp: _params(lambda c: c.mlp_dense),
     # the board power cap (joules-per-token); a chip whose spec gives no TDP makes the power steps n/a
     gl.P_tdp: lambda ctx: ctx.hardware.require("tdp"),
+    # a throttled peak belongs to the chip it was measured on: n/a on every chip whose spec gives none
+    gl.pi_sus: lambda ctx: ctx.hardware.require("sustained_peak_bf16"),
 }
 
 

@@ -55,7 +55,7 @@ class Step:
     #: a short heading in words ("Weight bytes per step"); the JSON name is printed beside it
     title: str = ""
     #: for a step whose value must be positive to mean anything (a headline such as the best draft length):
-    #: why there is none where it is zero or below; empty: any finite value stands
+    #: why there is none where it is zero or below (for a `signed` step: where it is not a finite number); empty: any finite value stands
     none: str = ""
     #: a value whose sign carries meaning (a prediction's error against a measurement); every other step is zero or more
     signed: bool = False

@@ -593,6 +593,8 @@ def in_domain(s: PlanStep, v: float) -> float | Missing:
         if not finite or not v > 0:
             return Missing("none", s.none, prose=s.prose)
     elif not finite:
+        if s.rule == "finite_named":
+            return Missing("none", s.none, prose=s.prose)
         return Missing("none", f"{s.name} is undefined here (a zero denominator)")
     return v
 
@@ -633,7 +635,7 @@ def plan_key(d: Derivation) -> str:
     # this module and the format it stores; the rule that picks the steps a result needs (its code)
     parts: list[object] = ["numeric-plan", VERSION, cache.source_digest(__file__, exprjson.__file__), needed_steps, d.slug]
     for s in d.steps:
-        parts += [s.name, type(s).__name__, s.unit, s.none, isinstance(s, Solve) and (s.lhs, s.rhs)]
+        parts += [s.name, type(s).__name__, s.unit, s.none, s.signed, isinstance(s, Solve) and (s.lhs, s.rhs)]
         # an At step is its `of` step evaluated again at `where` (its `expr`, the expansion of `of`, is not what it runs)
         parts += [s.of, *(x for pair in s.where for x in pair)] if isinstance(s, At) else [s.expr]
     return cache.key(*parts)
@@ -650,6 +652,9 @@ def make_plan(d: Derivation) -> Plan:
     for i, s in enumerate(d.steps):
         if isinstance(s, Solve):
             rule, none, prose = "solve", s.none or f"{s.lhs} and {s.rhs} do not meet at a positive value here", bool(s.none)
+        elif s.none and s.signed:
+            # a signed step (an error against a measurement) may be negative; its `none` says why it has no value at all
+            rule, none, prose = "finite_named", s.none, True
         elif s.none:
             rule, none, prose = "positive", s.none, True
         else:

@@ -457,7 +457,8 @@ def _in_domain(step: Step, v: sp.Expr) -> sp.Expr | Missing:
     if isinstance(step, Solve):
         if not finite or not v > 0:
             return Missing("none", step.none or f"{step.lhs} and {step.rhs} do not meet at a positive value here", prose=bool(step.none))
-    elif step.none and (not finite or not v > 0):
+    elif step.none and (not finite or (not step.signed and not v > 0)):
+        # a signed step (an error against a measurement) may be negative; its `none` says why it has no value at all
         return Missing("none", step.none, prose=True)
     elif not finite:
         return Missing("none", f"{step.name} is undefined here (a zero denominator)")

@@ -447,7 +447,7 @@ def build(sheet: Sheet, target: Target, plots: str | None = None) -> dict[str, A
         "conventions": [p(c) for c in sheet.conventions],
         "steps": _appendix_steps(sheet, printed, names, target, p, ranks, memo, {st.step.name: i + 1 for i, st in enumerate(argument)}),
         "left_out": left_out(sheet, target, p, names),
-        "facts": [{"label": t(k), "value": t(v)} for k, v in sheet.spec_facts],
+        "facts": [{"label": t(k), "value": _breakable_paths(t(v), target)} for k, v in sheet.spec_facts],
         "sources": [{"label": t(what), "urls": [target.url(u) for u in links]} for what, links in sheet.sources if links],
         "inputs": [
             {"name": target.code(i.name), "symbol": target.inline_math(i.info.latex), "value": target.quantity_text(shown(i.value)),
@@ -870,6 +870,12 @@ MAX_TABLE_ROWS = 20
 #: A LaTeX label column holding labels up to this wide sets them on one line; a wider one wraps them in LABEL_WRAP.
 LABEL_ONE_LINE = 36
 LABEL_WRAP = "5.6cm"
+
+
+
+def _breakable_paths(text: str, target: Target) -> str:
+    """LaTeX may break a long path or a unit after each slash (specs/measurements/profiles/fitted.toml in a narrow column)."""
+    return re.sub(r"/(?=\w)", r"/\\allowbreak{}", text) if target.name == "tex" else text
 
 
 def split_to_fit(table: dict[str, Any], target: Target) -> list[dict[str, Any]]:

@@ -91,7 +91,8 @@ t_measured = Step("t_measured", t_meas, "s", "A measured step time of this setup
 error = Step("prediction_error", (sm.t_step.s - t_meas) / t_meas, "1",
              "The prediction against the measurement, (predicted - measured) / measured: negative means the model is too fast. "
              "Undefined until a measured step is given (the validation table gives each record's).",
-             latex=r"\epsilon", title="Prediction error", signed=True)
+             latex=r"\epsilon", title="Prediction error", signed=True,
+             none="no measurement given: set measured_step (a measured decode step of this setup) to compare the prediction with it")
 
 # --- where it breaks: each a time the model leaves out ---
 # (The latency of decode's small all-reduces and the overhead per layer were breaks here; the step model now has both:

@@ -28,6 +28,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
+#: The day this version was cut (ISO 8601): the book's title page prints it, so two builds of one version print the same date.
+#: Bump it with `__version__` (and pyproject.toml's version).
+RELEASE_DATE = "2026-12-01"
 
 if TYPE_CHECKING:  # for type checkers and readers; at run time each name loads on first use (`__getattr__`)
     from derivations.sheet import Missing, NoValueError, Sheet, Value

@@ -48,6 +48,7 @@ and rendered and each PDF compiled, one line each.
 from __future__ import annotations
 
 import ctypes
+import datetime
 import errno
 import hashlib
 import json
@@ -63,6 +64,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
+import roofline
 from derivations import cache
 from renderers import book, site
 from renderers.plots import PLOTS_DIR, same_plot
@@ -100,12 +102,14 @@ class BuildError(RooflineError):
     """The output folder cannot be written, a sheet failed to render or a PDF failed to compile."""
 
 
-def render_all(sheets: list | None = None, progress: Progress | None = None, engine: str | None = None) -> dict[str, str | bytes]:
+def render_all(sheets: list | None = None, progress: Progress | None = None, engine: str | None = None,
+               pdf: bool = False) -> dict[str, str | bytes]:
     """File name -> text for every registered sheet and format; `plots/<slug>-<plot>.svg|.pdf` -> bytes for every plot.
 
     `sheets`: the registered sheets already derived on their default contexts (tests share one derivation of each).
     `progress`: told one line per sheet as it is derived and rendered (the CLI prints them on a terminal).
     `engine`: the engine profile every sheet uses (None: the default profile).
+    `pdf`: the build compiles the PDFs too, so the site links them (without, it links the sheets' other files).
     """
     say = progress or _silent
     files: dict[str, str | bytes] = {}
@@ -122,19 +126,37 @@ def render_all(sheets: list | None = None, progress: Progress | None = None, eng
             files[path.name] = text
         files.update(api.plot_files(sheet, PLOTS_DIR))
         say(f"[{i}/{len(sheets)}] rendered {sheet.derivation.slug} (md, tex, json, plots)")
-    files.update(book_and_site(sheets, files))
+    files.update(book_and_site(sheets, pdf))
     say("rendered the book and the site")
     return files
 
 
-def book_and_site(sheets: list, files: dict[str, str | bytes]) -> dict[str, str]:
-    """`book.tex` (each chapter cut from the sheet's `.tex` in `files`), `site/<page>.html` (sheets in the registry's order)
-    and the Python API reference `site/api/` (roofline.apidoc)."""
-    tex = {s.derivation.slug: str(files[f"{s.derivation.slug}.tex"]) for s in sheets}
-    out = {f"{BOOK}.tex": book.render(sheets, [api.hardware(n) for n in hardware_names()], [api.model(n) for n in model_names()], tex)}
-    out.update({f"{SITE_DIR}/{name}": page for name, page in site.render(sheets, f"../{PLOTS_DIR}", f"{API_DIR}/index.html").items()})
+def book_and_site(sheets: list, pdf: bool = False) -> dict[str, str]:
+    """`book.tex` (every sheet a chapter, by part: renderers/book.py), `site/<page>.html` (linking the PDFs when `pdf`) and
+    the Python API reference `site/api/` (roofline.apidoc)."""
+    out = {f"{BOOK}.tex": book.render(sheets, [api.hardware(n) for n in hardware_names()], [api.model(n) for n in model_names()], PLOTS_DIR,
+                                      roofline.__version__, book_date())}
+    out.update({f"{SITE_DIR}/{name}": page for name, page in site.render(sheets, f"../{PLOTS_DIR}", f"{API_DIR}/index.html",
+                                                                                 site.Downloads("..", BOOK, pdf)).items()})
     out.update({f"{SITE_DIR}/{API_DIR}/{name}": page for name, page in apidoc.pages().items()})
     return out
+
+
+def book_date() -> str:
+    """The date on the book's title page: the day of `SOURCE_DATE_EPOCH` (UTC) when the environment sets it (the
+    reproducible-builds convention, for a packager who stamps a build), else the version's `roofline.RELEASE_DATE`.
+
+    Never the clock or a file's time, so two builds give the same book (`build --check`); not the last commit's date
+    either, which a build from an sdist cannot see.
+    """
+    epoch = os.environ.get("SOURCE_DATE_EPOCH", "").strip()
+    if epoch:
+        if not epoch.isdigit():
+            raise BuildError(f"SOURCE_DATE_EPOCH: expected whole seconds since 1970, found {epoch[:20]!r}")
+        day = datetime.datetime.fromtimestamp(int(epoch), datetime.UTC).date()
+    else:
+        day = datetime.date.fromisoformat(roofline.RELEASE_DATE)
+    return f"{day.day} {day:%B} {day.year}"
 
 
 def output_names() -> set[str]:
@@ -580,7 +602,7 @@ def build(out: str | os.PathLike[str], pdf: bool = False, engine: str | None = N
         warnings.warn(BuildWarning(f"--out {shown_path(out)}: was missing after an interrupted build; put back the old folder from {shown_path(restored)}"),
                       stacklevel=2)
     check_out(out)
-    files: dict[str, str | bytes] = dict(render_all(progress=progress, engine=engine))
+    files: dict[str, str | bytes] = dict(render_all(progress=progress, engine=engine, pdf=pdf))
     if pdf:
         files.update(compile_pdfs(files, progress))
     say(f"writing {len(files)} files")

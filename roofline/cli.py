@@ -376,14 +376,14 @@ def run(argv: Sequence[str] | None = None) -> int:
             raise RooflineError("--to: goes with --write-defaults (the folder the refit engine profiles are written to)")
         sys.stdout.write(write_defaults(Path(args.to) if args.to is not None else None) if args.write_defaults else render_calibrate(args.records, args.format))
     elif args.command == "build":
-        from roofline.build import BuildError, build, out_path, render_all, stale
+        from roofline.build import BOOK, BuildError, build, out_path, render_all, stale
 
         start = time.perf_counter()
         out = out_path(args.out)
         if args.check:
             if out.exists() and not out.is_dir():
                 raise BuildError(f"--out {shown_path(out)}: is a file, expected a folder")
-            bad = stale(out, render_all(engine=args.engine))
+            bad = stale(out, render_all(engine=args.engine, pdf=(out / f"{BOOK}.pdf").is_file()))  # a --pdf build's site links its PDFs
             if bad:
                 print(f"roofline: {shown_path(out)} is stale: {', '.join(bad)}; run `roofline build`", file=sys.stderr)
                 return EXIT_STALE

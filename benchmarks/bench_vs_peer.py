@@ -1,6 +1,6 @@
 """roofline against the numeric calculator a user would pick instead, paired, medians: a table for the README.
 
-    python benchmarks/bench_vs_peer.py [--runs N] [--peer PYTHON] [--pdf] [--tests] [--out FILE.md]
+    python benchmarks/bench_vs_peer.py [--runs N] [--peer PYTHON] [--baseline DIR] [--pdf] [--tests] [--out FILE.md]
 
 Each row runs its command N times (default 7). The peer row (llm-analysis's `infer`, the same model and chip)
 runs interleaved with roofline's `derive`, one after the other in each round, so both see the same machine load.
@@ -8,6 +8,8 @@ Wall time is the median of `time.perf_counter` around the process; CPU time is t
 (`os.wait4`), also the median. "warm" runs with a cache directory filled by a first run; "cold" with a new, empty
 one (and a new output folder for `build`). `--peer` is a Python that can import llm_analysis (e.g. a venv made
 with `pip install llm-analysis==0.2.2`); without it the peer rows are left out and the table says so.
+`--baseline DIR` also times another checkout of roofline (an older commit: `git worktree add DIR COMMIT`) in the
+same rounds, each of its rows beside this tree's, so a before/after comparison sees one machine load.
 
 Speed is measured here, never asserted in tests.
 """
@@ -32,10 +34,10 @@ PEER_ARGS = ("-m", "llm_analysis.analysis", "infer", "--model_name", "NousResear
 DERIVE_ARGS = ("-m", "roofline", "derive", "decode-floor", "--hardware", "h100-sxm", "--model", "llama-2-7b", "--format", "json")
 
 
-def run_once(argv: Sequence[str], env: dict[str, str]) -> tuple[float, float]:
+def run_once(argv: Sequence[str], env: dict[str, str], cwd: Path = ROOT) -> tuple[float, float]:
     """(wall seconds, CPU seconds) of one process; its output is discarded, a failure stops the benchmark."""
     start = time.perf_counter()
-    proc = subprocess.Popen(list(argv), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env={**os.environ, **env}, cwd=ROOT)
+    proc = subprocess.Popen(list(argv), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env={**os.environ, **env}, cwd=cwd)
     _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - start
     err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
@@ -55,56 +57,80 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=7)
     ap.add_argument("--peer", help="a Python that can import llm_analysis")
+    ap.add_argument("--baseline", help="another roofline checkout to time in the same rounds (its rows say 'before')")
     ap.add_argument("--pdf", action="store_true", help="also time `build --pdf` (needs pdflatex)")
     ap.add_argument("--tests", action="store_true", help="also time the test suite (pytest -m 'slow or not slow')")
     ap.add_argument("--out", help="also write the table to this Markdown file")
     args = ap.parse_args()
     n = max(1, args.runs)
     py = sys.executable
-    warm_cache = tempfile.mkdtemp(prefix="roofline-bench-cache-")
-    warm = {"ROOFLINE_CACHE_DIR": warm_cache}
-    out = tempfile.mkdtemp(prefix="roofline-bench-out-")
-    run_once([py, "-m", "roofline", "build", "--out", out], warm)  # fills the cache
-    run_once([py, *DERIVE_ARGS], warm)
+    trees = [("", ROOT)] + ([(" (before)", Path(args.baseline).resolve())] if args.baseline else [])
+    temporary: list[str] = []
+
+    def tmp(prefix: str) -> str:
+        temporary.append(tempfile.mkdtemp(prefix=prefix))
+        return temporary[-1]
+
+    env = {tag: {"ROOFLINE_CACHE_DIR": tmp("roofline-bench-cache-"), "PYTHONPATH": str(where)} for tag, where in trees}
+    out = {tag: tmp("roofline-bench-out-") for tag, _ in trees}
+    for tag, where in trees:
+        run_once([py, "-m", "roofline", "build", "--out", out[tag]], env[tag], where)  # fills the cache
+        run_once([py, *DERIVE_ARGS], env[tag], where)
 
     rows: list[tuple[str, float, float]] = []
-    derive: list[tuple[float, float]] = []
+    derive: dict[str, list[tuple[float, float]]] = {tag: [] for tag, _ in trees}
     peer: list[tuple[float, float]] = []
     for _ in range(n):
-        derive.append(run_once([py, *DERIVE_ARGS], warm))
+        for tag, where in trees:
+            derive[tag].append(run_once([py, *DERIVE_ARGS], env[tag], where))
         if args.peer:
             peer.append(run_once([args.peer, *PEER_ARGS], {}))
-    rows.append(("roofline derive decode-floor (h100-sxm, llama-2-7b) --format json, warm", *median_pair(derive)))
+    for tag, _ in trees:
+        rows.append((f"roofline derive decode-floor (h100-sxm, llama-2-7b) --format json, warm{tag}", *median_pair(derive[tag])))
     if peer:
         rows.append(("llm-analysis infer (h100-sxm-80gb, Llama-2-7b), same rounds", *median_pair(peer)))
     for label, argv in (("roofline --help", ["--help"]), ("roofline derive decode-floor --format md, warm", ["derive", "decode-floor"]),
-                        ("roofline build, warm", ["build", "--out", out])):
-        rows.append((label, *median_pair([run_once([py, "-m", "roofline", *argv], warm) for _ in range(n)])))
+                        ("roofline build, warm", ["build", "--out", "{out}"])):
+        samples: dict[str, list[tuple[float, float]]] = {tag: [] for tag, _ in trees}
+        for _ in range(n):
+            for tag, where in trees:
+                samples[tag].append(run_once([py, "-m", "roofline", *(a.replace("{out}", out[tag]) for a in argv)], env[tag], where))
+        rows += [(label + tag, *median_pair(samples[tag])) for tag, _ in trees]
 
-    cold: list[tuple[float, float]] = []
+    cold: dict[str, list[tuple[float, float]]] = {tag: [] for tag, _ in trees}
     for _ in range(max(1, n // 2)):
-        cache, fresh = tempfile.mkdtemp(prefix="roofline-bench-cold-"), tempfile.mkdtemp(prefix="roofline-bench-fresh-")
-        cold.append(run_once([py, "-m", "roofline", "build", "--out", str(Path(fresh) / "out")], {"ROOFLINE_CACHE_DIR": cache}))
-        shutil.rmtree(cache, ignore_errors=True)
-        shutil.rmtree(fresh, ignore_errors=True)
-    rows.append(("roofline build, cold (empty cache, new folder)", *median_pair(cold)))
+        for tag, where in trees:
+            cache, fresh = tempfile.mkdtemp(prefix="roofline-bench-cold-"), tempfile.mkdtemp(prefix="roofline-bench-fresh-")
+            cold[tag].append(run_once([py, "-m", "roofline", "build", "--out", str(Path(fresh) / "out")],
+                                      {"ROOFLINE_CACHE_DIR": cache, "PYTHONPATH": str(where)}, where))
+            shutil.rmtree(cache, ignore_errors=True)
+            shutil.rmtree(fresh, ignore_errors=True)
+    rows += [(f"roofline build, cold (empty cache, new folder){tag}", *median_pair(cold[tag])) for tag, _ in trees]
 
     sweep = ("import time; from roofline import api; t = time.perf_counter(); "
              "api.sweep('decode-floor', 't_step', ['batch=1:1000000:1'], hardware=['h100-sxm'], model=['llama-3.1-70b']); "
              "print(time.perf_counter() - t)")
-    times = [float(subprocess.run([py, "-c", sweep], capture_output=True, text=True, check=True, cwd=ROOT, env={**os.environ, **warm}).stdout)
-             for _ in range(max(1, n // 2))]
-    rows.append(("api.sweep decode-floor t_step, 10^6 points (in-process, evaluation only)", statistics.median(times), float("nan")))
+    for tag, where in trees:
+        times = [float(subprocess.run([py, "-c", sweep], capture_output=True, text=True, check=True, cwd=where,
+                                      env={**os.environ, **env[tag]}).stdout) for _ in range(max(1, n // 2))]
+        rows.append((f"api.sweep decode-floor t_step, 10^6 points (in-process, evaluation only){tag}", statistics.median(times), float("nan")))
 
     if args.pdf:
-        pdf_out = tempfile.mkdtemp(prefix="roofline-bench-pdf-")
-        rows.append(("roofline build --pdf, warm cache, new folder", *run_once([py, "-m", "roofline", "build", "--pdf", "--out", pdf_out], warm)))
+        for tag, where in trees:
+            rows.append((f"roofline build --pdf, warm cache, new folder{tag}",
+                         *run_once([py, "-m", "roofline", "build", "--pdf", "--out", tmp("roofline-bench-pdf-")], env[tag], where)))
+        for tag, where in trees:  # the PDFs of the run above are unchanged: a build that recompiles only what changed reuses them
+            rows.append((f"roofline build --pdf again, nothing changed{tag}",
+                         *run_once([py, "-m", "roofline", "build", "--pdf", "--out", tmp("roofline-bench-pdf-")], env[tag], where)))
     if args.tests:
-        rows.append(("pytest -m 'slow or not slow'", *run_once([py, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "slow or not slow"], {})))
+        for tag, where in trees:
+            rows.append((f"pytest -m 'slow or not slow'{tag}",
+                         *run_once([py, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "slow or not slow"], {"PYTHONPATH": str(where)}, where)))
 
     cpu = platform.processor() or platform.machine()
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     lines = [f"Machine: {os.cpu_count()} cores ({cpu}), Python {platform.python_version()}, {platform.system()} {platform.release()}; "
-             f"medians of {n} runs (cold build and sweep: {max(1, n // 2)}).", "",
+             f"medians of {n} runs (cold build and sweep: {max(1, n // 2)}); load average {load:.1f} at the end.", "",
              "| command | wall (s) | CPU (s) |", "|---|---:|---:|"]
     lines += [f"| {label} | {wall:.2f} | {'' if cpu_s != cpu_s else f'{cpu_s:.2f}'} |" for label, wall, cpu_s in rows]
     if not args.peer:
@@ -113,8 +139,8 @@ def main() -> int:
     sys.stdout.write(text)
     if args.out:
         Path(args.out).write_text(text)
-    shutil.rmtree(warm_cache, ignore_errors=True)
-    shutil.rmtree(out, ignore_errors=True)
+    for folder in temporary:
+        shutil.rmtree(folder, ignore_errors=True)
     return 0
 
 

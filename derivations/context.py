@@ -517,6 +517,8 @@ BINDINGS: dict[sp.Symbol, Callable[[Context], pint.Quantity]] = {
     gl.P_mlp: _params(lambda c: c.mlp_dense),
     # the board power cap (joules-per-token); a chip whose spec gives no TDP makes the power steps n/a
     gl.P_tdp: lambda ctx: ctx.hardware.require("tdp"),
+    # a throttled peak belongs to the chip it was measured on: n/a on every chip whose spec gives none
+    gl.pi_sus: lambda ctx: ctx.hardware.require("sustained_peak_bf16"),
 }
 
 
@@ -539,7 +541,7 @@ def input_value(inp: Input, ctx: Context) -> tuple[pint.Quantity, bool]:
         return ctx.overrides[inp.name].to(unit(inp.unit)), True
     if inp.name in ENGINE_INPUTS:
         return _profile_value(ctx.engine if ctx.engine is not None else fitted(), inp), False
-    return _default_value(inp), False
+    return default_value(inp), False
 
 
 @lru_cache(maxsize=256)
@@ -549,7 +551,7 @@ def _profile_value(engine: Profile, inp: Input) -> pint.Quantity:
 
 
 @lru_cache(maxsize=1024)
-def _default_value(inp: Input) -> pint.Quantity:
+def default_value(inp: Input) -> pint.Quantity:
     """An input's default, parsed once per process (evaluation asks for it per step and per row)."""
     if not inp.default and inp.name in ENGINE_INPUTS:
         fitted()  # a profile file is broken: its own error

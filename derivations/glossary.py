@@ -97,11 +97,11 @@ F_E = g("F_E", "1", r"F_{E}", "FFN width of one routed expert (moe_intermediate_
 E_s = g("E_s", "1", r"E_{s}", "shared experts per MoE layer, used by every token (0 for most models)")
 t_ar = g("t_ar", "s", r"t_{\mathrm{AR}}", "latency of one round of a small all-reduce, however small the message")
 # how the scale-up domain connects its GPUs (hardware scaleup_topology): exactly one is 1; they pick the all-reduce latency law
-d_1shot = g("d_1shot", "1", r"\delta_{\mathrm{1shot}}", "1 on a switch or full mesh (NVSwitch, Infinity Fabric): one-shot all-reduces; else 0")
-d_ring = g("d_ring", "1", r"\delta_{\mathrm{ring}}", "1 over PCIe, with no scale-up switch: NCCL's ring all-reduce; else 0")
+d_1shot = g("d_1shot", "1", r"\delta_{\mathrm{1shot}}", "whether the chip is on a switch or full mesh (NVSwitch, Infinity Fabric): one-shot all-reduces (1) or not (0)")
+d_ring = g("d_ring", "1", r"\delta_{\mathrm{ring}}", "whether the chip is on PCIe, with no scale-up switch: NCCL's ring all-reduce (1) or not (0)")
 n_dom = g("n_dom", "1", r"n_{\mathrm{dom}}", "GPUs one scale-up domain connects (an NVSwitch node of 8, an NVL72 rack of 72)")
 beta_out = g("beta_out", "B/s", r"\beta_{\mathrm{out}}", "scale-out network bandwidth per GPU per direction (InfiniBand, RoCE), for traffic that leaves the scale-up domain")
-d_torus = g("d_torus", "1", r"\delta_{\mathrm{torus}}", "1 on a torus (TPU ICI): a bidirectional ring all-reduce; else 0")
+d_torus = g("d_torus", "1", r"\delta_{\mathrm{torus}}", "whether the chip is on a torus (TPU ICI): a bidirectional ring all-reduce (1) or not (0)")
 
 # the on-chip memories FlashAttention works in (flash-attention-io); bound only on chips that have them
 M_smem = g("M_smem", "B", r"M_{\mathrm{SM}}", "shared memory per SM: the on-chip SRAM one thread block tiles into (none on a TPU)")
@@ -147,6 +147,9 @@ P_mlp = g("P_mlp", "parameter", r"P_{\mathrm{mlp}}", "MLP weights of the dense (
 
 # board power (joules-per-token): the datasheet cap; n/a for chips whose spec gives no TDP
 P_tdp = g("P_tdp", "W", r"P_{\mathrm{TDP}}", "board power cap per chip (datasheet TDP); n/a where the spec gives none")
+# a dense BF16 peak measured under sustained load on the chip itself (FlashMLA's H800 figure); n/a where no source gives one
+SECOND_CHIP[P_tdp] = _twin(P_tdp, "second chip")
+pi_sus = g("pi_sus", "flop/s", r"\pi_{\mathrm{sus}}", "dense BF16 peak measured under sustained load (clock throttled) on this chip; n/a where no source gives one")
 
 # what one profiler trace of a decode step shows (batch1-gap, model-limits)
 n_kl = g("n_kl", "1", r"n_{\mathrm{k/layer}}", "kernels launched per layer per decode step (GEMMs, attention, norms, activations, cache writes, all-reduces)")

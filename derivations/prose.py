@@ -106,6 +106,11 @@ def text_groups(math: str) -> list[str]:
     return out
 
 
+def placeholders(text: str) -> list[str]:
+    """The step and input names a prose string fills in with `{name}`, in order."""
+    return [m for kind, part in split(text) if kind == "text" for m in _PLACEHOLDER.findall(part)]
+
+
 def links(text: str) -> list[str]:
     """The sheet slugs a prose string links to with `@slug`."""
     return [m for kind, part in split(text) if kind == "text" for m in _LINK.findall(part)]

@@ -9,6 +9,7 @@ importing sympy, so `roofline list questions` and `--help` stay fast.
 from __future__ import annotations
 
 import importlib
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING, Any
@@ -18,35 +19,64 @@ if TYPE_CHECKING:
 
 
 @dataclass(frozen=True)
+class Part:
+    """A part of the book (and a group on the site's index): the sheets that ask the same kind of question."""
+
+    key: str
+    title: str
+    about: str  # one sentence: what the sheets in this part ask
+
+
+#: The book's parts, in the order the book prints them; each sheet names its part below (one place).
+PARTS: tuple[Part, ...] = (
+    Part("foundations", "Foundations", "What one decode or prefill step costs, from the weights and the roofline, and where that model of a step breaks."),
+    Part("attention", "Attention", "What the attention kernel reads and computes at decode: GQA, MLA and FlashAttention."),
+    Part("serving", "Serving", "What batching, a faster chip, power and a draft model do to a server's throughput."),
+    Part("diagnosis", "Diagnosis", "From a measured number (an MBU, a gap, a headline) to the causes a profiler can confirm."),
+    Part("quantization-moe", "Quantization and MoE", "What fewer bytes per weight and routed experts change in a decode step."),
+)
+
+
+@dataclass(frozen=True)
 class Question:
     slug: str
     title: str
     module: str  # under derivations.questions
+    part: str  # a key of PARTS: what the sheet asks
 
 
 QUESTIONS: tuple[Question, ...] = (
-    Question("decode-floor", "The decode floor and what sits above it", "decode_floor"),
-    Question("flops-per-token", "FLOPs per token: where the 2 FLOPs per parameter rule comes from and where it breaks", "flops_per_token"),
-    Question("prefill-decode-crossover", "Prefill vs decode: the prompt length where they trade places", "prefill_decode_crossover"),
-    Question("attention-intensity", "Attention intensity at decode: one head-count ratio", "attention_intensity"),
-    Question("mbu-diagnosis", "Diagnosing an MBU: from one number to buckets a team can own", "mbu_diagnosis"),
-    Question("ridge-coincidence", "The ridge-point coincidence", "ridge_coincidence"),
-    Question("batch1-gap", "The batch-1 gap: suspects sorted by what one trace shows", "batch1_gap"),
-    Question("decode-op-ranking", "Ranking the kernels of one decode step", "decode_op_ranking"),
-    Question("model-limits", "The twenty-line step model and where it breaks", "model_limits"),
-    Question("headline-check", "Checking a tokens-per-second headline", "headline_check"),
-    Question("hardware-upgrade", "Upgrading the accelerator: three speedups, not one", "hardware_upgrade"),
-    Question("moe-experts", "Experts touched per MoE decode step, and where the MoE advantage comes from", "moe_experts"),
-    Question("mbu-definition", "MBU, defined: two operands and six ways to get them wrong", "mbu_definition"),
-    Question("batch-knee", "The batch knee: a line, a hyperbola and the cache that stops it", "batch_knee"),
-    Question("joules-per-token", "Joules per token: the denominator moves, the numerator is capped", "joules_per_token"),
-    Question("mla-absorption", "MLA weight absorption and its bill", "mla_absorption"),
-    Question("flash-attention-io", "FlashAttention's HBM traffic: the textbook count and the real one", "flash_attention_io"),
-    Question("int4-flip", "The INT4 flip batch: weight-only quantization against BF16 and FP8", "int4_flip"),
-    Question("speculative-decoding", "Speculative decoding: a draft length per batch bucket", "speculative_decoding"),
+    Question("decode-floor", "The decode floor and what sits above it", "decode_floor", "foundations"),
+    Question("flops-per-token", "FLOPs per token: where the 2 FLOPs per parameter rule comes from and where it breaks", "flops_per_token", "foundations"),
+    Question("prefill-decode-crossover", "Prefill vs decode: the prompt length where they trade places", "prefill_decode_crossover", "foundations"),
+    Question("attention-intensity", "Attention intensity at decode: one head-count ratio", "attention_intensity", "attention"),
+    Question("mbu-diagnosis", "Diagnosing an MBU: from one number to buckets a team can own", "mbu_diagnosis", "diagnosis"),
+    Question("ridge-coincidence", "The ridge-point coincidence", "ridge_coincidence", "foundations"),
+    Question("batch1-gap", "The batch-1 gap: suspects sorted by what one trace shows", "batch1_gap", "diagnosis"),
+    Question("decode-op-ranking", "Ranking the kernels of one decode step", "decode_op_ranking", "diagnosis"),
+    Question("model-limits", "The twenty-line step model and where it breaks", "model_limits", "foundations"),
+    Question("headline-check", "Checking a tokens-per-second headline", "headline_check", "diagnosis"),
+    Question("hardware-upgrade", "Upgrading the accelerator: three speedups, not one", "hardware_upgrade", "serving"),
+    Question("moe-experts", "Experts touched per MoE decode step, and where the MoE advantage comes from", "moe_experts", "quantization-moe"),
+    Question("mbu-definition", "MBU, defined: two operands and six ways to get them wrong", "mbu_definition", "diagnosis"),
+    Question("batch-knee", "The batch knee: a line, a hyperbola and the cache that stops it", "batch_knee", "serving"),
+    Question("joules-per-token", "Joules per token: the denominator moves, the numerator is capped", "joules_per_token", "serving"),
+    Question("mla-absorption", "MLA weight absorption and its bill", "mla_absorption", "attention"),
+    Question("flash-attention-io", "FlashAttention's HBM traffic: the textbook count and the real one", "flash_attention_io", "attention"),
+    Question("int4-flip", "The INT4 flip batch: weight-only quantization against BF16 and FP8", "int4_flip", "quantization-moe"),
+    Question("speculative-decoding", "Speculative decoding: a draft length per batch bucket", "speculative_decoding", "serving"),
 )
 SLUGS: tuple[str, ...] = tuple(q.slug for q in QUESTIONS)
 _BY_SLUG_ENTRY = {q.slug: q for q in QUESTIONS}
+
+
+def by_part(slugs: Sequence[str]) -> list[tuple[Part | None, list[str]]]:
+    """`slugs` grouped by the part their sheet belongs to, parts in the book's order and the registry's order inside a part;
+    a slug no question registers (a user's derivation file) goes in a last group with no part."""
+    part_of = {q.slug: q.part for q in QUESTIONS}
+    groups: list[tuple[Part | None, list[str]]] = [(p, [s for s in slugs if part_of.get(s) == p.key]) for p in PARTS]
+    groups.append((None, [s for s in slugs if s not in part_of]))
+    return [(p, members) for p, members in groups if members]
 
 
 @cache

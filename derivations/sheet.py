@@ -8,6 +8,7 @@ front door passes a `resolve` callable that turns a table row into a Context.
 from __future__ import annotations
 
 import builtins
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -18,8 +19,9 @@ import sympy as sp
 
 from derivations import conventions
 from derivations import glossary as gl
-from derivations.context import BINDINGS, LAYOUT_SYMBOLS, Context, Input, fitted, input_value, layout_problem
-from derivations.engine import At, Claim, Derivation, Row, Solve, Step, Table
+from derivations.context import BINDINGS, ENGINE_INPUTS, LAYOUT_SYMBOLS, Context, Input, default_value, fitted, input_value, layout_problem
+from derivations.engine import UNIT_MARKERS, At, Claim, Derivation, Row, Solve, Step, Table
+from derivations.numeric import CHECK_TOLERANCE, VALUE_LIMIT_EXPONENT, Missing, out_of_range, plan_of
 from derivations.symbols import SymbolInfo
 from specs.catalog import SPECS_DIR
 from specs.errors import SpecError
@@ -29,38 +31,6 @@ from units import Quantity, RooflineError
 Resolver = Callable[[Context, Row], Context]
 #: A step of this name is the share of HBM a setup needs: above 1, the sheet and its rows say "does not fit".
 FIT_STEP = "memory_fraction"
-
-
-@dataclass(frozen=True)
-class Missing:
-    """A value that does not exist in this context, and why.
-
-    `none`: a closed form has no root in its domain (no such context, batch...).
-    `n/a`: the step does not apply to this model or chip (a spec lacks what it needs).
-
-    >>> import roofline
-    >>> sheet = roofline.derive("batch-knee", hardware="h200", model="deepseek-v3",
-    ...                         weights="fp8")
-    >>> sheet.results["B_max_kv"].missing.kind
-    'none'
-    >>> sheet.results["B_max_kv"].to("1")
-    Traceback (most recent call last):
-    ...
-    derivations.sheet.NoValueError: B_max_kv has no value here (none: the weights alone fill the usable memory, leaving no room for a cache: more GPUs (a larger TP degree) or fewer bytes per weight)
-    """
-
-    kind: str
-    """ "none" or "n/a"."""
-    reason: str
-    """Why, in one sentence."""
-    error: SpecError | None = field(default=None, compare=False)
-    """The spec error behind an n/a, re-raised when the sheet's own context needs the value."""
-    prose: bool = False
-    """True when `reason` is the derivation's prose (a Solve's `none`, which may hold $math$)."""
-
-    @property
-    def label(self) -> str:
-        return f"{self.kind}: {self.reason}"
 
 
 class NoValueError(RooflineError, ValueError):
@@ -85,9 +55,10 @@ class NoValueError(RooflineError, ValueError):
 class Value:
     """An exact value with its unit and the unit a renderer should show it in; or a Missing one.
 
-    `exact` is the sympy number in `unit`; `quantity`, `to` and `m_as` give it as a pint
-    Quantity of the project's registry. A Missing value (`missing` set, `exact` None)
-    raises NoValueError with its reason there, never a NaN.
+    `exact` is the number in `unit`: exact (sympy) for the sheet's own context, a float64 from the
+    compiled evaluation (derivations.numeric) for a table cell or a claim evaluated elsewhere;
+    `quantity`, `to` and `m_as` give it as a pint Quantity of the project's registry. A Missing
+    value (`missing` set, `exact` None) raises NoValueError with its reason there, never a NaN.
 
     >>> import roofline
     >>> sheet = roofline.derive("decode-floor", hardware="h200", model="llama-3.1-8b")
@@ -96,8 +67,9 @@ class Value:
     (458048/146484375, <Unit('second')>, <Quantity(3126.94101, 'microsecond')>)
     """
 
-    exact: sp.Expr | None
-    """The exact value in `unit` (a sympy Rational wherever the algebra allows); None when missing."""
+    exact: sp.Expr | builtins.float | None
+    """The value in `unit`: a sympy number (a Rational wherever the algebra allows) in the sheet's context, a float in a
+    table cell or a claim's other context; None when missing."""
     unit: pint.Unit
     """The value's own unit (the step's declared unit)."""
     display_unit: str | None = None
@@ -138,6 +110,14 @@ class SolvedStep:
     value: Value
     #: the value of every symbol in the step's expression
     operands: Mapping[sp.Symbol, Value]
+    #: for a step that is an identity for this model or chip (a dense model's E_read = 1, P_read = P_base): what it reduces
+    #: to (one symbol or a number); a sheet leaves it out of its body and says so once. None: the step says something here
+    identity: sp.Expr | None = None
+
+    @property
+    def applies(self) -> bool:
+        """False for a step a sheet does not print here: n/a for this model or chip, or an identity for it."""
+        return self.identity is None and not (self.value.missing is not None and self.value.missing.kind == "n/a")
 
 
 @dataclass(frozen=True)
@@ -194,7 +174,7 @@ class Sheet:
     >>> sheet.values["kv_bytes_step"].to("GiB")
     <Quantity(1.0, 'gibibyte')>
     >>> [(i.name, str(i.value), i.is_set) for i in sheet.inputs][:3]
-    [('batch', '1', False), ('tokens_per_step', '1 token', False), ('context', '8,192 token', False)]
+    [('batch', '1', False), ('tokens_per_step', '1 token', False), ('context', '8,192 tokens', False)]
     """
 
     derivation: Derivation
@@ -221,6 +201,8 @@ class Sheet:
     """The conventions printed on every sheet."""
     overflow: Value | None = None
     """The share of HBM the setup needs when above 1 (it does not fit); None when it fits or the sheet does not ask."""
+    sources: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    """(what, URLs) for each spec the sheet reads: where its figures come from (the specs' research notes are `roofline show`'s)."""
 
     @property
     def latex_names(self) -> Mapping[sp.Symbol, str]:
@@ -325,6 +307,100 @@ def evaluate(d: Derivation, ctx: Context, only: Sequence[str] | None = None) -> 
     return out
 
 
+def input_floats(d: Derivation, ctx: Context, names: frozenset[str]) -> dict[str, float | Missing]:
+    """Float values, in each symbol's declared unit, of the inputs and spec-bound symbols named (as `input_values`, in float64).
+
+    A spec-bound value is read once per set of specs (chip, model, precisions, second chip and model) and unit: a table's
+    rows and a figure's marks share them.
+    """
+    units = d.symbols.units()
+    by_name = {i.symbol.name: i for i in d.inputs}
+    symbols = _symbols_by_name(d)
+    specs = (ctx.hardware, ctx.model, ctx.weights, ctx.kv, ctx.math, ctx.second_hardware, ctx.second_model)
+    k = tuple(id(x) for x in specs)
+    hit = _BOUND.get(k)
+    if hit is None or any(a is not b for a, b in zip(hit[0], specs, strict=True)):
+        if len(_BOUND) > 4096:
+            _BOUND.clear()
+        hit = _BOUND[k] = (specs, {})
+    bound = hit[1]
+    values: dict[str, float | Missing] = {}
+    for name in names:
+        s = symbols[name]
+        u = units[s]
+        if name in by_name:
+            inp = by_name[name]
+            if inp.name in ctx.overrides:
+                values[name] = float(ctx.overrides[inp.name].to(u).magnitude)
+            elif inp.name in ENGINE_INPUTS:  # the context's engine profile supplies it
+                values[name] = float(input_value(inp, ctx)[0].to(u).magnitude)
+            else:
+                values[name] = _default_float(inp, u)
+            continue
+        v = bound.get((name, u))
+        if v is None:
+            try:
+                v = float(BINDINGS[s](ctx).to(u).magnitude)
+            except SpecError as err:
+                v = Missing("n/a", err.message, err)
+            bound[(name, u)] = v
+        values[name] = v
+    return values
+
+
+#: spec-bound float values per set of spec objects (kept beside them, so an id is never reused for another)
+_BOUND: dict[tuple[int, ...], tuple[tuple[object, ...], dict[tuple[str, pint.Unit], float | Missing]]] = {}
+
+
+@lru_cache(maxsize=4096)
+def _default_float(inp: Input, u: pint.Unit) -> float:
+    """An input's default as a float in `u`, once per process."""
+    return float(default_value(inp).to(u).magnitude)
+
+
+_SYMBOLS: dict[int, tuple[Derivation, dict[str, sp.Symbol]]] = {}
+
+
+def _symbols_by_name(d: Derivation) -> dict[str, sp.Symbol]:
+    hit = _SYMBOLS.get(id(d))
+    if hit is None or hit[0] is not d:
+        hit = _SYMBOLS[id(d)] = (d, {s.name: s for s in d.free_symbols})
+    return hit[1]
+
+
+def evaluate_numbers(d: Derivation, ctx: Context, only: Sequence[str] | None = None) -> dict[str, float | Missing]:
+    """Every step's value in `ctx` as a float64 (or Missing), by the derivation's compiled numeric plan (derivations.numeric).
+
+    The same values as `evaluate`, to float precision (`check_numbers` compares them); with `only`, just those steps
+    and what they need. Tables, claims, figures and sweeps use it; `evaluate` stays the exact reference.
+    """
+    plan = plan_of(d)
+    values = input_floats(d, ctx, plan.reads(only))
+    return plan.evaluate(values, only)
+
+
+class NumericMismatchError(RooflineError):
+    """The compiled evaluation disagrees with the exact one (a bug in the plan or its code, never shown as a number)."""
+
+
+def check_numbers(d: Derivation, ctx: Context, got: Mapping[str, float | Missing], names: Sequence[str], where: str) -> None:
+    """The float values `got` of `names` agree with the exact evaluation in `ctx` (CHECK_TOLERANCE, relative); else NumericMismatchError."""
+    exact = evaluate(d, ctx, list(names))
+    for n in names:
+        e, f = exact[n], got[n]
+        if isinstance(e, Missing) or isinstance(f, Missing):
+            if not (isinstance(e, Missing) and isinstance(f, Missing) and e.kind == f.kind and e.reason == f.reason):
+                raise NumericMismatchError(f"{d.slug}: {where}: {n} is {_shown(f)} compiled but {_shown(e)} exactly")
+            continue
+        want = float(e)
+        if not abs(f - want) <= CHECK_TOLERANCE * max(abs(want), abs(f)):
+            raise NumericMismatchError(f"{d.slug}: {where}: {n} is {f!r} compiled but {want!r} exactly")
+
+
+def _shown(v: object) -> str:
+    return v.label if isinstance(v, Missing) else repr(float(v))  # type: ignore[arg-type]
+
+
 def _step_value(d: Derivation, step: Step, values: Mapping[sp.Symbol, sp.Expr | Missing]) -> sp.Expr | Missing:
     """One step's value from the values of its symbols (inputs and earlier steps)."""
     if isinstance(step, At):
@@ -393,7 +469,7 @@ def _at_value(d: Derivation, step: At, values: Mapping[sp.Symbol, sp.Expr | Miss
 #: A step's value beyond this magnitude in its own unit (or nonzero below its inverse) is out of range: no sheet needs it,
 #: and no float could hold it in another unit. The inputs are read within 1e30 (specs.quantities.MAX_MAGNITUDE), so only a
 #: derivation file's own formulas (a power of a power) reach it.
-VALUE_LIMIT = sp.Integer(10) ** 300
+VALUE_LIMIT = sp.Integer(10) ** VALUE_LIMIT_EXPONENT
 
 
 def in_range(v: sp.Expr) -> bool:
@@ -405,11 +481,12 @@ def _in_domain(step: Step, v: sp.Expr) -> sp.Expr | Missing:
     """The value, or Missing when it is not a finite real number (or, for a closed form, not positive) or is out of range."""
     finite = v.is_extended_real is True and v.is_finite is True
     if finite and not in_range(v):
-        return Missing("none", f"{step.name} is out of range here (its magnitude is beyond 1e300 or below 1e-300 in {step.unit or '1'})")
+        return Missing("none", out_of_range(step.name, step.unit))
     if isinstance(step, Solve):
         if not finite or not v > 0:
             return Missing("none", step.none or f"{step.lhs} and {step.rhs} do not meet at a positive value here", prose=bool(step.none))
-    elif step.none and (not finite or not v > 0):
+    elif step.none and (not finite or (not step.signed and not v > 0)):
+        # a signed step (an error against a measurement) may be negative; its `none` says why it has no value at all
         return Missing("none", step.none, prose=True)
     elif not finite:
         return Missing("none", f"{step.name} is undefined here (a zero denominator)")
@@ -506,9 +583,10 @@ def solve_sheet(d: Derivation, ctx: Context, resolve: Resolver, grid: tuple[Row,
         raise SpecError(d.slug, name, f"cannot be derived for {ctx.model.name} on {ctx.hardware.name}: {why.reason}")
     all_values = {**base_values, **{sp.Symbol(n, positive=True): v for n, v in results.items()}}
     steps = []
+    same = identities(d, base_values, results)
     for step in d.steps:
         operands = {s: _operand(all_values[s], units[s], d.display_units.get(s.name)) for s in step.expr.free_symbols}
-        steps.append(SolvedStep(step, d.symbols[step.name].latex, _value(d, step.name, results[step.name]), operands))
+        steps.append(SolvedStep(step, d.symbols[step.name].latex, _value(d, step.name, results[step.name]), operands, same.get(step.name)))
     inputs = []
     for inp in d.inputs:
         q, is_set = input_value(inp, ctx)
@@ -529,6 +607,7 @@ def solve_sheet(d: Derivation, ctx: Context, resolve: Resolver, grid: tuple[Row,
         context=ctx,
         context_label=context_label(ctx),
         spec_facts=spec_facts(ctx),
+        sources=sources(ctx),
         inputs=tuple(inputs),
         bound=bound,
         steps=tuple(steps),
@@ -563,12 +642,11 @@ def context_label(ctx: Context) -> str:
 
 
 def spec_facts(ctx: Context) -> tuple[tuple[str, str], ...]:
+    """What the sheet is worked for: chip, model, number formats (and the second chip or model), one line each."""
     h, m = ctx.hardware, ctx.model
     facts = [
         ("Hardware", f"{h.name} ({h.key}; status {h.status})"),
-        ("Hardware source", h.source),
         ("Model", f"{m.name} ({m.key}; {m.model_type}; status {m.status})"),
-        ("Model source", m.source),
         ("Weights", ctx.weights.description + (f"; the checkpoint ships {m.quantization_summary()}" if m.quantization is not None else "")),
         ("KV cache", ctx.kv.description),
         ("Math", f"{ctx.math.math} tensor-core peak" + (f" (default: the math of {ctx.weights.name} weights)" if ctx.math_defaulted else " (set with --math)")),
@@ -579,13 +657,77 @@ def spec_facts(ctx: Context) -> tuple[tuple[str, str], ...]:
               ("Engine profile provenance", f"{e.provenance} ({shown_profile_path(e)})")]
     if ctx.second_hardware is not None:
         h2 = ctx.second_hardware
-        facts += [("Second hardware (primed symbols)", f"{h2.name} ({h2.key}; status {h2.status}); change with --second-hardware"),
-                  ("Second hardware source", h2.source)]
+        facts.append(("Second hardware (primed symbols)", f"{h2.name} ({h2.key}; status {h2.status}); change with --second-hardware"))
     if ctx.second_model is not None:
         m2 = ctx.second_model
-        facts += [("Second model (primed symbols)", f"{m2.name} ({m2.key}; {m2.model_type}; status {m2.status}); change with --second-model"),
-                  ("Second model source", m2.source)]
+        facts.append(("Second model (primed symbols)", f"{m2.name} ({m2.key}; {m2.model_type}; status {m2.status}); change with --second-model"))
     return tuple(facts)
+
+
+#: A web address in a spec's `source` text: RFC 3986's characters up to the first that is not one (a space, a brace, a quote,
+#: a bracket of prose) or a delimiter of the text around it (a comma, a semicolon, a parenthesis); never ending in a full stop.
+_URL = re.compile(r"https?://[A-Za-z0-9\-._~:/?#\[\]@!$&*+=%]*[A-Za-z0-9\-_~/#\[\]@!$&*+=%]")
+
+
+def urls(text: str) -> tuple[str, ...]:
+    """The web addresses a spec's `source` field names, each once, in order."""
+    return tuple(dict.fromkeys(_URL.findall(text)))
+
+
+def sources(ctx: Context) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """(spec name, its source URLs) for the chip, the model and any second chip or model."""
+    specs = [ctx.hardware, ctx.model, *(x for x in (ctx.second_hardware, ctx.second_model) if x is not None)]
+    return tuple((x.name, urls(x.source)) for x in specs)
+
+
+#: Spec-bound counts that switch a structure off at 0 or 1 (a dense model's E = k_E = 1, L_MoE = 0, P_exp = 0;
+#: an MLA model's one KV stream). Byte widths and conventions are never structural: 1 B per FP8 weight is a number, not an identity.
+_STRUCTURAL_UNITS = ("dimensionless", "parameter")
+#: (slug, id of the derivation, step, the structural values it reads) -> what the step reduces to, or None
+_IDENTITY_CACHE: dict[tuple[object, ...], sp.Expr | None] = {}
+
+
+def identities(d: Derivation, values: Mapping[sp.Symbol, sp.Expr | Missing], results: Mapping[str, sp.Expr | Missing]) -> dict[str, sp.Expr]:
+    """The steps that are identities in this context, each with what it reduces to.
+
+    A step is an identity when its expression, with the context's structural
+    values substituted (spec-bound counts that are 0 or 1 here, unit markers
+    set to 1, and earlier identities that are numbers), reduces to one symbol
+    or one finite number; a step with no value whose expression then reduces
+    to nan (0/0: the intensity of shared experts a model does not have) has
+    nothing to compute here and is reported as nan. Headline results, closed forms and steps evaluated
+    elsewhere (At) are never identities: they are what a sheet is about. The
+    reduction is cached by the structural values a step reads, so a table of
+    many contexts pays for it once per kind of model.
+    """
+    units = d.symbols.units()
+    structural = {s: v for s, v in values.items()
+                  if s in BINDINGS and s not in UNIT_MARKERS and not isinstance(v, Missing) and v in (0, 1)
+                  and str(units[s]) in _STRUCTURAL_UNITS}
+    constants: dict[sp.Symbol, sp.Expr] = {}
+    out: dict[str, sp.Expr] = {}
+    for step in d.steps:
+        value = results.get(step.name)
+        if isinstance(step, (Solve, At)) or step.name in d.results or (isinstance(value, Missing) and value.kind == "n/a"):
+            continue
+        free = _free_symbols(step.expr)
+        reads = {s: v for s, v in (*structural.items(), *constants.items()) if s in free}
+        if not reads:
+            continue
+        key = (d.slug, id(d), step.name, tuple(sorted((s.name, v) for s, v in reads.items())))
+        if key not in _IDENTITY_CACHE:
+            markers = {u: sp.S.One for u in UNIT_MARKERS if u in free}
+            reduced = step.expr.xreplace({**reads, **markers})
+            same = reduced.is_Symbol or (reduced.is_Number and reduced.is_finite is True)
+            # a ratio of parts that are zero here (a dense model's shared-expert intensity, 0/0): nothing to compute
+            empty = isinstance(value, Missing) and reduced is sp.nan
+            _IDENTITY_CACHE[key] = reduced if same or empty else None
+        reduced = _IDENTITY_CACHE[key]
+        if reduced is not None:
+            out[step.name] = reduced
+            if reduced.is_Number and reduced is not sp.nan:
+                constants[step.s] = reduced
+    return out
 
 
 def shown_profile_path(e: Profile) -> str:
@@ -597,20 +739,26 @@ def shown_profile_path(e: Profile) -> str:
 
 
 def _solve_table(d: Derivation, ctx: Context, t: Table, resolve: Resolver) -> SolvedTable:
+    """A table's rows, each evaluated by the compiled plan in floats; the first row with values is checked against the exact evaluation."""
     rows, settings, overflows, parts = [], [], [], []
     by_name = {i.name: i for i in d.inputs}
     fit = (FIT_STEP,) if FIT_STEP in d.expanded else ()
+    names = (*t.columns, *fit)
+    checked = False
     for row in t.rows:
         setting = () if row.label else tuple(_setting(d, by_name[n], v) for n, v in row.set.items() if n in by_name)
         settings.append(setting)
         try:
             row_ctx = resolve(ctx, row)
-            values = evaluate(d, row_ctx, (*t.columns, *fit))
+            values = evaluate_numbers(d, row_ctx, names)
         except SpecError as err:
             rows.append((row.label or row.model or row.hardware or "?", tuple(None for _ in t.columns), err.message))
             overflows.append(False)
             parts.append(None)
             continue
+        if not checked:
+            check_numbers(d, row_ctx, values, names, f"table {t.title!r}, row {row.label or _row_label(row, row_ctx)!r}")
+            checked = True
         both = not row.label and row.hardware and row.model
         parts.append((row_ctx.hardware.name, row_ctx.model.name) if both else None)
         overflows.append(bool(fit) and _overflows(values[FIT_STEP]))
@@ -632,7 +780,7 @@ def _setting(d: Derivation, inp: Input, text: str) -> tuple[str, str, Value]:
 
 def _solve_claim(d: Derivation, ctx: Context, c: Claim, resolve: Resolver, results: Mapping[str, sp.Expr | Missing]) -> SolvedClaim:
     try:
-        values = evaluate(d, resolve(ctx, c.where), [n for n in (c.left, c.right) if n in d.expanded]) if c.where else results
+        values = evaluate_numbers(d, resolve(ctx, c.where), [n for n in (c.left, c.right) if n in d.expanded]) if c.where else results
     except SpecError as err:
         values = {n: Missing("n/a", err.message) for n in (c.left, c.right)}
     left = _value(d, c.left, values[c.left])
@@ -658,4 +806,4 @@ def claim_sides(c: Claim, left: Value, right: Value) -> tuple[float, float]:
     return float(lq.to_base_units().magnitude), float(rq.to(lq.units).to_base_units().magnitude)
 
 
-__all__ = ["Input", "Missing", "NoValueError", "Sheet", "SolvedStep", "SolvedTable", "Value", "evaluate", "solve_sheet"]
+__all__ = ["Input", "Missing", "NoValueError", "NumericMismatchError", "Sheet", "SolvedStep", "SolvedTable", "Value", "check_numbers", "evaluate", "evaluate_numbers", "solve_sheet"]

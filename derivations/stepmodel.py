@@ -48,7 +48,8 @@ gpus = Step("gpus", pr.layout_gpus(), "1",
 experts = Step("experts_touched", pr.experts_touched(tokens.s * gl.n_dp), "1",
                r"Under uniform top-$k$ routing a MoE layer reads every distinct expert the tokens of all $\sym{n_dp}$ replicas picked: $k_{E}$ at one "
                "token, nearly all $E$ a few dozen tokens later. A dense model is one expert that every token uses.",
-               latex=r"E_{\mathrm{read}}", meaning="routed experts read per MoE layer per step (expected)", title="Experts read per MoE layer")
+               latex=r"E_{\mathrm{read}}", meaning="routed experts read per MoE layer per step (expected)", title="Experts read per MoE layer",
+               counts="experts")
 params = Step("params_read", pr.params_read(experts.s), "parameter",
               "The GEMM weights every token uses (attention, dense and shared MLPs, routers, LM head), plus the experts read in each MoE layer.",
               latex=r"P_{\mathrm{read}}", meaning="GEMM weights read per step", title="Weights read per step")

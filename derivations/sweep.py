@@ -3,8 +3,9 @@
 `parse_axis` reads `--over NAME=VALUES` (a list `1024,8192,32768`, a doubling
 range `1:1024:log2`, or an arithmetic range `0.5:1:0.1`; the ends and step of a
 range may carry units, `t_fixed=1ms:2ms:0.5ms`), checking every value against
-its input's domain. `plan` compiles the steps the result needs, in step order,
-each once with `sympy.lambdify` over numpy arrays, with the same domain rules
+its input's domain. `plan` takes the steps the result needs, in step order,
+from the derivation's numeric plan (derivations.numeric: each step compiled
+once, here its numpy form, the constants bound), with the same domain rules
 as the exact evaluation: a closed form whose root is not finite and positive,
 or a step whose value is not finite or out of range, has no value there, and
 neither has any step that needs it. Spec values a model or chip lacks make the
@@ -26,11 +27,12 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 
 import numpy as np
-import sympy as sp
 
 from derivations.context import BARE_NUMBER_UNITS, Context, Input
-from derivations.engine import At, Derivation, Solve, Step
-from derivations.sheet import VALUE_LIMIT, Missing, evaluate, input_values, needed_steps
+from derivations.engine import Derivation, Solve, Step
+from derivations.numeric import ABSENT, out_of_range, plan_of
+from derivations.numeric import Plan as NumericPlan
+from derivations.sheet import VALUE_LIMIT, Missing, evaluate, input_floats
 from specs.errors import SpecError, suggest
 from specs.quantities import parse_quantity
 from units import RooflineError, unit_text
@@ -214,12 +216,13 @@ def check_points(total: int, what: str = "this sweep") -> None:
 
 @dataclass
 class _Compiled:
-    """One expression over the grid: a function of the swept arrays, or a reason it has no value anywhere."""
+    """One expression over the grid: the numeric plan's numpy function with the constants bound (derivations.numeric)."""
 
     step: Step | None
-    args: tuple[sp.Symbol, ...] = ()
+    #: the names of the values that vary over the grid (swept inputs, steps that read them), in the order `function` takes them
+    args: tuple[str, ...] = ()
     function: Callable[..., object] | None = None
-    #: a Missing constant the expression cannot do without: every point has this reason
+    #: the first reason (sorted) among the missing constants it reads: every point has it where the value needs one
     missing: str = ""
 
 
@@ -229,7 +232,7 @@ class _Op:
 
     step: Step
     compiled: _Compiled | None = None
-    where: tuple[tuple[sp.Symbol, _Compiled], ...] = ()
+    where: tuple[tuple[str, _Compiled], ...] = ()
     again: tuple[_Op, ...] = ()
 
 
@@ -265,12 +268,14 @@ class Plan:
         n = len(index)
         shape = tuple(len(a.values) for a in self.axes)
         cols = np.unravel_index(index, shape) if self.axes else ()
-        arrays: dict[sp.Symbol, np.ndarray] = {a.input.symbol: a.values[c] for a, c in zip(self.axes, cols, strict=True)}
-        bad: dict[sp.Symbol, np.ndarray] = {s: np.full(n, -1) for s in arrays}
+        arrays: dict[str, np.ndarray] = {a.input.symbol.name: a.values[c] for a, c in zip(self.axes, cols, strict=True)}
+        bad: dict[str, np.ndarray | None] = dict.fromkeys(arrays)  # None: no point has a reason
         for op in self.ops:
             _run_op(op, arrays, bad, n, self.reasons)
-        r = sp.Symbol(self.result, positive=True)
-        return np.where(bad[r] >= 0, np.nan, arrays[r]), bad[r]
+        why = bad[self.result]
+        if why is None:
+            return arrays[self.result], np.full(n, -1)
+        return np.where(why >= 0, np.nan, arrays[self.result]), why
 
     def blocks(self, size: int | None = None) -> Iterator[Block]:
         """The grid in blocks of at most `size` points (default BLOCK_POINTS), in grid order."""
@@ -288,17 +293,12 @@ def plan(d: Derivation, ctx: Context, result: str, axes: Sequence[Axis]) -> Plan
     if len(set(names)) != len(names):
         raise SpecError("--over", None, f"an input swept twice: {', '.join(names)}")
     check_points(grid_points(axes))
-    swept = {a.input.symbol for a in axes}
-    constants = {s: v for s, v in input_values(d, ctx).items() if s not in swept}
-    need = needed_steps(d, [result])
-    ops = []
-    for step in d.steps:
-        if step.name not in need:
-            continue
-        ops.append(_plan_step(d, step, constants, swept))
-        if step.name == result:
-            break
-    p = Plan(d, result, tuple(axes), tuple(ops))
+    numeric = plan_of(d)
+    swept = {a.input.symbol.name for a in axes}
+    constants = {s: v for s, v in input_floats(d, ctx, numeric.reads([result])).items() if s not in swept}
+    steps = {st.name: st for st in d.steps}
+    ops = tuple(_plan_step(numeric, steps[ps.name], constants, steps) for ps in numeric.subset([result]))
+    p = Plan(d, result, tuple(axes), ops)
     _check_corners(d, ctx, p)
     return p
 
@@ -317,41 +317,64 @@ def _reason(reasons: list[str], text: str) -> int:
     return reasons.index(text)
 
 
-def _plan_step(d: Derivation, step: Step, constants: Mapping[sp.Symbol, sp.Expr | Missing], swept: set[sp.Symbol]) -> _Op:
-    if not isinstance(step, At):
-        return _Op(step, _compile(step, step.expr, constants))
+def _plan_step(numeric: NumericPlan, step: Step, constants: Mapping[str, float | Missing], steps: Mapping[str, Step]) -> _Op:
+    """A step of the numeric plan over the grid: its numpy function with the constants bound; an At step with what it recomputes."""
+    ps = numeric.by_name[step.name]
+    if not ps.of:
+        return _Op(step, _compile(step, ps.vector(), ps.scalar(), ps.args, constants))
     local_constants = dict(constants)
-    replaced = set()
     where = []
-    for symbol, expr in step.where:
-        where.append((symbol, _compile(None, expr, constants)))
+    for (symbol, args, _), f, g in zip(ps.where, ps.where_functions(True), ps.where_functions(False), strict=True):
+        where.append((symbol, _compile(None, f, g, args, constants)))
         local_constants.pop(symbol, None)
-        replaced.add(symbol)
-    need = needed_steps(d, [step.of])
-    again = []
-    for s in d.steps:
-        if s.name == step.name:
-            break
-        if s.name in need and d.symbols_of[s.name] & replaced:
-            again.append(_plan_step(d, s, local_constants, swept | replaced))
-    return _Op(step, None, tuple(where), tuple(again))
+    again = tuple(_plan_step(numeric, steps[name], local_constants, steps) for name in ps.redo)
+    return _Op(step, None, tuple(where), again)
 
 
-def _compile(step: Step | None, expr: sp.Expr, constants: Mapping[sp.Symbol, sp.Expr | Missing]) -> _Compiled:
-    free = expr.free_symbols
-    known = {s: v for s, v in constants.items() if s in free and not isinstance(v, Missing)}
-    expr = expr.xreplace(known)
-    missing = [constants[s] for s in expr.free_symbols if isinstance(constants.get(s), Missing)]
-    if missing:
-        m = sorted(missing, key=lambda m: m.reason)[0]
-        return _Compiled(step, missing=f"{m.kind}: {m.reason}")
-    args = tuple(sorted(expr.free_symbols, key=lambda s: s.name))
-    custom = {type(f).__name__: type(f).numpy for f in expr.atoms(sp.Function) if hasattr(type(f), "numpy")}
-    return _Compiled(step, args, sp.lambdify(args, expr, modules=[custom, "numpy"]))
+def _compile(step: Step | None, f: Callable[..., object], scalar: Callable[..., object], args: Sequence[str],
+             constants: Mapping[str, float | Missing]) -> _Compiled:
+    """`f` with the constants among `args` bound (a missing one as numeric.ABSENT): a function of the others.
+
+    A varying value that the constants make unneeded (a term multiplied by a zero constant: the MLA terms of a model
+    without MLA) is passed as ABSENT, so its missing points do not reach this step, as in the exact evaluation; the
+    scalar form of `f` tells which (it is called with that value absent and the others at generic values, twice).
+    """
+    missing = sorted((v for a in args if isinstance(v := constants.get(a), Missing)), key=lambda m: m.reason)
+    fixed = [ABSENT if isinstance(constants.get(a), Missing) else constants.get(a) for a in args]
+    slots = [i for i, a in enumerate(args) if a not in constants]
+    unneeded = set()
+    for i in slots:
+        if all(_absorbed(scalar, fixed, slots, i, seed) for seed in _PROBES):
+            unneeded.add(i)
+    for i in unneeded:
+        fixed[i] = ABSENT
+    slots = [i for i in slots if i not in unneeded]
+    varying = tuple(args[i] for i in slots)
+
+    def bound(*arrays: object) -> object:
+        values = list(fixed)
+        for i, x in zip(slots, arrays, strict=True):
+            values[i] = x
+        return f(*values)
+
+    return _Compiled(step, varying, bound, f"{missing[0].kind}: {missing[0].reason}" if missing else "")
 
 
-def _run_op(op: _Op, arrays: dict[sp.Symbol, np.ndarray], bad: dict[sp.Symbol, np.ndarray], n: int, reasons: list[str]) -> None:
-    s = op.step.s
+#: generic values for the varying arguments of a probe (no two equal, none whole: a difference of two is never zero)
+_PROBES = (0.7390851332151607, 1.6180339887498949)
+
+
+def _absorbed(scalar: Callable[..., object], fixed: Sequence[object], slots: Sequence[int], i: int, seed: float) -> bool:
+    """Whether `scalar` has a value with argument `i` absent and the other varying ones at generic values."""
+    probe = [ABSENT if k == i else (seed * (1 + 0.1 * k) if k in slots else x) for k, x in enumerate(fixed)]
+    try:
+        return scalar(*probe) is not ABSENT
+    except (ArithmeticError, ValueError, TypeError):
+        return False
+
+
+def _run_op(op: _Op, arrays: dict[str, np.ndarray], bad: dict[str, np.ndarray | None], n: int, reasons: list[str]) -> None:
+    s = op.step.name
     if op.compiled is not None:
         arrays[s], bad[s] = _run(op.compiled, arrays, bad, n, reasons)
         return
@@ -361,19 +384,17 @@ def _run_op(op: _Op, arrays: dict[sp.Symbol, np.ndarray], bad: dict[sp.Symbol, n
     for inner in op.again:
         _run_op(inner, local_arrays, local_bad, n, reasons)
     step = op.step
-    of = sp.Symbol(step.of, positive=True)  # type: ignore[attr-defined]
-    value, why = local_arrays[of], local_bad[of]
-    if step.none:
+    value, why = local_arrays[step.of], local_bad[step.of]  # type: ignore[attr-defined]
+    if step.none and why is not None:
         mine = _reason(reasons, f"none: {step.none}")
         why = np.where((why >= 0) & np.array([r.startswith("none:") for r in reasons] + [False])[why], mine, why)
     with np.errstate(invalid="ignore"):
         finite = np.isfinite(value)
-        far = finite & ~_in_range(value)
+        far = _far(value, finite)
         out = ~finite | ((value <= 0) if step.none else False)
-    why = _mark(why, far, reasons, _range_text(step))
-    if out.any():
-        code = _reason(reasons, f"none: {step.none}" if step.none else f"none: {step.name} is undefined here (a zero denominator)")
-        why = np.where((why < 0) & out, code, why)
+    if far is not None:
+        why = _mark(why, far, reasons, _range_text(step))
+    why = _mark(why, out, reasons, f"none: {step.none}" if step.none else f"none: {step.name} is undefined here (a zero denominator)")
     arrays[s], bad[s] = value, why
 
 
@@ -384,49 +405,76 @@ def _in_range(value: np.ndarray) -> np.ndarray:
 
 
 def _range_text(step: Step) -> str:
-    return f"none: {step.name} is out of range here (its magnitude is beyond 1e300 or below 1e-300 in {step.unit or '1'})"
+    return "none: " + out_of_range(step.name, step.unit)
 
 
-def _mark(why: np.ndarray, where: np.ndarray, reasons: list[str], text: str) -> np.ndarray:
-    """`why` with the reason `text` at the points of `where` that have none yet."""
+def _mark(why: np.ndarray | None, where: np.ndarray, reasons: list[str], text: str) -> np.ndarray | None:
+    """`why` with the reason `text` at the points of `where` that have none yet (None: no point has a reason)."""
     if not where.any():
         return why
-    return np.where((why < 0) & where, _reason(reasons, text), why)
+    code = _reason(reasons, text)
+    if why is None:
+        return np.where(where, code, -1)
+    return np.where((why < 0) & where, code, why)
 
 
-def _run(c: _Compiled, arrays: Mapping[sp.Symbol, np.ndarray], bad: Mapping[sp.Symbol, np.ndarray], n: int, reasons: list[str]
-         ) -> tuple[np.ndarray, np.ndarray]:
-    """One compiled expression's values and reason codes over `n` points, with the domain rules of its step."""
-    if c.function is None:
-        return np.full(n, np.nan), np.full(n, _reason(reasons, c.missing))
-    why = np.full(n, -1)
-    # as `evaluate` does: of several missing values a step needs, the one whose reason sorts first
-    order = sorted(range(len(reasons)), key=lambda i: reasons[i].partition(": ")[2])
-    rank = np.empty(len(reasons) + 1, dtype=int)
-    rank[order] = np.arange(len(reasons))
-    rank[-1] = len(reasons)  # index -1: no reason, ranks last
-    for s in c.args:
-        why = np.where((bad[s] >= 0) & (rank[bad[s]] < rank[why]), bad[s], why)
+def _run(c: _Compiled, arrays: Mapping[str, np.ndarray], bad: Mapping[str, np.ndarray | None], n: int, reasons: list[str]
+         ) -> tuple[np.ndarray, np.ndarray | None]:
+    """One compiled expression's values and reason codes over `n` points, with the domain rules of its step.
+
+    Reason codes are None where every point has a value (most steps of most sweeps: no array of codes to carry).
+    """
     with np.errstate(all="ignore"):
-        value = np.broadcast_to(np.asarray(c.function(*(arrays[s] for s in c.args)), dtype=float), (n,)).copy()
+        raw = c.function(*(arrays[s] for s in c.args))  # type: ignore[misc]
+    if raw is ABSENT:  # a missing constant the expression cannot do without
+        return np.full(n, np.nan), np.full(n, _reason(reasons, c.missing))
+    why: np.ndarray | None = None
+    rank = None
+    for s in c.args:
+        b = bad[s]
+        if b is None:
+            continue
+        if why is None:
+            why = b
+            continue
+        if rank is None:
+            # as `evaluate` does: of several missing values a step needs, the one whose reason sorts first
+            order = sorted(range(len(reasons)), key=lambda i: reasons[i].partition(": ")[2])
+            rank = np.empty(len(reasons) + 1, dtype=int)
+            rank[order] = np.arange(len(reasons))
+            rank[-1] = len(reasons)  # index -1: no reason, ranks last
+        why = np.where((b >= 0) & (rank[b] < rank[why]), b, why)
+    value = np.asarray(raw, dtype=float)
+    if value.shape != (n,):
+        value = np.broadcast_to(value, (n,)).copy()
+    with np.errstate(all="ignore"):
         finite = np.isfinite(value)
-        far = finite & ~_in_range(value)
+        far = _far(value, finite)
     step = c.step
     if step is None:
-        out = ~finite | far
-        code = _reason(reasons, "none: a replaced value is undefined here") if out.any() else -1
+        out = ~finite if far is None else ~finite | far
+        text = "none: a replaced value is undefined here"
     else:
-        why = _mark(why, far, reasons, _range_text(step))
+        if far is not None:
+            why = _mark(why, far, reasons, _range_text(step))
         if isinstance(step, Solve) or step.none:
-            text = step.none or f"{step.lhs} and {step.rhs} do not meet at a positive value here"  # type: ignore[attr-defined]
+            text = "none: " + (step.none or f"{step.lhs} and {step.rhs} do not meet at a positive value here")  # type: ignore[attr-defined]
             with np.errstate(invalid="ignore"):
                 out = ~(finite & (value > 0))
-            code = _reason(reasons, f"none: {text}") if out.any() else -1
         else:
             out = ~finite
-            code = _reason(reasons, f"none: {step.name} is undefined here (a zero denominator)") if out.any() else -1
-    why = np.where((why < 0) & out, code, why)
-    return value, why
+            text = f"none: {step.name} is undefined here (a zero denominator)"
+    return value, _mark(why, out, reasons, text)
+
+
+def _far(value: np.ndarray, finite: np.ndarray) -> np.ndarray | None:
+    """The finite points out of range (as derivations.sheet.in_range), or None when there is none (checked in two passes)."""
+    a = np.abs(value)
+    top = np.max(a, where=finite, initial=0.0)
+    low = np.min(a, where=finite & (a > 0), initial=np.inf)
+    if top <= _LIMIT and low >= 1 / _LIMIT:
+        return None
+    return finite & ~_in_range(value)
 
 
 def _check_corners(d: Derivation, ctx: Context, p: Plan) -> None:

@@ -46,7 +46,7 @@ _SOLVE = re.compile(r"^\s*([A-Za-z][A-Za-z0-9_]*)\s*=\s*([A-Za-z][A-Za-z0-9_]*)\
 TOP_FIELDS = {
     "slug": False, "title": True, "question": True, "inputs": False, "defaults": False, "steps": True, "results": True,
     "assumptions": False, "takeaways": False, "scoring": False, "limits": False, "claims": False, "tables": False,
-    "hardware": False, "models": False,
+    "hardware": False, "models": False, "answer": False, "argument": False,
 }
 INPUT_FIELDS = {"name": True, "symbol": False, "unit": True, "default": True, "meaning": True, "domain": False, "latex": False}
 STEP_FIELDS = {"name": True, "formula": False, "solve": False, "for": False, "keep": False, "rounds": False, "unit": True, "why": True,
@@ -115,7 +115,8 @@ def build(data: Mapping[str, Any], where: str, default_slug: str = "my-derivatio
     if cells > MAX_TABLE_CELLS:
         raise UserFileError(where, "tables", f"{cells:,} table cells (rows times columns, with the headline table's chips times models "
                             f"times results); at most {MAX_TABLE_CELLS:,}")
-    texts = {k: tuple(f.array(data, k, str)) for k in ("assumptions", "takeaways", "scoring", "limits")}
+    texts = {k: tuple(f.array(data, k, str)) for k in ("assumptions", "takeaways", "scoring", "limits", "answer")}
+    argument = tuple(f.array(data, "argument", str))
     for k, items in texts.items():
         for j, x in enumerate(items):
             _prose_links(where, f"{k}[{j}]", x)
@@ -123,7 +124,8 @@ def build(data: Mapping[str, Any], where: str, default_slug: str = "my-derivatio
         return derivation(slug, f.string(data, "title", required=True, limit=200), f.string(data, "question", required=True),
                           own, steps, results,
                           inputs=inputs, claims=claims, tables=tables, hardware=hardware, models=models,
-                          display_units=display, defaults=defaults, solve_budget=bounded.Budget(bounded.FILE_SOLVE_CPU_SECONDS), **texts)
+                          display_units=display, defaults=defaults, argument=argument,
+                          solve_budget=bounded.Budget(bounded.FILE_SOLVE_CPU_SECONDS), **texts)
     except fm.FormulaError as err:
         raise err.located(where) from None
     except UserFileError:

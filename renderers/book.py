@@ -1,9 +1,13 @@
-"""Every sheet as one LaTeX book: a chapter per sheet, conventions, glossary, hardware and model appendices.
+"""Every sheet as one LaTeX book: a title page, a shared conventions chapter, the sheets by part, then the shared given
+values, the glossary and the hardware and model appendices.
 
-A chapter is the sheet's own LaTeX (`renderers.latex.render`, the same template
-the standalone `.tex` sheets use) with its title page swapped for a
-`\\chapter`; the book's preamble is the sheets' preamble, so a package or unit
-declaration a sheet needs is there without being listed twice. The book never
+A chapter is the sheet's own LaTeX (the template the standalone `.tex` sheets
+use, `renderers.latex.chapter`) with numbered sections and no title page: what
+the book holds once is left out of it (the conventions every sheet shares, the
+given values two or more chapters share: `shared_given`), and the chapter
+says where they are. The book's preamble is the sheets' preamble, so a package
+or unit declaration a sheet needs is there without being listed twice. The
+parts are the registry's (`derivations.registry.PARTS`). The book never
 solves or reads specs: it gets solved sheets and loaded specs from the build.
 
 Plots: a sheet that draws plots includes them with `\\includegraphics{NAME}`
@@ -19,11 +23,11 @@ from typing import Any
 
 import pint
 
-from derivations import conventions, prose
+from derivations import conventions, prose, registry
 from derivations.facts import hardware_facts, model_facts
 from derivations.glossary import GLOSSARY
 from derivations.sheet import Sheet
-from renderers import escape, latex
+from renderers import escape, latex, view
 from renderers.numbers import display
 from renderers.targets import LATEX
 from renderers.templates import LATEX_ENV
@@ -34,7 +38,7 @@ from units import RooflineError
 TITLE = "roofline: the physics of LLM inference"
 _DOCUMENT = re.compile(r"\\begin\{document\}\n(?P<body>.*)\\end\{document\}\s*\Z", re.S)
 #: The sheet's title block, replaced in the book by the chapter heading.
-_TITLE_BLOCK = "\\maketitle\n\\vspace{-3em}\n"
+_TITLE_BLOCK = "\\rooflinetitle\n"
 _INCLUDE = re.compile(r"\\includegraphics(?:\[[^\]]*\])?\{([^}]+)\}")
 #: Characters after which a long source or note (a URL) may break across lines.
 _BREAK_AFTER = frozenset("/.-_?&=#,;:")
@@ -53,7 +57,7 @@ def split_sheet(tex: str, slug: str) -> tuple[str, str]:
     head, sep, _ = tex.partition("\\title{")
     m = _DOCUMENT.search(tex)
     if not sep or m is None or not head.startswith("\\documentclass") or _TITLE_BLOCK not in m.group("body"):
-        raise BookError(f"{slug}.tex: expected \\documentclass, \\title, \\maketitle and \\begin{{document}}...\\end{{document}}; the book cannot cut a chapter from it")
+        raise BookError(f"{slug}.tex: expected \\documentclass, \\title, \\rooflinetitle and \\begin{{document}}...\\end{{document}}; the book cannot cut a chapter from it")
     preamble = head.partition("\n")[2]
     return preamble, m.group("body").replace(_TITLE_BLOCK, "", 1)
 
@@ -145,27 +149,87 @@ def plot_names(tex: str) -> list[str]:
     return list(dict.fromkeys(_INCLUDE.findall(tex)))
 
 
-def render(sheets: Sequence[Sheet], hardware: Sequence[Hardware], models: Sequence[Architecture], tex: Mapping[str, str] | None = None) -> str:
-    """The book's LaTeX: sheets in the order given (the registry's), then glossary and appendices.
+def shared_given(views: Mapping[str, Mapping[str, Any]]) -> tuple[list[dict[str, Any]], set[tuple[str, str]]]:
+    """The given values the book prints once (its shared appendix) instead of in every chapter, and their (symbol, value) keys.
 
-    `tex` maps a slug to the sheet's standalone LaTeX as the build wrote it (with its plots); a sheet not in it is rendered here.
+    A value is shared when two or more chapters give the symbol that same value (the chips' peaks, bytes per weight, the
+    FLOPs per multiply-add): for each symbol the value most chapters use, if at least two do. A chapter keeps the rows that
+    are its own (a symbol only it uses, or a value that differs from the shared one). Each shared row names its chapters.
+    """
+    users: dict[tuple[str, str], list[str]] = {}
+    rows: dict[tuple[str, str], Mapping[str, str]] = {}
+    for slug, v in views.items():
+        for g in v["given"]:
+            key = (g["symbol"], g["value"])
+            users.setdefault(key, []).append(slug)
+            rows.setdefault(key, g)
+    best: dict[str, tuple[str, str]] = {}
+    for key, slugs in users.items():  # first come (the book's order) wins a tie
+        if len(slugs) >= 2 and (key[0] not in best or len(slugs) > len(users[best[key[0]]])):
+            best[key[0]] = key
+    keys = set(best.values())
+    number = {slug: FIRST_SHEET_CHAPTER + i for i, slug in enumerate(views)}
+    # the numbers as text, linked (not \ref, whose "??" on the first pass would move the pages after this table)
+    shared = [{**rows[k], "chapters": ", ".join(rf"\hyperref[sheet:{slug}]{{{number[slug]}}}" for slug in users[k])} for k in users if k in keys]
+    return shared, keys
+
+
+#: The book's first sheet chapter: chapter 1 is the conventions (book.tex.j2), then the sheets in `views`' order.
+FIRST_SHEET_CHAPTER = 2
+
+
+#: What a chapter says where the given values it shares with other chapters are.
+SHARED_GIVEN_LINE = r"The values this chapter shares with others are listed once, in Appendix~\ref{given}; the table holds its own."
+ALL_SHARED_LINE = r"Every value this chapter is given is one it shares with other chapters: they are listed once, in Appendix~\ref{given}."
+
+
+def render(sheets: Sequence[Sheet], hardware: Sequence[Hardware], models: Sequence[Architecture], plots: str | None = None,
+           version: str = "", date: str = "") -> str:
+    """The book's LaTeX: a conventions chapter, then the sheets by part (the registry's parts, its order inside a part), then
+    the shared given values, the glossary and the hardware and model appendices.
+
+    `plots`: the folder (relative to `book.tex`) holding the sheets' plot PDFs (`plot_names` lists those the book includes).
+    `version` and `date` go on the title page and into the PDF's metadata.
     """
     if not sheets:
         raise BookError("book.tex: no sheets to bind")
     slugs = [s.derivation.slug for s in sheets]
-    chapters, preamble = [], None
-    for sheet in sheets:
-        slug = sheet.derivation.slug
-        head, body = split_sheet(tex[slug] if tex and slug in tex else latex.render(sheet), slug)
-        preamble = preamble or head
-        title = prose.render(sheet.derivation.title, escape.latex, LATEX.inline_math, {i.name: i.latex for i in sheet.derivation.symbols})
-        chapters.append({"slug": slug, "title": title, "body": _linked(body, slugs)})
+    by_slug = {s.derivation.slug: s for s in sheets}
+    preamble, _ = split_sheet(latex.render(sheets[0]), slugs[0])
+    groups = registry.by_part(slugs)
+    views = {slug: view.build(by_slug[slug], LATEX, plots) for _, members in groups for slug in members}  # in the book's order
+    shared, keys = shared_given(views)
+    shared_conventions = set(conventions.CONVENTIONS)
+    parts = []
+    for part, members in groups:
+        chapters = []
+        for slug in members:
+            sheet = by_slug[slug]
+            own = [g for g in views[slug]["given"] if (g["symbol"], g["value"]) not in keys]
+            line = "" if len(own) == len(views[slug]["given"]) else SHARED_GIVEN_LINE if own else ALL_SHARED_LINE
+            p = view.Prose(sheet, LATEX)
+            v = {**views[slug], "given": own, "conventions": [p(c) for c in sheet.conventions if c not in shared_conventions]}
+            title = prose.render(sheet.derivation.title, escape.latex, LATEX.inline_math, {i.name: i.latex for i in sheet.derivation.symbols})
+            chapters.append({"slug": slug, "title": title, "body": _linked(latex.chapter(v, line), slugs)})
+        parts.append({"title": escape.latex(part.title if part else "Other sheets"), "about": escape.latex(part.about) if part else "",
+                      "chapters": chapters})
     return LATEX_ENV.get_template("book.tex.j2").render(
         title=escape.latex(TITLE),
+        pdf_title=escape.latex(TITLE),
+        subject=escape.latex(SUBJECT),
+        author=escape.latex(AUTHOR),
+        version=escape.latex(version),
+        date=escape.latex(date),
         preamble=preamble,
         conventions=[_prose(c) for c in conventions.CONVENTIONS],
-        chapters=chapters,
+        parts=parts,
+        shared_given=shared,
         glossary=glossary_rows(),
         hardware=[hardware_section(h) for h in hardware],
         models=[model_section(m) for m in models],
     )
+
+
+#: The PDF's metadata (hyperref's pdfauthor and pdfsubject); the title is TITLE.
+AUTHOR = "The roofline authors"
+SUBJECT = "Answer sheets on LLM inference cost, derived as unit-checked expressions and evaluated from hardware and model spec files"

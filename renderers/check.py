@@ -109,7 +109,7 @@ def _latex(c: Checked, fragment: bool) -> str:
     body.append(note)
     if not fragment:
         pre = [r"\documentclass[11pt]{article}", r"\usepackage[T1]{fontenc}", r"\usepackage{amsmath}", r"\usepackage{siunitx}",
-               r"\sisetup{group-minimum-digits=4, group-digits=integer, exponent-product=\times, per-mode=symbol}",
+               r"\sisetup{group-minimum-digits=4, group-digits=integer, group-separator={,}, exponent-product=\times, per-mode=symbol}",
                *SIUNITX_DECLARATIONS, r"\begin{document}"]
         body = [*pre, *body, r"\end{document}"]
     return "\n".join(body) + "\n"

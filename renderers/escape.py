@@ -23,6 +23,7 @@ _LATEX_SPECIAL = {
     ">": r"\textgreater{}",
     "|": r"\textbar{}",
     "\"": "''",
+    "`": r"\textasciigrave{}",
 }
 #: Non-ASCII characters our own prose uses, mapped to LaTeX; any other is replaced.
 _LATEX_UNICODE = {
@@ -48,7 +49,14 @@ _MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]#|$~>])")
 
 
 def latex(text: str) -> str:
-    """Literal text for a LaTeX document body."""
+    """Literal text for a LaTeX document body; a `name` in backticks (a command, a file) in typewriter type."""
+    parts = text.split("`")
+    if len(parts) > 2 and len(parts) % 2 == 1:
+        return "".join(latex_code(p) if i % 2 else _latex(p) for i, p in enumerate(parts))
+    return _latex(text)
+
+
+def _latex(text: str) -> str:
     out = []
     for ch in text:
         if ch in _LATEX_SPECIAL:
@@ -84,6 +92,21 @@ def markdown_math(latex: str) -> str:
     return "".join(_MARKDOWN_MATH.get(ch, ch) for ch in latex)
 
 
+#: A web address the outputs may link as it is: RFC 3986's characters, none of which a LaTeX `\url`, a Markdown autolink or
+#: an HTML attribute reads as markup (no braces, backslash, backtick, bar, caret, angle brackets, quotes or spaces).
+SAFE_URL = re.compile(r"https?://[A-Za-z0-9\-._~:/?#\[\]@!$&()*+,;=%]+")
+
+
+def latex_url(url: str) -> str:
+    r"""A source's web address as a LaTeX `\url`; anything else (`https://x/}\input{...}`) as literal text."""
+    return rf"\url{{{url}}}" if SAFE_URL.fullmatch(url) else latex(url)
+
+
+def markdown_url(url: str) -> str:
+    """A source's web address as a Markdown autolink; anything else as literal text."""
+    return f"<{url}>" if SAFE_URL.fullmatch(url) else markdown(url)
+
+
 def markdown_code(text: str) -> str:
     """A code span: backticks cannot be escaped inside one, so they are replaced; `|` keeps tables intact."""
     return "`" + text.replace("`", "'").replace("|", "\\|").replace("\n", " ") + "`"
@@ -91,4 +114,4 @@ def markdown_code(text: str) -> str:
 
 def latex_code(text: str) -> str:
     """Typewriter text; a run of hyphens stays hyphens (T1 fonts join `--` into a dash: `--set` would print as `–set`)."""
-    return r"\texttt{" + re.sub(r"-(?=-)", "-{}", latex(text)) + "}"
+    return r"\texttt{" + re.sub(r"-(?=-)", "-{}", _latex(text)) + "}"

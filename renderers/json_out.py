@@ -13,7 +13,7 @@ from derivations import prose
 from derivations.sheet import FIT_STEP, Sheet, Value
 from renderers.numbers import display
 from renderers.targets import term_ranks
-from renderers.view import formula_latex, formula_text, step_title
+from renderers.view import formula_latex, formula_text, plain_formula, step_title
 from units import Quantity, unit_text
 
 #: A product of power and time reads as energy.
@@ -79,12 +79,18 @@ def sheet_json(sheet: Sheet) -> dict[str, Any]:
         },
         "fits": None if FIT_STEP not in d.expanded else sheet.overflow is None,
         "results": {n: result(n, v) for n, v in sheet.results.items()},
+        "answer": [text(x) for x in d.answer],
+        "argument": list(d.argument),
+        "families": [list(f) for f in d.families],
         "steps": [
             {"name": st.step.name, "kind": st.step.kind, "title": text(step_title(st.step)), "why": text(st.step.why), "unit": unit_text(st.value.unit),
              **({"verified": st.step.verified} if st.step.kind == "solve" else {}),
+             **({"counts": st.step.counts, "rounds": st.step.rounds} if st.step.counts else {}),
+             "printed": st.applies, **({"identity": plain_formula(st.identity)} if st.identity is not None else {}),
              "result": result(st.step.name, st.value)}
             for st in sheet.steps
         ],
+        "sources": {what: list(links) for what, links in sheet.sources},
         "claims": [
             {"text": text(c.text), "holds": c.holds, "left": {"name": c.left_name, **quantity_json(c.left)},
              "right": {"name": c.right_name, **quantity_json(c.right)}, "where": c.where, **({"convert": c.convert} if c.convert else {})}

@@ -20,11 +20,18 @@ from units import Quantity, unit, unit_text, ureg
 if TYPE_CHECKING:
     import sympy as sp
 
-SIGNIFICANT_FIGURES = 4
+SIGNIFICANT_FIGURES = 3
 #: Figures print shorter numbers: a value marked on a plot or filled into its title.
 FIGURE_SIGNIFICANT_FIGURES = 3
 #: exact integers up to this are printed in full (parameter counts, token counts)
 MAX_EXACT_INTEGER = 10**13
+#: A value this close to a whole number (relatively) is that whole number as printed: 0.99984 flop/B is 1, 7.9922 is 8.
+WHOLE_TOLERANCE = 1e-3
+#: A float this close (relatively) to a whole number is that whole number: the noise of float64 arithmetic (the compiled
+#: evaluation, derivations.numeric, gives 8,030,261,248.000002 parameters where the exact one gives 8,030,261,248).
+FLOAT_NOISE = 1e-12
+#: Unit words that take a plural after a number other than 1 ("8,192 tokens", "70,553,706,496 parameters", "tokens/s").
+PLURALS = {"token": "tokens", "parameter": "parameters"}
 _PREFIXES = (("E", 18), ("P", 15), ("T", 12), ("G", 9), ("M", 6), ("k", 3), ("", 0))
 _TIME_PREFIXES = (("", 0), ("m", -3), ("µ", -6), ("n", -9))
 _PREFIXABLE = {"byte": "B", "flop": "flop", "watt": "W", "joule": "J"}
@@ -48,15 +55,20 @@ class Shown:
 
 
 @lru_cache(maxsize=8192)
-def display(exact: sp.Expr | Fraction | int | float, u: pint.Unit, preferred: str | None = None, figures: int = SIGNIFICANT_FIGURES) -> Shown:
+def display(exact: sp.Expr | Fraction | int | float, u: pint.Unit, preferred: str | None = None, figures: int = SIGNIFICANT_FIGURES,
+            exact_unit: bool = False) -> Shown:
     """The value as it should be shown: an SI prefix that puts the mantissa in [1, 1000).
 
     `preferred` (a sheet's display unit) names the unit family and wins when
     its mantissa is already in range, or when no prefix applies (counts).
-    Memoized: a sheet shows the same value in its steps, tables and JSON. `figures`: significant figures (see `digits`).
+    `figures`: significant figures (see `digits`): more where a point needs them (the argument of a floor: 161.99, not 162).
+    `exact_unit`: always in `preferred` (a table column shows one unit on every row).
+    Memoized: a sheet shows the same value in its steps, tables and JSON.
     """
     value = _fraction(exact)
     q = Quantity(value, u)
+    if exact_unit and preferred:
+        return Shown(digits(q.to(unit(preferred)).magnitude, figures), unit(preferred))
     if preferred:
         target = unit(preferred)
         magnitude = abs(q.to(target).magnitude)  # exact: a Fraction past a float's range compares without overflowing
@@ -72,28 +84,83 @@ def display(exact: sp.Expr | Fraction | int | float, u: pint.Unit, preferred: st
 
 
 def digits(value: Fraction | int | float, figures: int = SIGNIFICANT_FIGURES) -> Number:
-    """`figures` significant figures (four on a sheet); exact integers in full; powers of ten outside [1e-3, 1e6).
+    """Three significant figures, trailing zeros dropped; whole numbers whole; powers of ten outside [1e-3, 1e6).
 
-    A sheet keeps every whole digit of a number below a million (28,628 tokens); a figure's shorter numbers
-    (fewer significant figures) round those too (2,920 token/s).
+    An exact integer prints in full (8,030,261,248 parameters), and so does a float within FLOAT_NOISE of one (the
+    same value from the compiled evaluation). Below 100, where three figures would show decimals, a value within
+    WHOLE_TOLERANCE of a whole number prints as that number (0.99984 -> 1, 7.9922 -> 8).
     """
     if isinstance(value, (int, Fraction)) and Fraction(value).denominator == 1 and abs(value) < MAX_EXACT_INTEGER:
         return Number(str(int(value)), exact_integer=True)
+    whole_float = float_whole(value)
+    if whole_float is not None:
+        return Number(str(whole_float), exact_integer=True)
     x = float(value)
     if x == 0:
         return Number("0")
+    whole = round(x)
+    if figures == SIGNIFICANT_FIGURES and whole != 0 and abs(x - whole) <= WHOLE_TOLERANCE * abs(x) and abs(x) < 10 ** (figures - 1):
+        return Number(str(int(whole)), exact_integer=True)
     magnitude = abs(x)
     if 1e-3 <= magnitude < 1e6:
-        text = f"{x:#.{figures}g}".rstrip(".")  # '#' keeps trailing zeros: 586.0, not 586
-        if "e" in text:
-            text = f"{x:.0f}" if figures >= SIGNIFICANT_FIGURES else f"{round(x, figures - 1 - math.floor(math.log10(magnitude))):.0f}"
+        places = figures - 1 - math.floor(math.log10(magnitude))
+        rounded = round(x, places)
+        if abs(rounded) >= 10.0 ** (figures - places):  # 9.996 rounds up to 10.0: one figure fewer after the point
+            places -= 1
+            rounded = round(x, places)
+        if places <= 0:
+            return Number(str(int(rounded)))
+        text = f"{rounded:.{places}f}".rstrip("0").rstrip(".")
         return Number(text)
     mantissa, exponent = f"{x:.{figures - 1}e}".split("e")
+    mantissa = mantissa.rstrip("0").rstrip(".") if "." in mantissa else mantissa
     return Number(mantissa, int(exponent))
 
 
+def float_whole(value: object) -> int | None:
+    """The whole number a float stands for when it is one up to float noise (FLOAT_NOISE) and below MAX_EXACT_INTEGER; else None."""
+    if not isinstance(value, float) or not math.isfinite(value) or abs(value) >= MAX_EXACT_INTEGER:
+        return None
+    nearest = round(value)
+    return int(nearest) if abs(value - nearest) <= FLOAT_NOISE * abs(value) else None
+
+
+def is_whole(value: object) -> bool:
+    """Whether a value is a whole number: an exact integer (sympy, int, Fraction), or a float within float noise of one."""
+    if isinstance(value, float):
+        return float_whole(value) is not None
+    if isinstance(value, int | Fraction):
+        return Fraction(value).denominator == 1
+    return bool(getattr(value, "is_Integer", False))
+
+
+def unit_word(text: str, number: Number) -> str:
+    """A unit as words after `number`: its leading count noun plural unless the number is 1 ("tokens/s", "parameters")."""
+    head, sep, rest = text.partition("/")
+    if head in PLURALS and not _is_one(number):
+        return PLURALS[head] + sep + rest
+    return text
+
+
+#: A unit as running text reads with a centred dot and superscripts: `flop/(parameter·token)`, `token²`.
+_READABLE = (("*", "·"), ("^2", "²"), ("^3", "³"))
+
+
+def readable_unit(text: str) -> str:
+    for plain_, shown in _READABLE:
+        text = text.replace(plain_, shown)
+    return text
+
+
+def _is_one(n: Number) -> bool:
+    return n.exponent is None and n.mantissa in ("1", "-1")
+
+
 def _fraction(exact: sp.Expr | Fraction | int | float) -> Fraction | float:
-    if isinstance(exact, (Fraction, int, float)):
+    if isinstance(exact, float):
+        whole = float_whole(exact)
+        return exact if whole is None else Fraction(whole)  # a float count stays exact through the unit conversion
+    if isinstance(exact, (Fraction, int)):
         return exact
     if exact.is_Rational:
         return Fraction(int(exact.p), int(exact.q))
@@ -122,19 +189,29 @@ def _auto_unit(q: pint.Quantity) -> pint.Unit:
 
 
 def plain(exact: sp.Expr | Fraction | int | float, u: pint.Unit, preferred: str | None = None, figures: int = SIGNIFICANT_FIGURES) -> str:
-    """'4.48 ms': plain text, for the CLI's `show` (and, with fewer `figures`, a figure's marks)."""
+    """'4.48 ms': plain text, for the CLI's `show` (and a figure's marks); a count unit in the plural ('8,192 tokens')."""
     s = display(exact, u, preferred, figures)
     text = unit_text(s.unit)
-    return number_text(s.number) if text == "1" else f"{number_text(s.number)} {text}"
+    return number_text(s.number) if text == "1" else f"{number_text(s.number)} {unit_word(text, s.number)}"
 
 
 def number_text(n: Number) -> str:
-    """Plain text: integer digits grouped in threes with commas (decimals never grouped)."""
-    if n.exact_integer:
-        return f"{int(n.mantissa):,}"
+    """Plain text: integer digits grouped in threes with commas from four digits on (decimals never grouped)."""
     if n.exponent is None:
         whole, dot, frac = n.mantissa.partition(".")
         sign = "-" if whole.startswith("-") else ""
         digits_ = whole.lstrip("-")
-        return sign + (f"{int(digits_):,}" if len(digits_) > 4 else digits_) + dot + frac
+        return sign + (f"{int(digits_):,}" if len(digits_) >= 4 else digits_) + dot + frac
     return f"{n.mantissa}e{n.exponent}"
+
+
+def whole_count(counts: str, rounds: str | None, x: float) -> int | None:
+    """A count's value as the whole number a reader runs: None when it is not a count (`counts`, the step's noun, is empty);
+    the nearest whole number when it is one to rounding error; else rounded as the step says (`rounds`: "up", "down")."""
+    if not counts or not math.isfinite(x):
+        return None
+    nearest = round(x)
+    if abs(x - nearest) <= 1e-9 * max(1.0, abs(x)):
+        return int(nearest)
+    return {"up": math.ceil, "down": math.floor}.get(rounds or "", round)(x)
+

@@ -55,10 +55,10 @@ from derivations import glossary as gl
 from derivations import primitives as pr
 from derivations.context import Context, Input, input_value
 from derivations.engine import At, Derivation, Plot, Row, Solve
-from derivations.sheet import Missing, Sheet, SolvedTable, evaluate, input_values
+from derivations.sheet import Missing, Sheet, SolvedTable, evaluate, evaluate_numbers, input_values
 from derivations.sweep import Axis, sweep
 from renderers import plot_draw
-from renderers.numbers import FIGURE_SIGNIFICANT_FIGURES, display, number_text, plain
+from renderers.numbers import FIGURE_SIGNIFICANT_FIGURES, display, number_text, plain, whole_count
 from renderers.targets import latex_math, term_ranks
 from specs.errors import SpecError
 from units import Quantity, unit, unit_text
@@ -274,7 +274,7 @@ def _value_texts(sheet: Sheet) -> dict[str, str]:
     out = {}
     for st in sheet.steps:
         v = st.value
-        out[st.step.name] = v.missing.kind if v.missing else _value_text(v.exact, v.unit, v.display_unit)
+        out[st.step.name] = v.missing.kind if v.missing else _value_text(_whole(st.step, v.exact), v.unit, v.display_unit)
     for i in sheet.inputs:
         out[i.name] = _value_text(i.value.exact, i.value.unit, i.value.display_unit)
     return out
@@ -314,10 +314,17 @@ def _value_text(value: sp.Expr | float, u: pint.Unit, preferred: str | None = No
     return f"{number} {_PLURALS[word]}" if word in _PLURALS and number not in ("1", "1.00") else text
 
 
+def _whole(step: Any, value: sp.Expr) -> sp.Expr:
+    """A count's value as the sheets print it, whole (rounded as the step says); any other value as it is."""
+    n = whole_count(step.counts, step.rounds, float(value)) if step.counts and value.is_number else None
+    return value if n is None else sp.Integer(n)
+
+
 def _mark(d: Derivation, name: str, value: sp.Expr, u: pint.Unit, preferred: str | None) -> str:
-    """A marked value's label: its symbol and its value, '$B_{knee}$ = 72.1'."""
+    """A marked value's label: its symbol and its value, '$B_{knee}$ = 72.1' (a count whole, as the sheet prints it: 73)."""
     latex = d.symbols[name].latex if name in d.expanded else d.symbols.info(next(i.symbol for i in d.inputs if i.name == name)).latex
-    return f"${latex}$ = {_value_text(value, u, preferred)}"
+    shown = _whole(d.step(name), value) if name in d.expanded else value
+    return f"${latex}$ = {_value_text(shown, u, preferred)}"
 
 
 def _sheet_value(sheet: Sheet, name: str) -> tuple[sp.Expr | Missing, pint.Unit, str | None]:
@@ -472,7 +479,7 @@ def _rooflines(sheet: Sheet, p: Plot, resolve: Resolver) -> tuple[Panel, ...]:
             if batch and n is None:
                 continue  # a batch the sheet has no value for here (no flip in this context): nothing to place
             at = ctx.with_overrides(batch=str(n)) if batch else ctx
-            values = evaluate(d, at, names)
+            values = evaluate_numbers(d, at, names)
             for name in names:
                 v = values[name]
                 if isinstance(v, Missing) or not v > 0:
@@ -673,7 +680,7 @@ def _scatter(sheet: Sheet, p: Plot, resolve: Resolver) -> tuple[Panel, ...]:
     for label, row, ctx in _row_contexts(sheet, p, resolve):
         if isinstance(ctx, SpecError):
             continue
-        values = evaluate(d, ctx, [p.x, p.y[0]])
+        values = evaluate_numbers(d, ctx, [p.x, p.y[0]])
         x, y = values[p.x], values[p.y[0]]
         if isinstance(x, Missing) or isinstance(y, Missing):
             continue

@@ -175,10 +175,14 @@ def _math_block(lines: list[str], target: Target) -> str:
     return "$$\n\\begin{aligned}\n" + body + "\n\\end{aligned}\n$$"
 
 
-def _step(st: SolvedStep, q: Any, target: Target) -> dict[str, str]:
+def _step(st: SolvedStep, q: Any, target: Target, brief: bool = False) -> dict[str, str]:
+    """One step as the key prints it: its sentence and symbol = formula = numbers = result; `brief`, formula and result on one line."""
     names = dict(q.derivation.symbols.latex_names())
     ranks = term_ranks(list(names), set(q.derivation.expanded))
     lead, lines = step_lines(st, names, target, ranks)
+    lines = [target.math(x) for x in lines]
+    if brief and len(lines) > 1:
+        lines = [f"{lines[0]} = {lines[-1]}"]
     by_name = _latex_by_name(q)
     return {"title": prose.render(step_title(st.step), target.text, target.inline_math, by_name), "name": target.code(st.step.name),
             "symbol": target.inline_math(st.latex), "lead": lead, "math": _math_block(lines, target),
@@ -201,7 +205,8 @@ def _question(q: Any, target: Target, key: bool) -> dict[str, Any]:
         for a in q.answers:
             out["answers"].append({"title": t(a.title), "name": target.code(a.result), "value": target.quantity_text(shown(a.value)),
                                    "step": _step(a.step, q, target), "bound": t(bound_text(a.bound)) if a.bound is not None else ""})
-        out["argument"] = [_step(st, q, target) for st in q.argument]
+        asked = {a.result for a in q.answers}  # printed in full above: the key's argument is the way to them
+        out["argument"] = [_step(st, q, target, brief=True) for st in q.argument if st.step.name not in asked]
         out["scoring"] = [prose.render(s, t, target.inline_math, by_name, _values(q, target), target.link) for s in q.derivation.scoring]
         out["command"] = target.code(command(q))
         out["context"] = t(f"{q.context.hardware.name} ({q.context.hardware.key}) · {q.context.model.name} ({q.context.model.key}) · "
@@ -231,7 +236,7 @@ def _number(v: Value) -> dict[str, Any]:
     q = Quantity(float(v.exact), v.unit)
     base = q.to_base_units()
     return {"value": float(q.to(s.unit).magnitude), "unit": unit_text(s.unit), "si_value": float(base.magnitude), "si_unit": unit_text(base.units),
-            "exact": sp.sstr(v.exact) if v.exact.is_Rational else None}
+            "exact": sp.sstr(v.exact) if getattr(v.exact, "is_Rational", False) else None}
 
 
 def as_json(quiz: Any, key: bool) -> dict[str, Any]:

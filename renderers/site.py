@@ -1,11 +1,10 @@
 """Every sheet as an HTML page, math as MathML: `site/index.html` plus `site/<slug>.html`.
 
 Browsers render MathML Core without JavaScript, so the pages carry no script:
-the equations of each step are printed by sympy's presentation-MathML printer
-(symbol = formula = numbers = result, from the same sympy expressions the
-LaTeX sheets print), and the prose math of a sheet (its `$...$` spans, with
-`\\sym{...}` already spelled by `derivations.prose`) is converted by
-latex2mathml. Everything else is text escaped once: by the target's `text`
+the equations of each step are the lines the Markdown sheet prints (symbol =
+formula = numbers = result, broken at the same places, cases as cases),
+converted by latex2mathml like the prose math of a sheet (its `$...$` spans,
+with `\\sym{...}` already spelled by `derivations.prose`). Everything else is text escaped once: by the target's `text`
 (html.escape) for what the view builds, by jinja2's autoescape for what the
 templates add. `@slug` links become relative links between pages.
 
@@ -21,26 +20,21 @@ import hashlib
 import html
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from functools import cache
 from typing import Any
-from xml.dom import minidom
 from xml.etree import ElementTree
 
 import jinja2
 import pint
-import sympy as sp
 from latex2mathml.converter import convert
 from markupsafe import Markup
-from sympy.printing.mathml import MathMLPresentationPrinter
 
-from derivations import conventions, prose
-from derivations import glossary as gl
-from derivations.engine import At
+from derivations import conventions, prose, registry
 from derivations.glossary import GLOSSARY
-from derivations.sheet import Sheet, SolvedStep
+from derivations.sheet import Sheet
 from renderers import view
-from renderers.numbers import Shown, number_text
-from renderers.plots import refs as plot_refs
+from renderers.numbers import Shown, number_text, readable_unit, unit_word
 from renderers.targets import MARKDOWN, Target
 from renderers.templates import TEMPLATES
 from renderers.unitfmt import mathrm
@@ -49,10 +43,11 @@ from units import unit_text
 TITLE = "roofline: the physics of LLM inference"
 INDEX = "index.html"
 STYLE = """
-body { font-family: Georgia, 'Times New Roman', serif; max-width: 52rem; margin: 2rem auto; padding: 0 1rem; line-height: 1.5; color: #111; }
-nav { font-size: 0.9rem; margin-bottom: 1rem; }
-h1 { line-height: 1.2; }
-blockquote { font-style: italic; margin-left: 1rem; }
+body { font-family: Georgia, 'Times New Roman', serif; max-width: 52rem; margin: 1rem auto 2rem; padding: 0 1rem; line-height: 1.5; color: #111; }
+nav.top { font-size: 0.9rem; margin-bottom: 0.5rem; }
+h1 { line-height: 1.2; margin: 0.5rem 0; }
+blockquote { font-style: italic; margin: 0.5rem 0 0.5rem 1rem; }
+.scroll { overflow-x: auto; max-width: 100%; }
 table { border-collapse: collapse; margin: 0.5rem 0 1rem; font-size: 0.92rem; }
 th, td { border-bottom: 1px solid #ccc; padding: 0.2rem 0.5rem; text-align: left; vertical-align: top; }
 td.num { text-align: right; white-space: nowrap; }
@@ -64,9 +59,25 @@ mtd { padding: 0.15rem 0; }
 mtd.lhs { text-align: right; }
 mtd.rhs { text-align: left; }
 figure { margin: 1rem 0; }
-figure img { width: 100%; height: auto; }
+figure img { display: block; width: 100%; max-width: 100%; height: auto; }
 .verdict { font-weight: bold; }
 code, .name { font-family: 'DejaVu Sans Mono', monospace; font-size: 0.85em; }
+aside.contents { font-size: 0.88rem; border: 1px solid #ddd; background: #fafafa; padding: 0.5rem 0.8rem; margin: 1rem 0; }
+aside.contents h2 { font-size: 1rem; margin: 0 0 0.3rem; }
+aside.contents ol, aside.contents ul { margin: 0.2rem 0; padding-left: 1.2rem; }
+aside.contents p { margin: 0.3rem 0; }
+@media (min-width: 68rem) {
+  body.sheet { max-width: 72rem; }
+  body.sheet main { display: grid; grid-template-columns: 15rem minmax(0, 1fr); column-gap: 2rem; }
+  body.sheet main > * { grid-column: 2; }
+  body.sheet main > aside.contents { grid-column: 1; grid-row: 1 / span 40; align-self: start; position: sticky; top: 0.5rem;
+    max-height: calc(100vh - 1rem); overflow-y: auto; margin: 0; }
+}
+@media (max-width: 30rem) {
+  body { padding: 0 0.6rem; margin-top: 0.5rem; }
+  h1 { font-size: 1.45rem; }
+  blockquote { margin-left: 0.5rem; }
+}
 """.strip()
 
 
@@ -90,6 +101,7 @@ def text(s: str) -> str:
 
 
 _ONE_LETTER_ROMAN = re.compile(r"\\mathrm\{([A-Za-z])\}")
+_OPERATOR_NAME = re.compile(r"\\operatorname\{([^{}]*)\}")
 #: latex2mathml spells \mathrm{flop} as four upright one-letter identifiers; a word is one <mi> (upright by default).
 _ROMAN_LETTER = re.compile(r'<mi mathvariant="normal">([^<&])</mi>')
 _ROMAN_RUN = re.compile(r'(?:<mi mathvariant="normal">[^<&]</mi>){2,}')
@@ -107,6 +119,8 @@ def mathml_inner(latex: str) -> str:
     """
     latex = re.sub(r"(?<!\\)%", r"\\%", latex)  # a unit of percent is text, not a LaTeX comment
     latex = _ONE_LETTER_ROMAN.sub(r"\\text{\1}", latex)  # latex2mathml drops \mathrm from one letter (B would print as a variable)
+    # latex2mathml spells an operator name as an empty <mo/> and loose letters: a word, upright, reads the same
+    latex = _OPERATOR_NAME.sub(lambda m: r"\mathrm{" + m.group(1).replace(r"\,", " ") + "}", latex)
     out = convert(latex, display="inline")
     inner = _chars(out[out.index(">") + 1: out.rindex("</math>")])
     inner = _ROMAN_RUN.sub(lambda m: "<mi>" + "".join(_ROMAN_LETTER.findall(m.group(0))) + "</mi>", inner)
@@ -169,14 +183,8 @@ def _unit(u: pint.Unit) -> str:
     return inline_math(t) if t else "1"
 
 
-#: A unit as running text: `flop/(parameter·token)`, `token²`.
-_UNIT_TEXT = (("*", "·"), ("^2", "²"), ("^3", "³"))
-
-
 def _quantity_text(s: Shown) -> str:
-    u = unit_text(s.unit)
-    for plain, shown in _UNIT_TEXT:
-        u = u.replace(plain, shown)
+    u = readable_unit(unit_word(unit_text(s.unit), s.number))
     return text(number_text(s.number) + ("" if u == "1" else f" {u}"))
 
 
@@ -189,116 +197,22 @@ HTML = Target(
     code=lambda s: f'<code class="name">{text(s)}</code>',
     unit=_unit,
     link=lambda slug: f'<a href="{text(slug)}.html">{text(slug)}</a>',
+    url=lambda u: f'<a href="{text(u)}">{text(u)}</a>',
 )
 
 
-#: The minus sign (U+2212), as latex2mathml writes it; MathML Core draws `-` as a hyphen.
-MINUS = "\u2212"
+def equation(lhs: str, rows: list[dict[str, str]]) -> str:
+    """One step's displayed equation (the view's rows, Markdown-target LaTeX) as a block of MathML, rows aligned at `=`.
 
-
-class EquationPrinter(MathMLPresentationPrinter):
-    """sympy's presentation MathML with our symbols spelled as given (MathML fragments),
-    sums in the derivation's order and a number with a unit parenthesised under a power."""
-
-    def __init__(self, fragments: Mapping[sp.Symbol, str], ranks: Mapping[sp.Symbol, int], quantities: frozenset[sp.Symbol] = frozenset()) -> None:
-        super().__init__({"mul_symbol": "dot"})
-        self.fragments = fragments
-        self.ranks = ranks
-        self.quantities = quantities
-
-    def _fragment(self, sym: sp.Symbol) -> minidom.Element:
-        node = _parsed(self.fragments[sym])
-        return self.dom.importNode(node, True)
-
-    def _print_Symbol(self, sym: sp.Symbol, style: str = "plain") -> minidom.Element:
-        if sym in self.fragments:
-            return self._fragment(sym)
-        return super()._print_Symbol(sym, style)
-
-    def _print_Add(self, expr: sp.Add, order: str | None = None) -> minidom.Element:
-        terms = list(self._as_ordered_terms(expr, order=order))
-        if self.ranks:
-            n = len(self.ranks)
-            terms.sort(key=lambda t: min((self.ranks.get(s, n) for s in t.free_symbols), default=n))
-        terms = [t for t in terms if not t.could_extract_minus_sign()] + [t for t in terms if t.could_extract_minus_sign()]
-        mrow = self.dom.createElement("mrow")
-        for i, term in enumerate(terms):
-            if i:
-                mo = self.dom.createElement("mo")
-                mo.appendChild(self.dom.createTextNode(MINUS if term.could_extract_minus_sign() else "+"))
-                mrow.appendChild(mo)
-                if term.could_extract_minus_sign():
-                    term = -term
-            mrow.appendChild(self._print(term))
-        return mrow
-
-    def _print_Pow(self, e: sp.Pow) -> minidom.Element:
-        base, exponent = e.as_base_exp()
-        if base in self.quantities and exponent.is_Integer and exponent > 0:
-            msup = self.dom.createElement("msup")
-            row = self.dom.createElement("mrow")
-            for part in ("(", None, ")"):
-                if part is None:
-                    row.appendChild(self._fragment(base))
-                else:
-                    mo = self.dom.createElement("mo")
-                    mo.appendChild(self.dom.createTextNode(part))
-                    row.appendChild(mo)
-            msup.appendChild(row)
-            msup.appendChild(self._print(exponent))
-            return msup
-        return super()._print_Pow(e)
-
-
-@cache
-def _parsed(fragment: str) -> minidom.Element:
-    return minidom.parseString(f'<math xmlns="http://www.w3.org/1998/Math/MathML">{fragment}</math>').documentElement.firstChild
-
-
-def _print(expr: sp.Expr, fragments: Mapping[sp.Symbol, str], ranks: Mapping[sp.Symbol, int], quantities: frozenset[sp.Symbol] = frozenset()) -> str:
-    return _chars(EquationPrinter(fragments, ranks, quantities).doprint(expr))
-
-
-_TWINS = {**gl.SECOND_CHIP, **gl.SECOND_MODEL}
-
-
-def _at(s: At, fragments: Mapping[sp.Symbol, str], value: Any) -> str:
-    """`t_step|_{q = k + 1}` as MathML; primed when it reads the second chip's or model's symbols (as view._at_latex)."""
-    head = fragments[sp.Symbol(s.of, positive=True)]
-    if any(_TWINS.get(k) == v for k, v in s.where):
-        head = f"<msup><mrow>{head}</mrow><mo>&#x2032;</mo></msup>"
-    subs = [f"{fragments[k]}<mo>=</mo>{value(v)}" for k, v in s.where if _TWINS.get(k) != v]
-    if not subs:
-        return head
-    return f'<msub><mrow>{head}<mo stretchy="false">|</mo></mrow><mrow>{"<mo>,</mo>".join(subs)}</mrow></msub>'
-
-
-def equation(step: SolvedStep, names: Mapping[sp.Symbol, str], ranks: Mapping[sp.Symbol, int], count: int) -> str:
-    """One step as a block of MathML: symbol = formula (= numbers) (= result), rows aligned at `=`.
-
-    `count` is how many lines the LaTeX sheets print for this step (view.step_lines), so both agree on when the
-    substituted line is left out.
+    The same lines the LaTeX and Markdown sheets print, broken at the same places: a row whose op is "=" starts a new
+    right-hand side, one whose op is empty continues a long sum, indented.
     """
-    s = step.step
-    fragments = {sym: mathml_inner(tex) for sym, tex in names.items()}
-    formula = _at(s, fragments, lambda v: _print(v, fragments, ranks)) if isinstance(s, At) else _print(s.expr, fragments, ranks)
-    lines = [formula]
-    if count > 1:
-        numbers = {sym: fragments[sym] if v.missing else mathml_inner(MARKDOWN.quantity_math(view.shown(v))) for sym, v in step.operands.items()}
-        numbers.update({u: "<mn>1</mn>" for u in view.UNIT_MARKERS if u not in numbers})
-        quantities = frozenset(sym for sym, v in step.operands.items() if not v.missing)
-        merged = {**fragments, **numbers}
-
-        def with_numbers(expr: sp.Expr) -> str:
-            return _print(expr.xreplace({u: sp.S.One for u in view.UNIT_MARKERS}), merged, ranks, quantities)
-
-        result = mathml_inner(MARKDOWN.quantity_math(view.shown(step.value)))
-        if count > 2:
-            lines.append(_at(s, fragments, with_numbers) if isinstance(s, At) else with_numbers(s.expr))
-        lines.append(result)
-    rows = [f'<mtr><mtd class="lhs"><mrow>{mathml_inner(step.latex)}</mrow></mtd><mtd class="rhs"><mrow><mo>=</mo>{lines[0]}</mrow></mtd></mtr>']
-    rows += [f'<mtr><mtd class="lhs"></mtd><mtd class="rhs"><mrow><mo>=</mo>{line}</mrow></mtd></mtr>' for line in lines[1:]]
-    return f'<math display="block"><mtable displaystyle="true">{"".join(rows)}</mtable></math>'
+    out = []
+    for i, row in enumerate(rows):
+        left = f"<mrow>{mathml_inner(lhs)}</mrow>" if i == 0 else ""
+        op = "<mo>=</mo>" if row["op"] else '<mspace width="1em" />'
+        out.append(f'<mtr><mtd class="lhs">{left}</mtd><mtd class="rhs"><mrow>{op}{mathml_inner(row["math"])}</mrow></mtd></mtr>')
+    return f'<math display="block"><mtable displaystyle="true">{"".join(out)}</mtable></math>'
 
 
 ENV = jinja2.Environment(
@@ -326,53 +240,153 @@ def page_name(slug: str) -> str:
     return f"{slug}.html"
 
 
-def render_sheet(sheet: Sheet, slugs: Sequence[str], plots: str | None = None) -> str:
+@dataclass(frozen=True)
+class Downloads:
+    """Where a page links the sheet's files and the book: `folder` (the sheets' folder relative to the page, e.g. ".."),
+    `book` (the book's file name without suffix) and `pdf` (whether this build compiled the PDFs: without them the pages link
+    the Markdown, LaTeX and JSON files every build writes, and say how to get the PDFs)."""
+
+    folder: str
+    book: str
+    pdf: bool
+
+
+#: The sections of a sheet's page, by their stable ids, in order; the appendix's parts after them.
+SECTIONS = (("answer", "Answer"), ("argument", "The argument"), ("takeaways", "Takeaways"), ("results", "Results across hardware and models"),
+            ("scoring", "What an interviewer scores"), ("limits", "Where the model stops being true"), ("appendix", "Appendix"))
+APPENDIX_SECTIONS = (("more-results", "More results"), ("assumptions", "Assumptions"), ("conventions", "Conventions"),
+                     ("derivation", "The full derivation"), ("setup", "Setup"), ("inputs", "Inputs"), ("given", "Given values"),
+                     ("sources", "Sources"), ("symbols", "Symbols"))
+_NOT_ID = re.compile(r"[^a-z0-9_]+")
+_TAG = re.compile(r"<[^>]*>")
+
+
+class Anchors:
+    """Stable, unique ids for one page: made from a section's, step's or table's name (lower case, runs of other characters
+    as one `-`), the first of a name keeps it, a repeat gets `-2`, `-3`; the fixed section ids are taken first."""
+
+    def __init__(self) -> None:
+        self.taken = {i for i, _ in (*SECTIONS, *APPENDIX_SECTIONS)}
+
+    def __call__(self, prefix: str, name: str) -> str:
+        base = f"{prefix}-" + (_NOT_ID.sub("-", name.lower()).strip("-") or "x")
+        out, n = base, 1
+        while out in self.taken:
+            n += 1
+            out = f"{base}-{n}"
+        self.taken.add(out)
+        return out
+
+
+def _heading_text(markup: str) -> str:
+    """The words of a heading the view built as HTML (tags dropped, references read): what a table's id is made from."""
+    return html.unescape(_TAG.sub(" ", markup))
+
+
+def _plain(s: str, names: Mapping[str, str]) -> str:
+    """Prose as one line of plain text for a page's title and description: math and symbols as their letters, no markup."""
+    out = prose.plain(s, names).replace("$", "")
+    out = re.sub(r"\\(?:mathrm|text|operatorname|mathit|mathbf)\{([^{}]*)\}", r"\1", out)
+    out = re.sub(r"\\([A-Za-z]+)", r"\1", out)
+    return " ".join(out.replace("{", "").replace("}", "").replace("\\", "").split())
+
+
+def _downloads(slug: str, downloads: Downloads | None) -> dict[str, Any] | None:
+    if downloads is None:
+        return None
+    here = [("Markdown", "md"), ("LaTeX", "tex"), ("JSON", "json")]
+    if downloads.pdf:
+        here.insert(0, ("PDF", "pdf"))
+    book_suffix = "pdf" if downloads.pdf else "tex"
+    return {"sheet": [{"label": label, "href": f"{downloads.folder}/{slug}.{suffix}"} for label, suffix in here],
+            "book": {"label": "PDF" if downloads.pdf else "LaTeX", "href": f"{downloads.folder}/{downloads.book}.{book_suffix}"},
+            "pdf": downloads.pdf}
+
+
+def _contents(v: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The contents panel: every section the page prints (the argument's steps and the result tables under theirs)."""
+    present = {"takeaways": bool(v["takeaways"]), "scoring": bool(v["scoring"]), "limits": bool(v["limits"]),
+               "more-results": bool(v["more_tables"]), "assumptions": bool(v["assumptions"]), "conventions": bool(v["conventions"]),
+               "inputs": bool(v["inputs"]), "sources": bool(v["sources"])}
+    children = {"argument": [{"id": s["id"], "label": s["title"], "children": []} for s in v["argument"]],
+                "results": [{"id": t["id"], "label": t["title"], "children": []} for t in v["tables"]],
+                "appendix": [{"id": i, "label": label, "children": [{"id": t["id"], "label": t["title"]} for t in v["more_tables"]] if i == "more-results" else []}
+                             for i, label in APPENDIX_SECTIONS if present.get(i, True)]}
+    return [{"id": i, "label": label, "children": children.get(i, [])} for i, label in SECTIONS if present.get(i, True)]
+
+
+def render_sheet(sheet: Sheet, slugs: Sequence[str], plots: str | None = None, downloads: Downloads | None = None) -> str:
     """One sheet's page; `slugs` (the registry's order) gives the previous and next pages.
 
-    With `plots` (the folder of the plot files relative to the page, e.g. "../plots"), the sheet's SVG plots as images.
+    With `plots` (the folder of the plot files relative to the page, e.g. "../plots"), the sheet's SVG plots as images; with
+    `downloads`, links to the sheet's files and the book. Every section, step and table has a stable id, listed in the contents panel.
     """
     d = sheet.derivation
-    v = view.build(sheet, HTML)
-    names = dict(sheet.latex_names)
-    ranks = view.term_ranks(list(names), set(d.expanded))
-    for st, shown_step in zip(sheet.steps, v["steps"], strict=True):
-        shown_step["equation"] = equation(st, names, ranks, len(shown_step["lines"]))
+    v = view.build(sheet, HTML, plots)
+    anchor = Anchors()
+    for s in (*v["argument"], *v["steps"]):
+        if s["kind"] == "step":
+            s["equation"] = equation(s["lhs"], s["rows"])
+            s["id"] = anchor("step", s["name"])
+        elif s["kind"] == "family":
+            s["id"] = anchor("step", s["names"][0])
+    argued = {s["name"]: s["id"] for s in v["argument"]}
+    for s in v["steps"]:
+        if s["kind"] == "ref":
+            s["id"], s["href"] = anchor("ref", s["name"]), "#" + argued[s["name"]]
+    for t in (*v["tables"], *v["more_tables"]):
+        t["id"] = anchor("table", _heading_text(t["title"]))
     i = list(slugs).index(d.slug)
     by_name = {info.name: info.latex for info in d.symbols}
     nav = {"prev": slugs[i - 1] if i > 0 else None, "next": slugs[i + 1] if i + 1 < len(slugs) else None}
-    figures = [{"file": f["path"], "alt": f["alt"], "caption": Markup(prose.render(f["caption"], text, inline_math, by_name, None, HTML.link))}
-               for f in (plot_refs(d, plots, "svg") if plots is not None else [])]
-    return ENV.get_template("site-sheet.html.j2").render(site_title=TITLE, style=Markup(STYLE), csp=content_security_policy(), nav=nav, plain_slug=d.slug,
-                                                         plain_title=prose.plain(d.title, by_name).replace("$", ""),
-                                                         plots=figures, **_markup(v))
+    contents = _contents(v)
+    return ENV.get_template("site-sheet.html.j2").render(site_title=TITLE, style=Markup(STYLE), csp=content_security_policy(), nav=nav,
+                                                         plain_slug=d.slug, plain_title=_plain(d.title, by_name),
+                                                         description=_plain(d.question, by_name), downloads=_downloads(d.slug, downloads),
+                                                         contents=_markup(contents), **_markup(v))
 
 
-def render_index(sheets: Sequence[Sheet], api_reference: str | None = None) -> str:
-    """The index: every sheet in the registry's order with its question, the conventions and the glossary.
+def render_index(sheets: Sequence[Sheet], api_reference: str | None = None, downloads: Downloads | None = None) -> str:
+    """The index: every sheet with its question, grouped by the book's parts (the registry's order inside a part), the
+    conventions and the glossary.
 
-    `api_reference`: the link (relative to the index) to the Python API reference, when the site has one.
+    `api_reference`: the link (relative to the index) to the Python API reference, when the site has one; `downloads` as in
+    `render_sheet` (the index links the book).
     """
     glossary_names = {i.name: i.latex for i in GLOSSARY}
 
     def p(s: str, names: Mapping[str, str]) -> Markup:
         return Markup(prose.render(s, text, inline_math, names, None, HTML.link))
 
-    entries = []
+    entries = {}
     for sheet in sheets:
         d = sheet.derivation
         names = {info.name: info.latex for info in d.symbols}
-        entries.append({"href": page_name(d.slug), "slug": d.slug, "title": p(d.title, names), "question": p(d.question, names)})
+        entries[d.slug] = {"href": page_name(d.slug), "slug": d.slug, "title": p(d.title, names), "question": p(d.question, names)}
+    parts, start = [], 1
+    for part, members in registry.by_part(list(entries)):
+        parts.append({"title": part.title if part else "Other sheets", "about": part.about if part else "", "start": start,
+                      "id": f"part-{part.key}" if part else "part-other", "sheets": [entries[slug] for slug in members]})
+        start += len(members)
     glossary = [{"symbol": Markup(inline_math(i.latex)), "name": i.name, "unit": Markup(_unit(i.unit)), "meaning": p(i.meaning, glossary_names)}
                 for i in GLOSSARY]
-    return ENV.get_template("site-index.html.j2").render(site_title=TITLE, style=Markup(STYLE), csp=content_security_policy(), sheets=entries,
+    book = _downloads("", downloads)
+    return ENV.get_template("site-index.html.j2").render(site_title=TITLE, style=Markup(STYLE), csp=content_security_policy(), parts=parts,
                                                          conventions=[p(c, glossary_names) for c in conventions.CONVENTIONS], glossary=glossary,
-                                                         api_reference=api_reference)
+                                                         api_reference=api_reference, book=book["book"] if book else None,
+                                                         description=INDEX_DESCRIPTION)
 
 
-def render(sheets: Sequence[Sheet], plots: str | None = None, api_reference: str | None = None) -> dict[str, str]:
-    """File name (relative to the site folder) -> page, for the index and every sheet; `plots` as in `render_sheet`, `api_reference` as in `render_index`."""
+#: The index page's description (its `<meta name="description">`).
+INDEX_DESCRIPTION = ("Answer sheets for the questions people ask about LLM inference cost, each derived as unit-checked sympy expressions "
+                     "and evaluated from hardware and model spec files.")
+
+
+def render(sheets: Sequence[Sheet], plots: str | None = None, api_reference: str | None = None, downloads: Downloads | None = None) -> dict[str, str]:
+    """File name (relative to the site folder) -> page, for the index and every sheet; `plots` and `downloads` as in
+    `render_sheet`, `api_reference` as in `render_index`."""
     slugs = [s.derivation.slug for s in sheets]
-    pages = {INDEX: render_index(sheets, api_reference)}
+    pages = {INDEX: render_index(sheets, api_reference, downloads)}
     for sheet in sheets:
-        pages[page_name(sheet.derivation.slug)] = render_sheet(sheet, slugs, plots)
+        pages[page_name(sheet.derivation.slug)] = render_sheet(sheet, slugs, plots, downloads)
     return pages

@@ -6,6 +6,7 @@ from fractions import Fraction
 
 import pint
 
+from renderers.numbers import PLURALS
 from units import unit_text, ureg
 
 _SI_PREFIX = {
@@ -22,16 +23,24 @@ _SI_UNIT = {
 SIUNITX_DECLARATIONS = (
     r"\DeclareSIUnit\flop{flop}",
     r"\DeclareSIUnit\token{token}",
+    r"\DeclareSIUnit\tokens{tokens}",
     r"\DeclareSIUnit\param{param}",
+    r"\DeclareSIUnit\params{parameters}",
 )
+#: The plural of a count unit after a number other than 1 (numbers.PLURALS in siunitx's terms).
+_SI_PLURAL = {"token": r"\tokens", "parameter": r"\params"}
 
 
-def siunitx(u: pint.Unit) -> str:
-    """`kB/token` -> `\\kilo\\byte\\per\\token`; '' for dimensionless."""
+def siunitx(u: pint.Unit, plural: bool = False) -> str:
+    """`kB/token` -> `\\kilo\\byte\\per\\token`; '' for dimensionless. `plural`: a leading count unit in the plural (`\\tokens\\per\\second`)."""
     parts = []
-    for name, exp in sorted(u._units.items(), key=lambda kv: (kv[1] < 0, kv[0])):
+    items = sorted(u._units.items(), key=lambda kv: (kv[1] < 0, kv[0]))
+    numerator = [name for name, exp in items if exp > 0]
+    for name, exp in items:
         prefix, base, _ = ureg.parse_unit_name(name)[0]
         macro = _SI_PREFIX.get(prefix, "") + _SI_UNIT[base]
+        if plural and numerator == [name] and exp == 1 and not prefix and base in _SI_PLURAL:
+            macro = _SI_PLURAL[base]
         e = Fraction(exp)
         per = r"\per" if e < 0 else ""
         power = abs(e)
@@ -40,10 +49,13 @@ def siunitx(u: pint.Unit) -> str:
     return "".join(parts)
 
 
-def mathrm(u: pint.Unit) -> str:
-    """Plain unit text for Markdown math: `\\mathrm{kB/token}`; '' for dimensionless."""
+def mathrm(u: pint.Unit, plural: bool = False) -> str:
+    """Plain unit text for Markdown math: `\\mathrm{kB/token}`; '' for dimensionless. `plural` as in `siunitx`."""
     text = unit_text(u)
+    head, sep, rest = text.partition("/")
+    if plural and head in PLURALS:
+        text = PLURALS[head] + sep + rest
     if text == "1":
         return ""
-    text = text.replace("*", r"\cdot ").replace("µ", r"\mu ")
+    text = text.replace("*", r"\cdot ").replace("µ", r"\mu ").replace("%", r"\%")
     return rf"\mathrm{{{text}}}"

@@ -20,7 +20,7 @@ file or field.
 >>> sheet = roofline.derive("decode-floor", hardware="h200", model="llama-3.1-8b",
 ...                         inputs={"batch": 16})
 >>> str(sheet.results["t_floor"]), round(sheet.results["t_floor"].m_as("us"))
-('3.127 ms', 3127)
+('3.13 ms', 3127)
 """
 
 from __future__ import annotations
@@ -28,6 +28,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
+#: The day this version was cut (ISO 8601): the book's title page prints it, so two builds of one version print the same date.
+#: Bump it with `__version__` (and pyproject.toml's version).
+RELEASE_DATE = "2026-12-01"
 
 if TYPE_CHECKING:  # for type checkers and readers; at run time each name loads on first use (`__getattr__`)
     from derivations.sheet import Missing, NoValueError, Sheet, Value

@@ -38,13 +38,19 @@ How a build writes `--out` (say `out/`):
 Every failure is a `BuildError`: one line naming the path; the old `out/` is
 then left byte-identical (its files are never opened for writing). PDFs are
 compiled with `pdflatex -no-shell-escape -halt-on-error` and
-`openin_any=p`/`openout_any=p`.
+`openin_any=p`/`openout_any=p`, several at once (`compile_pdfs`: one pdflatex
+per core, the book first); a PDF whose .tex and included figures are
+unchanged is read from the cache (keyed by their digests) instead. With
+`progress` (the CLI's, on a terminal) the build reports each sheet derived
+and rendered and each PDF compiled, one line each.
 """
 
 from __future__ import annotations
 
 import ctypes
+import datetime
 import errno
+import hashlib
 import json
 import os
 import re
@@ -54,8 +60,12 @@ import stat
 import subprocess
 import tempfile
 import warnings
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
+import roofline
+from derivations import cache
 from renderers import book, site
 from renderers.plots import PLOTS_DIR, same_plot
 from roofline import api, apidoc
@@ -80,35 +90,73 @@ MANIFEST_FORMAT = 1
 MAX_OLD_ENTRIES = 10_000
 
 
+#: A progress report: one line of what the build is doing (roofline.cli prints it on stderr when that is a terminal).
+Progress = Callable[[str], None]
+
+
+def _silent(_line: str) -> None:
+    pass
+
+
 class BuildError(RooflineError):
     """The output folder cannot be written, a sheet failed to render or a PDF failed to compile."""
 
 
-def render_all(engine: str | None = None) -> dict[str, str | bytes]:
+def render_all(sheets: list | None = None, progress: Progress | None = None, engine: str | None = None,
+               pdf: bool = False) -> dict[str, str | bytes]:
     """File name -> text for every registered sheet and format; `plots/<slug>-<plot>.svg|.pdf` -> bytes for every plot.
-    `engine`: the engine profile every sheet uses (None: the default profile)."""
+
+    `sheets`: the registered sheets already derived on their default contexts (tests share one derivation of each).
+    `progress`: told one line per sheet as it is derived and rendered (the CLI prints them on a terminal).
+    `engine`: the engine profile every sheet uses (None: the default profile).
+    `pdf`: the build compiles the PDFs too, so the site links them (without, it links the sheets' other files).
+    """
+    say = progress or _silent
     files: dict[str, str | bytes] = {}
-    sheets = []
     if engine is not None:
         engine_profile(engine)  # an unknown name fails before any sheet is rendered
-    for d in api.DERIVATIONS:
-        sheet = api.derive(d.slug, engine=engine)
-        sheets.append(sheet)
+    if sheets is None:
+        sheets = []
+        for i, d in enumerate(api.DERIVATIONS, 1):
+            sheets.append(api.derive(d.slug, engine=engine))
+            say(f"[{i}/{len(api.DERIVATIONS)}] derived {d.slug}")
+    sheets = list(sheets)
+    for i, sheet in enumerate(sheets, 1):
         for path, text in api.out_files(sheet, Path("."), plots=PLOTS_DIR).items():
             files[path.name] = text
         files.update(api.plot_files(sheet, PLOTS_DIR))
-    files.update(book_and_site(sheets, files))
+        say(f"[{i}/{len(sheets)}] rendered {sheet.derivation.slug} (md, tex, json, plots)")
+    files.update(book_and_site(sheets, pdf))
+    say("rendered the book and the site")
     return files
 
 
-def book_and_site(sheets: list, files: dict[str, str | bytes]) -> dict[str, str]:
-    """`book.tex` (each chapter cut from the sheet's `.tex` in `files`), `site/<page>.html` (sheets in the registry's order)
-    and the Python API reference `site/api/` (roofline.apidoc)."""
-    tex = {s.derivation.slug: str(files[f"{s.derivation.slug}.tex"]) for s in sheets}
-    out = {f"{BOOK}.tex": book.render(sheets, [api.hardware(n) for n in hardware_names()], [api.model(n) for n in model_names()], tex)}
-    out.update({f"{SITE_DIR}/{name}": page for name, page in site.render(sheets, f"../{PLOTS_DIR}", f"{API_DIR}/index.html").items()})
+def book_and_site(sheets: list, pdf: bool = False) -> dict[str, str]:
+    """`book.tex` (every sheet a chapter, by part: renderers/book.py), `site/<page>.html` (linking the PDFs when `pdf`) and
+    the Python API reference `site/api/` (roofline.apidoc)."""
+    out = {f"{BOOK}.tex": book.render(sheets, [api.hardware(n) for n in hardware_names()], [api.model(n) for n in model_names()], PLOTS_DIR,
+                                      roofline.__version__, book_date())}
+    out.update({f"{SITE_DIR}/{name}": page for name, page in site.render(sheets, f"../{PLOTS_DIR}", f"{API_DIR}/index.html",
+                                                                                 site.Downloads("..", BOOK, pdf)).items()})
     out.update({f"{SITE_DIR}/{API_DIR}/{name}": page for name, page in apidoc.pages().items()})
     return out
+
+
+def book_date() -> str:
+    """The date on the book's title page: the day of `SOURCE_DATE_EPOCH` (UTC) when the environment sets it (the
+    reproducible-builds convention, for a packager who stamps a build), else the version's `roofline.RELEASE_DATE`.
+
+    Never the clock or a file's time, so two builds give the same book (`build --check`); not the last commit's date
+    either, which a build from an sdist cannot see.
+    """
+    epoch = os.environ.get("SOURCE_DATE_EPOCH", "").strip()
+    if epoch:
+        if not epoch.isdigit():
+            raise BuildError(f"SOURCE_DATE_EPOCH: expected whole seconds since 1970, found {epoch[:20]!r}")
+        day = datetime.datetime.fromtimestamp(int(epoch), datetime.UTC).date()
+    else:
+        day = datetime.date.fromisoformat(roofline.RELEASE_DATE)
+    return f"{day.day} {day:%B} {day.year}"
 
 
 def output_names() -> set[str]:
@@ -266,11 +314,14 @@ def _existing_ancestor(target: Path) -> Path:
     return parent
 
 
+def safe_tex_env_overrides() -> dict[str, str]:
+    """What pdflatex's environment sets on top of ours: no reading or writing outside the working folder, fixed dates."""
+    return {"openin_any": "p", "openout_any": "p", "shell_escape": "f", "SOURCE_DATE_EPOCH": "0", "FORCE_SOURCE_DATE": "1"}
+
+
 def safe_tex_env() -> dict[str, str]:
     """pdflatex's environment: no reading or writing outside the working folder."""
-    env = dict(os.environ)
-    env.update({"openin_any": "p", "openout_any": "p", "shell_escape": "f", "SOURCE_DATE_EPOCH": "0", "FORCE_SOURCE_DATE": "1"})
-    return env
+    return {**os.environ, **safe_tex_env_overrides()}
 
 
 def compile_pdf(tex: str, name: str, graphics: dict[str, bytes] | None = None) -> bytes:
@@ -444,8 +495,104 @@ def _rmdir_quietly(path: Path) -> None:
         pass
 
 
-def build(out: str | os.PathLike[str], pdf: bool = False, engine: str | None = None) -> list[str]:
-    """Render every sheet (and PDF) in memory under the engine profile `engine` (None: the default), then swap the new folder in at `out`."""
+def workers() -> int:
+    """How many pdflatex runs go at once: the cores this process may use."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+def _graphics(name: str, text: str, files: dict[str, str | bytes]) -> dict[str, bytes]:
+    """The plot PDFs a `.tex` in `files` includes, by relative path (the book includes every sheet's)."""
+    if name == f"{BOOK}.tex":
+        return {n: data for n, data in files.items() if n in book.plot_names(text) and isinstance(data, bytes)}
+    return {n: data for n, data in files.items()
+            if n.startswith(f"{PLOTS_DIR}/{name[:-4]}-") and n.endswith(".pdf") and isinstance(data, bytes)}
+
+
+_PDFLATEX_VERSION: dict[str, str] = {}
+
+
+def _pdflatex_version() -> str:
+    """`pdflatex --version`'s first line (part of a compiled PDF's cache key; "" when pdflatex is missing)."""
+    exe = shutil.which("pdflatex")
+    if exe is None:
+        return ""
+    if exe not in _PDFLATEX_VERSION:
+        try:
+            run = subprocess.run([exe, "--version"], capture_output=True, text=True, errors="replace", timeout=30,
+                                 stdin=subprocess.DEVNULL, check=False)
+            _PDFLATEX_VERSION[exe] = f"{exe}|{run.stdout.splitlines()[0] if run.stdout else ''}"
+        except (OSError, subprocess.SubprocessError):
+            _PDFLATEX_VERSION[exe] = exe
+    return _PDFLATEX_VERSION[exe]
+
+
+def pdf_key(name: str, tex: str, graphics: dict[str, bytes]) -> str:
+    """The cache key of a compiled PDF: the digests of the .tex and of every file it includes, the compiler and its flags."""
+    parts = [name, hashlib.sha256(tex.encode()).hexdigest(), PDFLATEX_ARGS, sorted(safe_tex_env_overrides().items()), _pdflatex_version()]
+    parts += [(rel, hashlib.sha256(data).hexdigest()) for rel, data in sorted(graphics.items())]
+    return cache.key("pdf", *parts)
+
+
+def compile_pdfs(files: dict[str, str | bytes], progress: Progress | None = None) -> dict[str, bytes]:
+    """`<name>.pdf` for every `.tex` in `files`, compiled in parallel (pdflatex processes, one per core at once).
+
+    A PDF whose .tex and included files are unchanged since a build that compiled it is read from the cache
+    (derivations.cache, keyed by their digests) instead of compiled again. The largest documents start first
+    (the book), so the parallel runs end together. Any failure raises the BuildError of the first failed sheet in
+    the order of `files` (the registry's).
+    """
+    say = progress or _silent
+    jobs = sorted(((name, text) for name, text in files.items() if name.endswith(".tex") and isinstance(text, str)),
+                  key=lambda job: -len(job[1]))
+    out: dict[str, bytes] = {}
+    todo = []
+    for name, text in jobs:
+        graphics = _graphics(name, text, files)
+        k = pdf_key(name, text, graphics)
+        hit = cache.load_bytes(k)
+        if hit is not None and hit.startswith(b"%PDF"):
+            out[name[:-4] + ".pdf"] = hit
+        else:
+            todo.append((name, text, graphics, k))
+    if len(out):
+        say(f"{len(out)} of {len(jobs)} PDFs unchanged since they were compiled (from the cache)")
+    if not todo:
+        return out
+    say(f"compiling {len(todo)} PDFs, {min(workers(), len(todo))} at a time")
+    done = 0
+
+    def one(job: tuple[str, str, dict[str, bytes], str]) -> tuple[str, bytes | BuildError]:
+        name, text, graphics, _ = job
+        try:
+            return name, compile_pdf(text, name[:-4], graphics) if graphics else compile_pdf(text, name[:-4])
+        except BuildError as err:
+            return name, err
+
+    failures: dict[str, BuildError] = {}
+    with ThreadPoolExecutor(max_workers=min(workers(), len(todo))) as pool:
+        running = {pool.submit(one, job): job[3] for job in todo}
+        for future in as_completed(running):
+            name, result = future.result()
+            done += 1
+            if isinstance(result, BuildError):
+                failures[name] = result
+                say(f"[{done}/{len(todo)}] {name}: failed")
+                continue
+            out[name[:-4] + ".pdf"] = result
+            cache.store_bytes(running[future], result)
+            say(f"[{done}/{len(todo)}] compiled {name[:-4]}.pdf")
+    if failures:  # the first in the order the sheets were rendered (the registry's), as a build one at a time would stop
+        raise failures[next(name for name in files if name in failures)]
+    return out
+
+
+def build(out: str | os.PathLike[str], pdf: bool = False, engine: str | None = None, progress: Progress | None = None) -> list[str]:
+    """Render every sheet (and PDF) in memory under the engine profile `engine` (None: the default), then swap the new folder
+    in at `out`; `progress` is told what happens."""
+    say = progress or _silent
     out = out_path(out)
     try:
         restored = recover_interrupted_swap(out)
@@ -455,13 +602,9 @@ def build(out: str | os.PathLike[str], pdf: bool = False, engine: str | None = N
         warnings.warn(BuildWarning(f"--out {shown_path(out)}: was missing after an interrupted build; put back the old folder from {shown_path(restored)}"),
                       stacklevel=2)
     check_out(out)
-    files: dict[str, str | bytes] = dict(render_all(engine))
+    files: dict[str, str | bytes] = dict(render_all(progress=progress, engine=engine, pdf=pdf))
     if pdf:
-        for name, text in list(files.items()):
-            if name.endswith(".tex") and isinstance(text, str):
-                graphics = {n: data for n, data in files.items() if n.startswith(f"{PLOTS_DIR}/{name[:-4]}-") and n.endswith(".pdf")}
-                if name == f"{BOOK}.tex":  # the book includes every sheet's plots
-                    graphics = {n: data for n, data in files.items() if n in book.plot_names(text) and isinstance(data, bytes)}
-                files[name[:-4] + ".pdf"] = compile_pdf(text, name[:-4], graphics) if graphics else compile_pdf(text, name[:-4])
+        files.update(compile_pdfs(files, progress))
+    say(f"writing {len(files)} files")
     write_atomically(out, files)
     return sorted(files)

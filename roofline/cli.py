@@ -9,7 +9,7 @@ import re
 import sys
 import time
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -134,6 +134,7 @@ def _parser() -> argparse.ArgumentParser:
     b.add_argument("--pdf", action="store_true", help="also compile each .tex with pdflatex")
     b.add_argument("--check", action="store_true", help="exit 1 when out/ is stale; write nothing")
     b.add_argument("--engine", metavar="NAME", help=ENGINE_HELP + " for every sheet")
+    b.add_argument("--quiet", action="store_true", help="say nothing on stderr while building (the default when stderr is not a terminal)")
     return p
 
 
@@ -375,20 +376,20 @@ def run(argv: Sequence[str] | None = None) -> int:
             raise RooflineError("--to: goes with --write-defaults (the folder the refit engine profiles are written to)")
         sys.stdout.write(write_defaults(Path(args.to) if args.to is not None else None) if args.write_defaults else render_calibrate(args.records, args.format))
     elif args.command == "build":
-        from roofline.build import BuildError, build, out_path, render_all, stale
+        from roofline.build import BOOK, BuildError, build, out_path, render_all, stale
 
         start = time.perf_counter()
         out = out_path(args.out)
         if args.check:
             if out.exists() and not out.is_dir():
                 raise BuildError(f"--out {shown_path(out)}: is a file, expected a folder")
-            bad = stale(out, render_all(args.engine))
+            bad = stale(out, render_all(engine=args.engine, pdf=(out / f"{BOOK}.pdf").is_file()))  # a --pdf build's site links its PDFs
             if bad:
                 print(f"roofline: {shown_path(out)} is stale: {', '.join(bad)}; run `roofline build`", file=sys.stderr)
                 return EXIT_STALE
             print(f"{shown_path(out)} is up to date")
             return 0
-        written = build(out, pdf=args.pdf, engine=args.engine)
+        written = build(out, pdf=args.pdf, engine=args.engine, progress=None if args.quiet else terminal_progress())
         print(f"wrote {len(written)} files to {shown_path(out)} in {time.perf_counter() - start:.1f} s")
     return 0
 
@@ -401,6 +402,18 @@ def _say(kind: str, message: object) -> None:
     except UnicodeEncodeError:  # stderr's encoding (PYTHONIOENCODING=ascii) cannot write a character: say it in ASCII
         sys.stderr.write(text.encode("ascii", "backslashreplace").decode("ascii"))
     sys.stderr.flush()
+
+
+def terminal_progress() -> Callable[[str], None] | None:
+    """A progress report for long work: each line on stderr, with the seconds since it began; None when stderr is not a terminal."""
+    if not (hasattr(sys.stderr, "isatty") and sys.stderr.isatty()):
+        return None
+    start = time.perf_counter()
+
+    def say(line: str) -> None:
+        print(f"roofline: {time.perf_counter() - start:5.1f} s  {line}", file=sys.stderr, flush=True)
+
+    return say
 
 
 def _warning_line(message: Warning | str, category: type[Warning], filename: str, lineno: int, file: object = None, line: str | None = None) -> None:

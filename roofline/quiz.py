@@ -29,7 +29,7 @@ from derivations import glossary as gl
 from derivations import grading, registry
 from derivations.context import BINDINGS, Context, input_value
 from derivations.engine import Derivation
-from derivations.sheet import FIT_STEP, Missing, SolvedInput, SolvedStep, Value, evaluate, input_values, needed_steps
+from derivations.sheet import FIT_STEP, Missing, SolvedInput, SolvedStep, Value, evaluate, identities, input_values, needed_steps
 from roofline.formulas import CONVENTION_SYMBOLS, HARDWARE_SYMBOLS, SECOND_SYMBOLS
 from roofline.grader import context as sheet_context
 from specs.catalog import hardware_names, model_names
@@ -85,7 +85,8 @@ class Question:
     answers: tuple[Answer, ...]
     #: the other inputs the asked results depend on, at the sheet's defaults, stated in the question
     given: tuple[SolvedInput, ...]
-    #: the sheet's argument for these results: its steps, each solved in the setup
+    #: the sheet's argument for these results: the steps its module marks as the argument (its headline steps where it marks
+    #: none) that the asked results need, each solved in the setup; none that has no value or is an identity here
     argument: tuple[SolvedStep, ...]
     #: every step's and input's value here (for the sheet's prose: scoring points)
     values: dict[str, Value]
@@ -244,18 +245,20 @@ def _solve(d: Derivation, ctx: Context, asked: Sequence[str], number: int, menti
     bound_values = input_values(d, ctx)
     symbol_values = {**bound_values, **{sp.Symbol(n, positive=True): v for n, v in results.items()}}
 
+    same = identities(d, bound_values, results)
+
     def solved_step(name: str) -> SolvedStep:
         step = d.step(name)
         operands = {s: (Value(None, units[s], d.display_units.get(s.name), v) if isinstance(v, Missing) else Value(v, units[s], d.display_units.get(s.name)))
                     for s in step.expr.free_symbols for v in [symbol_values[s]]}
-        return SolvedStep(step, d.symbols[name].latex, _value(d, name, results[name]), operands)
+        return SolvedStep(step, d.symbols[name].latex, _value(d, name, results[name]), operands, same.get(name))
 
     answers = tuple(Answer(r, d.step(r).title or r, _value(d, r, results[r]), solved_step(r),
                            grading.what_bounds(d, r, ctx) if grading.asks_bound(d, r) else None) for r in asked)
     need = needed_steps(d, asked)
-    argument_names = getattr(d, "argument", None) or [s.name for s in d.steps]
-    argument = tuple(solved_step(s.name) for s in d.steps if s.name in need and s.name in argument_names
-                     and not isinstance(results[s.name], Missing))
+    marked = set(d.argument or d.results)
+    argument = tuple(st for st in (solved_step(s.name) for s in d.steps if s.name in need and s.name in marked)
+                     if st.applies and st.value.missing is None)
     deps = set().union(*(d.symbols_of[r] for r in asked))
     drawn_names = {n for n, _ in drawn}
     given = []

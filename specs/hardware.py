@@ -35,6 +35,7 @@ FIELDS: dict[str, tuple[str | None, bool]] = {
     "compute_unit_kind": (None, False),
     "shared_memory_per_sm": ("B", False),
     "tdp": ("W", False),
+    "sustained_peak_bf16": ("flop/s", False),
     "scaleup_bandwidth_per_direction": ("B/s", False),
     "scaleup_interconnect": (None, False),
     "scaleup_topology": (None, False),
@@ -73,6 +74,8 @@ class Hardware:
     #: the most shared memory one SM (CU) can give its thread blocks, binary KiB as NVIDIA prints "KB" here
     shared_memory_per_sm: pint.Quantity | None = None
     tdp: pint.Quantity | None = None
+    #: a dense BF16 peak measured under sustained load (the clock throttled), where a source gives one for this chip
+    sustained_peak_bf16: pint.Quantity | None = None
     scaleup_bandwidth_per_direction: pint.Quantity | None = None
     scaleup_interconnect: str | None = None
     #: one of TOPOLOGIES

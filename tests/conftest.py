@@ -15,11 +15,19 @@ def refresh_golden(request: pytest.FixtureRequest) -> bool:
 
 
 @pytest.fixture(scope="session")
-def built() -> dict[str, str | bytes]:
+def sheets() -> list:
+    """Every registered sheet on its default context, derived once per test session and shared."""
+    from roofline import api
+
+    return [api.derive(d.slug) for d in api.DERIVATIONS]
+
+
+@pytest.fixture(scope="session")
+def built(sheets) -> dict[str, str | bytes]:
     """One real build's files (name -> content), rendered once per test session and shared."""
     from roofline import build as build_mod
 
-    return build_mod.render_all()
+    return build_mod.render_all(sheets)
 
 
 @pytest.fixture
@@ -27,5 +35,5 @@ def fast_build(built, monkeypatch):
     """`roofline build` without re-rendering: the shared build's files."""
     from roofline import build as build_mod
 
-    monkeypatch.setattr(build_mod, "render_all", lambda engine=None: dict(built))
+    monkeypatch.setattr(build_mod, "render_all", lambda *args, **kwargs: dict(built))
     return built

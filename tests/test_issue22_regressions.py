@@ -132,7 +132,7 @@ def test_deep_nesting_was_a_recursion_error(tmp_path, capsys):
 
 
 def test_build_deleted_a_plain_file_named_site(tmp_path, built, monkeypatch, capsys):
-    monkeypatch.setattr(build_mod, "render_all", lambda engine=None: dict(built))
+    monkeypatch.setattr(build_mod, "render_all", lambda *args, **kwargs: dict(built))
     out = tmp_path / "out"
     assert main(["build", "--out", str(out)]) == 0
     capsys.readouterr()
@@ -147,7 +147,7 @@ def test_build_deleted_a_plain_file_named_site(tmp_path, built, monkeypatch, cap
 
 def test_a_kill_between_the_two_renames_left_no_out(tmp_path, built, monkeypatch, capsys):
     """The swap is now one exchange: there is no moment with neither folder at out/."""
-    monkeypatch.setattr(build_mod, "render_all", lambda engine=None: dict(built))
+    monkeypatch.setattr(build_mod, "render_all", lambda *args, **kwargs: dict(built))
     out = tmp_path / "out"
     assert main(["build", "--out", str(out)]) == 0
     seen = []

@@ -37,6 +37,12 @@ REFUSED_MATH = (
 )
 #: A single payload string that carries one of each kind of text payload.
 ALL_TEXT = " ".join(TEXT_PAYLOADS)
+#: Source addresses (a chip's `source`, which the sheets print as links) that would close the link and read a file, or break a
+#: Markdown table, if copied as they are.
+URL_PAYLOADS = (
+    r"https://example.com/a}\input{/etc/hostname}\url{x",
+    "https://example.com/b|c`d",
+)
 
 
 def _toml_string(text: str) -> str:
@@ -49,7 +55,8 @@ def write_files(folder: Path) -> Path:
     for field in ("name", "vendor", "source"):
         start = chip.index(f"\n{field} = ") + 1
         end = chip.index("\n", start)
-        chip = chip[:start] + f"{field} = {_toml_string(ALL_TEXT)}" + chip[end:]
+        value = ALL_TEXT + (" " + " ".join(URL_PAYLOADS) if field == "source" else "")
+        chip = chip[:start] + f"{field} = {_toml_string(value)}" + chip[end:]
     (folder / "evil-chip.toml").write_text(chip, encoding="utf-8")
     (folder / "evil-model.json").write_text((MODELS_DIR / "llama-3.1-8b.json").read_text(), encoding="utf-8")
     (folder / "evil-model.toml").write_text(
@@ -64,6 +71,7 @@ def write_files(folder: Path) -> Path:
         'results = ["t_read", "T_equal"]',
         f"assumptions = [{_toml_string(prose)}]",
         f"takeaways = [{_toml_string(prose + ' {t_read}')}]",
+        f"answer = [{_toml_string(prose + ' {t_read} and {T_equal}')}]",
         f"scoring = [{_toml_string(prose)}]",
         f"limits = [{_toml_string(prose)}]",
         "[[inputs]]",

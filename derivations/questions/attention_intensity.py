@@ -12,7 +12,6 @@ Assumes one layer, dense peaks, the architecture-neutral widths of the glossary.
 
 from derivations import glossary as gl
 from derivations import primitives as pr
-from derivations.context import Input
 from derivations.engine import Claim, Plot, Row, Step, Table, derivation, solve
 from derivations.symbols import Symbols
 
@@ -81,14 +80,16 @@ i_equal = Step("intensity_attention_equal_widths", pr.decode_attention_intensity
 equal_over = Step("equal_widths_over_ridge", i_equal.s / ridge.s, "1",
                   r"The same ratio to the ridge under the $d_{k} = d_{v}$ shortcut.", latex=r"I_{\mathrm{att}}^{d_k=d_v}/I^{*}",
                   title="Equal-width intensity over the ridge")
-pi_thr = S.add("pi_throttled", "flop/s", r"\pi_{\mathrm{thr}}", "sustained dense BF16 peak under clock throttling (FlashMLA's H800 SXM5 figure)")
-ridge_thr = Step("ridge_throttled", pr.ridge_point(pi_thr, gl.beta), "flop/B",
-                 "The ridge at the throttled peak that FlashMLA's authors measured (about 1600 MHz on H800 SXM5, which has the H100 SXM's 3.35 TB/s): "
-                 "the reading under which their 'MLA sits at the ridge' holds.",
+ridge_thr = Step("ridge_throttled", pr.ridge_point(gl.pi_sus, gl.beta), "flop/B",
+                 "The ridge at the sustained (throttled) BF16 peak measured on this chip, over this chip's own bandwidth: FlashMLA's authors "
+                 "measured about 865 Tflop/s at about 1600 MHz on the H800 SXM5, the reading under which their 'MLA sits at the ridge' holds. "
+                 "A chip whose spec gives no measured sustained peak has no throttled ridge (n/a), rather than another chip's clock over its bandwidth.",
                  latex=r"I^{*}_{\mathrm{thr}}", title="Ridge at the throttled peak")
 
 MLA = "deepseek-v3"
 H100 = "h100-sxm"
+#: the chip FlashMLA measured its throttled peak on (specs/hardware/h800.toml, sustained_peak_bf16)
+H800 = "h800"
 HAIR = 0.02
 DK_DV = r"$d_{k} = d_{v}$"
 
@@ -102,6 +103,18 @@ DERIVATION = derivation(
      group, heads_gpu, streams_gpu, group_gpu, flops_attn, bytes_cache, bytes_io, i_attn, i_attn_t, att_over, q_ridge,
      i_equal, equal_over, ridge_thr),
     ("intensity_gemm", "group_size", "intensity_attention", "ridge_point", "attention_over_ridge"),
+    argument=(
+        "flops_gemm", "bytes_gemm", "intensity_gemm", "intensity_gemm_limit", "ridge_point", "B_gemm_ridge", "group_size",
+        "flops_attention", "bytes_attention_cache", "intensity_attention", "attention_over_ridge", "q_attention_ridge",
+    ),
+    body_tables=(0, 2, 3),
+    answer=(
+        "A decode weight GEMM runs at {intensity_gemm} at this batch and grows with it: batching brings it to the ridge, "
+        "{ridge_point}, at {B_gemm_ridge}.",
+        "Attention runs at {intensity_attention} whatever the batch, because each cached stream serves only its group of "
+        "{group_size} query heads: {attention_over_ridge} of the ridge. MLA lets all heads read one latent; the claims give "
+        "DeepSeek-V3's distance to the ridge under each convention.",
+    ),
     assumptions=(
         r"Decode: each of $B$ sequences adds $q$ tokens per step ($q = 1$ token for plain decode); one layer is shown, and every layer is alike.",
         r"Attention is written once for every architecture with the widths bound from the config: a score reads $w_{k}$ elements per head per cached token, "
@@ -116,7 +129,8 @@ DERIVATION = derivation(
         r"The GEMM keeps its activation traffic: input and output rows at the math precision ($b_{a}$). Its weights are the $D \times F$ gate projection.",
         f"'Within a hair' is read as within {HAIR:.0%} of the ridge; the claims below say which conventions and which ridge meet it.",
         r"FlashMLA's reading (deepseek-ai/FlashMLA, docs/20250422-new-kernel-deep-dive.md): intensity about $2 h_{q} s_{q}$, "
-        f"i.e. the {DK_DV} shortcut, against a ridge of 865 Tflop/s (throttled to about 1600 MHz) over 3.35 TB/s.",
+        f"i.e. the {DK_DV} shortcut, against the H800 SXM5's ridge at its throttled clock: about 865 Tflop/s (about 1600 MHz) over its 3.35 TB/s. "
+        "That sustained peak is the H800's own (its spec's sustained_peak_bf16); no other chip's spec gives one, so the throttled ridge is n/a elsewhere.",
     ),
     takeaways=(
         "At the sheet's batch the gate GEMM runs at {intensity_gemm}, below its large-matrix limit {intensity_gemm_limit}; "
@@ -180,9 +194,9 @@ DERIVATION = derivation(
     claims=(
         Claim("With a BF16 cache and one query token, GQA attention's intensity in flop/B equals its group size (Llama 3.1 70B: 64 query heads over 8 KV heads).",
               "intensity_attention", "group_size", rel_tol=1e-9, where=Row("Llama 3.1 70B", model="llama-3.1-70b"), convert="flop/B"),
-        Claim(f"FlashMLA's reading: the {DK_DV} intensity " r"($2 h_{q} s_{q}$)" f" lands within a hair ({HAIR:.0%}) of the throttled H800/H100 ridge.",
+        Claim(f"FlashMLA's reading: the {DK_DV} intensity " r"($2 h_{q} s_{q}$)" f" lands within a hair ({HAIR:.0%}) of the H800's ridge at its throttled clock.",
               "intensity_attention_equal_widths", "ridge_throttled", rel_tol=HAIR,
-              where=Row(f"DeepSeek-V3, {DK_DV}, throttled ridge", model=MLA, hardware=H100)),
+              where=Row(f"DeepSeek-V3 on H800 SXM5, {DK_DV}, throttled ridge", model=MLA, hardware=H800)),
         Claim(f"MLA, exact widths (BF16 latent, $q = 1$, no TP), lands within a hair ({HAIR:.0%}) of the H100 SXM ridge.",
               "intensity_attention", "ridge_point", rel_tol=HAIR, where=Row("DeepSeek-V3 on H100 SXM, exact widths", model=MLA, hardware=H100)),
         Claim(f"MLA under the {DK_DV} shortcut (BF16 latent, $q = 1$, no TP) lands within a hair ({HAIR:.0%}) of the H100 SXM ridge.",
@@ -196,8 +210,6 @@ DERIVATION = derivation(
               "intensity_attention", "ridge_point", rel_tol=HAIR,
               where=Row(r"DeepSeek-V3 on H100 SXM, $\sym{n_tp} = 8$", model=MLA, hardware=H100, set={"tp": "8"})),
     ),
-    inputs=(Input("throttled_peak", pi_thr, "865 Tflop/s", "flop/s",
-                  "sustained BF16 peak under throttling: FlashMLA measured about 865 Tflop/s on H800 SXM5 (990 at full clock)"),),
     hardware=("h100-sxm", "h200", "b200"),
     models=("llama-3.1-70b", MLA),
     plots=(Plot("roofline", "roofline",

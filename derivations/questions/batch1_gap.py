@@ -210,6 +210,17 @@ DERIVATION = derivation(
         Input("outside_time", t_out, "0.3 ms", "s", "time per step the client counts outside the engine (API server, streaming, network)",
               "nonnegative"),
     ),
+    argument=(
+        "bytes_per_gpu", "t_floor", "t_observed", "gap", "t_white_space", "t_slow_kernels", "t_extra_kernels", "t_outside",
+        "t_explained", "t_remainder", "share_gpu_slow", "eta_bw_alone", "largest_suspect",
+    ),
+    body_tables=(0, 3),
+    answer=(
+        "The floor is {t_floor}; at the observed ratio the step takes {t_observed}, so {gap} per step needs explaining.",
+        "One trace sorts the suspects: white space ({t_white_space}), kernels slower than their bytes ({t_slow_kernels}), extra "
+        "or wrong kernels ({t_extra_kernels}) and time outside the engine ({t_outside}). A slow GPU accounts for only "
+        "{share_gpu_slow} of the gap.",
+    ),
     assumptions=(
         r"The floor is one GPU's bytes per step (its share of the weights the step reads and its KV cache at context $T$) at datasheet bandwidth; "
         "it is the same floor an MBU divides by. At batch 1 every step is memory-bound, so bytes, not FLOPs, set it.",

@@ -168,6 +168,17 @@ DERIVATION = derivation(
     STEPS,
     ("B_knee", "throughput_ceiling", "B_max_kv"),
     inputs=(USABLE,),
+    argument=(
+        "B_max_kv", "t_zero", "t_per_sequence", "throughput_ceiling", "throughput_line", "B_knee", "B_compute",
+        "throughput_ceiling_compute", "knee_over_capacity", "ceiling_share_at_capacity", "T_trade",
+    ),
+    body_tables=(0, 1),
+    answer=(
+        "The step is a line, {t_zero} plus {t_per_sequence} per sequence, so throughput climbs towards a ceiling of "
+        "{throughput_ceiling} and reaches half of it at the knee, a batch of {B_knee}.",
+        "At this context the cache holds {B_max_kv}, which reach {ceiling_share_at_capacity} of the ceiling; the GEMMs would "
+        "turn compute-bound only at {B_compute}.",
+    ),
     assumptions=(
         r"Decode with the shared step model (@decode-floor): per component the slower of memory and compute at the achieved rates, "
         r"all-reduces over the link, and the overheads no byte count shows (per layer and per step, from the engine profile). $B$ counts sequences, each adding $q$ tokens per step and reading $T$ cached tokens.",

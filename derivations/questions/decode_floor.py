@@ -11,6 +11,8 @@ achieved rates, overheads and all-reduce latency come from the engine profile
 MBU range the sheet cites (derivations.measured).
 """
 
+import sympy as sp
+
 from derivations import glossary as gl
 from derivations import measured as ms
 from derivations import primitives as pr
@@ -35,8 +37,35 @@ kv_equal = solve("T_kv_equal", sm.weights_gpu, sm.kv_step, gl.T, "token",
                  latex=r"T_{=}", keep=(sm.weights_gpu, sm.kv_tok_gpu), title="Context where the cache costs as much as the weights",
                  none="every layer attends through a window, and at this batch the windowed cache stays below the weights at any context")
 
+# --- the smallest TP degree that fits, and its floor (issue 26) -----------------------------------------
+mem_whole = Step("memory_whole_model", gl.P_total * gl.b_w + gl.B * (sm.kept.s + gl.q) * sm.kv_tok.s, "B",
+                 "Everything that must be resident, over all GPUs together: every weight (all experts, the embedding) and each sequence's cache.",
+                 latex=r"M_{\mathrm{all}}", title="Memory the setup needs, all GPUs")
+mem_split = Step("memory_split", mem_whole.s / gl.n_tp, "B",
+                 r"Shared evenly by $\sym{n_tp}$ GPUs (the cache too, while the KV heads outnumber the GPUs).",
+                 latex=r"M_{\mathrm{all}}/n_{\mathrm{TP}}", title="Memory per GPU, split evenly")
+capacity = Step("capacity_per_gpu", gl.C_mem, "B", "One GPU's datasheet capacity.", latex=r"C_{\mathrm{HBM}}", title="Capacity per GPU")
+tp_fit = solve("tp_fit", mem_split, capacity, gl.n_tp, "1",
+               "The GPU count at which the setup just fills every GPU's memory: fewer GPUs cannot hold it.",
+               latex=r"n_{\mathrm{TP,fit}}", title="GPUs the setup fills")
+tp_min = Step("tp_min", sp.Max(1, 2 ** sp.ceiling(sp.log(tp_fit.s, 2))), "1",
+              "The smallest tensor-parallel degree that fits: the next power of two at or above it (TP groups are 1, 2, 4, 8 GPUs).",
+              latex=r"n_{\mathrm{TP,min}}", title="Smallest TP degree that fits", counts="GPUs", rounds="up")
+floor_tp_min = Step("t_floor_tp_min", sm.weight_bytes.s / (tp_min.s * gl.beta), "s",
+                    r"The floor on that many GPUs: each streams its $1/n_{\mathrm{TP,min}}$ of the weights at datasheet bandwidth, all at once.",
+                    latex=r"t_{\mathrm{floor}}(n_{\mathrm{TP,min}})", title="Floor at the smallest TP degree that fits")
+# --- 2N against 2N_matmul --------------------------------------------------------------------------------
+floor_all = Step("t_floor_all_params", pr.memory_time(gl.P_total * gl.b_w), "s",
+                 r"The floor if every parameter were read (the '2N' count, $N = P_{\mathrm{total}}$): the embedding counted whole.",
+                 latex=r"t_{\mathrm{floor}}^{2N}", title="Floor counting every parameter")
+floor_gap = Step("t_floor_2n_gap", pr.memory_time((gl.P_total - gl.P_matmul) * gl.b_w), "s",
+                 r"The difference between the $2N$ and $2N_{\mathrm{matmul}}$ counts in time: the parameters that are no GEMM operand (the "
+                 "embedding, a gather of one row per token; the norms), streamed at datasheet bandwidth.",
+                 latex=r"\Delta t_{2N}", title="Floor gap between the 2N and 2N_matmul counts")
+
 _READ = sm.DECODE_STEP.index(sm.weight_bytes) + 1
-STEPS = (*sm.DECODE_STEP[:_READ], t_floor, ceiling, *sm.DECODE_STEP[_READ:], over_floor, kv_equal, *sm.MEMORY_FIT, *ms.MBU_STEPS)
+STEPS = (*sm.DECODE_STEP[:_READ], t_floor, ceiling, *sm.DECODE_STEP[_READ:], over_floor, kv_equal, *sm.MEMORY_FIT, *ms.MBU_STEPS,
+         mem_whole, mem_split, capacity, tp_fit, tp_min, floor_tp_min, floor_all, floor_gap)
 
 DERIVATION = derivation(
     "decode-floor",
@@ -46,6 +75,20 @@ DERIVATION = derivation(
     S,
     STEPS,
     ("weight_bytes", "t_floor", "tokens_per_s_ceiling", "kv_bytes_per_token", "t_step"),
+    argument=(
+        "weight_bytes", "t_floor", "tokens_per_s_ceiling", "kv_bytes_per_token", "kv_bytes_step", "bytes_per_gpu", "t_gemm",
+        "t_attention", "t_comm", "t_step", "step_over_floor", "tp_min", "t_floor_tp_min", "t_floor_2n_gap",
+    ),
+    body_tables=(0, 1),
+    answer=(
+        "A decode step streams {weight_bytes} of weights, so the floor is {t_floor} per step: one sequence decodes at most "
+        "{tokens_per_s_ceiling}.",
+        "Three things keep a real server above it: the KV cache ({kv_bytes_per_token}, read back by every sequence every step), "
+        "streaming below the datasheet bandwidth, and time per step that no byte count shows (launches, host work, "
+        "all-reduces). With them the step is {t_step}, {step_over_floor} times the floor.",
+        "The smallest tensor-parallel degree that holds the setup is {tp_min}, with a floor of {t_floor_tp_min}; counting every parameter "
+        "(2N) instead of the GEMM operands (2N_matmul) would move the floor by {t_floor_2n_gap}.",
+    ),
     assumptions=(
         r"Decode: each sequence adds $q$ tokens per step ($q = 1$ for plain decode) and reads its KV cache: all $T$ tokens in a full layer, "
         r"at most $\sym{W_win}$ in a layer with a sliding window or a chunk.",
@@ -77,6 +120,8 @@ DERIVATION = derivation(
         "Checks that the model and its cache fit before quoting a speed; splits by tensor parallelism and knows KV heads replicate past their count.",
         "Knows the floor is per sequence at batch 1, that batching amortises the weights, not the KV, and that at large batch the GEMMs turn compute-bound.",
         "For MoE, counts the experts the whole batch touches, not the top-k of one token.",
+        "Finds the smallest TP degree at which the model and its cache fit, and quotes the floor there, not a single-GPU floor that cannot run.",
+        r"Says what $2N$ against $2N_{\mathrm{matmul}}$ costs in milliseconds: the embedding is a gather, not a stream.",
     ),
     limits=(
         "Uniform routing is the best case for MoE at small batch; skewed routing touches fewer experts.",
@@ -101,6 +146,10 @@ DERIVATION = derivation(
             *(Row("", model="mixtral-8x7b", set={"batch": str(b)}) for b in (1, 8, 64)),
             *(Row("", model="deepseek-v3", set={"tp": "8", "batch": str(b)}) for b in (1, 64)),
         ), ("experts_touched", "weight_bytes", "t_step", "memory_fraction")),
+        Table("The smallest TP degree that fits, and its floor", (
+            Row("", model="llama-3.1-8b"), Row("", model="llama-3.1-70b"), Row("", model="llama-3.1-405b"),
+            Row("", model="mixtral-8x7b"), Row("", model="deepseek-v3"),
+        ), ("memory_whole_model", "tp_fit", "tp_min", "t_floor", "t_floor_tp_min", "t_floor_2n_gap")),
         Table("Parallelism as a layout: DeepSeek-V3 decode on H800", sm.LAYOUT_ROWS,
               ("gpus", "weight_bytes_gpu", "kv_bytes_step", "t_alltoall", "t_step", "throughput", "memory_fraction"), note=sm.LAYOUT_NOTE),
     ),
@@ -114,5 +163,7 @@ DERIVATION = derivation(
                 y=("t_step",), split=("t_step",), vlines=("t_floor",), table=0, answer=True,
                 labels={"t_gemm": "weight GEMMs", "t_attention": "attention (KV cache)", "t_comm": "all-reduces", "t_overhead": "overheads",
                         "t_floor": "floor"}),),
-    display_units={**sm.DISPLAY_UNITS, **ms.DISPLAY_UNITS, "t_floor": "ms", "tokens_per_s_ceiling": "token/s", "T_kv_equal": "token"},
+    display_units={**sm.DISPLAY_UNITS, **ms.DISPLAY_UNITS, "t_floor": "ms", "tokens_per_s_ceiling": "token/s", "T_kv_equal": "token",
+                   "memory_whole_model": "GB", "memory_split": "GB", "capacity_per_gpu": "GB", "t_floor_tp_min": "ms", "t_floor_all_params": "ms",
+                   "t_floor_2n_gap": "ms"},
 )

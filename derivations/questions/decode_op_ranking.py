@@ -140,7 +140,8 @@ p_exp = pr.swiglu_mlp_params(gl.D, gl.F_moe) * gl.u_param
 experts = Step("experts_touched", pr.experts_touched(pr.tokens_per_step()), "1",
                r"Under uniform top-$k$ routing a MoE layer reads every distinct expert its $B q$ tokens picked: $k_{E}$ at one token, nearly "
                r"all $E$ a few dozen tokens later. A dense model is one expert that every token uses.",
-               latex=r"E_{\mathrm{read}}", meaning="routed experts read per MoE layer per step (expected)", title="Routed experts read per MoE layer")
+               latex=r"E_{\mathrm{read}}", meaning="routed experts read per MoE layer per step (expected)", title="Routed experts read per MoE layer",
+               counts="experts")
 w_experts = Step("weight_bytes_experts", pr.weight_bytes(experts.s * p_exp), "B",
                  r"The routed experts' weights one MoE layer reads per step: each expert (a gated MLP of $3 D \sym{F_moe}$ weights, "
                  r"$\sym{P_exp}$) read once however many tokens chose it.",
@@ -249,6 +250,20 @@ DERIVATION = derivation(
     inputs=(Input("elementwise_flops", c_ew, "4 flop/token", "flop/token",
                   "FLOPs per output element of the small kernels (RMSNorm about 4, RoPE 3, SiLU and multiply 5, add 1)"),
             Input("small_kernel_overhead", t_k, "2 µs", "s", "fixed time per small kernel beyond its bytes (launch, ramp-up, tail)")),
+    argument=(
+        "intensity_qkv", "intensity_attn", "intensity_o", "intensity_ew", "intensity_lm_head", "t_step", "intensity_gemm_limit",
+        "B_flip", "B_flip_experts", "B_flip_time",
+    ),
+    body_tables=(2,),
+    answer=(
+        "At this batch every weight GEMM ties near {intensity_gemm_limit} (the output projection at {intensity_o}, the LM head "
+        "at {intensity_lm_head}), and the tie grows with the batch.",
+        "Attention sits at {intensity_attn} whatever the batch and the small kernels at {intensity_ew}: the tied GEMMs pass "
+        "attention at a batch of {B_flip} (routed experts at {B_flip_experts}), and attention's time passes the output "
+        "projection's at {B_flip_time}.",
+        "The step takes {t_step}. Fusion removes the small kernels' round trips and launches; only the batch moves the GEMMs, "
+        "and only the architecture or the KV format moves attention.",
+    ),
     assumptions=(
         r"One decode step on one GPU: $B$ sequences, $q$ tokens each, $T$ cached tokens each; every kernel of one layer, the LM head once "
         "per step. Tensor parallelism is not modelled here (the tp input does not apply; @decode-floor splits the step over GPUs).",

@@ -107,6 +107,17 @@ DERIVATION = derivation(
               "query rows per block for the textbook count, clamped to $n$ (128: FlashAttention-2's forward tile at $d = 64$ and $128$); "
               "FlashAttention-1's own rule is worked out from the chip", "count"),
     ),
+    argument=(
+        "io_naive", "io_textbook", "io_l2", "ratio_textbook", "ratio_l2", "block_rows_fa1", "smem_2x", "kv_bytes_per_head",
+        "l2_size", "n_l2_max", "l2_fraction",
+    ),
+    body_tables=(0, 1),
+    answer=(
+        "Per head at this sequence length naive attention moves {io_naive} through HBM and the textbook FlashAttention count "
+        "{io_textbook}: only {ratio_textbook} times less.",
+        "With K and V kept in the last-level cache between query blocks the traffic is {io_l2}, {ratio_l2} times below naive: "
+        "the L2, not shared memory, makes the difference.",
+    ),
     assumptions=(
         "One head of one sequence, forward pass, no causal mask; counts are in elements of the math precision ($b$ bytes each). "
         "Every head and layer is alike, so the ratios hold for the whole model.",

@@ -91,6 +91,20 @@ DERIVATION = derivation(
     (n_attn, n_mlp, n_moe, rebuilt, matmul, no_arith, total, no_arith_share, flops_params, rule, rule_over, per_ctx, attn,
      ctx_break, per_ctx_prefill, attn_prefill, ctx_break_prefill, per_token_total, rule_error),
     ("params_total", "params_matmul", "params_no_arithmetic", "flops_per_token_params", "attention_flops_per_context_token", "ctx_break"),
+    argument=(
+        "n_attn", "n_mlp", "params_matmul_rebuilt", "params_matmul", "params_no_arithmetic", "params_total",
+        "flops_per_token_params", "flops_rule", "rule_over_actual", "attention_flops_per_context_token", "ctx_break",
+        "ctx_break_prefill",
+    ),
+    body_tables=(0, 1),
+    answer=(
+        "The model holds {params_total}: {params_matmul} are GEMM operands and {params_no_arithmetic} do no arithmetic (the embedding "
+        "is a gather, norms scale).",
+        "Its weights cost {flops_per_token_params}, where the two-FLOPs-per-parameter rule says {flops_rule}: the rule is "
+        "{rule_over_actual} times too high because it counts the parameters that do no matmul.",
+        "Attention adds {attention_flops_per_context_token} for each token of context and matches the weights at a context of "
+        "{ctx_break}: beyond it the rule undercounts.",
+    ),
     assumptions=(
         "The rebuild from the config writes GQA attention and gated (SwiGLU) MLPs, dense or mixture-of-experts (Llama, Mistral, Mixtral, Qwen); "
         r"MLA attention (DeepSeek) has other projections, so its rebuild is not applicable, while the exact counts ($\sym{params_matmul}$, $\sym{params_no_arithmetic}$) "

@@ -15,6 +15,8 @@ towards the peak ratio, while long contexts keep the step memory-bound. The seco
 second chip's (primed) symbols (engine.At).
 """
 
+import sympy as sp
+
 from derivations import glossary as gl
 from derivations import stepmodel as sm
 from derivations.engine import Claim, Plot, Row, Step, Table, at, derivation, solve
@@ -75,8 +77,30 @@ capacity_over_bandwidth = Step("capacity_over_bandwidth", speedup_capacity.s / s
                                "Above 1 the capacity is worth more than the bandwidth: the weights' share of the old chip, amortised over a bigger batch.",
                                latex=r"\sigma_{\mathrm{cap}}/\sigma_{\mathrm{mem}}", title="Capacity gain over the bandwidth gain")
 
+speedup_capacity_cf = Step("speedup_capacity_closed", sp.Piecewise(((NEW[gl.beta] / gl.beta) * (1 - weights_share_2.s) / (1 - weights_share.s),
+                                                                   weights_share.s < 1), (sp.nan, True)), "1",
+                           r"The capacity speedup in closed form. At its largest batch a memory-bound step reads nearly all it holds, the usable "
+                           r"memory $u C$, so it takes $u C/(\eta_{\mathrm{bw}} \beta)$ and the throughput is $B_{\max} \eta_{\mathrm{bw}} \beta / (u C)$. "
+                           r"With $B_{\max} \propto u C (1 - W/(N u C))$, the ratio is the bandwidth ratio times "
+                           r"$(1 - W/(N u C'))/(1 - W/(N u C))$: above it whenever the weights take a share, and falling to it as $N$ grows.",
+                           latex=r"\sigma_{\mathrm{cap}}^{\mathrm{cf}}", title="Capacity speedup in closed form",
+                           none="the weights alone fill the old chip's usable memory at this GPU count: there is no largest batch to compare")
+t_full = Step("t_memory_full", bk.usable.s / (gl.eta_bw * gl.beta), "s",
+              r"The invariant behind it: a memory-bound step at the largest batch reads the usable memory once, whatever the context "
+              r"(a long context fits fewer sequences, each reading more).",
+              latex=r"u C/(\eta_{\mathrm{bw}} \beta)", title="Memory time of a step with the memory full")
+t_mem_fit = at("t_memory_at_capacity", sm.t_memory, {gl.B: bk.b_fit.s},
+               "The step model's memory time at the largest batch that fits (before rounding): the usable memory's time, less the "
+               "resident bytes a step does not read (the embedding beyond one row per token).",
+               latex=r"t_{\mathrm{mem}}(B_{\mathrm{fit}})", title="Memory time at the largest batch")
+energy_ratio = Step("energy_per_token_gain", speedup_capacity.s * gl.P_tdp / NEW[gl.P_tdp], "1",
+                    r"Energy per token at capacity is the boards' power over the throughput, $N P_{\mathrm{TDP}}/\Theta(B_{\max})$: it improves "
+                    r"by the capacity speedup times the ratio of board powers, the same ratio where the two chips draw the same power.",
+                    latex=r"e/e'", title="Energy per token gain when capacity-bound")
+
 STEPS = (*sm.DECODE_STEP, *sm.MEMORY_FIT, *bk.CAPACITY, t_cmp_2, speedup_compute, t_mem_2, speedup_memory, t_step_2, speedup_step,
-         weights_share, weights_share_2, gpus_min, gpus_min_2, b_max_2, capacity_ratio, batch_ratio, thr_fit_2, speedup_capacity, capacity_over_bandwidth)
+         weights_share, weights_share_2, gpus_min, gpus_min_2, b_max_2, capacity_ratio, batch_ratio, thr_fit_2, speedup_capacity, capacity_over_bandwidth,
+         speedup_capacity_cf, t_full, t_mem_fit, energy_ratio)
 
 H100, H200 = "h100-sxm", "h200"
 MODEL = "llama-3.1-70b"
@@ -94,6 +118,21 @@ DERIVATION = derivation(
     inputs=(bk.USABLE,),
     defaults={"tp": "4"},
     second_hardware=H200,
+    argument=(
+        "t_memory", "t_compute", "B_max_kv", "t_compute_new", "speedup_compute", "t_memory_new", "speedup_memory",
+        "B_max_kv_new", "speedup_capacity", "capacity_over_bandwidth", "speedup_capacity_closed", "t_memory_full",
+        "energy_per_token_gain",
+    ),
+    body_tables=(0, 3),
+    answer=(
+        "The second chip's speedup is {speedup_compute} for compute-bound work and {speedup_memory} for bandwidth-bound work; at this "
+        "batch and context the step gains {speedup_step}.",
+        "Capacity-bound, its memory holds {B_max_kv_new} instead of {B_max_kv} and serves {speedup_capacity} times the throughput: "
+        "{capacity_over_bandwidth} times the bandwidth gain, the biggest win of the three.",
+        "In closed form the capacity speedup is the bandwidth ratio times $(1 - W/(N u C'))/(1 - W/(N u C))$, {speedup_capacity_closed} here, "
+        "falling to the bandwidth ratio as the GPU count grows: a step with the memory full takes {t_memory_full} whatever the context, "
+        "and energy per token improves {energy_per_token_gain} times.",
+    ),
     assumptions=(
         r"The same model, number formats and GPU count on both chips; the sheet's chip is the old one, the second chip (primed symbols) the new one. "
         "Every time is the shared step model evaluated on each chip with the same engine profile (achieved fractions and overheads), "
@@ -119,6 +158,9 @@ DERIVATION = derivation(
         "sees that this grows faster than the capacity itself.",
         "Puts the bigger batch back into the step model (weights amortised, cache reads growing) rather than multiplying by the batch ratio.",
         "Says how the answer moves with the GPU count and the context, and checks that the model fits at all on each chip first.",
+        r"Writes the capacity speedup in closed form, $(\beta'/\beta)(1 - W/(N u C'))/(1 - W/(N u C))$, and says it falls to the bandwidth ratio with $N$.",
+        r"Knows the invariant: at the largest batch a memory-bound step reads the whole usable memory, $u C/\beta$, whatever the context.",
+        "Carries the gain to energy: at the same board power, energy per token improves by the same ratio.",
     ),
     limits=(
         "The same TP degree on both chips; in practice the bigger chip is often run with fewer GPUs, which trades the capacity win for cost.",
@@ -129,10 +171,10 @@ DERIVATION = derivation(
     tables=(
         Table("Capacity as a function of the GPU count", tuple(
             Row("", set={"tp": str(n), "context": "8192 token"}) for n in (1, 2, 4, 8, 16)
-        ), ("weights_share", "weights_share_new", "B_max_kv", "B_max_kv_new", "speedup_capacity", "speedup_memory")),
+        ), ("weights_share", "weights_share_new", "B_max_kv", "B_max_kv_new", "speedup_capacity", "speedup_capacity_closed", "speedup_memory")),
         Table("Capacity as a function of the context (sheet GPU count)", tuple(
             Row("", set={"context": f"{t} token"}) for t in (1024, 4096, 8192, 32768, 131072)
-        ), ("B_max_kv", "B_max_kv_new", "batch_ratio", "speedup_step", "speedup_capacity")),
+        ), ("B_max_kv", "B_max_kv_new", "batch_ratio", "speedup_step", "speedup_capacity", "t_memory_full", "t_memory_at_capacity")),
         Table("Other upgrades (sheet model and GPU count)", (
             Row("H100 SXM to H200", hardware=H100, second_hardware=H200),
             Row("H100 SXM to B200", hardware=H100, second_hardware="b200"),
@@ -150,6 +192,9 @@ DERIVATION = derivation(
         ), ("weights_share", "weights_share_new", "B_max_kv", "B_max_kv_new", "speedup_capacity")),
     ),
     claims=(
+        Claim("The closed form (bandwidth ratio times the weights' share term) gives the step model's capacity speedup within 10% (four GPUs, context 8,192).",
+              "speedup_capacity_closed", "speedup_capacity", rel_tol=0.1,
+              where=Row("four GPUs, context 8,192", hardware=H100, second_hardware=H200, set={"tp": "4", "context": "8192 token"})),
         Claim("H100 SXM to H200: the compute-bound speedup is 1 (the same GH100 compute, the same clocks).", "speedup_compute", "1", rel_tol=1e-12,
               where=UPGRADE),
         Claim("The lazy answer: one speedup for everything, the bandwidth ratio, holds when compute-bound too.", "speedup_compute", "speedup_memory",
@@ -175,5 +220,5 @@ DERIVATION = derivation(
                 x="tp", y=("speedup_compute", "speedup_memory", "speedup_capacity"), span=("1", "16"), vlines=("tp",), log="xy", answer=True,
                 labels={"speedup_compute": "compute-bound", "speedup_memory": "bandwidth-bound", "speedup_capacity": "capacity-bound"}),),
     display_units={**bk.DERIVATION.display_units, "t_compute_new": "ms", "t_memory_new": "ms", "t_step_new": "ms",
-                   "throughput_at_capacity_new": "token/s"},
+                   "throughput_at_capacity_new": "token/s", "t_memory_full": "ms", "t_memory_at_capacity": "ms"},
 )

@@ -212,6 +212,18 @@ DERIVATION = derivation(
         Input("sparse_peak_factor", f_sparse, "2", "1",
               "datasheet sparse headline over the dense peak (2 for the 2:4 structured-sparsity figures of NVIDIA and AMD)"),
     ),
+    argument=(
+        "bytes_per_token", "bandwidth_needed", "bandwidth_ratio", "bandwidth_ratio_achieved", "t_step", "claim_over_model",
+        "b_w_max", "max_bits_per_weight", "B_aggregate", "B_fits", "gpus_needed", "q_speculative", "compute_ratio_sparse",
+    ),
+    body_tables=(0, 1),
+    answer=(
+        "The claim needs {bandwidth_needed} of HBM bandwidth per GPU, {bandwidth_ratio} times the datasheet figure: above 1 it "
+        "cannot hold as stated.",
+        "It would fit with weights of at most {max_bits_per_weight} bits each. The other unstated conditions that make it true: "
+        "a total over a batch of {B_aggregate}, {gpus_needed} GPUs, or speculative decoding that accepts {q_speculative} per "
+        "step.",
+    ),
     assumptions=(
         r"The claim is read as decode tokens per second for one user (one stream), at the printed batch $B$, context $T$, tokens per step $q$ "
         r"and tensor-parallel degree; the default claim is illustrative, because the teaser states no number.",

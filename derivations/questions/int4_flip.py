@@ -155,6 +155,16 @@ DERIVATION = derivation(
     S,
     STEPS,
     ("B_flip", "B_flip_bf16", "B_even_bf16", "B_even_fp8"),
+    argument=(
+        "b_int4", "ridge_bf16", "t_mem_int4", "t_cmp_int4", "B_flip", "B_flip_bf16", "flip_ratio", "B_flip_fp8_weight_only",
+        "B_even_bf16", "B_even_fp8", "speedup_memory_bound_bf16", "slowdown_compute_bound_bf16",
+    ),
+    body_tables=(0, 1),
+    answer=(
+        "Weight-only INT4 decode turns compute-bound at a batch of {B_flip}, against {B_flip_bf16} for BF16, on any model: the "
+        "flip is the BF16 ridge times a fixed factor.",
+        "Its advantage over BF16 is gone by {B_even_bf16} and over FP8 weights by {B_even_fp8}; beyond, INT4 is the slower.",
+    ),
     assumptions=(
         r"Weight-only INT4 (W4A16): $n_{\mathrm{bit}}$ bits per weight plus one scale of $s_{g}$ bytes per group of $g$ weights (the inputs; the defaults are "
         "the int4-g128 format of the precision table, as GPTQ and AWQ checkpoints store it). The tensor cores run BF16 math at the dense BF16 peak.",

@@ -72,6 +72,16 @@ DERIVATION = derivation(
     STEPS,
     ("joules_per_token", "throughput_ratio"),
     inputs=(bk.USABLE, POWER, IDLE),
+    argument=(
+        "t_step", "throughput", "B_max_kv", "throughput_at_capacity", "power_step", "joules_per_token", "throughput_ratio",
+        "power_ratio", "swing_over_power", "joules_per_token_floor",
+    ),
+    body_tables=(0, 3),
+    answer=(
+        "At the sheet's batch a token costs {joules_per_token}: {power_step} of GPUs over {throughput}.",
+        "From this batch to the largest that fits ({B_max_kv}) throughput moves {throughput_ratio} times, while power can move "
+        "at most {power_ratio} times, idle to the cap: the denominator decides, down to {joules_per_token_floor}.",
+    ),
     assumptions=(
         r"Throughput is the shared step model's (@decode-floor): $B q$ tokens per step over the step time, per tensor-parallel group.",
         r"Power is an input, each GPU's board power as a share $\sym{phi_power}$ of the datasheet TDP, so it can never exceed the cap; "

@@ -163,6 +163,19 @@ DERIVATION = derivation(
     STEPS,
     ("mbu",),
     inputs=(OUTPUT, BITS),
+    argument=(
+        "bytes_per_gpu", "t_step", "bandwidth_achieved", "mbu", "mbu_all_params", "mbu_no_kv", "mbu_binary", "mbu_weight_width",
+        "mbu_achievable_peak", "mbu_prefill_in_time", "mbu_tp_one_gpu", "mbu_tp_cache_once", "points_worst",
+    ),
+    body_tables=(0, 1),
+    answer=(
+        "MBU is the bytes a step must move per GPU, {bytes_per_gpu}, over what the datasheet bandwidth moves in the step: on "
+        "the reference server {mbu}.",
+        "Six slips move it: counting every parameter gives {mbu_all_params}, leaving out the cache {mbu_no_kv}, GiB read as GB "
+        "{mbu_binary}, the wrong weight width {mbu_weight_width}, the achievable peak {mbu_achievable_peak}, prefill in the "
+        "step time {mbu_prefill_in_time}, the server's bytes over one GPU {mbu_tp_one_gpu}; the worst is {points_worst} points "
+        "off.",
+    ),
     assumptions=(
         r"Numerator: the bytes one GPU must move per decode step, from the config: its share of the weights the step reads (for MoE the "
         r"experts its $B q$ tokens touch under uniform top-$k$ routing, plus the always-used weights; the LM head included, the embedding a "

@@ -151,6 +151,18 @@ DERIVATION = derivation(
     STEPS,
     ("t_floor", "tpot", "gap"),
     inputs=(MBU, IDLE, NONSTREAM, *ms.MBU_INPUTS),
+    argument=(
+        "bytes_per_gpu", "t_floor", "tpot", "gap", "f_busy", "t_collective", "f_collective", "f_stream", "f_bandwidth", "t_idle",
+        "t_collective_bucket", "t_nonstream", "t_bandwidth", "gap_rebuilt",
+    ),
+    body_tables=(1, 2),
+    answer=(
+        "The step's bytes, {bytes_per_gpu} per GPU, set a floor of {t_floor}; an MBU of {mbu} puts the step at {tpot}, so {gap} "
+        "per step is missing.",
+        "The missing time splits into idle time ({t_idle}, the serving runtime's), collectives ({t_collective_bucket}), "
+        "non-streaming kernels ({t_nonstream}, fusion) and bandwidth inside the streaming kernels ({t_bandwidth}, the kernel "
+        "team's), each with its own trace signature.",
+    ),
     assumptions=(
         r"MBU is bytes that must move per step on one GPU over the step time times that GPU's datasheet bandwidth (@mbu-definition): "
         r"the bytes are the shared step model's, the weights the step reads (for MoE the experts the batch touches under uniform top-$k$ "

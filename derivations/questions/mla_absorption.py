@@ -116,6 +116,18 @@ DERIVATION = derivation(
      abs_over_naive, abs_over_naive_bytes, dec_over_abs, flops_q, step_dec, step_abs, t_absorb, ridge, mla_over,
      t_abs, t_naive, t_dec, naive_over_abs_time, group, flops_any, bytes_any, i_any),
     ("flops_per_cached_token_absorbed", "flops_per_cached_token_naive", "bytes_per_cached_token", "intensity_mla"),
+    argument=(
+        "latent_width", "bytes_per_cached_token", "flops_per_cached_token_absorbed", "intensity_mla",
+        "flops_per_cached_token_naive", "bytes_per_cached_token_naive", "intensity_naive", "absorbed_over_naive", "T_absorb",
+        "ridge_point", "mla_over_ridge", "naive_over_absorbed_time",
+    ),
+    body_tables=(0, 1, 3),
+    answer=(
+        "Absorbed, attention reads {bytes_per_cached_token} of latent and does {flops_per_cached_token_absorbed} on it: an "
+        "intensity of {intensity_mla}, {mla_over_ridge} of this chip's ridge.",
+        "The reference kernel over per-head K and V does {flops_per_cached_token_naive}: absorption costs {absorbed_over_naive} "
+        "times the FLOPs and lands attention in a regime GQA never visits.",
+    ),
     assumptions=(
         "Associativity, with shapes: head $h$'s key is $k_{h,t} = W_{UK,h} c_t$, with $W_{UK,h}$ of shape $\\sym{d_nope} \\times \\sym{r_kv}$ "
         "and $c_t$ the $\\sym{r_kv}$-wide cached latent. So $q_h^\\top k_{h,t} = q_h^\\top (W_{UK,h} c_t) = (W_{UK,h}^\\top q_h)^\\top c_t$: "

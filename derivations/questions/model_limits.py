@@ -91,7 +91,8 @@ t_measured = Step("t_measured", t_meas, "s", "A measured step time of this setup
 error = Step("prediction_error", (sm.t_step.s - t_meas) / t_meas, "1",
              "The prediction against the measurement, (predicted - measured) / measured: negative means the model is too fast. "
              "Undefined until a measured step is given (the validation table gives each record's).",
-             latex=r"\epsilon", title="Prediction error", signed=True)
+             latex=r"\epsilon", title="Prediction error", signed=True,
+             none="no measurement given: set measured_step (a measured decode step of this setup) to compare the prediction with it")
 
 # --- where it breaks: each a time the model leaves out ---
 # (The latency of decode's small all-reduces and the overhead per layer were breaks here; the step model now has both:
@@ -207,7 +208,7 @@ def _validation_row(rid: str) -> Row:
                     "measured_step": f"{measured_step(m)!r} s"})
 
 
-VALIDATION = Table("Against published measurements: the memory-bound decode records the defaults are fitted to (`roofline validate`)",
+VALIDATION = Table("Against published measurements: the memory-bound decode records the defaults are fitted to",
                    tuple(_validation_row(rid) for rid in fitted().records),
                    ("t_comm", "t_step", "t_measured", "prediction_error"),
                    note="Each row is a record of specs/measurements/ at its own chip, model, precisions, batch, mean context (prompt plus half "
@@ -272,6 +273,17 @@ DERIVATION = derivation(
               "fraction"),
     ),
     defaults={"tp": "8", "launch_gap": "0.5 us"},
+    argument=(
+        "weight_bytes_gpu", "kv_bytes_step", "bytes_per_gpu", "t_gemm", "t_attention", "t_comm", "t_step", "error_median",
+        "t_step_band_low", "t_step_band_high", "break_launch_gaps", "t_breaks", "t_step_with_breaks", "largest_break",
+    ),
+    body_tables=(0, 1),
+    answer=(
+        "The twenty-line model predicts {t_step} per step ({throughput}) for this setup.",
+        "Against published measurements its median error is {error_median}, so the step is {t_step_band_low} to "
+        "{t_step_band_high}; the breaks it leaves out add {t_breaks} here, and the largest, number {largest_break}, is the "
+        "first to measure.",
+    ),
     assumptions=(
         "The twenty lines are the shared step model (@decode-floor): per component the slower of its bytes at the achieved bandwidth and its "
         r"FLOPs at the achieved peak, summed; two all-reduces per layer, each its bytes over the link plus $\sym{allreduce_rounds}$ rounds of "

@@ -187,11 +187,26 @@ DERIVATION = derivation(
     S,
     STEPS,
     ("experts_touched", "B_half", "bytes_per_step", "expert_bytes", "B_nearly_all", "B_payoff"),
+    argument=(
+        "experts_touched", "experts_touched_variance", "B_half", "B_nearly_all", "expert_bytes", "bytes_routed_experts",
+        "bytes_per_step", "bytes_ratio", "flops_ratio", "B_payoff", "B_dense_ridge",
+    ),
+    body_tables=(4, 5),
+    answer=(
+        "At batch {batch} each MoE layer reads {experts_touched}; half its experts are read by a batch of {B_half} and nearly all by "
+        "{B_nearly_all}, whatever the model's size.",
+        "A step streams {bytes_per_step}, each expert read adding {expert_bytes} per layer: past a few dozen tokens a MoE step "
+        "reads nearly all its weights.",
+        "The advantage is FLOPs, not bytes: it pays only once the MoE is compute-bound with every expert read, at a batch of "
+        "{B_payoff}.",
+    ),
     assumptions=(
         r"Uniform top-$k$ routing: every token picks $k_{E}$ distinct experts of $E$, each set equally likely, independently of the other tokens. "
         "The expected count is the one the shared step model uses.",
         r"A step of $B$ sequences pushes $B q$ tokens through every MoE layer; batch crossovers count sequences, the payoff also tokens per step.",
         "Bytes per step are whole-model bytes on all GPUs together, one copy of the KV cache; the step time is per GPU with the printed tensor parallelism.",
+        "The default setup is one people run: Mixtral 8x7B in BF16 (93.4 GB of weights) does not fit one 80 GB H100, so the sheet splits it over "
+        "two H100 SXMs with tensor parallelism 2, as vLLM deployments of it do (`vllm serve mistralai/Mixtral-8x7B-Instruct-v0.1 --tensor-parallel-size 2`).",
         "The dense models compared have the MoE's attention and LM head: one with as many GEMM weights as the MoE uses per token (same active size), "
         "one with as many as all its experts (same total size).",
         r"The advantage section compares weight GEMMs only, at the datasheet peak and bandwidth, on the same GPUs; attention and the KV cache cost "
@@ -279,6 +294,8 @@ DERIVATION = derivation(
     ),
     hardware=("h100-sxm", "h200", "b200"),
     models=(MIXTRAL, DEEPSEEK),
+    # Mixtral 8x7B's 93.4 GB of BF16 weights need two 80 GB H100s (issue 26: a sheet's default is a setup people run)
+    defaults={"tp": "2"},
     plots=(Plot("experts", "sweep",
                 r"Routed experts read per MoE layer against batch under uniform top-$k$ routing: $k_{E}$ at one sequence, half of them at "
                 r"$\sym{B_half}$, nearly all at $\sym{B_nearly_all}$.",

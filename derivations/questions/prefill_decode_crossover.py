@@ -78,6 +78,17 @@ DERIVATION = derivation(
     S,
     (p_all, w, t_w, f_gemm, t_gemm, t_cross, coverage, f_attn, kv_tok, f_total, b_total, ttft, f_gemm_cross, f_attn_cross, f_total_cross, b_total_cross, ttft_cross, attn_share, s_attn),
     ("T_cross", "ttft_at_cross", "ttft"),
+    argument=(
+        "weight_bytes", "t_weights", "prefill_flops_gemm", "t_gemm", "T_cross", "prefill_flops_attention", "prefill_flops",
+        "prefill_bytes", "ttft", "ttft_at_cross", "S_attention_equal",
+    ),
+    body_tables=(0, 1),
+    answer=(
+        "Prefill and decode trade places at a prompt of {T_cross}: shorter prompts wait on reading the weights, as decode does; "
+        "longer ones on the tensor cores.",
+        "The time to first token is {ttft_at_cross} at the crossover and {ttft} at the set prompt length; past a prompt of "
+        "{S_attention_equal} attention's quadratic term dominates it.",
+    ),
     assumptions=(
         "One prompt prefilled alone (no batching with decode), at the dense datasheet peak and bandwidth; real prefill runs below peak, so measured TTFT sits above this line.",
         "Activations stay on chip between kernels; the only HBM traffic is the weights and the KV writes.",

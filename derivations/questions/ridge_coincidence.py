@@ -70,6 +70,17 @@ DERIVATION = derivation(
     S,
     (ridge, t_mem, t_cmp, b_cross, i_gemm, tok_exp, i_exp, b_cross_exp, t_prefill, t_cross, factor, f_seq, kv_seq, i_limit, t_max),
     ("ridge_point", "B_cross", "T_cross", "T_max"),
+    argument=(
+        "ridge_point", "t_mem", "t_cmp", "B_cross", "intensity_expert_gemm", "B_cross_expert", "t_prefill", "T_cross",
+        "bytes_per_flop_of_weights", "kv_bytes_per_sequence", "intensity_batch_limit", "T_max",
+    ),
+    body_tables=(0, 1, 2),
+    answer=(
+        "The ridge point is {ridge_point}; the decode batch where the weight GEMMs turn compute-bound is {B_cross} and the prefill "
+        "crossover {T_cross}: the same number, because in BF16 a weight's bytes match its FLOPs ({bytes_per_flop_of_weights}).",
+        "The coincidence breaks with weight-only quantization or FP8 math (the tables), and past a context of {T_max} no batch makes a "
+        "GQA decode step compute-bound.",
+    ),
     assumptions=(
         r"The step's $B q$ tokens are far fewer than $D$ and $F$, so activation traffic is negligible next to the weights (@attention-intensity keeps it).",
         r"$\sym{B_cross}$ counts sequences, each decoding $q = 1$ token per step; $\sym{T_cross}$ counts prompt tokens.",

@@ -38,8 +38,12 @@ alpha = S.add("alpha", "1", r"\alpha", "acceptance rate: the chance the target a
 gamma = S.add("gamma", "1", r"\gamma", "draft length: tokens the drafter proposes per sequence per cycle (the issue's $k$)")
 n_tp_d = S.add("n_tp_draft", "1", r"n_{\mathrm{TP,d}}", "tensor-parallel degree of the drafter (GPUs sharing each of its layers)")
 
-#: draft lengths searched for the best one (the columns of the draft-length table)
-DRAFT_LENGTHS = tuple(range(9))
+#: draft lengths searched for the best one: far enough that the speedup has stopped rising at every acceptance the sheet
+#: tabulates at the sheet's engine profile (at 0.9 the best is 9; issue 26), so a best inside the range is the optimum; on the
+#: ideal profile (no overhead) a drafter is so cheap that the speedup still rises at 16, and the best is marked as at the range's top
+DRAFT_LENGTHS = tuple(range(17))
+#: the draft lengths the speedup table and heat map show as columns (the search goes further)
+SHOWN_LENGTHS = tuple(range(9))
 TARGET = "llama-3.3-70b"
 DRAFTER = "llama-3.2-1b"
 H100 = "h100-sxm"
@@ -82,6 +86,30 @@ speedup_mem = Step("speedup_memory_bound", accepted.s * sm.t_step.s / (gamma * t
                    r"The speedup if verifying $\gamma + 1$ tokens cost no more than a plain step, as it does while the target is memory-bound: "
                    r"a ceiling that the real speedup reaches only when $\sym{t_verify} = \sym{t_step}$.",
                    latex=r"\sigma_{\mathrm{mem}}", title="Speedup with a memory-bound target")
+p_ratio = Step("drafter_param_ratio", gl.SECOND_MODEL[gl.P_active] / gl.P_active, "1",
+               "The drafter's GEMM weights per token over the target's: the share of a target step's FLOPs one drafter step costs once both are compute-bound.",
+               latex=r"P_{\mathrm{d}}/P_{\mathrm{T}}", title="Drafter FLOPs per target FLOP")
+speedup_cb = Step("speedup_compute_bound", accepted.s / (gamma + 1 + gamma * p_ratio.s), "1",
+                  r"The other limit: once every GEMM is compute-bound (a large batch of short contexts), a step costs its FLOPs, so verifying "
+                  r"$\gamma + 1$ tokens costs $\gamma + 1$ plain steps and each drafter step $P_{\mathrm{d}}/P_{\mathrm{T}}$ of one: "
+                  r"$\sigma_{\mathrm{cmp}} = \bar{n}/(\gamma + 1 + \gamma P_{\mathrm{d}}/P_{\mathrm{T}})$. Below 1 for every $\gamma > 0$ "
+                  r"($\bar{n} \le \gamma + 1$): the closed form behind 'costs a third' ($\gamma = 4$, $\alpha = 0.8$).",
+                  latex=r"\sigma_{\mathrm{cmp}}", title="Speedup once compute-bound")
+q_verify = (gamma + 1) * gl.u_token
+gemm_seq = at("t_compute_per_sequence_verify", sm.t_compute, {gl.B: sp.Integer(1), gl.q: q_verify},
+              r"The compute time one sequence adds to a verification step: its $\gamma + 1$ tokens through the GEMMs and attention. "
+              "The batch multiplies it; nothing amortises it.",
+              latex=r"t_{\mathrm{cmp,seq}}", title="Compute time per sequence, verifying")
+kv_seq = Step("t_kv_per_sequence", sm.kv_tok_gpu.s * gl.T / (gl.eta_bw * gl.beta), "s",
+              r"The memory time one sequence adds to any step: its $T$ cached tokens read at the achieved bandwidth. The weights' time is "
+              "shared by the batch and vanishes per sequence as the batch grows; this does not.",
+              latex=r"t_{\mathrm{kv,seq}}", title="KV-read time per sequence")
+t_never = solve("T_verify_never_compute_bound", gemm_seq, kv_seq, gl.T, "token",
+                r"Past this context the cache each sequence reads takes longer than the arithmetic its $\gamma + 1$ tokens do, so a larger batch "
+                r"only adds memory time: the verification step never turns compute-bound at any batch, and verifying is nearly free. "
+                r"It grows linearly in $q = \gamma + 1$ but for attention's own FLOPs, which also grow with $q$ and make it a little faster than linear.",
+                latex=r"T_{\mathrm{mem}}", title="Context past which verification is never compute-bound",
+                none="attention alone is compute-bound per cached token here: every context turns compute-bound at a large enough batch")
 per_length = tuple(
     at(f"speedup_g{g}", speedup, {gamma: g}, f"The speedup at a draft length of {g} (batch, context and acceptance as set).",
        latex=rf"\sigma_{{{g}}}", title=f"Speedup at draft length {g}")
@@ -90,8 +118,8 @@ per_length = tuple(
 best_speedup = Step("best_speedup", sp.Max(*(s.s for s in per_length)), "1",
                     "The best of the draft lengths searched, at this batch and context.", latex=r"\sigma^{*}", title="Best speedup")
 best_length = Step("best_draft_length", pr.best_of([s.s for s in per_length], DRAFT_LENGTHS), "1",
-                   f"The shortest draft length with the best speedup (searched from {DRAFT_LENGTHS[0]} to {DRAFT_LENGTHS[-1]}; "
-                   "a best at the top of the range means a longer draft may do better still).",
+                   f"The shortest draft length with the best speedup, searched from {DRAFT_LENGTHS[0]} to {DRAFT_LENGTHS[-1]}: past the point "
+                   "where the speedup stops rising at every acceptance the sheet tabulates (a best at the top of the range would mean a longer draft does better still).",
                    latex=r"\gamma^{*}", title="Best draft length",
                    none=r"no draft length beats plain decode here ($\sigma_{\gamma} \le 1$ for every $\gamma$): do not speculate")
 best_low = at("best_draft_length_low_load", best_length, {gl.B: sp.Integer(int(LOW_LOAD))},
@@ -125,7 +153,8 @@ peak_ratio = Step("peak_throughput_ratio", peak_spec.s / bk.throughput_fit.s, "1
                   latex=r"\Theta_{\mathrm{peak,spec}}/\Theta_{\mathrm{peak}}", title="Share of peak throughput kept")
 
 STEPS = (*sm.DECODE_STEP, *sm.MEMORY_FIT, *bk.CAPACITY,
-         t_verify, t_draft, w_draft, cost_ratio, accepted, t_cycle, thr_spec, speedup, speedup_mem, mem_verify, mem_draft, mem_spec, b_max_spec,
+         t_verify, t_draft, w_draft, cost_ratio, accepted, t_cycle, thr_spec, speedup, speedup_mem, p_ratio, speedup_cb, gemm_seq, kv_seq, t_never,
+         mem_verify, mem_draft, mem_spec, b_max_spec,
          *per_length, best_speedup, best_length, best_low, best_speedup_low, left_alone, b_peak_left, peak_spec, peak_ratio)
 
 BUCKETS = (1, 8, 32, 64, 128, 256)
@@ -152,9 +181,23 @@ DERIVATION = derivation(
                 r"The speedup table as a heat map: draft length $\gamma$ across, batch down; blue pays, vermillion slows the server down.",
                 title="At this batch the best draft length is {best_draft_length}, for a speedup of {best_speedup}; tuned at batch 1 "
                       "and left alone here, drafting gives {speedup_left_alone}",
-                y=tuple(s.name for s in per_length), table=0, log="", answer=True),),
+                y=tuple(f"speedup_g{g}" for g in SHOWN_LENGTHS), table=0, log="", answer=True),),
     defaults={"tp": "8"},
     second_model=DRAFTER,
+    argument=(
+        "t_step", "B_max_kv", "t_verify", "t_draft", "expected_tokens", "t_cycle", "speedup", "speedup_compute_bound",
+        "T_verify_never_compute_bound", "best_speedup", "best_draft_length", "best_draft_length_low_load", "speedup_left_alone",
+        "peak_throughput_ratio",
+    ),
+    body_tables=(0, 1),
+    answer=(
+        "Drafting {draft_length} tokens at an acceptance of {acceptance} speeds decode by {speedup} at this batch and context; "
+        "the best draft length here is {best_draft_length}, for {best_speedup}.",
+        "Tuned at batch 1 and left on at the peak batch, the drafter keeps {peak_throughput_ratio} of peak throughput: the "
+        "draft length must follow the batch, and context length moves the whole table.",
+        "Once every GEMM is compute-bound the speedup tends to {speedup_compute_bound} at this draft length, the closed form behind "
+        "'costs a third'; past a context of {T_verify_never_compute_bound} the verification never turns compute-bound at any batch.",
+    ),
     assumptions=(
         r"Target and drafter run on the same GPUs, one after the other: $\gamma$ drafter steps, then one verification step of $\gamma + 1$ tokens per "
         "sequence. Both step times are the shared step model (weights, KV cache, compute, all-reduces, overheads per layer and per step); "
@@ -188,6 +231,11 @@ DERIVATION = derivation(
         "Derives a draft length per batch bucket and says speculation should switch off at high load.",
         "Explains why context length moves the table: the KV cache grows with context and keeps large batches memory-bound.",
         "Says what the teaser's two numbers need: an acceptance rate and a drafter cost for 'triples', a batch and context for 'a third'.",
+        r"Writes the compute-bound limit $\bar{n}/(\gamma + 1 + \gamma P_{\mathrm{d}}/P_{\mathrm{T}})$: about two thirds at $\gamma = 4$, "
+        r"$\alpha = 0.8$, which is 'costs a third'.",
+        r"Finds the context past which verifying $q$ tokens never turns compute-bound (KV time per sequence above its GEMM time), "
+        r"and says it grows linearly in $q$ (a little faster once attention's own FLOPs count).",
+        "Searches the draft length until the speedup stops rising (at acceptance 0.9 the best is past 8), rather than stopping at a fixed bound.",
     ),
     limits=(
         "Acceptance is not independent of position and depends on the traffic (code accepts more than chat); measure it per workload.",
@@ -203,8 +251,9 @@ DERIVATION = derivation(
     tables=(
         Table(r"Speedup by draft length $\gamma$ and batch (the best draft length per batch bucket)", tuple(
             Row("", set={"batch": str(b)}) for b in BUCKETS
-        ), (*(s.name for s in per_length), "best_draft_length"),
-            note=r"Sheet context, acceptance and drafter. $\sigma_{\gamma}$ below 1: speculation at that length slows the server down."),
+        ), (*(f"speedup_g{g}" for g in SHOWN_LENGTHS), "best_draft_length"),
+            note=r"Sheet context, acceptance and drafter. $\sigma_{\gamma}$ below 1: speculation at that length slows the server down. "
+                 f"The best draft length is searched up to {DRAFT_LENGTHS[-1]}; the columns stop at {SHOWN_LENGTHS[-1]}."),
         Table(r"Context length moves the table: best draft length and speedup", tuple(
             Row("", set={"context": f"{t} token", "batch": str(b)}) for t in CONTEXTS for b in (1, 32, 128)
         ), ("t_step", "t_verify", "t_draft", "best_draft_length", "best_speedup")),
@@ -226,6 +275,12 @@ DERIVATION = derivation(
         ), ("t_draft", "draft_cost_ratio", "best_draft_length", "best_speedup")),
     ),
     claims=(
+        Claim(r"Left on at the peak batch of short chats, a compute-bound verification costs a third: the compute-bound limit at $\gamma = 4$, "
+              r"$\alpha = 0.8$ is two thirds.", "speedup_compute_bound", "0.6667", rel_tol=THIRD,
+              where=Row(r"$\gamma = 4$, $\alpha = 0.8$", set={"draft_length": "4", "acceptance": "0.8"})),
+        Claim(r"At acceptance 0.9 the best draft length at 3 a.m. is past the old search bound of 8 (context 1,024 tokens; the sheet's engine profile).",
+              "best_draft_length_low_load", "9", rel_tol=0, at_least=True,
+              where=Row(r"$\alpha = 0.9$, context 1,024", set={"acceptance": "0.9", "context": SHORT_CHATS})),
         Claim(r"The drafter triples speed at 3 a.m. (batch 1, best draft length, $\alpha = 0.8$; the sheet's engine profile).", "best_speedup_low_load",
               "3", rel_tol=THIRD, where=Row(r"$\alpha = 0.8$", set={"acceptance": "0.8"})),
         Claim(r"It triples speed at 3 a.m. with a weaker drafter ($\alpha = 0.7$; the sheet's engine profile).", "best_speedup_low_load", "3",

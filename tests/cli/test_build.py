@@ -39,12 +39,15 @@ def test_check_detects_stale_and_missing(tmp_path, fast_build, capsys):
     assert main(["build", "--check", "--out", str(out)]) == 1
 
 
-def test_failed_build_leaves_out_untouched(tmp_path, built, monkeypatch, capsys):
+def test_failed_build_leaves_out_untouched(tmp_path, sheets, built, monkeypatch, capsys):
     out = tmp_path / "out"
     with monkeypatch.context() as m:
-        m.setattr(build_mod, "render_all", lambda engine=None: dict(built))
+        m.setattr(build_mod, "render_all", lambda *args, **kwargs: dict(built))
         main(["build", "--out", str(out)])
     before = _files(out)
+    render_all = build_mod.render_all
+    # the real rendering (of the session's sheets, derived once), failing at one sheet's JSON
+    monkeypatch.setattr(build_mod, "render_all", lambda *args, **kwargs: render_all(sheets, **kwargs))
 
     def boom(sheet, fmt, **options):
         if sheet.derivation.slug == "ridge-coincidence" and fmt == "json":
@@ -72,3 +75,105 @@ def test_build_pdf(tmp_path, capsys):
     pdfs = sorted(p.name for p in out.glob("*.pdf"))
     assert pdfs and all((out / n).stat().st_size > 10_000 for n in pdfs)
     assert [n for n in os.listdir(out) if n.startswith(".")] == [build_mod.MANIFEST]
+
+
+# --- progress and parallel, cached PDFs (issue 25) ---------------------------------------------------------------------
+
+
+class _Terminal:
+    """A stderr that says it is a terminal and keeps what is written."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+
+    def isatty(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        self.lines += [x for x in text.splitlines() if x]
+        return len(text)
+
+    def flush(self) -> None:
+        pass
+
+
+def _fake_pdflatex(monkeypatch, calls: list[str], running: list[int]):
+    import threading
+    import time
+
+    lock = threading.Lock()
+
+    def compile_pdf(tex, name, graphics=None):
+        with lock:
+            calls.append(name)
+            running[0] += 1
+            running[1] = max(running[1], running[0])
+        time.sleep(0.05)  # long enough for the other workers to start
+        with lock:
+            running[0] -= 1
+        return b"%PDF-1.5 " + name.encode()
+
+    monkeypatch.setattr(build_mod, "compile_pdf", compile_pdf)
+    monkeypatch.setattr(build_mod, "workers", lambda: 4)
+    monkeypatch.setattr(build_mod, "_pdflatex_version", lambda: "pdfTeX (test)")
+
+
+def test_build_says_what_it_does_on_a_terminal_and_nothing_otherwise(tmp_path, fast_build, monkeypatch, capsys):
+    import sys
+
+    calls: list[str] = []
+    _fake_pdflatex(monkeypatch, calls, [0, 0])
+    monkeypatch.setenv("ROOFLINE_CACHE_DIR", str(tmp_path / "cache"))
+    terminal = _Terminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    assert main(["build", "--out", str(tmp_path / "a"), "--pdf"]) == 0
+    pdfs = len([n for n in fast_build if n.endswith(".tex")])
+    compiled = [x for x in terminal.lines if " compiled " in x]
+    assert len(compiled) == pdfs and f"[{pdfs}/{pdfs}]" in compiled[-1]
+    assert any(f"compiling {pdfs} PDFs, 4 at a time" in x for x in terminal.lines)
+    assert terminal.lines[-1].endswith(f"writing {len(fast_build) + pdfs} files")
+    assert all(x.startswith("roofline: ") for x in terminal.lines)
+    quiet = _Terminal()
+    monkeypatch.setattr(sys, "stderr", quiet)
+    assert main(["build", "--out", str(tmp_path / "b"), "--pdf", "--quiet"]) == 0
+    assert quiet.lines == []
+    monkeypatch.undo()
+    monkeypatch.setattr(build_mod, "render_all", lambda *args, **kwargs: dict(fast_build))
+    _fake_pdflatex(monkeypatch, calls, [0, 0])
+    capsys.readouterr()
+    assert main(["build", "--out", str(tmp_path / "c")]) == 0
+    assert capsys.readouterr().err == ""  # stderr is not a terminal here: nothing but errors and warnings
+
+
+def test_pdfs_compile_in_parallel_and_again_only_when_their_inputs_change(tmp_path, fast_build, monkeypatch):
+    calls: list[str] = []
+    running = [0, 0]
+    _fake_pdflatex(monkeypatch, calls, running)
+    monkeypatch.setenv("ROOFLINE_CACHE_DIR", str(tmp_path / "cache"))
+    first = build_mod.compile_pdfs(dict(fast_build))
+    texs = sorted(n[:-4] for n in fast_build if n.endswith(".tex"))
+    assert sorted(calls) == texs and sorted(n[:-4] for n in first) == texs
+    assert running[1] > 1  # several pdflatex runs at once
+    assert calls[0] == "book"  # the longest document starts first
+    calls.clear()
+    assert build_mod.compile_pdfs(dict(fast_build)) == first and calls == []  # nothing changed: every PDF from the cache
+    changed = dict(fast_build)
+    changed["decode-floor.tex"] = str(changed["decode-floor.tex"]).replace("decode", "Decode", 1)
+    plot = next(n for n in fast_build if n.startswith("plots/batch-knee-") and n.endswith(".pdf"))
+    changed[plot] = bytes(changed[plot]) + b"\n% another drawing"
+    build_mod.compile_pdfs(changed)
+    assert sorted(calls) == ["batch-knee", "book", "decode-floor"]  # its .tex, or a figure it includes, changed
+
+
+def test_a_failed_pdf_fails_the_build_naming_the_first_sheet(tmp_path, fast_build, monkeypatch):
+    monkeypatch.setenv("ROOFLINE_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(build_mod, "_pdflatex_version", lambda: "pdfTeX (test)")
+
+    def compile_pdf(tex, name, graphics=None):
+        if name in ("int4-flip", "batch-knee"):
+            raise build_mod.BuildError(f"{name}.tex: pdflatex failed: ! Undefined control sequence.")
+        return b"%PDF-1.5"
+
+    monkeypatch.setattr(build_mod, "compile_pdf", compile_pdf)
+    with pytest.raises(build_mod.BuildError, match=r"^batch-knee\.tex: pdflatex failed"):
+        build_mod.compile_pdfs(dict(fast_build))

@@ -61,6 +61,24 @@ def test_the_question_names_what_the_answer_depends_on(drawn):
         assert ("what bounds it" in text) == any(a.bound is not None for a in q.answers)
 
 
+def test_the_key_argues_with_the_sheets_argument_steps_only(drawn):
+    """A key's argument is the sheet's marked argument (what the asked results need), none that is an identity or has no value
+    here, and not the answers again: a 10-question key is about ten pages, not the 28 every step took."""
+    for q in drawn.questions:
+        d = q.derivation
+        assert d.argument and {st.step.name for st in q.argument} <= set(d.argument)
+        assert all(st.applies and st.value.missing is None for st in q.argument)
+        item = quiz_text.as_json(drawn, key=True)["questions"][q.number - 1]
+        assert [a["step"] for a in item["argument"]] == [st.step.name for st in q.argument]
+    md = quiz_text.render(drawn, "md", key=True)
+    parts = md.split("argument, up to these answers")[1:]
+    assert parts and all("<sub>" not in part.split("What an interviewer scores")[0] for part in parts)  # titles, no code names
+    for q in drawn.questions:
+        asked = {a.result for a in q.answers}
+        printed = quiz_text._question(q, quiz_text.MARKDOWN, key=True)["argument"]
+        assert len(printed) == len([st for st in q.argument if st.step.name not in asked])
+
+
 def test_what_bounds_a_step_time():
     q = quiz_mod.draw(seed=3, count=1, sheets=["model-limits"]).questions[0]
     (a,) = q.answers

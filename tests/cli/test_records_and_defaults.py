@@ -272,6 +272,6 @@ def test_a_broken_profile_file_leaves_the_context_module_loadable(monkeypatch):
         context.fitted()
     broken = next(i for i in context.SCENARIO_INPUTS if i.name == "eta_bw")
     with pytest.raises(SpecError, match="fitted.toml: provenance"):
-        context._default_value.__wrapped__(type(broken)(broken.name, broken.symbol, "", broken.unit, broken.meaning, broken.domain))
+        context.default_value.__wrapped__(type(broken)(broken.name, broken.symbol, "", broken.unit, broken.meaning, broken.domain))
     monkeypatch.setattr(v, "PROFILES_ERROR", err)
     assert v.start() is v.HAND_SET

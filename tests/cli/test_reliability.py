@@ -317,11 +317,11 @@ def test_a_two_rename_swap_interrupted_between_its_renames_is_recovered(tmp_path
     old = snapshot(out)
     os.rename(out, tmp_path / ".out.roofline-old-0123abcd")  # the state a kill between the two renames leaves
     (tmp_path / ".out.roofline-new-4567cdef").mkdir()
-    monkeypatch.setattr(build_mod, "render_all", lambda engine=None: pytest.fail("the old folder must be back before rendering"))
+    monkeypatch.setattr(build_mod, "render_all", lambda *args, **kwargs: pytest.fail("the old folder must be back before rendering"))
     with pytest.warns(build_mod.BuildWarning, match="put back the old folder"), pytest.raises(pytest.fail.Exception):
         build_mod.build(out)
     assert snapshot(out) == old
-    monkeypatch.setattr(build_mod, "render_all", lambda engine=None: dict(fast_build))
+    monkeypatch.setattr(build_mod, "render_all", lambda *args, **kwargs: dict(fast_build))
     monkeypatch.setattr(build_mod, "exchange", lambda a, b: False)  # the fallback swap, to its end this time
     assert main(["build", "--out", str(out)]) == 0
     assert (out / "decode-floor.md").read_text(encoding="utf-8") == fast_build["decode-floor.md"]
@@ -369,6 +369,8 @@ def _fail_fifth_write(monkeypatch):
 
 
 def _fail_pdf(monkeypatch):
+    monkeypatch.setenv("ROOFLINE_CACHE", "off")  # no compiled PDF from an earlier build: this one must compile, and fail
+
     def compile_pdf(tex, name, graphics=None):
         raise build_mod.BuildError(f"{name}.tex: pdflatex failed: ! Undefined control sequence.")
 
@@ -408,6 +410,7 @@ def test_failed_build_removes_the_parents_it_made(tmp_path, fast_build, monkeypa
 
 
 def test_pdfs_go_in_the_same_swap(tmp_path, fast_build, monkeypatch, capsys):
+    monkeypatch.setenv("ROOFLINE_CACHE", "off")  # these stand-in PDFs must not reach the real cache
     monkeypatch.setattr(build_mod, "compile_pdf", lambda tex, name, graphics=None: b"%PDF-1.5 " + name.encode())
     out = tmp_path / "out"
     assert main(["build", "--out", str(out), "--pdf"]) == 0

@@ -61,7 +61,7 @@ def test_the_output_is_written_block_by_block_and_equals_the_whole(fmt, small_bl
 def test_json_is_the_same_document_as_before_streaming(small_blocks):
     results = api.sweep("batch-knee", "B_max_kv", ["tp=1,8"], model=["deepseek-v3"], hardware=["h200"], weights="fp8")
     text = api.render_sweep(results, "json")
-    s = results.sweeps[0].sweep
+    s = results.sweeps[0].sweep  # api.sweep returns a SweepTable (issue 28); its sweeps are what render_sweep writes
     doc = {"sheet_result": "B_max_kv", "unit": s.display_unit, "inputs": {"tp": "1"},
            "points": [{"hardware": "h200", "model": "deepseek-v3", "tp": t[0], "value": None if v is None else (int(v) if float(v).is_integer() else v),
                        **({"missing": why} if why else {})} for t, v, why in s.points()]}
@@ -105,7 +105,7 @@ def test_memory_does_not_grow_with_the_number_of_points(monkeypatch):
 #: (id, --over, the texts of its values, in the input's unit)
 TIME_RANGES = [
     ("t-fixed-by-half-milliseconds", "t_fixed=1ms:2ms:0.5ms", ["0.001", "0.0015", "0.002"]),
-    ("ar-latency-doubling", "ar_latency=1us:8us:log2", ["1e-06", "2e-06", "4e-06", "8e-06"]),
+    ("all-reduce-latency-doubling", "ar_latency=1us:8us:log2", ["1e-06", "2e-06", "4e-06", "8e-06"]),
     ("mixed-units", "t_fixed=1ms:0.002s:500us", ["0.001", "0.0015", "0.002"]),
     ("plain-numbers-in-seconds", "t_fixed=0.001:0.002:0.0005", ["0.001", "0.0015", "0.002"]),
 ]

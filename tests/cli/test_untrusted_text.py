@@ -85,8 +85,12 @@ def test_no_text_from_a_stranger_becomes_markup_in_any_output(hostile_sheet):
     page = site.render_sheet(hostile_sheet, [hostile_sheet.derivation.slug])
     assert untrusted.html_markup_found(page) == []
     assert "&lt;script&gt;" in page
+    head = page[:page.index("</head>")]  # the title and description say the question as text: escaped, no tag, no attribute break-out
+    assert re.search(r'<meta name="description" content="[^"<>]*&lt;script[^"<>]*">', head) and "<title>Hostile &lt;script" in head
     tex = api.render(hostile_sheet, "tex")
     assert "\\textless{}script\\textgreater{}" in tex
+    assert "\\input{" not in tex and "\\url{https://example.com/a}" in tex  # a source's address is linked up to its first brace
+    assert "<https://example.com/a>" in md and "<https://example.com/b>" in md and "}\\input" not in md
     doc = json.loads(api.render(hostile_sheet, "json"))
     assert untrusted.TEXT_PAYLOADS[0] in doc["title"]  # JSON carries the text as written: a string, for scripts to escape themselves
 

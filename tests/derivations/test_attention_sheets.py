@@ -80,6 +80,20 @@ def test_within_a_hair_holds_only_under_flashmlas_reading():
     flashmla = next(verdicts[t] for t in hair if "FlashMLA" in t)
     assert flashmla.left.float == pytest.approx(256)  # 2 * h_q, h_q = 128 (FlashMLA deep-dive)
     assert flashmla.right.float == pytest.approx(865e12 / 3.35e12)
+    assert flashmla.where.startswith("DeepSeek-V3 on H800 SXM5")
+
+
+@pytest.mark.parametrize("chip", ["h100-sxm", "h200", "b200"])
+def test_ridge_throttled_is_the_h800s_own_and_na_on_other_chips(chip):
+    """Issue 26: the throttled ridge divided the H800's 865 Tflop/s by every chip's bandwidth (108 flop/B on B200, 180 on H200).
+
+    The sustained peak is the H800's measurement (FlashMLA's deep-dive note), over the H800's own 3.35 TB/s; a chip whose
+    spec gives no sustained peak has no throttled ridge.
+    """
+    h800 = api.derive("attention-intensity", hardware="h800", model="deepseek-v3").values["ridge_throttled"]
+    assert h800.float == pytest.approx(865e12 / 3.35e12, rel=1e-12)
+    other = api.derive("attention-intensity", hardware=chip, model="deepseek-v3").values["ridge_throttled"]
+    assert other.missing is not None and other.missing.kind == "n/a" and "sustained_peak_bf16" in other.missing.reason
 
 
 @FAST

@@ -20,9 +20,12 @@ def test_default_precisions_are_bf16():
     assert conventions.DEFAULT_WEIGHTS == conventions.DEFAULT_KV == conventions.DEFAULT_MATH == "bf16"
 
 
-def test_every_sheet_prints_the_conventions_its_inputs_and_its_engine_profile_and_has_every_headline_at_its_defaults():
-    for d in DERIVATIONS:
-        solved = api.derive(d.slug)
+def test_every_sheet_prints_the_conventions_its_inputs_and_its_engine_profile_and_has_every_headline_at_its_defaults(sheets):
+    """Every registered sheet (the session's, derived once at its defaults) prints the conventions, its inputs and its engine
+    profile, and has every headline valued."""
+    assert [s.derivation.slug for s in sheets] == [d.slug for d in DERIVATIONS]
+    for solved in sheets:
+        d = solved.derivation
         missing = {n: v.missing.label for n, v in solved.results.items() if v.exact is None}
         assert not missing, f"{d.slug}: a none or n/a headline at the defaults: {missing}"
         sheet = json.loads(api.render(solved, "json"))

@@ -22,7 +22,7 @@ from derivations import glossary as gl
 from derivations import primitives as pr
 from derivations.engine import Claim, Step, derivation
 from derivations.registry import BY_SLUG, DERIVATIONS
-from derivations.sheet import Missing, evaluate
+from derivations.sheet import Missing, evaluate, evaluate_numbers
 from derivations.symbols import Symbols
 from roofline import api
 from specs.catalog import hardware_names, model_names
@@ -45,7 +45,9 @@ DRAWN = settings(max_examples=60, deadline=None)
 
 
 def _headline(d, hardware: str, model: str, **inputs: str) -> dict[str, object]:
-    return evaluate(d, sheet_context(d, hardware, model, **inputs), d.results)
+    """The headline results by the compiled evaluation (derivations.numeric): the matrix covers every cell cheaply;
+    `test_matrix_sample_agrees_with_the_exact_evaluation` holds the compiled values to the exact ones on a sample."""
+    return evaluate_numbers(d, sheet_context(d, hardware, model, **inputs), d.results)
 
 
 def _check_value(where: str, name: str, v: object, headline: bool) -> str:
@@ -83,6 +85,29 @@ def test_matrix_every_sheet_model_and_chip_at_defaults():
     # every cell the physics applies to produces numbers; 'none' (a closed form outside its domain) is rare
     assert cells["refused"] == len(REFUSALS_ALLOWED) * len(HARDWARE) + len(CHIP_REFUSALS_ALLOWED) * len(MODELS)
     assert cells["produced"] > 0.95 * (cells["produced"] + cells["none"])
+
+
+#: one model of each kind (dense GQA, dense with tied embeddings, MoE, MLA with MoE) on a GPU and on a TPU (no TDP)
+SAMPLE_MODELS = ("llama-3.1-8b", "llama-3.2-1b", "mixtral-8x7b", "deepseek-v3")
+SAMPLE_CHIPS = ("h100-sxm", "tpu-v5e")
+
+
+@pytest.mark.parametrize("slug", [d.slug for d in DERIVATIONS])
+def test_matrix_sample_agrees_with_the_exact_evaluation(slug):
+    """The matrix's compiled headline values equal the exact ones (or the same Missing) on one model of each kind."""
+    d = BY_SLUG[slug]
+    for h in SAMPLE_CHIPS:
+        for m in SAMPLE_MODELS:
+            if (slug, m) in REFUSALS_ALLOWED:
+                continue
+            ctx = sheet_context(d, h, m)
+            exact, got = evaluate(d, ctx, d.results), evaluate_numbers(d, ctx, d.results)
+            for r in d.results:
+                e, f = exact[r], got[r]
+                if isinstance(e, Missing) or isinstance(f, Missing):
+                    assert isinstance(e, Missing) and isinstance(f, Missing) and (e.kind, e.reason) == (f.kind, f.reason), f"{slug} {h} {m} {r}"
+                else:
+                    assert f == pytest.approx(float(e), rel=1e-9), f"{slug} {h} {m} {r}"
 
 
 @DRAWN

@@ -111,7 +111,7 @@ def test_mla_claims_hold_on_the_default_sheet_and_compare_like_units():
     sheet = api.derive("mla-absorption")
     assert all(c.holds for c in sheet.claims), [c.text for c in sheet.claims if not c.holds]
     text = api.render(sheet, "md")
-    assert "81.92 kflop/token" in text
+    assert "82 kflop/token" in text  # 81.92: within 0.1% of a whole number below 100, printed whole (numbers.WHOLE_TOLERANCE)
 
 
 @FAST
@@ -171,7 +171,9 @@ def test_tpu_has_no_l2_and_no_sms_but_the_counts_hold():
     assert v["ratio_textbook"] == 2 and v["ratio_l2"] == 65
     sheet = api.derive("flash-attention-io", hardware="tpu-v5e")
     text = api.render(sheet, "md")
-    assert "n/a: Google TPU v5e (per chip) has no L2" in text and "\n" not in v["l2_size"].reason
+    # the steps a TPU has no value for are left out, said once with the reason (issue 21), not printed as n/a
+    assert "do not apply to Llama 3.1 8B on Google TPU v5e (per chip) (Google TPU v5e (per chip) has no L2" in text
+    assert "\n" not in v["l2_size"].reason
 
 
 def test_amd_uses_the_infinity_cache_and_says_why_the_block_rule_is_missing():

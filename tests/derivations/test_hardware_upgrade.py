@@ -109,7 +109,8 @@ def test_claim_capacity_speedups(tp, ctx_len, capacity):
 def test_claim_verdicts_on_the_sheet():
     sheet = api.derive("hardware-upgrade")
     verdicts = [c.holds for c in sheet.claims]
-    assert verdicts == [True, False, False, True, True, True, False]
+    # first (issue 26): the closed-form capacity speedup within 10% of the step model's
+    assert verdicts == [True, True, False, False, True, True, True, False]
 
 
 # --- the second chip as a choice ---

@@ -80,10 +80,10 @@ def test_chip_without_tdp_power_steps_are_na_throughput_is_not():
 
 
 def test_energy_below_one_joule_renders_in_joules_per_token():
-    """Regression: 0.56 J/token printed as '0.5615 s*W/token' (no prefix below 1 for energy)."""
+    """Regression: 0.56 J/token printed as '0.5615 s*W/token' (no prefix below 1 for energy); three figures since issue 21."""
     v = _v(batch="1", context="4096 token", **HAND_SET)
     s = display(v["joules_per_token_floor"], JPT.symbols["joules_per_token_floor"].unit, "J/token")
-    assert unit_text(s.unit) == "J/token" and number_text(s.number) == "0.5615"
+    assert unit_text(s.unit) == "J/token" and number_text(s.number) == "0.561"
 
 
 # --- "about 50x", one test per claimed number -------------------------------------------------------

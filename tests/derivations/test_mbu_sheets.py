@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from derivations import glossary as gl
 from derivations.registry import get
-from derivations.sheet import Missing, evaluate
+from derivations.sheet import Missing, evaluate, evaluate_numbers
 from roofline import api
 from roofline.cli import main
 from specs.catalog import hardware_names, model_names
@@ -83,7 +83,7 @@ def test_identities_hold_for_every_model_and_chip(mbu, share_with_room):
     for h in HARDWARE:
         for m in MODELS:
             # the all-reduce latency pinned at a one-shot kernel's figure: the share of servers with room depends on it
-            v = evaluate(DIAG, context(h, m, tp="8", batch="16", mbu=mbu, ar_latency="5 us"), (*FACTORS, *BUCKETS, "gap", "tpot", "bytes_per_gpu"))
+            v = evaluate_numbers(DIAG, context(h, m, tp="8", batch="16", mbu=mbu, ar_latency="5 us"), (*FACTORS, *BUCKETS, "gap", "tpot", "bytes_per_gpu"))
             beta = float(api.hardware(h).memory_bandwidth.to("B/s").magnitude)
             assert float(mbu) * float(v["tpot"]) * beta == pytest.approx(float(v["bytes_per_gpu"]), rel=1e-12)
             if isinstance(v["f_collective"], Missing):

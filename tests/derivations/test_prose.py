@@ -43,9 +43,17 @@ NAMES = {d.slug: {info.name for info in d.symbols} for d in DERIVATIONS}
 NAMES["conventions"] = {info.name for info in GLOSSARY}
 
 
-@pytest.mark.parametrize("slug, where, text", CASES, ids=[f"{s}:{w}" for s, w, _ in CASES])
-def test_prose_has_no_ascii_math(slug, where, text):
-    assert _offences(text, NAMES[slug]) == [], f"{slug} {where}: write math as $...$: {text[:120]!r}"
+#: the prose strings by sheet ("conventions": the conventions and the glossary's meanings); each is checked, one test per sheet
+BY_SHEET: dict[str, list[tuple[str, str]]] = {}
+for _slug, _where, _text in CASES:
+    BY_SHEET.setdefault(_slug, []).append((_where, _text))
+
+
+@pytest.mark.parametrize("slug", list(BY_SHEET))
+def test_prose_has_no_ascii_math(slug):
+    bad = [f"{slug} {where}: write math as $...$: {text[:120]!r} ({', '.join(found)})"
+           for where, text in BY_SHEET[slug] if (found := _offences(text, NAMES[slug]))]
+    assert bad == [], "\n".join(bad)
 
 
 def test_conventions_math_is_valid():
@@ -79,12 +87,16 @@ QUESTION_SLUGS = ("decode-floor flops-per-token prefill-decode-crossover attenti
                   "mla-absorption flash-attention-io int4-flip speculative-decoding").split()
 
 
-@pytest.mark.parametrize("slug, where, text", CASES, ids=[f"{s}:{w}" for s, w, _ in CASES])
-def test_a_sheet_named_in_prose_is_a_link(slug, where, text):
+@pytest.mark.parametrize("slug", list(BY_SHEET))
+def test_a_sheet_named_in_prose_is_a_link(slug):
     """A sheet is referred to as @slug (a checked link), never as a bare name that may not exist."""
-    outside = _text_outside_math(text)
-    bare = [s for s in QUESTION_SLUGS if re.search(rf"(?<![@\w-]){re.escape(s)}(?![\w-])", outside)]
-    assert bare == [], f"{slug} {where}: write @{bare[0]}"
+    bad = []
+    for where, text in BY_SHEET[slug]:
+        outside = _text_outside_math(text)
+        bare = [s for s in QUESTION_SLUGS if re.search(rf"(?<![@\w-]){re.escape(s)}(?![\w-])", outside)]
+        if bare:
+            bad.append(f"{slug} {where}: write @{bare[0]}")
+    assert bad == [], "\n".join(bad)
 
 
 def test_links_to_unregistered_sheets_fail_the_registry():

@@ -95,10 +95,12 @@ def test_the_drafter_step_is_the_shared_step_of_the_second_model(tp_draft):
 @FAST
 @given(st.integers(1, 512), st.sampled_from(["1024 token", "8192 token"]), st.sampled_from(["0.6", "0.8", "0.9"]))
 def test_best_draft_length_is_the_argmax_of_the_table(batch, ctx_len, acceptance):
-    names = [f"speedup_g{g}" for g in range(9)]
+    from derivations.questions.speculative_decoding import DRAFT_LENGTHS
+
+    names = [f"speedup_g{g}" for g in DRAFT_LENGTHS]
     v = spec(only=(*names, "best_draft_length", "best_speedup"), batch=str(batch), context=ctx_len, acceptance=acceptance)
     speedups = [v[n] for n in names]
-    best = max(range(9), key=lambda g: (speedups[g], -g))
+    best = max(DRAFT_LENGTHS, key=lambda g: (speedups[g], -g))
     assert v["best_speedup"] == speedups[best]
     if best == 0:
         assert isinstance(v["best_draft_length"], Missing) and "do not speculate" in v["best_draft_length"].reason
@@ -137,7 +139,10 @@ def test_claim_verdicts_on_the_sheet():
     sheet = default_sheet()
     # the drafter pays the fitted per-layer overhead for its 16 layers: the teaser's numbers fail at the default profile; on the
     # textbook roofline (the ideal profile) the speedup overshoots 3 (3.70) and "a third" holds
-    assert [c.holds for c in sheet.claims] == [False, False, False, False, False, True]
+    # the two issue-26 claims first: the compute-bound limit is "a third", and at acceptance 0.9 the best length is past 8. With the
+    # search past 8, the ideal profile's low-load best is 16 (the speedup still rising), which left on at the peak keeps 0.51 of it:
+    # more than "a third" is lost, so the last claim no longer holds within 10%
+    assert [c.holds for c in sheet.claims] == [True, True, False, False, False, False, False, False]
     assert sheet.results["speedup"].float == pytest.approx(2.291, abs=1e-3)
     assert sheet.results["best_draft_length"].float == 5
 

@@ -1,4 +1,5 @@
-"""The book: every sheet a chapter in registry order, conventions, glossary, hardware and model appendices; it compiles (slow)."""
+"""The book: a title page, a shared conventions chapter, every sheet a chapter in its part, shared given values, glossary,
+hardware and model appendices; it compiles, with its metadata and no page holding only a line or two (slow)."""
 
 import re
 import shutil
@@ -6,44 +7,110 @@ import subprocess
 
 import pytest
 
+from derivations import registry
 from derivations.conventions import CONVENTIONS
 from derivations.glossary import GLOSSARY
-from derivations.registry import DERIVATIONS
-from renderers import book, escape, latex
+from derivations.registry import DERIVATIONS, PARTS
+from renderers import book, escape, latex, view
+from renderers.targets import LATEX
 from roofline import api
+from roofline import build as build_mod
 from roofline.build import compile_pdf_with_log
 from specs.catalog import hardware_names, model_names
 
 _CHAPTER = re.compile(r"\\chapter\{(.*)\}\\label\{([^}]*)\}")
-
-
-@pytest.fixture(scope="module")
-def sheets():
-    return [api.derive(d.slug) for d in DERIVATIONS]
+VERSION, DATE = "9.8.7", "3 March 2031"
+#: The fewest lines of text (besides its number) a page of the compiled book may hold: none holds only a line or two.
+MIN_LINES = 3
 
 
 @pytest.fixture(scope="module")
 def tex(sheets):
-    return book.render(sheets, [api.hardware(n) for n in hardware_names()], [api.model(n) for n in model_names()])
+    return book.render(sheets, [api.hardware(n) for n in hardware_names()], [api.model(n) for n in model_names()], "plots", VERSION, DATE)
 
 
-def test_every_sheet_is_a_chapter_in_registry_order(tex):
+def _chapter(tex: str, slug: str) -> str:
+    start = tex.index(rf"\label{{sheet:{slug}}}")
+    return tex[start:tex.index(r"\chapter{", start)]
+
+
+def test_every_sheet_is_a_chapter_in_its_part(tex):
+    """Five parts in the registry's order, each opening before its first chapter; the chapters by part, the registry's order inside one."""
     labels = [label for _, label in _CHAPTER.findall(tex)]
     sheets = [label.removeprefix("sheet:") for label in labels if label.startswith("sheet:")]
-    assert sheets == [d.slug for d in DERIVATIONS]
-    assert labels[0] == "conventions" and labels[-3:] == ["glossary", "hardware", "models"]
-    assert tex.index(r"\tableofcontents") < tex.index(r"\chapter{Conventions}") < tex.index(r"\appendix") < tex.index(r"\chapter{Glossary")
+    groups = registry.by_part([d.slug for d in DERIVATIONS])
+    assert sheets == [slug for _, members in groups for slug in members] and sorted(sheets) == sorted(d.slug for d in DERIVATIONS)
+    assert labels[:1] == ["conventions"] and labels[-4:] == ["given", "glossary", "hardware", "models"]
+    opens = [tex.index(rf"\rooflinepart{{{escape.latex(p.title)}}}") for p in PARTS]
+    assert opens == sorted(opens) and tex.count(r"\rooflinepart{") == len(PARTS) == 5
+    for (part, members), start, end in zip(groups, opens, [*opens[1:], tex.index(r"\appendix")], strict=True):
+        assert all(start < tex.index(rf"\label{{sheet:{slug}}}") < end for slug in members), part.key
+    assert tex.index(r"\tableofcontents") < tex.index(r"\chapter{Conventions}") < opens[0] < tex.index(r"\appendix") < tex.index(r"\chapter{Glossary")
 
 
-def test_a_chapter_is_the_sheets_own_body(sheets, tex):
-    """The chapter is cut from the standalone sheet: its derivation and its tables, with the title page replaced by the chapter heading."""
+def test_a_chapter_is_the_sheets_own_body_with_numbered_sections(sheets, tex):
+    """The chapter is the standalone sheet's body (its answer, argument, results and full derivation) with numbered sections,
+    no title page and no page break before its appendix."""
     for sheet in sheets[:3]:
-        _, body = book.split_sheet(latex.render(sheet), sheet.derivation.slug)
-        start = tex.index(rf"\label{{sheet:{sheet.derivation.slug}}}")
-        chapter = tex[start:tex.index(r"\chapter{", start)]
-        derivation = body[body.index(r"\section*{Derivation}"):body.index(r"\section*{Headline results}")]
-        assert derivation in chapter
-        assert r"\maketitle" not in chapter and r"\documentclass" not in chapter
+        _, body = book.split_sheet(latex.render(sheet, plots="plots"), sheet.derivation.slug)
+        chapter = _chapter(tex, sheet.derivation.slug)
+        numbered = book._linked(body, [d.slug for d in DERIVATIONS]).replace(r"\section*{", r"\section{").replace(r"\subsection*{The full derivation}", r"\subsection{The full derivation}")
+        argument = numbered[numbered.index(r"\section{Answer}"):numbered.index(r"\section{Appendix}")].replace("\\clearpage\n", "")
+        derivation = numbered[numbered.index(r"\subsection{The full derivation}"):numbered.index(r"\subsection*{Setup}")]
+        assert argument in chapter and derivation in chapter
+        assert r"\maketitle" not in chapter and r"\documentclass" not in chapter and r"\clearpage" not in chapter
+        assert r"\section*{" not in chapter and chapter.count(r"\section{") == body.count(r"\section*{") - body.count(r"\section*{Answer}") + 1
+
+
+def test_given_values_shared_by_two_chapters_are_printed_once(sheets, tex):
+    """Every given value of every chapter is printed once: in the chapter's own table, or (shared by two or more chapters) in
+    the shared appendix, which names the chapter; the chapter then says where."""
+    appendix = tex[tex.index(r"\chapter{Given values shared by the chapters}"):tex.index(r"\chapter{Glossary")]
+    shared_rows = 0
+    for sheet in sheets:
+        slug = sheet.derivation.slug
+        chapter = _chapter(tex, slug)
+        given = chapter[chapter.index(r"\subsection{Given values}"):chapter.index(r"\subsection{", chapter.index(r"\subsection{Given values}") + 1)]
+        rows = view.build(sheet, LATEX, "plots")["given"]
+        shared = [g for g in rows if f"{g['symbol']} & {g['value']} & {g['meaning']} & " in appendix]
+        for g in rows:
+            own = f"{g['symbol']} & {g['value']} & {g['meaning']} \\\\" in given
+            assert own != (g in shared), f"{slug}: {g['symbol']} = {g['value']} printed {'twice' if own else 'nowhere'}"
+        if shared:
+            assert r"Appendix~\ref{given}" in given, slug
+        shared_rows += len(shared)
+    lines = [line for line in appendix.splitlines() if line.endswith("\\\\") and r"\hyperref[sheet:" in line]
+    assert lines and all(line.count(r"\hyperref[sheet:") >= 2 for line in lines)  # shared means two chapters or more
+    numbers = {label.removeprefix("sheet:"): n for n, (_, label) in enumerate(_CHAPTER.findall(tex), 1)}  # the chapter numbers it prints are the chapters'
+    assert all(numbers[slug] == int(n) for line in lines for slug, n in re.findall(r"\\hyperref\[sheet:([^\]]+)\]\{(\d+)\}", line))
+    assert shared_rows > 3 * len(lines)  # the appendix saves far more rows than it prints
+
+
+def test_conventions_are_one_chapter_not_a_list_in_every_chapter(sheets, tex):
+    for sheet in sheets:
+        own = [c for c in sheet.conventions if c not in CONVENTIONS]
+        assert (r"\subsection{Conventions}" in _chapter(tex, sheet.derivation.slug)) == bool(own), sheet.derivation.slug
+
+
+def test_title_page_and_pdf_metadata(tex):
+    title_page = tex[tex.index(r"\begin{titlepage}"):tex.index(r"\end{titlepage}")]
+    assert f"roofline {VERSION}" in title_page and DATE in title_page and escape.latex(book.TITLE) in title_page
+    meta = re.search(r"\\hypersetup\{(.*)\}", tex).group(1)
+    assert f"pdftitle={{{escape.latex(book.TITLE)}}}" in meta and f"pdfauthor={{{book.AUTHOR}}}" in meta and f"pdfsubject={{{book.SUBJECT}}}" in meta
+
+
+def test_the_books_date_comes_from_the_version_or_source_date_epoch(monkeypatch):
+    """Never the clock: the version's release date, or the day SOURCE_DATE_EPOCH names (reproducible builds)."""
+    import roofline
+
+    monkeypatch.delenv("SOURCE_DATE_EPOCH", raising=False)
+    year, _, day = (int(x) for x in roofline.RELEASE_DATE.split("-"))
+    assert build_mod.book_date().startswith(f"{day} ") and build_mod.book_date().endswith(f" {year}")
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1700000000")  # 2023-11-14 22:13:20 UTC
+    assert build_mod.book_date() == "14 November 2023"
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "yesterday")
+    with pytest.raises(build_mod.BuildError, match="SOURCE_DATE_EPOCH"):
+        build_mod.book_date()
 
 
 def test_conventions_glossary_and_appendices_are_complete(tex):
@@ -90,21 +157,37 @@ def test_plot_names_are_the_included_files():
 def test_book_compiles_without_overfull_boxes(sheets, tmp_path):
     assert shutil.which("pdflatex"), "pdflatex is needed for the slow tests (.ci/run installs it)"
     files = {}
-    tex_by_slug = {}
     for sheet in sheets:
         files.update(api.plot_files(sheet, "plots"))
-        tex_by_slug[sheet.derivation.slug] = api.render(sheet, "tex", plots="plots")
-    tex = book.render(sheets, [api.hardware(n) for n in hardware_names()], [api.model(n) for n in model_names()], tex_by_slug)
+    tex = book.render(sheets, [api.hardware(n) for n in hardware_names()], [api.model(n) for n in model_names()], "plots", VERSION, DATE)
     graphics = {n: files[n] for n in book.plot_names(tex)}
     pdf, log = compile_pdf_with_log(tex, "book", graphics)
     overfull = [line for line in log.splitlines() if line.startswith("Overfull")]
     assert overfull == [], f"book: {len(overfull)} Overfull boxes, first: {overfull[0]}"
-    assert "Label(s) may have changed" not in log  # two passes settle the contents and the links
+    assert "Label(s) may have changed" not in log  # two passes settle the contents and the links (no \\ref moves a page)
     path = tmp_path / "book.pdf"
     path.write_bytes(pdf)
     text = subprocess.run(["pdftotext", str(path), "-"], capture_output=True, text=True, check=True).stdout
     contents = " ".join(text[text.index("Contents"):text.index("Conventions", text.index("Glossary of symbols"))].replace("\u2019", "'").split())
     for d in DERIVATIONS:
         assert " ".join(d.title.split()[:3]) in contents, d.slug
-    pages = subprocess.run(["pdfinfo", str(path)], capture_output=True, text=True, check=True).stdout
-    assert int(re.search(r"Pages:\s+(\d+)", pages).group(1)) > len(DERIVATIONS) * 3
+    info = subprocess.run(["pdfinfo", str(path)], capture_output=True, text=True, check=True).stdout
+    pages = int(re.search(r"Pages:\s+(\d+)", info).group(1))
+    assert pages > len(DERIVATIONS) * 3
+    meta = dict(re.findall(r"^(\w+):\s+(.*)$", info, re.M))
+    assert (meta["Title"], meta["Author"], meta["Subject"]) == (book.TITLE, book.AUTHOR, book.SUBJECT)
+    first = _page_text(path, 1)
+    assert f"roofline {VERSION}" in first and DATE in first
+    for p in PARTS:  # the parts and each chapter's numbered sections are in the contents
+        assert p.title in contents, p.key
+    assert "2.1 Answer" in contents and "2.2 The argument" in contents
+    short = {}
+    for n in range(1, pages + 1):
+        lines = [line for line in _page_text(path, n).splitlines() if line.strip() and not re.fullmatch(r"\s*[0-9ivxlc]+\s*", line)]
+        if len(lines) < MIN_LINES:
+            short[n] = lines
+    assert short == {}, f"book: pages holding only a line or two: {short}"
+
+
+def _page_text(path, n: int) -> str:
+    return subprocess.run(["pdftotext", "-f", str(n), "-l", str(n), "-layout", str(path), "-"], capture_output=True, text=True, check=True).stdout

@@ -15,7 +15,7 @@ from derivations.engine import DerivationError, Plot, Step, derivation
 from derivations.registry import DERIVATIONS
 from derivations.sheet import Missing, evaluate
 from derivations.symbols import Symbols
-from renderers import plot_draw, plots
+from renderers import plot_draw, plots, view
 from renderers.numbers import FIGURE_SIGNIFICANT_FIGURES, plain
 from roofline import api
 from units import Quantity, UnitMismatchError, unit
@@ -62,6 +62,13 @@ def test_every_sheet_marks_the_figure_that_is_its_answer():
         assert any(p.answer for p in d.plots), d.slug
 
 
+def _printed(sheet, name: str, v) -> str:
+    """A value's number as the sheet prints it (renderers.view: a count whole, rounded as its step says)."""
+    d = sheet.derivation
+    n = view.whole(d.step(name), v) if name in d.expanded else None
+    return plain(v.exact if n is None else sp.Integer(n), v.unit, v.display_unit, FIGURE_SIGNIFICANT_FIGURES).split(" ")[0]
+
+
 def test_every_title_states_the_finding_with_the_sheets_values(figs):
     for slug, (_, figures) in figs.items():
         for fig in figures:
@@ -69,7 +76,8 @@ def test_every_title_states_the_finding_with_the_sheets_values(figs):
     sheet, (fig,) = figs["batch-knee"]
     r = sheet.results
     for name in ("B_knee", "throughput_ceiling", "B_max_kv"):
-        assert plain(r[name].exact, r[name].unit, r[name].display_unit, FIGURE_SIGNIFICANT_FIGURES).split(" ")[0] in fig.title
+        assert _printed(sheet, name, r[name]) in fig.title
+    assert "72.1" not in fig.title and "73" in fig.title  # the knee is a count of sequences: whole, as the sheet prints it (72.1 rounded up)
     assert "41" in fig.title  # the largest batch that fits, as the sheet prints it
 
 
@@ -89,8 +97,8 @@ def test_every_marked_line_is_the_sheets_value(figs):
                 else:
                     expected = _in(v.float, v.unit, panel.units[0])
                 assert ln.value == pytest.approx(expected, rel=REL), (slug, decl.name, ln.step)
-                # its label prints the value at three significant figures
-                assert plain(v.exact, v.unit, v.display_unit, FIGURE_SIGNIFICANT_FIGURES).split(" ")[0] in ln.label, (slug, ln.label)
+                # its label prints the value as the sheet does: three significant figures, a count whole
+                assert _printed(sheet, ln.step, v) in ln.label, (slug, ln.label)
                 checked += 1
             for bar in panel.bars:
                 for m in bar.marks:

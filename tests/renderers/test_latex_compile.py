@@ -35,12 +35,17 @@ def test_every_sheet_compiles_without_overfull_boxes(slug):
 
 @pytest.mark.parametrize("slug", [d.slug for d in DERIVATIONS])
 def test_every_step_is_one_unbreakable_block(slug):
-    """A step's heading, text and equation sit in one minipage, so a page break never splits them."""
-    tex = api.render(api.derive(slug), "tex")
-    body = tex.split(r"\section*{Derivation}")[1].split(r"\section*{Headline results}")[0]
-    blocks = body.split(r"\begin{minipage}")[1:]
-    assert len(blocks) == len(api.derive(slug).steps)
-    assert all(r"\end{aligned}" in b.split(r"\end{minipage}")[0] for b in blocks)
+    """A step's heading, text and equation sit in one minipage (the \\rooflinestep macro), so a page break never splits them."""
+    from renderers import view
+    from renderers.targets import LATEX
+
+    sheet = api.derive(slug)
+    tex = api.render(sheet, "tex")
+    macro = tex[tex.index(r"\newcommand{\rooflinestep}"):].split("\n\\newsavebox")[0]
+    assert r"\begin{minipage}" in macro and r"\begin{aligned}" in macro and r"\end{minipage}" in macro
+    v = view.build(sheet, LATEX)
+    printed = [s for s in (*v["argument"], *v["steps"]) if s["kind"] == "step"]
+    assert tex.count(r"\rooflinestep{") == len(printed)  # each printed step once (the definition reads \rooflinestep})
 
 
 def test_hostile_names_render_as_literal_text_and_compile(tmp_path):

@@ -2,6 +2,7 @@
 
 import html
 import json
+import posixpath
 import re
 import shutil
 import subprocess
@@ -10,10 +11,12 @@ from pathlib import Path
 
 import pytest
 
+from derivations import registry
 from derivations.registry import DERIVATIONS
-from renderers import site
+from renderers import site, view
 from renderers.plots import refs as plot_refs
 from roofline import api
+from roofline.build import BOOK, SITE_DIR, output_names
 from specs.catalog import HARDWARE_DIR
 from tests import untrusted
 
@@ -72,20 +75,31 @@ def parse(page: str) -> _Page:
     return p
 
 
-@pytest.fixture(scope="module")
-def sheets():
-    return [api.derive(d.slug) for d in DERIVATIONS]
+#: The pages as `roofline build` writes them without --pdf: they link the sheets' files one folder up, and the book's LaTeX.
+DOWNLOADS = site.Downloads("..", BOOK, pdf=False)
 
 
 @pytest.fixture(scope="module")
 def pages(sheets):
-    return site.render(sheets, PLOTS)
+    return site.render(sheets, PLOTS, downloads=DOWNLOADS)
 
 
-def test_every_sheet_has_a_page_and_the_index_lists_them_in_order(pages):
+def test_every_sheet_has_a_page_and_the_index_lists_them_by_part(pages):
     assert set(pages) == {site.INDEX} | {f"{d.slug}.html" for d in DERIVATIONS}
-    links = [link for link in parse(pages[site.INDEX]).links if link.endswith(".html")]
-    assert links == [f"{d.slug}.html" for d in DERIVATIONS]
+    index = pages[site.INDEX]
+    links = [link for link in parse(index).links if link.endswith(".html")]
+    by_part = registry.by_part([d.slug for d in DERIVATIONS])
+    assert links == [f"{slug}.html" for _, members in by_part for slug in members] and sorted(links) == sorted(f"{d.slug}.html" for d in DERIVATIONS)
+    assert [p.key for p, _ in by_part] == [p.key for p in registry.PARTS]  # every part holds a sheet; none is left without one
+    positions = [index.index(f'<h3 id="part-{p.key}">{html.escape(p.title)}</h3>') for p in registry.PARTS]
+    assert positions == sorted(positions)
+
+
+def test_every_question_names_a_part():
+    keys = [p.key for p in registry.PARTS]
+    assert len(set(keys)) == len(keys) == 5
+    assert all(q.part in keys for q in registry.QUESTIONS), [q.slug for q in registry.QUESTIONS if q.part not in keys]
+    assert registry.by_part(["decode-floor", "my-own-sheet"]) == [(registry.PARTS[0], ["decode-floor"]), (None, ["my-own-sheet"])]
 
 
 def test_pages_are_well_formed(pages):
@@ -95,11 +109,99 @@ def test_pages_are_well_formed(pages):
         assert page.startswith("<!DOCTYPE html>") and "<script" not in page, name
 
 
-def test_links_resolve(pages, sheets):
-    plots = {f["path"] for s in sheets for f in plot_refs(s.derivation, PLOTS, "svg")}
+_ID = re.compile(r'\sid="([^"]*)"')
+
+
+def _out_files(sheets, pdf: bool) -> set[str]:
+    """What a build writes in out/ that a page may link: the sheets' files and the book (PDFs only when built), the plots, the pages."""
+    files = {n for n in output_names() if pdf or not n.endswith(".pdf")}
+    files |= {posixpath.normpath(posixpath.join(SITE_DIR, f["path"])) for s in sheets for f in plot_refs(s.derivation, PLOTS, "svg")}
+    return files
+
+
+def test_links_resolve_and_anchors_are_unique(pages, sheets):
+    """Every id on a page is unique; every in-page link finds its id; every other link is a file the build writes beside it."""
+    files = _out_files(sheets, pdf=False) | {f"{SITE_DIR}/{p}" for p in pages}
     for name, page in pages.items():
+        ids = _ID.findall(page)
+        assert len(ids) == len(set(ids)), f"{name}: ids used twice: {sorted({i for i in ids if ids.count(i) > 1})[:5]}"
         for link in parse(page).links:
-            assert link in pages or link in plots, f"{name}: link {link!r} goes nowhere"
+            if link.startswith("https://"):  # a spec's source, printed in the appendix
+                continue
+            if link.startswith("#"):  # a section of the same page
+                assert link[1:] in ids, f"{name}: no section {link!r}"
+                continue
+            assert posixpath.normpath(posixpath.join(SITE_DIR, link)) in files, f"{name}: link {link!r} goes nowhere"
+
+
+def test_every_step_and_section_has_a_stable_anchor(sheets, pages):
+    """Each printed step's id is made from its name (step-<name>), each section's from its own; rendering again gives the same ids."""
+    sheet = next(s for s in sheets if s.derivation.slug == "speculative-decoding")
+    page = pages["speculative-decoding.html"]
+    v = view.build(sheet, site.HTML)
+    for s in (*v["argument"], *v["steps"]):
+        if s["kind"] == "step":
+            assert f'<div class="step" id="step-{s["name"].lower().replace("_", "_")}">' in page, s["name"]
+    for i, _ in site.SECTIONS:
+        if i not in ("takeaways", "scoring", "limits") or v[i]:
+            assert f'<section id="{i}">' in page, i
+    assert _ID.findall(page) == _ID.findall(site.render_sheet(sheet, [d.slug for d in DERIVATIONS], PLOTS, DOWNLOADS))
+
+
+def test_the_contents_panel_lists_every_section_step_and_table(pages):
+    """The panel (after the answer, so a phone shows the answer first) links every section and heading id of the page's main
+    column and every step of the argument, in page order."""
+    for name, page in pages.items():
+        if name == site.INDEX:
+            continue
+        panel = re.search(r'<aside class="contents"[^>]*>(.*?)</aside>', page, re.S)
+        assert panel, name
+        listed = re.findall(r'<a href="#([^"]+)">', panel.group(1))
+        rest = page.replace(panel.group(0), "")
+        headed = re.findall(r'<(?:section|h[2-4]) id="([^"]+)"', rest)
+        argued = re.findall(r'<div class="step" id="([^"]+)">', rest[rest.index('<section id="argument">'):rest.index("</section>", rest.index('<section id="argument">'))])
+        assert set(listed) == set(headed) | set(argued), f"{name}: missing {sorted((set(headed) | set(argued)) - set(listed))[:4]}, extra {sorted(set(listed) - set(headed) - set(argued))[:4]}"
+        order = [rest.index(f'id="{i}"') for i in listed]
+        assert order == sorted(order), f"{name}: the contents are not in page order"
+        assert page.index('<section id="answer">') < page.index('<aside class="contents"') < page.index('<section id="argument">'), name
+
+
+def test_title_and_description_say_the_question(sheets, pages):
+    for sheet in sheets:
+        d = sheet.derivation
+        page = pages[f"{d.slug}.html"]
+        title = html.unescape(re.search(r"<title>(.*?)</title>", page).group(1))
+        description = html.unescape(re.search(r'<meta name="description" content="([^"]*)">', page).group(1))
+        names = {i.name: i.latex for i in d.symbols}
+        assert title.startswith(site._plain(d.title, names)) and description == site._plain(d.question, names), d.slug
+        assert description.split()[:6] == d.question.split()[:6] and "\\" not in title + description and "$" not in description, d.slug
+    index = pages[site.INDEX]
+    assert re.search(r'<meta name="description" content="[^"]{40,}">', index) and "<title>" in index
+
+
+def test_every_table_scrolls_inside_its_own_wrapper(pages):
+    """On a phone a wide table scrolls inside its container, not the page: every <table> is the one child of a .scroll block."""
+    assert ".scroll { overflow-x: auto;" in site.STYLE
+    for name, page in pages.items():
+        tables = page.count("<table>")
+        assert tables > 0 and page.count('<div class="scroll">\n<table>') == tables, name
+        assert len(re.findall(r"</table>\n</div>", page)) == tables, name
+
+
+def test_pages_link_the_pdfs_only_when_the_build_makes_them(sheets, pages):
+    """Without --pdf a page links the sheet's Markdown, LaTeX and JSON and the book's LaTeX, and says how to get PDFs; with
+    --pdf it links the sheet's PDF and the book's."""
+    sheet = sheets[0]
+    slug = sheet.derivation.slug
+    plain = parse(pages[f"{slug}.html"]).links
+    assert f"../{slug}.tex" in plain and f"../{BOOK}.tex" in plain and not [x for x in plain if x.endswith(".pdf")]
+    assert "roofline build --pdf</code> writes them" in pages[f"{slug}.html"]
+    with_pdf = site.render_sheet(sheet, [d.slug for d in DERIVATIONS], PLOTS, site.Downloads("..", BOOK, pdf=True))
+    links = parse(with_pdf).links
+    assert f"../{slug}.pdf" in links and f"../{BOOK}.pdf" in links and "--pdf</code>" not in with_pdf
+    files = _out_files(sheets, pdf=True)
+    assert all(posixpath.normpath(posixpath.join(SITE_DIR, x)) in files for x in links if x.startswith("../"))
+    assert f"../{BOOK}.pdf" in parse(site.render_index(sheets, None, site.Downloads("..", BOOK, pdf=True))).links
 
 
 def test_sheet_links_in_prose_become_page_links(pages):
@@ -120,15 +222,18 @@ def test_no_raw_tex_anywhere(pages):
         assert p.math_count > 0
 
 
-def test_every_step_is_one_block_equation_from_sympy(sheets, pages):
-    """Each step's equation is a block of MathML whose rows are symbol = formula (= numbers) = result."""
+def test_every_printed_step_is_one_block_equation(sheets, pages):
+    """Each printed step's equation (the argument's, then the appendix's) is a block of MathML whose rows are symbol = formula
+    (= numbers) = result; a family of steps is one table, and a step that does not apply is not printed."""
     sheet = sheets[0]
     page = pages[f"{sheet.derivation.slug}.html"]
     blocks = re.findall(r'<math display="block">(.*?)</math>', page)
-    assert len(blocks) == len(sheet.steps)
+    v = view.build(sheet, site.HTML)
+    printed = [s for s in (*v["argument"], *v["steps"]) if s["kind"] == "step"]
+    assert len(blocks) == len(printed) < len(sheet.steps) + len(v["argument"])
     first = blocks[0]
-    assert first.count("<mtr>") == 3  # t = P b / beta = numbers = result
-    assert "<mfrac>" in first  # sympy prints the division as a fraction
+    assert first.count("<mtr>") == 3  # W = b_w P = numbers = result
+    assert "<mfrac>" in "".join(blocks)  # a division as a fraction
 
 
 def test_user_text_is_escaped(tmp_path):
@@ -141,7 +246,7 @@ def test_user_text_is_escaped(tmp_path):
 
 
 def test_pages_are_deterministic(sheets, pages):
-    assert site.render(sheets, PLOTS) == pages
+    assert site.render(sheets, PLOTS, downloads=DOWNLOADS) == pages
 
 
 def test_digit_groups_stay_one_number():
@@ -265,3 +370,42 @@ def test_math_renders_in_chromium(sheets, pages, tmp_path):
         height = min(int(data["height"]), MAX_SCREENSHOT_HEIGHT)  # the whole page, up to a height Chromium can capture
         _run([f"--window-size={SCREENSHOT_WIDTH},{height}", f"--screenshot={SCREENSHOTS / (name[:-5] + '.png')}", (root / "site" / name).as_uri()])
         assert (SCREENSHOTS / (name[:-5] + ".png")).stat().st_size > 10_000
+
+
+#: Test-only, like PROBE: where the answer's first headline sentence ends, and whether anything makes the page itself scroll sideways.
+FOLD_PROBE = """<script>
+window.addEventListener('load', () => {
+  const first = document.querySelector('#answer li');
+  const pre = document.createElement('pre');
+  pre.id = 'roofline-probe';
+  pre.textContent = JSON.stringify({answer_bottom: first.getBoundingClientRect().bottom, inner: [innerWidth, innerHeight],
+    page_width: document.documentElement.scrollWidth, client_width: document.documentElement.clientWidth,
+    wide_tables: [...document.querySelectorAll('.scroll')].filter(d => d.scrollWidth > d.clientWidth).length});
+  document.body.appendChild(pre);
+});
+</script>"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("size", [(1200, 900), (390, 844)])
+def test_the_answer_is_above_the_fold_and_only_tables_scroll_sideways(sheets, pages, tmp_path, size):
+    """On a laptop (1200x900) and a phone (390x844) the answer's first headline sentence is on the first screen, and the
+    page never scrolls sideways: a table wider than the phone scrolls inside its wrapper. A screenshot of each is kept."""
+    root = tmp_path / "out"
+    (root / "site").mkdir(parents=True)
+    for sheet in sheets:
+        for name, data in api.plot_files(sheet, "plots").items():
+            (root / name).parent.mkdir(parents=True, exist_ok=True)
+            (root / name).write_bytes(data)
+    SCREENSHOTS.mkdir(exist_ok=True)
+    for name in ("speculative-decoding.html", "decode-op-ranking.html", "mbu-diagnosis.html"):
+        probe = root / "site" / f"probe-{name}"
+        probe.write_text(_without_policy(pages[name]).replace("</body>", FOLD_PROBE + "</body>"), encoding="utf-8")
+        dom = _run([f"--window-size={size[0]},{size[1]}", "--virtual-time-budget=5000", "--dump-dom", probe.as_uri()])
+        data = json.loads(html.unescape(re.search(r'<pre id="roofline-probe">(.*?)</pre>', dom, re.S).group(1)))
+        assert data["answer_bottom"] <= size[1], f"{name} at {size}: the answer's first sentence ends at {data['answer_bottom']:.0f} px"
+        assert data["page_width"] <= data["client_width"], f"{name} at {size}: the page scrolls sideways ({data})"
+        (root / "site" / name).write_text(pages[name], encoding="utf-8")
+        shot = SCREENSHOTS / f"{name[:-5]}-{size[0]}x{size[1]}.png"
+        _run([f"--window-size={size[0]},{size[1]}", f"--screenshot={shot}", (root / "site" / name).as_uri()])
+        assert shot.stat().st_size > 10_000

@@ -1,0 +1,675 @@
+"""Compiled evaluation: every step of a derivation as plain float code, one numeric plan for cells, claims, marks and sweeps.
+
+`derivations.sheet.evaluate` evaluates steps exactly, by sympy substitution: right, and slow (a table row costs
+milliseconds of sympy object construction). A **numeric plan** is the same evaluation compiled once per derivation:
+
+- per step, in order: its expression as `derivations.exprjson` data (the whitelisted node list, never code), the
+  names it reads (inputs, spec-bound symbols, earlier steps) and its domain rule, the same as `sheet._in_domain`:
+  a closed form (Solve) or a step with a `none` reason has a value only where it is finite and positive; every
+  other step only where it is finite; any value beyond 1e300 (or nonzero below 1e-300) is out of range;
+- an At step as `sheet._at_value` does it: its replacements evaluated, then the steps that read a replaced
+  symbol evaluated again, in order (the list is fixed when the plan is made), and the step it names read back;
+- Missing propagates as in the exact evaluation: a step that reads a missing value is missing for the first
+  reason (sorted), unless the value does not need it (a term multiplied by zero: the all-reduce on one GPU does
+  not need a link bandwidth). The compiled code sees a missing value as `ABSENT`, which a zero factor absorbs
+  and everything else passes on.
+
+From the plan, `source` writes one Python function per step: scalar floats (one context: a sheet's table row, a
+claim, a plot mark) or numpy arrays (a sweep, a curve); `compile()` turns the text, generated here from the
+validated node list, into code in memory. Nothing executable is stored: a plan is cached (derivations.cache,
+`<key>.json`) as data, keyed by everything it is made from, and read back through the same validation.
+
+Floats carry noise a Rational does not: 8 experts come out 7.999999999999999. A floor or a ceiling snaps a value
+within `SNAP` (relative) of a whole number to it before rounding, so a count is the count the exact evaluation
+gives; renderers.numbers prints a float within its noise of a whole number as that whole number. The exact
+evaluation stays the reference: `derivations.sheet` checks one row of every table against it (`CHECK_TOLERANCE`).
+
+This module imports neither sympy nor pint: a plan read from the cache evaluates without them.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from derivations.engine import Derivation
+    from specs.errors import SpecError
+
+#: bump when the plan's shape or the generated code changes (it is part of every plan's cache key)
+VERSION = 1
+#: A floor or ceiling of a value this close (relatively) to a whole number takes that whole number: float noise, not a fraction.
+SNAP = 1e-9
+#: Float and exact evaluation agree to this relative tolerance on the checked row of every table (else the build fails).
+CHECK_TOLERANCE = 1e-9
+#: A step's value beyond 10**VALUE_LIMIT_EXPONENT in its own unit (or nonzero below its inverse) is out of range: no sheet
+#: needs it, and no float could hold it in another unit (the one rule; derivations.sheet and derivations.sweep read it here).
+VALUE_LIMIT_EXPONENT = 300
+VALUE_LIMIT = 10.0**VALUE_LIMIT_EXPONENT
+
+
+def out_of_range(name: str, unit: str) -> str:
+    """Why a step's value is out of range (the reason of its Missing)."""
+    return (f"{name} is out of range here (its magnitude is beyond 1e{VALUE_LIMIT_EXPONENT} or below 1e-{VALUE_LIMIT_EXPONENT} "
+            f"in {unit or '1'})")
+
+
+@dataclass(frozen=True)
+class Missing:
+    """A value that does not exist in this context, and why.
+
+    `none`: a closed form has no root in its domain (no such context, batch...).
+    `n/a`: the step does not apply to this model or chip (a spec lacks what it needs).
+
+    >>> import roofline
+    >>> sheet = roofline.derive("batch-knee", hardware="h200", model="deepseek-v3",
+    ...                         weights="fp8")
+    >>> sheet.results["B_max_kv"].missing.kind
+    'none'
+    >>> sheet.results["B_max_kv"].to("1")
+    Traceback (most recent call last):
+    ...
+    derivations.sheet.NoValueError: B_max_kv has no value here (none: the weights alone fill the usable memory, leaving no room for a cache: more GPUs (a larger TP degree) or fewer bytes per weight)
+    """
+
+    kind: str
+    """ "none" or "n/a"."""
+    reason: str
+    """Why, in one sentence."""
+    error: SpecError | None = field(default=None, compare=False)
+    """The spec error behind an n/a, re-raised when the sheet's own context needs the value."""
+    prose: bool = False
+    """True when `reason` is the derivation's prose (a Solve's `none`, which may hold $math$)."""
+
+    @property
+    def label(self) -> str:
+        return f"{self.kind}: {self.reason}"
+
+
+class AbsentError(ArithmeticError):
+    """A missing value decided a comparison or a branch: the step cannot do without it."""
+
+
+class _Absent:
+    """A missing value inside compiled code: absorbed by a zero factor, passed on by everything else."""
+
+    __slots__ = ()
+    __array_ufunc__ = None  # numpy hands every operation with an array to the methods below
+    __array_priority__ = 1000
+
+    def __repr__(self) -> str:
+        return "ABSENT"
+
+    def __bool__(self) -> bool:
+        raise AbsentError("a missing value decides a branch")
+
+    def __float__(self) -> float:
+        raise AbsentError("a missing value read as a number")
+
+    def _same(self, *_: object) -> _Absent:
+        return self
+
+    __add__ = __radd__ = __sub__ = __rsub__ = __neg__ = __pos__ = __abs__ = _same
+    __lt__ = __le__ = __gt__ = __ge__ = _same
+    __truediv__ = _same
+
+    def __eq__(self, other: object) -> Any:  # a relational on a missing value is itself missing
+        return self
+
+    def __ne__(self, other: object) -> Any:
+        return self
+
+    __hash__ = object.__hash__
+
+    def __mul__(self, other: object) -> Any:
+        return _zero_like(other) if _is_zero(other) else self
+
+    __rmul__ = __mul__
+
+    def __rtruediv__(self, other: object) -> Any:  # 0 / x is 0 for a positive x
+        return _zero_like(other) if _is_zero(other) else self
+
+    def __pow__(self, other: object) -> Any:  # x**0 is 1
+        return _one_like(other) if _is_zero(other) else self
+
+    def __rpow__(self, other: object) -> Any:  # 1**x is 1, 0**x is 0 for a positive x
+        if _is_one(other):
+            return _one_like(other)
+        return _zero_like(other) if _is_zero(other) else self
+
+
+ABSENT = _Absent()
+
+
+def _is_zero(x: object) -> bool:
+    if isinstance(x, _Absent):
+        return False
+    if isinstance(x, float | int):
+        return x == 0
+    try:
+        import numpy as np
+
+        return bool(np.all(np.asarray(x) == 0))
+    except (TypeError, ValueError):
+        return False
+
+
+def _is_one(x: object) -> bool:
+    if isinstance(x, float | int):
+        return x == 1
+    if isinstance(x, _Absent):
+        return False
+    import numpy as np
+
+    return bool(np.all(np.asarray(x) == 1))
+
+
+def _zero_like(x: object) -> Any:
+    return 0.0 if isinstance(x, float | int) else x * 0.0  # an array keeps its shape
+
+
+def _one_like(x: object) -> Any:
+    return 1.0 if isinstance(x, float | int) else x * 0.0 + 1.0
+
+
+# --- the generated code's helpers, scalar and numpy -----------------------------------------------------------------
+
+
+def _snap(x: float) -> float:
+    r = round(x)
+    return float(r) if abs(x - r) <= SNAP * max(1.0, abs(x)) else x
+
+
+def _s_ceiling(x: Any) -> Any:
+    return x if isinstance(x, _Absent) else float(math.ceil(_snap(x)))
+
+
+def _s_floor(x: Any) -> Any:
+    return x if isinstance(x, _Absent) else float(math.floor(_snap(x)))
+
+
+def _s_max(*args: Any) -> Any:
+    if any(isinstance(a, _Absent) for a in args):
+        return ABSENT
+    if any(a != a for a in args):  # sympy's Max of a nan is nan; Python's max would skip it by its position
+        return math.nan
+    return max(args)
+
+
+def _s_min(*args: Any) -> Any:
+    if any(isinstance(a, _Absent) for a in args):
+        return ABSENT
+    if any(a != a for a in args):
+        return math.nan
+    return min(args)
+
+
+def _s_argmax(*args: Any) -> Any:
+    if any(isinstance(a, _Absent) for a in args):
+        return ABSENT
+    return float(max(range(len(args)), key=lambda i: (args[i], -i)))
+
+
+def _s_log(x: Any) -> Any:
+    return x if isinstance(x, _Absent) else math.log(x)
+
+
+def _s_exp(x: Any) -> Any:
+    return x if isinstance(x, _Absent) else math.exp(x)
+
+
+def _undefined() -> float:
+    raise ZeroDivisionError("complex infinity")
+
+
+SCALAR_NAMESPACE: dict[str, Any] = {
+    "_ceiling": _s_ceiling, "_floor": _s_floor, "_max": _s_max, "_min": _s_min, "_argmax": _s_argmax,
+    "_log": _s_log, "_exp": _s_exp, "_undefined": _undefined, "NAN": math.nan, "INF": math.inf, "PI": math.pi, "EULER": math.e,
+    "__builtins__": {"abs": abs, "float": float},
+}
+
+
+def numpy_namespace() -> dict[str, Any]:
+    """The helpers of the numpy code (imported on first use: a single context needs no numpy)."""
+    import numpy as np
+
+    def snap(x: Any) -> Any:
+        r = np.round(x)
+        return np.where(np.abs(x - r) <= SNAP * np.maximum(1.0, np.abs(x)), r, x)
+
+    def wrap(f: Callable[..., Any]) -> Callable[..., Any]:
+        def g(*args: Any) -> Any:
+            return ABSENT if any(isinstance(a, _Absent) for a in args) else f(*args)
+        return g
+
+    def argmax(*args: Any) -> Any:
+        return np.argmax(np.stack(np.broadcast_arrays(*args)), axis=0).astype(float)
+
+    def piecewise(*args: Any) -> Any:
+        """(e1, c1, e2, c2, ...): the first expression whose condition holds, element by element; nan where none does."""
+        exprs, conds = args[0::2], args[1::2]
+        if any(isinstance(a, _Absent) for a in conds):
+            return ABSENT
+        out = np.full(np.broadcast(*[np.asarray(a, dtype=float) if not isinstance(a, _Absent) else 0.0 for a in args]).shape, np.nan)
+        taken = np.zeros(out.shape, dtype=bool)
+        for e, c in zip(exprs, conds, strict=True):
+            c = np.broadcast_to(np.asarray(c, dtype=bool), out.shape)
+            now = c & ~taken
+            if now.any():
+                if isinstance(e, _Absent):
+                    return ABSENT
+                out = np.where(now, np.broadcast_to(np.asarray(e, dtype=float), out.shape), out)
+            taken |= c
+        return out
+
+    def logical(f: Callable[..., Any]) -> Callable[..., Any]:
+        def g(*args: Any) -> Any:
+            if any(isinstance(a, _Absent) for a in args):
+                return ABSENT
+            out = args[0]
+            for a in args[1:]:
+                out = f(out, a)
+            return out
+        return g
+
+    return {
+        "_ceiling": wrap(lambda x: np.ceil(snap(x))), "_floor": wrap(lambda x: np.floor(snap(x))),
+        "_max": wrap(lambda *a: np.maximum.reduce(np.broadcast_arrays(*[np.asarray(x, dtype=float) for x in a]))),
+        "_min": wrap(lambda *a: np.minimum.reduce(np.broadcast_arrays(*[np.asarray(x, dtype=float) for x in a]))),
+        "_argmax": wrap(argmax), "_log": wrap(np.log), "_exp": wrap(np.exp),
+        "_undefined": lambda: np.inf, "NAN": np.nan, "INF": np.inf, "PI": np.pi, "EULER": np.e,
+        "_piecewise": piecewise, "_and": logical(np.logical_and), "_or": logical(np.logical_or),
+        "_not": wrap(np.logical_not), "_ite": lambda c, a, b: piecewise(a, c, b, True),
+        "__builtins__": {"abs": abs, "float": float},
+    }
+
+
+# --- code generation from exprjson data ----------------------------------------------------------------------------
+
+class PlanError(ValueError):
+    """A plan document that is not the format this module writes (for the cache: a miss)."""
+
+
+_BINARY = {"Lt": "<", "Le": "<=", "Gt": ">", "Ge": ">=", "Eq": "==", "Ne": "!="}
+_FUNCTIONS = {"ceiling": "_ceiling", "floor": "_floor", "Max": "_max", "Min": "_min", "log": "_log", "exp": "_exp", "Abs": "abs"}
+_PROJECT = {"ArgMax": "_argmax"}
+_NUMBER_TAGS = ("Integer", "Rational", "Float")
+
+
+def _literal(node: list[Any]) -> tuple[str, float | int]:
+    tag = node[0]
+    try:
+        if tag == "Integer":
+            n = int(node[1])
+            return (repr(n), n) if abs(n) < 2**53 else (repr(float(n)), float(n))
+        if tag == "Rational":
+            x = int(node[1]) / int(node[2])
+            return repr(x), x
+        x = float(node[1])
+    except (ValueError, TypeError, OverflowError, IndexError):
+        raise PlanError(f"{tag}: not a number") from None
+    return ("INF" if x > 0 else "(-INF)") if math.isinf(x) else repr(x), x
+
+
+def expression_source(doc: Mapping[str, Any], names: Mapping[str, str], numpy: bool) -> str:
+    """A Python expression for an exprjson document; `names` maps each symbol's name to its variable in the code.
+
+    Only the tags below are written; anything else is a PlanError. Symbols must be in `names`.
+    """
+    nodes = doc.get("nodes") if isinstance(doc, Mapping) else None
+    root = doc.get("root") if isinstance(doc, Mapping) else None
+    if not isinstance(nodes, list) or not nodes or isinstance(root, bool) or not isinstance(root, int) or not 0 <= root < len(nodes):
+        raise PlanError("expected an exprjson document")
+    text: list[str] = []
+    values: list[float | int | None] = []
+    for i, node in enumerate(nodes):
+        if not isinstance(node, list) or not node or not isinstance(node[0], str):
+            raise PlanError(f"node {i}: expected [TAG, ...]")
+        tag = node[0]
+        value: float | int | None = None
+        if tag in _NUMBER_TAGS:
+            src, value = _literal(node)
+        elif tag == "Symbol":
+            if len(node) < 2 or node[1] not in names:
+                raise PlanError(f"node {i}: a symbol the step does not read")
+            src = names[node[1]]
+        elif tag in ("nan", "oo", "-oo", "zoo", "pi", "E", "true", "false"):
+            src = {"nan": "NAN", "oo": "INF", "-oo": "(-INF)", "zoo": "_undefined()", "pi": "PI", "E": "EULER",
+                   "true": "True", "false": "False"}[tag]
+        else:
+            start = 2 if tag == "Function" else 1
+            refs = node[start:]
+            if any(isinstance(r, bool) or not isinstance(r, int) or not 0 <= r < i for r in refs):
+                raise PlanError(f"node {i}: children are indices of earlier nodes")
+            kids = [text[r] for r in refs]
+            src = _operator(tag, node, refs, kids, values, numpy)
+        text.append(src)
+        values.append(value)
+    return text[root]
+
+
+def _operator(tag: str, node: list[Any], refs: list[int], kids: list[str], values: list[float | int | None], numpy: bool) -> str:
+    if tag == "Add" and kids:
+        return "(" + " + ".join(kids) + ")"
+    if tag == "Mul" and kids:
+        return "(" + " * ".join(kids) + ")"
+    if tag == "Pow" and len(kids) == 2:
+        exponent = values[refs[1]]
+        if exponent == -1:
+            return f"(1.0 / {kids[0]})"
+        return f"({kids[0]} ** {kids[1]})"
+    if tag in _FUNCTIONS and kids:
+        return f"{_FUNCTIONS[tag]}({', '.join(kids)})"
+    if tag == "Function" and len(node) > 1 and node[1] in _PROJECT and kids:
+        return f"{_PROJECT[node[1]]}({', '.join(kids)})"
+    if tag in _BINARY and len(kids) == 2:
+        return f"({kids[0]} {_BINARY[tag]} {kids[1]})"
+    if tag == "Piecewise" and kids and len(kids) % 2 == 0:
+        if numpy:
+            return f"_piecewise({', '.join(kids)})"
+        out = "NAN"
+        for k in range(len(kids) - 2, -1, -2):
+            out = f"({kids[k]} if {kids[k + 1]} else {out})"
+        return out
+    if tag in ("And", "Or") and len(kids) >= 2:
+        return f"_{tag.lower()}({', '.join(kids)})" if numpy else "(" + f" {tag.lower()} ".join(kids) + ")"
+    if tag == "Not" and len(kids) == 1:
+        return f"_not({kids[0]})" if numpy else f"(not {kids[0]})"
+    if tag == "ITE" and len(kids) == 3:
+        return f"_ite({kids[0]}, {kids[1]}, {kids[2]})" if numpy else f"({kids[1]} if {kids[0]} else {kids[2]})"
+    raise PlanError(f"cannot compile a {tag[:40]} node")
+
+
+def compile_function(doc: Mapping[str, Any], args: Sequence[str], numpy: bool) -> Callable[..., Any]:
+    """The function of `args` (in order) that an exprjson document computes, as generated, compiled Python."""
+    names = {a: f"a{i}" for i, a in enumerate(args)}
+    body = expression_source(doc, names, numpy)
+    src = f"def f({', '.join(names.values())}):\n    return {body}\n"
+    namespace = dict(numpy_namespace() if numpy else SCALAR_NAMESPACE)
+    exec(compile(src, "<roofline numeric plan>", "exec"), namespace)  # the source is generated above from whitelisted nodes
+    return namespace["f"]
+
+
+# --- the plan ------------------------------------------------------------------------------------------------------
+
+@dataclass
+class PlanStep:
+    """One step of a plan: what it reads, how it is computed, and its domain rule."""
+
+    name: str
+    unit: str
+    #: the names its expression reads, in the order the compiled function takes them
+    args: tuple[str, ...]
+    #: exprjson data of its expression (for an At step: unused; see `where`)
+    expr: Mapping[str, Any] | None
+    #: "solve" (finite and positive), "positive" (a step with a `none` reason: finite and positive), "finite"
+    rule: str
+    #: the reason when the rule fails ("" for "finite": the step is undefined here)
+    none: str = ""
+    #: whether `none` is the derivation's prose
+    prose: bool = False
+    #: for an At step: the step it evaluates, its replacements (symbol name, names read, exprjson), the steps evaluated again
+    of: str = ""
+    where: tuple[tuple[str, tuple[str, ...], Mapping[str, Any]], ...] = ()
+    redo: tuple[str, ...] = ()
+    _scalar: Callable[..., Any] | None = field(default=None, repr=False, compare=False)
+    _numpy: Callable[..., Any] | None = field(default=None, repr=False, compare=False)
+    _where_scalar: tuple[Callable[..., Any], ...] | None = field(default=None, repr=False, compare=False)
+    _where_numpy: tuple[Callable[..., Any], ...] | None = field(default=None, repr=False, compare=False)
+
+    def scalar(self) -> Callable[..., Any]:
+        if self._scalar is None:
+            self._scalar = compile_function(self.expr or {}, self.args, numpy=False)
+        return self._scalar
+
+    def vector(self) -> Callable[..., Any]:
+        if self._numpy is None:
+            self._numpy = compile_function(self.expr or {}, self.args, numpy=True)
+        return self._numpy
+
+    def where_functions(self, numpy: bool) -> tuple[Callable[..., Any], ...]:
+        if numpy:
+            if self._where_numpy is None:
+                self._where_numpy = tuple(compile_function(doc, args, True) for _, args, doc in self.where)
+            return self._where_numpy
+        if self._where_scalar is None:
+            self._where_scalar = tuple(compile_function(doc, args, False) for _, args, doc in self.where)
+        return self._where_scalar
+
+
+@dataclass
+class Plan:
+    """A derivation's steps compiled for numbers: `evaluate` one context in floats; `arrays` a grid in numpy."""
+
+    slug: str
+    steps: tuple[PlanStep, ...]
+    #: per step, the steps it needs (itself included), as `sheet.needed_steps`
+    needs: Mapping[str, frozenset[str]]
+    #: the names of the inputs and spec-bound symbols the derivation reads
+    inputs: tuple[str, ...]
+    _subsets: dict[tuple[str, ...], tuple[PlanStep, ...]] = field(default_factory=dict, repr=False)
+    _reads: dict[tuple[str, ...], frozenset[str]] = field(default_factory=dict, repr=False)
+    by_name: dict[str, PlanStep] = field(default_factory=dict, repr=False)
+
+    def __post_init__(self) -> None:
+        self.by_name = {s.name: s for s in self.steps}
+
+    def subset(self, only: Sequence[str] | None) -> tuple[PlanStep, ...]:
+        """The steps `only` needs (all of them for None), in order."""
+        key = tuple(only) if only is not None else ()
+        if only is None:
+            return self.steps
+        hit = self._subsets.get(key)
+        if hit is None:
+            need: set[str] = set()
+            for name in only:
+                need |= self.needs[name]
+            hit = self._subsets[key] = tuple(s for s in self.steps if s.name in need)
+        return hit
+
+    def reads(self, only: Sequence[str] | None) -> frozenset[str]:
+        """The input and spec-bound names the steps `only` needs read (every input for None)."""
+        key = tuple(only) if only is not None else ()
+        hit = self._reads.get(key)
+        if hit is None:
+            steps = self.subset(only)
+            own = {s.name for s in self.steps}
+            names: set[str] = set()
+            for s in steps:
+                names.update(s.args)
+                for _, args, _ in s.where:
+                    names.update(args)
+            hit = self._reads[key] = frozenset(n for n in names if n not in own) if only is not None else frozenset(self.inputs)
+        return hit
+
+    def evaluate(self, values: dict[str, float | Missing], only: Sequence[str] | None = None) -> dict[str, float | Missing]:
+        """Every step's float value (or Missing) from `values` (the inputs it reads, by name); with `only`, those steps and what they need.
+
+        `values` gains the steps' values (so At steps and later steps read them).
+        """
+        out: dict[str, float | Missing] = {}
+        for s in self.subset(only):
+            v = self._step(s, values)
+            values[s.name] = v
+            out[s.name] = v
+        return out
+
+    def _step(self, s: PlanStep, values: Mapping[str, float | Missing]) -> float | Missing:
+        if s.of:
+            return self._at(s, values)
+        v = _call(s.scalar(), s.args, values)
+        return v if isinstance(v, Missing) else in_domain(s, v)
+
+    def _at(self, s: PlanStep, values: Mapping[str, float | Missing]) -> float | Missing:
+        local = dict(values)
+        for (symbol, args, _), f in zip(s.where, s.where_functions(False), strict=True):
+            local[symbol] = _call(f, args, values)
+        for name in s.redo:
+            local[name] = self._step(self.by_name[name], local)
+        v = local[s.of]
+        if isinstance(v, Missing):
+            return Missing(v.kind, s.none, v.error, prose=True) if s.none and v.kind == "none" else v
+        return in_domain(s, v)
+
+    # --- (de)serialization: plain data ---
+
+    def to_json(self) -> dict[str, Any]:
+        return {"plan": VERSION, "slug": self.slug, "inputs": list(self.inputs),
+                "needs": {k: sorted(v) for k, v in self.needs.items()},
+                "steps": [{"name": s.name, "unit": s.unit, "args": list(s.args), "expr": s.expr, "rule": s.rule, "none": s.none,
+                           "prose": s.prose, "of": s.of, "where": [[sym, list(args), doc] for sym, args, doc in s.where],
+                           "redo": list(s.redo)} for s in self.steps]}
+
+    @classmethod
+    def from_json(cls, data: object) -> Plan:
+        """A plan from `to_json`'s data; PlanError for anything else (each expression is compiled, so it is validated here)."""
+        try:
+            if not isinstance(data, dict) or data.get("plan") != VERSION:
+                raise PlanError("not a numeric plan of this version")
+            steps = []
+            for raw in data["steps"]:
+                where = tuple((_text(w[0]), tuple(_text(a) for a in w[1]), w[2]) for w in raw["where"])
+                step = PlanStep(_text(raw["name"]), _text(raw["unit"]), tuple(_text(a) for a in raw["args"]), raw["expr"],
+                                _text(raw["rule"]), _text(raw["none"]), bool(raw["prose"]), _text(raw["of"]), where,
+                                tuple(_text(a) for a in raw["redo"]))
+                if step.rule not in ("solve", "positive", "finite"):
+                    raise PlanError(f"{step.name}: unknown rule")
+                if not step.of:
+                    step.scalar()
+                step.where_functions(False)
+                steps.append(step)
+            names = {s.name for s in steps}
+            needs = {_text(k): frozenset(_text(x) for x in v) for k, v in data["needs"].items()}
+            if set(needs) != names or any(not v <= names for v in needs.values()) \
+                    or any(r not in names for s in steps for r in (*s.redo, *((s.of,) if s.of else ()))):
+                raise PlanError("the steps' needs name steps the plan does not have")
+            return cls(_text(data["slug"]), tuple(steps), needs, tuple(_text(x) for x in data["inputs"]))
+        except (KeyError, TypeError, IndexError, AttributeError, SyntaxError, RecursionError, MemoryError) as err:
+            raise PlanError(f"malformed plan ({type(err).__name__})") from None
+
+
+def _text(x: object) -> str:
+    if not isinstance(x, str) or len(x) > 2000:
+        raise PlanError("expected a string")
+    return x
+
+
+def _call(f: Callable[..., Any], args: Sequence[str], values: Mapping[str, float | Missing]) -> float | Missing:
+    """`f` at the values of `args`: a float (nan where the arithmetic is undefined), or the first Missing it cannot do without."""
+    vals = [values[a] for a in args]
+    missing = [v for v in vals if isinstance(v, Missing)]
+    if missing:
+        vals = [ABSENT if isinstance(v, Missing) else v for v in vals]
+    try:
+        v = f(*vals)
+    except AbsentError:
+        v = ABSENT
+    except (ZeroDivisionError, ValueError, TypeError):
+        return math.nan
+    except OverflowError:
+        return OVERFLOW
+    if v is ABSENT:
+        return sorted(missing, key=lambda m: m.reason)[0]
+    if isinstance(v, complex):
+        return math.nan
+    return float(v)
+
+
+class _Overflow(float):
+    """An overflow in the arithmetic (a power of a power): a value out of range, not an undefined one (it reads as inf)."""
+
+
+OVERFLOW = _Overflow("inf")
+
+
+def in_domain(s: PlanStep, v: float) -> float | Missing:
+    """The value, or Missing when it is not finite (or, for a closed form or a step with a `none` reason, not positive) or out of range."""
+    finite = math.isfinite(v)
+    if v is OVERFLOW or (finite and not (v == 0 or 1 / VALUE_LIMIT <= abs(v) <= VALUE_LIMIT)):
+        return Missing("none", out_of_range(s.name, s.unit))
+    if s.rule in ("solve", "positive"):
+        if not finite or not v > 0:
+            return Missing("none", s.none, prose=s.prose)
+    elif not finite:
+        if s.rule == "finite_named":
+            return Missing("none", s.none, prose=s.prose)
+        return Missing("none", f"{s.name} is undefined here (a zero denominator)")
+    return v
+
+
+# --- making a plan from a derivation (needs sympy) -----------------------------------------------------------------
+
+def plan_of(d: Derivation) -> Plan:
+    """The numeric plan of `d`: from this process's memory, the cache, or made now (and stored)."""
+    hit = _PLANS.get(id(d))
+    if hit is not None and hit[0] is d:
+        return hit[1]
+    from derivations import cache
+
+    k = plan_key(d)
+    plan = None
+    data = cache.load_json(k)
+    if data is not None:
+        try:
+            plan = Plan.from_json(data)
+        except PlanError:
+            plan = None
+    if plan is None:
+        plan = make_plan(d)
+        cache.store_json(k, plan.to_json())
+    _PLANS[id(d)] = (d, plan)
+    return plan
+
+
+_PLANS: dict[int, tuple[Derivation, Plan]] = {}
+
+
+def plan_key(d: Derivation) -> str:
+    """The cache key of `d`'s plan: everything it is made from (each step's expression, kind, rule, At data), and this module."""
+    from derivations import cache, exprjson
+    from derivations.engine import At, Solve
+    from derivations.sheet import needed_steps
+
+    # this module and the format it stores; the rule that picks the steps a result needs (its code)
+    parts: list[object] = ["numeric-plan", VERSION, cache.source_digest(__file__, exprjson.__file__), needed_steps, d.slug]
+    for s in d.steps:
+        parts += [s.name, type(s).__name__, s.unit, s.none, s.signed, isinstance(s, Solve) and (s.lhs, s.rhs)]
+        # an At step is its `of` step evaluated again at `where` (its `expr`, the expansion of `of`, is not what it runs)
+        parts += [s.of, *(x for pair in s.where for x in pair)] if isinstance(s, At) else [s.expr]
+    return cache.key(*parts)
+
+
+def make_plan(d: Derivation) -> Plan:
+    """Compile `d`'s steps: each expression written as exprjson data, the At steps' re-evaluation lists, the needs."""
+    from derivations import exprjson
+    from derivations.engine import At, Solve
+    from derivations.sheet import needed_steps
+
+    steps = []
+    names = [s.name for s in d.steps]
+    for i, s in enumerate(d.steps):
+        if isinstance(s, Solve):
+            rule, none, prose = "solve", s.none or f"{s.lhs} and {s.rhs} do not meet at a positive value here", bool(s.none)
+        elif s.none and s.signed:
+            # a signed step (an error against a measurement) may be negative; its `none` says why it has no value at all
+            rule, none, prose = "finite_named", s.none, True
+        elif s.none:
+            rule, none, prose = "positive", s.none, True
+        else:
+            rule, none, prose = "finite", "", False
+        if isinstance(s, At):
+            replaced = {sym for sym, _ in s.where}
+            need = needed_steps(d, [s.of])
+            redo = tuple(x.name for x in d.steps[:i] if x.name in need and d.symbols_of[x.name] & replaced)
+            where = tuple((sym.name, tuple(sorted(e.name for e in expr.free_symbols)), exprjson.dump(expr)) for sym, expr in s.where)
+            steps.append(PlanStep(s.name, s.unit, (), None, rule, s.none if s.none else none, bool(s.none) or prose, s.of, where, redo))
+            continue
+        args = tuple(sorted(e.name for e in s.expr.free_symbols))
+        steps.append(PlanStep(s.name, s.unit, args, exprjson.dump(s.expr), rule, none, prose))
+    needs = {n: frozenset(needed_steps(d, [n])) for n in names}
+    return Plan(d.slug, tuple(steps), needs, tuple(sorted(x.name for x in d.free_symbols)))
+
+
+__all__ = ["ABSENT", "CHECK_TOLERANCE", "SNAP", "VALUE_LIMIT", "VALUE_LIMIT_EXPONENT", "Missing", "Plan", "PlanError", "PlanStep", "make_plan", "out_of_range", "plan_of"]

@@ -1,0 +1,123 @@
+"""The compiled evaluation (derivations.numeric) against the exact one, its Missing rules, its stored plan and its check."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+from derivations import cache, numeric
+from derivations.numeric import ABSENT, Missing, Plan, PlanError, compile_function, make_plan, plan_of
+from derivations.registry import DERIVATIONS
+from derivations.sheet import NumericMismatchError, evaluate, evaluate_numbers
+from roofline import api
+
+
+def _agree(exact: object, got: object) -> bool:
+    if isinstance(exact, Missing) or isinstance(got, Missing):
+        return isinstance(exact, Missing) and isinstance(got, Missing) and (exact.kind, exact.reason) == (got.kind, got.reason)
+    want = float(exact)  # type: ignore[arg-type]
+    return abs(got - want) <= numeric.CHECK_TOLERANCE * max(abs(want), abs(got))  # type: ignore[operator]
+
+
+def test_every_step_of_every_sheet_agrees_with_the_exact_values(sheets):
+    """Every step of every shipped sheet at its defaults: the compiled float equals the exact value (or the same Missing)."""
+    for sheet in sheets:
+        got = evaluate_numbers(sheet.derivation, sheet.context)
+        for st in sheet.steps:
+            exact = st.value.missing if st.value.missing else st.value.exact
+            assert _agree(exact, got[st.step.name]), f"{sheet.derivation.slug}: {st.step.name}: {exact} exactly, {got[st.step.name]} compiled"
+
+
+@pytest.mark.parametrize(("slug", "hardware", "model", "inputs"), [
+    ("decode-op-ranking", "h100-sxm", "llama-3.1-70b", {}),  # MLA terms n/a, absorbed by a zero factor
+    ("batch-knee", "h200", "deepseek-v3", {"context": "131072 token"}),  # MLA and MoE at a long context: closed forms with no root (none)
+    ("speculative-decoding", "h100-sxm", "llama-3.1-8b", {"context": "131072 token"}),  # At steps (the drafter, verification)
+    ("hardware-upgrade", "a100-sxm-80gb", "mixtral-8x7b", {"tp": "2"}),  # a second chip, experts touched
+])
+def test_contexts_with_missing_values_agree(slug, hardware, model, inputs):
+    d = next(x for x in DERIVATIONS if x.slug == slug)
+    ctx = api.context(d, hardware=hardware, model=model, inputs=inputs)
+    exact, got = evaluate(d, ctx), evaluate_numbers(d, ctx)
+    assert set(exact) == set(got)
+    bad = [n for n in exact if not _agree(exact[n], got[n])]
+    assert bad == [], f"{slug}: {[(n, exact[n], got[n]) for n in bad]}"
+
+
+def _doc(expr_text: str):
+    import sympy as sp
+
+    from derivations import exprjson
+
+    return exprjson.dump(sp.sympify(expr_text, locals={n: sp.Symbol(n, positive=True) for n in "xyz"}))
+
+
+def test_a_zero_factor_absorbs_a_missing_value_and_nothing_else_does():
+    f = compile_function(_doc("x*y + z"), ("x", "y", "z"), numpy=False)
+    assert f(0.0, ABSENT, 2.0) == 2.0  # 0 * missing = 0, as sympy's 0*y
+    assert f(1.0, ABSENT, 2.0) is ABSENT
+    g = compile_function(_doc("Max(x, y)"), ("x", "y"), numpy=False)
+    assert g(1.0, ABSENT) is ABSENT
+    assert math.isnan(g(math.nan, 1.0))  # sympy's Max of a nan is nan (Python's max would depend on the order)
+
+
+def test_floor_and_ceiling_snap_float_noise_to_the_whole_number():
+    f = compile_function(_doc("ceiling(x)"), ("x",), numpy=False)
+    assert f(8.000000000000002) == 8.0  # noise: the exact value is 8
+    assert f(8.001) == 9.0
+    g = compile_function(_doc("floor(x)"), ("x",), numpy=True)
+    import numpy as np
+
+    assert g(np.array([7.999999999999999, 7.5])).tolist() == [8.0, 7.0]
+
+
+def test_a_stored_plan_reads_back_and_evaluates_the_same(sheets):
+    sheet = next(s for s in sheets if s.derivation.slug == "speculative-decoding")
+    d = sheet.derivation
+    plan = make_plan(d)
+    back = Plan.from_json(json.loads(json.dumps(plan.to_json())))
+    from derivations.sheet import input_floats
+
+    a = plan.evaluate(input_floats(d, sheet.context, plan.reads(None)))
+    b = back.evaluate(input_floats(d, sheet.context, back.reads(None)))
+    assert a == b
+
+
+@pytest.mark.parametrize("tamper", [
+    lambda p: p["steps"][0]["expr"]["nodes"].append(["Function", "eval", 0]),  # a function outside the whitelist
+    lambda p: p["steps"][0]["expr"]["nodes"].__setitem__(0, ["Symbol", "__import__", {}]),  # a name the step does not read
+    lambda p: p["steps"][0]["expr"]["nodes"].__setitem__(0, ["Lambda", 0]),  # an unknown node
+    lambda p: p.__setitem__("plan", 999),  # another version
+    lambda p: p["steps"][0].__setitem__("rule", "anything"),
+])
+def test_a_tampered_plan_is_refused(tamper):
+    d = next(x for x in DERIVATIONS if x.slug == "decode-floor")
+    data = make_plan(d).to_json()
+    tamper(data)
+    if data["steps"][0]["expr"]["nodes"][-1][0] == "Function":
+        data["steps"][0]["expr"]["root"] = len(data["steps"][0]["expr"]["nodes"]) - 1
+    with pytest.raises(PlanError):
+        Plan.from_json(data)
+
+
+def test_the_plan_is_cached_as_json_data(tmp_path, monkeypatch):
+    monkeypatch.setenv("ROOFLINE_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(numeric, "_PLANS", {})
+    d = next(x for x in DERIVATIONS if x.slug == "decode-floor")
+    plan_of(d)
+    stored = cache.load_json(numeric.plan_key(d))
+    assert stored is not None and stored["plan"] == numeric.VERSION and stored["slug"] == "decode-floor"
+    monkeypatch.setattr(numeric, "_PLANS", {})
+    monkeypatch.setattr(numeric, "make_plan", lambda d: pytest.fail("the stored plan was not read"))
+    assert plan_of(d).slug == "decode-floor"
+
+
+def test_a_table_whose_compiled_numbers_disagree_fails_loudly(monkeypatch):
+    d = next(x for x in DERIVATIONS if x.slug == "decode-floor")
+    plan = plan_of(d)
+    step = plan.by_name["t_floor"]
+    f = step.scalar()
+    monkeypatch.setattr(step, "_scalar", lambda *a: f(*a) * (1 + 1e-6))
+    with pytest.raises(NumericMismatchError, match=r"decode-floor: table .*: t_floor is .* compiled but .* exactly"):
+        api.derive("decode-floor")

@@ -166,9 +166,15 @@ def alltoall_bytes(B: sp.Expr = gl.B, q: sp.Expr = gl.q, k: sp.Expr = gl.k_E, D:
 
 def alltoall_link(tp: sp.Expr = gl.n_tp, dp: sp.Expr = gl.n_dp, domain: sp.Expr = gl.n_dom, link: sp.Expr = gl.beta_link,
                   out: sp.Expr = gl.beta_out) -> sp.Expr:
-    """The bandwidth an all-to-all over the layout's GPUs runs at: the scale-up link while the tp*dp GPUs fit in one
-    scale-up domain, else the scale-out network [B/s]."""
-    return sp.Piecewise((link, layout_gpus(tp, dp) <= domain), (out, True))
+    """Seconds per byte of an all-to-all over the layout's GPUs: the scale-up link while the tp*dp GPUs fit in one
+    scale-up domain, else the scale-out network [s/B].
+
+    Written as arithmetic, not a branch: `leaves` is 0 inside one domain and 1 past it (whole GPU counts), so a
+    missing scale-out figure or domain size is only needed where a term uses it, and a zero factor (no expert
+    parallelism) absorbs it in the exact and the compiled evaluation alike.
+    """
+    leaves = sp.Min(1, sp.Max(0, layout_gpus(tp, dp) - domain))
+    return 1 / link + leaves * (1 / out - 1 / link)
 
 
 def alltoall_rounds(ep: sp.Expr = gl.n_ep) -> sp.Expr:

@@ -251,17 +251,24 @@ def _check_layout(d: Derivation, ctx: Context, values: dict[sp.Symbol, sp.Expr |
     """A layout (tp, dp, ep) that is no layout of the model makes its inputs Missing, with the one-line reason as the error:
     the sheet's own context raises it (solve_sheet), a table row shows n/a."""
     present = [s for s in LAYOUT_SYMBOLS if s in values]
-    if not present or not (set(LAYOUT_SYMBOLS) - {gl.n_tp}) & set(present):
-        return
-    by_symbol = {i.symbol: i for i in d.inputs}
-    degree = {s: int(values[s]) if s in values and not isinstance(values[s], Missing)
-              else int(input_value(by_symbol[s], ctx)[0].magnitude) if s in by_symbol else 1 for s in LAYOUT_SYMBOLS}
-    problem = layout_problem(ctx.model, degree[gl.n_tp], degree[gl.n_dp], degree[gl.n_ep])
-    if problem is not None:
-        name, reason = problem
-        missing = Missing("n/a", reason, SpecError("--set", name, reason))
+    missing = _layout_missing(d, ctx, present)
+    if missing is not None:
         for s in present:
             values[s] = missing
+
+
+def _layout_missing(d: Derivation, ctx: Context, present: Sequence[sp.Symbol]) -> Missing | None:
+    """Why the layout of `ctx` is no layout of its model, as the Missing value of its inputs; None when it is one (or when
+    `present`, the layout symbols read, holds neither dp nor ep: tensor parallelism alone needs no check)."""
+    if not (set(LAYOUT_SYMBOLS) - {gl.n_tp}) & set(present):
+        return None
+    by_symbol = {i.symbol: i for i in d.inputs}
+    degree = {s: int(input_value(by_symbol[s], ctx)[0].magnitude) if s in by_symbol else 1 for s in LAYOUT_SYMBOLS}
+    problem = layout_problem(ctx.model, degree[gl.n_tp], degree[gl.n_dp], degree[gl.n_ep])
+    if problem is None:
+        return None
+    name, reason = problem
+    return Missing("n/a", reason, SpecError("--set", name, reason))
 
 
 def layout_error(values: Mapping[sp.Symbol, sp.Expr | Missing]) -> SpecError | None:
@@ -345,6 +352,11 @@ def input_floats(d: Derivation, ctx: Context, names: frozenset[str]) -> dict[str
                 v = Missing("n/a", err.message, err)
             bound[(name, u)] = v
         values[name] = v
+    layout = [s for s in LAYOUT_SYMBOLS if s.name in values]
+    missing = _layout_missing(d, ctx, layout)
+    if missing is not None:
+        for s in layout:
+            values[s.name] = missing
     return values
 
 

@@ -105,13 +105,13 @@ a2a_bytes = Step("alltoall_bytes", pr.alltoall_bytes(), "B",
                  "experts held elsewhere; zero without expert parallelism.",
                  latex=r"W_{\mathrm{a2a}}", meaning="bytes one GPU sends per direction in one all-to-all", title="All-to-all bytes per GPU")
 # the bytes written out, not as the step symbol: at ep = 1 they are 0 before any link is looked up (a sweep on a chip without one)
-t_a2a = Step("t_alltoall", 2 * gl.L_moe * (a2a_bytes.expr / pr.alltoall_link() + pr.alltoall_rounds() * gl.t_ar), "s",
+t_a2a = Step("t_alltoall", 2 * gl.L_moe * (a2a_bytes.expr * pr.alltoall_link() + pr.alltoall_rounds() * gl.t_ar), "s",
              r"Two all-to-alls per MoE layer, dispatch and combine: each its bytes over the scale-up link $\sym{beta_link}$ while the layout's "
              r"$\sym{gpus}$ GPUs fit in one scale-up domain of $\sym{n_dom}$, else over the scale-out network $\sym{beta_out}$, plus one "
              r"round of latency $\sym{t_ar}$ (every GPU writes to its peers at once); zero without expert parallelism or without MoE layers.",
              latex=r"t_{\mathrm{a2a}}", title="Expert-parallel all-to-alls")
 #: The all-to-alls' two parts, as COMM_BYTES and COMM_LATENCY: bytes growing with the batch, latency fixed per step.
-A2A_BYTES = 2 * gl.L_moe * a2a_bytes.expr / pr.alltoall_link()
+A2A_BYTES = 2 * gl.L_moe * a2a_bytes.expr * pr.alltoall_link()
 A2A_LATENCY = 2 * gl.L_moe * pr.alltoall_rounds() * gl.t_ar
 #: The all-reduces' two parts: their bytes over the link (growing with the batch) and their latency (fixed per step).
 COMM_BYTES = 2 * gl.L * pr.allreduce_time(pr.tp_allreduce_bytes())

@@ -375,6 +375,7 @@ def derivation(
         elif isinstance(step, At):
             step = _at(slug, step, expanded, table)
         units = table.units()
+        _check_latex(slug, step)
         _check_known_symbols(slug, step, units)
         check_unit(step.expr, units, step.unit or "1", what=f"{slug}: step {step.name}")
         table.add(step.name, step.unit, step.latex or default_latex(step.name), step.meaning or step.title or step.why)
@@ -662,6 +663,13 @@ def _check_claim_units(slug: str, c: Claim, table: Symbols) -> None:
     if left.dimensionality != right.dimensionality:
         raise UnitMismatchError(f"{slug}: claim {c.text[:40]!r} compares {c.left} in {unit_text(left)} with {c.right} in {unit_text(right)}; "
                                 "state the conversion (Claim.convert) or compare like with like")
+
+
+def _check_latex(slug: str, step: Step) -> None:
+    """A step's symbol is LaTeX math: the prose macro \\sym{...} is not defined there (it would reach the PDF as is)."""
+    if step.latex and "\\sym" in step.latex:
+        raise DerivationError(f"{slug}: step {step.name}: its latex {step.latex!r} uses \\sym, which only prose expands; "
+                              "write the symbol's LaTeX")
 
 
 def _check_known_symbols(slug: str, step: Step, units: Mapping[sp.Symbol, object]) -> None:

@@ -21,6 +21,7 @@ from derivations import bounded, cache, exprjson, prose
 from derivations import glossary as gl
 from derivations.context import BINDINGS, ENGINE_INPUTS, SCENARIO_INPUTS, Input
 from derivations.glossary import GLOSSARY, SECOND_CHIP, SECOND_MODEL
+from derivations.primitives import ArgMax, Pick
 from derivations.symbols import Symbols, default_latex
 from units import Quantity, RooflineError, UnitMismatchError, check_unit, same_unit, unit, unit_text
 
@@ -375,10 +376,11 @@ def derivation(
         elif isinstance(step, At):
             step = _at(slug, step, expanded, table)
         units = table.units()
+        _check_latex(slug, step)
         _check_known_symbols(slug, step, units)
         check_unit(step.expr, units, step.unit or "1", what=f"{slug}: step {step.name}")
         table.add(step.name, step.unit, step.latex or default_latex(step.name), step.meaning or step.title or step.why)
-        expanded[step.name] = _expand(step.expr, expanded)
+        expanded[step.name] = _expand_by_cases(step.expr, expanded)
         symbols_of[step.name] = measure.check(slug, step.name, expanded[step.name])
         done.append(step)
     all_inputs = _inputs_used(slug, symbols_of, inputs, defaults or {})
@@ -664,6 +666,13 @@ def _check_claim_units(slug: str, c: Claim, table: Symbols) -> None:
                                 "state the conversion (Claim.convert) or compare like with like")
 
 
+def _check_latex(slug: str, step: Step) -> None:
+    """A step's symbol is LaTeX math: the prose macro \\sym{...} is not defined there (it would reach the PDF as is)."""
+    if step.latex and "\\sym" in step.latex:
+        raise DerivationError(f"{slug}: step {step.name}: its latex {step.latex!r} uses \\sym, which only prose expands; "
+                              "write the symbol's LaTeX")
+
+
 def _check_known_symbols(slug: str, step: Step, units: Mapping[sp.Symbol, object]) -> None:
     for s in step.expr.free_symbols:
         if s not in units:
@@ -680,6 +689,42 @@ def _expand(expr: sp.Expr, expanded: Mapping[str, sp.Expr]) -> sp.Expr:
     mapping = {sp.Symbol(n, positive=True): e for n, e in expanded.items()}
     with sp.evaluate(False):
         return expr.xreplace(mapping)
+
+
+def _choice(expr: sp.Expr) -> tuple[ArgMax, sp.Expr, sp.Expr] | None:
+    """For a chosen label, first + stride * argmax(...) (`primitives.best_of`): the argmax, first and stride; else None."""
+    first, rest = expr.as_independent(ArgMax, as_Add=True) if isinstance(expr, sp.Add) else (sp.S.Zero, expr)
+    stride, am = rest.as_independent(ArgMax, as_Add=False) if isinstance(rest, sp.Mul) else (sp.S.One, rest)
+    if isinstance(am, ArgMax) and first.is_number and stride.is_number:
+        return am, first, stride
+    return None
+
+
+def _expand_by_cases(expr: sp.Expr, expanded: Mapping[str, sp.Expr]) -> sp.Expr:
+    """`_expand`, except that a step reading one chosen label (a best draft length) is written case by case.
+
+    Substituting the label's expansion, an argmax over whole step models, at every place it appears multiplies the size
+    by the number of places (speculative-decoding's throughput at the low-load draft length reads it a dozen times); written
+    as pick(argmax, value at the first label, ..., value at the last) the argmax appears once, and inside each case a step
+    already written by cases on the same argmax is its own case. The value is the same; only the expansion's size differs.
+    A step reading two chosen labels is expanded plainly.
+    """
+    chosen = [(sym, c) for sym in expr.free_symbols if sym.name in expanded and (c := _choice(expanded[sym.name])) is not None]
+    if len(chosen) != 1:
+        return _expand(expr, expanded)
+    label, (am, first, stride) = chosen[0]
+    reads = [sym for sym in expr.free_symbols if sym.name in expanded and sym != label]
+    cases = []
+    for k in range(len(am.args)):
+        mapping: dict[sp.Basic, sp.Expr] = {label: first + stride * k}
+        for sym in reads:
+            e = expanded[sym.name]
+            own = {p: p.args[1 + k] for p in e.atoms(Pick) if p.args[0] == am}
+            with sp.evaluate(False):
+                mapping[sym] = e.xreplace(own) if own else e
+        with sp.evaluate(False):
+            cases.append(expr.xreplace(mapping))
+    return Pick(am, *cases, evaluate=False)
 
 
 def _inputs_used(slug: str, symbols_of: Mapping[str, frozenset[sp.Symbol]], own: Sequence[Input], defaults: Mapping[str, str]) -> tuple[Input, ...]:

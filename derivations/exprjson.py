@@ -26,7 +26,7 @@ recursion); the last is usually the root. Tags:
   expression, condition pairs), the relationals `Eq`, `Ne`, `Lt`, `Le`, `Gt`,
   `Ge`, the logic `And`, `Or`, `Not`, `ITE` (which sympy writes in a nested Piecewise's conditions), and `["Function", NAME, ...]` for the
   project's own functions (`PROJECT_FUNCTIONS`: derivations.primitives'
-  ArgMax).
+  ArgMax and Pick).
 
 Every node is rebuilt with `evaluate=False`, so `loads(dumps(e)) == e`
 structurally (tests/derivations/test_exprjson.py checks it for every
@@ -54,7 +54,7 @@ MAX_FLOAT_PRECISION = 4096
 #: Longest symbol name and function-name text.
 MAX_NAME = 100
 #: The project's own sympy functions, by name: the only functions `["Function", NAME, ...]` may name.
-PROJECT_FUNCTIONS = ("ArgMax",)
+PROJECT_FUNCTIONS = ("ArgMax", "Pick")
 
 
 class RefusedError(ValueError):

@@ -212,6 +212,12 @@ def _s_argmax(*args: Any) -> Any:
     return float(max(range(len(args)), key=lambda i: (args[i], -i)))
 
 
+def _s_pick(index: Any, *values: Any) -> Any:
+    if isinstance(index, _Absent):
+        return ABSENT
+    return values[round(index)]
+
+
 def _s_log(x: Any) -> Any:
     return x if isinstance(x, _Absent) else math.log(x)
 
@@ -225,7 +231,7 @@ def _undefined() -> float:
 
 
 SCALAR_NAMESPACE: dict[str, Any] = {
-    "_ceiling": _s_ceiling, "_floor": _s_floor, "_max": _s_max, "_min": _s_min, "_argmax": _s_argmax,
+    "_ceiling": _s_ceiling, "_floor": _s_floor, "_max": _s_max, "_min": _s_min, "_argmax": _s_argmax, "_pick": _s_pick,
     "_log": _s_log, "_exp": _s_exp, "_undefined": _undefined, "NAN": math.nan, "INF": math.inf, "PI": math.pi, "EULER": math.e,
     "__builtins__": {"abs": abs, "float": float},
 }
@@ -246,6 +252,19 @@ def numpy_namespace() -> dict[str, Any]:
 
     def argmax(*args: Any) -> Any:
         return np.argmax(np.stack(np.broadcast_arrays(*args)), axis=0).astype(float)
+
+    def pick(index: Any, *values: Any) -> Any:
+        if isinstance(index, _Absent):
+            return ABSENT
+        shape = np.broadcast(*[np.asarray(a, dtype=float) for a in (index, *values) if not isinstance(a, _Absent)]).shape
+        at = np.broadcast_to(np.asarray(np.round(index), dtype=int), shape)
+        out = np.full(shape, np.nan)
+        for k, v in enumerate(values):
+            if (at == k).any():
+                if isinstance(v, _Absent):
+                    return ABSENT
+                out = np.where(at == k, v, out)
+        return out
 
     def piecewise(*args: Any) -> Any:
         """(e1, c1, e2, c2, ...): the first expression whose condition holds, element by element; nan where none does."""
@@ -278,7 +297,7 @@ def numpy_namespace() -> dict[str, Any]:
         "_ceiling": wrap(lambda x: np.ceil(snap(x))), "_floor": wrap(lambda x: np.floor(snap(x))),
         "_max": wrap(lambda *a: np.maximum.reduce(np.broadcast_arrays(*[np.asarray(x, dtype=float) for x in a]))),
         "_min": wrap(lambda *a: np.minimum.reduce(np.broadcast_arrays(*[np.asarray(x, dtype=float) for x in a]))),
-        "_argmax": wrap(argmax), "_log": wrap(np.log), "_exp": wrap(np.exp),
+        "_argmax": wrap(argmax), "_pick": pick, "_log": wrap(np.log), "_exp": wrap(np.exp),
         "_undefined": lambda: np.inf, "NAN": np.nan, "INF": np.inf, "PI": np.pi, "EULER": np.e,
         "_piecewise": piecewise, "_and": logical(np.logical_and), "_or": logical(np.logical_or),
         "_not": wrap(np.logical_not), "_ite": lambda c, a, b: piecewise(a, c, b, True),
@@ -294,7 +313,7 @@ class PlanError(ValueError):
 
 _BINARY = {"Lt": "<", "Le": "<=", "Gt": ">", "Ge": ">=", "Eq": "==", "Ne": "!="}
 _FUNCTIONS = {"ceiling": "_ceiling", "floor": "_floor", "Max": "_max", "Min": "_min", "log": "_log", "exp": "_exp", "Abs": "abs"}
-_PROJECT = {"ArgMax": "_argmax"}
+_PROJECT = {"ArgMax": "_argmax", "Pick": "_pick"}
 _NUMBER_TAGS = ("Integer", "Rational", "Float")
 
 

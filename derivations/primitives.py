@@ -495,7 +495,47 @@ def best_of(values: sp.Expr | list[sp.Expr], labels: list[int] | tuple[int, ...]
     return labels[0] + step * ArgMax(*values)
 
 
-__all__ += ["ArgMax", "best_of"]
+class Pick(sp.Function):
+    """pick(i, x_0, ..., x_n): x_i, the value at position i (from 0).
+
+    The engine writes a step that reads a chosen label (`best_of`'s first + stride * argmax)
+    as a Pick over that argmax, one value per label (`engine._expand_by_cases`): the same
+    value, with the argmax written once instead of wherever the label appears. It evaluates
+    when the position is a whole number; the position is a plain number and the values share
+    one unit, the unit of the result (`unit_rule`, read by the unit checker).
+    """
+
+    unit_rule = "pick"
+
+    @classmethod
+    def eval(cls, index: sp.Expr, *values: sp.Expr) -> sp.Expr | None:
+        if index.is_Integer and 0 <= int(index) < len(values):
+            return values[int(index)]
+        return None
+
+    def _eval_evalf(self, prec: int) -> sp.Expr | None:
+        index = self.args[0].evalf(prec)
+        if not (index.is_number and index.is_real):
+            return None
+        k = int(index)
+        if not (index - k).is_zero or not 0 <= k < len(self.args) - 1:  # sympy's Float(5) == 5 is False
+            return None
+        return self.args[1 + k].evalf(prec)
+
+    def _latex(self, printer: object) -> str:
+        values = ", ".join(printer._print(a) for a in self.args[1:])
+        return r"\left(" + values + r"\right)_{\left[" + printer._print(self.args[0]) + r"\right]}"
+
+    @staticmethod
+    def numpy(index: object, *values: object) -> object:
+        """The same over numpy arrays, element by element."""
+        import numpy as np
+
+        arrays = np.stack(np.broadcast_arrays(index, *values))
+        return np.take_along_axis(arrays[1:], np.asarray(arrays[0], dtype=int)[None, ...], axis=0)[0]
+
+
+__all__ += ["ArgMax", "Pick", "best_of"]
 
 
 # Diagnosis (gap, limits): what a profiler trace of one decode step shows, and where the step model breaks

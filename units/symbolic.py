@@ -132,6 +132,10 @@ def _infer(expr: sp.Basic, units: UnitMap) -> pint.Unit:
         # the position of one argument among arguments of one unit (argmax): a plain number
         _all_same(expr, expr.args, units)
         return ureg.dimensionless
+    if getattr(expr, "unit_rule", None) == "pick":
+        # one of the values, by a position that is a plain number (pick): the values' one unit
+        _require_dimensionless(expr, expr.args[0], units)
+        return _all_same(expr, expr.args[1:], units)
     if isinstance(expr, (sp.logic.boolalg.BooleanAtom,)):
         return ureg.dimensionless
     if isinstance(expr, (sp.And, sp.Or, sp.Not, sp.ITE)):  # sympy writes a condition over a Piecewise as ITE(c, a, b)

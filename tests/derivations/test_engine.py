@@ -22,6 +22,11 @@ def test_a_step_adding_bytes_to_seconds_names_both():
         _d((Step("bad", gl.P_active * gl.b_w + gl.t_fixed, "B", "why"),))
 
 
+def test_a_steps_latex_may_not_use_the_prose_macro():
+    with pytest.raises(DerivationError, match=r"step split: its latex .* uses \\sym"):
+        _d((Step("split", gl.P_active / gl.n_tp, "1", "w", latex=r"P/\sym{n_tp}"),))
+
+
 def test_unbound_symbol_is_rejected():
     with pytest.raises(DerivationError, match="neither a glossary symbol"):
         _d((Step("x", sp.Symbol("mystery", positive=True), "1", "why"),))

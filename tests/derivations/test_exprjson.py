@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from derivations import exprjson, validation
-from derivations.primitives import ArgMax
+from derivations.primitives import ArgMax, Pick
 from derivations.registry import DERIVATIONS
 
 
@@ -65,6 +65,7 @@ _EXPRS = st.recursive(_LEAVES, lambda inner: st.one_of(
     st.tuples(st.sampled_from([sp.ceiling, sp.floor, sp.log, sp.exp, sp.Abs]), inner).map(_safe(lambda f, a: f(a, evaluate=False))),
     _pair(lambda a, b: sp.Piecewise((a, sp.Lt(a, b, evaluate=False)), (b, True), evaluate=False))(inner),
     _pair(lambda a, b: ArgMax(a, b, evaluate=False))(inner),
+    _pair(lambda a, b: Pick(ArgMax(a, b, evaluate=False), a, b, evaluate=False))(inner),
 ), max_leaves=12)
 
 

@@ -72,6 +72,20 @@ def test_floor_and_ceiling_snap_float_noise_to_the_whole_number():
     assert g(np.array([7.999999999999999, 7.5])).tolist() == [8.0, 7.0]
 
 
+def test_pick_takes_the_value_at_the_argmax_in_both_codes():
+    import numpy as np
+    import sympy as sp
+
+    from derivations import exprjson
+    from derivations.primitives import ArgMax, Pick
+
+    x, y, z = (sp.Symbol(n, positive=True) for n in "xyz")
+    doc = exprjson.dump(Pick(ArgMax(x, y, evaluate=False), z, 2 * z, evaluate=False))
+    f, g = compile_function(doc, ("x", "y", "z"), numpy=False), compile_function(doc, ("x", "y", "z"), numpy=True)
+    assert (f(1.0, 3.0, 5.0), f(3.0, 1.0, 5.0), f(ABSENT, 1.0, 5.0)) == (10.0, 5.0, ABSENT)
+    assert g(np.array([1.0, 3.0]), np.array([3.0, 1.0]), 5.0).tolist() == [10.0, 5.0]
+
+
 def test_a_stored_plan_reads_back_and_evaluates_the_same(sheets):
     sheet = next(s for s in sheets if s.derivation.slug == "speculative-decoding")
     d = sheet.derivation

@@ -15,11 +15,13 @@ import sympy as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from derivations import engine
 from derivations import glossary as gl
 from derivations.engine import At, DerivationError, Step, at, derivation
-from derivations.primitives import ArgMax
+from derivations.primitives import ArgMax, Pick
+from derivations.questions import speculative_decoding as sd_module
 from derivations.registry import BY_SLUG
-from derivations.sheet import Missing, evaluate
+from derivations.sheet import Missing, evaluate, input_values
 from derivations.symbols import Symbols
 from roofline import api
 from specs.errors import SpecError
@@ -211,3 +213,24 @@ def test_argmax_picks_the_first_largest_and_waits_for_numbers():
     assert isinstance(ArgMax(x, 2), ArgMax)
     assert ArgMax(1, 3, 3, 2) == 1
     assert ArgMax(sp.Rational(1, 2), sp.Float("0.4")) == 0
+
+
+def test_pick_takes_the_value_at_a_whole_position_and_waits_for_one():
+    x = sp.Symbol("x", positive=True)
+    assert isinstance(Pick(x, 1, 2), Pick)
+    assert Pick(1, x, 2 * x, 3) == 2 * x
+    assert Pick(ArgMax(1, 3, 2), 10, 20, 30) == 20
+    assert Pick(ArgMax(x, 2), 10, 20).xreplace({x: 3}) == 10
+
+
+@pytest.mark.parametrize("name", ["speedup_left_alone", "B_peak_spec_left_alone", "throughput_peak_spec_left_alone"])
+@pytest.mark.parametrize("batch", ["1", "64"])
+def test_a_step_reading_the_chosen_draft_length_is_written_by_cases_with_the_plain_value(name, batch):
+    """At the low-load draft length the expansion is pick(argmax, one case per draft length): the plain substitution's value, the sheet's."""
+    by_cases, plain = SD.expanded[name], engine._expand(SD.step(name).expr, SD.expanded)
+    assert isinstance(by_cases, Pick) and len(by_cases.args) == 1 + len(sd_module.DRAFT_LENGTHS)
+    ctx = context("h100-sxm", TARGET, second_model=DRAFTER, tp="8", batch=batch)
+    point = input_values(SD, ctx, set(plain.free_symbols))
+    sheet = evaluate(SD, ctx, [name])[name]
+    a, b = sp.N(by_cases.xreplace(point), 30), sp.N(plain.xreplace(point), 30)
+    assert a.is_positive and abs(a - b) <= 1e-20 * b and abs(a - sheet) <= 1e-12 * a

@@ -214,7 +214,11 @@ SCENARIO_INPUTS: tuple[Input, ...] = (
     Input("tokens_per_step", gl.q, "1 token", "token", "tokens each sequence adds per step", "count"),
     Input("context", gl.T, "8192 token", "token", "tokens already in each sequence's KV cache", "count"),
     Input("prompt_len", gl.S, "2048 token", "token", "prompt tokens prefilled at once", "count"),
-    Input("tp", gl.n_tp, "1", "1", "tensor-parallel degree (GPUs sharing each layer)", "count"),
+    Input("tp", gl.n_tp, "1", "1", "tensor-parallel degree (GPUs sharing each layer of one attention replica)", "count"),
+    Input("ep", gl.n_ep, "1", "1", "expert-parallel degree: GPUs the routed experts of a MoE layer are split over, whole experts each "
+          "(1: every expert split by tensor parallelism)", "count"),
+    Input("dp", gl.n_dp, "1", "1", "data-parallel attention degree: attention replicas, each on tp GPUs and serving its own batch of "
+          "sequences; the layout uses tp x dp GPUs", "count"),
     Input("eta_bw", gl.eta_bw, _engine_default("eta_bw"), "1",
           f"achieved fraction of datasheet bandwidth in streaming kernels; {_FROM_ENGINE}", "fraction"),
     Input("eta_flops", gl.eta_flops, _engine_default("eta_flops"), "1",
@@ -333,6 +337,49 @@ def _topology_flag(flag: sp.Symbol) -> Callable[[Context], pint.Quantity]:
     return bind
 
 
+def _window(ctx: Context) -> tuple[int, int]:
+    """(layers, tokens) of the model's windowed layers: a sliding window or an attention chunk; (0, NO_WINDOW) when every layer is full.
+
+    One window size per model (every shipped one has at most one); a config with two is refused in one line.
+    """
+    groups = [(n, w) for n, w in ctx.model.attention_windows if w is not None]
+    if len(groups) > 1:
+        raise SpecError(ctx.model.path, "layer_types", f"{ctx.model.name} has windowed layers of {len(groups)} sizes "
+                                                      f"({', '.join(str(w) for _, w in groups)} tokens); the step model takes one window size")
+    return groups[0] if groups else (0, NO_WINDOW)
+
+
+#: The window of a model whose layers all see the whole context: longer than any context an input allows (MAX_COUNT tokens), so
+#: min(T, W) is T; with no windowed layer (L_win = 0) it changes no value, and a closed form solved branch by branch of min(T, W)
+#: takes the full-context branch.
+NO_WINDOW = MAX_COUNT
+#: the layout's inputs, checked together (layout_problem)
+LAYOUT_SYMBOLS = (gl.n_tp, gl.n_dp, gl.n_ep)
+
+
+def layout_problem(model: Architecture, tp: int, dp: int, ep: int) -> tuple[str, str] | None:
+    """(input, reason) when tp, dp and ep do not make a layout of `model`, else None: one rule each.
+
+    The layout uses tp x dp GPUs (primitives.layout_gpus); the routed experts of a MoE layer are split over ep of them,
+    whole experts each, so ep divides both the expert count and the GPU count. A dense model has no experts to
+    split (ep = 1), and data-parallel attention in a MoE model feeds expert-parallel MoE layers (dp > 1 needs ep > 1).
+    """
+    gpus = tp * dp
+    if model.moe is None:
+        if ep != 1:
+            return "ep", f"ep={ep}: {model.name} is a dense model, it has no routed experts to split (ep must be 1)"
+        return None
+    experts = model.moe.experts
+    if experts % ep:
+        return "ep", f"ep={ep} does not divide {model.name}'s {experts} routed experts per MoE layer"
+    if gpus % ep:
+        return "ep", f"ep={ep} does not divide the layout's tp x dp = {tp} x {dp} = {gpus} GPUs (each GPU holds {experts}/ep whole experts)"
+    if dp > 1 and ep == 1:
+        return "dp", (f"dp={dp} with ep=1: data-parallel attention feeds expert-parallel MoE layers; set ep to a divisor of "
+                      f"the {gpus} GPUs and the {experts} experts (DeepSeek-V3's decode: tp=1, dp=ep=128)")
+    return None
+
+
 def _moe_value(ctx: Context, pick: Callable[[MoE], int], dense: int) -> pint.Quantity:
     return _count(pick(ctx.model.moe) if ctx.model.moe else dense)
 
@@ -403,6 +450,8 @@ BINDINGS: dict[sp.Symbol, Callable[[Context], pint.Quantity]] = {
     gl.K: lambda ctx: _count(_gqa(ctx).num_kv_heads),
     gl.H: lambda ctx: _count(_gqa(ctx).head_dim),
     gl.e_kv: lambda ctx: _count(ctx.model.kv_elements_per_token()),
+    gl.L_win: lambda ctx: _count(_window(ctx)[0]),
+    gl.W_win: lambda ctx: Quantity(Fraction(_window(ctx)[1]), "token"),
     gl.V: lambda ctx: _count(ctx.model.vocab_size),
     gl.r_kv: lambda ctx: _count(_mla(ctx).kv_rank),
     gl.d_R: lambda ctx: _count(_mla(ctx).rope_dim),
@@ -438,6 +487,8 @@ BINDINGS: dict[sp.Symbol, Callable[[Context], pint.Quantity]] = {
     gl.E_s: lambda ctx: _moe_value(ctx, lambda m: m.shared_experts, 0),
     gl.P_base: _params(lambda c: c.active_matmul - c.experts_routed_active),
     gl.beta_link: _link_bandwidth,
+    gl.n_dom: lambda ctx: _count(ctx.hardware.require("scaleup_domain")),
+    gl.beta_out: lambda ctx: ctx.hardware.require("scaleout_bandwidth_per_direction"),
     gl.d_1shot: _topology_flag(gl.d_1shot),
     gl.d_ring: _topology_flag(gl.d_ring),
     gl.d_torus: _topology_flag(gl.d_torus),

@@ -10,6 +10,7 @@ returns a frozen Derivation. Nothing here reads a file or formats text.
 
 from __future__ import annotations
 
+import itertools
 import random
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -896,15 +897,83 @@ def _solve_and_verify(slug: str, step: Solve, expanded: Mapping[str, sp.Expr], e
     """The one positive root of the step's equation, how it was verified, and its printed form: the costly part, cached by `_solve`."""
     held = _expand_except(earlier, step.keep, var)
     sides = [sp.Symbol(n, positive=True) if n in step.keep else held[n] for n in (step.lhs, step.rhs)]
+    kinks = _kinks(sides[0] - sides[1], var)
+    if not kinks:
+        root = _one_root(slug, step, sides, var)
+    else:
+        root = _branch_roots(slug, step, sides, var, kinks)
+    verified = _verify(slug, step.name, expanded[step.lhs], expanded[step.rhs], var, _expand(root, expanded))
+    return root, verified, printed_form(slug, step.name, root)
+
+
+def _one_root(slug: str, step: Solve, sides: Sequence[sp.Expr], var: sp.Symbol) -> sp.Expr:
     roots = [r[var] for r in sp.solve(sp.Eq(*sides), var, dict=True) if var in r]
     roots = [r for r in roots if r.is_positive is not False and not r.has(sp.I)]
     if step.pick is not None and roots:
         roots = [step.pick(roots)]
     if len(roots) != 1:
         raise DerivationError(f"{slug}: {step.name}: expected one positive root of {step.lhs} = {step.rhs} in {var}, found {len(roots)}")
-    root = _positive_numerator(sp.simplify(roots[0]))
-    verified = _verify(slug, step.name, expanded[step.lhs], expanded[step.rhs], var, _expand(root, expanded))
-    return root, verified, printed_form(slug, step.name, root)
+    return _positive_numerator(sp.simplify(roots[0]))
+
+
+#: At most this many Min/Max kinks in the solved-for symbol (2**n branches are solved).
+MAX_KINKS = 3
+
+
+def _kinks(expr: sp.Expr, var: sp.Symbol) -> list[sp.Expr]:
+    """The Min and Max terms of `expr` whose arguments involve `var` (a windowed layer's min(T, W)), innermost first."""
+    found = [a for a in expr.atoms(sp.Min, sp.Max) if var in a.free_symbols]
+    return sorted(found, key=lambda a: (sp.count_ops(a), sp.default_sort_key(a)))
+
+
+def _bounded_below(conditions: list[sp.Basic], root: sp.Expr) -> bool:
+    """Whether a condition already says `root` is at least a positive quantity (W <= root): then root > 0 goes without saying."""
+    for c in conditions:
+        if isinstance(c, sp.LessThan | sp.StrictLessThan) and c.rhs == root and c.lhs.is_positive:
+            return True
+        if isinstance(c, sp.GreaterThan | sp.StrictGreaterThan) and c.lhs == root and c.rhs.is_positive:
+            return True
+    return False
+
+
+def _branch_roots(slug: str, step: Solve, sides: Sequence[sp.Expr], var: sp.Symbol, kinks: list[sp.Expr]) -> sp.Expr:
+    """The root of an equation that is piecewise in `var` through min/max terms (min(T, W) of a windowed layer).
+
+    Each combination of sides of the kinks is an equation sympy solves; a root counts where it is positive and the
+    side it took is the one the min (max) picks at that root (the first such root, in branch order). The closed form is
+    the Piecewise of the roots under those conditions, 0 where none holds, which a closed form's domain (a finite
+    positive number) reads as none: a context whose windowed cache never grows to meet the other side.
+    """
+    if len(kinks) > MAX_KINKS:
+        raise DerivationError(f"{slug}: {step.name}: {len(kinks)} min/max terms in {var}; at most {MAX_KINKS} are solved branch by branch")
+    eq = sides[0] - sides[1]
+    pieces: list[tuple[sp.Expr, sp.Basic]] = []
+    for choice in itertools.product(*(range(len(k.args)) for k in kinks)):
+        mapping = {k: k.args[i] for k, i in zip(kinks, choice, strict=True)}
+        branch = eq
+        for k in kinks:  # innermost first, so an outer kink's arguments are already resolved
+            branch = branch.xreplace({k: mapping[k]})
+        if var not in branch.free_symbols:
+            continue  # flat in var on this branch: no crossing there
+        roots = [r[var] for r in sp.solve(sp.Eq(branch, 0), var, dict=True) if var in r]
+        roots = [r for r in roots if r.is_positive is not False and not r.has(sp.I)]
+        if step.pick is not None and roots:
+            roots = [step.pick(roots)]
+        for found in roots:  # a quadratic branch (a windowed prefill) has two roots: the positive one on its branch counts
+            root = _positive_numerator(sp.simplify(found))
+            conditions = []
+            for k, i in zip(kinks, choice, strict=True):
+                picked = k.args[i].xreplace({var: root})
+                for j, other in enumerate(k.args):
+                    if j != i:
+                        other = other.xreplace({var: root})
+                        conditions.append(picked <= other if isinstance(k, sp.Min) else picked >= other)
+            if not root.is_positive and not _bounded_below(conditions, root):
+                conditions.append(root > 0)
+            pieces.append((root, sp.And(*conditions)))
+    if not pieces:
+        raise DerivationError(f"{slug}: {step.name}: no branch of {step.lhs} = {step.rhs} has a root in {var}")
+    return sp.Piecewise(*pieces, (sp.Integer(0), True))  # 0: no positive root, which a closed form's domain reads as none
 
 
 def printed_form(slug: str, name: str, expr: sp.Expr) -> sp.Expr:
@@ -996,13 +1065,28 @@ def _verify(slug: str, name: str, lhs: sp.Expr, rhs: sp.Expr, var: sp.Symbol, ro
     left, right = lhs.xreplace({var: root}), rhs.xreplace({var: root})
     rng = random.Random(f"{slug}/{name}")
     free = sorted(left.free_symbols | right.free_symbols, key=lambda s: s.name)
-    for _ in range(NUMERIC_CHECK_POINTS):
+    piecewise = root.has(sp.Piecewise)
+    checked = tried = 0
+    while checked < NUMERIC_CHECK_POINTS:
+        tried += 1
+        if tried > 8 * NUMERIC_CHECK_POINTS:
+            raise DerivationError(f"{slug}: {name}: the closed form has a value at only {checked} of {tried} random points")
         # Floats, not Rationals: an exact rational raised to a random rational power makes sympy factor huge integers.
         point = {s: sp.Float(sp.Rational(rng.randint(1, 10**6), rng.randint(1, 10**3)), 40) for s in free}
-        a, b = sp.N(left.xreplace(point), 30), sp.N(right.xreplace(point), 30)
+        try:
+            if piecewise and not sp.N(root.xreplace(point), 30).is_positive:
+                continue  # a branch-wise root (min/max in the variable) that has no value at this point: none to check
+            a, b = sp.N(left.xreplace(point), 30), sp.N(right.xreplace(point), 30)
+        except TypeError:
+            if not piecewise:
+                raise
+            continue  # a branch condition compares a complex number (a random point outside the model's domain, k > E): none to check
         scale = max(abs(a), abs(b), sp.Integer(1))
         if abs(a - b) > NUMERIC_CHECK_TOLERANCE * scale:
             raise DerivationError(f"{slug}: {name}: the closed form fails its equation numerically at {point}")
+        checked += 1
+    if piecewise:
+        return "numeric"  # sympy does not simplify a Piecewise of min/max branches to zero
     return "symbolic" if sp.simplify(left - right) == 0 else "numeric"
 
 

@@ -57,6 +57,8 @@ q = g("q", "token", "q", "tokens each sequence adds per step")
 T = g("T", "token", "T", "context length (tokens already in the KV cache)")
 S = g("S", "token", "S", "prompt length (tokens prefilled at once)")
 n_tp = g("n_tp", "1", r"n_{\mathrm{TP}}", "tensor-parallel degree (GPUs sharing each layer)")
+n_ep = g("n_ep", "1", r"n_{\mathrm{EP}}", "expert-parallel degree: the GPUs a MoE layer's routed experts are split over, whole experts each")
+n_dp = g("n_dp", "1", r"n_{\mathrm{DP}}", "data-parallel attention degree: attention replicas, each serving its own $B$ sequences")
 eta_bw = g("eta_bw", "1", r"\eta_{\mathrm{bw}}", "achieved fraction of datasheet bandwidth")
 t_fixed = g("t_fixed", "s", r"t_{\mathrm{fixed}}", "time per step beside the per-layer overhead (host work paid once a step)")
 t_layer = g("t_layer", "s", r"t_{\mathrm{layer}}", "overhead per layer per step that no byte count shows (launches, small kernels, host work)")
@@ -72,6 +74,10 @@ w_v = g("w_v", "1", r"w_{v}", r"elements the value sum reads per head per cached
 w_c = g("w_c", "1", r"w_{c}", r"cached elements per token per stream per layer ($2H$ for GQA, K and V; $r_{\mathrm{kv}} + d_{R}$ for MLA)")
 n_SM = g("n_SM", "1", r"n_{\mathrm{SM}}", "streaming multiprocessors (compute units) per chip")
 u_token = g("u_token", "token", r"\mathrm{tok}", "one token: turns bytes per element per token into bytes per element")
+
+# windowed attention (config sliding_window, layer_types, attention_chunk_size): a model without windows has L_win = 0
+L_win = g("L_win", "1", r"L_{\mathrm{win}}", "layers that attend through a sliding window or an attention chunk (0 when every layer sees the whole context)")
+W_win = g("W_win", "token", r"W_{\mathrm{win}}", "tokens a windowed layer keeps and reads: the sliding window, or the chunk of chunked attention ($10^{9}$ without windows: longer than any context)")
 
 # mixture of experts (a dense model is bound as E = k_E = 1, L_moe = 0, P_exp = 0: every weight is in P_base)
 E = g("E", "1", "E", "routed experts per MoE layer (1 for a dense model)")
@@ -93,6 +99,8 @@ t_ar = g("t_ar", "s", r"t_{\mathrm{AR}}", "latency of one round of a small all-r
 # how the scale-up domain connects its GPUs (hardware scaleup_topology): exactly one is 1; they pick the all-reduce latency law
 d_1shot = g("d_1shot", "1", r"\delta_{\mathrm{1shot}}", "whether the chip is on a switch or full mesh (NVSwitch, Infinity Fabric): one-shot all-reduces (1) or not (0)")
 d_ring = g("d_ring", "1", r"\delta_{\mathrm{ring}}", "whether the chip is on PCIe, with no scale-up switch: NCCL's ring all-reduce (1) or not (0)")
+n_dom = g("n_dom", "1", r"n_{\mathrm{dom}}", "GPUs one scale-up domain connects (an NVSwitch node of 8, an NVL72 rack of 72)")
+beta_out = g("beta_out", "B/s", r"\beta_{\mathrm{out}}", "scale-out network bandwidth per GPU per direction (InfiniBand, RoCE), for traffic that leaves the scale-up domain")
 d_torus = g("d_torus", "1", r"\delta_{\mathrm{torus}}", "whether the chip is on a torus (TPU ICI): a bidirectional ring all-reduce (1) or not (0)")
 
 # the on-chip memories FlashAttention works in (flash-attention-io); bound only on chips that have them
@@ -122,9 +130,10 @@ def _twin(symbol: object, what: str) -> object:
 
 
 #: chip symbols -> the second chip's twins
-SECOND_CHIP = {s: _twin(s, "second chip") for s in (pi, beta, C_mem, beta_link, d_1shot, d_ring, d_torus)}
+SECOND_CHIP = {s: _twin(s, "second chip") for s in (pi, beta, C_mem, beta_link, d_1shot, d_ring, d_torus, n_dom, beta_out)}
 #: model symbols of the shared step model and memory fit -> the second model's twins
-SECOND_MODEL = {s: _twin(s, "second model") for s in (D, L, N, n_kv, w_k, w_v, w_c, e_kv, P_total, P_active, P_base, P_exp, E, k_E, L_moe)}
+SECOND_MODEL = {s: _twin(s, "second model") for s in (D, L, N, n_kv, w_k, w_v, w_c, e_kv, P_total, P_active, P_base, P_exp, E, k_E, L_moe,
+                                                     L_win, W_win)}
 
 # fixed number formats beside the context's own (int4-flip compares INT4 weights with BF16 and FP8 in one sheet)
 pi_bf16 = g("pi_bf16", "flop/s", r"\pi_{\mathrm{BF16}}", "dense BF16 tensor peak, whatever the context's math precision")

@@ -364,8 +364,13 @@ def _inputs(d: Derivation) -> dict[sp.Symbol, Input]:
     return out
 
 
-def context_values(d: Derivation, ctx: Context, symbols: set[sp.Symbol]) -> dict[sp.Symbol, sp.Expr]:
-    """Exact values of `symbols` in the context: inputs as set or defaulted, spec-bound symbols from the specs."""
+def context_values(d: Derivation, ctx: Context, symbols: set[sp.Symbol], unused: bool = False) -> dict[sp.Symbol, sp.Expr]:
+    """Exact values of `symbols` in the context: inputs as set or defaulted, spec-bound symbols from the specs.
+
+    With `unused`, a spec-bound symbol the chip or model does not give is 1 (in its unit) instead of an error: the
+    caller has checked that the step has a value here, so the symbol sits in a term this context multiplies by zero
+    (the all-to-alls' scale-out link at ep = 1), and any value leaves the step's value as it is.
+    """
     by_symbol = _inputs(d)
     units = d.symbols.units()
     out: dict[sp.Symbol, sp.Expr] = {}
@@ -378,6 +383,9 @@ def context_values(d: Derivation, ctx: Context, symbols: set[sp.Symbol]) -> dict
             try:
                 out[s] = _exact(BINDINGS[s](ctx), units[s])
             except SpecError as err:
+                if unused:
+                    out[s] = sp.Integer(1)
+                    continue
                 raise GradeError(f"{s.name} has no value for {ctx.model.name} on {ctx.hardware.name}: {err.message}") from None
         else:
             raise GradeError(f"{s.name} has no value in {d.slug}: it is neither one of its inputs nor bound from a spec; "
@@ -703,21 +711,21 @@ def grade_formula(d: Derivation, name: str, text: str, ctx: Context, context_lab
     answer0 = _expand(d, parsed.expr)
     sheet0 = d.expanded[name]
     free = sheet0.free_symbols | answer0.free_symbols
-    ctxvals = context_values(d, ctx, free)
+    values = evaluate(d, ctx, only=[name])
+    v = values[name]
+    ctxvals = context_values(d, ctx, free, unused=not isinstance(v, Missing))
     ids = identities(ctx)
     seed = f"{d.slug}/{name}/{text}"
     base = dict(kind="", slug=d.slug, result=name, title=_title(d, name), table=d.symbols, answer=text, form="formula", value=None, unit=step_unit,
                 display_unit=d.display_units.get(name), context_label=context_label, answer_unit=parsed.unit, tolerance=tolerance,
                 expr=parsed.expr)
-    values = evaluate(d, ctx, only=[name])
-    v = values[name]
     base["value"] = None if isinstance(v, Missing) else v
     work = _Formula(d, name, ctx, text, tolerance, ids, ctxvals, seed, sheet0, answer0, parsed.expr)
     work.spec_values = {s: val for s, val in ctxvals.items() if s not in _inputs(d)}
     # the identities' right-hand sides may bring in symbols the two sides did not name (K, H for e_kv)
     extra_free = set().union(*(apply_identities(e, ids).free_symbols for e in (sheet0, answer0))) - set(ctxvals)
     if extra_free:
-        more = context_values(d, ctx, extra_free)
+        more = context_values(d, ctx, extra_free, unused=not isinstance(v, Missing))
         ctxvals.update(more)
         work.spec_values.update({s: val for s, val in more.items() if s not in _inputs(d)})
 
@@ -910,7 +918,7 @@ def _slip_ratio(work: _Formula, slip: Slip, values: Mapping[sp.Symbol, sp.Expr])
             slipped = plain.xreplace({slip.symbol: slip.replace})
     missing = (slipped.free_symbols | plain.free_symbols) - set(values)
     if missing:
-        values = {**values, **context_values(work.d, work.ctx, missing)}
+        values = {**values, **context_values(work.d, work.ctx, missing, unused=True)}
     a, b = _num(slipped, values), _num(plain, values)
     if a is None or b in (None, 0):
         return None
@@ -1234,7 +1242,7 @@ def _number_causes(d: Derivation, name: str, ctx: Context, v: sp.Expr, ratio: fl
     sheet0 = d.expanded[name]
     ids = identities(ctx)
     plain = apply_identities(sheet0, ids)
-    ctxvals = context_values(d, ctx, sheet0.free_symbols | plain.free_symbols)
+    ctxvals = context_values(d, ctx, sheet0.free_symbols | plain.free_symbols, unused=True)
     work = _Formula(d, name, ctx, "", tol, ids, ctxvals, "", sheet0, sp.S.Zero, sp.S.Zero)
     singles = [(slip, r) for slip in SLIPS if (r := _slip_ratio(work, slip, ctxvals)) is not None and not math.isclose(r, 1, rel_tol=1e-12)]
     singles += [(slip, r) for slip in RATIO_SLIPS for base in slip.ratios for r in (base, 1 / base)]
@@ -1252,7 +1260,7 @@ def _number_missing(d: Derivation, name: str, ctx: Context, v: sp.Expr, ratio: f
     if len(parts) < 2:
         return ()
     fulls = [apply_identities(_expand(d, e), ids) for e, _ in parts]
-    ctxvals = context_values(d, ctx, set().union(*(f.free_symbols for f in fulls)))
+    ctxvals = context_values(d, ctx, set().union(*(f.free_symbols for f in fulls)), unused=True)
     values = [_num(f, ctxvals) for f in fulls]
     if any(x is None for x in values):
         return ()
@@ -1305,7 +1313,9 @@ def asks_bound(d: Derivation, name: str) -> bool:
 def what_bounds(d: Derivation, name: str, ctx: Context) -> Bound | None:
     """The elasticity of the step's time with respect to each resource at the context (exact values, a 1e-8 relative step)."""
     expr = d.expanded[name]
-    ctxvals = context_values(d, ctx, expr.free_symbols)
+    if isinstance(evaluate(d, ctx, only=[name])[name], Missing):
+        return None
+    ctxvals = context_values(d, ctx, expr.free_symbols, unused=True)
     t0 = _num(expr, ctxvals)
     if t0 in (None, 0):
         return None

@@ -12,12 +12,14 @@ from derivations import glossary as gl
 from specs.counts import gqa_attention_params, gqa_kv_elements_per_token, mla_kv_elements_per_token, mlp_params, swiglu_mlp_params
 
 __all__ = [
+    "attended_pairs",
     "attention_flops_per_token",
     "compute_time",
     "gemm_flops",
     "gqa_attention_params",
     "gqa_kv_elements_per_token",
     "intensity",
+    "kept_context",
     "kv_bytes_per_token",
     "matmul_flops_per_token",
     "memory_time",
@@ -47,24 +49,49 @@ def gemm_flops(P: sp.Expr = gl.P_active, tokens: sp.Expr = gl.B * gl.q) -> sp.Ex
     return matmul_flops_per_token(P) * tokens
 
 
-def attention_flops_per_token(T: sp.Expr = gl.T, L: sp.Expr = gl.L, N: sp.Expr = gl.N,
+def kept_context(T: sp.Expr = gl.T, L: sp.Expr = gl.L, L_w: sp.Expr = gl.L_win, W: sp.Expr = gl.W_win) -> sp.Expr:
+    """Tokens one layer keeps in its cache and reads per decode query at context T, averaged over the L layers [token].
+
+    Windowed attention, the one rule every KV byte, KV capacity and attention FLOP uses: a full layer keeps all
+    T tokens; each of the L_w windowed layers min(T, W) (a sliding window of W tokens: Mistral 7B v0.1 4096 in
+    every layer; Gemma 3 1024 in five layers of six; gpt-oss 128 in every other layer). Chunked attention
+    (Llama 4, attention_chunk_size C) is taken as a window of C, an upper bound: a query at position T reads
+    the T mod C + 1 tokens of its own chunk (C/2 on average over a long sequence), and the cache holds at most
+    one chunk, as vLLM sizes it (vllm/v1/kv_cache_interface.py, ChunkedLocalAttentionSpec: "we hold KV for at
+    most one chunk window"). A model without windows has L_w = 0: exactly T.
+    """
+    return ((L - L_w) * T + L_w * sp.Min(T, W)) / L
+
+
+def attended_pairs(S: sp.Expr = gl.S, L: sp.Expr = gl.L, L_w: sp.Expr = gl.L_win, W: sp.Expr = gl.W_win) -> sp.Expr:
+    """(query, key) pairs a causal S-token prefill scores in one layer, averaged over the L layers [token**2].
+
+    A full layer scores S**2/2 (each query the tokens before it); a windowed one at most W per query:
+    sum over positions of min(t, W) = m (S - m/2) with m = min(S, W), which is S**2/2 again for S <= W.
+    """
+    m = sp.Min(S, W)
+    return ((L - L_w) * S**2 / 2 + L_w * m * (S - m / 2)) / L
+
+
+def attention_flops_per_token(T: sp.Expr | None = None, L: sp.Expr = gl.L, N: sp.Expr = gl.N,
                               w_k: sp.Expr = gl.w_k, w_v: sp.Expr = gl.w_v) -> sp.Expr:
     """QK^T and PV FLOPs of one decode query token against T cached tokens, all layers [flop/token].
 
     Scores over w_k channels and the value sum over w_v per head: 4*L*N*H*T for
     GQA (w_k = w_v = H); absorbed MLA works in the latent (r_kv + d_R and r_kv).
+    T defaults to the tokens a layer keeps (kept_context: windows applied).
     """
-    return gl.kappa_attn / 2 * L * N * (w_k + w_v) * T
+    return gl.kappa_attn / 2 * L * N * (w_k + w_v) * (kept_context() if T is None else T)
 
 
 def prefill_attention_flops(S: sp.Expr = gl.S, L: sp.Expr = gl.L, N: sp.Expr = gl.N,
                             h_k: sp.Expr = gl.h_k, h_v: sp.Expr = gl.h_v) -> sp.Expr:
-    """Causal attention FLOPs of a whole S-token prefill over materialised K and V: S**2/2 pairs [flop].
+    """Causal attention FLOPs of a whole S-token prefill over materialised K and V: S**2/2 pairs per layer, fewer through windows [flop].
 
     Prefill kernels do not absorb MLA's projections: K and V are decompressed
     once (d_nope + d_R and d_v per head), so the widths are h_k and h_v.
     """
-    return attention_flops_per_token(S, L, N, h_k, h_v) * S / 2
+    return gl.kappa_attn / 2 * L * N * (h_k + h_v) * attended_pairs(S, L)
 
 
 def kv_bytes_per_token(elements: sp.Expr = gl.e_kv, b_kv: sp.Expr = gl.b_kv) -> sp.Expr:
@@ -98,6 +125,61 @@ def intensity(flops: sp.Expr, nbytes: sp.Expr) -> sp.Expr:
 def tp_split(x: sp.Expr, degree: sp.Expr = gl.n_tp) -> sp.Expr:
     """What one of `degree` tensor-parallel GPUs holds or moves of `x` (weights, FLOPs: split evenly)."""
     return x / degree
+
+
+# --- Parallelism as a layout: tensor parallel (tp), data-parallel attention (dp), expert parallel (ep) ---
+#
+# n = tp * dp GPUs: dp attention replicas, each split over tp GPUs and serving its own B sequences; the MoE layers
+# run over all n GPUs, the routed experts split over ep of them (whole experts, E/ep a GPU) and each expert over
+# n/ep. DeepSeek-V3's decode deployment is tp 1, dp = ep = 128, 128 sequences a GPU (deepseek-ai/profile-data
+# README, "Decoding": EP128, TP1, 4K prompt, 128 requests per GPU); SGLang's --enable-dp-attention is the same
+# shape. tp = n, dp = ep = 1 is plain tensor parallelism.
+
+def layout_gpus(tp: sp.Expr = gl.n_tp, dp: sp.Expr = gl.n_dp) -> sp.Expr:
+    """GPUs the layout uses: dp attention replicas of tp GPUs each [1]."""
+    return tp * dp
+
+
+def layout_weight_params(touched: sp.Expr, P_base: sp.Expr = gl.P_base, L_moe: sp.Expr = gl.L_moe, P_exp: sp.Expr = gl.P_exp,
+                         tp: sp.Expr = gl.n_tp, dp: sp.Expr = gl.n_dp) -> sp.Expr:
+    """GEMM weights one GPU reads per step when each MoE layer reads `touched` experts over the whole group [parameter].
+
+    The always-read weights (attention, dense MLPs, shared experts, routers, LM head) are replicated over the dp
+    replicas and split over tp. The routed experts are spread over all tp*dp GPUs (E/ep whole experts a GPU, each
+    split tp*dp/ep ways), so under uniform routing a GPU reads its share, 1/(tp*dp), of the experts the group's
+    tokens touch: (E/ep)(1 - (1 - k/E)^n) of its own, n the group's tokens. At dp = 1 this is params_read / tp.
+    """
+    return P_base / tp + L_moe * P_exp * touched / (tp * dp)
+
+
+def alltoall_bytes(B: sp.Expr = gl.B, q: sp.Expr = gl.q, k: sp.Expr = gl.k_E, D: sp.Expr = gl.D, b_a: sp.Expr = gl.b_a,
+                   tp: sp.Expr = gl.n_tp, ep: sp.Expr = gl.n_ep) -> sp.Expr:
+    """Bytes one GPU sends, and receives, in one all-to-all of a MoE layer (a dispatch; the combine carries as many) [B].
+
+    Each of the GPU's B*q/tp tokens (its share of its replica's) goes to its k routed experts, a D-wide row each,
+    and (ep - 1)/ep of those experts sit on other GPUs; zero at ep = 1. InferSim's low-latency DeepEP model counts
+    the same rows, tokens * k * D (alibaba/InferSim comm/comm.py, dispatch and combine); DeepEP sends the dispatch
+    in FP8 and the combine in BF16, here both at the activation width b_a.
+    """
+    return B * q / tp * k * D * b_a * (ep - 1) / ep
+
+
+def alltoall_link(tp: sp.Expr = gl.n_tp, dp: sp.Expr = gl.n_dp, domain: sp.Expr = gl.n_dom, link: sp.Expr = gl.beta_link,
+                  out: sp.Expr = gl.beta_out) -> sp.Expr:
+    """Seconds per byte of an all-to-all over the layout's GPUs: the scale-up link while the tp*dp GPUs fit in one
+    scale-up domain, else the scale-out network [s/B].
+
+    Written as arithmetic, not a branch: `leaves` is 0 inside one domain and 1 past it (whole GPU counts), so a
+    missing scale-out figure or domain size is only needed where a term uses it, and a zero factor (no expert
+    parallelism) absorbs it in the exact and the compiled evaluation alike.
+    """
+    leaves = sp.Min(1, sp.Max(0, layout_gpus(tp, dp) - domain))
+    return 1 / link + leaves * (1 / out - 1 / link)
+
+
+def alltoall_rounds(ep: sp.Expr = gl.n_ep) -> sp.Expr:
+    """Latency rounds of one all-to-all: one (every GPU writes to its peers at once), zero at ep = 1 [1]."""
+    return sp.Min(1, ep - 1)
 
 
 # --- Mixture of experts (decode-floor, prefill-decode-crossover, moe-experts, and every step-time sheet) ---
@@ -193,19 +275,22 @@ def query_heads_per_stream(N: sp.Expr = gl.N, streams: sp.Expr = gl.n_kv, degree
     return tp_split(N, degree) / streams_per_gpu(streams, degree)
 
 
-def decode_attention_flops(T: sp.Expr = gl.T, q: sp.Expr = gl.q, heads: sp.Expr = gl.N,
+def decode_attention_flops(T: sp.Expr | None = None, q: sp.Expr = gl.q, heads: sp.Expr = gl.N,
                            w_k: sp.Expr = gl.w_k, w_v: sp.Expr = gl.w_v) -> sp.Expr:
     """QK^T and PV FLOPs of q query tokens of one sequence against T cached tokens, one layer [flop].
 
     kappa_attn/2 per channel per matmul; with w_k = w_v = H this is the convention 4*N*H*T per query token.
+    T defaults to the tokens a layer keeps (kept_context: windows applied).
     """
-    return gl.kappa_attn / 2 * heads * q * T * (w_k + w_v)
+    return gl.kappa_attn / 2 * heads * q * (kept_context() if T is None else T) * (w_k + w_v)
 
 
-def decode_attention_cache_bytes(T: sp.Expr = gl.T, streams: sp.Expr = gl.n_kv, w_c: sp.Expr = gl.w_c,
+def decode_attention_cache_bytes(T: sp.Expr | None = None, streams: sp.Expr = gl.n_kv, w_c: sp.Expr = gl.w_c,
                                  b_kv: sp.Expr = gl.b_kv) -> sp.Expr:
-    """KV-cache bytes one sequence's attention reads in one layer: every cached token of every stream once [B]."""
-    return streams * w_c * T * b_kv
+    """KV-cache bytes one sequence's attention reads in one layer: every kept token of every stream once [B].
+
+    T defaults to the tokens a layer keeps (kept_context: windows applied)."""
+    return streams * w_c * (kept_context() if T is None else T) * b_kv
 
 
 def decode_attention_io_bytes(q: sp.Expr = gl.q, heads: sp.Expr = gl.N, w_k: sp.Expr = gl.w_k,
@@ -505,6 +590,7 @@ def tiled_tokens(tokens: sp.Expr, tile: sp.Expr) -> sp.Expr:
     return sp.ceiling(tokens / tile) * tile
 
 
+__all__ += ["alltoall_bytes", "alltoall_link", "alltoall_rounds", "layout_gpus", "layout_weight_params"]
 __all__ += ["allreduce_latency", "allreduce_rounds", "bandwidth_shortfall", "kernels_per_step", "launch_gap_time",
             "tiled_tokens", "wide_read_time"]
 

@@ -18,7 +18,8 @@ import pint
 import sympy as sp
 
 from derivations import conventions
-from derivations.context import BINDINGS, ENGINE_INPUTS, Context, Input, default_value, fitted, input_value
+from derivations import glossary as gl
+from derivations.context import BINDINGS, ENGINE_INPUTS, LAYOUT_SYMBOLS, Context, Input, default_value, fitted, input_value, layout_problem
 from derivations.engine import UNIT_MARKERS, At, Claim, Derivation, Row, Solve, Step, Table
 from derivations.numeric import CHECK_TOLERANCE, VALUE_LIMIT_EXPONENT, Missing, out_of_range, plan_of
 from derivations.symbols import SymbolInfo
@@ -242,7 +243,41 @@ def input_values(d: Derivation, ctx: Context, symbols: set[sp.Symbol] | None = N
                 values[s] = Missing("n/a", err.message, err)
                 continue
         values[s] = _to_sympy(q, units[s])
+    _check_layout(d, ctx, values)
     return values
+
+
+def _check_layout(d: Derivation, ctx: Context, values: dict[sp.Symbol, sp.Expr | Missing]) -> None:
+    """A layout (tp, dp, ep) that is no layout of the model makes its inputs Missing, with the one-line reason as the error:
+    the sheet's own context raises it (solve_sheet), a table row shows n/a."""
+    present = [s for s in LAYOUT_SYMBOLS if s in values]
+    missing = _layout_missing(d, ctx, present)
+    if missing is not None:
+        for s in present:
+            values[s] = missing
+
+
+def _layout_missing(d: Derivation, ctx: Context, present: Sequence[sp.Symbol]) -> Missing | None:
+    """Why the layout of `ctx` is no layout of its model, as the Missing value of its inputs; None when it is one (or when
+    `present`, the layout symbols read, holds neither dp nor ep: tensor parallelism alone needs no check)."""
+    if not (set(LAYOUT_SYMBOLS) - {gl.n_tp}) & set(present):
+        return None
+    by_symbol = {i.symbol: i for i in d.inputs}
+    degree = {s: int(input_value(by_symbol[s], ctx)[0].magnitude) if s in by_symbol else 1 for s in LAYOUT_SYMBOLS}
+    problem = layout_problem(ctx.model, degree[gl.n_tp], degree[gl.n_dp], degree[gl.n_ep])
+    if problem is None:
+        return None
+    name, reason = problem
+    return Missing("n/a", reason, SpecError("--set", name, reason))
+
+
+def layout_error(values: Mapping[sp.Symbol, sp.Expr | Missing]) -> SpecError | None:
+    """The layout's error in these input values (see _check_layout), or None."""
+    for s in LAYOUT_SYMBOLS:
+        v = values.get(s)
+        if isinstance(v, Missing) and v.error is not None and v.error.field in ("ep", "dp"):
+            return v.error
+    return None
 
 
 def needed_steps(d: Derivation, names: Sequence[str]) -> set[str]:
@@ -317,6 +352,11 @@ def input_floats(d: Derivation, ctx: Context, names: frozenset[str]) -> dict[str
                 v = Missing("n/a", err.message, err)
             bound[(name, u)] = v
         values[name] = v
+    layout = [s for s in LAYOUT_SYMBOLS if s.name in values]
+    missing = _layout_missing(d, ctx, layout)
+    if missing is not None:
+        for s in layout:
+            values[s.name] = missing
     return values
 
 
@@ -477,6 +517,8 @@ def _substitute(expr: sp.Expr, values: Mapping[sp.Symbol, sp.Expr]) -> sp.Expr:
     1.9999...), but at a large batch it would expand into an exact rational of
     millions of digits, so such expressions are evaluated to 40 digits.
     """
+    if expr.has(sp.Piecewise):
+        expr = expr.xreplace({pw: _piecewise_value(pw, values) for pw in expr.atoms(sp.Piecewise)})
     powers = [p for p in expr.atoms(sp.Pow) if p.exp.free_symbols]
     exponents = [p.exp.xreplace(values) for p in powers]
     if all(e.is_Integer and abs(e) <= MAX_EXACT_EXPONENT for e in exponents) or any(e.free_symbols for e in exponents):
@@ -491,6 +533,46 @@ def _substitute(expr: sp.Expr, values: Mapping[sp.Symbol, sp.Expr]) -> sp.Expr:
     return low
 
 
+def value_at(expr: sp.Expr, values: Mapping[sp.Symbol, sp.Expr]) -> sp.Expr:
+    """`expr` at `values` as a sheet evaluates it: a Piecewise takes the first branch whose condition holds (NaN where none does)."""
+    return _substitute(expr, values)
+
+
+def _piecewise_value(pw: sp.Piecewise, values: Mapping[sp.Symbol, sp.Expr]) -> sp.Expr:
+    """A Piecewise at `values`: the first branch whose condition holds, NaN (no value) where none does.
+
+    A closed form solved branch by branch (engine._branch_roots) has roots that are no number in some contexts
+    (a division by L - L_win = 0 when every layer has a window); a condition over such a root does not hold,
+    where sympy would refuse to compare it.
+    """
+    for branch in pw.args:
+        holds = _holds(branch.cond, values)
+        if holds is None:
+            return pw.xreplace(values)  # a value it needs is missing: the caller reports which
+        if holds:
+            return _substitute(branch.expr, values)
+    return sp.nan
+
+
+def _holds(cond: sp.Basic, values: Mapping[sp.Symbol, sp.Expr]) -> bool | None:
+    """Whether a branch condition holds at `values`; None when a symbol it needs has no value."""
+    if cond is sp.true:
+        return True
+    parts = cond.args if isinstance(cond, sp.And) else (cond,)
+    for rel in parts:
+        if not isinstance(rel, sp.core.relational.Relational):
+            rel = rel.xreplace(values)
+            return None if rel.free_symbols else bool(rel)
+        lhs, rhs = _substitute(rel.lhs, values), _substitute(rel.rhs, values)
+        if lhs.free_symbols or rhs.free_symbols:
+            return None
+        if not all(x.is_extended_real is True and x.is_finite is True for x in (lhs, rhs)):
+            return False
+        if not bool(rel.func(lhs, rhs)):
+            return False
+    return True
+
+
 def _value(d: Derivation, name: str, exact: sp.Expr | Missing) -> Value:
     if isinstance(exact, Missing):
         return Value(None, d.symbols[name].unit, d.display_units.get(name), exact, name=name)
@@ -501,6 +583,9 @@ def solve_sheet(d: Derivation, ctx: Context, resolve: Resolver, grid: tuple[Row,
     """The derivation evaluated in `ctx`, its tables and claims, and a headline grid over `grid`."""
     units = d.symbols.units()
     base_values = input_values(d, ctx)
+    bad_layout = layout_error(base_values)
+    if bad_layout is not None:
+        raise bad_layout
     results = evaluate(d, ctx)
     not_applicable = [(n, results[n]) for n in d.results if isinstance(results[n], Missing) and results[n].kind == "n/a"]
     if not_applicable:

@@ -5,7 +5,8 @@ n_TP tensor-parallel GPUs:
 
 - weights: the GEMM weights every token uses plus the routed experts the
   batch touches (uniform top-k routing), split n_TP ways;
-- KV cache: every sequence reads its own T tokens; a GPU holds ceil(n_kv/n_TP)
+- KV cache: every sequence reads the tokens its layers keep (T, or min(T, W) in a
+  layer with a window: primitives.kept_context); a GPU holds ceil(n_kv/n_TP)
   cached streams, so KV heads are replicated past their count and an MLA
   latent sits on every GPU;
 - time: per component (weight GEMMs, attention) the roofline at achieved
@@ -35,14 +36,18 @@ from __future__ import annotations
 
 from derivations import glossary as gl
 from derivations import primitives as pr
-from derivations.engine import Step
+from derivations.engine import Row, Step
 
 tokens = Step("tokens_per_step", pr.tokens_per_step(), "1",
               r"Each of the $B$ sequences adds $q$ tokens: the rows every weight GEMM multiplies this step.",
               latex=r"n_{\mathrm{tok}}", meaning="tokens per step, as a count", title="Tokens per step")
-experts = Step("experts_touched", pr.experts_touched(tokens.s), "1",
-               r"Under uniform top-$k$ routing a MoE layer reads every distinct expert its tokens picked: $k_{E}$ at one token, nearly all $E$ a few dozen tokens later. "
-               "A dense model is one expert that every token uses.",
+gpus = Step("gpus", pr.layout_gpus(), "1",
+            r"The layout: $\sym{n_dp}$ attention replicas of $\sym{n_tp}$ GPUs each, every replica serving its own $B$ sequences; the MoE layers "
+            r"run over all of them, their routed experts split over $\sym{n_ep}$ GPUs. Tensor parallelism alone is $\sym{n_dp} = \sym{n_ep} = 1$.",
+            latex=r"n_{\mathrm{GPU}}", meaning="GPUs the layout uses", title="GPUs in the layout")
+experts = Step("experts_touched", pr.experts_touched(tokens.s * gl.n_dp), "1",
+               r"Under uniform top-$k$ routing a MoE layer reads every distinct expert the tokens of all $\sym{n_dp}$ replicas picked: $k_{E}$ at one "
+               "token, nearly all $E$ a few dozen tokens later. A dense model is one expert that every token uses.",
                latex=r"E_{\mathrm{read}}", meaning="routed experts read per MoE layer per step (expected)", title="Experts read per MoE layer",
                counts="experts")
 params = Step("params_read", pr.params_read(experts.s), "parameter",
@@ -58,19 +63,25 @@ kv_tok_gpu = Step("kv_bytes_per_token_gpu", pr.kv_bytes_per_token_per_gpu(), "B/
                   "What one cached token occupies on the busiest GPU: tensor parallelism splits the cached streams but never below one per GPU, "
                   "so KV heads are replicated past their count and an MLA latent is on every GPU.",
                   latex=r"s_{\mathrm{kv,GPU}}", title="KV-cache bytes per token on one GPU")
-kv_step = Step("kv_bytes_step", gl.B * gl.T * kv_tok_gpu.s, "B",
-               r"Each of the $B$ sequences reads its whole cache of $T$ tokens every step; batching does not amortise it.",
+kept = Step("kept_context", pr.kept_context(), "token",
+            r"What a layer keeps of each sequence's $T$ tokens, averaged over layers: all of them in a full layer, at most "
+            r"$\sym{W_win}$ in each of the $\sym{L_win}$ layers that attend through a sliding window or a chunk; exactly $T$ without windows.",
+            latex=r"T_{\mathrm{kv}}", meaning="tokens a layer keeps per sequence, averaged over layers (windows applied)", title="Tokens each layer keeps")
+kv_step = Step("kv_bytes_step", gl.B * kept.s * kv_tok_gpu.s, "B",
+               r"Each of the $B$ sequences reads every token its layers keep, every step; batching does not amortise it.",
                latex=r"W_{\mathrm{kv}}", meaning="KV-cache bytes read per step on one GPU", title="KV-cache bytes per step")
-weights_gpu = Step("weight_bytes_gpu", pr.tp_split(weight_bytes.s), "B",
-                   "Tensor parallelism splits every weight matrix (experts included) evenly over the GPUs.",
+weights_gpu = Step("weight_bytes_gpu", pr.weight_bytes(pr.layout_weight_params(experts.s)), "B",
+                   r"Tensor parallelism splits every weight matrix over $\sym{n_tp}$ GPUs; the always-read weights are replicated over the "
+                   r"$\sym{n_dp}$ replicas, and the routed experts the whole group touches are spread over all $\sym{gpus}$ GPUs "
+                   r"($E/\sym{n_ep}$ whole experts on each under expert parallelism). With one replica this is the weight bytes over $\sym{n_tp}$.",
                    latex=r"W_{\mathrm{w,GPU}}", title="Weight bytes per GPU")
 bytes_gpu = Step("bytes_per_gpu", weights_gpu.s + kv_step.s, "B",
                  "Everything one GPU streams per step.", latex=r"W_{\mathrm{GPU}}", title="Bytes per GPU per step")
 flops_gemm = Step("flops_gemm_gpu", pr.tp_split(pr.gemm_flops(gl.P_active, gl.B * gl.q)), "flop",
                   r"Each token multiplies only its own weights (its top-$k$ experts): $\kappa P_{\mathrm{act}}$ FLOPs per token, split over the GPUs.",
                   latex=r"F_{\mathrm{gemm}}", title="GEMM FLOPs per GPU")
-flops_attn = Step("flops_attention_gpu", pr.tp_split(gl.B * gl.L * pr.decode_attention_flops()), "flop",
-                  r"Each query token scores against, and sums values over, its sequence's $T$ cached tokens in every layer; heads split over the GPUs.",
+flops_attn = Step("flops_attention_gpu", pr.tp_split(gl.B * gl.L * pr.decode_attention_flops(kept.s)), "flop",
+                  r"Each query token scores against, and sums values over, the tokens each layer keeps of its sequence; heads split over the GPUs.",
                   latex=r"F_{\mathrm{att}}", title="Attention FLOPs per GPU")
 t_memory = Step("t_memory", pr.memory_time(bytes_gpu.s, gl.eta_bw * gl.beta), "s",
                 "The memory side alone: the step's bytes at the achieved bandwidth.", latex=r"t_{\mathrm{mem}}", title="Memory time")
@@ -88,6 +99,20 @@ ar_rounds = Step("allreduce_rounds", pr.allreduce_rounds(), "1",
                  r"PCIe; a bidirectional ring of $2 \lfloor n_{\mathrm{TP}}/2 \rfloor$ hops on a torus. The chip's scale-up topology decides "
                  "which; zero on one GPU.",
                  latex=r"h_{\mathrm{AR}}", meaning="latency rounds of one small all-reduce", title="Latency rounds per all-reduce")
+a2a_bytes = Step("alltoall_bytes", pr.alltoall_bytes(), "B",
+                 r"Expert parallelism sends each token to the GPUs of its $k_{E}$ experts (dispatch) and brings the results back (combine): "
+                 r"per all-to-all, each GPU sends and receives its $B q/\sym{n_tp}$ tokens' rows for the $(\sym{n_ep} - 1)/\sym{n_ep}$ of their "
+                 "experts held elsewhere; zero without expert parallelism.",
+                 latex=r"W_{\mathrm{a2a}}", meaning="bytes one GPU sends per direction in one all-to-all", title="All-to-all bytes per GPU")
+# the bytes written out, not as the step symbol: at ep = 1 they are 0 before any link is looked up (a sweep on a chip without one)
+t_a2a = Step("t_alltoall", 2 * gl.L_moe * (a2a_bytes.expr * pr.alltoall_link() + pr.alltoall_rounds() * gl.t_ar), "s",
+             r"Two all-to-alls per MoE layer, dispatch and combine: each its bytes over the scale-up link $\sym{beta_link}$ while the layout's "
+             r"$\sym{gpus}$ GPUs fit in one scale-up domain of $\sym{n_dom}$, else over the scale-out network $\sym{beta_out}$, plus one "
+             r"round of latency $\sym{t_ar}$ (every GPU writes to its peers at once); zero without expert parallelism or without MoE layers.",
+             latex=r"t_{\mathrm{a2a}}", title="Expert-parallel all-to-alls")
+#: The all-to-alls' two parts, as COMM_BYTES and COMM_LATENCY: bytes growing with the batch, latency fixed per step.
+A2A_BYTES = 2 * gl.L_moe * a2a_bytes.expr * pr.alltoall_link()
+A2A_LATENCY = 2 * gl.L_moe * pr.alltoall_rounds() * gl.t_ar
 #: The all-reduces' two parts: their bytes over the link (growing with the batch) and their latency (fixed per step).
 COMM_BYTES = 2 * gl.L * pr.allreduce_time(pr.tp_allreduce_bytes())
 COMM_LATENCY = 2 * gl.L * ar_rounds.s * gl.t_ar
@@ -102,22 +127,29 @@ t_overhead = Step("t_overhead", OVERHEAD, "s",
                   r"What no byte count shows: $\sym{t_layer}$ in each of the $L$ layers (kernel launches, small kernels and host work grow "
                   r"with depth) and a small time $\sym{t_fixed}$ per step beside it. Both come from the engine profile.",
                   latex=r"t_{\mathrm{over}}", title="Overheads per step")
-t_step = Step("t_step", t_gemm.s + t_attn.s + t_comm.s + t_overhead.s, "s",
-              "The step: each component at the slower of its memory and compute time, the all-reduces, and the overheads that no byte "
-              "count shows.",
+t_step = Step("t_step", t_gemm.s + t_attn.s + t_comm.s + t_a2a.s + t_overhead.s, "s",
+              "The step: each component at the slower of its memory and compute time, the all-reduces and all-to-alls, and the overheads "
+              "that no byte count shows.",
               latex=r"t_{\mathrm{step}}", title="Step time")
 throughput = Step("throughput", gl.B * gl.q / t_step.s, "token/s",
                   r"All $B$ sequences advance $q$ tokens per step.", latex=r"\Theta", title="Throughput")
 
 #: The step-time model in reading order; a sheet includes these and adds its own.
-DECODE_STEP: tuple[Step, ...] = (tokens, experts, params, weight_bytes, weights_gpu, kv_tok, kv_tok_gpu, kv_step, bytes_gpu,
-                                 flops_gemm, flops_attn, t_memory, t_compute, t_gemm, t_attn, ar_rounds, t_comm, t_overhead, t_step,
+DECODE_STEP: tuple[Step, ...] = (gpus, tokens, experts, params, weight_bytes, weights_gpu, kv_tok, kv_tok_gpu, kept, kv_step, bytes_gpu,
+                                 flops_gemm, flops_attn, t_memory, t_compute, t_gemm, t_attn, ar_rounds, t_comm, a2a_bytes, t_a2a,
+                                 t_overhead, t_step,
                                  throughput)
+#: The step model up to the bytes one GPU streams (weights and KV), for sheets that build on the bytes before the times.
+BYTES_STEPS: tuple[Step, ...] = DECODE_STEP[: DECODE_STEP.index(bytes_gpu) + 1]
 #: The all-reduces alone, for sheets that take a slice of DECODE_STEP and add them.
 COMM_STEPS: tuple[Step, ...] = (ar_rounds, t_comm)
 
-memory_gpu = Step("memory_per_gpu", pr.tp_split(gl.P_total * gl.b_w) + gl.B * (gl.T + gl.q) * kv_tok_gpu.s, "B",
-                  "What must be resident per GPU: all weights (every expert, the embedding) split over the GPUs, and each sequence's cache including this step's tokens.",
+ROUTED_ALL = gl.L_moe * gl.E * gl.P_exp
+memory_gpu = Step("memory_per_gpu", (pr.tp_split(gl.P_total - ROUTED_ALL) + ROUTED_ALL / pr.layout_gpus()) * gl.b_w
+                  + gl.B * (kept.s + gl.q) * kv_tok_gpu.s, "B",
+                  r"What must be resident per GPU: the weights (the embedding included) split over $\sym{n_tp}$ and replicated over the replicas, "
+                  "the routed experts spread over every GPU of the layout, and what each of its own sequences' layers keep of the cache plus "
+                  "this step's tokens (a full window holds them until it drops its oldest).",
                   latex=r"M_{\mathrm{GPU}}", title="Memory needed per GPU")
 memory_fraction = Step("memory_fraction", memory_gpu.s / gl.C_mem, "1",
                        "Above 1 the model and its cache do not fit: more GPUs, a smaller batch or a shorter context.",
@@ -125,9 +157,22 @@ memory_fraction = Step("memory_fraction", memory_gpu.s / gl.C_mem, "1",
 #: Does it fit: include after DECODE_STEP.
 MEMORY_FIT: tuple[Step, ...] = (memory_gpu, memory_fraction)
 
-DISPLAY_UNITS = {"weight_bytes": "GB", "kv_bytes_per_token": "kB/token", "kv_bytes_per_token_gpu": "kB/token", "kv_bytes_step": "GB",
+#: DeepSeek-V3 decode on H800 in FP8 at a 4K context under three layouts, for the EP rows of the serving sheets' tables:
+#: tensor parallelism over one node; expert parallelism with data-parallel attention over 32 GPUs; and DeepSeek's own decode
+#: deployment as its profile shows it (deepseek-ai/profile-data README, "Decoding": EP128, TP1, a 4K prompt, 128 requests per GPU).
+LAYOUT_ROWS: tuple[Row, ...] = tuple(
+    Row("", model="deepseek-v3", hardware="h800", weights="fp8", set={**layout, "context": "4096 token"})
+    for layout in ({"tp": "8", "dp": "1", "ep": "1", "batch": "16"}, {"tp": "1", "dp": "32", "ep": "32", "batch": "128"},
+                   {"tp": "1", "dp": "128", "ep": "128", "batch": "128"})
+)
+LAYOUT_NOTE = (r"DeepSeek-V3 in FP8 on H800 at a 4K context: TP8 on one node (it does not fit), then expert parallelism with one attention "
+               r"replica per GPU over 32 GPUs and over 128 (DeepSeek's decode layout, 128 sequences per GPU). $B$ counts one replica's "
+               "sequences, and $\\sym{throughput}$ one replica's tokens per second: per GPU at $\\sym{n_tp} = 1$, per eight GPUs in the TP8 row. "
+               "Past one node of 8 the all-to-alls cross the 50 GB/s InfiniBand NIC of each GPU.")
+
+DISPLAY_UNITS = {"weight_bytes": "GB", "kv_bytes_per_token": "kB/token", "kv_bytes_per_token_gpu": "kB/token", "kv_bytes_step": "GB", "kept_context": "token",
                  "weight_bytes_gpu": "GB", "bytes_per_gpu": "GB", "flops_gemm_gpu": "Tflop", "flops_attention_gpu": "Tflop",
-                 "t_memory": "ms", "t_compute": "ms", "t_gemm": "ms", "t_attention": "ms", "t_comm": "ms", "t_overhead": "ms", "t_step": "ms",
+                 "t_memory": "ms", "t_compute": "ms", "t_gemm": "ms", "t_attention": "ms", "t_comm": "ms", "t_alltoall": "ms", "alltoall_bytes": "MB", "t_overhead": "ms", "t_step": "ms",
                  "throughput": "token/s", "memory_per_gpu": "GB", "params_read": "parameter"}
 
-__all__ = ["COMM_BYTES", "COMM_LATENCY", "COMM_STEPS", "DECODE_STEP", "DISPLAY_UNITS", "MEMORY_FIT", "OVERHEAD"]
+__all__ = ["A2A_BYTES", "A2A_LATENCY", "BYTES_STEPS", "COMM_BYTES", "COMM_LATENCY", "COMM_STEPS", "DECODE_STEP", "DISPLAY_UNITS", "LAYOUT_NOTE", "LAYOUT_ROWS", "MEMORY_FIT", "OVERHEAD"]

@@ -39,6 +39,8 @@ FIELDS: dict[str, tuple[str | None, bool]] = {
     "scaleup_bandwidth_per_direction": ("B/s", False),
     "scaleup_interconnect": (None, False),
     "scaleup_topology": (None, False),
+    "scaleup_domain": ("1", False),
+    "scaleout_bandwidth_per_direction": ("B/s", False),
     "peak_dense": ("flop/s", True),
 }
 STATUSES = ("C", "S", "U")
@@ -78,6 +80,11 @@ class Hardware:
     scaleup_interconnect: str | None = None
     #: one of TOPOLOGIES
     scaleup_topology: str | None = None
+    #: GPUs one scale-up domain connects (an NVSwitch node of 8, an NVL72 rack of 72): an expert-parallel group up to this
+    #: size exchanges its tokens over the scale-up link, a larger one over the scale-out network
+    scaleup_domain: int | None = None
+    #: the scale-out network (InfiniBand, RoCE) per GPU, per direction: its NIC's line rate
+    scaleout_bandwidth_per_direction: pint.Quantity | None = None
 
     def peak(self, math: str) -> pint.Quantity:
         """Dense tensor peak for math precision `math`."""

@@ -69,8 +69,9 @@ def _require_dimensionless(expr: sp.Basic, arg: sp.Basic, units: UnitMap) -> Non
 
 
 def _all_same(expr: sp.Basic, args: tuple[sp.Basic, ...], units: UnitMap) -> pint.Unit:
-    """The one unit all `args` share; an exact zero takes the others' unit (max(0, t) is a time)."""
-    nonzero = tuple(a for a in args if not (a.is_Number and a == 0)) or args
+    """The one unit all `args` share; an exact zero takes the others' unit (max(0, t) is a time), and so does NaN,
+    "no value" (the branch of a piecewise closed form where no root holds)."""
+    nonzero = tuple(a for a in args if not (a.is_Number and (a == 0 or a is sp.nan))) or args
     first = nonzero[0]
     u_first = _infer(first, units)
     for other in nonzero[1:]:
@@ -137,7 +138,7 @@ def _infer(expr: sp.Basic, units: UnitMap) -> pint.Unit:
         return _all_same(expr, expr.args[1:], units)
     if isinstance(expr, (sp.logic.boolalg.BooleanAtom,)):
         return ureg.dimensionless
-    if isinstance(expr, (sp.And, sp.Or, sp.Not)):
+    if isinstance(expr, (sp.And, sp.Or, sp.Not, sp.ITE)):  # sympy writes a condition over a Piecewise as ITE(c, a, b)
         for arg in expr.args:
             _infer(arg, units)
         return ureg.dimensionless

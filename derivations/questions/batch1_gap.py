@@ -182,7 +182,7 @@ first = Step("largest_suspect", pr.best_of([s.s for s in SUSPECTS], tuple(range(
              "6 wide weights, 7 all-reduces, 8 outside the engine): the first to fix when fixes cost the same.",
              latex=r"i^{*}", title="Largest suspect")
 
-STEPS = (*sm.DECODE_STEP[:9], *sm.COMM_STEPS, t_floor, t_obs, gap, kernels, t_gaps, t_host_step, white, t_bw_w, t_bw_kv, t_small_k, slow,
+STEPS = (*sm.BYTES_STEPS, *sm.COMM_STEPS, t_floor, t_obs, gap, kernels, t_gaps, t_host_step, white, t_bw_w, t_bw_kv, t_small_k, slow,
          t_wide, t_coll, extra, t_outside, suspects, explained, remainder, overshoot, accounted, invisible, share_white, share_slow, share_extra, share_invisible,
          share_explained, gpu_slow, not_gpu, t_gpu_only, eta_alone, rho_pred, first, *sm.MEMORY_FIT)
 

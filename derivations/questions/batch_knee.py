@@ -40,15 +40,16 @@ weights_resident = Step("weight_bytes_resident", sm.memory_gpu.expr.xreplace({gl
                         r"The part of $\sym{memory_per_gpu}$ no batch changes: every weight (all experts, the embedding) resident, split over the GPUs.",
                         latex=r"W_{\mathrm{res}}", title="Weights resident per GPU")
 memory_alone = Step("memory_cached_tokens", weights_resident.s + gl.T * sm.kv_tok_gpu.s, "B",
-                    r"The weights and $T$ cached tokens: $\sym{memory_per_gpu}$ as if one cache held them all.",
+                    r"The weights and $T$ cached tokens kept in every layer: $\sym{memory_per_gpu}$ as if one cache held them all.",
                     latex=r"M(T)", title=r"Memory with $T$ cached tokens")
 tokens_fit = solve("tokens_fit", memory_alone, usable, gl.T, "token",
-                   "The cached tokens the usable memory holds beside the weights, however the sequences share them: "
-                   "the context a lone sequence could reach if it had all the room.",
+                   "The cached tokens (each kept in every layer) the usable memory holds beside the weights, however the sequences share them: "
+                   "the context a lone sequence could reach if it had all the room and no layer had a window.",
                    latex=r"T_{\mathrm{fit}}", keep=(usable, weights_resident, sm.kv_tok_gpu), title="Cached tokens that fit", rounds="down",
                    none="the weights alone fill the usable memory, leaving no room for a cache: more GPUs (a larger TP degree) or fewer bytes per weight")
-b_fit = Step("B_fit", tokens_fit.s / (gl.T + gl.q), "1",
-             r"The cached tokens that fit over what each sequence holds, $T + q$: the batch that fills the usable memory exactly.",
+b_fit = Step("B_fit", tokens_fit.s / (sm.kept.s + gl.q), "1",
+             r"The cached tokens that fit over what each sequence's layers keep, $\sym{kept_context} + q$ with this step's tokens ($T + q$ "
+             "without windows): the batch that fills the usable memory exactly.",
              latex=r"B_{\mathrm{fit}}", title="Batch that fills the memory")
 memory_whole = at("memory_whole_sequences", sm.memory_gpu, {gl.B: sp.floor(b_fit.s)},
                   "The memory needed by the whole sequences that fit: a sequence whose cache does not fit whole cannot decode.",
@@ -65,26 +66,28 @@ CAPACITY: tuple[Step, ...] = (usable, weights_resident, memory_alone, tokens_fit
 
 # --- the line t(B) = t0 + B c and its knee ---
 
-weights_all = Step("weight_bytes_all_experts_gpu", pr.tp_split(pr.weight_bytes(pr.params_all_experts())), "B",
-                   r"The line's weights: every GEMM weight, every expert included, split over the GPUs. A dense model reads them all at any batch; "
+weights_all = Step("weight_bytes_all_experts_gpu", pr.weight_bytes(pr.layout_weight_params(gl.E)), "B",
+                   r"The line's weights: every GEMM weight, every expert included, as the layout splits them over the GPUs. A dense model reads them all at any batch; "
                    "a MoE batch reads nearly every expert long before the knee (see the experts read there).",
                    latex=r"W_{\mathrm{all}}", title="Weights the line streams per GPU")
 t_weights = Step("t_weights", pr.memory_time(weights_all.s, gl.eta_bw * gl.beta), "s",
                  "Those weights at the achieved bandwidth: the GEMMs' time while they are memory-bound.",
                  latex=r"t_{w}", title="Time to stream the weights")
-t_zero = Step("t_zero", t_weights.s + sm.t_overhead.s + sm.COMM_LATENCY, "s",
-              "The part of the step no batch changes: the weights, the overheads (per layer and per step) and the all-reduces' latency "
-              "(zero on one GPU).",
+t_zero = Step("t_zero", t_weights.s + sm.t_overhead.s + sm.COMM_LATENCY + sm.A2A_LATENCY, "s",
+              "The part of the step no batch changes: the weights, the overheads (per layer and per step) and the latency of the all-reduces "
+              "and all-to-alls (zero on one GPU).",
               latex=r"t_{0}", title="Intercept of the line")
-t_att_tok = Step("t_attention_per_token", pr.roofline_component_time(sm.flops_attn.s / (gl.B * gl.T), sm.kv_step.s / (gl.B * gl.T)), "s/token",
-                 r"Attention's roofline time per sequence per cached token: its KV reads (or, where attention is compute-bound, its FLOPs). "
-                 r"It is $\sym{t_attention}$ divided by $B T$.",
+t_att_tok = Step("t_attention_per_token", pr.roofline_component_time(sm.flops_attn.s / (gl.B * sm.kept.s), sm.kv_step.s / (gl.B * sm.kept.s)),
+                 "s/token",
+                 r"Attention's roofline time per sequence per kept token: its KV reads (or, where attention is compute-bound, its FLOPs). "
+                 r"It is $\sym{t_attention}$ divided by $B \sym{kept_context}$.",
                  latex=r"x", title="Attention time per cached token")
-t_comm_seq = Step("t_reduce_per_sequence", sm.COMM_BYTES / gl.B, "s",
-                  "Each sequence's share of the all-reduces' bytes: its activation rows cross the link twice per layer (zero on one GPU); "
-                  "their latency is the same at any batch, so it sits in the intercept.",
+t_comm_seq = Step("t_reduce_per_sequence", sm.COMM_BYTES / gl.B + sm.A2A_BYTES / gl.B, "s",
+                  "Each sequence's share of the collectives' bytes: its activation rows cross the link twice per layer (zero on one GPU), "
+                  "and under expert parallelism twice per MoE layer to its experts and back; their latency is the same at any batch, so it "
+                  "sits in the intercept.",
                   latex=r"y", title="All-reduce time per sequence")
-c_seq = Step("t_per_sequence", gl.T * t_att_tok.s + t_comm_seq.s, "s",
+c_seq = Step("t_per_sequence", sm.kept.s * t_att_tok.s + t_comm_seq.s, "s",
              r"The slope of the line: what one more sequence adds to the step. Batching shares the weights, never this.",
              latex=r"c", title="Slope of the line")
 ceiling = Step("throughput_ceiling", gl.q / c_seq.s, "token/s",
@@ -100,7 +103,7 @@ knee = solve("B_knee", line, half, gl.B, "1",
              r"The batch where throughput reaches half its ceiling: the batch whose sequences cost as much as the intercept, $t_{0} = B c$. "
              "Below it a bigger batch almost multiplies throughput; above it each doubling adds less.",
              latex=r"B_{\mathrm{knee}}", keep=(t_zero, c_seq), title="The knee")
-experts_knee = Step("experts_at_knee", pr.experts_touched(knee.s * gl.q / gl.u_token), "1",
+experts_knee = Step("experts_at_knee", pr.experts_touched(knee.s * gl.q * gl.n_dp / gl.u_token), "1",
                     r"Experts one MoE layer reads at the knee under uniform top-$k$ routing; when it is close to $E$ the line's every-expert weights are right.",
                     latex=r"E_{\mathrm{knee}}", title="Experts read at the knee")
 
@@ -233,6 +236,8 @@ DERIVATION = derivation(
             note=r"Above 1, $\sym{knee_over_capacity_long}$ says the cache fills before the knee at long context; $\sym{T_trade}$ is where the order changes. "
                  "On one GPU the slope has no per-sequence term but the cache, so the knee runs off at short context and a crossing can fall below one token: "
                  "an edge of the model, not of a server."),
+        Table("Expert parallelism: the knee and the batch that fits per GPU (DeepSeek-V3 on H800)", sm.LAYOUT_ROWS,
+              ("gpus", "B_knee", "B_max_kv", "t_step", "throughput", "memory_fraction"), note=sm.LAYOUT_NOTE),
         Table("Where compute caps the line", tuple(
             Row("", set={"context": f"{t} token"}) for t in (128, 512, 2048, 8192, 32768)
         ), ("B_compute", "knee_over_compute", "kv_over_compute", "throughput_ceiling", "throughput_ceiling_compute")),

@@ -34,10 +34,11 @@ over_floor = Step("step_over_floor", sm.t_step.s / t_floor.s, "1",
                   title="Step time over the floor")
 kv_equal = solve("T_kv_equal", sm.weights_gpu, sm.kv_step, gl.T, "token",
                  "The context at which the batch's KV reads cost as much as the weights: beyond it the cache, not the model, sets the floor.",
-                 latex=r"T_{=}", keep=(sm.weights_gpu, sm.kv_tok_gpu), title="Context where the cache costs as much as the weights")
+                 latex=r"T_{=}", keep=(sm.weights_gpu, sm.kv_tok_gpu), title="Context where the cache costs as much as the weights",
+                 none="every layer attends through a window, and at this batch the windowed cache stays below the weights at any context")
 
 # --- the smallest TP degree that fits, and its floor (issue 26) -----------------------------------------
-mem_whole = Step("memory_whole_model", gl.P_total * gl.b_w + gl.B * (gl.T + gl.q) * sm.kv_tok.s, "B",
+mem_whole = Step("memory_whole_model", gl.P_total * gl.b_w + gl.B * (sm.kept.s + gl.q) * sm.kv_tok.s, "B",
                  "Everything that must be resident, over all GPUs together: every weight (all experts, the embedding) and each sequence's cache.",
                  latex=r"M_{\mathrm{all}}", title="Memory the setup needs, all GPUs")
 mem_split = Step("memory_split", mem_whole.s / gl.n_tp, "B",
@@ -62,7 +63,8 @@ floor_gap = Step("t_floor_2n_gap", pr.memory_time((gl.P_total - gl.P_matmul) * g
                  "embedding, a gather of one row per token; the norms), streamed at datasheet bandwidth.",
                  latex=r"\Delta t_{2N}", title="Floor gap between the 2N and 2N_matmul counts")
 
-STEPS = (*sm.DECODE_STEP[:4], t_floor, ceiling, *sm.DECODE_STEP[4:], over_floor, kv_equal, *sm.MEMORY_FIT, *ms.MBU_STEPS,
+_READ = sm.DECODE_STEP.index(sm.weight_bytes) + 1
+STEPS = (*sm.DECODE_STEP[:_READ], t_floor, ceiling, *sm.DECODE_STEP[_READ:], over_floor, kv_equal, *sm.MEMORY_FIT, *ms.MBU_STEPS,
          mem_whole, mem_split, capacity, tp_fit, tp_min, floor_tp_min, floor_all, floor_gap)
 
 DERIVATION = derivation(
@@ -88,7 +90,8 @@ DERIVATION = derivation(
         "(2N) instead of the GEMM operands (2N_matmul) would move the floor by {t_floor_2n_gap}.",
     ),
     assumptions=(
-        r"Decode: each sequence adds $q$ tokens per step ($q = 1$ for plain decode) and reads its whole KV cache of $T$ tokens.",
+        r"Decode: each sequence adds $q$ tokens per step ($q = 1$ for plain decode) and reads its KV cache: all $T$ tokens in a full layer, "
+        r"at most $\sym{W_win}$ in a layer with a sliding window or a chunk.",
         "Weights streamed per step are the GEMM operands the batch touches: for dense models all of them; for MoE the always-used weights plus, per MoE layer, "
         r"the expected number of distinct experts the $B q$ tokens pick under uniform top-$k$ routing (top-$k$ at one token, nearly all experts at large batch).",
         r"The embedding gather (one row of $D$ weights per token) and activation traffic are left out: under 0.1% of the bytes at moderate batch.",
@@ -100,7 +103,9 @@ DERIVATION = derivation(
         "reach an implied MBU of {measured_mbu_low} to {measured_mbu_high} (median {measured_mbu_median}), so this step's bytes take "
         "{t_step_mbu_high} to {t_step_mbu_low} on such servers (median {t_step_mbu_median}), against {t_step} modelled.",
         "Tensor parallelism splits weights and FLOPs evenly; KV heads split only while there are more of them than GPUs (an MLA latent is on every GPU); "
-        "each layer all-reduces its activations twice over the GPU-to-GPU link (ring algorithm).",
+        "each layer all-reduces its activations twice over the GPU-to-GPU link (ring algorithm). Data-parallel attention replicates the "
+        "always-read weights and keeps each replica's cache on its own GPUs; expert parallelism spreads the routed experts and sends each "
+        "token to its experts and back, two all-to-alls per MoE layer.",
     ),
     takeaways=(
         "The floor is {t_floor} per step: {weight_bytes} of weights over the datasheet bandwidth, a ceiling of {tokens_per_s_ceiling} per sequence.",
@@ -126,7 +131,8 @@ DERIVATION = derivation(
         "neighbouring kernel, or overlaps it, pays less.",
         "The implied MBU range is the model's bytes over measured steps: records whose engine reads fewer bytes than counted (or more) "
         "move it, and the overheads per layer and per step are inside it.",
-        r"Paged KV, prefix sharing and sliding-window attention change the KV term; speculative decoding changes $q$.",
+        r"Paged KV and prefix sharing change the KV term; chunked attention is counted as a window of its chunk (an upper bound on what "
+        r"a query reads); speculative decoding changes $q$.",
     ),
     tables=(
         Table("Step time as batch and context grow", tuple(
@@ -144,6 +150,8 @@ DERIVATION = derivation(
             Row("", model="llama-3.1-8b"), Row("", model="llama-3.1-70b"), Row("", model="llama-3.1-405b"),
             Row("", model="mixtral-8x7b"), Row("", model="deepseek-v3"),
         ), ("memory_whole_model", "tp_fit", "tp_min", "t_floor", "t_floor_tp_min", "t_floor_2n_gap")),
+        Table("Parallelism as a layout: DeepSeek-V3 decode on H800", sm.LAYOUT_ROWS,
+              ("gpus", "weight_bytes_gpu", "kv_bytes_step", "t_alltoall", "t_step", "throughput", "memory_fraction"), note=sm.LAYOUT_NOTE),
     ),
     inputs=ms.MBU_INPUTS,
     plots=(Plot("step", "stack",

@@ -55,21 +55,25 @@ per_ctx = Step("attention_flops_per_context_token", pr.attention_flops_per_token
                r"($w_{k} = w_{v} = H$ for GQA; absorbed MLA scores over its latent and RoPE key and sums values in the latent); "
                "query heads count, not KV heads.",
                latex=r"a", meaning="attention FLOPs per token per token of context", title="Attention FLOPs per token of context")
-attn = Step("attention_flops", per_ctx.s * gl.T, "flop/token",
-            r"A decode token attends to all $T$ cached tokens.", latex=r"f_{\mathrm{att}}", title="Attention FLOPs per decode token")
+attn = Step("attention_flops", per_ctx.s * pr.kept_context(), "flop/token",
+            r"A decode token attends to the tokens each layer keeps: all $T$ cached tokens, or at most $\sym{W_win}$ in a layer with a window.", latex=r"f_{\mathrm{att}}", title="Attention FLOPs per decode token")
 ctx_break = solve("ctx_break", attn, flops_params, gl.T, "token",
                   r"The context where attention FLOPs equal the weight FLOPs: beyond it the rule undercounts by more than $2\times$.",
-                  latex=r"T_{\mathrm{break}}", title="Context where attention matches the weights")
+                  latex=r"T_{\mathrm{break}}", title="Context where attention matches the weights",
+                  none="every layer attends through a window, which caps attention's FLOPs below the weights' at any context")
 per_ctx_prefill = Step("attention_flops_per_context_token_prefill", pr.attention_flops_per_token(1, gl.L, gl.N, gl.h_k, gl.h_v), "flop/token**2",
                        r"Prefill runs attention over materialised K and V (per head $h_{k}$ and $h_{v}$ wide; MLA decompresses its latent once "
                        "rather than absorbing): the same as decode for GQA.",
                        latex=r"a_{\mathrm{pre}}", title="Prefill attention FLOPs per token of context")
-attn_prefill = Step("attention_flops_prefill_avg", per_ctx_prefill.s * gl.S / 2, "flop/token",
-                    r"In a causal prefill of $S$ tokens, query $i$ sees $i$ tokens: $S/2$ on average.", latex=r"\bar{f}_{\mathrm{att}}",
+attn_prefill = Step("attention_flops_prefill_avg", per_ctx_prefill.s * pr.attended_pairs() / gl.S, "flop/token",
+                    r"In a causal prefill of $S$ tokens, query $i$ sees $i$ tokens ($S/2$ on average), or at most $\sym{W_win}$ in a layer "
+                    "with a window.", latex=r"\bar{f}_{\mathrm{att}}",
                     title="Average attention FLOPs per prefill token")
 ctx_break_prefill = solve("ctx_break_prefill", attn_prefill, flops_params, gl.S, "token",
-                          "The prompt length where prefill's average attention FLOPs per token equal the weight FLOPs: twice the decode break.",
-                          latex=r"S_{\mathrm{break}}", title="Prompt length where prefill attention matches the weights")
+                          "The prompt length where prefill's average attention FLOPs per token equal the weight FLOPs: twice the decode break "
+                          "without windows.",
+                          latex=r"S_{\mathrm{break}}", title="Prompt length where prefill attention matches the weights",
+                          none="every layer attends through a window, which caps prefill attention's FLOPs per token below the weights' at any prompt length")
 per_token_total = Step("flops_per_token_total", flops_params.s + attn.s, "flop/token",
                        "Weight FLOPs plus attention at the input context.", latex=r"f", title="FLOPs per token at the input context")
 rule_error = Step("actual_over_rule", per_token_total.s / rule.s, "1",

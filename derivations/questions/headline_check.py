@@ -117,7 +117,7 @@ b_fit = solve("B_fits", sm.memory_gpu, capacity, gl.B, "1",
 
 # --- more GPUs ----------------------------------------------------------------------------------
 
-kv_all = Step("kv_bytes_step_all", gl.B * gl.T * sm.kv_tok.s, "B",
+kv_all = Step("kv_bytes_step_all", gl.B * sm.kept.s * sm.kv_tok.s, "B",
               "The KV cache the step reads over the whole tensor-parallel group.", latex=r"W_{\mathrm{kv,all}}",
               title="KV-cache bytes per step, all GPUs")
 bw_split = Step("bandwidth_split", (pr.tp_split(sm.weight_bytes.s) + pr.tp_split(kv_all.s)) * tau / gl.q, "B/s",
@@ -126,7 +126,7 @@ bw_split = Step("bandwidth_split", (pr.tp_split(sm.weight_bytes.s) + pr.tp_split
 n_split = solve("n_gpus_split", bw_split, bw_ds, gl.n_tp, "1",
                 "The GPU count if weights and cache both divided: right while the GPUs are no more than the cached streams.",
                 latex=r"n_{\mathrm{split}}", keep=(sm.weight_bytes, kv_all), title="GPUs needed, cache split")
-kv_one = Step("kv_bytes_step_one_stream", gl.B * gl.T * pr.kv_bytes_per_token_per_gpu(degree=gl.n_kv), "B",
+kv_one = Step("kv_bytes_step_one_stream", gl.B * sm.kept.s * pr.kv_bytes_per_token_per_gpu(degree=gl.n_kv), "B",
               "Past as many GPUs as cached streams, each GPU keeps one whole stream (a KV head, or MLA's whole latent): the cache stops dividing.",
               latex=r"W_{\mathrm{kv,1}}", title="KV-cache bytes per step, one stream per GPU")
 bw_rep = Step("bandwidth_replicated", (pr.tp_split(sm.weight_bytes.s) + kv_one.s) * tau / gl.q, "B/s",
@@ -172,7 +172,8 @@ t_fits = solve("T_fits", bw_top, bw_ds, gl.T, "token",
                "The longest context at which the claim fits: the cache shrinks with the context, the weights do not. Exact for a dense "
                "model and for any model at batch 1; a larger MoE batch reads more experts, and then fits only a shorter context.",
                latex=r"T_{\mathrm{fit}}", keep=(w_top, sm.kv_tok_gpu), title="Longest context that fits", rounds="down",
-               none="the weights alone need more than the datasheet bandwidth at this claim, so no context is short enough")
+               none="no context meets the claim exactly: the weights alone need more than the datasheet bandwidth at this claim (no context "
+                    "is short enough), or every layer attends through a window that caps the cache before it reaches the budget")
 
 # --- a sparse peak ------------------------------------------------------------------------------
 
@@ -187,7 +188,7 @@ compute_ratio_sparse = Step("compute_ratio_sparse", compute_ratio.s / f_sparse, 
                             "The same over the sparse headline, which only a pruned model reaches and which buys no bandwidth.",
                             latex=r"\rho_{\pi,\mathrm{sparse}}", title="Needed over the sparse headline")
 
-STEPS = (*sm.DECODE_STEP[:9], bw_ds, bytes_tok, bw_need, ratio, ratio_ach, t_claim, *sm.DECODE_STEP[9:], per_user, over_model, *sm.MEMORY_FIT,
+STEPS = (*sm.BYTES_STEPS, bw_ds, bytes_tok, bw_need, ratio, ratio_ach, t_claim, *sm.DECODE_STEP[len(sm.BYTES_STEPS):], per_user, over_model, *sm.MEMORY_FIT,
          bw_max, bits,
          w_all, w_top, bw_agg, b_agg, bw_agg_top, b_agg_min, per_user_agg, capacity, b_fit,
          kv_all, bw_split, n_split, kv_one, bw_rep, n_rep, gpus,

@@ -129,7 +129,7 @@ mbu_pf = Step("mbu_prefill_in_time", MBU(sm.bytes_gpu.s, t_dash.s), "1",
 pts_pf = _points("points_prefill_in_time", mbu_pf, "Way 5 in points", r"wall")
 
 # 6. the GPUs of a tensor-parallel server
-server_bytes = Step("bytes_server", sm.weight_bytes.s + gl.B * gl.T * sm.kv_tok.s, "B",
+server_bytes = Step("bytes_server", sm.weight_bytes.s + gl.B * sm.kept.s * sm.kv_tok.s, "B",
                     "The server's bytes counted once: the weights read and one copy of every sequence's cache.",
                     latex=r"W_{\mathrm{server}}", title="Bytes per step for the whole server, counted once")
 mbu_one = Step("mbu_tp_one_gpu", MBU(server_bytes.s, sm.t_step.s), "1",

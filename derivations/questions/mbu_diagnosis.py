@@ -135,7 +135,7 @@ share_ns = Step("share_nonstream", b_ns.s / gap_rebuilt.s, "1", "The non-streami
 share_bw = Step("share_bandwidth", b_bw.s / gap_rebuilt.s, "1", "The bandwidth bucket's share of the missing time.",
                 latex=r"\Delta t_{\mathrm{bw}}/\Delta t", title="Bandwidth share of the missing time")
 
-STEPS = (*sm.DECODE_STEP[:9], *sm.MEMORY_FIT, t_floor, tpot, gap, missing, achieved,
+STEPS = (*sm.BYTES_STEPS, *sm.MEMORY_FIT, t_floor, tpot, gap, missing, achieved,
          f_busy, t_busy, *sm.COMM_STEPS, t_coll, f_coll, t_kernels, f_stream, t_stream, eta_hat,
          b_idle, b_coll, b_ns, b_bw, mbu_rebuilt, gap_rebuilt, share_idle, share_coll, share_ns, share_bw, *ms.MBU_STEPS)
 

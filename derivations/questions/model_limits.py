@@ -228,10 +228,12 @@ TABLES: tuple[Table, ...] = (
         Row("", model="llama-3.1-8b", hardware="h100-sxm", set={"tp": "1"}),
         Row("", model="mixtral-8x7b", hardware="h100-sxm", set={"tp": "2", "batch": "16"}),
         Row("", model="deepseek-v3", hardware="h200", weights="fp8", set={"tp": "8", "batch": "16"}),
+        sm.LAYOUT_ROWS[-1],
         Row("", model="qwen3-235b-a22b", hardware="h100-sxm", set={"tp": "8", "batch": "16"}),
         Row("", model="llama-3.1-70b", hardware="h100-sxm", weights="int4-g128", set={"tp": "2", "batch": "16"}),
     ), ("t_step", "break_moe_spread", "break_attention_long_context", "break_dequantization", "t_step_with_breaks", "share_modelled"),
-        note="Batch 16 for the MoE rows (the spread is zero at one token); DeepSeek-V3 runs its native FP8 weights; the last row is Llama 3.1 70B "
+        note="Batch 16 for the MoE rows (the spread is zero at one token); DeepSeek-V3 runs its native FP8 weights, on eight H200s by tensor "
+             "parallelism and on 128 H800s as DeepSeek serves it (EP128 with data-parallel attention, 128 sequences per GPU); the last row is Llama 3.1 70B "
              "in INT4 with BF16 scales per 128 weights on two GPUs, where dequantization applies."),
     Table("Long context and the memory the plan leaves out (sheet's model and chip)", tuple(
         Row("", set={"batch": str(b), "context": f"{t} token"}) for b, t in ((16, 8192), (64, 8192), (16, 131072), (8, 131072))

@@ -84,8 +84,8 @@ b_head = Step("bytes_lm_head", pr.weight_bytes(gl.P_head), "B", "The LM head, a 
 b_routed = Step("bytes_routed_experts", gl.L_moe * sm.experts.s * expert_bytes.s, "B",
                 r"The only term that grows with the batch: each MoE layer reads $\sym{experts_touched}$ distinct experts.",
                 latex=r"W_{\mathrm{routed}}", title="Routed experts the batch touches")
-b_kv = Step("bytes_kv", gl.B * gl.T * sm.kv_tok.s, "B",
-            r"Every sequence reads its own cache of $T$ tokens (one copy of the whole model's cache; tensor parallelism may replicate it, see $\sym{kv_bytes_step}$).",
+b_kv = Step("bytes_kv", gl.B * sm.kept.s * sm.kv_tok.s, "B",
+            r"Every sequence reads what its layers keep of its $T$ tokens (one copy of the whole model's cache; tensor parallelism may replicate it, see $\sym{kv_bytes_step}$).",
             latex=r"W_{\mathrm{kv}}^{\mathrm{all}}", title="KV cache read per step")
 b_step = Step("bytes_per_step", sm.weight_bytes.s + b_kv.s, "B",
               "Everything a step streams from HBM, over all GPUs: the weights it reads, which are the components above, and the KV cache.",
@@ -171,8 +171,8 @@ hot_load = Step("hot_expert_load", sp.Min(hot_n, gl.k_E * s_hot) / hot_n / (gl.k
 STEPS = (
     sm.tokens, sm.experts, fraction, var, var_bound, e_half, b_half, e_most, b_most,
     sm.params, sm.weight_bytes, expert_bytes, b_attn, b_dense, b_shared, b_router, b_head, b_routed,
-    sm.kv_tok, b_kv, b_step, b_dense_eq, b_ratio, w_ratio,
-    *(s for s in sm.DECODE_STEP if s not in (sm.tokens, sm.experts, sm.params, sm.weight_bytes, sm.kv_tok)), *sm.MEMORY_FIT,
+    sm.kv_tok, sm.kept, b_kv, b_step, b_dense_eq, b_ratio, w_ratio,
+    *(s for s in sm.DECODE_STEP if s not in (sm.tokens, sm.experts, sm.params, sm.weight_bytes, sm.kv_tok, sm.kept)), *sm.MEMORY_FIT,
     p_all, flops_ratio, t_moe, t_act, t_tot, cost_act, adv_tot, t_cmp_act, t_mem_all, b_payoff, tok_payoff, cov_payoff, t_cmp_tot, b_ridge,
     touched_skew, skew_ratio, w_skew, hot_load,
 )
@@ -242,8 +242,8 @@ DERIVATION = derivation(
         "Real routers are not uniform: per-batch load varies, and load-balancing losses or bias terms (DeepSeek-V3) only keep it near uniform on average.",
         "DeepSeek-V3 limits each token to experts on at most four nodes (group-limited routing); the distinct count per layer is the same in expectation, "
         "but the spread over GPUs is not.",
-        "With expert parallelism each GPU reads only its experts; the step then waits for the GPU with the most tokens, and all-to-all traffic replaces "
-        "the tensor-parallel all-reduce.",
+        "With expert parallelism each GPU reads only its share of the experts the group touches, and two all-to-alls per MoE layer replace the "
+        "tensor-parallel all-reduce; under skewed routing the step waits for the GPU with the most tokens, which the uniform model does not show.",
         r"Prefill of any real prompt reads every expert ($S$ tokens in one step); see @prefill-decode-crossover.",
         "A routed expert sees only its share of the tokens, so its GEMM turns compute-bound later than the dense parts (@ridge-coincidence).",
         r"The closed-form payoff takes every expert as read; $\sym{coverage_at_payoff}$ checks that this holds there.",
@@ -273,6 +273,8 @@ DERIVATION = derivation(
             for b in (16, 64) for h, s in (("0.25", "0.25"), ("0.25", "0.5"), ("0.25", "0.8"), ("0.1", "0.5"))
         ), ("experts_touched", "experts_touched_skewed", "skew_ratio", "hot_expert_load"),
             note=r"$s = h$ is uniform routing. A share $s$ of the picks on a fraction $h$ of the experts."),
+        Table("Expert parallelism: what each GPU reads (DeepSeek-V3 on H800)", sm.LAYOUT_ROWS,
+              ("gpus", "experts_touched", "weight_bytes_gpu", "alltoall_bytes", "t_alltoall", "t_step", "memory_fraction"), note=sm.LAYOUT_NOTE),
     ),
     claims=(
         Claim("Active parameters describe one token: at one token per step the MoE reads exactly its active weights.",

@@ -38,7 +38,7 @@ coverage = Step("expert_coverage_at_cross", pr.experts_touched(t_cross.s / gl.u_
                 "(1 for a dense model).",
                 latex=r"E_{\mathrm{read}}(S^{*})/E", title="Expert coverage at the crossover")
 f_attn = Step("prefill_flops_attention", pr.prefill_attention_flops(), "flop",
-              r"Causal attention over the prompt: $S^{2}/2$ query-key pairs, $2 L N (h_{k} + h_{v})$ FLOPs each ($4 L N H$ for GQA; "
+              r"Causal attention over the prompt: $S^{2}/2$ query-key pairs per layer (fewer in a layer with a window), $2 L N (h_{k} + h_{v})$ FLOPs each ($4 L N H$ for GQA; "
               "MLA prefill decompresses K and V rather than absorbing).",
               latex=r"F_{\mathrm{att}}", title="Attention FLOPs of the prefill")
 kv_tok = Step("kv_bytes_per_token", pr.kv_bytes_per_token(gl.e_kv, gl.b_kv), "B/token",

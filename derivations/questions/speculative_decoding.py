@@ -203,6 +203,8 @@ DERIVATION = derivation(
         "sequence. Both step times are the shared step model (weights, KV cache, compute, all-reduces, overheads per layer and per step); "
         "the drafter's uses the second model's primed symbols and its own tensor-parallel degree.",
         r"Plain decode, the baseline, is one token per sequence per step ($q = 1$ token).",
+        r"The question's eight H100s are one tensor-parallel group ($\sym{n_tp} = 8$, no data-parallel replicas or expert parallelism: "
+        r"$\sym{n_dp} = \sym{n_ep} = 1$); a dense 70B model has no experts to split, and the layout's other degrees stay at 1 unless set.",
         r"Each drafted token is accepted with probability $\alpha$, independently (Leviathan et al. 2023); a rejection ends the cycle and the target's own "
         "token replaces the rejected one. Real acceptance falls along the draft, so long drafts do a little worse than shown.",
         "The drafter shares the target's tokenizer (Llama 3.2 1B and Llama 3.3 70B do); the sheet does not check it.",

@@ -16,6 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from derivations import glossary as gl
+from derivations import primitives as pr
 from derivations.questions.decode_op_ranking import KERNELS
 from derivations.registry import BY_SLUG
 from derivations.sheet import Missing, evaluate, evaluate_numbers, input_values
@@ -54,7 +55,11 @@ def test_b_flip_closed_forms_meet_their_equations():
     flip = DOR.step("B_flip").expr
     assert sp.simplify(flip.xreplace(gqa) - gl.kappa_attn * gl.N * gl.b_w / (2 * gl.kappa * gl.K * gl.b_kv)) == 0
     assert sp.simplify(DOR.step("B_flip_experts").expr - flip * gl.E / gl.k_E) == 0
-    assert sp.simplify(DOR.step("B_flip_time").expr - gl.N * gl.h_v * gl.D * gl.u_param * gl.b_w / (gl.T * gl.n_kv * gl.w_c * gl.b_kv)) == 0
+    flip_time = DOR.step("B_flip_time").expr
+    kept = pr.kept_context()  # T without windows; windowed layers keep min(T, W)
+    assert sp.simplify(flip_time - gl.N * gl.h_v * gl.D * gl.u_param * gl.b_w / (kept * gl.n_kv * gl.w_c * gl.b_kv)) == 0
+    # a model without windows (L_win = 0) has exactly the closed form it had before windows
+    assert sp.simplify(flip_time.xreplace({gl.L_win: 0}) - gl.N * gl.h_v * gl.D * gl.u_param * gl.b_w / (gl.T * gl.n_kv * gl.w_c * gl.b_kv)) == 0
 
 
 def test_time_flip_for_llama_70b_is_4_at_8k_and_8_at_4k():

@@ -154,11 +154,13 @@ def test_experts_touched_is_between_top_k_and_all_and_rises_with_batch(model, b1
 def test_kv_bytes_per_gpu_never_fall_below_the_replicated_share(model, batch, ctx_len, tp):
     m = api.model(model)
     v = evaluate(DF, context(model=model, batch=str(batch), context=f"{ctx_len} token", tp=str(tp)),
-                 ["kv_bytes_step", "kv_bytes_per_token"])
+                 ["kv_bytes_step", "kv_bytes_per_token", "kept_context"])
     streams = 1 if m.mla else m.num_kv_heads
     per_stream = v["kv_bytes_per_token"] / streams  # one cached stream of every layer
-    assert v["kv_bytes_step"] >= batch * ctx_len * per_stream * Fraction(-(-streams // tp)) - 1e-6
-    assert v["kv_bytes_step"] >= batch * ctx_len * v["kv_bytes_per_token"] / tp - 1e-6
+    kept = v["kept_context"]  # the tokens a layer keeps, averaged over layers: ctx_len without windows, less with them
+    assert kept <= ctx_len and (kept == ctx_len or any(w for _, w in m.attention_windows))
+    assert v["kv_bytes_step"] >= batch * kept * per_stream * Fraction(-(-streams // tp)) - 1e-6
+    assert v["kv_bytes_step"] >= batch * kept * v["kv_bytes_per_token"] / tp - 1e-6
 
 
 # --- regression tests, one per bug in the generality issue, with its numbers ---

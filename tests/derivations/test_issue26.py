@@ -155,5 +155,5 @@ def test_prediction_error_at_its_default_says_no_measurement_was_given():
     sheet = api.derive("model-limits")
     missing = sheet.values["prediction_error"].missing
     assert missing is not None and missing.reason.startswith("no measurement given") and "denominator" not in missing.reason
-    v = api.derive("model-limits", inputs={"measured_step": "30 ms"}).values
+    v = api.derive("model-limits", inputs={"t_observed": "30 ms"}).values
     assert v["prediction_error"].float == pytest.approx((v["t_step"].float - 0.030) / 0.030, rel=1e-12) and v["prediction_error"].float < 0

@@ -521,6 +521,15 @@ def step_time_at_mbu(nbytes: sp.Expr, mbu: sp.Expr, bandwidth: sp.Expr = gl.beta
     return memory_time(nbytes, mbu * bandwidth)
 
 
+def expected_tokens_per_cycle(alpha: sp.Expr = gl.alpha, gamma: sp.Expr = gl.gamma) -> sp.Expr:
+    """Tokens a sequence gains per speculative cycle on average: 1 + alpha + ... + alpha^gamma (Leviathan et al. 2023,
+    arXiv:2211.17192, eq. 1), gamma + 1 when every draft is accepted [1]."""
+    return sp.Piecewise((gamma + 1, sp.Eq(alpha, 1)), ((1 - alpha ** (gamma + 1)) / (1 - alpha), True))
+
+
+__all__ += ["expected_tokens_per_cycle"]
+
+
 def measurement_given(measured: sp.Expr, scale: sp.Expr) -> sp.Expr:
     """1 where a measurement is given, 0 where none is [1].
 

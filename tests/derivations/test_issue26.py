@@ -157,3 +157,41 @@ def test_prediction_error_at_its_default_says_no_measurement_was_given():
     assert missing is not None and missing.reason.startswith("no measurement given") and "denominator" not in missing.reason
     v = api.derive("model-limits", inputs={"t_observed": "30 ms"}).values
     assert v["prediction_error"].float == pytest.approx((v["t_step"].float - 0.030) / 0.030, rel=1e-12) and v["prediction_error"].float < 0
+
+
+# --- mbu-definition ----------------------------------------------------------------------------------
+
+def test_mbu_definition_time_base_sku_and_speculation_against_their_equations():
+    """The interviewer's points as derived steps: each against its closed form, at the reference server (Qwen3-235B-A22B, 8 H100 SXM)."""
+    sheet = api.derive("mbu-definition")
+    v = {n: x.float for n, x in sheet.values.items() if x.missing is None}
+    # the time base: the kernels' summed time drops the overheads L t_layer + t_fixed; MBU rises by one over the kernels' share
+    assert v["t_kernels_summed"] == pytest.approx(v["t_step"] - v["t_overhead"], rel=1e-12)
+    assert v["share_step_outside_kernels"] == pytest.approx(v["t_overhead"] / v["t_step"], rel=1e-12)
+    assert v["mbu_kernel_time"] == pytest.approx(v["mbu"] / (1 - v["share_step_outside_kernels"]), rel=1e-12)
+    assert v["share_step_in_kernels"] == pytest.approx(1 - v["share_step_outside_kernels"], rel=1e-12)
+    # another SKU's datasheet: specs/hardware/h100-sxm.toml 3.35 TB/s over h100-pcie.toml 2.0 TB/s
+    assert v["mbu_wrong_sku_ratio"] == pytest.approx(3.35 / 2.0, rel=1e-12)
+    assert v["mbu_wrong_sku"] == pytest.approx(v["mbu"] * 3.35 / 2.0, rel=1e-12)
+    # speculation: per-token MBU is inflated by 1 + alpha + ... + alpha^gamma (0.8, 4: 3.3616)
+    tau = sum(0.8 ** i for i in range(5))
+    assert v["expected_tokens"] == pytest.approx(tau, rel=1e-12)
+    assert v["mbu_speculative_inflation"] == pytest.approx(tau, rel=1e-12)
+    assert v["mbu_speculative_per_token"] == pytest.approx(tau * v["mbu"], rel=1e-12)
+    at_one = api.derive("mbu-definition", inputs={"acceptance": "1", "draft_length": "3"}).values
+    assert at_one["mbu_speculative_inflation"].float == pytest.approx(4, rel=1e-12)  # every draft accepted: gamma + 1
+    # MBU above 1 proves an accounting error: the check counts the slips above 1 and never flags the true MBU
+    reported = [n for n in sheet.values if n.startswith("mbu_") and n not in ("mbu_above_one", "mbu_wrong_sku_ratio", "mbu_speculative_inflation")]
+    assert v["slips_above_one"] == sum(1 for n in reported if v[n] > 1) >= 1
+    assert v["mbu"] <= 1 and v["mbu_above_one"] == 0
+    verdicts = {c.text: c.holds for c in sheet.claims}
+    assert verdicts["The kernels' summed time as the time base is 30 points off."] is False  # 23.7 points here
+    assert verdicts["A datasheet peak from the wrong SKU is 30 points off."] is True  # 35.0 points
+    assert verdicts["Per-token MBU under speculative decoding is inflated by the expected tokens per cycle."] is True
+    assert verdicts["MBU above 1 proves an accounting error: on the reference server at least one slip reads above 1, and the check "
+                    "catches it."] is True
+
+
+def test_the_memory_utilization_counter_is_cited_as_time_not_bandwidth():
+    scoring = " ".join(api.derive("mbu-definition").derivation.scoring)
+    assert "DCGM_FI_DEV_MEM_COPY_UTIL" in scoring and "nvmlUtilization_t" in scoring and "being read or written" in scoring

@@ -195,3 +195,19 @@ def test_mbu_definition_time_base_sku_and_speculation_against_their_equations():
 def test_the_memory_utilization_counter_is_cited_as_time_not_bandwidth():
     scoring = " ".join(api.derive("mbu-definition").derivation.scoring)
     assert "DCGM_FI_DEV_MEM_COPY_UTIL" in scoring and "nvmlUtilization_t" in scoring and "being read or written" in scoring
+
+
+def test_decode_floor_fixed_latency_in_its_parts():
+    """L t_layer + t_fixed + 2 L h_AR t_AR: each part against its equation, and the sum is what the step pays above bytes and FLOPs."""
+    for inputs in ({}, {"tp": "8"}):
+        sheet = api.derive("decode-floor", model="llama-3.1-70b" if inputs else "llama-3.1-8b", inputs=inputs)
+        v = {n: x.float for n, x in sheet.values.items() if x.missing is None}
+        inp = {i.name: i.value.float for i in sheet.inputs}
+        layers = 80 if inputs else 32
+        assert v["t_latency_layers"] == pytest.approx(layers * inp["t_layer"], rel=1e-12)
+        assert v["t_latency_step"] == pytest.approx(inp["t_fixed"], rel=1e-12)
+        rounds = v["allreduce_rounds"]
+        assert rounds == (1 if inputs else 0)  # one-shot on NVSwitch; none on one GPU
+        assert v["t_latency_allreduce"] == pytest.approx(2 * layers * rounds * inp["ar_latency"], rel=1e-12, abs=0)
+        assert v["t_latency_fixed"] == pytest.approx(v["t_overhead"] + v["t_latency_allreduce"], rel=1e-12)
+        assert v["t_step"] - v["t_gemm"] - v["t_attention"] - v["t_comm"] + v["t_latency_allreduce"] == pytest.approx(v["t_latency_fixed"], rel=1e-9)

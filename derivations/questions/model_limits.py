@@ -68,6 +68,9 @@ err_med = Step("error_median", e_med, "1",
                latex=r"\bar{\epsilon}", title="Median error against measurements")
 err_worst = Step("error_worst", e_worst, "1", "Its largest absolute error against those records.",
                  latex=r"\epsilon_{\max}", title="Worst error against measurements")
+accuracy = Step("accuracy_median", 1 - e_med, "1",
+                "One less the median error: how close the model comes to a measured server at the median of the dataset.",
+                latex=r"1 - \bar{\epsilon}", title="Median accuracy against measurements")
 band_low = Step("t_step_band_low", sm.t_step.s * sp.Max(0, 1 - e_med), "s",
                 "The prediction less the model's median error against published measurements (never below zero): half of the measured "
                 "servers sit closer to the model than this band.",
@@ -191,7 +194,7 @@ fraction_usable = Step("memory_fraction_usable", (sm.memory_gpu.s + kv_waste.s) 
                        "Catch it: the engine's count of KV blocks at start-up against the batch and context the plan assumes.",
                        latex=r"M^{+}/M_{\mathrm{use}}", title="Share of usable memory, with paging")
 
-STEPS = (*sm.DECODE_STEP, *sm.MEMORY_FIT, lines, err_med, err_worst, band_low, band_high, worst_low, worst_high, tp8_fast, tp8_slow, t_measured, error, kernels, b_launch, t_gemm_mixed, b_prefill, flops_tiled, b_tile, experts_2, variance, spread, b_moe, b_att,
+STEPS = (*sm.DECODE_STEP, *sm.MEMORY_FIT, lines, err_med, err_worst, accuracy, band_low, band_high, worst_low, worst_high, tp8_fast, tp8_slow, t_measured, error, kernels, b_launch, t_gemm_mixed, b_prefill, flops_tiled, b_tile, experts_2, variance, spread, b_moe, b_att,
          weight_only, b_dq, t_gemm_clk, t_attn_clk, b_clk, t_breaks, t_broken, share_model, largest, bk.usable, kv_waste, fraction_usable)
 
 BREAK_COLUMNS = tuple(b.name for b in BREAKS)
@@ -207,6 +210,22 @@ def _validation_row(rid: str) -> Row:
                set={"batch": str(m.batch), "context": f"{mean_context(m)} token", "tp": str(m.tp), "tokens_per_step": "1 token",
                     ms.MEASURED_STEP.name: f"{measured_step(m)!r} s"})
 
+
+#: the worked setup: Llama 3.1 70B on eight H100 SXM at batch 1 (the sheet's defaults)
+WORKED = ("llama-3.1-70b", "h100-sxm", 8, 1)
+
+
+def _record_at_worked_setup() -> str:
+    """The fitted record nearest the worked setup: the same model, TP degree and batch, on the same chip where the dataset has one
+    (it has none of eight H100s: then on another chip)."""
+    model, hardware, tp, batch = WORKED
+    same = [rid for rid in fitted().records
+            if _RECORDS[rid].model.key == model and _RECORDS[rid].tp == tp and _RECORDS[rid].batch == batch]
+    on_chip = [rid for rid in same if _RECORDS[rid].hardware.key == hardware]
+    return (on_chip or same)[0]
+
+
+NEAREST = _record_at_worked_setup()
 
 VALIDATION = Table("Against published measurements: the memory-bound decode records the defaults are fitted to",
                    tuple(_validation_row(rid) for rid in fitted().records),
@@ -343,10 +362,11 @@ DERIVATION = derivation(
     tables=TABLES,
     claims=(
         Claim("The step model is about twenty lines (within 20%).", "model_lines", "20", rel_tol=0.2),
-        Claim("At the sheet's inputs the twenty lines get within striking distance of the step with its breaks, read as within 30%.",
-              "t_step", "t_step_with_breaks", rel_tol=0.3),
-        Claim("At batch 64, with prefill mixed in, they still get within 30%.", "t_step", "t_step_with_breaks", rel_tol=0.3,
-              where=Row("", set={"batch": "64"})),
+        Claim("The twenty lines get within striking distance of a real server, read as within 30% of the measured step at the dataset's "
+              "record nearest the worked setup (Llama 3.1 70B, eight GPUs, batch 1: on A100s, the dataset has no eight-H100 record).",
+              "t_step", "t_measured", rel_tol=0.3, where=_validation_row(NEAREST)),
+        Claim("Across the published measurements they sit within striking distance too: at the median error, read as at least 70% "
+              "accurate.", "accuracy_median", "0.7", rel_tol=0.0, at_least=True),
         Claim("The worked prediction is no faster than the fastest step the eight-GPU records support.", "t_step", "t_step_tp8_fast",
               rel_tol=0, at_least=True),
         Claim("It is no slower than the slowest step they support.", "t_step_tp8_slow", "t_step", rel_tol=0, at_least=True),
@@ -369,7 +389,7 @@ DERIVATION = derivation(
                 x="t_measured", y=("t_step",), hlines=("error_median",), table=3, group="tp",
                 labels={"t_measured": "measured step", "t_step": "predicted step", "error_median": "median error"})),
     display_units={**bk.DERIVATION.display_units, **{b.name: "ms" for b in BREAKS}, "t_gemm_prefill_mix": "ms", "t_gemm_clock": "ms",
-                   "t_attention_clock": "ms", "t_breaks": "ms", "t_step_with_breaks": "ms", "share_modelled": "%", "prediction_error": "%", "error_median": "%", "error_worst": "%", "t_step_band_low": "ms", "t_step_band_high": "ms", "t_step_worst_low": "ms",
+                   "t_attention_clock": "ms", "t_breaks": "ms", "t_step_with_breaks": "ms", "share_modelled": "%", "prediction_error": "%", "error_median": "%", "error_worst": "%", "accuracy_median": "%", "t_step_band_low": "ms", "t_step_band_high": "ms", "t_step_worst_low": "ms",
                    "t_step_worst_high": "ms", "t_step_tp8_fast": "ms", "t_step_tp8_slow": "ms", "t_measured": "ms", "t_observed": "ms", "kv_page_waste": "GB",
                    "flops_gemm_tiled": "Tflop", "memory_fraction": "%", "memory_fraction_usable": "%"},
 )

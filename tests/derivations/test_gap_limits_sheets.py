@@ -249,11 +249,14 @@ def test_claim_verdicts_at_the_defaults():
     gap = {c.text[:40]: c.holds for c in api.derive("batch1-gap").claims}
     assert all(gap.values()), gap
     lim = api.derive("model-limits").claims
-    # twenty lines; within 30% at batch 1; and at batch 64 with prefill mixed in, since the fitted per-layer overhead makes the
-    # modelled step long beside the breaks (at the hand-set defaults that one did not hold); inside the eight-GPU records' range
+    # twenty lines; within 30% of the measured step at the dataset's record nearest the worked setup (Llama 3.1 70B, eight A100s,
+    # batch 1, gpt-fast: 18.3 ms against 17.0 ms); at least 70% accurate at the dataset's median error; inside the eight-GPU records' range
     assert [c.holds for c in lim] == [True, True, True, True, True]
+    record = lim[1]
+    assert record.left.float == pytest.approx(0.0183, rel=0.01) and record.right.float == pytest.approx(0.01701, rel=1e-3)
     hand = api.derive("model-limits", overrides=["eta_bw=0.8", "t_fixed=0.2ms", "t_layer=0us", "ar_latency=0us"]).claims
-    assert [c.holds for c in hand] == [True, True, False, False, True]  # too fast for what the eight-GPU records support
+    # a lean engine's hand-set inputs: 10.9 ms against the record's 17.0 ms (36% fast), and too fast for what the eight-GPU records support
+    assert [c.holds for c in hand] == [True, False, True, False, True]
 
 
 def test_a_gpu_that_is_really_slow_breaks_the_claim():

@@ -211,3 +211,23 @@ def test_decode_floor_fixed_latency_in_its_parts():
         assert v["t_latency_allreduce"] == pytest.approx(2 * layers * rounds * inp["ar_latency"], rel=1e-12, abs=0)
         assert v["t_latency_fixed"] == pytest.approx(v["t_overhead"] + v["t_latency_allreduce"], rel=1e-12)
         assert v["t_step"] - v["t_gemm"] - v["t_attention"] - v["t_comm"] + v["t_latency_allreduce"] == pytest.approx(v["t_latency_fixed"], rel=1e-9)
+
+
+def test_model_limits_striking_distance_is_judged_against_a_measurement():
+    """Issue 26: 'within striking distance of a real server' against a dataset record at the worked setup (its model, TP degree and
+    batch; the dataset has no eight-H100 record, so on A100s) and against the dataset's median error, not the model plus its breaks."""
+    from derivations.questions import model_limits as ml
+    from derivations.validation import measured_step
+    from specs.measurements import load_measurements
+
+    record = {m.id: m for m in load_measurements()}[ml.NEAREST]
+    assert (record.model.key, record.tp, record.batch) == ("llama-3.1-70b", 8, 1)
+    claims = api.derive("model-limits").claims
+    striking = [c for c in claims if "striking distance" in c.text]
+    assert [c.right_name for c in striking] == ["t_measured", ""]
+    at_record = striking[0]
+    assert at_record.right.float == pytest.approx(measured_step(record), rel=1e-12)
+    assert at_record.holds is (abs(at_record.left.float / at_record.right.float - 1) <= 0.3 * max(1, at_record.left.float / at_record.right.float))
+    band = striking[1]
+    assert band.left.float == pytest.approx(1 - float(api.derive("model-limits").values["error_median"].float), rel=1e-12)
+    assert all("t_step_with_breaks" not in (c.left_name, c.right_name) for c in claims)

@@ -233,6 +233,12 @@ SCENARIO_INPUTS: tuple[Input, ...] = (
           "mesh), 2(n - 1) ring steps over PCIe, 2 floor(n/2) hops on a torus; a one-shot all-reduce on eight H100s takes 4 to 10 "
           f"microseconds (SGLang PR 2904); {_FROM_ENGINE}", "nonnegative"),
 )
+#: speculative decoding's two inputs, shared by every sheet whose steps read them (speculative-decoding, mbu-definition)
+SCENARIO_INPUTS += (
+    Input("acceptance", gl.alpha, "0.8", "1", "acceptance rate per drafted token (measured on your traffic; 0.6 to 0.9 is typical for a same-family drafter)",
+          "fraction"),
+    Input("draft_length", gl.gamma, "4", "1", "tokens drafted per sequence per cycle (0: no speculation)", "whole"),
+)
 #: the inputs an engine profile supplies (specs.measurements.PROFILE_INPUTS), by name
 ENGINE_INPUTS = frozenset(PROFILE_INPUTS)
 

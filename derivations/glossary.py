@@ -156,6 +156,11 @@ n_kl = g("n_kl", "1", r"n_{\mathrm{k/layer}}", "kernels launched per layer per d
 n_k0 = g("n_k0", "1", r"n_{\mathrm{k,0}}", "kernels per decode step outside the layers (embedding, final norm, LM head, sampling)")
 t_launch = g("t_launch", "s", r"t_{\mathrm{launch}}", "GPU idle time at each kernel boundary of a trace: the launch gap")
 eta_att = g("eta_att", "1", r"\eta_{\mathrm{att}}", "achieved fraction of datasheet bandwidth in the decode attention kernel")
+# speculative decoding (speculative-decoding, mbu-definition): a drafter proposes gamma tokens, the target accepts each with chance alpha
+alpha = g("alpha", "1", r"\alpha", "acceptance rate: the chance the target accepts each drafted token (independent of position)")
+gamma = g("gamma", "1", r"\gamma", "draft length: tokens the drafter proposes per sequence per cycle (the issue's $k$)")
+# a measured step of the setup at hand (batch1-gap, model-limits: --set t_observed=11.3ms); 0 where none is given
+t_meas = g("t_meas", "s", r"t_{\mathrm{meas}}", "a measured decode step time of this setup (0: none given)")
 
 # what published measurements of real servers say (specs/measurements/, `roofline validate`): decode-floor, mbu-diagnosis
 U_lo = g("U_lo", "1", r"\mathrm{MBU}_{\mathrm{low}}", "lowest implied MBU of the memory-bound decode records of the measurements dataset")

@@ -6,6 +6,8 @@ and the datasheet bandwidth (`roofline validate`). Its range is stored in the
 default engine profile (specs/measurements/profiles/fitted.toml, [summary]) by
 `roofline calibrate --write-defaults`, and a test fails when it is stale; here it
 becomes three inputs, and three steps put this sheet's bytes at those MBUs.
+A sheet that takes a measured step of its own setup takes it as one input,
+MEASURED_STEP (0: none given).
 """
 
 from __future__ import annotations
@@ -24,6 +26,12 @@ MBU_INPUTS: tuple[Input, ...] = (
     Input("measured_mbu_high", gl.U_hi, fitted().summary["mbu_high"], "1", f"highest implied MBU {_FROM}", "fraction"),
 )
 
+#: A measured step of the setup at hand, one input for every sheet that explains or checks one (batch1-gap, model-limits):
+#: `--set t_observed=11.3ms`. 0 (the default) where none is given: a sheet then says so, or uses its stated ratio.
+MEASURED_STEP = Input("t_observed", gl.t_meas, "0 ms", "s",
+                      "a measured decode step time of this setup, the engine's time per step at one token per sequence (0: none given)",
+                      "nonnegative")
+
 t_mbu_high = Step("t_step_mbu_high", pr.step_time_at_mbu(sm.bytes_gpu.s, gl.U_hi), "s",
                   "This step's bytes per GPU at the highest MBU a measured server reached: the fastest the dataset says to expect.",
                   latex=r"t_{\mathrm{MBU,high}}", title="Step at the best measured MBU")
@@ -38,4 +46,4 @@ t_mbu_low = Step("t_step_mbu_low", pr.step_time_at_mbu(sm.bytes_gpu.s, gl.U_lo),
 MBU_STEPS: tuple[Step, ...] = (t_mbu_high, t_mbu_median, t_mbu_low)
 DISPLAY_UNITS = {s.name: "ms" for s in MBU_STEPS}
 
-__all__ = ["DISPLAY_UNITS", "MBU_INPUTS", "MBU_STEPS"]
+__all__ = ["DISPLAY_UNITS", "MBU_INPUTS", "MBU_STEPS", "MEASURED_STEP"]

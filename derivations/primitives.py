@@ -607,4 +607,28 @@ def step_time_at_mbu(nbytes: sp.Expr, mbu: sp.Expr, bandwidth: sp.Expr = gl.beta
     return memory_time(nbytes, mbu * bandwidth)
 
 
-__all__ += ["memory_bandwidth_utilization", "step_time_at_mbu"]
+def expected_tokens_per_cycle(alpha: sp.Expr = gl.alpha, gamma: sp.Expr = gl.gamma) -> sp.Expr:
+    """Tokens a sequence gains per speculative cycle on average: 1 + alpha + ... + alpha^gamma (Leviathan et al. 2023,
+    arXiv:2211.17192, eq. 1), gamma + 1 when every draft is accepted [1]."""
+    return sp.Piecewise((gamma + 1, sp.Eq(alpha, 1)), ((1 - alpha ** (gamma + 1)) / (1 - alpha), True))
+
+
+__all__ += ["expected_tokens_per_cycle"]
+
+
+def measurement_given(measured: sp.Expr, scale: sp.Expr) -> sp.Expr:
+    """1 where a measurement is given, 0 where none is [1].
+
+    A measurement input is 0 where none is given (a measured step: `measured.MEASURED_STEP`); `scale`, a positive quantity in its
+    unit (the step's floor), makes the test a plain number: ceiling(min(1, measured/scale)) is 1 for any measurement, 0 for none.
+    (Written with Min: sympy's symbols are positive, so a plain ceiling of measured/(measured + scale) would simplify to 1.)
+    """
+    return sp.ceiling(sp.Min(1, measured / scale))
+
+
+def measured_or(measured: sp.Expr, otherwise: sp.Expr, given: sp.Expr) -> sp.Expr:
+    """The measurement where one is given (`given`, from `measurement_given`, is 1), else `otherwise` [the unit of both]."""
+    return given * measured + (1 - given) * otherwise
+
+
+__all__ += ["measured_or", "measurement_given", "memory_bandwidth_utilization", "step_time_at_mbu"]

@@ -2,8 +2,9 @@
 
 Takeaway: the floor is the bytes one GPU must stream per step (weights plus the
 KV cache at the context) over the datasheet bandwidth; the observed step is a
-stated multiple of it (default 2.5x) and the gap is their difference. The
-suspects are sorted by what one profiler trace of a step shows:
+measured time (--set t_observed=11.3ms), or where none is given a stated multiple
+of it (default 2.5x), and the gap is their difference; the ratio is derived from
+the time. The suspects are sorted by what one profiler trace of a step shows:
 
 - white space between kernels: launch gaps (kernels x gap) and host work per step;
 - kernels slower than their bytes: weight GEMVs and attention below the datasheet
@@ -26,10 +27,11 @@ the shared step model (derivations.stepmodel).
 import sympy as sp
 
 from derivations import glossary as gl
+from derivations import measured as ms
 from derivations import primitives as pr
 from derivations import stepmodel as sm
 from derivations.context import Input
-from derivations.engine import Claim, Plot, Row, Step, Table, derivation, solve
+from derivations.engine import Claim, Plot, Row, Step, Table, at, derivation, solve
 from derivations.symbols import Symbols
 
 S = Symbols(parent=gl.GLOSSARY)
@@ -43,8 +45,9 @@ t_out = S.add("t_out", "s", r"t_{\mathrm{out}}", "time per step the client count
 
 
 GAP_RATIO = Input("gap_ratio", rho_obs, "2.5", "1",
-                  "measured step time over the floor printed on this sheet (the teaser's 2.5x); at least 1: below it the GPU would stream "
-                  "faster than its datasheet bandwidth, so the bytes or the measurement are wrong", "at_least_one")
+                  "measured step time over the floor printed on this sheet (the teaser's 2.5x), used where no measured time is given "
+                  "(t_observed); at least 1: below it the GPU would stream faster than its datasheet bandwidth, so the bytes or the "
+                  "measurement are wrong", "at_least_one")
 #: Inputs model-limits shares: kernel counts, the launch gap, all-reduce latency and the attention kernel's bandwidth.
 KERNELS_LAYER = Input("kernels_per_layer", gl.n_kl, "12", "1",
                       "kernels per layer per step in the trace: about 10 for a fused engine (GEMMs, attention, norms, activation, cache write), "
@@ -62,10 +65,23 @@ t_floor = Step("t_floor", pr.memory_time(sm.bytes_gpu.s), "s",
                "What one GPU must stream per step, weights and the KV cache at this context, at datasheet bandwidth: "
                "no step on this chip can be faster.",
                latex=r"t_{\mathrm{floor}}", title="The floor")
-t_obs = Step("t_observed", rho_obs * t_floor.s, "s",
-             "The measured step: the ratio over the floor the measurement gives (the teaser's 2.5x by default).",
+t_at_ratio = Step("t_step_at_ratio", rho_obs * t_floor.s, "s",
+                  r"The step a ratio $\sym{rho_obs}$ over the floor stands for: the stated ratio's step where no time is measured, and the "
+                  "equation the closed forms below solve.",
+                  latex=r"t(\rho_{\mathrm{obs}})", title="Step at a stated ratio")
+given = Step("measurement_given", pr.measurement_given(gl.t_meas, t_floor.s), "1",
+             r"1 where a measured step is given (--set t_observed), 0 where none is ($\sym{t_meas}$ = 0, the default).",
+             latex=r"\delta_{\mathrm{meas}}", title="Measured step given")
+t_obs = Step("t_step_observed", pr.measured_or(gl.t_meas, t_at_ratio.s, given.s), "s",
+             r"The measured step: the time given ($\sym{t_meas}$, --set t_observed), else the stated ratio over the floor "
+             "(the teaser's 2.5x by default).",
              latex=r"t_{\mathrm{obs}}", title="Observed step")
-gap = Step("gap", t_obs.s - t_floor.s, "s",
+ratio = Step("gap_ratio_observed", sp.Piecewise((t_obs.s / t_floor.s, t_obs.s >= t_floor.s), (sp.nan, True)), "1",
+             "The measurement as a ratio over the floor: derived from the measured time where one is given, the stated ratio otherwise.",
+             latex=r"\rho", title="Observed ratio",
+             none="the measured step is shorter than the floor: no step streams its bytes faster than the datasheet bandwidth, so the "
+                  "bytes or the measurement are wrong")
+gap = Step("gap", (ratio.s - 1) * t_floor.s, "s",
            "What the suspects below have to explain: zero exactly when the step runs at its floor.", latex=r"\Delta t", title="The gap")
 
 # --- white space between kernels ---
@@ -168,11 +184,19 @@ not_gpu = Step("share_not_gpu", 1 - gpu_slow.s, "1",
 t_gpu_only = Step("t_gpu_only", pr.memory_time(sm.bytes_gpu.s, gl.eta_bw * gl.beta), "s",
                   "The step if a slow GPU were the whole story: the same bytes at the achieved bandwidth, nothing else.",
                   latex=r"t_{\mathrm{GPU}}", title="Step with only a slow GPU")
-eta_alone = solve("eta_bw_alone", t_gpu_only, t_obs, gl.eta_bw, "1",
-                  "The bandwidth share the streaming kernels would have to sink to for a slow GPU alone to explain the observed step: "
-                  "one over the ratio. A streaming kernel on a healthy GPU reaches 80 to 90%.",
-                  latex=r"\eta_{\mathrm{bw}}^{\mathrm{alone}}", keep=(sm.bytes_gpu,), title="Bandwidth a slow GPU alone would need")
-rho_pred = solve("gap_ratio_predicted", gap, suspects, rho_obs, "1",
+eta_ratio = solve("eta_bw_alone_at_ratio", t_gpu_only, t_at_ratio, gl.eta_bw, "1",
+                  "The bandwidth share the streaming kernels would have to sink to for a slow GPU alone to give a step a ratio "
+                  r"$\sym{rho_obs}$ over the floor: one over the ratio.",
+                  latex=r"\eta_{\mathrm{bw}}^{\mathrm{alone}}(\rho_{\mathrm{obs}})", keep=(sm.bytes_gpu,),
+                  title="Bandwidth a slow GPU alone would need, at a ratio")
+eta_alone = at("eta_bw_alone", eta_ratio, {rho_obs: ratio.s},
+               "The same closed form at the observed ratio: the share a slow GPU alone would need to explain the observed step. "
+               "A streaming kernel on a healthy GPU reaches 80 to 90%.",
+               latex=r"\eta_{\mathrm{bw}}^{\mathrm{alone}}", title="Bandwidth a slow GPU alone would need")
+gap_stated = Step("gap_at_ratio", (rho_obs - 1) * t_floor.s, "s",
+                  r"The gap a ratio $\sym{rho_obs}$ over the floor leaves, whatever was measured: the equation the suspects' ratio solves.",
+                  latex=r"\Delta t(\rho_{\mathrm{obs}})", title="Gap at a ratio")
+rho_pred = solve("gap_ratio_predicted", gap_stated, suspects, rho_obs, "1",
                  "The ratio the stated suspects predict: the one at which they explain the gap exactly.",
                  latex=r"\rho_{\mathrm{pred}}", keep=(t_floor, suspects), title="Ratio the suspects predict")
 
@@ -182,9 +206,9 @@ first = Step("largest_suspect", pr.best_of([s.s for s in SUSPECTS], tuple(range(
              "6 wide weights, 7 all-reduces, 8 outside the engine): the first to fix when fixes cost the same.",
              latex=r"i^{*}", title="Largest suspect")
 
-STEPS = (*sm.BYTES_STEPS, *sm.COMM_STEPS, t_floor, t_obs, gap, kernels, t_gaps, t_host_step, white, t_bw_w, t_bw_kv, t_small_k, slow,
+STEPS = (*sm.BYTES_STEPS, *sm.COMM_STEPS, t_floor, t_at_ratio, given, t_obs, ratio, gap, kernels, t_gaps, t_host_step, white, t_bw_w, t_bw_kv, t_small_k, slow,
          t_wide, t_coll, extra, t_outside, suspects, explained, remainder, overshoot, accounted, invisible, share_white, share_slow, share_extra, share_invisible,
-         share_explained, gpu_slow, not_gpu, t_gpu_only, eta_alone, rho_pred, first, *sm.MEMORY_FIT)
+         share_explained, gpu_slow, not_gpu, t_gpu_only, eta_ratio, eta_alone, gap_stated, rho_pred, first, *sm.MEMORY_FIT)
 
 SUSPECT_COLUMNS = ("t_launch_gaps", "t_host_wait", "t_slow_weights", "t_slow_attention", "t_small_kernels", "t_wide_weights")
 
@@ -195,9 +219,9 @@ DERIVATION = derivation(
     "shows and puts a millisecond figure on each.",
     S,
     STEPS,
-    ("t_floor", "t_observed", "gap"),
+    ("t_floor", "t_step_observed", "gap"),
     inputs=(
-        GAP_RATIO, KERNELS_LAYER, KERNELS_OTHER, LAUNCH_GAP,
+        ms.MEASURED_STEP, GAP_RATIO, KERNELS_LAYER, KERNELS_OTHER, LAUNCH_GAP,
         Input("host_time", t_host, "1.5 ms", "s", "host work per step the GPU waits for (scheduling, sampling, detokenizing): "
               "1 to 3 ms in a synchronous Python engine, near 0 with asynchronous scheduling", "nonnegative"),
         ETA_ATT,
@@ -211,12 +235,12 @@ DERIVATION = derivation(
               "nonnegative"),
     ),
     argument=(
-        "bytes_per_gpu", "t_floor", "t_observed", "gap", "t_white_space", "t_slow_kernels", "t_extra_kernels", "t_outside",
+        "bytes_per_gpu", "t_floor", "t_step_observed", "gap_ratio_observed", "gap", "t_white_space", "t_slow_kernels", "t_extra_kernels", "t_outside",
         "t_explained", "t_remainder", "share_gpu_slow", "eta_bw_alone", "largest_suspect",
     ),
     body_tables=(0, 3),
     answer=(
-        "The floor is {t_floor}; at the observed ratio the step takes {t_observed}, so {gap} per step needs explaining.",
+        "The floor is {t_floor}; the observed step takes {t_step_observed}, {gap_ratio_observed} times the floor, so {gap} per step needs explaining.",
         "One trace sorts the suspects: white space ({t_white_space}), kernels slower than their bytes ({t_slow_kernels}), extra "
         "or wrong kernels ({t_extra_kernels}) and time outside the engine ({t_outside}). A slow GPU accounts for only "
         "{share_gpu_slow} of the gap.",
@@ -224,8 +248,9 @@ DERIVATION = derivation(
     assumptions=(
         r"The floor is one GPU's bytes per step (its share of the weights the step reads and its KV cache at context $T$) at datasheet bandwidth; "
         "it is the same floor an MBU divides by. At batch 1 every step is memory-bound, so bytes, not FLOPs, set it.",
-        "The measurement is a ratio over this floor; a measured time per step is the ratio times the floor printed here "
-        r"(divide it by $\sym{t_floor}$ to get the input). The measured step is the engine's decode step, one token per sequence.",
+        r"The measurement is a time per step ($\sym{t_meas}$, --set t_observed) or, where none is given, a ratio over this floor "
+        r"($\sym{rho_obs}$, the teaser's 2.5x by default); the ratio is derived from the time where one is given. "
+        "The measured step is the engine's decode step, one token per sequence.",
         "Each suspect is sized from the inputs printed above, one formula each, and they add: a real trace may overlap some of them "
         "(host work hidden under a long kernel), so a suspect's figure is what it costs when nothing hides it.",
         "The suspects plus the unexplained remainder equal the gap exactly; if the stated suspects add up to more than the gap, "
@@ -234,7 +259,7 @@ DERIVATION = derivation(
         r"over the link plus $\sym{allreduce_rounds}$ rounds of latency each (one on a switched scale-up domain), twice per layer.",
     ),
     takeaways=(
-        "The floor is {t_floor} per step; at the measured ratio the step takes {t_observed}, a gap of {gap}.",
+        "The floor is {t_floor} per step; the observed step takes {t_step_observed} ({gap_ratio_observed} times the floor), a gap of {gap}.",
         "White space {t_white_space} (launch gaps {t_launch_gaps} over {kernels_per_step} kernels, host work {t_host_wait}); "
         "slow kernels {t_slow_kernels} (weight GEMVs {t_slow_weights}, attention {t_slow_attention}, small kernels {t_small_kernels}); "
         "extra or wrong kernels {t_extra_kernels} (wide weights {t_wide_weights}, all-reduces {t_collectives}); outside the engine {t_outside}.",
@@ -295,7 +320,8 @@ DERIVATION = derivation(
         Claim("A 2.5x gap almost never comes from the GPU being slow: read as streaming below datasheet bandwidth explaining at most a quarter "
               "of it (the rest at least three quarters).", "share_not_gpu", "0.75", rel_tol=0.0, at_least=True),
         Claim("The stated suspects reproduce a 2.5x step at batch 1 (within 20%).", "gap_ratio_predicted", "2.5", rel_tol=0.2),
-        Claim("A slow GPU alone would need streaming kernels at 40% of datasheet bandwidth to give 2.5x.", "eta_bw_alone", "0.4", rel_tol=0.01),
+        Claim("A slow GPU alone would need streaming kernels at 40% of datasheet bandwidth to give 2.5x.", "eta_bw_alone_at_ratio", "0.4",
+              rel_tol=0.01, where=Row("", set={"gap_ratio": "2.5"})),
         Claim("On a B200 the same software predicts a ratio of at least 2.5x.", "gap_ratio_predicted", "2.5", rel_tol=0.0, at_least=True,
               where=Row("", hardware="b200")),
     ),
@@ -304,16 +330,16 @@ DERIVATION = derivation(
     plots=(Plot("suspects", "bars",
                 "Each suspect in milliseconds, grouped by what one trace shows (white space, slow kernels, extra or wrong kernels, "
                 "invisible in the timeline), against the gap they must explain.",
-                title="A {t_observed} step over a {t_floor} floor: the {gap} gap suspect by suspect; {share_not_gpu} of the time "
+                title="A {t_step_observed} step over a {t_floor} floor: the {gap} gap suspect by suspect; {share_not_gpu} of the time "
                       "accounted for is not a slow GPU",
                 y=("t_white_space", "t_slow_kernels", "t_extra_kernels", "t_invisible"), split=("t_white_space", "t_slow_kernels", "t_extra_kernels", "t_invisible"),
                 vlines=("gap",), log="", answer=True,
                 labels={"t_white_space": "white space", "t_slow_kernels": "slow kernels", "t_extra_kernels": "extra or wrong kernels",
                         "t_invisible": "invisible in the timeline"}),),
-    display_units={**sm.DISPLAY_UNITS, "t_floor": "ms", "t_observed": "ms", "gap": "ms", "t_launch_gaps": "ms", "t_host_wait": "ms",
+    display_units={**sm.DISPLAY_UNITS, "t_floor": "ms", "t_step_observed": "ms", "t_observed": "ms", "gap_at_ratio": "ms", "t_step_at_ratio": "ms", "gap": "ms", "t_launch_gaps": "ms", "t_host_wait": "ms",
                    "t_white_space": "ms", "t_slow_weights": "ms", "t_slow_attention": "ms", "t_small_kernels": "ms", "t_slow_kernels": "ms",
                    "t_wide_weights": "ms", "t_collectives": "ms", "t_extra_kernels": "ms", "t_outside": "ms", "t_suspects": "ms",
                    "t_explained": "ms", "t_remainder": "ms", "t_overshoot": "ms", "t_invisible": "ms", "t_accounted": "ms", "t_gpu_only": "ms",
                    **{n: "%" for n in ("share_white_space", "share_slow_kernels", "share_extra_kernels", "share_invisible", "share_explained",
-                                       "share_gpu_slow", "share_not_gpu", "eta_bw_alone")}},
+                                       "share_gpu_slow", "share_not_gpu", "eta_bw_alone", "eta_bw_alone_at_ratio")}},
 )

@@ -63,9 +63,31 @@ floor_gap = Step("t_floor_2n_gap", pr.memory_time((gl.P_total - gl.P_matmul) * g
                  "embedding, a gather of one row per token; the norms), streamed at datasheet bandwidth.",
                  latex=r"\Delta t_{2N}", title="Floor gap between the 2N and 2N_matmul counts")
 
+# --- the fixed latency in its parts: what the step pays whatever its bytes (issue 26) -------------------
+lat_layers = Step("t_latency_layers", gl.L * gl.t_layer, "s",
+                  r"The overhead per layer, $\sym{t_layer}$ in each of the $L$ layers: kernel launches, small kernels and host work that grow "
+                  "with depth.",
+                  latex=r"L\,t_{\mathrm{layer}}", title="Per-layer overhead, all layers")
+lat_step = Step("t_latency_step", gl.t_fixed, "s",
+                "The time paid once a step beside it: scheduling, sampling, the host's work between steps.",
+                latex=r"t_{\mathrm{fixed}}", title="Per-step overhead")
+lat_ar = Step("t_latency_allreduce", sm.COMM_LATENCY, "s",
+              r"The all-reduces' latency: two per layer, $\sym{allreduce_rounds}$ rounds of $\sym{t_ar}$ each, whatever their bytes; "
+              "zero on one GPU.",
+              latex=r"2 L h_{\mathrm{AR}} t_{\mathrm{AR}}", title="All-reduce latency, all layers")
+lat_a2a = Step("t_latency_alltoall", sm.A2A_LATENCY, "s",
+               r"Under expert parallelism the all-to-alls' latency: a dispatch and a combine in each of the $L_{\mathrm{MoE}}$ MoE layers, "
+               r"one round of $\sym{t_ar}$ each; zero at $\sym{n_ep} = 1$.",
+               latex=r"t_{\mathrm{lat,a2a}}", title="All-to-all latency, all MoE layers")
+lat_fixed = Step("t_latency_fixed", lat_layers.s + lat_step.s + lat_ar.s + lat_a2a.s, "s",
+                 "The fixed latency of a step: its parts added, the time the step takes above its bytes and FLOPs at any batch.",
+                 latex=r"t_{0}", title="Fixed latency per step")
+lat_share = Step("share_latency_fixed", lat_fixed.s / sm.t_step.s, "1",
+                 "The fixed latency's share of the modelled step.", latex=r"t_{0}/t_{\mathrm{step}}", title="Fixed latency, share of the step")
+
 _READ = sm.DECODE_STEP.index(sm.weight_bytes) + 1
 STEPS = (*sm.DECODE_STEP[:_READ], t_floor, ceiling, *sm.DECODE_STEP[_READ:], over_floor, kv_equal, *sm.MEMORY_FIT, *ms.MBU_STEPS,
-         mem_whole, mem_split, capacity, tp_fit, tp_min, floor_tp_min, floor_all, floor_gap)
+         mem_whole, mem_split, capacity, tp_fit, tp_min, floor_tp_min, floor_all, floor_gap, lat_layers, lat_step, lat_ar, lat_a2a, lat_fixed, lat_share)
 
 DERIVATION = derivation(
     "decode-floor",
@@ -112,6 +134,8 @@ DERIVATION = derivation(
         "The KV cache costs as much as the weights once the context reaches {T_kv_equal} at this batch; each cached token holds {kv_bytes_per_token}.",
         "With the printed efficiencies and overheads, the modelled step is {t_step}, {step_over_floor} times the floor; the weight GEMMs take {t_gemm}, "
         "attention {t_attention}, the all-reduces {t_comm} and the overheads {t_overhead}.",
+        "The fixed latency, {t_latency_fixed} of the step ({share_latency_fixed}), splits into the per-layer overhead {t_latency_layers} "
+        "over the layers, the per-step overhead {t_latency_step} and the all-reduces' latency {t_latency_allreduce}.",
     ),
     scoring=(
         "Counts the bytes from the config, including the LM head, excluding the embedding gather.",
@@ -140,7 +164,7 @@ DERIVATION = derivation(
         ), ("kv_bytes_step", "t_memory", "t_compute", "t_step", "throughput", "memory_fraction")),
         Table(r"Tensor parallelism (sheet model, $B = 8$)", tuple(
             Row("", set={"tp": str(n), "batch": "8"}) for n in (1, 2, 4, 8, 16)
-        ), ("kv_bytes_per_token_gpu", "t_comm", "t_step", "memory_fraction"),
+        ), ("kv_bytes_per_token_gpu", "t_comm", "t_latency_allreduce", "t_latency_fixed", "t_step", "memory_fraction"),
             note=r"$t_{\mathrm{floor}}$ is the single-GPU floor; $t_{\mathrm{step}}$ divides weights and FLOPs over the TP group, KV heads only while there are more of them than GPUs."),
         Table("MoE: the batch reads more than its top-k experts (Mixtral 8x7B, DeepSeek-V3)", (
             *(Row("", model="mixtral-8x7b", set={"batch": str(b)}) for b in (1, 8, 64)),
@@ -165,5 +189,6 @@ DERIVATION = derivation(
                         "t_floor": "floor"}),),
     display_units={**sm.DISPLAY_UNITS, **ms.DISPLAY_UNITS, "t_floor": "ms", "tokens_per_s_ceiling": "token/s", "T_kv_equal": "token",
                    "memory_whole_model": "GB", "memory_split": "GB", "capacity_per_gpu": "GB", "t_floor_tp_min": "ms", "t_floor_all_params": "ms",
-                   "t_floor_2n_gap": "ms"},
+                   "t_floor_2n_gap": "ms", "t_latency_layers": "ms", "t_latency_step": "ms", "t_latency_allreduce": "ms", "t_latency_fixed": "ms",
+                   "share_latency_fixed": "%"},
 )

@@ -14,6 +14,14 @@ wrong changes one operand:
 6. both, which GPUs: the whole server's bytes over one GPU's bandwidth, or the
    server's bytes over the server's bandwidth with the cache counted once.
 
+Three more an interviewer checks: the time base (the kernels' summed time, which
+drops the step model's overheads t_layer and t_fixed), a datasheet peak from another
+SKU (the H100 PCIe's 2.0 TB/s for an SXM's 3.35 TB/s: the second chip), and
+per-token MBU under speculative decoding (inflated by the expected tokens per
+cycle). An MBU above 1 proves an accounting error: a step counts the slips that
+read above it. nvidia-smi's and DCGM's "memory utilization" is the share of time
+memory was read or written (NVML's nvmlUtilization_t), not bandwidth.
+
 Each is sized in points of MBU (hundredths) on one reference server: the shared
 step model (derivations.stepmodel) for Qwen3-235B-A22B in BF16 on eight H100
 SXM at tensor parallel 8, batch 16, 8K context, so the true MBU is derived, not
@@ -142,16 +150,78 @@ mbu_once = Step("mbu_tp_cache_once", MBU(server_bytes.s, sm.t_step.s, gl.n_tp * 
                 latex=r"\mathrm{MBU}_{\mathrm{TP,once}}", title="Way 6b: the cache counted once")
 pts_once = _points("points_tp_cache_once", mbu_once, "Way 6b in points", r"TP,once")
 
-worst = Step("points_worst", sp.Max(pts_all.s, pts_nokv.s, pts_bin.s, pts_width.s, pts_ach.s, pts_pf.s, pts_one.s, pts_once.s), "1",
+# 7. the time base: kernel time summed instead of the wall-clock step
+t_kern = Step("t_kernels_summed", sm.t_gemm.s + sm.t_attn.s + sm.t_comm.s, "s",
+              "What a profiler's kernel table adds up: the weight GEMMs, attention and the all-reduce kernels. The step model's overheads, "
+              r"$\sym{t_layer}$ per layer and $\sym{t_fixed}$ per step, are the step's time outside them (launch gaps, host work).",
+              latex=r"t_{\mathrm{kern}}", title="Kernel time summed")
+share_out = Step("share_step_outside_kernels", sm.t_overhead.s / sm.t_step.s, "1",
+                 "The share of the wall-clock step the time base moves: the overheads over the step.",
+                 latex=r"t_{\mathrm{over}}/t_{\mathrm{step}}", title="Share of the step outside the kernels")
+mbu_kern = Step("mbu_kernel_time", MBU(sm.bytes_gpu.s, t_kern.s), "1",
+                "Way 7, the time base is the kernels' summed time rather than the wall-clock step: too high by one over the kernels' share "
+                "of the step, since the white space between kernels drops out.",
+                latex=r"\mathrm{MBU}_{\mathrm{kern}}", title="Way 7: kernel time as the time base")
+pts_kern = _points("points_kernel_time", mbu_kern, "Way 7 in points", r"kern")
+share_in = Step("share_step_in_kernels", t_kern.s / sm.t_step.s, "1",
+                "The share of the step some kernel runs, each of them reading or writing HBM: about what nvidia-smi's and DCGM's "
+                "\"memory utilization\" counter reads, since it counts the time memory was being read or written, not the bytes moved.",
+                latex=r"t_{\mathrm{kern}}/t_{\mathrm{step}}", title="Share of the step memory is busy")
+
+# 8. a datasheet peak from another SKU of the chip (the H100 PCIe's for an H100 SXM)
+mbu_sku = Step("mbu_wrong_sku", MBU(sm.bytes_gpu.s, sm.t_step.s, gl.SECOND_CHIP[gl.beta]), "1",
+               r"Way 8, the denominator is the datasheet bandwidth of another SKU of the chip, $\sym{beta_2}$ (the H100 PCIe's HBM2e for an "
+               "H100 SXM's HBM3): the MBU moves by the ratio of the two bandwidths.",
+               latex=r"\mathrm{MBU}_{\mathrm{SKU}}", title="Way 8: a peak from the wrong SKU")
+sku_ratio = Step("mbu_wrong_sku_ratio", mbu_sku.s / mbu.s, "1",
+                 "The wrong SKU's MBU over the true one: the right chip's bandwidth over the other's, whatever the server.",
+                 latex=r"\mathrm{MBU}_{\mathrm{SKU}}/\mathrm{MBU}", title="Wrong-SKU error ratio")
+pts_sku = _points("points_wrong_sku", mbu_sku, "Way 8 in points", r"SKU")
+
+# 9. speculative decoding: accepted tokens counted as if each cost a step's bytes
+tau = Step("expected_tokens", pr.expected_tokens_per_cycle(), "1",
+           r"With a drafter, each verification step gains $1 + \alpha + \ldots + \alpha^{\gamma}$ tokens per sequence on average "
+           "(@speculative-decoding; Leviathan et al. 2023), not one.",
+           latex=r"\bar{n}", title="Expected tokens per cycle")
+bytes_tok = Step("bytes_per_token_assumed", sm.bytes_gpu.s / (gl.B * gl.q), "B/token",
+                 "The bytes per token a dashboard uses: the step's bytes over the tokens a plain step emits.",
+                 latex=r"W_{\mathrm{tok}}", title="Bytes per token a dashboard assumes")
+rate_spec = Step("token_rate_speculative", gl.B * tau.s * gl.u_token / sm.t_step.s, "token/s",
+                 "The tokens per second it counts: every sequence's accepted tokens per step.",
+                 latex=r"\Theta_{\mathrm{spec}}", title="Tokens per second with speculation")
+mbu_spec = Step("mbu_speculative_per_token", bytes_tok.s * rate_spec.s / gl.beta, "1",
+                "Way 9, MBU per token under speculative decoding: bytes per token times tokens per second over the bandwidth counts the "
+                "step's bytes once per accepted token, though one verification read them once for all of them.",
+                latex=r"\mathrm{MBU}_{\mathrm{tok}}", title="Way 9: per-token MBU with accepted tokens")
+spec_infl = Step("mbu_speculative_inflation", mbu_spec.s / mbu.s, "1",
+                 r"How many times too high: the expected tokens per cycle over the tokens of a plain step ($\bar{n}$ at $q$ = 1 token).",
+                 latex=r"\mathrm{MBU}_{\mathrm{tok}}/\mathrm{MBU}", title="Speculative per-token inflation")
+pts_spec = _points("points_speculative_per_token", mbu_spec, "Way 9 in points", r"tok")
+
+worst = Step("points_worst", sp.Max(pts_all.s, pts_nokv.s, pts_bin.s, pts_width.s, pts_ach.s, pts_pf.s, pts_one.s, pts_once.s, pts_kern.s,
+                                    pts_sku.s, pts_spec.s), "1",
              "The largest of them: how far off one slip can put the dashboard on this server.",
              latex=r"\Delta_{\max}", title="The worst single slip, in points")
 
+# the check: bytes that must move can never exceed what the datasheet bandwidth moves in the step
+REPORTED = (mbu_all, mbu_nokv, mbu_bin, mbu_width, mbu_ach, mbu_pf, mbu_one, mbu_once, mbu_kern, mbu_sku, mbu_spec)
+flagged = Step("slips_above_one", sp.Add(*(sp.ceiling(sp.Min(1, sp.Max(0, m.s - 1))) for m in REPORTED)), "1",
+               "How many of the slipped numbers read above 1: an MBU above 1 would need a GPU to move more bytes than its datasheet "
+               "bandwidth allows, so it proves an accounting error (bytes counted on more GPUs than read them, a slower SKU's peak, "
+               "accepted tokens counted as steps), and the check catches exactly these.",
+               latex=r"n_{\mathrm{MBU}>1}", title="Slips the MBU-above-1 check catches", counts="slips")
+true_flag = Step("mbu_above_one", sp.ceiling(sp.Min(1, sp.Max(0, mbu.s - 1))), "1",
+                 "The same check on the true MBU: 0, since the bytes that must move over the step time never beat the datasheet bandwidth.",
+                 latex=r"\delta_{\mathrm{MBU}>1}", title="True MBU above 1")
+
 STEPS = (*sm.DECODE_STEP, *sm.MEMORY_FIT, achieved, possible, mbu,
          w_total_gpu, mbu_all, pts_all, mbu_nokv, pts_nokv, gib, mbu_bin, pts_bin, b_assumed, mbu_width, pts_width,
-         mbu_ach, pts_ach, pf_flops, pf_bytes, t_pf, t_dash, mbu_pf, pts_pf, server_bytes, mbu_one, pts_one, mbu_once, pts_once, worst)
+         mbu_ach, pts_ach, pf_flops, pf_bytes, t_pf, t_dash, mbu_pf, pts_pf, server_bytes, mbu_one, pts_one, mbu_once, pts_once,
+         t_kern, share_out, mbu_kern, pts_kern, share_in, mbu_sku, sku_ratio, pts_sku, tau, bytes_tok, rate_spec, mbu_spec, spec_infl, pts_spec,
+         worst, flagged, true_flag)
 
 POINTS = ("points_all_params", "points_no_kv", "points_binary", "points_weight_width", "points_achievable_peak", "points_prefill_in_time",
-          "points_tp_one_gpu", "points_tp_cache_once")
+          "points_tp_one_gpu", "points_tp_cache_once", "points_kernel_time", "points_wrong_sku", "points_speculative_per_token")
 THIRTY = "30"
 
 DERIVATION = derivation(
@@ -175,6 +245,9 @@ DERIVATION = derivation(
         "{mbu_binary}, the wrong weight width {mbu_weight_width}, the achievable peak {mbu_achievable_peak}, prefill in the "
         "step time {mbu_prefill_in_time}, the server's bytes over one GPU {mbu_tp_one_gpu}; the worst is {points_worst} points "
         "off.",
+        "Three more an interviewer checks: the kernels' summed time as the time base gives {mbu_kernel_time}, another SKU's datasheet "
+        "peak {mbu_wrong_sku} ({mbu_wrong_sku_ratio} times the true MBU), and per-token MBU under speculative decoding reads "
+        "{mbu_speculative_inflation} times too high; {slips_above_one} of the slips read above 1, which proves an accounting error.",
     ),
     assumptions=(
         r"Numerator: the bytes one GPU must move per decode step, from the config: its share of the weights the step reads (for MoE the "
@@ -189,6 +262,9 @@ DERIVATION = derivation(
         "model's roofline; the width slip assumes the printed bits per weight for the weights the step reads.",
         "The reference server is Qwen3-235B-A22B in BF16 on eight H100 SXM (tensor parallel 8, batch 16, 8K context): a MoE model, "
         "so every way is live; it fits (see the memory share).",
+        r"The time-base slip sums the step model's kernels (weight GEMMs, attention, all-reduces) and leaves out its overheads "
+        r"$\sym{t_layer}$ per layer and $\sym{t_fixed}$ per step; the wrong-SKU slip divides by the second chip's datasheet bandwidth "
+        r"(the H100 PCIe's by default, --second-hardware); the speculative slip takes the printed acceptance and draft length.",
     ),
     takeaways=(
         "On the reference server each GPU must move {bytes_per_gpu} per step; the step model's step is {t_step}, so each GPU achieves "
@@ -201,7 +277,14 @@ DERIVATION = derivation(
         "step time give {mbu_prefill_in_time} ({points_prefill_in_time} points).",
         "Which GPUs: the server's bytes over one GPU give {mbu_tp_one_gpu} ({points_tp_one_gpu} points); the server's bytes over the server's "
         "bandwidth, the cache counted once, give {mbu_tp_cache_once} ({points_tp_cache_once} points).",
-        "The worst single slip is {points_worst} points: 30 points off is easy to reach, but not by every way; the claims give the verdict for each.",
+        "Which time base: the kernels' summed time, {t_kernels_summed} of a {t_step} step ({share_step_outside_kernels} of it outside "
+        "the kernels), gives {mbu_kernel_time} ({points_kernel_time} points). The \"memory utilization\" counter of nvidia-smi and DCGM "
+        "would read about {share_step_in_kernels}: the time memory is busy, not the bytes moved.",
+        "Which datasheet: the second chip's bandwidth for this one's gives {mbu_wrong_sku}, {mbu_wrong_sku_ratio} times the true MBU "
+        "({points_wrong_sku} points). Which tokens: with speculation at {expected_tokens} tokens per cycle, per-token MBU reads "
+        "{mbu_speculative_per_token}, {mbu_speculative_inflation} times too high ({points_speculative_per_token} points).",
+        "The worst single slip is {points_worst} points: 30 points off is easy to reach, but not by every way; the claims give the verdict for each. "
+        "{slips_above_one} of them read above 1, which no server can reach: the true MBU's check reads {mbu_above_one}.",
     ),
     scoring=(
         "Defines MBU per GPU: bytes that must move per step on that GPU over the step time times that GPU's datasheet bandwidth.",
@@ -210,6 +293,17 @@ DERIVATION = derivation(
         "States which peak (datasheet, decimal, per GPU) and which time (decode steps only, not wall time with prefills).",
         "On tensor parallelism, keeps numerator and denominator on the same GPUs, and counts replicated cached streams once per GPU that reads them.",
         "Sizes each slip in points on one server rather than listing them, and knows which ones reach 30 points there.",
+        "Names the time base: the wall-clock decode step, not the kernels' summed time, which drops the white space between kernels "
+        "and raises the MBU by one over the kernels' share of the step.",
+        "Knows the \"memory utilization\" of nvidia-smi (utilization.memory) and DCGM (DCGM_FI_DEV_MEM_COPY_UTIL) is not bandwidth: NVML "
+        "defines it as the percent of time over the past sample period during which global (device) memory was being read or written "
+        "(NVML API reference, nvmlUtilization_t, https://docs.nvidia.com/deploy/nvml-api/structnvmlUtilization__t.html), so a GEMV "
+        "streaming at a fraction of the bandwidth reads near 100%.",
+        "Takes the datasheet of the SKU in the rack: an H100 PCIe's 2.0 TB/s for an H100 SXM's 3.35 TB/s moves the MBU by their ratio.",
+        "Under speculative decoding, counts bytes per verification step, not per accepted token: per-token accounting inflates the MBU "
+        "by the expected tokens per cycle.",
+        "Treats an MBU above 1 as proof of an accounting error (a numerator counted on more GPUs than read it, a slower SKU's peak, "
+        "accepted tokens counted as steps), never as a fast server.",
     ),
     limits=(
         "The reference step time is modelled: a measured one changes the true MBU, and the slips move it by the same factors.",
@@ -227,7 +321,8 @@ DERIVATION = derivation(
             Row("", model="deepseek-v3", hardware="h200", weights="fp8", set={"tp": "8", "assumed_bits_per_weight": "16"}),
             Row("", model="llama-3.1-8b", hardware="h100-sxm", set={"tp": "1"}),
         ), ("mbu", *POINTS),
-            note="DeepSeek-V3 is served in FP8 and the dashboard assumes the BF16 checkpoint's 16 bits per weight."),
+            note="DeepSeek-V3 is served in FP8 and the dashboard assumes the BF16 checkpoint's 16 bits per weight. The wrong SKU is the "
+                 "H100 PCIe's datasheet bandwidth on every row (the second chip)."),
         Table("What is counted moves with the batch (reference server)", tuple(
             Row("", set={"batch": str(b)}) for b in (1, 4, 16, 64, 256)
         ), ("experts_touched", "mbu", "points_all_params", "points_no_kv", "memory_fraction")),
@@ -245,15 +340,24 @@ DERIVATION = derivation(
         Claim("A step time with the prefills in it is 30 points off.", "points_prefill_in_time", THIRTY, at_least=True),
         Claim("The server's bytes over one GPU's bandwidth are 30 points off.", "points_tp_one_gpu", THIRTY, at_least=True),
         Claim("The cache counted once across the server is 30 points off.", "points_tp_cache_once", THIRTY, at_least=True),
+        Claim("The kernels' summed time as the time base is 30 points off.", "points_kernel_time", THIRTY, at_least=True),
+        Claim("A datasheet peak from the wrong SKU is 30 points off.", "points_wrong_sku", THIRTY, at_least=True),
+        Claim("Per-token MBU under speculative decoding is inflated by the expected tokens per cycle.", "mbu_speculative_inflation",
+              "expected_tokens", rel_tol=1e-12),
+        Claim("MBU above 1 proves an accounting error: on the reference server at least one slip reads above 1, and the check catches it.",
+              "slips_above_one", "1", rel_tol=0.0, at_least=True),
     ),
     hardware=("h100-sxm", "h200", "b200"),
     models=("qwen3-235b-a22b", "llama-3.1-70b", "mixtral-8x7b"),
     defaults={"tp": "8", "batch": "16"},
+    second_hardware="h100-pcie",
     plots=(Plot("slips", "bars",
                 "Each way a dashboard gets MBU wrong, as the value it reports, drawn from the true MBU of the reference server.",
                 title="The true MBU is {mbu}; the worst single slip moves the dashboard by {points_worst} points",
                 y=("mbu_all_params", "mbu_no_kv", "mbu_binary", "mbu_weight_width", "mbu_achievable_peak", "mbu_prefill_in_time",
                    "mbu_tp_one_gpu", "mbu_tp_cache_once"), base="mbu", log="", answer=True, labels={"mbu": "MBU a dashboard reports"}),),
     display_units={**sm.DISPLAY_UNITS, "bandwidth_achieved": "TB/s", "weight_bytes_all_params_gpu": "GB", "b_w_assumed": "B/parameter",
-                   "prefill_flops_gpu": "Tflop", "prefill_bytes_gpu": "GB", "bytes_possible": "GB", "t_prefill": "ms", "t_step_with_prefill": "ms", "bytes_server": "GB"},
+                   "prefill_flops_gpu": "Tflop", "prefill_bytes_gpu": "GB", "bytes_possible": "GB", "t_prefill": "ms", "t_step_with_prefill": "ms", "bytes_server": "GB",
+                   "t_kernels_summed": "ms", "bytes_per_token_assumed": "GB/token", "token_rate_speculative": "token/s",
+                   "share_step_outside_kernels": "%", "share_step_in_kernels": "%"},
 )

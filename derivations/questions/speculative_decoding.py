@@ -34,8 +34,7 @@ from derivations.symbols import Symbols
 
 S = Symbols(parent=bk.S)
 
-alpha = S.add("alpha", "1", r"\alpha", "acceptance rate: the chance the target accepts each drafted token (independent of position)")
-gamma = S.add("gamma", "1", r"\gamma", "draft length: tokens the drafter proposes per sequence per cycle (the issue's $k$)")
+alpha, gamma = gl.alpha, gl.gamma
 n_tp_d = S.add("n_tp_draft", "1", r"n_{\mathrm{TP,d}}", "tensor-parallel degree of the drafter (GPUs sharing each of its layers)")
 
 #: draft lengths searched for the best one: far enough that the speedup has stopped rising at every acceptance the sheet
@@ -69,7 +68,7 @@ w_draft = at("weight_bytes_draft", sm.weight_bytes, gl.SECOND_MODEL,
 cost_ratio = Step("draft_cost_ratio", t_draft.s / sm.t_step.s, "1",
                   "A drafter step as a share of a plain target step: the number the usual rule of thumb calls the drafter's cost.",
                   latex=r"c", title="Drafter cost per target step")
-accepted = Step("expected_tokens", sp.Piecewise((gamma + 1, sp.Eq(alpha, 1)), ((1 - alpha ** (gamma + 1)) / (1 - alpha), True)), "1",
+accepted = Step("expected_tokens", pr.expected_tokens_per_cycle(alpha, gamma), "1",
                 r"The target keeps drafted tokens up to the first it rejects and then adds one of its own: $1 + \alpha + \ldots + \alpha^{\gamma}$ "
                 r"tokens per sequence per cycle on average (Leviathan et al. 2023); all $\gamma + 1$ when every draft is accepted.",
                 latex=r"\bar{n}", title="Expected tokens per cycle")
@@ -172,9 +171,6 @@ DERIVATION = derivation(
     ("speedup", "best_draft_length"),
     inputs=(
         bk.USABLE,
-        Input("acceptance", alpha, "0.8", "1", "acceptance rate per drafted token (measured on your traffic; 0.6 to 0.9 is typical for a same-family drafter)",
-              "fraction"),
-        Input("draft_length", gamma, "4", "1", "tokens drafted per sequence per cycle (0: no speculation)", "whole"),
         Input("tp_draft", n_tp_d, "8", "1", "tensor-parallel degree of the drafter (vLLM's default: the target's)", "count"),
     ),
     plots=(Plot("speedup", "heatmap",

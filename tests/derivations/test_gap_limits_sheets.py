@@ -53,7 +53,9 @@ def _num(v: object) -> float:
 # --- exact identities, symbolically ---
 
 def test_suspects_and_remainder_add_up_to_the_gap_symbolically():
-    e = GAP.expanded
+    # the observed ratio held as a symbol (its Piecewise has no value below the floor, which sympy cannot simplify through)
+    held = {GAP.expanded["gap_ratio_observed"]: _sym("rho")}
+    e = {name: x.xreplace(held) for name, x in GAP.expanded.items()}
     assert sp.simplify(e["t_suspects"] + e["t_remainder"] - e["t_overshoot"] - e["gap"]) == 0
     assert sp.simplify(e["t_suspects"] - sum(e[n] for n in SUSPECTS)) == 0
     assert sp.simplify(sum(e[g] for g in GROUPS) - e["t_suspects"] - e["t_remainder"]) == 0
@@ -61,11 +63,45 @@ def test_suspects_and_remainder_add_up_to_the_gap_symbolically():
 
 
 def test_gap_is_the_ratio_less_one_times_the_floor_and_vanishes_at_one():
-    e = GAP.expanded
     rho = _sym("rho_obs")
-    assert sp.simplify(e["gap"] - (rho - 1) * e["t_floor"]) == 0
-    assert sp.simplify(e["gap"].subs(rho, 1)) == 0
-    assert sp.simplify(GAP.step("eta_bw_alone").expr - 1 / rho) == 0  # a slow GPU alone: one over the ratio
+    assert sp.simplify(GAP.step("gap").expr - (_sym("gap_ratio_observed") - 1) * _sym("t_floor")) == 0
+    e = GAP.expanded
+    assert sp.simplify(e["gap_at_ratio"] - (rho - 1) * e["t_floor"]) == 0
+    assert sp.simplify(e["gap_at_ratio"].subs(rho, 1)) == 0
+    assert sp.simplify(GAP.step("eta_bw_alone_at_ratio").expr - 1 / rho) == 0  # a slow GPU alone: one over the ratio
+    # the observed ratio is the measured time over the floor where a time is given, the stated ratio where none is (t_meas = 0)
+    t_meas, t_floor = _sym("t_meas"), _sym("t_floor")
+    observed = GAP.step("t_step_observed").expr.subs({_sym("t_step_at_ratio"): rho * t_floor,
+                                                      _sym("measurement_given"): GAP.step("measurement_given").expr})
+    ratio = GAP.step("gap_ratio_observed").expr.subs(_sym("t_step_observed"), observed)
+    floor = Fraction(48, 10**4)
+    assert ratio.subs({t_meas: Fraction(113, 10**4), rho: Fraction(5, 2), t_floor: floor}) == Fraction(113, 48)
+    assert ratio.subs({t_meas: 0, rho: Fraction(5, 2), t_floor: floor}) == Fraction(5, 2)
+    assert ratio.subs({t_meas: Fraction(3, 10**3), rho: Fraction(5, 2), t_floor: floor}) is sp.nan  # below the floor: no ratio
+
+
+def test_a_measured_time_sets_the_ratio_and_the_gap():
+    """Issue 26: batch1-gap takes the measurement as a time too (--set t_observed=11.3ms), the ratio derived from it."""
+    stated = evaluate(GAP, sheet_context(GAP))
+    v = evaluate(GAP, sheet_context(GAP, t_observed="11.3 ms"))
+    floor = stated["t_floor"]
+    assert v["t_floor"] == floor  # the floor does not depend on the measurement
+    assert v["t_step_observed"] == Fraction(113, 10**4)
+    assert v["gap_ratio_observed"] == Fraction(113, 10**4) / floor
+    assert v["gap"] == Fraction(113, 10**4) - floor
+    assert v["eta_bw_alone"] == floor / Fraction(113, 10**4)  # one over the derived ratio
+    assert v["t_suspects"] == stated["t_suspects"] and v["gap_ratio_predicted"] == stated["gap_ratio_predicted"]  # the suspects do not move
+    assert float(v["t_remainder"]) + float(v["t_suspects"]) - float(v["t_overshoot"]) == pytest.approx(float(v["gap"]), rel=1e-12)
+    # Llama 3.1 8B on one H100 SXM at 8K: a 4.80 ms floor, so 11.3 ms is 2.35x, a gap of 6.50 ms
+    assert float(floor) == pytest.approx(4.8009e-3, rel=1e-4)
+    assert float(v["gap_ratio_observed"]) == pytest.approx(2.3537, rel=1e-4) and float(v["gap"]) == pytest.approx(6.4991e-3, rel=1e-4)
+    # the same time as a ratio gives the same sheet
+    same = evaluate(GAP, sheet_context(GAP, gap_ratio=str(float(v["gap_ratio_observed"]))))
+    assert float(same["gap"]) == pytest.approx(float(v["gap"]), rel=1e-12)
+    # no value at all, with the reason, for a measured step faster than the floor
+    fast = evaluate(GAP, sheet_context(GAP, t_observed="3 ms"))
+    for name in ("gap_ratio_observed", "gap", "eta_bw_alone", "share_gpu_slow"):
+        assert isinstance(fast[name], Missing) and "shorter than the floor" in fast[name].reason, name
 
 
 def test_predicted_ratio_is_one_plus_suspects_over_floor():
@@ -105,7 +141,7 @@ def test_identities_hold_numerically_for_every_model_and_chip(tp):
             assert sum(_num(g[s]) for s in SHARES) == pytest.approx(1, rel=1e-12)
             for s in (*SHARES, "share_explained", "share_gpu_slow", "share_not_gpu", "eta_bw_alone"):
                 assert 0 <= _num(g[s]) <= 1 + 1e-12, f"{where}: {s}"
-            assert _num(g["t_observed"]) == pytest.approx(2.5 * _num(g["t_floor"]), rel=1e-12)
+            assert _num(g["t_step_observed"]) == pytest.approx(2.5 * _num(g["t_floor"]), rel=1e-12)
             step = _num(lim["t_gemm"]) + _num(lim["t_attention"]) + _num(lim["t_comm"]) + 0.2e-3
             assert _num(lim["t_step"]) == pytest.approx(step, rel=1e-12)
             broken = _num(lim["t_step"]) + sum(_num(lim[b]) for b in BREAKS)
@@ -213,11 +249,14 @@ def test_claim_verdicts_at_the_defaults():
     gap = {c.text[:40]: c.holds for c in api.derive("batch1-gap").claims}
     assert all(gap.values()), gap
     lim = api.derive("model-limits").claims
-    # twenty lines; within 30% at batch 1; and at batch 64 with prefill mixed in, since the fitted per-layer overhead makes the
-    # modelled step long beside the breaks (at the hand-set defaults that one did not hold); inside the eight-GPU records' range
+    # twenty lines; within 30% of the measured step at the dataset's record nearest the worked setup (Llama 3.1 70B, eight A100s,
+    # batch 1, gpt-fast: 18.3 ms against 17.0 ms); at least 70% accurate at the dataset's median error; inside the eight-GPU records' range
     assert [c.holds for c in lim] == [True, True, True, True, True]
+    record = lim[1]
+    assert record.left.float == pytest.approx(0.0183, rel=0.01) and record.right.float == pytest.approx(0.01701, rel=1e-3)
     hand = api.derive("model-limits", overrides=["eta_bw=0.8", "t_fixed=0.2ms", "t_layer=0us", "ar_latency=0us"]).claims
-    assert [c.holds for c in hand] == [True, True, False, False, True]  # too fast for what the eight-GPU records support
+    # a lean engine's hand-set inputs: 10.9 ms against the record's 17.0 ms (36% fast), and too fast for what the eight-GPU records support
+    assert [c.holds for c in hand] == [True, False, True, False, True]
 
 
 def test_a_gpu_that_is_really_slow_breaks_the_claim():
@@ -237,6 +276,8 @@ def test_a_gpu_that_is_really_slow_breaks_the_claim():
     (["derive", "batch1-gap", "--set", "kernels_per_layer=2.5"], "kernels_per_layer: expected a whole number"),
     (["derive", "model-limits", "--set", "clock_fraction=0"], "clock_fraction"),
     (["derive", "model-limits", "--set", "gap_ratio=2"], "model-limits has no input by that name"),
+    (["derive", "batch1-gap", "--set", "t_observed=11.3"], "t_observed: expected a quantity with a unit"),
+    (["derive", "batch1-gap", "--set", "t_observed=-1ms"], "t_observed"),
 ])
 def test_bad_input_is_one_line_and_exit_2(capsys, argv, needle):
     code = main(argv)
@@ -251,6 +292,10 @@ def test_observed_ratio_is_easy_to_give(capsys):
     assert '"gap"' in out
     v = evaluate(GAP, sheet_context(GAP, gap_ratio="3"), ["gap", "t_floor"])
     assert v["gap"] == 2 * v["t_floor"]
+    assert main(["derive", "batch1-gap", "--set", "t_observed=11.3ms", "--format", "json"]) == 0
+    import json
+    results = json.loads(capsys.readouterr().out)["results"]
+    assert results["t_step_observed"]["si_value"] == pytest.approx(0.0113, rel=1e-12)
 
 
 def test_the_validation_table_is_roofline_validate():

@@ -155,5 +155,79 @@ def test_prediction_error_at_its_default_says_no_measurement_was_given():
     sheet = api.derive("model-limits")
     missing = sheet.values["prediction_error"].missing
     assert missing is not None and missing.reason.startswith("no measurement given") and "denominator" not in missing.reason
-    v = api.derive("model-limits", inputs={"measured_step": "30 ms"}).values
+    v = api.derive("model-limits", inputs={"t_observed": "30 ms"}).values
     assert v["prediction_error"].float == pytest.approx((v["t_step"].float - 0.030) / 0.030, rel=1e-12) and v["prediction_error"].float < 0
+
+
+# --- mbu-definition ----------------------------------------------------------------------------------
+
+def test_mbu_definition_time_base_sku_and_speculation_against_their_equations():
+    """The interviewer's points as derived steps: each against its closed form, at the reference server (Qwen3-235B-A22B, 8 H100 SXM)."""
+    sheet = api.derive("mbu-definition")
+    v = {n: x.float for n, x in sheet.values.items() if x.missing is None}
+    # the time base: the kernels' summed time drops the overheads L t_layer + t_fixed; MBU rises by one over the kernels' share
+    assert v["t_kernels_summed"] == pytest.approx(v["t_step"] - v["t_overhead"], rel=1e-12)
+    assert v["share_step_outside_kernels"] == pytest.approx(v["t_overhead"] / v["t_step"], rel=1e-12)
+    assert v["mbu_kernel_time"] == pytest.approx(v["mbu"] / (1 - v["share_step_outside_kernels"]), rel=1e-12)
+    assert v["share_step_in_kernels"] == pytest.approx(1 - v["share_step_outside_kernels"], rel=1e-12)
+    # another SKU's datasheet: specs/hardware/h100-sxm.toml 3.35 TB/s over h100-pcie.toml 2.0 TB/s
+    assert v["mbu_wrong_sku_ratio"] == pytest.approx(3.35 / 2.0, rel=1e-12)
+    assert v["mbu_wrong_sku"] == pytest.approx(v["mbu"] * 3.35 / 2.0, rel=1e-12)
+    # speculation: per-token MBU is inflated by 1 + alpha + ... + alpha^gamma (0.8, 4: 3.3616)
+    tau = sum(0.8 ** i for i in range(5))
+    assert v["expected_tokens"] == pytest.approx(tau, rel=1e-12)
+    assert v["mbu_speculative_inflation"] == pytest.approx(tau, rel=1e-12)
+    assert v["mbu_speculative_per_token"] == pytest.approx(tau * v["mbu"], rel=1e-12)
+    at_one = api.derive("mbu-definition", inputs={"acceptance": "1", "draft_length": "3"}).values
+    assert at_one["mbu_speculative_inflation"].float == pytest.approx(4, rel=1e-12)  # every draft accepted: gamma + 1
+    # MBU above 1 proves an accounting error: the check counts the slips above 1 and never flags the true MBU
+    reported = [n for n in sheet.values if n.startswith("mbu_") and n not in ("mbu_above_one", "mbu_wrong_sku_ratio", "mbu_speculative_inflation")]
+    assert v["slips_above_one"] == sum(1 for n in reported if v[n] > 1) >= 1
+    assert v["mbu"] <= 1 and v["mbu_above_one"] == 0
+    verdicts = {c.text: c.holds for c in sheet.claims}
+    assert verdicts["The kernels' summed time as the time base is 30 points off."] is False  # 23.7 points here
+    assert verdicts["A datasheet peak from the wrong SKU is 30 points off."] is True  # 35.0 points
+    assert verdicts["Per-token MBU under speculative decoding is inflated by the expected tokens per cycle."] is True
+    assert verdicts["MBU above 1 proves an accounting error: on the reference server at least one slip reads above 1, and the check "
+                    "catches it."] is True
+
+
+def test_the_memory_utilization_counter_is_cited_as_time_not_bandwidth():
+    scoring = " ".join(api.derive("mbu-definition").derivation.scoring)
+    assert "DCGM_FI_DEV_MEM_COPY_UTIL" in scoring and "nvmlUtilization_t" in scoring and "being read or written" in scoring
+
+
+def test_decode_floor_fixed_latency_in_its_parts():
+    """L t_layer + t_fixed + 2 L h_AR t_AR: each part against its equation, and the sum is what the step pays above bytes and FLOPs."""
+    for inputs in ({}, {"tp": "8"}):
+        sheet = api.derive("decode-floor", model="llama-3.1-70b" if inputs else "llama-3.1-8b", inputs=inputs)
+        v = {n: x.float for n, x in sheet.values.items() if x.missing is None}
+        inp = {i.name: i.value.float for i in sheet.inputs}
+        layers = 80 if inputs else 32
+        assert v["t_latency_layers"] == pytest.approx(layers * inp["t_layer"], rel=1e-12)
+        assert v["t_latency_step"] == pytest.approx(inp["t_fixed"], rel=1e-12)
+        rounds = v["allreduce_rounds"]
+        assert rounds == (1 if inputs else 0)  # one-shot on NVSwitch; none on one GPU
+        assert v["t_latency_allreduce"] == pytest.approx(2 * layers * rounds * inp["ar_latency"], rel=1e-12, abs=0)
+        assert v["t_latency_fixed"] == pytest.approx(v["t_overhead"] + v["t_latency_allreduce"], rel=1e-12)
+        assert v["t_step"] - v["t_gemm"] - v["t_attention"] - v["t_comm"] + v["t_latency_allreduce"] == pytest.approx(v["t_latency_fixed"], rel=1e-9)
+
+
+def test_model_limits_striking_distance_is_judged_against_a_measurement():
+    """Issue 26: 'within striking distance of a real server' against a dataset record at the worked setup (its model, TP degree and
+    batch; the dataset has no eight-H100 record, so on A100s) and against the dataset's median error, not the model plus its breaks."""
+    from derivations.questions import model_limits as ml
+    from derivations.validation import measured_step
+    from specs.measurements import load_measurements
+
+    record = {m.id: m for m in load_measurements()}[ml.NEAREST]
+    assert (record.model.key, record.tp, record.batch) == ("llama-3.1-70b", 8, 1)
+    claims = api.derive("model-limits").claims
+    striking = [c for c in claims if "striking distance" in c.text]
+    assert [c.right_name for c in striking] == ["t_measured", ""]
+    at_record = striking[0]
+    assert at_record.right.float == pytest.approx(measured_step(record), rel=1e-12)
+    assert at_record.holds is (abs(at_record.left.float / at_record.right.float - 1) <= 0.3 * max(1, at_record.left.float / at_record.right.float))
+    band = striking[1]
+    assert band.left.float == pytest.approx(1 - float(api.derive("model-limits").values["error_median"].float), rel=1e-12)
+    assert all("t_step_with_breaks" not in (c.left_name, c.right_name) for c in claims)

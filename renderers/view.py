@@ -745,8 +745,8 @@ def _table(tb: SolvedTable, d: Derivation, target: Target, p: Prose) -> dict[str
     if parts is not None:
         keep_hw, keep_model = _depends(rows_in, parts)
         if not (keep_hw and keep_model):
-            keep_idx = _dedupe(parts, keep_hw, keep_model)
-            key = [(hw if keep_hw else "", m if keep_model else "") for hw, m in parts]
+            keep_idx = _dedupe(parts, keep_hw, keep_model, settings)
+            key = [(hw if keep_hw else "", m if keep_model else "", _setting_key(x)) for (hw, m), x in zip(parts, settings, strict=True)]
             # a row that stands for several chips (or models) does not fit only if it fits on none of them
             overflows = [all(o for k, o in zip(key, overflows, strict=True) if k == key[i]) for i in range(len(parts))]
             rows_in = [rows_in[i] for i in keep_idx]
@@ -839,10 +839,16 @@ def _depends(rows: Sequence[tuple[str, tuple[Value | None, ...], str]], parts: S
     return keep_hw, keep_model
 
 
-def _dedupe(parts: Sequence[tuple[str, str]], keep_hw: bool, keep_model: bool) -> list[int]:
+def _setting_key(setting: object) -> tuple[tuple[str, str], ...]:
+    """A row's settings as (input, value) pairs: what tells two rows of one chip and model apart."""
+    return tuple((name, str(getattr(v, "exact", v))) for name, _, v in setting) if isinstance(setting, tuple) else ()
+
+
+def _dedupe(parts: Sequence[tuple[str, str]], keep_hw: bool, keep_model: bool, settings: Sequence[object]) -> list[int]:
+    """One row per chip and model kept, and per settings: rows that differ only by a dropped chip (or model) column are one."""
     seen, out = set(), []
-    for i, (hw, model) in enumerate(parts):
-        k = (hw if keep_hw else "", model if keep_model else "")
+    for i, ((hw, model), setting) in enumerate(zip(parts, settings, strict=True)):
+        k = (hw if keep_hw else "", model if keep_model else "", _setting_key(setting))
         if k not in seen:
             seen.add(k)
             out.append(i)

@@ -219,6 +219,14 @@ def test_an_inconsistent_table_row_is_na_not_an_error():
     assert len(table.rows) == 3
 
 
+def test_rows_of_one_chip_and_model_with_other_settings_are_all_printed():
+    """The renderer drops a chip or model column no value depends on, and merges rows that differ only by it: never rows
+    that differ by their settings (the three layouts of one chip and model)."""
+    text = api.render(api.derive("decode-floor"), "md")
+    table = text[text.index("#### Parallelism as a layout"):].split("\n\n")[2]
+    assert [line.count(r"n_{\mathrm{EP}} = ") for line in table.splitlines()[2:]] == [1, 1, 1]
+
+
 # --- properties over layouts ----------------------------------------------------------------------------------------
 
 LAYOUTS = st.sampled_from([(1, 1, 1), (2, 1, 1), (8, 1, 1), (8, 1, 8), (1, 8, 8), (2, 4, 8), (1, 32, 32), (1, 128, 128), (4, 16, 64),

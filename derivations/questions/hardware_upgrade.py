@@ -19,6 +19,7 @@ import sympy as sp
 
 from derivations import glossary as gl
 from derivations import stepmodel as sm
+from derivations.context import Input
 from derivations.engine import Claim, Plot, Row, Step, Table, at, derivation, solve
 from derivations.questions import batch_knee as bk
 from derivations.symbols import Symbols
@@ -98,9 +99,36 @@ energy_ratio = Step("energy_per_token_gain", speedup_capacity.s * gl.P_tdp / NEW
                     r"by the capacity speedup times the ratio of board powers, the same ratio where the two chips draw the same power.",
                     latex=r"e/e'", title="Energy per token gain when capacity-bound")
 
+# --- a vendor's figure in its own regime: offline serving, every request prefilled then decoded (issue 26) -------------
+n_out = S.add("n_out", "token", r"n_{\mathrm{out}}", "tokens each request generates after its prompt (an offline benchmark's output length)")
+b_new = S.add("B_new", "1", r"B'", "sequences the second chip runs together in the offline comparison (a benchmark's batch on the new chip)")
+OUTPUT_LEN = Input("output_len", n_out, "128 token", "token", "tokens each request generates after its prompt, offline", "count")
+BATCH_NEW = Input("batch_new", b_new, "1", "1", "sequences the second chip runs together in the offline comparison (a benchmark's batch there)", "count")
+t_prefill = at("t_prefill_request", sm.t_step, {gl.B: sp.Integer(1), gl.q: gl.S, gl.T: gl.S / 2},
+               r"One request's prompt as one step of $S$ tokens through the shared step model, its attention over half the prompt on "
+               "average (causal): compute-bound for any prompt of a few hundred tokens.",
+               latex=r"t_{\mathrm{pre}}", title="Prefill of one request")
+t_dec_off = at("t_decode_offline", sm.t_step, {gl.T: gl.S + n_out / 2},
+               r"A decode step of the batch at the mean context while it generates, $S + n_{\mathrm{out}}/2$.",
+               latex=r"t_{\mathrm{dec}}", title="Decode step, offline")
+thr_off = Step("throughput_offline", gl.B * n_out / (gl.B * t_prefill.s + n_out / gl.u_token * t_dec_off.s), "token/s",
+               r"Offline throughput: a batch of $B$ requests is prefilled one after another, then decoded together to $n_{\mathrm{out}}$ tokens "
+               "each; output tokens over the whole time, as an offline benchmark counts them.",
+               latex=r"\Theta_{\mathrm{off}}", title="Offline throughput")
+thr_off_2 = at("throughput_offline_new", thr_off, {**NEW, gl.B: b_new},
+               r"The same on the second chip at its own batch $B'$.", latex=r"\Theta_{\mathrm{off}}'", title="Offline throughput, second chip")
+speedup_off = Step("speedup_offline", thr_off_2.s / thr_off.s, "1",
+                   "What an offline benchmark reports as the upgrade: both chips at their batches, prefill included.",
+                   latex=r"\sigma_{\mathrm{off}}", title="Offline speedup")
+#: NVIDIA's H200 launch figure, in its own setup (TensorRT-LLM docs/source/blogs/H200launch.md, v0.5.0: "Max Throughput TP1", footnote
+#: "Llama-70B: H100 FP8 BS 8, H200 FP8 BS 32"): Llama 2 70B in FP8, one GPU, 2,048 tokens in and 128 out
+VENDOR = Row("2,048 in, 128 out, batch 8 on the H100 and 32 on the H200",
+             model="llama-2-70b", weights="fp8", kv="fp8", hardware="h100-sxm", second_hardware="h200",
+             set={"tp": "1", "prompt_len": "2048 token", "output_len": "128 token", "batch": "8", "batch_new": "32"})
+
 STEPS = (*sm.DECODE_STEP, *sm.MEMORY_FIT, *bk.CAPACITY, t_cmp_2, speedup_compute, t_mem_2, speedup_memory, t_step_2, speedup_step,
          weights_share, weights_share_2, gpus_min, gpus_min_2, b_max_2, capacity_ratio, batch_ratio, thr_fit_2, speedup_capacity, capacity_over_bandwidth,
-         speedup_capacity_cf, t_full, t_mem_fit, energy_ratio)
+         speedup_capacity_cf, t_full, t_mem_fit, energy_ratio, t_prefill, t_dec_off, thr_off, thr_off_2, speedup_off)
 
 H100, H200 = "h100-sxm", "h200"
 MODEL = "llama-3.1-70b"
@@ -115,7 +143,7 @@ DERIVATION = derivation(
     S,
     STEPS,
     ("speedup_compute", "speedup_memory", "speedup_capacity"),
-    inputs=(bk.USABLE,),
+    inputs=(bk.USABLE, OUTPUT_LEN, BATCH_NEW),
     defaults={"tp": "4"},
     second_hardware=H200,
     argument=(
@@ -161,6 +189,8 @@ DERIVATION = derivation(
         r"Writes the capacity speedup in closed form, $(\beta'/\beta)(1 - W/(N u C'))/(1 - W/(N u C))$, and says it falls to the bandwidth ratio with $N$.",
         r"Knows the invariant: at the largest batch a memory-bound step reads the whole usable memory, $u C/\beta$, whatever the context.",
         "Carries the gain to energy: at the same board power, energy per token improves by the same ratio.",
+        "Reads a vendor's upgrade figure in the regime it was measured in (offline, prefill included, each chip at its own batch) "
+        "before comparing it with a datasheet ratio.",
     ),
     limits=(
         "The same TP degree on both chips; in practice the bigger chip is often run with fewer GPUs, which trades the capacity win for cost.",
@@ -195,6 +225,11 @@ DERIVATION = derivation(
         Claim("The closed form (bandwidth ratio times the weights' share term) gives the step model's capacity speedup within 10% (four GPUs, context 8,192).",
               "speedup_capacity_closed", "speedup_capacity", rel_tol=0.1,
               where=Row("four GPUs, context 8,192", hardware=H100, second_hardware=H200, set={"tp": "4", "context": "8192 token"})),
+        Claim("NVIDIA's H200 launch figure (NVIDIA/TensorRT-LLM docs/source/blogs/H200launch.md, v0.5), in its own regime: offline, "
+              "prefill included, Llama 2 70B in FP8 on one GPU, the H200 is 1.9 times the H100.",
+              "speedup_offline", "1.9", rel_tol=0.15, where=VENDOR),
+        Claim("The same 1.9 read as the bandwidth ratio: the upgrade is faster HBM3e.", "speedup_memory", "1.9",
+              rel_tol=0.15, where=VENDOR),
         Claim("H100 SXM to H200: the compute-bound speedup is 1 (the same GH100 compute, the same clocks).", "speedup_compute", "1", rel_tol=1e-12,
               where=UPGRADE),
         Claim("The lazy answer: one speedup for everything, the bandwidth ratio, holds when compute-bound too.", "speedup_compute", "speedup_memory",

@@ -34,6 +34,8 @@ BLIS do, keeps the regime change of each component visible.
 
 from __future__ import annotations
 
+import sympy as sp
+
 from derivations import glossary as gl
 from derivations import primitives as pr
 from derivations.engine import Row, Step
@@ -104,8 +106,8 @@ a2a_bytes = Step("alltoall_bytes", pr.alltoall_bytes(), "B",
                  r"per all-to-all, each GPU sends and receives its $B q/\sym{n_tp}$ tokens' rows for the $(\sym{n_ep} - 1)/\sym{n_ep}$ of their "
                  "experts held elsewhere; zero without expert parallelism.",
                  latex=r"W_{\mathrm{a2a}}", meaning="bytes one GPU sends per direction in one all-to-all", title="All-to-all bytes per GPU")
-# the bytes written out, not as the step symbol: at ep = 1 they are 0 before any link is looked up (a sweep on a chip without one)
-t_a2a = Step("t_alltoall", 2 * gl.L_moe * (a2a_bytes.expr * pr.alltoall_link() + pr.alltoall_rounds() * gl.t_ar), "s",
+# at ep = 1 the bytes are 0, and a zero factor absorbs a link the chip does not give (exact and compiled evaluation alike)
+t_a2a = Step("t_alltoall", 2 * gl.L_moe * (a2a_bytes.s * pr.alltoall_link(tp=gpus.s, dp=sp.Integer(1)) + pr.alltoall_rounds() * gl.t_ar), "s",
              r"Two all-to-alls per MoE layer, dispatch and combine: each its bytes over the scale-up link $\sym{beta_link}$ while the layout's "
              r"$\sym{gpus}$ GPUs fit in one scale-up domain of $\sym{n_dom}$, else over the scale-out network $\sym{beta_out}$, plus one "
              r"round of latency $\sym{t_ar}$ (every GPU writes to its peers at once); zero without expert parallelism or without MoE layers.",

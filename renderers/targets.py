@@ -110,9 +110,15 @@ LINE_WIDTH = 62
 
 def latex_lines(expr: sp.Expr, names: Mapping[sp.Symbol, str], ranks: Mapping[sp.Symbol, int] | None = None, dots: bool = True,
                 width: float = LINE_WIDTH) -> list[str]:
-    """`expr` as one line of LaTeX, or, when a sum is wider than `width`, as several: each after the first starts with + or -."""
+    """`expr` as one line of LaTeX, or, when a sum is wider than `width`, as several: each after the first starts with + or -.
+
+    A wider case split (a closed form over a window, min(T, W)) is printed a case a line, its condition on the line after
+    when both do not fit on one: `value if condition`, then `or value if condition`, ..., `or value otherwise`.
+    """
     printer = _printer(names, ranks, dots)
     whole = printer.doprint(expr)
+    if isinstance(expr, sp.Piecewise) and math_width(whole) > width:
+        return _case_lines(expr, printer, width)
     if not expr.is_Add or math_width(whole) <= width:
         return [whole]
     lines: list[str] = []
@@ -128,6 +134,30 @@ def latex_lines(expr: sp.Expr, names: Mapping[sp.Symbol, str], ranks: Mapping[sp
         else:
             current = f"{current} {piece}" if current else piece
     lines.append(current)
+    return lines
+
+
+def _case_lines(expr: sp.Piecewise, printer: _Printer, width: float) -> list[str]:
+    """A case split a case a line and its condition on the next; cases too wide for a line are counted in their place, not
+    printed (the JSON holds the whole closed form, and the value is always the case that applies)."""
+    lines: list[str] = []
+    left_out = 0
+
+    def flush() -> None:
+        nonlocal left_out
+        if left_out:
+            more = "one more case" if left_out == 1 else f"{left_out} more cases"
+            lines.append(r"\text{" + ("or " if lines else "") + more + r" (too wide to print; the JSON holds the closed form)}")
+            left_out = 0
+
+    for value, cond in expr.args:
+        shown, when = printer._print(value), (r"\text{otherwise}" if cond == sp.true else r"\text{if } " + printer._print(cond))
+        if math_width(shown) > width or math_width(when) > width:
+            left_out += 1
+            continue
+        flush()
+        lines += [(r"\text{or } " if lines else "") + shown, r"\qquad " + when]
+    flush()
     return lines
 
 

@@ -133,6 +133,9 @@ def equation(step: SolvedStep, names: Mapping[sp.Symbol, str], target: Target, r
         rows = [{"op": "=", "math": _at_latex(s, names, lambda v: latex_math(_unmarked(v), names, ranks))}]
     else:
         rows = _rows(latex_lines(displayed(s), names, ranks, dots=False))
+        if len(rows) == 1 and math_width(rows[0]["math"]) > LINE_WIDTH * 1.15:
+            # one term (a fraction, a product) too wide for the line and with no sum to break: said, not shrunk
+            rows = [{"op": "=", "math": r"\text{a formula too wide to print here (the JSON holds it)}"}]
     formula = rows[0]["math"] if len(rows) == 1 else None
     if step.value.missing:
         return step.latex, rows
@@ -141,7 +144,8 @@ def equation(step: SolvedStep, names: Mapping[sp.Symbol, str], target: Target, r
     result = target.quantity_math(shown(step.value))
     if isinstance(s, At):
         substituted = [_at_latex(s, names, lambda v: latex_math(_unmarked(v), numbers, ranks))]
-    elif displayed(s).free_symbols:
+    elif displayed(s).free_symbols and not (isinstance(displayed(s), sp.Piecewise) and len(rows) > 1):
+        # a case split printed a case a line reads its value in the case that applies: no numbers line of every case
         substituted = latex_lines(displayed(s), numbers, ranks)
     else:
         substituted = []

@@ -234,10 +234,10 @@ DERIVATION = derivation(
     ("mbu",),
     inputs=(OUTPUT, BITS),
     argument=(
-        "bytes_per_gpu", "t_step", "bandwidth_achieved", "mbu", "mbu_all_params", "mbu_no_kv", "mbu_binary", "mbu_weight_width",
-        "mbu_achievable_peak", "mbu_prefill_in_time", "mbu_tp_one_gpu", "mbu_tp_cache_once", "points_worst",
+        "bytes_per_gpu", "t_step", "bandwidth_achieved", "mbu", "mbu_all_params", "mbu_no_kv", "mbu_binary",
+        "mbu_prefill_in_time", "mbu_tp_one_gpu", "mbu_tp_cache_once", "points_worst",
     ),
-    body_tables=(0, 1),
+    body_tables=(0,),
     answer=(
         "MBU is the bytes a step must move per GPU, {bytes_per_gpu}, over what the datasheet bandwidth moves in the step: on "
         "the reference server {mbu}.",

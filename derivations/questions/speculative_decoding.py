@@ -181,7 +181,7 @@ DERIVATION = derivation(
     defaults={"tp": "8"},
     second_model=DRAFTER,
     argument=(
-        "t_step", "B_max_kv", "t_verify", "t_draft", "expected_tokens", "t_cycle", "speedup", "speedup_compute_bound",
+        "t_step", "t_verify", "t_draft", "expected_tokens", "t_cycle", "speedup",
         "T_verify_never_compute_bound", "best_speedup", "best_draft_length", "best_draft_length_low_load", "speedup_left_alone",
         "peak_throughput_ratio",
     ),

@@ -139,9 +139,18 @@ def test_printed_closed_forms_equal_the_solvers_and_carry_no_unit_markers():
                 continue
             assert s.printed is not None and not (s.printed.free_symbols & set(UNIT_MARKERS)), (d.slug, s.name)
             solver = s.expr.xreplace({u: 1 for u in UNIT_MARKERS})
-            point = {x: sp.Rational(rng.randint(1, 999), rng.randint(1, 99)) for x in solver.free_symbols}
-            a, b = sp.N(s.printed.xreplace(point), 30), sp.N(solver.xreplace(point), 30)
-            assert abs(a - b) <= 1e-20 * max(abs(a), abs(b), 1), (d.slug, s.name)
+            checked = 0
+            for _ in range(20):  # a closed form over a window (min(T, W)) is not real at every random point: its cases compare a root
+                point = {x: sp.Rational(rng.randint(1, 999), rng.randint(1, 99)) for x in solver.free_symbols}
+                try:
+                    a, b = sp.N(s.printed.xreplace(point), 30), sp.N(solver.xreplace(point), 30)
+                except TypeError:  # "Invalid comparison of non-real": a case's condition compares a complex root at this point
+                    continue
+                assert abs(a - b) <= 1e-20 * max(abs(a), abs(b), 1), (d.slug, s.name)
+                checked += 1
+                if checked == 3:
+                    break
+            assert checked, (d.slug, s.name, "no random point gave a comparable closed form")
 
 
 def test_printed_form_factors_a_sum_and_keeps_the_sign_inside():

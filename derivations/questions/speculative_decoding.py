@@ -195,6 +195,8 @@ DERIVATION = derivation(
         "'costs a third'; past a context of {T_verify_never_compute_bound} the verification never turns compute-bound at any batch.",
     ),
     assumptions=(
+        "The question's eight H100s serve one dense 70B model by tensor parallelism, and the sheet stays there (tp = 8 by default): "
+        "expert parallelism and data-parallel attention (ep, dp) are layouts for MoE serving, not this question's.",
         r"Target and drafter run on the same GPUs, one after the other: $\gamma$ drafter steps, then one verification step of $\gamma + 1$ tokens per "
         "sequence. Both step times are the shared step model (weights, KV cache, compute, all-reduces, overheads per layer and per step); "
         "the drafter's uses the second model's primed symbols and its own tensor-parallel degree.",

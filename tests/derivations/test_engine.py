@@ -141,7 +141,7 @@ def test_printed_closed_forms_equal_the_solvers_and_carry_no_unit_markers():
             solver = s.expr.xreplace({u: 1 for u in UNIT_MARKERS})
             checked = 0
             for _ in range(20):  # a closed form over a window (min(T, W)) is not real at every random point: its cases compare a root
-                point = {x: sp.Rational(rng.randint(1, 999), rng.randint(1, 99)) for x in solver.free_symbols}
+                point = {x: sp.Rational(rng.randint(1, 999), rng.randint(1, 99)) for x in sorted(solver.free_symbols, key=str)}
                 try:
                     a, b = sp.N(s.printed.xreplace(point), 30), sp.N(solver.xreplace(point), 30)
                 except TypeError:  # "Invalid comparison of non-real": a case's condition compares a complex root at this point

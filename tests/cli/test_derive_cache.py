@@ -55,7 +55,7 @@ CASES = [
 
 
 @pytest.mark.parametrize("argv", CASES, ids=["json", "md-warning", "tex-fragment-set", "derivation-file"])
-def test_a_cached_derive_is_the_normal_path_byte_for_byte(argv, fresh, capsys):
+def test_a_cached_derive_is_the_normal_path_byte_for_byte(argv, fresh, capsys, monkeypatch):
     normal = _run(capsys, argv)  # argv given from Python: no cache
     assert len(fresh) == 1 and normal[0] == 0 and normal[1]
     miss = _run(capsys, argv, result_cache=True)
@@ -63,6 +63,8 @@ def test_a_cached_derive_is_the_normal_path_byte_for_byte(argv, fresh, capsys):
     hit = _run(capsys, argv, result_cache=True)
     assert len(fresh) == 2, "the second is a hit: the normal path does not run"
     assert normal == miss == hit
+    monkeypatch.setenv("ROOFLINE_TEST_SESSION", uuid.uuid4().hex)
+    assert _run(capsys, argv, result_cache=True) == normal and len(fresh) == 3, "a changed environment variable is a miss"
     if "gpt-oss-20b" in argv:
         assert hit[2].startswith("roofline: warning: gpt-oss-20b: its checkpoint stores")
 
@@ -71,14 +73,15 @@ def test_a_cached_derive_is_the_normal_path_byte_for_byte(argv, fresh, capsys):
 @given(batch=st.integers(-2, 4096), context=st.sampled_from(["0", "1", "2048", "131072", "1e400", "8k"]))
 def test_cached_equals_uncached_for_any_set_value_and_errors_are_never_stored(batch, context, fresh, capsys):
     argv = ["derive", "decode-floor", "--format", "json", "--set", f"batch={batch}", "--set", f"context={context}"]
-    before = len(fresh)
+    normal = _run(capsys, argv)
     first = _run(capsys, argv, result_cache=True)
+    after_first = len(fresh)
     second = _run(capsys, argv, result_cache=True)
-    assert first == second
+    assert normal == first == second
     if first[0] == 0:
-        assert len(fresh) == before + 1 and json.loads(first[1])["slug"] == "decode-floor"
+        assert len(fresh) == after_first and json.loads(first[1])["slug"] == "decode-floor", "the second call is a hit"
     else:  # a failed run is one line, and it is not stored: the normal path runs again and says it again
-        assert len(fresh) == before + 2 and first[1] == "" and re.fullmatch(r"roofline: error: [^\n]+\n", first[2])
+        assert len(fresh) == after_first + 1 and first[1] == "" and re.fullmatch(r"roofline: error: [^\n]+\n", first[2])
 
 
 def _key(argv: list[str]) -> str | None:

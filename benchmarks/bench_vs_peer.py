@@ -5,8 +5,8 @@
 Each row runs its command N times (default 7). The peer row (llm-analysis's `infer`, the same model and chip)
 runs interleaved with roofline's `derive`, one after the other in each round, so both see the same machine load.
 Wall time is the median of `time.perf_counter` around the process; CPU time is the child's user + system time
-(`os.wait4`), also the median. "warm" runs with a cache directory filled by a first run; "cold" with a new, empty
-one (and a new output folder for `build`). `--peer` is a Python that can import llm_analysis (e.g. a venv made
+(`os.wait4`), also the median. "warm" runs with a cache directory filled by a first run (for `derive`, the derive
+cache holds the run: roofline/derive_cache.py); "cold" with a new, empty one (and a new output folder for `build`). `--peer` is a Python that can import llm_analysis (e.g. a venv made
 with `pip install llm-analysis==0.2.2`); without it the peer rows are left out and the table says so.
 `--baseline DIR` also times another checkout of roofline (an older commit: `git worktree add DIR COMMIT`) in the
 same rounds, each of its rows beside this tree's, so a before/after comparison sees one machine load.
@@ -80,13 +80,18 @@ def main() -> int:
     rows: list[tuple[str, float, float]] = []
     derive: dict[str, list[tuple[float, float]]] = {tag: [] for tag, _ in trees}
     peer: list[tuple[float, float]] = []
-    for _ in range(n):
+    normal: dict[str, list[tuple[float, float]]] = {tag: [] for tag, _ in trees}
+    for i in range(n):
         for tag, where in trees:
             derive[tag].append(run_once([py, *DERIVE_ARGS], env[tag], where))
+            # the normal path: every ROOFLINE_ variable is part of the derive cache's key, so a new value is a miss there
+            # (the solve cache stays warm)
+            normal[tag].append(run_once([py, *DERIVE_ARGS], {**env[tag], "ROOFLINE_BENCH_MISS": f"{os.getpid()}-{i}"}, where))
         if args.peer:
             peer.append(run_once([args.peer, *PEER_ARGS], {}))
     for tag, _ in trees:
         rows.append((f"roofline derive decode-floor (h100-sxm, llama-2-7b) --format json, warm{tag}", *median_pair(derive[tag])))
+        rows.append((f"the same, a derive-cache miss (the normal path; solve cache warm){tag}", *median_pair(normal[tag])))
     if peer:
         rows.append(("llm-analysis infer (h100-sxm-80gb, Llama-2-7b), same rounds", *median_pair(peer)))
     for label, argv in (("roofline --help", ["--help"]), ("roofline derive decode-floor --format md, warm", ["derive", "decode-floor"]),

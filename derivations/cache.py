@@ -9,131 +9,39 @@ source of the engine that solves and verifies, and the versions of Python and
 sympy. Change any of them and the key changes: a stale entry is never read,
 it is simply not found.
 
-Where: `$ROOFLINE_CACHE_DIR`, else `$XDG_CACHE_HOME/roofline`, else
-`~/.cache/roofline`. `ROOFLINE_CACHE=off` turns the cache off. A cold run
-works without a cache.
-
-What is read, and from where (a cache folder is a place another user or
-process could write to, so an entry is data, never code):
-
-- Entries are data that loading cannot execute: a closed form is JSON in the
-  whitelisted format of `derivations.exprjson` (`<key>.json`), a drawn plot
-  its bytes (`<key>.bin`). No pickle is ever read (older `.pickle` entries
-  are ignored; delete them at will).
-- The folder is used only if this user owns it and nobody else can write to
-  it, as ssh checks its key files: the cache root, and every folder roofline
-  creates on the way to it (made with mode 0700). Otherwise the cache is off
-  for the process, with one `roofline: warning:` line saying why.
-- Only regular files are read: an entry is opened without following a
-  symbolic link and without blocking (a FIFO is not waited on), must be owned
-  by this user and at most `MAX_ENTRY_BYTES` long. Any error while reading or
-  decoding an entry (a truncated file, a wrong shape, a node outside the
-  whitelist) is a miss: the value is computed again.
-- Entries are written to a temporary file and renamed into place, so two
-  processes racing on the same key both end with a whole entry; a write that
-  fails leaves the cache as it was.
+Where and how entries are kept (the folder's ownership rule, data-only
+entries, atomic writes, `ROOFLINE_CACHE_DIR` and `ROOFLINE_CACHE=off`):
+`derivations.store`, whose names this module re-exports. A closed form is
+stored as JSON in the whitelisted format of `derivations.exprjson`; a node
+outside the whitelist is a miss.
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
-import os
 import platform
-import stat
-import tempfile
-import warnings
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import sympy as sp
 
+from derivations.store import (
+    FOLDER_MODE,
+    MAX_ENTRY_BYTES,
+    CacheWarning,
+    configured,
+    directory,
+    load_bytes,
+    load_json,
+    read_entry,
+    source_digest,
+    store_bytes,
+    store_json,
+    untrusted,
+)
+
 #: bump to invalidate every entry when the stored payload's shape changes (2: JSON and bytes entries, no pickles)
 FORMAT = 2
-#: The largest entry read (a closed form is a few kB of JSON; a drawn plot at most a few hundred kB).
-MAX_ENTRY_BYTES = 8 * 2**20
-#: Mode of the folders the cache creates: the user's only.
-FOLDER_MODE = 0o700
-
-
-class CacheWarning(UserWarning):
-    """The cache folder cannot be trusted (another owner, writable by others); the cache is off."""
-
-
-def configured() -> Path | None:
-    """The cache folder the environment names, or None when caching is off (not yet checked)."""
-    if os.environ.get("ROOFLINE_CACHE", "").lower() in ("off", "0", "no", "false"):
-        return None
-    if os.environ.get("ROOFLINE_CACHE_DIR"):
-        return Path(os.environ["ROOFLINE_CACHE_DIR"])
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "roofline"
-
-
-#: the decision for each configured folder in this process: the folder to use, or None (off, said once)
-_DECIDED: dict[str, Path | None] = {}
-
-
-def directory() -> Path | None:
-    """The cache folder, checked (and created) once per process; None when caching is off or the folder is not trusted."""
-    root = configured()
-    if root is None:
-        return None
-    text = str(root)
-    if text not in _DECIDED:
-        problem = _prepare(root)
-        if problem is not None:
-            warnings.warn(CacheWarning(f"the cache folder {_shown(root)} {problem}; the cache is off for this run "
-                                       "(fix its owner or mode, set ROOFLINE_CACHE_DIR to a folder of your own, or ROOFLINE_CACHE=off)"),
-                          stacklevel=3)
-        _DECIDED[text] = None if problem is not None else root
-    return _DECIDED[text]
-
-
-def _shown(path: Path) -> str:
-    from specs.catalog import shown_path
-
-    return shown_path(path)
-
-
-def untrusted(path: Path) -> str | None:
-    """Why the folder `path` may not hold the cache (a symbolic link, another owner, writable by group or others), or None."""
-    try:
-        link = os.lstat(path)
-        st = os.stat(path)
-    except OSError as err:
-        return f"cannot be read ({err.strerror or err})"
-    uid = os.getuid() if hasattr(os, "getuid") else None
-    if stat.S_ISLNK(link.st_mode) and uid is not None and link.st_uid != uid:
-        return f"is a symbolic link owned by another user (uid {link.st_uid})"
-    if not stat.S_ISDIR(st.st_mode):
-        return "is not a folder"
-    if uid is not None and st.st_uid != uid:
-        return f"is owned by another user (uid {st.st_uid}, you are {uid})"
-    if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
-        return f"can be written by others (mode {stat.S_IMODE(st.st_mode):04o}; it must not be writable by group or others)"
-    return None
-
-
-def _prepare(root: Path) -> str | None:
-    """Create the missing folders down to `root` (mode 0700) and check each of them and `root`; why not, or None."""
-    missing = []
-    p = root
-    while not os.path.lexists(p) and p != p.parent:
-        missing.append(p)
-        p = p.parent
-    for folder in reversed(missing):
-        try:
-            os.mkdir(folder, FOLDER_MODE)
-        except FileExistsError:
-            pass  # made meanwhile, by us or by someone else: the check below decides
-        except OSError as err:
-            return f"cannot be created ({err.strerror or err})"
-        why = untrusted(folder)
-        if why is not None:
-            return why if folder == root else f"is inside {_shown(folder)}, which {why}"
-    return untrusted(root)
 
 
 def _code_text(f: Callable[..., Any] | None) -> str:
@@ -161,105 +69,6 @@ def key(*parts: object) -> str:
     return h.hexdigest()
 
 
-def source_digest(*paths: str | os.PathLike[str]) -> str:
-    """The digest of source files whose code decides a cached result."""
-    h = hashlib.sha256()
-    for p in paths:
-        h.update(Path(p).read_bytes())
-    return h.hexdigest()
-
-
-def _entry(k: str, suffix: str) -> Path | None:
-    where = directory()
-    if where is None or not k.isalnum():  # a key is a hex digest: never a path
-        return None
-    return where / f"{k}{suffix}"
-
-
-def read_entry(path: Path) -> bytes | None:
-    """A cache file's bytes: a regular file of ours, at most MAX_ENTRY_BYTES, opened without following links or blocking; else None."""
-    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
-    try:
-        fd = os.open(path, flags)
-    except OSError:
-        return None
-    try:
-        st = os.fstat(fd)
-        uid = os.getuid() if hasattr(os, "getuid") else st.st_uid
-        if not stat.S_ISREG(st.st_mode) or st.st_uid != uid or st.st_size > MAX_ENTRY_BYTES:
-            return None
-        chunks, size = [], 0
-        while True:
-            chunk = os.read(fd, min(1 << 20, MAX_ENTRY_BYTES + 1 - size))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            size += len(chunk)
-            if size > MAX_ENTRY_BYTES:
-                return None
-        return b"".join(chunks)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
-
-
-def _write_entry(path: Path, data: bytes) -> None:
-    tmp = None
-    try:
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=path.suffix)
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.replace(tmp, path)
-        tmp = None
-    except OSError:
-        pass
-    finally:
-        if tmp is not None:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-
-
-def load_bytes(k: str) -> bytes | None:
-    """The bytes stored under `k`, or None (no cache, no entry, or one that is not a plain file of ours)."""
-    path = _entry(k, ".bin")
-    return None if path is None else read_entry(path)
-
-
-def store_bytes(k: str, data: bytes) -> None:
-    """Store `data` under `k` atomically; any failure leaves the cache as it was."""
-    path = _entry(k, ".bin")
-    if path is not None and isinstance(data, bytes) and len(data) <= MAX_ENTRY_BYTES:
-        _write_entry(path, data)
-
-
-def load_json(k: str) -> Any | None:
-    """The JSON value stored under `k`, or None (no entry, or one that is not valid JSON: a miss)."""
-    path = _entry(k, ".json")
-    data = None if path is None else read_entry(path)
-    if data is None:
-        return None
-    try:
-        return json.loads(data.decode("utf-8"))
-    except (ValueError, UnicodeDecodeError, RecursionError):
-        return None
-
-
-def store_json(k: str, value: Any) -> None:
-    """Store a JSON value under `k` atomically; a value JSON cannot write, or any failure, leaves the cache as it was."""
-    path = _entry(k, ".json")
-    if path is None:
-        return
-    try:
-        data = json.dumps(value, separators=(",", ":"), ensure_ascii=True, allow_nan=False).encode("ascii")
-    except (TypeError, ValueError, RecursionError):
-        return
-    if len(data) <= MAX_ENTRY_BYTES:
-        _write_entry(path, data)
-
-
 def load_expr(k: str, fields: tuple[str, ...] = ()) -> tuple[sp.Basic, dict[str, str]] | None:
     """A closed form stored with `store_expr`, and its text fields; None for a miss (no entry, any shape or whitelist problem)."""
     from derivations import exprjson
@@ -284,5 +93,5 @@ def store_expr(k: str, expr: sp.Basic, **fields: str) -> None:
     store_json(k, {"expr": doc, **fields})
 
 
-__all__ = ["FORMAT", "MAX_ENTRY_BYTES", "CacheWarning", "configured", "directory", "key", "load_bytes", "load_expr", "load_json",
-           "read_entry", "source_digest", "store_bytes", "store_expr", "store_json", "untrusted"]
+__all__ = ["FOLDER_MODE", "FORMAT", "MAX_ENTRY_BYTES", "CacheWarning", "configured", "directory", "key", "load_bytes", "load_expr",
+           "load_json", "read_entry", "source_digest", "store_bytes", "store_expr", "store_json", "untrusted"]

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import json
 import os
 import re
@@ -13,16 +15,14 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
-# Only light modules here: `--help`, `list` and `show` never import sympy.
-# A command that derives imports roofline.api (and with it the engine) when it runs.
-from derivations.facts import hardware_facts, model_facts
-from derivations.registry import QUESTIONS
-from renderers.numbers import plain
+# Only light modules here (the standard library and roofline's pint-free ones): `--help`, `list` and `show` never import
+# sympy, and a `derive` answered from the derive cache (roofline.derive_cache) imports neither sympy, pint nor numpy.
+# Each command imports what it needs when it runs (roofline.api, and with it the engine, for a command that derives).
+from roofline import derive_cache
 from specs.catalog import hardware_names, model_names, shown_path
-from specs.hardware import SpecWarning, load_hardware
-from specs.models import load_model
+from specs.errors import SpecWarning
 from specs.text import escaped
-from units import RooflineError
+from units.errors import RooflineError
 
 EXIT_BAD_INPUT = 2
 EXIT_STALE = 1
@@ -139,6 +139,8 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _quantity_rows(facts: dict[str, Any]) -> list[str]:
+    from renderers.numbers import plain
+
     width = max(len(k) for k in facts)
     return [f"  {k:<{width}}  {plain(v.magnitude, v.units)}" for k, v in facts.items()]
 
@@ -152,6 +154,10 @@ def _json_numbers(facts: dict[str, Any]) -> dict[str, Any]:
 
 
 def _show(kind: str, name: str, fmt: str) -> str:
+    from derivations.facts import hardware_facts, model_facts
+    from specs.hardware import load_hardware
+    from specs.models import load_model
+
     if kind == "hardware":
         hw = load_hardware(name)
         facts = hardware_facts(hw)
@@ -198,6 +204,10 @@ def _windows_line(m: Any) -> str:
 
 
 def _list(what: str) -> str:
+    from derivations.registry import QUESTIONS
+    from specs.hardware import load_hardware
+    from specs.models import load_model
+
     if what == "hardware":
         return "\n".join(f"{n:<16} {load_hardware(n).name}" for n in hardware_names())
     if what == "models":
@@ -420,11 +430,29 @@ def _warning_line(message: Warning | str, category: type[Warning], filename: str
     _say("warning", message)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def _parsed(argv: list[str]) -> argparse.Namespace | None:
+    """`argv` parsed as `run` parses it, silently: None where the parser would print and exit (an error, --help)."""
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        try:
+            return _parser().parse_args(argv)
+        except SystemExit:
+            return None
+
+
+def main(argv: Sequence[str] | None = None, *, result_cache: bool | None = None) -> int:
+    """The command: `argv` (default: the process's command line) run, one line on stderr for bad input.
+
+    `result_cache`: answer `derive` from the derive cache (roofline.derive_cache) when it holds the same run. The default is
+    on for the process's own command line (`argv` None) and off for a caller passing `argv`, whose process may have been
+    changed in ways no key sees.
+    """
+    use_cache = argv is None if result_cache is None else result_cache
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("always", SpecWarning)
             warnings.showwarning = _warning_line
+            if use_cache:
+                return derive_cache.answer(sys.argv[1:] if argv is None else list(argv), _parsed, run)
             return run(argv)
     except RooflineError as err:
         _say("error", err)

@@ -20,6 +20,10 @@ class SpecError(RooflineError, ValueError):
         super().__init__(f"{location}: {message}")
 
 
+class SpecWarning(UserWarning):
+    """A spec value that loads but is far outside what any shipped chip has (or a choice the sheet warns about)."""
+
+
 def suggest(name: str, choices: Iterable[str]) -> str:
     """' (did you mean a, b?)' for the closest valid names, or ''."""
     close = difflib.get_close_matches(name, sorted(choices), n=3, cutoff=0.5)

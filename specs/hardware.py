@@ -15,7 +15,7 @@ from pathlib import Path
 import pint
 
 from specs.catalog import HARDWARE_DIR, hardware_names, parse_toml, read_text, resolve
-from specs.errors import SpecError, shown, suggest
+from specs.errors import SpecError, SpecWarning, shown, suggest
 from specs.precisions import MATH_PRECISIONS
 from specs.quantities import parse_quantity
 from specs.text import check as check_text
@@ -102,10 +102,6 @@ class Hardware:
 
 #: A user's figure further than this factor from every shipped chip's gets a warning (a unit slip, "Tflop/s" for "Pflop/s").
 PLAUSIBLE_FACTOR = 100
-
-
-class SpecWarning(UserWarning):
-    """A spec value that loads but is far outside what any shipped chip has."""
 
 
 def load_hardware(name_or_path: str | Path) -> Hardware:

@@ -9,7 +9,7 @@ import pytest
 
 from derivations import bounded, cache, engine, exprjson, formula, prose, sheet, sweep, userfile, validation
 from derivations import context as ctx
-from roofline import build
+from roofline import build, derive_cache
 from specs import catalog, derivation_files, measurements, models, quantities
 
 README = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
@@ -49,6 +49,8 @@ BOUNDS = [
     ("derivations.validation.MAX_IMPLIED_MBU", validation.MAX_IMPLIED_MBU, "implied MBU at most 1"),
     ("derivations.validation.MAX_LOO_PEERS", validation.MAX_LOO_PEERS, "| 16 |"),
     ("roofline.build.MAX_OLD_ENTRIES", build.MAX_OLD_ENTRIES, "10,000"),
+    ("roofline.derive_cache.MAX_USER_FILE_BYTES", derive_cache.MAX_USER_FILE_BYTES, "4 MiB"),
+    ("`MAX_NAMED_FILES`", derive_cache.MAX_NAMED_FILES, "256 files"),
 ]
 
 #: what each constant's value must be for the table's text to be true
@@ -59,6 +61,7 @@ VALUES = {
     "degree 4,096": 4096, "5 s of CPU time": 5, "2 GiB of memory": 2 * 2**30, "20 s of CPU time": 20, "120 s": 120,
     "10,000,000": 10_000_000, "1,000,000": 1_000_000, "65,536": 65_536, "8 MiB": 8 * 2**20, "200,000 nodes": 200_000,
     "numbers of 4,000 digits": 4000, "0.1 ms to 60 s": Fraction(1, 10_000), "implied MBU at most 1": 1, "| 16 |": 16, "10,000": 10_000,
+    "4 MiB": 4 * 2**20, "256 files": 256,
 }
 
 

@@ -1,15 +1,23 @@
 """Units: the pint registry with our own dimensions, and unit inference for sympy.
 
-The sympy half (`check_unit`, `infer_unit`) is imported on first use, so that
-code needing only pint (loading a spec, `roofline show`) never imports sympy.
+Only the errors are imported with the package: the pint half (`ureg`,
+`unit`, ...) is imported on first use, so that the errors alone (and a
+`roofline derive` answered from the derive cache) never import pint; the
+sympy half (`check_unit`, `infer_unit`) likewise, so that code needing only
+pint (loading a spec, `roofline show`) never imports sympy.
 """
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from units.errors import RooflineError, UnitMismatchError
-from units.registry import Quantity, Unit, loads, same_unit, unit, unit_text, ureg
 
-_SYMBOLIC = ("check_unit", "infer_unit")
+if TYPE_CHECKING:
+    from units.registry import Quantity, Unit, loads, same_unit, unit, unit_text, ureg
+    from units.symbolic import check_unit, infer_unit
+
+#: where each lazily imported name lives
+_LAZY = {**dict.fromkeys(("Quantity", "Unit", "loads", "same_unit", "unit", "unit_text", "ureg"), "units.registry"),
+         **dict.fromkeys(("check_unit", "infer_unit"), "units.symbolic")}
 
 __all__ = [
     "Quantity",
@@ -27,8 +35,11 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
-    if name in _SYMBOLIC:
-        from units import symbolic
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from importlib import import_module
 
-        return getattr(symbolic, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(module), name)
+    globals()[name] = value  # loaded once; later lookups find it here
+    return value

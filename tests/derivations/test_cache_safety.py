@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from derivations import cache
+from derivations import cache, store
 
 ROOT = Path(__file__).resolve().parents[2]
 IS_ROOT = hasattr(os, "geteuid") and os.geteuid() == 0
@@ -185,7 +185,7 @@ def test_an_untrusted_folder_turns_the_cache_off_with_one_warning(spoil, message
     keys = _keys(tmp_path / "fill", cold)
     _pickle_everywhere(tmp_path / "fill", keys)
     folder = spoil(tmp_path / "fill")
-    monkeypatch.setattr(cache, "_DECIDED", {})  # a new process: it decides about the folder afresh
+    monkeypatch.setattr(store, "_DECIDED", {})  # a new process: it decides about the folder afresh
     monkeypatch.setenv("ROOFLINE_CACHE_DIR", str(folder))
     with pytest.warns(cache.CacheWarning, match=re.escape(message)):
         assert _derive() == cold

@@ -115,7 +115,29 @@ def latex_lines(expr: sp.Expr, names: Mapping[sp.Symbol, str], ranks: Mapping[sp
     A wider case split (a closed form over a window, min(T, W)) is printed a case a line, its condition on the line after
     when both do not fit on one: `value if condition`, then `or value if condition`, ..., `or value otherwise`.
     """
-    printer = _printer(names, ranks, dots)
+    key = _print_key(expr, names, ranks, dots, width)
+    hit = _LINES.get(key)
+    if hit is None:
+        if len(_LINES) > 16384:
+            _LINES.clear()
+        hit = _LINES[key] = tuple(_lines(expr, _printer(names, ranks, dots), width))
+    return list(hit)
+
+
+#: printed lines by what they are printed from (`_print_key`): a sheet's formulas print once for its four formats and its chapter
+_LINES: dict[tuple[object, ...], tuple[str, ...]] = {}
+
+
+def _print_key(expr: sp.Expr, names: Mapping[sp.Symbol, str], ranks: Mapping[sp.Symbol, int] | None, dots: bool, width: float
+               ) -> tuple[object, ...]:
+    """What printing `expr` reads: the expression, the names and ranks of its symbols (and how many ranks there are, an
+    unranked symbol's place), the product style and the line width."""
+    free = sorted(expr.free_symbols, key=lambda s: s.name)
+    ranks = ranks or {}
+    return (expr, tuple(names.get(s) for s in free), tuple(ranks.get(s) for s in free), len(ranks), dots, width)
+
+
+def _lines(expr: sp.Expr, printer: _Printer, width: float) -> list[str]:
     whole = printer.doprint(expr)
     if isinstance(expr, sp.Piecewise) and math_width(whole) > width:
         return _case_lines(expr, printer, width)

@@ -21,6 +21,7 @@ has none says so once with its reason; a reason never fills a number's slot.
 
 from __future__ import annotations
 
+import copy
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
@@ -409,7 +410,25 @@ class Prose:
 
 
 def build(sheet: Sheet, target: Target, plots: str | None = None) -> dict[str, Any]:
-    """The template's variables; with `plots` (a folder, relative to the sheet), figures linking each declared plot's file there."""
+    """The template's variables; with `plots` (a folder, relative to the sheet), figures linking each declared plot's file there.
+
+    A view is built once per sheet, target and plots folder (the book binds the views its sheets' LaTeX files were made
+    from); each call gets its own copy to change.
+    """
+    key = (id(sheet), id(target), plots)
+    hit = _VIEWS.get(key)
+    if hit is None or hit[0] is not sheet or hit[1] is not target:
+        if len(_VIEWS) > 64:
+            _VIEWS.clear()
+        hit = _VIEWS[key] = (sheet, target, _build(sheet, target, plots))
+    return copy.deepcopy(hit[2])
+
+
+#: views by (sheet, target, plots folder), kept beside the sheet and target they were built for (an id is never reused for another)
+_VIEWS: dict[tuple[int, int, str | None], tuple[Sheet, Target, dict[str, Any]]] = {}
+
+
+def _build(sheet: Sheet, target: Target, plots: str | None) -> dict[str, Any]:
     d = sheet.derivation
     names = dict(sheet.latex_names)
     ranks = term_ranks(list(names), set(d.expanded))

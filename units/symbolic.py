@@ -24,6 +24,8 @@ from units.errors import UnitMismatchError
 from units.registry import same_unit, unit_text, ureg
 
 UnitMap = Mapping[sp.Symbol, pint.Unit]
+#: the units of the subexpressions met so far in one inference (a closed form or a step evaluated again repeats its parts)
+_Memo = dict[sp.Basic, pint.Unit]
 
 _DIMENSIONLESS_FUNCTIONS = (
     sp.log,
@@ -39,7 +41,7 @@ _UNIT_PRESERVING = (sp.ceiling, sp.floor, sp.Abs)
 
 def infer_unit(expr: sp.Basic, units: UnitMap) -> pint.Unit:
     """The unit of `expr`, given the unit of each of its symbols."""
-    return _infer(sp.sympify(expr), units)
+    return _infer(sp.sympify(expr), units, {})
 
 
 def check_unit(expr: sp.Basic, units: UnitMap, expected: pint.Unit | str, what: str = "expression") -> None:
@@ -60,28 +62,35 @@ def _mismatch(expr: sp.Basic, a: sp.Basic, ua: pint.Unit, b: sp.Basic, ub: pint.
     )
 
 
-def _require_dimensionless(expr: sp.Basic, arg: sp.Basic, units: UnitMap) -> None:
-    u = _infer(arg, units)
+def _require_dimensionless(expr: sp.Basic, arg: sp.Basic, units: UnitMap, memo: _Memo) -> None:
+    u = _infer(arg, units, memo)
     if not u.dimensionless or not same_unit(u, ureg.dimensionless):
         raise UnitMismatchError(
             f"{sp.sstr(expr)} needs a dimensionless argument but {sp.sstr(arg)} is in {unit_text(u)}"
         )
 
 
-def _all_same(expr: sp.Basic, args: tuple[sp.Basic, ...], units: UnitMap) -> pint.Unit:
+def _all_same(expr: sp.Basic, args: tuple[sp.Basic, ...], units: UnitMap, memo: _Memo) -> pint.Unit:
     """The one unit all `args` share; an exact zero takes the others' unit (max(0, t) is a time), and so does NaN,
     "no value" (the branch of a piecewise closed form where no root holds)."""
     nonzero = tuple(a for a in args if not (a.is_Number and (a == 0 or a is sp.nan))) or args
     first = nonzero[0]
-    u_first = _infer(first, units)
+    u_first = _infer(first, units, memo)
     for other in nonzero[1:]:
-        u_other = _infer(other, units)
+        u_other = _infer(other, units, memo)
         if not same_unit(u_first, u_other):
             raise _mismatch(expr, first, u_first, other, u_other)
     return u_first
 
 
-def _infer(expr: sp.Basic, units: UnitMap) -> pint.Unit:
+def _infer(expr: sp.Basic, units: UnitMap, memo: _Memo) -> pint.Unit:
+    u = memo.get(expr)
+    if u is None:
+        u = memo[expr] = _infer_node(expr, units, memo)
+    return u
+
+
+def _infer_node(expr: sp.Basic, units: UnitMap, memo: _Memo) -> pint.Unit:
     if isinstance(expr, sp.Symbol):
         try:
             return units[expr]
@@ -90,17 +99,17 @@ def _infer(expr: sp.Basic, units: UnitMap) -> pint.Unit:
     if expr.is_Number or expr in (sp.pi, sp.E) or isinstance(expr, sp.NumberSymbol):
         return ureg.dimensionless
     if isinstance(expr, sp.Add):
-        return _all_same(expr, expr.args, units)
+        return _all_same(expr, expr.args, units, memo)
     if isinstance(expr, sp.Mul):
         result = ureg.dimensionless
         for arg in expr.args:
-            result = result * _infer(arg, units)
+            result = result * _infer(arg, units, memo)
         return result
     if isinstance(expr, sp.Pow):
         base, exponent = expr.args
-        u_base = _infer(base, units)
+        u_base = _infer(base, units, memo)
         if u_base.dimensionless:
-            _require_dimensionless(expr, exponent, units)
+            _require_dimensionless(expr, exponent, units, memo)
             return ureg.dimensionless
         if not exponent.is_Rational:
             raise UnitMismatchError(
@@ -108,38 +117,38 @@ def _infer(expr: sp.Basic, units: UnitMap) -> pint.Unit:
             )
         return u_base ** Fraction(int(exponent.p), int(exponent.q))
     if isinstance(expr, _SAME_UNIT_FUNCTIONS):
-        return _all_same(expr, expr.args, units)
+        return _all_same(expr, expr.args, units, memo)
     if isinstance(expr, _UNIT_PRESERVING):
-        return _infer(expr.args[0], units)
+        return _infer(expr.args[0], units, memo)
     if isinstance(expr, _DIMENSIONLESS_FUNCTIONS):
         for arg in expr.args:
-            _require_dimensionless(expr, arg, units)
+            _require_dimensionless(expr, arg, units, memo)
         return ureg.dimensionless
     if isinstance(expr, sp.Piecewise):
         values = tuple(branch.expr for branch in expr.args)
         for branch in expr.args:
-            _infer(branch.cond, units)
-        return _all_same(expr, values, units)
+            _infer(branch.cond, units, memo)
+        return _all_same(expr, values, units, memo)
     if isinstance(expr, sp.core.relational.Relational):
-        _all_same(expr, expr.args, units)
+        _all_same(expr, expr.args, units, memo)
         return ureg.dimensionless
     if getattr(expr, "unit_rule", None) == "dimensionless":
         # a function of plain numbers that gives a plain number (the rounds of an all-reduce, ceil(log2 n))
         for arg in expr.args:
-            _require_dimensionless(expr, arg, units)
+            _require_dimensionless(expr, arg, units, memo)
         return ureg.dimensionless
     if getattr(expr, "unit_rule", None) == "index":
         # the position of one argument among arguments of one unit (argmax): a plain number
-        _all_same(expr, expr.args, units)
+        _all_same(expr, expr.args, units, memo)
         return ureg.dimensionless
     if getattr(expr, "unit_rule", None) == "pick":
         # one of the values, by a position that is a plain number (pick): the values' one unit
-        _require_dimensionless(expr, expr.args[0], units)
-        return _all_same(expr, expr.args[1:], units)
+        _require_dimensionless(expr, expr.args[0], units, memo)
+        return _all_same(expr, expr.args[1:], units, memo)
     if isinstance(expr, (sp.logic.boolalg.BooleanAtom,)):
         return ureg.dimensionless
     if isinstance(expr, (sp.And, sp.Or, sp.Not, sp.ITE)):  # sympy writes a condition over a Piecewise as ITE(c, a, b)
         for arg in expr.args:
-            _infer(arg, units)
+            _infer(arg, units, memo)
         return ureg.dimensionless
     raise UnitMismatchError(f"cannot infer the unit of {sp.sstr(expr)} ({type(expr).__name__})")

@@ -14,6 +14,7 @@ import itertools
 import random
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 
 import sympy as sp
 
@@ -691,13 +692,22 @@ def _expand(expr: sp.Expr, expanded: Mapping[str, sp.Expr]) -> sp.Expr:
         return expr.xreplace(mapping)
 
 
+@lru_cache(maxsize=8192)
 def _choice(expr: sp.Expr) -> tuple[ArgMax, sp.Expr, sp.Expr] | None:
     """For a chosen label, first + stride * argmax(...) (`primitives.best_of`): the argmax, first and stride; else None."""
-    first, rest = expr.as_independent(ArgMax, as_Add=True) if isinstance(expr, sp.Add) else (sp.S.Zero, expr)
-    stride, am = rest.as_independent(ArgMax, as_Add=False) if isinstance(rest, sp.Mul) else (sp.S.One, rest)
-    if isinstance(am, ArgMax) and first.is_number and stride.is_number:
+    first, rest = _split_numbers(expr) if isinstance(expr, sp.Add) else (sp.S.Zero, expr)
+    stride, am = _split_numbers(rest) if isinstance(rest, sp.Mul) else (sp.S.One, rest)
+    if isinstance(am, ArgMax):
         return am, first, stride
     return None
+
+
+def _split_numbers(expr: sp.Add | sp.Mul) -> tuple[sp.Expr, sp.Expr | None]:
+    """A sum or product as (its numbers combined, the one argument that is not a number), or (its numbers, None) when
+    not exactly one is: by structure, so a large step model is never searched for an argmax."""
+    numbers = [a for a in expr.args if a.is_number]
+    rest = [a for a in expr.args if not a.is_number]
+    return expr.func(*numbers), (rest[0] if len(rest) == 1 else None)
 
 
 def _expand_by_cases(expr: sp.Expr, expanded: Mapping[str, sp.Expr]) -> sp.Expr:
@@ -853,8 +863,7 @@ def _solve(slug: str, step: Solve, expanded: Mapping[str, sp.Expr], table: Symbo
     var_unit = table.info(var).unit
     if not same_unit(var_unit, unit(step.unit or "1")):
         raise UnitMismatchError(f"{slug}: step {step.name} is declared in {step.unit} but solves for {var} in {unit_text(var_unit)}")
-    key = cache.key(_ENGINE_SOURCE, slug, step.name, step.lhs, step.rhs, var, step.keep, step.pick,
-                    *(part for s in earlier for part in (s.name, s.expr)))
+    key = cache.key(_ENGINE_SOURCE, slug, step.name, step.lhs, step.rhs, var, step.keep, step.pick, *(_step_key(s.name, s.expr) for s in earlier))
     found = _cached_solve(key)
     if found is None:
         what = f"{slug}: {step.name}: solving {step.lhs} = {step.rhs} for {var}"
@@ -871,6 +880,12 @@ def _solve(slug: str, step: Solve, expanded: Mapping[str, sp.Expr], table: Symbo
         _store_solve(key, *found)
     root, verified, printed = found
     return replace(step, expr=root, equation=(lhs, rhs), verified=verified, printed=printed)
+
+
+@lru_cache(maxsize=8192)
+def _step_key(name: str, expr: sp.Expr) -> str:
+    """An earlier step's part of a solve's key, made once per step (a sheet's later solves read every earlier step)."""
+    return cache.key(name, expr)
 
 
 def _cached_solve(key: str) -> tuple[sp.Expr, str, sp.Expr] | None:
@@ -1087,7 +1102,13 @@ def _verify(slug: str, name: str, lhs: sp.Expr, rhs: sp.Expr, var: sp.Symbol, ro
         checked += 1
     if piecewise:
         return "numeric"  # sympy does not simplify a Piecewise of min/max branches to zero
-    return "symbolic" if sp.simplify(left - right) == 0 else "numeric"
+    return "symbolic" if identically_zero(left - right) else "numeric"
+
+
+def identically_zero(expr: sp.Expr) -> bool:
+    """Whether `expr` is zero for every value of its symbols: over a common denominator, cancelled (an exact proof for a
+    rational function of its atoms, in a fraction of simplify's time), else by simplify."""
+    return sp.cancel(sp.together(expr)) == 0 or sp.simplify(expr) == 0
 
 
 __all__ = [

@@ -395,9 +395,11 @@ class NumericMismatchError(RooflineError):
     """The compiled evaluation disagrees with the exact one (a bug in the plan or its code, never shown as a number)."""
 
 
-def check_numbers(d: Derivation, ctx: Context, got: Mapping[str, float | Missing], names: Sequence[str], where: str) -> None:
-    """The float values `got` of `names` agree with the exact evaluation in `ctx` (CHECK_TOLERANCE, relative); else NumericMismatchError."""
-    exact = evaluate(d, ctx, list(names))
+def check_numbers(d: Derivation, ctx: Context, got: Mapping[str, float | Missing], names: Sequence[str], where: str,
+                  exact: Mapping[str, sp.Expr | Missing] | None = None) -> None:
+    """The float values `got` of `names` agree with the exact evaluation in `ctx` (CHECK_TOLERANCE, relative); else
+    NumericMismatchError. `exact`: that evaluation, where the caller has it already."""
+    exact = evaluate(d, ctx, list(names)) if exact is None else exact
     for n in names:
         e, f = exact[n], got[n]
         if isinstance(e, Missing) or isinstance(f, Missing):
@@ -610,7 +612,7 @@ def solve_sheet(d: Derivation, ctx: Context, resolve: Resolver, grid: tuple[Row,
         for s in sorted(d.free_symbols - input_symbols, key=lambda s: _glossary_order(d, s))
     )
     headline = Table("Headline results across hardware and models", grid, d.results)
-    tables = tuple(_solve_table(d, ctx, t, resolve) for t in (headline, *d.tables))
+    tables = tuple(_solve_table(d, ctx, t, resolve, results) for t in (headline, *d.tables))
     claims = tuple(_solve_claim(d, ctx, c, resolve, results) for c in d.claims)
     overflow = _value(d, FIT_STEP, results[FIT_STEP]) if FIT_STEP in results and _overflows(results[FIT_STEP]) else None
     return Sheet(
@@ -750,13 +752,14 @@ def shown_profile_path(e: Profile) -> str:
         return e.where
 
 
-def _solve_table(d: Derivation, ctx: Context, t: Table, resolve: Resolver) -> SolvedTable:
-    """A table's rows, each evaluated by the compiled plan in floats; the first row with values is checked against the exact evaluation."""
+def _solve_table(d: Derivation, ctx: Context, t: Table, resolve: Resolver, results: Mapping[str, sp.Expr | Missing]) -> SolvedTable:
+    """A table's rows, each evaluated by the compiled plan in floats; one row with values is checked against the exact
+    evaluation: the row worked for the sheet's own context where there is one (its exact values, `results`, are known), else the first."""
     rows, settings, overflows, parts = [], [], [], []
     by_name = {i.name: i for i in d.inputs}
     fit = (FIT_STEP,) if FIT_STEP in d.expanded else ()
     names = (*t.columns, *fit)
-    checked = False
+    check: tuple[Context, dict[str, float | Missing], str] | None = None
     for row in t.rows:
         setting = () if row.label else tuple(_setting(d, by_name[n], v) for n, v in row.set.items() if n in by_name)
         settings.append(setting)
@@ -768,14 +771,16 @@ def _solve_table(d: Derivation, ctx: Context, t: Table, resolve: Resolver) -> So
             overflows.append(False)
             parts.append(None)
             continue
-        if not checked:
-            check_numbers(d, row_ctx, values, names, f"table {t.title!r}, row {row.label or _row_label(row, row_ctx)!r}")
-            checked = True
+        if check is None or (check[0] != ctx and row_ctx == ctx):
+            check = (row_ctx, values, row.label or _row_label(row, row_ctx))
         both = not row.label and row.hardware and row.model
         parts.append((row_ctx.hardware.name, row_ctx.model.name) if both else None)
         overflows.append(bool(fit) and _overflows(values[FIT_STEP]))
         label = row.label or (_row_label(row, row_ctx) if row.model or row.hardware or not setting else "")
         rows.append((label, tuple(_value(d, c, values[c]) for c in t.columns), ""))
+    if check is not None:
+        row_ctx, values, label = check
+        check_numbers(d, row_ctx, values, names, f"table {t.title!r}, row {label!r}", results if row_ctx == ctx else None)
     columns = tuple((c, d.symbols[c].latex) for c in t.columns)
     return SolvedTable(t.title, t.note, columns, tuple(rows), tuple(settings), tuple(bool(r.label) for r in t.rows), tuple(overflows),
                        tuple(parts))

@@ -17,6 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from derivations import registry
+from derivations.engine import identically_zero
 from derivations.questions import batch1_gap as bg
 from derivations.questions import model_limits as ml
 from derivations.sheet import Missing, evaluate, evaluate_numbers
@@ -56,19 +57,19 @@ def test_suspects_and_remainder_add_up_to_the_gap_symbolically():
     # the observed ratio held as a symbol (its Piecewise has no value below the floor, which sympy cannot simplify through)
     held = {GAP.expanded["gap_ratio_observed"]: _sym("rho")}
     e = {name: x.xreplace(held) for name, x in GAP.expanded.items()}
-    assert sp.simplify(e["t_suspects"] + e["t_remainder"] - e["t_overshoot"] - e["gap"]) == 0
-    assert sp.simplify(e["t_suspects"] - sum(e[n] for n in SUSPECTS)) == 0
-    assert sp.simplify(sum(e[g] for g in GROUPS) - e["t_suspects"] - e["t_remainder"]) == 0
-    assert sp.simplify(sum(e[s] for s in SHARES) - 1) == 0
+    assert identically_zero(e["t_suspects"] + e["t_remainder"] - e["t_overshoot"] - e["gap"])
+    assert identically_zero(e["t_suspects"] - sum(e[n] for n in SUSPECTS))
+    assert identically_zero(sum(e[g] for g in GROUPS) - e["t_suspects"] - e["t_remainder"])
+    assert identically_zero(sum(e[s] for s in SHARES) - 1)
 
 
 def test_gap_is_the_ratio_less_one_times_the_floor_and_vanishes_at_one():
     rho = _sym("rho_obs")
-    assert sp.simplify(GAP.step("gap").expr - (_sym("gap_ratio_observed") - 1) * _sym("t_floor")) == 0
+    assert identically_zero(GAP.step("gap").expr - (_sym("gap_ratio_observed") - 1) * _sym("t_floor"))
     e = GAP.expanded
-    assert sp.simplify(e["gap_at_ratio"] - (rho - 1) * e["t_floor"]) == 0
-    assert sp.simplify(e["gap_at_ratio"].subs(rho, 1)) == 0
-    assert sp.simplify(GAP.step("eta_bw_alone_at_ratio").expr - 1 / rho) == 0  # a slow GPU alone: one over the ratio
+    assert identically_zero(e["gap_at_ratio"] - (rho - 1) * e["t_floor"])
+    assert identically_zero(e["gap_at_ratio"].subs(rho, 1))
+    assert identically_zero(GAP.step("eta_bw_alone_at_ratio").expr - 1 / rho)  # a slow GPU alone: one over the ratio
     # the observed ratio is the measured time over the floor where a time is given, the stated ratio where none is (t_meas = 0)
     t_meas, t_floor = _sym("t_meas"), _sym("t_floor")
     observed = GAP.step("t_step_observed").expr.subs({_sym("t_step_at_ratio"): rho * t_floor,
@@ -106,13 +107,13 @@ def test_a_measured_time_sets_the_ratio_and_the_gap():
 
 def test_predicted_ratio_is_one_plus_suspects_over_floor():
     root = GAP.step("gap_ratio_predicted").expr
-    assert sp.simplify(root - (1 + _sym("t_suspects") / _sym("t_floor"))) == 0
+    assert identically_zero(root - (1 + _sym("t_suspects") / _sym("t_floor")))
 
 
 def test_prediction_components_add_to_the_step_time_symbolically():
     e = LIM.expanded
-    assert sp.simplify(e["t_step"] - e["t_gemm"] - e["t_attention"] - e["t_comm"] - e["t_alltoall"] - _sym("L") * _sym("t_layer") - _sym("t_fixed")) == 0
-    assert sp.simplify(e["t_step_with_breaks"] - e["t_step"] - sum(e[b] for b in BREAKS)) == 0
+    assert identically_zero(e["t_step"] - e["t_gemm"] - e["t_attention"] - e["t_comm"] - e["t_alltoall"] - _sym("L") * _sym("t_layer") - _sym("t_fixed"))
+    assert identically_zero(e["t_step_with_breaks"] - e["t_step"] - sum(e[b] for b in BREAKS))
 
 
 # --- every shipped model on every shipped chip, one GPU and eight ---

@@ -298,8 +298,8 @@ DERIVATION = derivation(
     answer=(
         "The twenty-line model predicts {t_step} per step ({throughput}) for this setup.",
         "Against published measurements its median error is {error_median}, so the step is {t_step_band_low} to "
-        "{t_step_band_high}; the breaks it leaves out add {t_breaks} here, and the largest, number {largest_break}, is the "
-        "first to measure.",
+        "{t_step_band_high}; the breaks it leaves out add {t_breaks} here, and the largest of them, break {largest_break} of the "
+        "seven sized below, is the first to measure.",
     ),
     assumptions=(
         "The twenty lines are the shared step model (@decode-floor): per component the slower of its bytes at the achieved bandwidth and its "

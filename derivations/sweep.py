@@ -274,8 +274,8 @@ class Plan:
             _run_op(op, arrays, bad, n, self.reasons)
         why = bad[self.result]
         if why is None:
-            return arrays[self.result], np.full(n, -1)
-        return np.where(why >= 0, np.nan, arrays[self.result]), why
+            return np.array(arrays[self.result]), np.full(n, -1)  # a copy: a constant step's values are a read-only view
+        return np.where(why >= 0, np.nan, arrays[self.result]), np.array(why)
 
     def blocks(self, size: int | None = None) -> Iterator[Block]:
         """The grid in blocks of at most `size` points (default BLOCK_POINTS), in grid order."""
@@ -445,8 +445,17 @@ def _run(c: _Compiled, arrays: Mapping[str, np.ndarray], bad: Mapping[str, np.nd
             rank[-1] = len(reasons)  # index -1: no reason, ranks last
         why = np.where((b >= 0) & (rank[b] < rank[why]), b, why)
     value = np.asarray(raw, dtype=float)
+    if value.ndim == 0 and why is None:
+        # a step the swept inputs do not reach: one value at every point, checked once and read as a view
+        value, why = _run_checks(c, value.reshape(1), why, reasons)
+        return np.broadcast_to(value, (n,)), None if why is None else np.broadcast_to(why, (n,))
     if value.shape != (n,):
         value = np.broadcast_to(value, (n,)).copy()
+    return _run_checks(c, value, why, reasons)
+
+
+def _run_checks(c: _Compiled, value: np.ndarray, why: np.ndarray | None, reasons: list[str]) -> tuple[np.ndarray, np.ndarray | None]:
+    """A step's values with the reason codes of the points its domain rules give no value."""
     with np.errstate(all="ignore"):
         finite = np.isfinite(value)
         far = _far(value, finite)

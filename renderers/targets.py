@@ -106,14 +106,17 @@ def _printer(names: Mapping[sp.Symbol, str], ranks: Mapping[sp.Symbol, int] | No
 #: The widest right-hand side a displayed equation prints on one line, in `math_width` units (about one character of
 #: 11 pt math; the text block is 16.6 cm): a longer sum is broken after a term, never shrunk.
 LINE_WIDTH = 62
+#: The widest a displayed line may be and still print (`math_width` is an estimate, so a line may run 15% past LINE_WIDTH):
+#: a wider formula is said, and a wider numbers line left out, never shrunk.
+MAX_LINE_WIDTH = LINE_WIDTH * 1.15
 
 
 def latex_lines(expr: sp.Expr, names: Mapping[sp.Symbol, str], ranks: Mapping[sp.Symbol, int] | None = None, dots: bool = True,
                 width: float = LINE_WIDTH) -> list[str]:
     """`expr` as one line of LaTeX, or, when a sum is wider than `width`, as several: each after the first starts with + or -.
 
-    A wider case split (a closed form over a window, min(T, W)) is printed a case a line, its condition on the line after
-    when both do not fit on one: `value if condition`, then `or value if condition`, ..., `or value otherwise`.
+    A wider case split (a closed form over a window, min(T, W)) is printed a case at a time, its value on one line and its
+    condition on the next: `value`, `if condition`, then `or value`, `if condition`, ..., `or value`, `otherwise`.
     """
     key = _print_key(expr, names, ranks, dots, width)
     hit = _LINES.get(key)

@@ -37,7 +37,7 @@ from derivations.engine import UNIT_MARKERS, At, Derivation, Solve, Step
 from derivations.sheet import Missing, Sheet, SolvedStep, SolvedTable, Value
 from renderers.numbers import Number, Shown, display, float_whole, is_whole, number_text, whole_count
 from renderers.plots import refs as plot_refs
-from renderers.targets import LINE_WIDTH, Target, latex_lines, latex_math, math_width, term_ranks
+from renderers.targets import MAX_LINE_WIDTH, Target, latex_lines, latex_math, math_width, term_ranks
 from units import unit, unit_text
 
 
@@ -134,7 +134,7 @@ def equation(step: SolvedStep, names: Mapping[sp.Symbol, str], target: Target, r
         rows = [{"op": "=", "math": _at_latex(s, names, lambda v: latex_math(_unmarked(v), names, ranks))}]
     else:
         rows = _rows(latex_lines(displayed(s), names, ranks, dots=False))
-        if len(rows) == 1 and math_width(rows[0]["math"]) > LINE_WIDTH * 1.15:
+        if len(rows) == 1 and math_width(rows[0]["math"]) > MAX_LINE_WIDTH:
             # one term (a fraction, a product) too wide for the line and with no sum to break: said, not shrunk
             rows = [{"op": "=", "math": r"\text{a formula too wide to print here (the JSON holds it)}"}]
     formula = rows[0]["math"] if len(rows) == 1 else None
@@ -150,7 +150,7 @@ def equation(step: SolvedStep, names: Mapping[sp.Symbol, str], target: Target, r
         substituted = latex_lines(displayed(s), numbers, ranks)
     else:
         substituted = []
-    fits = all(math_width(line) <= LINE_WIDTH * 1.15 for line in substituted)
+    fits = all(math_width(line) <= MAX_LINE_WIDTH for line in substituted)
     if substituted and fits and substituted[0] not in (result, formula) and len(substituted) <= 4:
         rows += _rows(substituted)
     rows.append({"op": "=", "math": result})
@@ -768,8 +768,8 @@ def _table(tb: SolvedTable, d: Derivation, target: Target, p: Prose) -> dict[str
     if parts is not None:
         keep_hw, keep_model = _depends(rows_in, parts)
         if not (keep_hw and keep_model):
-            keep_idx = _dedupe(parts, keep_hw, keep_model, settings)
-            key = [(hw if keep_hw else "", m if keep_model else "", _setting_key(x)) for (hw, m), x in zip(parts, settings, strict=True)]
+            key = _row_keys(parts, keep_hw, keep_model, settings)
+            keep_idx = [i for i, k in enumerate(key) if k not in key[:i]]  # the first row of each key
             # a row that stands for several chips (or models) does not fit only if it fits on none of them
             overflows = [all(o for k, o in zip(key, overflows, strict=True) if k == key[i]) for i in range(len(parts))]
             rows_in = [rows_in[i] for i in keep_idx]
@@ -862,20 +862,12 @@ def _depends(rows: Sequence[tuple[str, tuple[Value | None, ...], str]], parts: S
     return keep_hw, keep_model
 
 
-def _setting_key(setting: object) -> tuple[tuple[str, str], ...]:
-    """A row's settings as (input, value) pairs: what tells two rows of one chip and model apart."""
-    return tuple((name, str(getattr(v, "exact", v))) for name, _, v in setting) if isinstance(setting, tuple) else ()
-
-
-def _dedupe(parts: Sequence[tuple[str, str]], keep_hw: bool, keep_model: bool, settings: Sequence[object]) -> list[int]:
-    """One row per chip and model kept, and per settings: rows that differ only by a dropped chip (or model) column are one."""
-    seen, out = set(), []
-    for i, ((hw, model), setting) in enumerate(zip(parts, settings, strict=True)):
-        k = (hw if keep_hw else "", model if keep_model else "", _setting_key(setting))
-        if k not in seen:
-            seen.add(k)
-            out.append(i)
-    return out
+def _row_keys(parts: Sequence[tuple[str, str]], keep_hw: bool, keep_model: bool, settings: Sequence[object]) -> list[tuple[object, ...]]:
+    """What tells rows apart once a chip (or model) column is dropped: the kept chip and model, and the row's settings as
+    (input, value) pairs (the layouts of one chip and model are different rows)."""
+    return [(hw if keep_hw else "", m if keep_model else "",
+             tuple((name, str(getattr(v, "exact", v))) for name, _, v in x) if isinstance(x, tuple) else ())
+            for (hw, m), x in zip(parts, settings, strict=True)]
 
 
 def _shown_in(c: Value, forced: str | None) -> Shown:

@@ -650,7 +650,7 @@ def _claims(sheet: Sheet, target: Target, p: Prose, names: Mapping[sp.Symbol, st
     for c, decl in zip(sheet.claims, d.claims, strict=True):
         verdict = {True: "holds", False: "does not hold", None: "cannot be checked"}[c.holds]
         only = holding.get((c.left_name, decl.right, decl.at_least), []) if c.holds is False else []
-        out.append({"text": p(c.text), "holds": c.holds, "verdict": verdict,
+        out.append({"text": _breakable_paths(p(c.text), target), "holds": c.holds, "verdict": verdict,
                     "detail": _claim_detail(c, decl, target, p, names),
                     "only_if": _either(only, target)})
     return out

@@ -723,13 +723,13 @@ def _expand_by_cases(expr: sp.Expr, expanded: Mapping[str, sp.Expr]) -> sp.Expr:
     if len(chosen) != 1:
         return _expand(expr, expanded)
     label, (am, first, stride) = chosen[0]
-    reads = [sym for sym in expr.free_symbols if sym.name in expanded and sym != label]
+    reads = {sym: expanded[sym.name] for sym in expr.free_symbols if sym.name in expanded and sym != label}
+    picks = {sym: [p for p in e.atoms(Pick) if p.args[0] == am] for sym, e in reads.items()}  # found once, used for every case
     cases = []
     for k in range(len(am.args)):
         mapping: dict[sp.Basic, sp.Expr] = {label: first + stride * k}
-        for sym in reads:
-            e = expanded[sym.name]
-            own = {p: p.args[1 + k] for p in e.atoms(Pick) if p.args[0] == am}
+        for sym, e in reads.items():
+            own = {p: p.args[1 + k] for p in picks[sym]}
             with sp.evaluate(False):
                 mapping[sym] = e.xreplace(own) if own else e
         with sp.evaluate(False):

@@ -189,30 +189,46 @@ def render(sheets: Sequence[Sheet], hardware: Sequence[Hardware], models: Sequen
     the shared given values, the glossary and the hardware and model appendices.
 
     `plots`: the folder (relative to `book.tex`) holding the sheets' plot PDFs (`plot_names` lists those the book includes).
-    `version` and `date` go on the title page and into the PDF's metadata.
+    `version` and `date` go on the title page and into the PDF's metadata. The same as `bind` of every sheet's `chapter_input`.
     """
     if not sheets:
         raise BookError("book.tex: no sheets to bind")
-    slugs = [s.derivation.slug for s in sheets]
-    by_slug = {s.derivation.slug: s for s in sheets}
-    preamble, _ = split_sheet(latex.render(sheets[0]), slugs[0])
-    groups = registry.by_part(slugs)
-    views = {slug: view.build(by_slug[slug], LATEX, plots) for _, members in groups for slug in members}  # in the book's order
-    shared, keys = shared_given(views)
+    preamble = split_sheet(latex.render(sheets[0]), sheets[0].derivation.slug)[0]
+    return bind([chapter_input(s, plots) for s in sheets], preamble, hardware, models, version, date)
+
+
+def chapter_input(sheet: Sheet, plots: str | None = None) -> dict[str, Any]:
+    """What the book takes from one sheet, as plain data (a build makes it in the process that rendered the sheet): its
+    slug, title, LaTeX view (`renderers.view.build`, figures linking `plots`) and the conventions it states beyond the
+    book's own chapter of them."""
     shared_conventions = set(conventions.CONVENTIONS)
+    p = view.Prose(sheet, LATEX)
+    d = sheet.derivation
+    return {"slug": d.slug, "view": view.build(sheet, LATEX, plots),
+            "conventions": [p(c) for c in sheet.conventions if c not in shared_conventions],
+            "title": prose.render(d.title, escape.latex, LATEX.inline_math, {i.name: i.latex for i in d.symbols})}
+
+
+def bind(chapters: Sequence[Mapping[str, Any]], preamble: str, hardware: Sequence[Hardware], models: Sequence[Architecture],
+         version: str = "", date: str = "") -> str:
+    """The book from each sheet's `chapter_input` (in the registry's order) and a sheet's LaTeX preamble (`split_sheet`)."""
+    if not chapters:
+        raise BookError("book.tex: no sheets to bind")
+    slugs = [c["slug"] for c in chapters]
+    by_slug = {c["slug"]: c for c in chapters}
+    groups = registry.by_part(slugs)
+    views = {slug: by_slug[slug]["view"] for _, members in groups for slug in members}  # in the book's order
+    shared, keys = shared_given(views)
     parts = []
     for part, members in groups:
-        chapters = []
+        out = []
         for slug in members:
-            sheet = by_slug[slug]
             own = [g for g in views[slug]["given"] if (g["symbol"], g["value"]) not in keys]
             line = "" if len(own) == len(views[slug]["given"]) else SHARED_GIVEN_LINE if own else ALL_SHARED_LINE
-            p = view.Prose(sheet, LATEX)
-            v = {**views[slug], "given": own, "conventions": [p(c) for c in sheet.conventions if c not in shared_conventions]}
-            title = prose.render(sheet.derivation.title, escape.latex, LATEX.inline_math, {i.name: i.latex for i in sheet.derivation.symbols})
-            chapters.append({"slug": slug, "title": title, "body": _linked(latex.chapter(v, line), slugs)})
+            v = {**views[slug], "given": own, "conventions": by_slug[slug]["conventions"]}
+            out.append({"slug": slug, "title": by_slug[slug]["title"], "body": _linked(latex.chapter(v, line), slugs)})
         parts.append({"title": escape.latex(part.title if part else "Other sheets"), "about": escape.latex(part.about) if part else "",
-                      "chapters": chapters})
+                      "chapters": out})
     return LATEX_ENV.get_template("book.tex.j2").render(
         title=escape.latex(TITLE),
         pdf_title=escape.latex(TITLE),

@@ -351,29 +351,38 @@ def render_index(sheets: Sequence[Sheet], api_reference: str | None = None, down
     conventions and the glossary.
 
     `api_reference`: the link (relative to the index) to the Python API reference, when the site has one; `downloads` as in
-    `render_sheet` (the index links the book).
+    `render_sheet` (the index links the book). The same as `index_page` of every sheet's `index_entry`.
     """
+    return index_page([index_entry(s) for s in sheets], api_reference, downloads)
+
+
+def _prose_markup(s: str, names: Mapping[str, str]) -> Markup:
+    return Markup(prose.render(s, text, inline_math, names, None, HTML.link))
+
+
+def index_entry(sheet: Sheet) -> dict[str, str]:
+    """What the index says of one sheet, as plain data (a build makes it in the process that rendered the sheet): its
+    page, slug, title and question as HTML."""
+    d = sheet.derivation
+    names = {info.name: info.latex for info in d.symbols}
+    return {"href": page_name(d.slug), "slug": d.slug, "title": str(_prose_markup(d.title, names)), "question": str(_prose_markup(d.question, names))}
+
+
+def index_page(entries: Sequence[Mapping[str, str]], api_reference: str | None = None, downloads: Downloads | None = None) -> str:
+    """The index page from each sheet's `index_entry` (in the registry's order); the rest as in `render_index`."""
     glossary_names = {i.name: i.latex for i in GLOSSARY}
-
-    def p(s: str, names: Mapping[str, str]) -> Markup:
-        return Markup(prose.render(s, text, inline_math, names, None, HTML.link))
-
-    entries = {}
-    for sheet in sheets:
-        d = sheet.derivation
-        names = {info.name: info.latex for info in d.symbols}
-        entries[d.slug] = {"href": page_name(d.slug), "slug": d.slug, "title": p(d.title, names), "question": p(d.question, names)}
+    by_slug = {e["slug"]: {**e, "title": Markup(e["title"]), "question": Markup(e["question"])} for e in entries}
     parts, start = [], 1
-    for part, members in registry.by_part(list(entries)):
+    for part, members in registry.by_part(list(by_slug)):
         parts.append({"title": part.title if part else "Other sheets", "about": part.about if part else "", "start": start,
-                      "id": f"part-{part.key}" if part else "part-other", "sheets": [entries[slug] for slug in members]})
+                      "id": f"part-{part.key}" if part else "part-other", "sheets": [by_slug[slug] for slug in members]})
         start += len(members)
-    glossary = [{"symbol": Markup(inline_math(i.latex)), "name": i.name, "unit": Markup(_unit(i.unit)), "meaning": p(i.meaning, glossary_names)}
-                for i in GLOSSARY]
+    glossary = [{"symbol": Markup(inline_math(i.latex)), "name": i.name, "unit": Markup(_unit(i.unit)),
+                 "meaning": _prose_markup(i.meaning, glossary_names)} for i in GLOSSARY]
     book = _downloads("", downloads)
     return ENV.get_template("site-index.html.j2").render(site_title=TITLE, style=Markup(STYLE), csp=content_security_policy(), parts=parts,
-                                                         conventions=[p(c, glossary_names) for c in conventions.CONVENTIONS], glossary=glossary,
-                                                         api_reference=api_reference, book=book["book"] if book else None,
+                                                         conventions=[_prose_markup(c, glossary_names) for c in conventions.CONVENTIONS],
+                                                         glossary=glossary, api_reference=api_reference, book=book["book"] if book else None,
                                                          description=INDEX_DESCRIPTION)
 
 

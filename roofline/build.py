@@ -52,6 +52,7 @@ import datetime
 import errno
 import hashlib
 import json
+import multiprocessing
 import os
 import re
 import secrets
@@ -59,13 +60,16 @@ import shutil
 import stat
 import subprocess
 import tempfile
+import time
 import warnings
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor, as_completed
 from pathlib import Path
+from typing import Any
 
 import roofline
-from derivations import cache
+from derivations import cache, registry
+from derivations.sheet import Sheet
 from renderers import book, site
 from renderers.plots import PLOTS_DIR, same_plot
 from roofline import api, apidoc
@@ -106,39 +110,124 @@ def render_all(sheets: list | None = None, progress: Progress | None = None, eng
                pdf: bool = False) -> dict[str, str | bytes]:
     """File name -> text for every registered sheet and format; `plots/<slug>-<plot>.svg|.pdf` -> bytes for every plot.
 
-    `sheets`: the registered sheets already derived on their default contexts (tests share one derivation of each).
+    `sheets`: the registered sheets already derived on their default contexts (tests share one derivation of each);
+    they are rendered in this process. Without them each sheet is derived and rendered on its own (`sheet_parts`),
+    several at once in forked worker processes, one per core (`workers`), where the system forks; the files are the same.
     `progress`: told one line per sheet as it is derived and rendered (the CLI prints them on a terminal).
     `engine`: the engine profile every sheet uses (None: the default profile).
     `pdf`: the build compiles the PDFs too, so the site links them (without, it links the sheets' other files).
     """
     say = progress or _silent
-    files: dict[str, str | bytes] = {}
     if engine is not None:
         engine_profile(engine)  # an unknown name fails before any sheet is rendered
+    slugs = list(registry.SLUGS) if sheets is None else [s.derivation.slug for s in sheets]
+    reference = None
     if sheets is None:
-        sheets = []
-        for i, d in enumerate(api.DERIVATIONS, 1):
-            sheets.append(api.derive(d.slug, engine=engine))
-            say(f"[{i}/{len(api.DERIVATIONS)}] derived {d.slug}")
-    sheets = list(sheets)
-    for i, sheet in enumerate(sheets, 1):
-        for path, text in api.out_files(sheet, Path("."), plots=PLOTS_DIR).items():
-            files[path.name] = text
-        files.update(api.plot_files(sheet, PLOTS_DIR))
-        say(f"[{i}/{len(sheets)}] rendered {sheet.derivation.slug} (md, tex, json, plots)")
-    files.update(book_and_site(sheets, pdf))
+        parts, reference = _derive_and_render_all(slugs, engine, pdf, say)
+    else:
+        parts = []
+        for i, sheet in enumerate(sheets, 1):
+            parts.append(sheet_parts(sheet, slugs, pdf))
+            say(f"[{i}/{len(slugs)}] rendered {sheet.derivation.slug} (md, tex, json, plots, page)")
+    files: dict[str, str | bytes] = {}
+    for part in parts:
+        files.update(part["files"])
+    files.update(book_and_site(parts, pdf, reference))
     say("rendered the book and the site")
     return files
 
 
-def book_and_site(sheets: list, pdf: bool = False) -> dict[str, str]:
+def sheet_parts(sheet: Sheet, slugs: list[str], pdf: bool = False) -> dict[str, Any]:
+    """What a build makes of one derived sheet, as plain data (a worker process hands it back): `files` (its md, tex, json
+    and plots), `page` (its site page), `chapter` (renderers.book.chapter_input) and `entry` (renderers.site.index_entry).
+    `slugs`: every sheet of the build, in order (the pages link the previous and next)."""
+    slug = sheet.derivation.slug
+    files: dict[str, str | bytes] = {path.name: text for path, text in api.out_files(sheet, Path("."), plots=PLOTS_DIR).items()}
+    files.update(api.plot_files(sheet, PLOTS_DIR))
+    page = site.render_sheet(sheet, slugs, f"../{PLOTS_DIR}", _downloads(pdf))
+    return {"slug": slug, "files": files, "page": {f"{SITE_DIR}/{site.page_name(slug)}": page},
+            "chapter": book.chapter_input(sheet, PLOTS_DIR), "entry": site.index_entry(sheet)}
+
+
+def _downloads(pdf: bool) -> site.Downloads:
+    return site.Downloads("..", BOOK, pdf)
+
+
+def _derive_and_render(slug: str, slugs: list[str], engine: str | None, pdf: bool) -> tuple[dict[str, Any], float]:
+    """`sheet_parts` of a sheet derived on its default context, and the seconds it took."""
+    start = time.perf_counter()
+    return sheet_parts(api.derive(slug, engine=engine), slugs, pdf), time.perf_counter() - start
+
+
+#: The cache entry holding each sheet's seconds in the last build: the next build starts the longest first (order only).
+_SECONDS_KEY = ("build", "seconds per sheet")
+
+
+def _longest_first(slugs: list[str]) -> list[str]:
+    """`slugs` by the seconds each took in the last build, longest first (so the last to start are short and the
+    workers finish together); the registry's order where the cache has no figure."""
+    seconds = cache.load_json(cache.key(*_SECONDS_KEY))
+    if not isinstance(seconds, dict):
+        return list(slugs)
+    known = {s: float(v) for s, v in seconds.items() if isinstance(v, int | float) and not isinstance(v, bool)}
+    return sorted(slugs, key=lambda s: -known.get(s, float("inf")))
+
+
+def _derive_and_render_all(slugs: list[str], engine: str | None, pdf: bool, say: Progress) -> tuple[list[dict[str, Any]], dict[str, str]]:
+    """`sheet_parts` of every sheet, derived on its default context, in `slugs`' order, and the API reference's pages.
+
+    In worker processes forked from this one when there are several cores and the system forks (the solve cache's
+    entries are written atomically, so workers share it safely), else here one after another. A failure raises the
+    error of the first failed sheet in `slugs`' order, as a build one at a time would stop.
+    """
+    n = min(workers(), len(slugs))
+    seconds: dict[str, float] = {}
+    if n < 2 or "fork" not in multiprocessing.get_all_start_methods():
+        parts = []
+        for i, slug in enumerate(slugs, 1):
+            part, seconds[slug] = _derive_and_render(slug, slugs, engine, pdf)
+            parts.append(part)
+            say(f"[{i}/{len(slugs)}] derived and rendered {slug} (md, tex, json, plots, page)")
+        cache.store_json(cache.key(*_SECONDS_KEY), seconds)
+        return parts, api_reference()
+    say(f"deriving and rendering {len(slugs)} sheets, {n} at a time")
+    done: dict[str, dict[str, Any]] = {}
+    failures: dict[str, BaseException] = {}
+    with ProcessPoolExecutor(max_workers=n, mp_context=multiprocessing.get_context("fork")) as pool:
+        running = {pool.submit(_derive_and_render, slug, slugs, engine, pdf): slug for slug in _longest_first(slugs)}
+        reference = pool.submit(api_reference)
+        for future in as_completed(running):
+            slug = running[future]
+            try:
+                done[slug], seconds[slug] = future.result()
+            except Exception as err:  # re-raised below: the first failure in the registry's order
+                failures[slug] = err
+                say(f"[{len(done) + len(failures)}/{len(slugs)}] {slug}: failed")
+                continue
+            say(f"[{len(done) + len(failures)}/{len(slugs)}] derived and rendered {slug} (md, tex, json, plots, page)")
+        pages = reference.result()
+    if failures:
+        raise failures[next(slug for slug in slugs if slug in failures)]
+    cache.store_json(cache.key(*_SECONDS_KEY), seconds)
+    return [done[slug] for slug in slugs], pages
+
+
+def api_reference() -> dict[str, str]:
+    """The Python API reference's pages, `site/api/...` (roofline.apidoc)."""
+    return {f"{SITE_DIR}/{API_DIR}/{name}": page for name, page in apidoc.pages().items()}
+
+
+def book_and_site(parts: list[dict[str, Any]], pdf: bool = False, reference: dict[str, str] | None = None) -> dict[str, str]:
     """`book.tex` (every sheet a chapter, by part: renderers/book.py), `site/<page>.html` (linking the PDFs when `pdf`) and
-    the Python API reference `site/api/` (roofline.apidoc)."""
-    out = {f"{BOOK}.tex": book.render(sheets, [api.hardware(n) for n in hardware_names()], [api.model(n) for n in model_names()], PLOTS_DIR,
-                                      roofline.__version__, book_date())}
-    out.update({f"{SITE_DIR}/{name}": page for name, page in site.render(sheets, f"../{PLOTS_DIR}", f"{API_DIR}/index.html",
-                                                                                 site.Downloads("..", BOOK, pdf)).items()})
-    out.update({f"{SITE_DIR}/{API_DIR}/{name}": page for name, page in apidoc.pages().items()})
+    the Python API reference `site/api/` (`reference`, or made here), from every sheet's `sheet_parts` in the registry's order."""
+    first = parts[0]
+    preamble = book.split_sheet(first["files"][f"{first['slug']}.tex"], first["slug"])[0]
+    out: dict[str, str] = {f"{BOOK}.tex": book.bind([p["chapter"] for p in parts], preamble, [api.hardware(n) for n in hardware_names()],
+                                                    [api.model(n) for n in model_names()], roofline.__version__, book_date())}
+    out[f"{SITE_DIR}/{site.INDEX}"] = site.index_page([p["entry"] for p in parts], f"{API_DIR}/index.html", _downloads(pdf))
+    for p in parts:
+        out.update(p["page"])
+    out.update(reference if reference is not None else api_reference())
     return out
 
 

@@ -199,7 +199,7 @@ spec_infl = Step("mbu_speculative_inflation", mbu_spec.s / mbu.s, "1",
 pts_spec = _points("points_speculative_per_token", mbu_spec, "Way 9 in points", r"tok")
 
 worst = Step("points_worst", sp.Max(pts_all.s, pts_nokv.s, pts_bin.s, pts_width.s, pts_ach.s, pts_pf.s, pts_one.s, pts_once.s, pts_kern.s,
-                                    pts_sku.s, pts_spec.s), "1",
+                                    pts_sku.s, pts_spec.s, evaluate=False), "1",  # distinct step symbols: nothing to prune
              "The largest of them: how far off one slip can put the dashboard on this server.",
              latex=r"\Delta_{\max}", title="The worst single slip, in points")
 

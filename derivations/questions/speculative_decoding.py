@@ -114,7 +114,7 @@ per_length = tuple(
        latex=rf"\sigma_{{{g}}}", title=f"Speedup at draft length {g}")
     for g in DRAFT_LENGTHS
 )
-best_speedup = Step("best_speedup", sp.Max(*(s.s for s in per_length)), "1",
+best_speedup = Step("best_speedup", sp.Max(*(s.s for s in per_length), evaluate=False), "1",  # distinct step symbols: nothing to prune
                     "The best of the draft lengths searched, at this batch and context.", latex=r"\sigma^{*}", title="Best speedup")
 best_length = Step("best_draft_length", pr.best_of([s.s for s in per_length], DRAFT_LENGTHS), "1",
                    f"The shortest draft length with the best speedup, searched from {DRAFT_LENGTHS[0]} to {DRAFT_LENGTHS[-1]}: past the point "

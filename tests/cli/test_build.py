@@ -13,8 +13,10 @@ def _files(out: Path) -> dict[str, bytes]:
     return {p.relative_to(out).as_posix(): p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()}
 
 
-def test_build_writes_every_sheet_and_is_byte_identical(tmp_path, built, capsys):
-    """A real build equals the session's own independent render, byte for byte."""
+def test_build_writes_every_sheet_and_is_byte_identical(tmp_path, built, monkeypatch, capsys):
+    """A real build (its sheets derived and rendered in two forked workers) equals the session's own render in one process,
+    byte for byte."""
+    monkeypatch.setattr(build_mod, "workers", lambda: 2)
     out = tmp_path / "out"
     assert main(["build", "--out", str(out)]) == 0
     first = _files(out)
@@ -26,6 +28,34 @@ def test_build_writes_every_sheet_and_is_byte_identical(tmp_path, built, capsys)
     assert {f"{d.slug}.{ext}" for d in DERIVATIONS for ext in ("md", "tex", "json")} <= set(first)
     plots = {n for n in first if n.startswith("plots/")}
     assert plots == {f"plots/{d.slug}-{p.name}.{fmt}" for d in DERIVATIONS for p in d.plots for fmt in ("svg", "pdf")}
+
+
+def test_workers_fail_with_the_first_failed_sheet_and_time_the_rest(tmp_path, sheets, monkeypatch):
+    """A sheet failing in a worker fails the build with the error of the first failed sheet in the registry's order (as
+    one process would stop there); a build that succeeds records each sheet's seconds, and the next starts the longest first."""
+    from derivations import registry
+
+    monkeypatch.setenv("ROOFLINE_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(build_mod, "workers", lambda: 2)
+    three = ("ridge-coincidence", "joules-per-token", "flash-attention-io")
+    monkeypatch.setattr(registry, "SLUGS", three)
+    derive = build_mod.api.derive
+
+    def failing(slug, **kwargs):
+        if slug != "ridge-coincidence":
+            raise build_mod.BuildError(f"{slug}: derivation failed")
+        return derive(slug, **kwargs)
+
+    monkeypatch.setattr(build_mod.api, "derive", failing)
+    with pytest.raises(build_mod.BuildError, match=r"^joules-per-token: derivation failed$"):
+        build_mod.render_all()
+    assert build_mod._longest_first(list(three)) == list(three)  # no timing from a failed build: the registry's order
+    monkeypatch.setattr(build_mod.api, "derive", derive)
+    files = build_mod.render_all()
+    assert files == build_mod.render_all([s for s in sheets if s.derivation.slug in three])
+    seconds = build_mod.cache.load_json(build_mod.cache.key(*build_mod._SECONDS_KEY))
+    assert set(seconds) == set(three) and all(v > 0 for v in seconds.values())
+    assert build_mod._longest_first(list(three)) == sorted(three, key=lambda s: -seconds[s])
 
 
 def test_check_detects_stale_and_missing(tmp_path, fast_build, capsys):

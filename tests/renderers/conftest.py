@@ -4,15 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from derivations.registry import DERIVATIONS
 from renderers import plots
 from roofline import api
 
 
 @pytest.fixture(scope="session")
-def default_sheets() -> dict:
-    """Every registered sheet for its default context, solved once per session (a sheet takes about half a second)."""
-    return {d.slug: api.derive(d.slug) for d in DERIVATIONS}
+def default_sheets(sheets) -> dict:
+    """Every registered sheet for its default context by slug: the session's one derivation of each (tests/conftest.py)."""
+    return {s.derivation.slug: s for s in sheets}
 
 
 @pytest.fixture(scope="session")

@@ -194,18 +194,22 @@ def _derive_and_render_all(slugs: list[str], engine: str | None, pdf: bool, say:
     done: dict[str, dict[str, Any]] = {}
     failures: dict[str, BaseException] = {}
     with ProcessPoolExecutor(max_workers=n, mp_context=multiprocessing.get_context("fork")) as pool:
-        running = {pool.submit(_derive_and_render, slug, slugs, engine, pdf): slug for slug in _longest_first(slugs)}
-        reference = pool.submit(api_reference)
-        for future in as_completed(running):
-            slug = running[future]
-            try:
-                done[slug], seconds[slug] = future.result()
-            except Exception as err:  # re-raised below: the first failure in the registry's order
-                failures[slug] = err
-                say(f"[{len(done) + len(failures)}/{len(slugs)}] {slug}: failed")
-                continue
-            say(f"[{len(done) + len(failures)}/{len(slugs)}] derived and rendered {slug} (md, tex, json, plots, page)")
-        pages = reference.result()
+        try:
+            running = {pool.submit(_derive_and_render, slug, slugs, engine, pdf): slug for slug in _longest_first(slugs)}
+            reference = pool.submit(api_reference)
+            for future in as_completed(running):
+                slug = running[future]
+                try:
+                    done[slug], seconds[slug] = future.result()
+                except Exception as err:  # re-raised below: the first failure in the registry's order
+                    failures[slug] = err
+                    say(f"[{len(done) + len(failures)}/{len(slugs)}] {slug}: failed")
+                    continue
+                say(f"[{len(done) + len(failures)}/{len(slugs)}] derived and rendered {slug} (md, tex, json, plots, page)")
+            pages = reference.result()
+        except BaseException:  # an interrupt (Ctrl-C): the sheets not yet started are dropped, not rendered first
+            pool.shutdown(wait=True, cancel_futures=True)
+            raise
     if failures:
         raise failures[next(slug for slug in slugs if slug in failures)]
     cache.store_json(cache.key(*_SECONDS_KEY), seconds)

@@ -32,6 +32,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -332,10 +333,12 @@ def _literal(node: list[Any]) -> tuple[str, float | int]:
     return ("INF" if x > 0 else "(-INF)") if math.isinf(x) else repr(x), x
 
 
-def expression_source(doc: Mapping[str, Any], names: Mapping[str, str], numpy: bool) -> str:
+def expression_source(doc: Mapping[str, Any], names: Mapping[str, str], numpy: bool, exact: bool = False) -> str:
     """A Python expression for an exprjson document; `names` maps each symbol's name to its variable in the code.
 
-    Only the tags below are written; anything else is a PlanError. Symbols must be in `names`.
+    Only the tags below are written; anything else is a PlanError. Symbols must be in `names`. With `exact` the code
+    computes in `fractions.Fraction` (EXACT_NAMESPACE): only what stays rational is written (no float literal, no
+    constant such as pi, no power but a whole literal exponent, no log or exp); anything else is a PlanError.
     """
     nodes = doc.get("nodes") if isinstance(doc, Mapping) else None
     root = doc.get("root") if isinstance(doc, Mapping) else None
@@ -349,11 +352,13 @@ def expression_source(doc: Mapping[str, Any], names: Mapping[str, str], numpy: b
         tag = node[0]
         value: float | int | None = None
         if tag in _NUMBER_TAGS:
-            src, value = _literal(node)
+            src, value = _exact_literal(node) if exact else _literal(node)
         elif tag == "Symbol":
             if len(node) < 2 or node[1] not in names:
                 raise PlanError(f"node {i}: a symbol the step does not read")
             src = names[node[1]]
+        elif exact and tag in ("nan", "oo", "-oo", "zoo", "pi", "E"):
+            raise PlanError(f"node {i}: {tag} is not a rational number")
         elif tag in ("nan", "oo", "-oo", "zoo", "pi", "E", "true", "false"):
             src = {"nan": "NAN", "oo": "INF", "-oo": "(-INF)", "zoo": "_undefined()", "pi": "PI", "E": "EULER",
                    "true": "True", "false": "False"}[tag]
@@ -363,7 +368,7 @@ def expression_source(doc: Mapping[str, Any], names: Mapping[str, str], numpy: b
             if any(isinstance(r, bool) or not isinstance(r, int) or not 0 <= r < i for r in refs):
                 raise PlanError(f"node {i}: children are indices of earlier nodes")
             kids = [text[r] for r in refs]
-            src = _operator(tag, node, refs, kids, values, numpy)
+            src = _exact_operator(tag, node, refs, kids, values) if exact else _operator(tag, node, refs, kids, values, numpy)
         text.append(src)
         values.append(value)
     return text[root]
@@ -401,12 +406,106 @@ def _operator(tag: str, node: list[Any], refs: list[int], kids: list[str], value
     raise PlanError(f"cannot compile a {tag[:40]} node")
 
 
-def compile_function(doc: Mapping[str, Any], args: Sequence[str], numpy: bool) -> Callable[..., Any]:
-    """The function of `args` (in order) that an exprjson document computes, as generated, compiled Python."""
+def _exact_literal(node: list[Any]) -> tuple[str, int | None]:
+    tag = node[0]
+    try:
+        if tag == "Integer":
+            n = int(node[1])
+            return f"_F({n})", n
+        if tag == "Rational":
+            return f"_F({int(node[1])}, {int(node[2])})", None
+    except (ValueError, TypeError, IndexError):
+        raise PlanError(f"{tag}: not a number") from None
+    raise PlanError(f"{tag}: not a rational number")
+
+
+def _exact_operator(tag: str, node: list[Any], refs: list[int], kids: list[str], values: list[float | int | None]) -> str:
+    if tag == "Pow" and len(kids) == 2:
+        exponent = values[refs[1]]
+        if not isinstance(exponent, int) or abs(exponent) > EXACT_MAX_EXPONENT:
+            raise PlanError("a power with an exponent that is not a small whole literal")
+        return f"(_F(1) / {kids[0]})" if exponent == -1 else f"({kids[0]} ** {exponent})"
+    if tag in ("log", "exp"):
+        raise PlanError(f"{tag} is not rational")
+    if tag == "Piecewise" and kids and len(kids) % 2 == 0:  # the first branch that holds; none holding has no value
+        out = "_x_none()"
+        for k in range(len(kids) - 2, -1, -2):
+            out = f"({kids[k]} if {kids[k + 1]} else {out})"
+        return out
+    if tag in _EXACT_FUNCTIONS and kids:
+        return f"{_EXACT_FUNCTIONS[tag]}({', '.join(kids)})"
+    if tag == "Function" and len(node) > 1 and node[1] in _PROJECT and kids:
+        return f"{_EXACT_PROJECT[node[1]]}({', '.join(kids)})"
+    return _operator(tag, node, refs, kids, values, False)
+
+
+#: The largest whole exponent the exact code raises to (sympy's exact evaluation goes as far: derivations.sheet).
+EXACT_MAX_EXPONENT = 512
+
+
+class InexactError(ArithmeticError):
+    """The exact code met a value that is not a rational number (a branch with no value, a float): sympy evaluates it."""
+
+
+def _x_rational(x: Any) -> Fraction:
+    if isinstance(x, Fraction):
+        return x
+    if isinstance(x, int) and not isinstance(x, bool):
+        return Fraction(x)
+    raise InexactError("not a rational number")
+
+
+def _x_none() -> Fraction:
+    raise InexactError("no branch holds")
+
+
+def _x_ceiling(x: Any) -> Fraction:
+    return Fraction(math.ceil(_x_rational(x)))
+
+
+def _x_floor(x: Any) -> Fraction:
+    return Fraction(math.floor(_x_rational(x)))
+
+
+def _x_max(*args: Any) -> Fraction:
+    return max(_x_rational(a) for a in args)
+
+
+def _x_min(*args: Any) -> Fraction:
+    return min(_x_rational(a) for a in args)
+
+
+def _x_abs(x: Any) -> Fraction:
+    return abs(_x_rational(x))
+
+
+def _x_argmax(*args: Any) -> Fraction:
+    values = [_x_rational(a) for a in args]
+    return Fraction(max(range(len(values)), key=lambda i: (values[i], -i)))  # the first on a tie, as primitives.ArgMax
+
+
+def _x_pick(index: Any, *values: Any) -> Any:
+    k = _x_rational(index)
+    if k.denominator != 1 or not 0 <= k < len(values):
+        raise InexactError("no such position")
+    return values[int(k)]
+
+
+_EXACT_FUNCTIONS = {"ceiling": "_x_ceiling", "floor": "_x_floor", "Max": "_x_max", "Min": "_x_min", "Abs": "_x_abs"}
+_EXACT_PROJECT = {"ArgMax": "_x_argmax", "Pick": "_x_pick"}
+EXACT_NAMESPACE: dict[str, Any] = {
+    "_F": Fraction, "_x_ceiling": _x_ceiling, "_x_floor": _x_floor, "_x_max": _x_max, "_x_min": _x_min, "_x_abs": _x_abs,
+    "_x_argmax": _x_argmax, "_x_pick": _x_pick, "_x_none": _x_none, "__builtins__": {},
+}
+
+
+def compile_function(doc: Mapping[str, Any], args: Sequence[str], numpy: bool, exact: bool = False) -> Callable[..., Any]:
+    """The function of `args` (in order) that an exprjson document computes, as generated, compiled Python (with `exact`,
+    in Fractions: `expression_source`)."""
     names = {a: f"a{i}" for i, a in enumerate(args)}
-    body = expression_source(doc, names, numpy)
+    body = expression_source(doc, names, numpy, exact)
     src = f"def f({', '.join(names.values())}):\n    return {body}\n"
-    namespace = dict(numpy_namespace() if numpy else SCALAR_NAMESPACE)
+    namespace = dict(EXACT_NAMESPACE if exact else numpy_namespace() if numpy else SCALAR_NAMESPACE)
     exec(compile(src, "<roofline numeric plan>", "exec"), namespace)  # the source is generated above from whitelisted nodes
     return namespace["f"]
 

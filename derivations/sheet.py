@@ -428,11 +428,55 @@ def _free_symbols(expr: sp.Expr) -> frozenset[sp.Symbol]:
     return frozenset(expr.free_symbols)
 
 
+@lru_cache(maxsize=8192)
+def _rational_code(expr: sp.Expr) -> tuple[Callable[..., object], tuple[sp.Symbol, ...]] | None:
+    """`expr` as exact code over Fractions (derivations.numeric, `exact`) and the symbols it reads, in order; None where
+    it is not rational code (a power with a symbol in its exponent, a log, a float) and sympy evaluates it."""
+    from derivations import exprjson
+    from derivations.numeric import PlanError, compile_function
+
+    symbols = tuple(sorted(_free_symbols(expr), key=lambda s: s.name))
+    try:
+        return compile_function(exprjson.dump(expr), [s.name for s in symbols], numpy=False, exact=True), symbols
+    except (exprjson.RefusedError, PlanError, RecursionError):
+        return None
+
+
+def _rational_value(expr: sp.Expr, known: Mapping[sp.Symbol, sp.Expr]) -> sp.Rational | None:
+    """`expr` at rational `known` values, computed in Fractions: the Rational sympy's substitution gives, without building
+    sympy objects; None where the code cannot say (a value or a result that is not rational, a zero denominator)."""
+    code = _rational_code(expr)
+    if code is None:
+        return None
+    f, symbols = code
+    args = []
+    for s in symbols:
+        v = known[s]
+        if not v.is_Rational:
+            return None
+        args.append(Fraction(int(v.p), int(v.q)))
+    try:
+        r = f(*args)
+    except (ArithmeticError, TypeError, ValueError):  # a zero denominator (sympy's zoo), no branch, no position: sympy says
+        return None
+    if isinstance(r, bool) or not isinstance(r, Fraction | int):
+        return None
+    return sp.Rational(r.numerator, r.denominator)
+
+
 def _plain_value(expr: sp.Expr, values: Mapping[sp.Symbol, sp.Expr | Missing]) -> sp.Expr | Missing:
-    """`expr` at `values`: a number, or the first Missing value it cannot do without."""
+    """`expr` at `values`: a number, or the first Missing value it cannot do without.
+
+    Where every value is a Rational and the expression rational code, the value is computed in Fractions
+    (`_rational_value`): exactly the Rational substitution gives, without its sympy objects; else by substitution.
+    """
     free = _free_symbols(expr)
     gone = sorted((values[s] for s in free if isinstance(values[s], Missing)), key=lambda m: m.reason)
     known = {s: values[s] for s in free if not isinstance(values[s], Missing)}
+    if not gone:
+        fast = _rational_value(expr, known)
+        if fast is not None:
+            return fast
     v: sp.Expr = _substitute(expr, known)
     if v.free_symbols:
         # a missing value the step cannot do without (a term multiplied by zero, such as

@@ -6,6 +6,7 @@ import json
 import math
 
 import pytest
+import sympy as sp
 
 from derivations import cache, numeric
 from derivations.numeric import ABSENT, Missing, Plan, PlanError, compile_function, make_plan, plan_of
@@ -135,3 +136,42 @@ def test_a_table_whose_compiled_numbers_disagree_fails_loudly(monkeypatch):
     monkeypatch.setattr(step, "_scalar", lambda *a: f(*a) * (1 + 1e-6))
     with pytest.raises(NumericMismatchError, match=r"decode-floor: table .*: t_floor is .* compiled but .* exactly"):
         api.derive("decode-floor")
+
+
+# --- the exact code over Fractions (sheet._rational_value): the Rational sympy's substitution gives, or no answer ------
+
+
+def test_exact_code_is_rational_or_refuses():
+    from fractions import Fraction
+
+    f = compile_function(_doc("ceiling(x/3) + Max(x, y)**2 / z"), ("x", "y", "z"), numpy=False, exact=True)
+    assert f(Fraction(7), Fraction(5, 2), Fraction(3)) == Fraction(3) + Fraction(49, 3)
+    for text in ("sqrt(x)", "x**y", "log(x)", "x + 0.5", "pi*x"):  # not rational code: sympy evaluates these
+        with pytest.raises(PlanError):
+            compile_function(_doc(text), ("x", "y"), numpy=False, exact=True)
+    with pytest.raises(ZeroDivisionError):  # sympy's zoo: the caller falls back to sympy
+        compile_function(_doc("1/(x - y)"), ("x", "y"), numpy=False, exact=True)(Fraction(2), Fraction(2))
+    with pytest.raises(numeric.InexactError):  # a float never enters the exact code
+        compile_function(_doc("ceiling(x)"), ("x",), numpy=False, exact=True)(0.5)
+
+
+@pytest.mark.parametrize("slug", ["decode-floor", "moe-experts", "speculative-decoding", "flash-attention-io"])
+def test_every_step_computed_in_fractions_equals_sympys_substitution(slug, sheets):
+    """At the sheet's own values, each step the Fraction code computes is the Rational that sympy's substitution gives."""
+    from derivations import sheet as sheet_mod
+
+    s = next(x for x in sheets if x.derivation.slug == slug)
+    d = s.derivation
+    values = sheet_mod.input_values(d, s.context)
+    values.update({sp.Symbol(name, positive=True): v for name, v in evaluate(d, s.context).items()})
+    computed = 0
+    for step in s.derivation.steps:
+        free = sheet_mod._free_symbols(step.expr)
+        known = {x: values[x] for x in free}
+        if isinstance(step, sheet_mod.At) or any(isinstance(v, Missing) for v in known.values()):
+            continue
+        fast = sheet_mod._rational_value(step.expr, known)
+        if fast is not None:
+            assert fast == sheet_mod._substitute(step.expr, known), step.name
+            computed += 1
+    assert computed > 10

@@ -224,7 +224,12 @@ def _s_log(x: Any) -> Any:
 
 
 def _s_exp(x: Any) -> Any:
-    return x if isinstance(x, _Absent) else math.exp(x)
+    if isinstance(x, _Absent):
+        return x
+    try:
+        return math.exp(x)
+    except OverflowError:  # inf, as numpy's: min(x, exp(1000)) is x, exactly as well; a value that stays inf is out of range
+        return math.inf
 
 
 def _undefined() -> float:

@@ -569,7 +569,10 @@ def _substitute(expr: sp.Expr, values: Mapping[sp.Symbol, sp.Expr]) -> sp.Expr:
     exponents = [p.exp.xreplace(values) for p in powers]
     if all(e.is_Integer and abs(e) <= MAX_EXACT_EXPONENT for e in exponents) or any(e.free_symbols for e in exponents):
         # exact; or an exponent that has no value here, which the caller reports as missing (N would turn it into nan)
-        return expr.xreplace(values)
+        try:
+            return expr.xreplace(values)
+        except (TypeError, ValueError):  # sympy cannot order a max or min of an undefined value (x / log(1)): no value
+            return sp.nan
     with sp.evaluate(False):
         unevaluated = expr.xreplace(values)
     low, high = sp.N(unevaluated, 40), sp.N(unevaluated, 80)

@@ -185,3 +185,16 @@ def test_the_property_generator_makes_files_that_render(tmp_path):
     sheet = api.derive(str(path))
     assert "s0" in sheet.results and "none" not in api.render(sheet, "md").split("## Headline results")[1].split("\n\n")[1]
 
+
+
+@pytest.mark.parametrize("formula, value", [("max(x, x/log(B))", None), ("min(x, exp(1e3))", 3)])
+def test_an_undefined_or_overflowing_operand_of_max_and_min(tmp_path, formula, value):
+    """Two files the property above found: a max over x / log(1) (sympy cannot order its zoo) has no value, and
+    min(x, exp(1000)) is x, in the compiled evaluation (whose exp overflows to inf) as in the exact one."""
+    path = tmp_path / "generated.toml"
+    path.write_text(_file([formula], [_unit_of(formula)], False))
+    s0 = api.derive(str(path)).results["s0"]
+    if value is None:
+        assert s0.missing is not None and "undefined here" in s0.missing.reason
+    else:
+        assert s0.missing is None and s0.exact == value

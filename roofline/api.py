@@ -29,7 +29,7 @@ import pint
 from derivations import registry
 from derivations.context import Context, input_overrides, make_context, parse_overrides, warn_checkpoint
 from derivations.engine import Derivation, Row
-from derivations.sheet import Sheet, solve_sheet
+from derivations.sheet import NumericMismatchError, Sheet, solve_sheet
 from derivations.sweep import MAX_AXIS, Axis, check_points, grid_points, parse_axis
 from derivations.sweep import plan as sweep_plan
 from derivations.sweep import sweep as sweep_grid
@@ -41,6 +41,7 @@ from renderers.sweep_out import Labelled
 from renderers.sweep_out import pieces as render_sweep_pieces
 from renderers.sweep_out import render as render_sweep_text
 from renderers.sweep_table import SweepTable
+from specs.catalog import shown_path
 from specs.errors import SpecError, shown, suggest
 from specs.hardware import Hardware, load_hardware
 from specs.measurements import profile as engine_profile
@@ -210,7 +211,12 @@ def derive(
     hw_names = d.hardware if hardware is None else (_name_or_path(hardware, "hardware"),)
     model_names = d.models if model is None else (_name_or_path(model, "model"),)
     grid = tuple(Row("", hardware=h, model=m) for m in model_names for h in hw_names)
-    return notebook.wrap(solve_sheet(d, ctx, resolve_row, grid))
+    try:
+        return notebook.wrap(solve_sheet(d, ctx, resolve_row, grid))
+    except NumericMismatchError as err:  # a user's formula the two evaluations disagree on: the line names the file
+        if not is_derivation_file(slug):
+            raise
+        raise NumericMismatchError(f"{shown_path(slug)}: {err}") from None
 
 
 def context(d: Derivation, hardware: str | Path | None = None, model: str | Path | None = None, weights: str | None = None,

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import replace
 from fractions import Fraction
 from functools import cache
@@ -30,7 +31,7 @@ from derivations import registry
 from derivations.context import Context, input_overrides, make_context, parse_overrides, warn_checkpoint
 from derivations.engine import Derivation, Row
 from derivations.sheet import NumericMismatchError, Sheet, solve_sheet
-from derivations.sweep import MAX_AXIS, Axis, check_points, grid_points, parse_axis
+from derivations.sweep import MAX_AXIS, Axis, SweepError, check_points, grid_points, parse_axis
 from derivations.sweep import plan as sweep_plan
 from derivations.sweep import sweep as sweep_grid
 from derivations.userfile import is_derivation_file
@@ -211,12 +212,20 @@ def derive(
     hw_names = d.hardware if hardware is None else (_name_or_path(hardware, "hardware"),)
     model_names = d.models if model is None else (_name_or_path(model, "model"),)
     grid = tuple(Row("", hardware=h, model=m) for m in model_names for h in hw_names)
-    try:
+    with _naming_the_file(slug):
         return notebook.wrap(solve_sheet(d, ctx, resolve_row, grid))
-    except NumericMismatchError as err:  # a user's formula the two evaluations disagree on: the line names the file
+
+
+@contextmanager
+def _naming_the_file(slug: str | Path) -> Iterator[None]:
+    """A derivation file whose formula the compiled and the exact evaluation disagree on (float64 cannot follow it): the
+    error's one line names the file, not only the slug the file gives its derivation."""
+    try:
+        yield
+    except (NumericMismatchError, SweepError) as err:
         if not is_derivation_file(slug):
             raise
-        raise NumericMismatchError(f"{shown_path(slug)}: {err}") from None
+        raise type(err)(f"{shown_path(slug)}: {err}") from None
 
 
 def context(d: Derivation, hardware: str | Path | None = None, model: str | Path | None = None, weights: str | None = None,
@@ -411,7 +420,8 @@ def sweep(
     ([0.134, 1.074, 1.074, 8.59], 'GB')
     """
     setups = _sweep_setups(slug, over, hardware, model, weights, kv, math, overrides, second_hardware, second_model, inputs, engine)
-    return SweepTable([Labelled(h, m, sweep_grid(d, ctx, result, axes)) for h, m, d, ctx, axes in setups])
+    with _naming_the_file(slug):
+        return SweepTable([Labelled(h, m, sweep_grid(d, ctx, result, axes)) for h, m, d, ctx, axes in setups])
 
 
 def sweep_pieces(
@@ -443,7 +453,8 @@ def sweep_pieces(
     if fmt not in ("csv", "json", "jsonl"):
         raise SpecError("--format", None, f"unknown sweep format {str(fmt)[:20]!r}; known: csv, json, jsonl")
     setups = _sweep_setups(slug, over, hardware, model, weights, kv, math, overrides, second_hardware, second_model, inputs, engine)
-    plans = [Labelled(h, m, sweep_plan(d, ctx, result, axes)) for h, m, d, ctx, axes in setups]
+    with _naming_the_file(slug):
+        plans = [Labelled(h, m, sweep_plan(d, ctx, result, axes)) for h, m, d, ctx, axes in setups]
     return render_sweep_pieces(plans, fmt, unit or plans[0].sweep.display_unit)
 
 

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from derivations import bounded, engine, userfile
 from derivations import formula as fm
 from derivations.sheet import NumericMismatchError
+from derivations.sweep import SweepError
 from roofline import api
 from roofline.cli import main
 from specs.catalog import shown_path
@@ -203,10 +204,13 @@ def test_an_undefined_or_overflowing_operand_of_max_and_min(tmp_path, formula, v
 
 
 def test_a_formula_the_two_evaluations_disagree_on_is_refused_naming_the_file(tmp_path):
-    """sqrt(x**2 + 1e-192) - x cancels to 0 in float64 but not exactly: the table check refuses it in one line that
-    names the user's file (it named only the derivation's slug)."""
+    """sqrt(x**2 + 1e-192) - x cancels to 0 in float64 but not exactly: the table check, and a sweep's, refuse it in
+    one line that names the user's file (it named only the derivation's slug)."""
     path = tmp_path / "generated.toml"
     path.write_text(_file(["sqrt(x**2 + (1e3)**-64) - x"], ["1"], False))
     with pytest.raises(NumericMismatchError) as err:
         api.derive(str(path))
     assert str(err.value).startswith(f"{shown_path(path)}: ") and "\n" not in str(err.value)
+    with pytest.raises(SweepError) as swept:  # a sweep checks its first and last points the same way
+        api.sweep(str(path), "s0", ["x=1:3:1"])
+    assert str(swept.value).startswith(f"{shown_path(path)}: ") and "\n" not in str(swept.value)

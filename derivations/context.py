@@ -24,6 +24,8 @@ import sympy as sp
 
 from derivations import conventions
 from derivations import glossary as gl
+from derivations.blueprint import BARE_NUMBER_UNITS, DOMAINS, MAX_COUNT, MAX_MAGNITUDE, within
+from derivations.solved import layout_problem as solved_layout_problem
 from specs.counts import swiglu_mlp_params
 from specs.errors import SpecError, shown, suggest
 from specs.hardware import Hardware, SpecWarning
@@ -33,22 +35,6 @@ from specs.models import Architecture, MoE
 from specs.precisions import MATH_PRECISIONS, Precision, precision
 from specs.quantities import check_sign, parse_quantity
 from units import Quantity, unit, unit_text, ureg
-
-#: The domains an input can declare, and how each is said in an error line.
-DOMAINS = {
-    "positive": "a positive quantity",
-    "nonnegative": "zero or a positive quantity",
-    "fraction": "a fraction in (0, 1]",
-    "count": "a whole number of at least 1",
-    "whole": "a whole number, 0 or more",
-    "at_least_one": "a ratio of at least 1",
-}
-#: Units in which a bare number is unambiguous (`batch=8`, `context=8192`, `claimed_tokens_per_s=500`).
-BARE_NUMBER_UNITS = ("1", "token", "parameter", "token/s")
-#: No count input is physical beyond this (sequences, tokens, GPUs).
-MAX_COUNT = 10**9
-#: No other input is physical beyond this, in its own unit (a time per layer of 1e308 s would overflow every float after it).
-MAX_MAGNITUDE = 10**30
 
 
 @dataclass(frozen=True)
@@ -125,20 +111,7 @@ class Input:
 
     def within(self, m: Fraction) -> bool:
         """Whether a magnitude (in the input's unit) lies in the input's domain."""
-        d = self.domain
-        if d == "positive":
-            return 0 < m <= MAX_MAGNITUDE
-        if d == "nonnegative":
-            return 0 <= m <= MAX_MAGNITUDE
-        if d == "fraction":
-            return 0 < m <= 1
-        if d == "count":
-            return m.denominator == 1 and 1 <= m <= MAX_COUNT
-        if d == "whole":
-            return m.denominator == 1 and 0 <= m <= MAX_COUNT
-        if d == "at_least_one":
-            return 1 <= m <= MAX_MAGNITUDE
-        raise KeyError(d)
+        return within(self.domain, m)
 
     def check(self, m: Fraction, where: str, found: str) -> None:
         """Refuse a magnitude (in the input's unit) outside the input's domain: one line naming the input and what was found."""
@@ -312,46 +285,42 @@ def checkpoint_warning(model: Architecture) -> str:
             f"--weights {fmt} counts its {fmt} weights{tail}")
 
 
-def _mla(ctx: Context) -> object:
-    if ctx.model.mla is None:
-        raise SpecError(ctx.model.path, "kv_lora_rank", f"{ctx.model.name} has no multi-head latent attention; this needs an MLA model (e.g. deepseek-v3)")
-    return ctx.model.mla
+def _mla(m: Architecture) -> object:
+    if m.mla is None:
+        raise SpecError(m.path, "kv_lora_rank", f"{m.name} has no multi-head latent attention; this needs an MLA model (e.g. deepseek-v3)")
+    return m.mla
 
 
-def _gqa(ctx: Context) -> Architecture:
-    if ctx.model.mla is not None:
-        raise SpecError(ctx.model.path, "head_dim", f"{ctx.model.name} uses multi-head latent attention: it has no GQA KV heads or head dimension (its attention terms use the latent widths)")
-    return ctx.model
-
-
-def _link_bandwidth(ctx: Context) -> pint.Quantity:
-    return ctx.hardware.require("scaleup_bandwidth_per_direction")
+def _gqa(m: Architecture) -> Architecture:
+    if m.mla is not None:
+        raise SpecError(m.path, "head_dim", f"{m.name} uses multi-head latent attention: it has no GQA KV heads or head dimension (its attention terms use the latent widths)")
+    return m
 
 
 #: scale-up topology -> the all-reduce latency law it implies (primitives.allreduce_rounds): one-shot, PCIe ring, torus ring
 TOPOLOGY_LAWS = {"switch": gl.d_1shot, "mesh": gl.d_1shot, "pcie": gl.d_ring, "torus": gl.d_torus}
 
 
-def _topology_flag(flag: sp.Symbol) -> Callable[[Context], pint.Quantity]:
+def _topology_flag(flag: sp.Symbol) -> Callable[[Hardware], pint.Quantity]:
     """1 when the chip's scale-up topology implies the all-reduce law `flag` stands for, else 0; n/a when the spec gives no topology."""
-    def bind(ctx: Context) -> pint.Quantity:
-        topology = ctx.hardware.scaleup_topology
+    def bind(h: Hardware) -> pint.Quantity:
+        topology = h.scaleup_topology
         if topology is None:
-            raise SpecError(ctx.hardware.path, "scaleup_topology", f"{ctx.hardware.name}'s spec gives no scaleup_topology "
-                                                                 "(switch, mesh, torus or pcie): it decides an all-reduce's latency law")
+            raise SpecError(h.path, "scaleup_topology", f"{h.name}'s spec gives no scaleup_topology "
+                                                       "(switch, mesh, torus or pcie): it decides an all-reduce's latency law")
         return _count(1 if TOPOLOGY_LAWS[topology] == flag else 0)
     return bind
 
 
-def _window(ctx: Context) -> tuple[int, int]:
+def _window(m: Architecture) -> tuple[int, int]:
     """(layers, tokens) of the model's windowed layers: a sliding window or an attention chunk; (0, NO_WINDOW) when every layer is full.
 
     One window size per model (every shipped one has at most one); a config with two is refused in one line.
     """
-    groups = [(n, w) for n, w in ctx.model.attention_windows if w is not None]
+    groups = [(n, w) for n, w in m.attention_windows if w is not None]
     if len(groups) > 1:
-        raise SpecError(ctx.model.path, "layer_types", f"{ctx.model.name} has windowed layers of {len(groups)} sizes "
-                                                      f"({', '.join(str(w) for _, w in groups)} tokens); the step model takes one window size")
+        raise SpecError(m.path, "layer_types", f"{m.name} has windowed layers of {len(groups)} sizes "
+                                               f"({', '.join(str(w) for _, w in groups)} tokens); the step model takes one window size")
     return groups[0] if groups else (0, NO_WINDOW)
 
 
@@ -364,43 +333,25 @@ LAYOUT_SYMBOLS = (gl.n_tp, gl.n_dp, gl.n_ep)
 
 
 def layout_problem(model: Architecture, tp: int, dp: int, ep: int) -> tuple[str, str] | None:
-    """(input, reason) when tp, dp and ep do not make a layout of `model`, else None: one rule each.
-
-    The layout uses tp x dp GPUs (primitives.layout_gpus); the routed experts of a MoE layer are split over ep of them,
-    whole experts each, so ep divides both the expert count and the GPU count. A dense model has no experts to
-    split (ep = 1), and data-parallel attention in a MoE model feeds expert-parallel MoE layers (dp > 1 needs ep > 1).
-    """
-    gpus = tp * dp
-    if model.moe is None:
-        if ep != 1:
-            return "ep", f"ep={ep}: {model.name} is a dense model, it has no routed experts to split (ep must be 1)"
-        return None
-    experts = model.moe.experts
-    if experts % ep:
-        return "ep", f"ep={ep} does not divide {model.name}'s {experts} routed experts per MoE layer"
-    if gpus % ep:
-        return "ep", f"ep={ep} does not divide the layout's tp x dp = {tp} x {dp} = {gpus} GPUs (each GPU holds {experts}/ep whole experts)"
-    if dp > 1 and ep == 1:
-        return "dp", (f"dp={dp} with ep=1: data-parallel attention feeds expert-parallel MoE layers; set ep to a divisor of "
-                      f"the {gpus} GPUs and the {experts} experts (DeepSeek-V3's decode: tp=1, dp=ep=128)")
-    return None
+    """(input, reason) when tp, dp and ep do not make a layout of `model`, else None (derivations.solved.layout_problem)."""
+    return solved_layout_problem(model.name, model.moe.experts if model.moe else None, tp, dp, ep)
 
 
-def _moe_value(ctx: Context, pick: Callable[[MoE], int], dense: int) -> pint.Quantity:
-    return _count(pick(ctx.model.moe) if ctx.model.moe else dense)
+def _moe_value(m: Architecture, pick: Callable[[MoE], int], dense: int) -> pint.Quantity:
+    return _count(pick(m.moe) if m.moe else dense)
 
 
-def _expert_params(ctx: Context) -> pint.Quantity:
-    moe = ctx.model.moe
-    return Quantity(Fraction(swiglu_mlp_params(ctx.model.hidden_size, moe.expert_ffn) if moe else 0), "parameter")
+def _expert_params(m: Architecture) -> pint.Quantity:
+    moe = m.moe
+    return Quantity(Fraction(swiglu_mlp_params(m.hidden_size, moe.expert_ffn) if moe else 0), "parameter")
 
 
 def _count(x: int) -> pint.Quantity:
     return Quantity(Fraction(x), "")
 
 
-def _params(pick: Callable[..., int]) -> Callable[[Context], pint.Quantity]:
-    return lambda ctx: Quantity(Fraction(pick(ctx.model.param_counts())), "parameter")
+def _params(pick: Callable[..., int]) -> Callable[[Architecture], pint.Quantity]:
+    return lambda m: Quantity(Fraction(pick(m.param_counts())), "parameter")
 
 
 #: on-chip memory kinds that are a hardware cache every SM reads HBM through (L2's role in flash-attention-io)
@@ -409,60 +360,97 @@ LAST_LEVEL_CACHES = ("L2", "Infinity Cache")
 BLOCK_UNITS = ("SM", "CU")
 
 
-def _no_blocks(ctx: Context) -> bool:
+def _no_blocks(h: Hardware) -> bool:
     """A chip whose cores do not run thread blocks side by side out of their own shared memory (a TPU's TensorCore)."""
-    kind = ctx.hardware.compute_unit_kind
+    kind = h.compute_unit_kind
     return kind is not None and kind not in BLOCK_UNITS
 
 
-def _gpu_blocks(ctx: Context, field: str) -> None:
-    h = ctx.hardware
-    if _no_blocks(ctx):
+def _gpu_blocks(h: Hardware, field: str) -> None:
+    if _no_blocks(h):
         raise SpecError(h.path, field, f"{h.name} has no SMs: its {h.compute_unit_kind} runs a kernel's blocks one after another, "
                                        "so shared memory per SM and blocks in flight have no meaning")
 
 
-def _shared_memory_per_sm(ctx: Context) -> pint.Quantity:
-    _gpu_blocks(ctx, "shared_memory_per_sm")
-    return ctx.hardware.require("shared_memory_per_sm")
+def _shared_memory_per_sm(h: Hardware) -> pint.Quantity:
+    _gpu_blocks(h, "shared_memory_per_sm")
+    return h.require("shared_memory_per_sm")
 
 
-def _blocks_at_once(ctx: Context) -> pint.Quantity:
-    _gpu_blocks(ctx, "compute_units")
-    return _count(ctx.hardware.require("compute_units"))
+def _blocks_at_once(h: Hardware) -> pint.Quantity:
+    _gpu_blocks(h, "compute_units")
+    return _count(h.require("compute_units"))
 
 
-def _last_level_cache(ctx: Context) -> pint.Quantity:
-    h = ctx.hardware
+def _last_level_cache(h: Hardware) -> pint.Quantity:
     kind = h.on_chip_memory_kind
-    if (kind is not None and kind not in LAST_LEVEL_CACHES) or (kind is None and _no_blocks(ctx)):
+    if (kind is not None and kind not in LAST_LEVEL_CACHES) or (kind is None and _no_blocks(h)):
         what = f"its on-chip memory is {kind}, a scratchpad" if kind else "its on-chip memory is a scratchpad"
         raise SpecError(h.path, "on_chip_memory_kind", f"{h.name} has no L2: {what} the kernel fills itself, "
                                                       "so an L2 working set has no meaning")
     return h.require("on_chip_memory")
 
 
-#: How each spec-backed glossary symbol gets its value from a context.
-BINDINGS: dict[sp.Symbol, Callable[[Context], pint.Quantity]] = {
-    gl.pi: lambda ctx: ctx.hardware.peak(ctx.math.math),
-    gl.beta: lambda ctx: ctx.hardware.memory_bandwidth,
-    gl.C_mem: lambda ctx: ctx.hardware.memory_capacity,
-    gl.M_sram: lambda ctx: ctx.hardware.require("on_chip_memory"),
-    gl.D: lambda ctx: _count(ctx.model.hidden_size),
-    gl.F: lambda ctx: _count(ctx.model.intermediate_size),
-    gl.m_mlp: lambda ctx: _count(ctx.model.mlp_matrices),
-    gl.L: lambda ctx: _count(ctx.model.num_layers),
-    gl.N: lambda ctx: _count(ctx.model.num_heads),
-    gl.K: lambda ctx: _count(_gqa(ctx).num_kv_heads),
-    gl.H: lambda ctx: _count(_gqa(ctx).head_dim),
-    gl.e_kv: lambda ctx: _count(ctx.model.kv_elements_per_token()),
-    gl.L_win: lambda ctx: _count(_window(ctx)[0]),
-    gl.W_win: lambda ctx: Quantity(Fraction(_window(ctx)[1]), "token"),
-    gl.V: lambda ctx: _count(ctx.model.vocab_size),
-    gl.r_kv: lambda ctx: _count(_mla(ctx).kv_rank),
-    gl.d_R: lambda ctx: _count(_mla(ctx).rope_dim),
-    gl.d_nope: lambda ctx: _count(_mla(ctx).nope_dim),
-    gl.d_v: lambda ctx: _count(_mla(ctx).v_dim),
+def _moe_layer(m: Architecture) -> MoE:
+    if m.moe is None:
+        raise SpecError(m.path, None, f"{m.name} is a dense model: it has no MoE layer (no router, no experts)")
+    return m.moe
+
+
+def _dense_ffn(m: Architecture) -> pint.Quantity:
+    if m.dense_layers == 0:
+        raise SpecError(m.path, "intermediate_size", f"{m.name} has no dense-MLP layer: every layer's MLP is a mixture of experts")
+    return _count(m.intermediate_size)
+
+
+# How each spec-backed glossary symbol gets its value, by the one part of a context it reads: the chip, the model, a number
+# format (the weights', the KV cache's, the math's), the chip's peak at the math precision, or nothing. A binding reads its
+# part only (it is given nothing else), so a table row that changes the chip evaluates the chip's bindings alone again, and
+# the light path (roofline.compiled) stores each part's values once.
+
+#: symbols bound from the chip
+HARDWARE_BINDINGS: dict[sp.Symbol, Callable[[Hardware], pint.Quantity]] = {
+    gl.beta: lambda h: h.memory_bandwidth,
+    gl.C_mem: lambda h: h.memory_capacity,
+    gl.M_sram: lambda h: h.require("on_chip_memory"),
+    gl.beta_link: lambda h: h.require("scaleup_bandwidth_per_direction"),
+    gl.n_dom: lambda h: _count(h.require("scaleup_domain")),
+    gl.beta_out: lambda h: h.require("scaleout_bandwidth_per_direction"),
+    gl.d_1shot: _topology_flag(gl.d_1shot),
+    gl.d_ring: _topology_flag(gl.d_ring),
+    gl.d_torus: _topology_flag(gl.d_torus),
+    gl.n_SM: lambda h: _count(h.require("compute_units")),
+    # flash-attention-io: shared memory and the last-level cache exist only on chips whose SMs (CUs) run thread blocks
+    gl.M_smem: _shared_memory_per_sm,
+    gl.M_llc: _last_level_cache,
+    gl.n_blk: _blocks_at_once,
+    # fixed formats beside the context's own (int4-flip); an FP8 peak only where the chip lists one
+    gl.pi_bf16: lambda h: h.peak("bf16"),
+    gl.pi_fp8: lambda h: h.peak("fp8"),
+    # the board power cap (joules-per-token); a chip whose spec gives no TDP makes the power steps n/a
+    gl.P_tdp: lambda h: h.require("tdp"),
+    # a throttled peak belongs to the chip it was measured on: n/a on every chip whose spec gives none
+    gl.pi_sus: lambda h: h.require("sustained_peak_bf16"),
+}
+#: the dense tensor peak the math runs at: the chip's, at the math precision
+PEAK_BINDINGS: dict[sp.Symbol, Callable[[Hardware, str], pint.Quantity]] = {gl.pi: lambda h, math: h.peak(math)}
+#: symbols bound from the model
+MODEL_BINDINGS: dict[sp.Symbol, Callable[[Architecture], pint.Quantity]] = {
+    gl.D: lambda m: _count(m.hidden_size),
+    gl.F: lambda m: _count(m.intermediate_size),
+    gl.m_mlp: lambda m: _count(m.mlp_matrices),
+    gl.L: lambda m: _count(m.num_layers),
+    gl.N: lambda m: _count(m.num_heads),
+    gl.K: lambda m: _count(_gqa(m).num_kv_heads),
+    gl.H: lambda m: _count(_gqa(m).head_dim),
+    gl.e_kv: lambda m: _count(m.kv_elements_per_token()),
+    gl.L_win: lambda m: _count(_window(m)[0]),
+    gl.W_win: lambda m: Quantity(Fraction(_window(m)[1]), "token"),
+    gl.V: lambda m: _count(m.vocab_size),
+    gl.r_kv: lambda m: _count(_mla(m).kv_rank),
+    gl.d_R: lambda m: _count(_mla(m).rope_dim),
+    gl.d_nope: lambda m: _count(_mla(m).nope_dim),
+    gl.d_v: lambda m: _count(_mla(m).v_dim),
     gl.P_total: _params(lambda c: c.total),
     gl.P_matmul: _params(lambda c: c.matmul),
     gl.P_noarith: _params(lambda c: c.no_arithmetic),
@@ -470,74 +458,66 @@ BINDINGS: dict[sp.Symbol, Callable[[Context], pint.Quantity]] = {
     gl.P_emb: _params(lambda c: c.embedding),
     gl.P_norm: _params(lambda c: c.norms + c.biases),
     gl.P_head: _params(lambda c: c.lm_head),
-    gl.u_param: lambda ctx: Quantity(Fraction(1), "parameter"),
-    gl.b_w: lambda ctx: Quantity(ctx.weights.bytes_per_element, "B/parameter"),
-    gl.b_kv: lambda ctx: Quantity(ctx.kv.bytes_per_element, "B/token"),
-    gl.b_a: lambda ctx: Quantity(precision(ctx.math.math).bytes_per_element, "B/token"),
-    gl.kappa: lambda ctx: Quantity(conventions.FLOPS_PER_WEIGHT_PER_TOKEN),
-    gl.kappa_attn: lambda ctx: Quantity(conventions.ATTENTION_FLOPS_PER_CHANNEL),
     # attention for any architecture: GQA reads K and V per KV head; absorbed MLA reads one latent for all heads
-    gl.n_kv: lambda ctx: _count(1 if ctx.model.mla else ctx.model.num_kv_heads),
-    gl.w_k: lambda ctx: _count(ctx.model.mla.kv_rank + ctx.model.mla.rope_dim if ctx.model.mla else ctx.model.head_dim),
-    gl.w_v: lambda ctx: _count(ctx.model.mla.kv_rank if ctx.model.mla else ctx.model.head_dim),
-    gl.w_c: lambda ctx: _count(ctx.model.mla.kv_rank + ctx.model.mla.rope_dim if ctx.model.mla else 2 * ctx.model.head_dim),
+    gl.n_kv: lambda m: _count(1 if m.mla else m.num_kv_heads),
+    gl.w_k: lambda m: _count(m.mla.kv_rank + m.mla.rope_dim if m.mla else m.head_dim),
+    gl.w_v: lambda m: _count(m.mla.kv_rank if m.mla else m.head_dim),
+    gl.w_c: lambda m: _count(m.mla.kv_rank + m.mla.rope_dim if m.mla else 2 * m.head_dim),
     # attention over materialised K and V (prefill, non-absorbed MLA)
-    gl.h_k: lambda ctx: _count(ctx.model.mla.nope_dim + ctx.model.mla.rope_dim if ctx.model.mla else ctx.model.head_dim),
-    gl.h_v: lambda ctx: _count(ctx.model.mla.v_dim if ctx.model.mla else ctx.model.head_dim),
+    gl.h_k: lambda m: _count(m.mla.nope_dim + m.mla.rope_dim if m.mla else m.head_dim),
+    gl.h_v: lambda m: _count(m.mla.v_dim if m.mla else m.head_dim),
     # mixture of experts; a dense model is one "expert" that every token uses, held in P_base
-    gl.E: lambda ctx: _moe_value(ctx, lambda m: m.experts, 1),
-    gl.k_E: lambda ctx: _moe_value(ctx, lambda m: m.top_k, 1),
-    gl.L_moe: lambda ctx: _moe_value(ctx, lambda m: len(m.moe_layers), 0),
+    gl.E: lambda m: _moe_value(m, lambda moe: moe.experts, 1),
+    gl.k_E: lambda m: _moe_value(m, lambda moe: moe.top_k, 1),
+    gl.L_moe: lambda m: _moe_value(m, lambda moe: len(moe.moe_layers), 0),
     gl.P_exp: _expert_params,
-    gl.F_E: lambda ctx: _moe_value(ctx, lambda m: m.expert_ffn, 0),
-    gl.E_s: lambda ctx: _moe_value(ctx, lambda m: m.shared_experts, 0),
+    gl.F_E: lambda m: _moe_value(m, lambda moe: moe.expert_ffn, 0),
+    gl.E_s: lambda m: _moe_value(m, lambda moe: moe.shared_experts, 0),
     gl.P_base: _params(lambda c: c.active_matmul - c.experts_routed_active),
-    gl.beta_link: _link_bandwidth,
-    gl.n_dom: lambda ctx: _count(ctx.hardware.require("scaleup_domain")),
-    gl.beta_out: lambda ctx: ctx.hardware.require("scaleout_bandwidth_per_direction"),
-    gl.d_1shot: _topology_flag(gl.d_1shot),
-    gl.d_ring: _topology_flag(gl.d_ring),
-    gl.d_torus: _topology_flag(gl.d_torus),
-    gl.n_SM: lambda ctx: _count(ctx.hardware.require("compute_units")),
-    gl.u_token: lambda ctx: Quantity(Fraction(1), "token"),
-    # flash-attention-io: shared memory and the last-level cache exist only on chips whose SMs (CUs) run thread blocks
-    gl.M_smem: _shared_memory_per_sm,
-    gl.M_llc: _last_level_cache,
-    gl.n_blk: _blocks_at_once,
     # the kernels of one layer (decode-op-ranking): a part the model lacks is n/a, so its kernel is too
-    gl.F_dense: lambda ctx: _dense_ffn(ctx),
-    gl.F_moe: lambda ctx: _count(_moe_layer(ctx).expert_ffn),
-    gl.P_rtr: lambda ctx: Quantity(Fraction(ctx.model.hidden_size * _moe_layer(ctx).experts), "parameter"),
-    gl.delta_mla: lambda ctx: _count(1 if ctx.model.mla else 0),
-    gl.r_q: lambda ctx: _count(_mla(ctx).q_rank or 0),
-    gl.d_q: lambda ctx: _count(_mla(ctx).q_rank or ctx.model.hidden_size),
-    # one bit in bytes (headline-check's bits per weight)
-    gl.u_bit: lambda ctx: Quantity(Fraction(1, 8), "B"),
-    # fixed formats beside the context's own (int4-flip); an FP8 peak only where the chip lists one
-    gl.pi_bf16: lambda ctx: ctx.hardware.peak("bf16"),
-    gl.pi_fp8: lambda ctx: ctx.hardware.peak("fp8"),
-    gl.b_bf16: lambda ctx: Quantity(precision("bf16").bytes_per_element, "B/parameter"),
-    gl.b_fp8: lambda ctx: Quantity(precision("fp8").bytes_per_element, "B/parameter"),
+    gl.F_dense: _dense_ffn,
+    gl.F_moe: lambda m: _count(_moe_layer(m).expert_ffn),
+    gl.P_rtr: lambda m: Quantity(Fraction(m.hidden_size * _moe_layer(m).experts), "parameter"),
+    gl.delta_mla: lambda m: _count(1 if m.mla else 0),
+    gl.r_q: lambda m: _count(_mla(m).q_rank or 0),
+    gl.d_q: lambda m: _count(_mla(m).q_rank or m.hidden_size),
     # always-read weights by component (moe-experts)
     gl.P_attn: _params(lambda c: c.attention),
     gl.P_mlp: _params(lambda c: c.mlp_dense),
-    # the board power cap (joules-per-token); a chip whose spec gives no TDP makes the power steps n/a
-    gl.P_tdp: lambda ctx: ctx.hardware.require("tdp"),
-    # a throttled peak belongs to the chip it was measured on: n/a on every chip whose spec gives none
-    gl.pi_sus: lambda ctx: ctx.hardware.require("sustained_peak_bf16"),
+}
+#: symbols bound from one of the context's number formats ("weights", "kv", "math"), by role
+PRECISION_BINDINGS: dict[str, dict[sp.Symbol, Callable[[Precision], pint.Quantity]]] = {
+    "weights": {gl.b_w: lambda p: Quantity(p.bytes_per_element, "B/parameter")},
+    "kv": {gl.b_kv: lambda p: Quantity(p.bytes_per_element, "B/token")},
+    "math": {gl.b_a: lambda p: Quantity(precision(p.math).bytes_per_element, "B/token")},
+}
+#: symbols that read nothing: units, conventions, the fixed formats beside the context's own (int4-flip)
+CONSTANT_BINDINGS: dict[sp.Symbol, Callable[[], pint.Quantity]] = {
+    gl.u_param: lambda: Quantity(Fraction(1), "parameter"),
+    gl.kappa: lambda: Quantity(conventions.FLOPS_PER_WEIGHT_PER_TOKEN),
+    gl.kappa_attn: lambda: Quantity(conventions.ATTENTION_FLOPS_PER_CHANNEL),
+    gl.u_token: lambda: Quantity(Fraction(1), "token"),
+    # one bit in bytes (headline-check's bits per weight)
+    gl.u_bit: lambda: Quantity(Fraction(1, 8), "B"),
+    gl.b_bf16: lambda: Quantity(precision("bf16").bytes_per_element, "B/parameter"),
+    gl.b_fp8: lambda: Quantity(precision("fp8").bytes_per_element, "B/parameter"),
 }
 
 
-def _moe_layer(ctx: Context) -> MoE:
-    if ctx.model.moe is None:
-        raise SpecError(ctx.model.path, None, f"{ctx.model.name} is a dense model: it has no MoE layer (no router, no experts)")
-    return ctx.model.moe
+def _on_second(binding: Callable[[Context], pint.Quantity]) -> Callable[[Context], pint.Quantity]:
+    return lambda ctx: binding(ctx.second())
 
 
-def _dense_ffn(ctx: Context) -> pint.Quantity:
-    if ctx.model.dense_layers == 0:
-        raise SpecError(ctx.model.path, "intermediate_size", f"{ctx.model.name} has no dense-MLP layer: every layer's MLP is a mixture of experts")
-    return _count(ctx.model.intermediate_size)
+#: How each spec-backed glossary symbol gets its value from a context (the part tables above, each given its part).
+BINDINGS: dict[sp.Symbol, Callable[[Context], pint.Quantity]] = {
+    **{s: (lambda ctx, f=f: f(ctx.hardware)) for s, f in HARDWARE_BINDINGS.items()},
+    **{s: (lambda ctx, f=f: f(ctx.hardware, ctx.math.math)) for s, f in PEAK_BINDINGS.items()},
+    **{s: (lambda ctx, f=f: f(ctx.model)) for s, f in MODEL_BINDINGS.items()},
+    **{s: (lambda ctx, f=f, role=role: f(getattr(ctx, role))) for role, table in PRECISION_BINDINGS.items() for s, f in table.items()},
+    **{s: (lambda ctx, f=f: f()) for s, f in CONSTANT_BINDINGS.items()},
+}
+# primed twins: the same binding, read from the second chip or second model
+BINDINGS.update({twin: _on_second(BINDINGS[s]) for s, twin in (*gl.SECOND_CHIP.items(), *gl.SECOND_MODEL.items())})
 
 
 def input_value(inp: Input, ctx: Context) -> tuple[pint.Quantity, bool]:
@@ -594,9 +574,3 @@ def input_overrides(values: Mapping[str, object], inputs: tuple[Input, ...], slu
     return {name: by_name[name].value(raw, where) for name, raw in values.items()}
 
 
-def _on_second(binding: Callable[[Context], pint.Quantity]) -> Callable[[Context], pint.Quantity]:
-    return lambda ctx: binding(ctx.second())
-
-
-# primed twins: the same binding, read from the second chip or second model
-BINDINGS.update({twin: _on_second(BINDINGS[s]) for s, twin in (*gl.SECOND_CHIP.items(), *gl.SECOND_MODEL.items())})

@@ -20,6 +20,7 @@ import sympy as sp
 
 from derivations import bounded, cache, exprjson, prose
 from derivations import glossary as gl
+from derivations.blueprint import PLOT_KINDS, Blueprint, Claim, InputEntry, Plot, Row, StepEntry, SymbolEntry, Table
 from derivations.context import BINDINGS, ENGINE_INPUTS, SCENARIO_INPUTS, Input
 from derivations.glossary import GLOSSARY, SECOND_CHIP, SECOND_MODEL
 from derivations.primitives import ArgMax, Pick
@@ -161,115 +162,6 @@ def at(name: str, of: Step, where: Mapping[sp.Symbol, sp.Expr], why: str, latex:
 
 
 @dataclass(frozen=True)
-class Row:
-    """One row of a table: a label and what to change from the sheet's context."""
-
-    label: str
-    hardware: str | None = None
-    model: str | None = None
-    weights: str | None = None
-    kv: str | None = None
-    math: str | None = None
-    set: Mapping[str, str] = field(default_factory=dict)
-    #: the second chip or model (primed symbols; see glossary.SECOND_CHIP and SECOND_MODEL)
-    second_hardware: str | None = None
-    second_model: str | None = None
-    #: the engine profile the row is evaluated under (a shipped profile name; None: the sheet's)
-    engine: str | None = None
-    #: which series the row belongs to in a figure that draws it (a scatter's marker: the engine a measurement ran on)
-    series: str = ""
-
-
-@dataclass(frozen=True)
-class Table:
-    title: str
-    rows: tuple[Row, ...]
-    columns: tuple[str, ...]
-    note: str = ""
-
-
-@dataclass(frozen=True)
-class Claim:
-    """A number a teaser claims, checked: `left` against `right` (a step name or a quantity string).
-
-    Both sides must have the same unit. A claim that two quantities are equal
-    "numerically" (a batch in sequences against a ridge in flop/B) states the
-    conversion: `convert` is the unit read as a plain number on whichever side
-    carries it, and the sheet prints it with the claim.
-    """
-
-    text: str
-    left: str
-    right: str
-    rel_tol: float = 0.05
-    where: Row | None = None
-    convert: str = ""
-    #: a claim that `left` is at least `right` ("the biggest win"), not that they are equal; `rel_tol` still allows a shortfall
-    at_least: bool = False
-
-
-#: What a Plot can draw (renderers.plots draws each kind).
-PLOT_KINDS = ("sweep", "roofline", "heatmap", "bars", "stack", "scatter")
-
-
-@dataclass(frozen=True)
-class Plot:
-    """A figure the sheet shows, declared by the names of what it draws; `renderers.plots` draws it in the sheet's context.
-
-    - "sweep": the steps `y` (one unit) as curves over the input `x`, from `span[0]` to `span[1]` (quantities in the
-      input's unit; widened to show every mark), with `vlines` (steps or inputs in x's unit) and `hlines` (steps in y's unit)
-      marked with their values; `fits_up_to` (a step in x's unit: the largest x that fits in memory) shades what lies beyond.
-    - "roofline": the roofline of each accelerator of the sheet's grid (attainable FLOP/s against intensity, each ridge
-      marked) with the steps `points` (intensities, flop/B) placed on the sheet's chip at each batch of `batches` (quantities,
-      or steps whose value is a batch), and the steps `row_points` (default: `points`) in each context of `rows` (labelled by
-      the row); `each_chip` places them on every chip's roof.
-    - "heatmap": the columns `y` of the sheet's table number `table` (0 is the first of `tables=`), one cell per row.
-    - "bars": one bar per step of `y` (one unit), the sheet's own values, with `vlines` (steps in that unit) marked; a bar
-      starts at the step `base` when one is named (how far each step moves a value).
-    - "stack": one bar per row of the sheet's table number `table` (or per row of `rows`; the sheet's own context when
-      neither), each bar the steps `y` stacked; `vlines` are steps in that unit marked on every bar.
-    - "scatter": the rows of the sheet's table number `table` as points, `x` against `y[0]` (steps of one unit) with the line
-      where they are equal and `hlines` (unit-free steps: relative bands around it, as an error); a row's `series` picks its
-      marker, the value of the input `group` its colour.
-
-    In "bars" and "stack", a step named in `split` is drawn as the terms of its own formula (each a step, an input or a
-    product of them), so a bar shows what the step is made of and follows the formula when it changes. `labels` gives short
-    prose names to drawn steps (default: each step's title); points or bar parts with the same label are one thing to the
-    reader (the tied weight GEMMs). `title` states the finding (prose with `{value}` placeholders, like a takeaway);
-    `caption` is prose (checked like a table title); `log` names the axes drawn on a log scale ("x", "y", "xy" or "").
-    """
-
-    name: str
-    kind: str
-    caption: str
-    x: str = ""
-    y: tuple[str, ...] = ()
-    span: tuple[str, str] = ("1", "1024")
-    vlines: tuple[str, ...] = ()
-    hlines: tuple[str, ...] = ()
-    log: str = "xy"
-    table: int | None = None
-    points: tuple[str, ...] = ()
-    batches: tuple[str, ...] = ()
-    #: True for the figure that is the sheet's answer: shown in the Answer section, not only among the figures
-    answer: bool = False
-    title: str = ""
-    labels: Mapping[str, str] = field(default_factory=dict)
-    split: tuple[str, ...] = ()
-    fits_up_to: str = ""
-    base: str = ""
-    rows: tuple[Row, ...] = ()
-    #: a roofline's points placed in each row's context (default: those of `points`)
-    row_points: tuple[str, ...] = ()
-    each_chip: bool = False
-    group: str = ""
-
-    def label(self, name: str) -> str:
-        """The short prose name the plot gives a drawn step, or "" when it gives none."""
-        return self.labels.get(name, "")
-
-
-@dataclass(frozen=True)
 class Derivation:
     slug: str
     title: str
@@ -314,11 +206,44 @@ class Derivation:
         raise KeyError(name)
 
     @property
+    def blueprint(self) -> Blueprint:
+        """The derivation as plain data (derivations.blueprint): everything a sheet reads of it but its formulas (made once
+        per derivation object)."""
+        hit = _BLUEPRINTS.get(id(self))
+        if hit is None or hit[0] is not self:
+            if len(_BLUEPRINTS) > 256:
+                _BLUEPRINTS.clear()
+            hit = _BLUEPRINTS[id(self)] = (self, self._blueprint())
+        return hit[1]
+
+    def _blueprint(self) -> Blueprint:
+        def entry(s: Step) -> StepEntry:
+            solve = s if isinstance(s, Solve) else None
+            return StepEntry(s.name, s.kind, unit_text(self.symbols[s.name].unit), s.why, self.symbols[s.name].latex, s.meaning, s.title,
+                             s.none, s.signed, s.counts, s.rounds, solve.verified if solve else "", solve.lhs if solve else "",
+                             solve.rhs if solve else "", solve.for_.name if solve and solve.for_ is not None else "",
+                             s.of if isinstance(s, At) else "")
+
+        return Blueprint(
+            slug=self.slug, title=self.title, question=self.question,
+            symbols=tuple(SymbolEntry(i.name, unit_text(i.unit), i.latex, i.meaning) for i in self.symbols),
+            steps=tuple(entry(s) for s in self.steps), results=self.results,
+            inputs=tuple(InputEntry(i.name, i.symbol.name, i.default, i.unit, i.meaning, i.domain) for i in self.inputs),
+            assumptions=self.assumptions, takeaways=self.takeaways, scoring=self.scoring, limits=self.limits, tables=self.tables,
+            claims=self.claims, hardware=self.hardware, models=self.models, display_units=dict(self.display_units),
+            second_hardware=self.second_hardware, second_model=self.second_model, plots=self.plots, argument=self.argument,
+            answer=self.answer, families=self.families, body_tables=self.body_tables)
+
+    @property
     def free_symbols(self) -> set[sp.Symbol]:
         out: set[sp.Symbol] = set()
         for name, e in self.expanded.items():
             out |= self.symbols_of[name] if name in self.symbols_of else e.free_symbols
         return out
+
+
+#: blueprints by derivation (kept beside the derivation they were made from, so an id is never reused for another)
+_BLUEPRINTS: dict[int, tuple[Derivation, Blueprint]] = {}
 
 
 def derivation(

@@ -49,6 +49,10 @@ CHECK_TOLERANCE = 1e-9
 #: needs it, and no float could hold it in another unit (the one rule; derivations.sheet and derivations.sweep read it here).
 VALUE_LIMIT_EXPONENT = 300
 VALUE_LIMIT = 10.0**VALUE_LIMIT_EXPONENT
+_EXACT_LIMIT = Fraction(10**VALUE_LIMIT_EXPONENT)
+_EXACT_LIMIT_LOW = 1 / _EXACT_LIMIT
+#: A value of the compiled evaluation: a float, or (exact evaluation, Plan.evaluate with exact=True) a Fraction.
+Number = float | Fraction
 
 
 def out_of_range(name: str, unit: str) -> str:
@@ -147,7 +151,7 @@ ABSENT = _Absent()
 def _is_zero(x: object) -> bool:
     if isinstance(x, _Absent):
         return False
-    if isinstance(x, float | int):
+    if isinstance(x, float | int | Fraction):
         return x == 0
     try:
         import numpy as np
@@ -158,7 +162,7 @@ def _is_zero(x: object) -> bool:
 
 
 def _is_one(x: object) -> bool:
-    if isinstance(x, float | int):
+    if isinstance(x, float | int | Fraction):
         return x == 1
     if isinstance(x, _Absent):
         return False
@@ -168,10 +172,14 @@ def _is_one(x: object) -> bool:
 
 
 def _zero_like(x: object) -> Any:
+    if isinstance(x, Fraction):  # exact code (Plan.evaluate with exact=True): a zero stays exact
+        return Fraction(0)
     return 0.0 if isinstance(x, float | int) else x * 0.0  # an array keeps its shape
 
 
 def _one_like(x: object) -> Any:
+    if isinstance(x, Fraction):
+        return Fraction(1)
     return 1.0 if isinstance(x, float | int) else x * 0.0 + 1.0
 
 
@@ -338,45 +346,122 @@ def _literal(node: list[Any]) -> tuple[str, float | int]:
     return ("INF" if x > 0 else "(-INF)") if math.isinf(x) else repr(x), x
 
 
-def expression_source(doc: Mapping[str, Any], names: Mapping[str, str], numpy: bool, exact: bool = False) -> str:
+def expression_source(doc: Mapping[str, Any], names: Mapping[str, str], numpy: bool, exact: bool | str = False) -> str:
     """A Python expression for an exprjson document; `names` maps each symbol's name to its variable in the code.
 
     Only the tags below are written; anything else is a PlanError. Symbols must be in `names`. With `exact` the code
     computes in `fractions.Fraction` (EXACT_NAMESPACE): only what stays rational is written (no float literal, no
-    constant such as pi, no power but a whole literal exponent, no log or exp); anything else is a PlanError.
+    constant such as pi, no log or exp; a power whose exponent is not a whole literal is exact where its value is
+    rational, `_x_pow`); anything else is a PlanError. With `exact=MIXED`, float code may sit inside a floor, a ceiling
+    or a comparison (`_mixed_source`).
     """
     nodes = doc.get("nodes") if isinstance(doc, Mapping) else None
     root = doc.get("root") if isinstance(doc, Mapping) else None
     if not isinstance(nodes, list) or not nodes or isinstance(root, bool) or not isinstance(root, int) or not 0 <= root < len(nodes):
         raise PlanError("expected an exprjson document")
+    if exact == MIXED:
+        return _mixed_source(nodes, root, names)
     text: list[str] = []
     values: list[float | int | None] = []
     for i, node in enumerate(nodes):
-        if not isinstance(node, list) or not node or not isinstance(node[0], str):
-            raise PlanError(f"node {i}: expected [TAG, ...]")
-        tag = node[0]
+        tag = _tag(i, node)
         value: float | int | None = None
         if tag in _NUMBER_TAGS:
             src, value = _exact_literal(node) if exact else _literal(node)
         elif tag == "Symbol":
-            if len(node) < 2 or node[1] not in names:
-                raise PlanError(f"node {i}: a symbol the step does not read")
-            src = names[node[1]]
-        elif exact and tag in ("nan", "oo", "-oo", "zoo", "pi", "E"):
+            src = _symbol(i, node, names)
+        elif exact and tag in _CONSTANTS and tag not in ("true", "false"):
             raise PlanError(f"node {i}: {tag} is not a rational number")
-        elif tag in ("nan", "oo", "-oo", "zoo", "pi", "E", "true", "false"):
-            src = {"nan": "NAN", "oo": "INF", "-oo": "(-INF)", "zoo": "_undefined()", "pi": "PI", "E": "EULER",
-                   "true": "True", "false": "False"}[tag]
+        elif tag in _CONSTANTS:
+            src = _CONSTANTS[tag]
         else:
-            start = 2 if tag == "Function" else 1
-            refs = node[start:]
-            if any(isinstance(r, bool) or not isinstance(r, int) or not 0 <= r < i for r in refs):
-                raise PlanError(f"node {i}: children are indices of earlier nodes")
+            refs = _children(i, node, tag)
             kids = [text[r] for r in refs]
             src = _exact_operator(tag, node, refs, kids, values) if exact else _operator(tag, node, refs, kids, values, numpy)
         text.append(src)
         values.append(value)
     return text[root]
+
+
+#: the constants code writes, by exprjson tag
+_CONSTANTS = {"nan": "NAN", "oo": "INF", "-oo": "(-INF)", "zoo": "_undefined()", "pi": "PI", "E": "EULER", "true": "True", "false": "False"}
+
+
+def _tag(i: int, node: object) -> str:
+    if not isinstance(node, list) or not node or not isinstance(node[0], str):
+        raise PlanError(f"node {i}: expected [TAG, ...]")
+    return node[0]
+
+
+def _symbol(i: int, node: list[Any], names: Mapping[str, str]) -> str:
+    if len(node) < 2 or node[1] not in names:
+        raise PlanError(f"node {i}: a symbol the step does not read")
+    return names[node[1]]
+
+
+def _children(i: int, node: list[Any], tag: str) -> list[int]:
+    """The node's children: indices of earlier nodes (a Function's come after its name)."""
+    refs = node[2 if tag == "Function" else 1:]
+    if any(isinstance(r, bool) or not isinstance(r, int) or not 0 <= r < i for r in refs):
+        raise PlanError(f"node {i}: children are indices of earlier nodes")
+    return refs
+
+
+#: `expression_source`'s mode for a sheet's own steps (Plan.evaluate with exact=True): Fractions where the step is rational,
+#: and float64 inside a floor or ceiling, or a comparison, whose argument is not (ceiling(log(n)/log(2)) is a whole number).
+MIXED = "mixed"
+
+
+def _mixed_source(nodes: list[Any], root: int, names: Mapping[str, str]) -> str:
+    """The exact code of MIXED mode: each node is written twice, as float code (its symbols read as floats) and, where it
+    stays rational, as exact code; a floor or ceiling of float code is a whole Fraction again (`_x_ceiling_f`), a comparison
+    of float code a bool, a case split of branches some of which are float code exact where the branch taken is exact. A root
+    that is float code only is a PlanError (the step is computed in floats)."""
+    exact: list[str | None] = []
+    floats: list[str] = []
+    values: list[float | int | None] = []
+    for i, node in enumerate(nodes):
+        tag = _tag(i, node)
+        value: float | int | None = None
+        ex: str | None
+        if tag in _NUMBER_TAGS:
+            fl, value = _literal(node)
+            ex = _exact_literal(node)[0] if tag != "Float" else None
+        elif tag == "Symbol":
+            ex = _symbol(i, node, names)
+            fl = f"_fl({ex})"
+        elif tag in _CONSTANTS:
+            fl = _CONSTANTS[tag]
+            ex = {"nan": "_x_none()", "true": "True", "false": "False"}.get(tag)
+        else:
+            refs = _children(i, node, tag)
+            fl = _operator(tag, node, refs, [floats[r] for r in refs], values, False)
+            kids = [exact[r] for r in refs]
+            either = [exact[r] if exact[r] is not None else floats[r] for r in refs]
+            if tag in ("ceiling", "floor") and len(kids) == 1 and kids[0] is None:
+                ex = f"_x_{tag}_f({floats[refs[0]]})"
+            elif tag in _BINARY or tag in ("And", "Or", "Not"):  # a truth value, however its sides are computed
+                sides = kids if all(k is not None for k in kids) else [floats[r] for r in refs]
+                ex = _operator(tag, node, refs, sides, values, False)  # type: ignore[arg-type]
+            elif tag == "Piecewise" and kids and len(kids) % 2 == 0:
+                ex = "_x_none()"
+                for k in range(len(kids) - 2, -1, -2):
+                    ex = f"({kids[k] if kids[k] is not None else '_x_inexact()'} if {either[k + 1]} else {ex})"
+            elif tag == "ITE" and len(kids) == 3:
+                ex = f"({kids[1] or '_x_inexact()'} if {either[0]} else {kids[2] or '_x_inexact()'})"
+            elif any(k is None for k in kids):
+                ex = None
+            else:
+                try:
+                    ex = _exact_operator(tag, node, refs, kids, values)  # type: ignore[arg-type]
+                except PlanError:
+                    ex = None
+        exact.append(ex)
+        floats.append(fl)
+        values.append(value)
+    if exact[root] is None:
+        raise PlanError("the expression is not rational code")
+    return exact[root]
 
 
 def _operator(tag: str, node: list[Any], refs: list[int], kids: list[str], values: list[float | int | None], numpy: bool) -> str:
@@ -427,9 +512,9 @@ def _exact_literal(node: list[Any]) -> tuple[str, int | None]:
 def _exact_operator(tag: str, node: list[Any], refs: list[int], kids: list[str], values: list[float | int | None]) -> str:
     if tag == "Pow" and len(kids) == 2:
         exponent = values[refs[1]]
-        if not isinstance(exponent, int) or abs(exponent) > EXACT_MAX_EXPONENT:
-            raise PlanError("a power with an exponent that is not a small whole literal")
-        return f"(_F(1) / {kids[0]})" if exponent == -1 else f"({kids[0]} ** {exponent})"
+        if isinstance(exponent, int) and abs(exponent) <= EXACT_MAX_EXPONENT:
+            return f"(_F(1) / {kids[0]})" if exponent == -1 else f"({kids[0]} ** {exponent})"
+        return f"_x_pow({kids[0]}, {kids[1]})"  # a symbol or a fraction in the exponent: exact where the power is rational
     if tag in ("log", "exp"):
         raise PlanError(f"{tag} is not rational")
     if tag == "Piecewise" and kids and len(kids) % 2 == 0:  # the first branch that holds; none holding has no value
@@ -460,36 +545,97 @@ def _x_rational(x: Any) -> Fraction:
     raise InexactError("not a rational number")
 
 
+def _x_pow(base: Any, exponent: Any) -> Any:
+    """`base ** exponent` where it is a rational number that sympy's substitution gives exactly: a whole exponent up to
+    EXACT_MAX_EXPONENT, or p/q where base is the q-th power of a rational (sqrt(9/4) = 3/2); else InexactError."""
+    if isinstance(base, _Absent) or isinstance(exponent, _Absent):
+        return base ** exponent  # x**0 is 1, 1**x is 1 (_Absent's own rules); else missing
+    b, e = _x_rational(base), _x_rational(exponent)
+    if abs(e.numerator) > EXACT_MAX_EXPONENT * e.denominator:
+        raise InexactError("an exponent beyond the exact range")
+    if e.denominator == 1:
+        return b ** e.numerator
+    if b < 0:
+        raise InexactError("a root of a negative number")
+    root = Fraction(_int_root(b.numerator, e.denominator), _int_root(b.denominator, e.denominator))
+    if root ** e.denominator != b:
+        raise InexactError("an irrational power")
+    return root ** e.numerator
+
+
+def _int_root(n: int, k: int) -> int:
+    """The whole k-th root of n where there is one (else a number whose k-th power is not n)."""
+    if n < 2:
+        return n
+    r = round(n ** (1.0 / k)) if n.bit_length() < 1000 else 1 << (n.bit_length() // k)
+    for _ in range(200):  # Newton's method from the float guess, on integers
+        nxt = ((k - 1) * r + n // r ** (k - 1)) // k
+        if nxt >= r:
+            break
+        r = nxt
+    for c in (r - 1, r, r + 1):
+        if c > 0 and c ** k == n:
+            return c
+    return r
+
+
+def _absent(args: Sequence[Any]) -> bool:
+    """Whether a missing value is among `args` (the function is then missing too, as in the float code)."""
+    return any(isinstance(a, _Absent) for a in args)
+
+
 def _x_none() -> Fraction:
     raise InexactError("no branch holds")
 
 
-def _x_ceiling(x: Any) -> Fraction:
-    return Fraction(math.ceil(_x_rational(x)))
+def _x_inexact() -> Fraction:
+    raise InexactError("the branch taken is not rational")
 
 
-def _x_floor(x: Any) -> Fraction:
-    return Fraction(math.floor(_x_rational(x)))
+def _x_ceiling(x: Any) -> Any:
+    return x if isinstance(x, _Absent) else Fraction(math.ceil(_x_rational(x)))
 
 
-def _x_max(*args: Any) -> Fraction:
-    return max(_x_rational(a) for a in args)
+def _x_floor(x: Any) -> Any:
+    return x if isinstance(x, _Absent) else Fraction(math.floor(_x_rational(x)))
 
 
-def _x_min(*args: Any) -> Fraction:
-    return min(_x_rational(a) for a in args)
+def _x_ceiling_f(x: Any) -> Any:
+    """The ceiling of a float (MIXED code): the whole number, snapped as the float code snaps (SNAP)."""
+    return x if isinstance(x, _Absent) else Fraction(math.ceil(_snap(x)))
 
 
-def _x_abs(x: Any) -> Fraction:
-    return abs(_x_rational(x))
+def _x_floor_f(x: Any) -> Any:
+    return x if isinstance(x, _Absent) else Fraction(math.floor(_snap(x)))
 
 
-def _x_argmax(*args: Any) -> Fraction:
+def _x_max(*args: Any) -> Any:
+    return ABSENT if _absent(args) else max(_x_rational(a) for a in args)
+
+
+def _x_min(*args: Any) -> Any:
+    return ABSENT if _absent(args) else min(_x_rational(a) for a in args)
+
+
+def _x_abs(x: Any) -> Any:
+    return x if isinstance(x, _Absent) else abs(_x_rational(x))
+
+
+def _x_argmax(*args: Any) -> Any:
+    if _absent(args):
+        return ABSENT
     values = [_x_rational(a) for a in args]
     return Fraction(max(range(len(values)), key=lambda i: (values[i], -i)))  # the first on a tie, as primitives.ArgMax
 
 
+def _fl(x: Any) -> Any:
+    """A value read by float code inside MIXED code: a Fraction as a float; a missing value as it is."""
+    return float(x) if isinstance(x, Fraction | int) and not isinstance(x, bool) else x
+
+
 def _x_pick(index: Any, *values: Any) -> Any:
+    if isinstance(index, _Absent):
+        return ABSENT
     k = _x_rational(index)
     if k.denominator != 1 or not 0 <= k < len(values):
         raise InexactError("no such position")
@@ -500,22 +646,27 @@ _EXACT_FUNCTIONS = {"ceiling": "_x_ceiling", "floor": "_x_floor", "Max": "_x_max
 _EXACT_PROJECT = {"ArgMax": "_x_argmax", "Pick": "_x_pick"}
 EXACT_NAMESPACE: dict[str, Any] = {
     "_F": Fraction, "_x_ceiling": _x_ceiling, "_x_floor": _x_floor, "_x_max": _x_max, "_x_min": _x_min, "_x_abs": _x_abs,
-    "_x_argmax": _x_argmax, "_x_pick": _x_pick, "_x_none": _x_none, "__builtins__": {},
+    "_x_argmax": _x_argmax, "_x_pick": _x_pick, "_x_none": _x_none, "_x_pow": _x_pow, "__builtins__": {},
 }
+#: MIXED code: the exact helpers, the float code's, and the bridges between them
+MIXED_NAMESPACE: dict[str, Any] = {**SCALAR_NAMESPACE, **EXACT_NAMESPACE, "_x_inexact": _x_inexact, "_x_ceiling_f": _x_ceiling_f,
+                                   "_x_floor_f": _x_floor_f, "_fl": _fl, "__builtins__": SCALAR_NAMESPACE["__builtins__"]}
 
 
-def compile_function(doc: Mapping[str, Any], args: Sequence[str], numpy: bool, exact: bool = False) -> Callable[..., Any]:
+def compile_function(doc: Mapping[str, Any], args: Sequence[str], numpy: bool, exact: bool | str = False) -> Callable[..., Any]:
     """The function of `args` (in order) that an exprjson document computes, as generated, compiled Python (with `exact`,
     in Fractions: `expression_source`)."""
     names = {a: f"a{i}" for i, a in enumerate(args)}
     body = expression_source(doc, names, numpy, exact)
     src = f"def f({', '.join(names.values())}):\n    return {body}\n"
-    namespace = dict(EXACT_NAMESPACE if exact else numpy_namespace() if numpy else SCALAR_NAMESPACE)
+    namespace = dict(MIXED_NAMESPACE if exact == MIXED else EXACT_NAMESPACE if exact else numpy_namespace() if numpy else SCALAR_NAMESPACE)
     exec(compile(src, "<roofline numeric plan>", "exec"), namespace)  # the source is generated above from whitelisted nodes
     return namespace["f"]
 
 
 # --- the plan ------------------------------------------------------------------------------------------------------
+
+_UNCOMPILED = object()
 
 @dataclass
 class PlanStep:
@@ -541,6 +692,33 @@ class PlanStep:
     _numpy: Callable[..., Any] | None = field(default=None, repr=False, compare=False)
     _where_scalar: tuple[Callable[..., Any], ...] | None = field(default=None, repr=False, compare=False)
     _where_numpy: tuple[Callable[..., Any], ...] | None = field(default=None, repr=False, compare=False)
+    _exact: Any = field(default=None, repr=False, compare=False)
+    _where_exact: tuple[Callable[..., Any] | None, ...] | None = field(default=None, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        self._exact = _UNCOMPILED
+
+    def exact(self) -> Callable[..., Any] | None:
+        """The step's code over Fractions, or None where its expression is not rational code (a log, a float, a power with a
+        symbol in its exponent: `expression_source`)."""
+        if self._exact is _UNCOMPILED:
+            try:
+                self._exact = compile_function(self.expr or {}, self.args, numpy=False, exact=MIXED)
+            except (PlanError, RecursionError):
+                self._exact = None
+        return self._exact
+
+    def exact_where(self) -> tuple[Callable[..., Any] | None, ...]:
+        """An At step's replacements as code over Fractions (None for one that is not rational code)."""
+        if self._where_exact is None:
+            out = []
+            for _, args, doc in self.where:
+                try:
+                    out.append(compile_function(doc, args, False, exact=MIXED))
+                except (PlanError, RecursionError):
+                    out.append(None)
+            self._where_exact = tuple(out)
+        return self._where_exact
 
     def scalar(self) -> Callable[..., Any]:
         if self._scalar is None:
@@ -607,30 +785,43 @@ class Plan:
             hit = self._reads[key] = frozenset(n for n in names if n not in own) if only is not None else frozenset(self.inputs)
         return hit
 
-    def evaluate(self, values: dict[str, float | Missing], only: Sequence[str] | None = None) -> dict[str, float | Missing]:
-        """Every step's float value (or Missing) from `values` (the inputs it reads, by name); with `only`, those steps and what they need.
+    def evaluate(self, values: dict[str, Number | Missing], only: Sequence[str] | None = None, exact: bool = False
+                 ) -> dict[str, Number | Missing]:
+        """Every step's value (or Missing) from `values` (the inputs it reads, by name); with `only`, those steps and what they need.
 
-        `values` gains the steps' values (so At steps and later steps read them).
+        A float64 each, unless `exact`: then a step whose inputs are all Fractions and whose expression is rational code is
+        computed in Fractions (exactly the Rational sympy's substitution gives), and any other in float64 (a log, a power
+        with a symbol in its exponent, or a step that reads a float). A sheet's own steps are evaluated so
+        (derivations.solved); tables, claims and sweeps in floats. `values` gains the steps' values (so At steps and later
+        steps read them).
         """
-        out: dict[str, float | Missing] = {}
+        out: dict[str, Number | Missing] = {}
         for s in self.subset(only):
-            v = self._step(s, values)
+            v = self._step(s, values, exact)
             values[s.name] = v
             out[s.name] = v
         return out
 
-    def _step(self, s: PlanStep, values: Mapping[str, float | Missing]) -> float | Missing:
+    def _step(self, s: PlanStep, values: Mapping[str, Number | Missing], exact: bool = False) -> Number | Missing:
         if s.of:
-            return self._at(s, values)
-        v = _call(s.scalar(), s.args, values)
+            return self._at(s, values, exact)
+        if exact:
+            f = s.exact()
+            if f is not None:
+                v = _call_exact(f, s.args, values)
+                if v is not None:
+                    return v if isinstance(v, Missing) else in_domain(s, v)
+        v = _call(s.scalar(), s.args, _floats(values, s.args) if exact else values)
         return v if isinstance(v, Missing) else in_domain(s, v)
 
-    def _at(self, s: PlanStep, values: Mapping[str, float | Missing]) -> float | Missing:
+    def _at(self, s: PlanStep, values: Mapping[str, Number | Missing], exact: bool = False) -> Number | Missing:
         local = dict(values)
-        for (symbol, args, _), f in zip(s.where, s.where_functions(False), strict=True):
-            local[symbol] = _call(f, args, values)
+        exact_where = s.exact_where() if exact else (None,) * len(s.where)
+        for (symbol, args, _), f, fx in zip(s.where, s.where_functions(False), exact_where, strict=True):
+            v = _call_exact(fx, args, values) if fx is not None else None
+            local[symbol] = v if v is not None else _call(f, args, _floats(values, args) if exact else values)
         for name in s.redo:
-            local[name] = self._step(self.by_name[name], local)
+            local[name] = self._step(self.by_name[name], local, exact)
         v = local[s.of]
         if isinstance(v, Missing):
             return Missing(v.kind, s.none, v.error, prose=True) if s.none and v.kind == "none" else v
@@ -700,6 +891,31 @@ def _call(f: Callable[..., Any], args: Sequence[str], values: Mapping[str, float
     return float(v)
 
 
+def _floats(values: Mapping[str, Number | Missing], args: Sequence[str]) -> dict[str, float | Missing]:
+    """The values of `args` in float64 (a step the exact code cannot compute is computed in floats throughout)."""
+    return {a: float(values[a]) if isinstance(values[a], Fraction) else values[a] for a in args}
+
+
+def _call_exact(f: Callable[..., Any], args: Sequence[str], values: Mapping[str, Number | Missing]) -> Fraction | Missing | None:
+    """`f`, code over Fractions, at the values of `args`: a Fraction, the first Missing it cannot do without, or None where
+    the exact code cannot say (a value that is a float, a zero denominator, no branch holding) and float code decides."""
+    vals = [values[a] for a in args]
+    if any(isinstance(v, float) for v in vals):
+        return None
+    missing = [v for v in vals if isinstance(v, Missing)]
+    if missing:
+        vals = [ABSENT if isinstance(v, Missing) else v for v in vals]
+    try:
+        v = f(*vals)
+    except (ArithmeticError, TypeError, ValueError):  # InexactError, AbsentError, a zero denominator: the float code says
+        return None
+    if v is ABSENT:
+        return sorted(missing, key=lambda m: m.reason)[0]
+    if isinstance(v, bool) or not isinstance(v, Fraction | int):
+        return None
+    return Fraction(v)
+
+
 class _Overflow(float):
     """An overflow in the arithmetic (a power of a power): a value out of range, not an undefined one (it reads as inf)."""
 
@@ -707,10 +923,15 @@ class _Overflow(float):
 OVERFLOW = _Overflow("inf")
 
 
-def in_domain(s: PlanStep, v: float) -> float | Missing:
+def in_domain(s: PlanStep, v: Number) -> Number | Missing:
     """The value, or Missing when it is not finite (or, for a closed form or a step with a `none` reason, not positive) or out of range."""
-    finite = math.isfinite(v)
-    if v is OVERFLOW or (finite and not (v == 0 or 1 / VALUE_LIMIT <= abs(v) <= VALUE_LIMIT)):
+    if isinstance(v, Fraction):
+        finite = True
+        in_range = v == 0 or _EXACT_LIMIT_LOW <= abs(v) <= _EXACT_LIMIT
+    else:
+        finite = math.isfinite(v)
+        in_range = v == 0 or 1 / VALUE_LIMIT <= abs(v) <= VALUE_LIMIT
+    if v is OVERFLOW or (finite and not in_range):
         return Missing("none", out_of_range(s.name, s.unit))
     if s.rule in ("solve", "positive"):
         if not finite or not v > 0:

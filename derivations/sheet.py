@@ -1,217 +1,69 @@
-"""Evaluate a derivation in contexts and assemble the solved sheet renderers consume.
+"""The full path to a sheet: a Derivation in a Context, solved by derivations.solved and checked against the exact evaluation.
 
-Values stay exact sympy numbers (Rationals wherever the algebra allows);
-rounding happens only in the renderers. Spec files are never read here: the
-front door passes a `resolve` callable that turns a table row into a Context.
+`derivations.solved` builds every sheet from plain data: the derivation's blueprint and numeric plan, and a `Setup` (a
+context's values as Fractions). Here a pint Context becomes that Setup (`setup_of`: each chip, model and format's values
+computed once, by the bindings of derivations.context), and the sheet it gives is checked against the exact evaluation
+by sympy substitution (`evaluate`): the sheet's own steps (a Fraction must be the Rational sympy gives, a float agree to
+CHECK_TOLERANCE) and one row of every table. The exact evaluation stays the reference: tests, sweeps and the quiz use it.
+Spec files are never read here: the front door passes a `resolve` callable that turns a table row into a Context.
 """
 
 from __future__ import annotations
 
-import builtins
-import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import replace
 from fractions import Fraction
 from functools import lru_cache
 
 import pint
 import sympy as sp
 
-from derivations import conventions
 from derivations import glossary as gl
-from derivations.context import BINDINGS, ENGINE_INPUTS, LAYOUT_SYMBOLS, Context, Input, default_value, fitted, input_value, layout_problem
-from derivations.engine import UNIT_MARKERS, At, Claim, Derivation, Row, Solve, Step, Table
+from derivations import solved
+from derivations.context import (
+    BINDINGS,
+    CONSTANT_BINDINGS,
+    ENGINE_INPUTS,
+    HARDWARE_BINDINGS,
+    LAYOUT_SYMBOLS,
+    MODEL_BINDINGS,
+    PEAK_BINDINGS,
+    PRECISION_BINDINGS,
+    Context,
+    Input,
+    default_value,
+    fitted,
+    input_value,
+    layout_problem,
+)
+from derivations.engine import UNIT_MARKERS, At, Derivation, Row, Solve, Step
 from derivations.numeric import CHECK_TOLERANCE, VALUE_LIMIT_EXPONENT, Missing, out_of_range, plan_of
-from derivations.symbols import SymbolInfo
+from derivations.solved import (
+    FIT_STEP,
+    Identity,
+    NoValueError,
+    Setup,
+    Sheet,
+    SolvedClaim,
+    SolvedInput,
+    SolvedStep,
+    SolvedTable,
+    SpecData,
+    Value,
+    context_label,
+    sources,
+    spec_facts,
+    urls,
+)
 from specs.catalog import SPECS_DIR
 from specs.errors import SpecError
+from specs.hardware import Hardware
 from specs.measurements import Profile
-from units import Quantity, RooflineError
+from specs.models import Architecture
+from specs.precisions import MATH_PRECISIONS, precision
+from units import RooflineError, unit
 
 Resolver = Callable[[Context, Row], Context]
-#: A step of this name is the share of HBM a setup needs: above 1, the sheet and its rows say "does not fit".
-FIT_STEP = "memory_fraction"
-
-
-class NoValueError(RooflineError, ValueError):
-    """A value asked for as a number or a Quantity where the sheet has none: the text says which and why.
-
-    >>> import roofline
-    >>> sheet = roofline.derive("batch-knee", hardware="h200", model="deepseek-v3",
-    ...                         weights="fp8")
-    >>> try:
-    ...     sheet.results["B_max_kv"].to("1")
-    ... except roofline.NoValueError as err:
-    ...     print(err.missing.kind)
-    none
-    """
-
-    def __init__(self, name: str, missing: Missing | None) -> None:
-        self.missing = missing
-        super().__init__(f"{name or 'this value'} has no value here ({missing.label if missing else 'missing'})")
-
-
-@dataclass(frozen=True)
-class Value:
-    """An exact value with its unit and the unit a renderer should show it in; or a Missing one.
-
-    `exact` is the number in `unit`: exact (sympy) for the sheet's own context, a float64 from the
-    compiled evaluation (derivations.numeric) for a table cell or a claim evaluated elsewhere;
-    `quantity`, `to` and `m_as` give it as a pint Quantity of the project's registry. A Missing
-    value (`missing` set, `exact` None) raises NoValueError with its reason there, never a NaN.
-
-    >>> import roofline
-    >>> sheet = roofline.derive("decode-floor", hardware="h200", model="llama-3.1-8b")
-    >>> t = sheet.results["t_floor"]
-    >>> t.exact, t.unit, t.to("us")
-    (458048/146484375, <Unit('second')>, <Quantity(3126.94101, 'microsecond')>)
-    """
-
-    exact: sp.Expr | builtins.float | None
-    """The value in `unit`: a sympy number (a Rational wherever the algebra allows) in the sheet's context, a float in a
-    table cell or a claim's other context; None when missing."""
-    unit: pint.Unit
-    """The value's own unit (the step's declared unit)."""
-    display_unit: str | None = None
-    """The unit the sheets show it in, when not its own."""
-    missing: Missing | None = None
-    """Why there is no value here (None when there is one)."""
-    name: str = field(default="", compare=False)
-    """The step, result or input this is the value of ("" for a value that is not one)."""
-
-    @property
-    def float(self) -> builtins.float:  # builtins.: inside the class, `float` is this property
-        """The value in its own `unit` as a float; raises NoValueError when it is missing."""
-        if self.exact is None:
-            raise NoValueError(self.name, self.missing)
-        return float(self.exact)
-
-    @property
-    def quantity(self) -> pint.Quantity:
-        """The value as a pint Quantity of the project's registry (`units.ureg`), float magnitude, in its own `unit`.
-
-        The exact value stays in `exact`; raises NoValueError (with the reason) when the value is missing.
-        """
-        return Quantity(self.float, self.unit)
-
-    def to(self, unit: str | pint.Unit) -> pint.Quantity:
-        """The value as a pint Quantity in `unit` (any unit of its dimension: "us", "GB", "token/ms")."""
-        return self.quantity.to(unit)
-
-    def m_as(self, unit: str | pint.Unit) -> builtins.float:
-        """The value's magnitude in `unit`, a float."""
-        return float(self.quantity.m_as(unit))
-
-
-@dataclass(frozen=True)
-class SolvedStep:
-    step: Step
-    latex: str
-    value: Value
-    #: the value of every symbol in the step's expression
-    operands: Mapping[sp.Symbol, Value]
-    #: for a step that is an identity for this model or chip (a dense model's E_read = 1, P_read = P_base): what it reduces
-    #: to (one symbol or a number); a sheet leaves it out of its body and says so once. None: the step says something here
-    identity: sp.Expr | None = None
-
-    @property
-    def applies(self) -> bool:
-        """False for a step a sheet does not print here: n/a for this model or chip, or an identity for it."""
-        return self.identity is None and not (self.value.missing is not None and self.value.missing.kind == "n/a")
-
-
-@dataclass(frozen=True)
-class SolvedInput:
-    name: str
-    info: SymbolInfo
-    value: Value
-    is_set: bool
-    meaning: str
-
-
-@dataclass(frozen=True)
-class SolvedTable:
-    title: str
-    note: str
-    columns: tuple[tuple[str, str], ...]  # (result name, symbol latex)
-    rows: tuple[tuple[str, tuple[Value | None, ...], str], ...]  # label, cells, why n/a
-    #: per row, the inputs it sets as (input name, symbol LaTeX, value) when its label is left to the renderer
-    settings: tuple[tuple[tuple[str, str, Value], ...], ...] = ()
-    #: per row, whether its label is the derivation's prose (may hold $math$) rather than a spec's name
-    authored: tuple[bool, ...] = ()
-    #: per row, True when its setup does not fit in memory (sheets with a memory-fraction step)
-    overflows: tuple[bool, ...] = ()
-    #: per row, (hardware name, model name) when the row names both and no label: the renderer gives each its own column
-    parts: tuple[tuple[str, str] | None, ...] = ()
-
-
-@dataclass(frozen=True)
-class SolvedClaim:
-    text: str
-    #: None when one side has no value here (see `left.missing` / `right.missing`)
-    holds: bool | None
-    left: Value
-    right: Value
-    left_name: str
-    right_name: str
-    where: str
-    #: the unit read as a plain number on whichever side carries it ("" when the units match)
-    convert: str = ""
-
-
-@dataclass(frozen=True)
-class Sheet:
-    """A derivation solved in one context: what every renderer consumes.
-
-    `results` maps each headline result's name to its Value; `values` maps every
-    step's name to its Value; `inputs` holds each scenario input with its value and
-    whether it was set. A Value converts to a pint Quantity (`sheet.results["t_step"].to("us")`).
-
-    >>> import roofline
-    >>> sheet = roofline.derive("decode-floor", hardware="h200", model="llama-3.1-8b")
-    >>> list(sheet.results)
-    ['weight_bytes', 't_floor', 'tokens_per_s_ceiling', 'kv_bytes_per_token', 't_step']
-    >>> sheet.values["kv_bytes_step"].to("GiB")
-    <Quantity(1.0, 'gibibyte')>
-    >>> [(i.name, str(i.value), i.is_set) for i in sheet.inputs][:3]
-    [('batch', '1', False), ('tokens_per_step', '1 token', False), ('context', '8,192 tokens', False)]
-    """
-
-    derivation: Derivation
-    """The question: its steps, symbols, inputs, claims."""
-    context: Context
-    """What it is evaluated for: hardware, model, precisions and the inputs set."""
-    context_label: str
-    """The chip and the model as the sheets name them: "NVIDIA H200 SXM 141GB · Llama 3.1 8B"."""
-    spec_facts: tuple[tuple[str, str], ...]
-    """(label, text) for the specs and precisions used."""
-    inputs: tuple[SolvedInput, ...]
-    """Every scenario input with its value (`.value`) and whether it was set (`.is_set`)."""
-    bound: tuple[tuple[SymbolInfo, Value], ...]
-    """The values bound from the specs, per symbol."""
-    steps: tuple[SolvedStep, ...]
-    """Every step with its value (`.value`), in order; `values` maps them by name."""
-    results: Mapping[str, Value]
-    """The headline results by name."""
-    tables: tuple[SolvedTable, ...]
-    """The headline table across hardware and models, then the sheet's own tables."""
-    claims: tuple[SolvedClaim, ...]
-    """Each number the question's teaser claims, checked (`.holds`)."""
-    conventions: tuple[str, ...] = field(default=conventions.CONVENTIONS)
-    """The conventions printed on every sheet."""
-    overflow: Value | None = None
-    """The share of HBM the setup needs when above 1 (it does not fit); None when it fits or the sheet does not ask."""
-    sources: tuple[tuple[str, tuple[str, ...]], ...] = ()
-    """(what, URLs) for each spec the sheet reads: where its figures come from (the specs' research notes are `roofline show`'s)."""
-
-    @property
-    def latex_names(self) -> Mapping[sp.Symbol, str]:
-        return self.derivation.symbols.latex_names()
-
-    @property
-    def values(self) -> Mapping[str, Value]:
-        """Every step's value by step name, in step order (the headline results among them)."""
-        return {st.step.name: st.value for st in self.steps}
 
 
 def _to_sympy(q: pint.Quantity, target: pint.Unit) -> sp.Expr:
@@ -314,81 +166,18 @@ def evaluate(d: Derivation, ctx: Context, only: Sequence[str] | None = None) -> 
     return out
 
 
-def input_floats(d: Derivation, ctx: Context, names: frozenset[str]) -> dict[str, float | Missing]:
-    """Float values, in each symbol's declared unit, of the inputs and spec-bound symbols named (as `input_values`, in float64).
-
-    A spec-bound value is read once per set of specs (chip, model, precisions, second chip and model) and unit: a table's
-    rows and a figure's marks share them.
-    """
-    units = d.symbols.units()
-    by_name = {i.symbol.name: i for i in d.inputs}
-    symbols = _symbols_by_name(d)
-    specs = (ctx.hardware, ctx.model, ctx.weights, ctx.kv, ctx.math, ctx.second_hardware, ctx.second_model)
-    k = tuple(id(x) for x in specs)
-    hit = _BOUND.get(k)
-    if hit is None or any(a is not b for a, b in zip(hit[0], specs, strict=True)):
-        if len(_BOUND) > 4096:
-            _BOUND.clear()
-        hit = _BOUND[k] = (specs, {})
-    bound = hit[1]
-    values: dict[str, float | Missing] = {}
-    for name in names:
-        s = symbols[name]
-        u = units[s]
-        if name in by_name:
-            inp = by_name[name]
-            if inp.name in ctx.overrides:
-                values[name] = float(ctx.overrides[inp.name].to(u).magnitude)
-            elif inp.name in ENGINE_INPUTS:  # the context's engine profile supplies it
-                values[name] = float(input_value(inp, ctx)[0].to(u).magnitude)
-            else:
-                values[name] = _default_float(inp, u)
-            continue
-        v = bound.get((name, u))
-        if v is None:
-            try:
-                v = float(BINDINGS[s](ctx).to(u).magnitude)
-            except SpecError as err:
-                v = Missing("n/a", err.message, err)
-            bound[(name, u)] = v
-        values[name] = v
-    layout = [s for s in LAYOUT_SYMBOLS if s.name in values]
-    missing = _layout_missing(d, ctx, layout)
-    if missing is not None:
-        for s in layout:
-            values[s.name] = missing
-    return values
-
-
-#: spec-bound float values per set of spec objects (kept beside them, so an id is never reused for another)
-_BOUND: dict[tuple[int, ...], tuple[tuple[object, ...], dict[tuple[str, pint.Unit], float | Missing]]] = {}
-
-
-@lru_cache(maxsize=4096)
-def _default_float(inp: Input, u: pint.Unit) -> float:
-    """An input's default as a float in `u`, once per process."""
-    return float(default_value(inp).to(u).magnitude)
-
-
-_SYMBOLS: dict[int, tuple[Derivation, dict[str, sp.Symbol]]] = {}
-
-
-def _symbols_by_name(d: Derivation) -> dict[str, sp.Symbol]:
-    hit = _SYMBOLS.get(id(d))
-    if hit is None or hit[0] is not d:
-        hit = _SYMBOLS[id(d)] = (d, {s.name: s for s in d.free_symbols})
-    return hit[1]
-
-
 def evaluate_numbers(d: Derivation, ctx: Context, only: Sequence[str] | None = None) -> dict[str, float | Missing]:
     """Every step's value in `ctx` as a float64 (or Missing), by the derivation's compiled numeric plan (derivations.numeric).
 
     The same values as `evaluate`, to float precision (`check_numbers` compares them); with `only`, just those steps
     and what they need. Tables, claims, figures and sweeps use it; `evaluate` stays the exact reference.
     """
-    plan = plan_of(d)
-    values = input_floats(d, ctx, plan.reads(only))
-    return plan.evaluate(values, only)
+    return solved.evaluate_numbers(d.blueprint, plan_of(d), setup_of(d, ctx), defaults_of(d), only)
+
+
+def input_floats(d: Derivation, ctx: Context, names: frozenset[str]) -> dict[str, float | Missing]:
+    """Float values, in each symbol's declared unit, of the inputs and spec-bound symbols named (as `input_values`, in float64)."""
+    return {k: (v if isinstance(v, Missing) else float(v)) for k, v in solved.input_values(d.blueprint, setup_of(d, ctx), names, defaults_of(d)).items()}
 
 
 class NumericMismatchError(RooflineError):
@@ -622,172 +411,198 @@ def _holds(cond: sp.Basic, values: Mapping[sp.Symbol, sp.Expr]) -> bool | None:
     return True
 
 
-def _value(d: Derivation, name: str, exact: sp.Expr | Missing) -> Value:
-    if isinstance(exact, Missing):
-        return Value(None, d.symbols[name].unit, d.display_units.get(name), exact, name=name)
-    return Value(exact, d.symbols[name].unit, d.display_units.get(name), name=name)
+# --- setups from contexts ------------------------------------------------------------------------------------------
+
+
+def _magnitude(q: pint.Quantity, target: pint.Unit) -> Fraction:
+    m = q.to(target).magnitude
+    return m if isinstance(m, Fraction) else Fraction(m) if isinstance(m, int) else Fraction(repr(float(m)))
+
+
+def _part(bind: Callable[[], pint.Quantity], symbol: sp.Symbol) -> Fraction | Missing:
+    """A binding's value in its symbol's unit, or Missing n/a with the spec's own error."""
+    try:
+        return _magnitude(bind(), gl.GLOSSARY.info(symbol).unit)
+    except SpecError as err:
+        return Missing("n/a", err.message, err)
+
+
+_SPECS: dict[int, tuple[object, SpecData]] = {}
+
+
+def spec_data(spec: Hardware | Architecture) -> SpecData:
+    """A chip or a model as plain data: its names and the value of every symbol it binds (once per spec object)."""
+    hit = _SPECS.get(id(spec))
+    if hit is not None and hit[0] is spec:
+        return hit[1]
+    if isinstance(spec, Hardware):
+        data = SpecData(spec.key, spec.name, str(spec.path), spec.status, spec.source,
+                        {s.name: _part(lambda f=f: f(spec), s) for s, f in HARDWARE_BINDINGS.items()},
+                        peaks={m: _part(lambda m=m: PEAK_BINDINGS[gl.pi](spec, m), gl.pi) for m in MATH_PRECISIONS})
+    else:
+        data = SpecData(spec.key, spec.name, str(spec.path), spec.status, spec.source,
+                        {s.name: _part(lambda f=f: f(spec), s) for s, f in MODEL_BINDINGS.items()}, model_type=spec.model_type,
+                        quantization=spec.quantization_summary() if spec.quantization is not None else None,
+                        experts=spec.moe.experts if spec.moe else None)
+    if len(_SPECS) > 1024:
+        _SPECS.clear()
+    _SPECS[id(spec)] = (spec, data)
+    return data
+
+
+class _PrecisionValues(dict):
+    """One role's precision-bound values by precision name, computed on first use (any name `precision` knows)."""
+
+    def __init__(self, role: str) -> None:
+        super().__init__()
+        self.role = role
+
+    def __missing__(self, name: str) -> dict[str, Fraction]:
+        p = precision(name)
+        self[name] = {s.name: _part(lambda f=f: f(p), s) for s, f in PRECISION_BINDINGS[self.role].items()}
+        return self[name]
+
+
+@lru_cache(maxsize=1)
+def bindings() -> solved.Bindings:
+    """Where each spec-bound symbol takes its value (derivations.context's part tables), as plain data."""
+    parts = {**{s.name: "hardware" for s in HARDWARE_BINDINGS}, **{s.name: "peak" for s in PEAK_BINDINGS},
+             **{s.name: "model" for s in MODEL_BINDINGS}, **{s.name: role for role, t in PRECISION_BINDINGS.items() for s in t},
+             **{s.name: "constant" for s in CONSTANT_BINDINGS}}
+    twins = {**{t.name: ("hardware", s.name) for s, t in gl.SECOND_CHIP.items()}, **{t.name: ("model", s.name) for s, t in gl.SECOND_MODEL.items()}}
+    constants = {s.name: _part(f, s) for s, f in CONSTANT_BINDINGS.items()}
+    return solved.Bindings(parts, twins, {role: _PrecisionValues(role) for role in PRECISION_BINDINGS}, constants)
+
+
+_ENGINES: dict[int, tuple[Profile, solved.Engine]] = {}
+
+
+def engine_data(e: Profile) -> solved.Engine:
+    """An engine profile as plain data: its inputs parsed (each in its input's unit, as `input_value` reads them)."""
+    hit = _ENGINES.get(id(e))
+    if hit is None or hit[0] is not e:
+        from derivations.context import SCENARIO_INPUTS, _profile_value
+
+        parsed = {i.name: _magnitude(_profile_value(e, i), unit(i.unit)) for i in SCENARIO_INPUTS if i.name in ENGINE_INPUTS}
+        hit = _ENGINES[id(e)] = (e, solved.Engine(e.name, e.description, tuple(e.values.items()), parsed, e.provenance, shown_profile_path(e)))
+    return hit[1]
+
+
+def setup_of(d: Derivation, ctx: Context) -> Setup:
+    """A Context as plain data (derivations.solved.Setup): every spec-bound value as a Fraction, the inputs `d` reads that
+    it sets as magnitudes in their own units."""
+    by_name = {i.name: i for i in d.inputs}
+    overrides = {name: _magnitude(q, unit(by_name[name].unit)) for name, q in ctx.overrides.items() if name in by_name}
+    engine = ctx.engine if ctx.engine is not None else fitted()  # None: a profile file is broken, and fitted() says so
+    return solved.make_setup(bindings(), spec_data(ctx.hardware), spec_data(ctx.model), ctx.weights, ctx.kv, ctx.math, overrides,
+                             ctx.math_defaulted, spec_data(ctx.second_hardware) if ctx.second_hardware else None,
+                             spec_data(ctx.second_model) if ctx.second_model else None, engine_data(engine))
+
+
+@lru_cache(maxsize=4096)
+def _default(inp: Input) -> Fraction | None:
+    """An input's default as a magnitude in its own unit (None for an engine input: the engine profile supplies it)."""
+    if inp.name in ENGINE_INPUTS:
+        return None
+    return _magnitude(default_value(inp), unit(inp.unit))
+
+
+def defaults_of(d: Derivation) -> dict[str, Fraction]:
+    """The defaults of `d`'s inputs, each a magnitude in its own unit (engine inputs aside: the engine profile supplies them)."""
+    out = {}
+    for inp in d.inputs:
+        v = _default(inp)
+        if v is not None:
+            out[inp.name] = v
+    return out
+
+
+# --- the full path ----------------------------------------------------------------------------------------------------
 
 
 def solve_sheet(d: Derivation, ctx: Context, resolve: Resolver, grid: tuple[Row, ...]) -> Sheet:
-    """The derivation evaluated in `ctx`, its tables and claims, and a headline grid over `grid`."""
-    units = d.symbols.units()
-    base_values = input_values(d, ctx)
-    bad_layout = layout_error(base_values)
-    if bad_layout is not None:
-        raise bad_layout
-    results = evaluate(d, ctx)
-    not_applicable = [(n, results[n]) for n in d.results if isinstance(results[n], Missing) and results[n].kind == "n/a"]
-    if not_applicable:
-        name, why = not_applicable[0]
-        if why.error is not None:
-            raise why.error
-        raise SpecError(d.slug, name, f"cannot be derived for {ctx.model.name} on {ctx.hardware.name}: {why.reason}")
-    all_values = {**base_values, **{sp.Symbol(n, positive=True): v for n, v in results.items()}}
-    steps = []
-    same = identities(d, base_values, results)
-    for step in d.steps:
-        operands = {s: _operand(all_values[s], units[s], d.display_units.get(s.name)) for s in step.expr.free_symbols}
-        steps.append(SolvedStep(step, d.symbols[step.name].latex, _value(d, step.name, results[step.name]), operands, same.get(step.name)))
-    inputs = []
-    for inp in d.inputs:
-        q, is_set = input_value(inp, ctx)
-        inputs.append(SolvedInput(inp.name, d.symbols.info(inp.symbol), Value(_to_sympy(q, units[inp.symbol]), units[inp.symbol], name=inp.name),
-                                  is_set, inp.meaning))
-    input_symbols = {i.symbol for i in d.inputs}
-    bound = tuple(
-        (d.symbols.info(s), _operand(base_values[s], units[s], None))
-        for s in sorted(d.free_symbols - input_symbols, key=lambda s: _glossary_order(d, s))
-    )
-    headline = Table("Headline results across hardware and models", grid, d.results)
-    tables = tuple(_solve_table(d, ctx, t, resolve, results) for t in (headline, *d.tables))
-    claims = tuple(_solve_claim(d, ctx, c, resolve, results) for c in d.claims)
-    overflow = _value(d, FIT_STEP, results[FIT_STEP]) if FIT_STEP in results and _overflows(results[FIT_STEP]) else None
-    return Sheet(
-        overflow=overflow,
-        derivation=d,
-        context=ctx,
-        context_label=context_label(ctx),
-        spec_facts=spec_facts(ctx),
-        sources=sources(ctx),
-        inputs=tuple(inputs),
-        bound=bound,
-        steps=tuple(steps),
-        results={name: _value(d, name, results[name]) for name in d.results},
-        tables=tables,
-        claims=claims,
-    )
+    """The derivation evaluated in `ctx`, its tables and claims, and a headline grid over `grid` (derivations.solved.solve),
+    checked against the exact evaluation: every step of the sheet's own context, and one row of every table."""
+    contexts: dict[int, Context] = {}
+
+    def setup(c: Context) -> Setup:
+        s = setup_of(d, c)
+        contexts[id(s)] = c
+        return s
+
+    own = setup(ctx)
+
+    def resolve_setup(s: Setup, row: Row) -> Setup:
+        return setup(resolve(contexts[id(s)], row))
+
+    def check(s: Setup, got: Mapping[str, object], names: Sequence[str], where: str, exact: Mapping[str, object] | None) -> None:
+        check_numbers(d, contexts[id(s)], got, names, where, exact)  # type: ignore[arg-type]
+
+    sheet, _ = solved.solve(d.blueprint, plan_of(d), bindings(), own, defaults_of(d), resolve_setup, grid, identity_finder(d), check)
+    exact = evaluate(d, ctx)
+    _check_own(d, {s.step.name: s.value for s in sheet.steps}, exact)
+    return replace(sheet, derivation=d, context=ctx)
 
 
-def _operand(v: sp.Expr | Missing, u: pint.Unit, display_unit: str | None) -> Value:
-    return Value(None, u, display_unit, v) if isinstance(v, Missing) else Value(v, u, display_unit)
+def _check_own(d: Derivation, got: Mapping[str, Value], exact: Mapping[str, sp.Expr | Missing]) -> None:
+    """The sheet's own steps agree with the exact evaluation: a Fraction is the Rational sympy gives, a float agrees to
+    CHECK_TOLERANCE, a Missing has the same kind and reason; else NumericMismatchError."""
+    for name, v in got.items():
+        e = exact[name]
+        f = v.missing if v.missing is not None else v.exact
+        if isinstance(f, Fraction) and not isinstance(e, Missing) and e.is_Rational:
+            if f != Fraction(int(e.p), int(e.q)):
+                raise NumericMismatchError(f"{d.slug}: the sheet's own context: {name} is {f} compiled but {e} exactly")
+            continue
+        check_numbers(d, None, {name: f if isinstance(f, Missing) else float(f)}, [name], "the sheet's own context", {name: e})  # type: ignore[arg-type]
 
 
-def _glossary_order(d: Derivation, s: sp.Symbol) -> int:
-    for i, info in enumerate(d.symbols):
-        if info.symbol == s:
-            return i
-    return 10**6
+#: (slug, id of the derivation, the structure it is read for) -> what its steps reduce to
+_IDENTITY_CACHE: dict[tuple[object, ...], dict[str, Identity]] = {}
 
 
-def _row_label(row: Row, ctx: Context) -> str:
-    if row.model and not row.hardware:
-        return ctx.model.name
-    if row.hardware and not row.model:
-        return ctx.hardware.name
-    return context_label(ctx)
+def identity_finder(d: Derivation) -> solved.Identities:
+    """What `d`'s steps reduce to in a setup of a given structure (derivations.solved.Identities): `identities`, remembered
+    per structure, so a table of many contexts pays for it once per kind of model."""
+    def find(structural: Mapping[str, Fraction], lacking: frozenset[str], not_here: frozenset[str]) -> Mapping[str, Identity]:
+        key = (d.slug, id(d), tuple(sorted(structural.items())), lacking, not_here)
+        hit = _IDENTITY_CACHE.get(key)
+        if hit is None:
+            if len(_IDENTITY_CACHE) > 4096:
+                _IDENTITY_CACHE.clear()
+            hit = _IDENTITY_CACHE[key] = identities(d, structural, not_here)
+        return hit
+    return find
 
 
-def context_label(ctx: Context) -> str:
-    second = [x.name for x in (ctx.second_hardware, ctx.second_model) if x is not None]
-    return f"{ctx.hardware.name} · {ctx.model.name}" + (f" (second: {', '.join(second)})" if second else "")
+def identities(d: Derivation, structural: Mapping[str, Fraction], not_here: frozenset[str] = frozenset()) -> dict[str, Identity]:
+    """The steps that are identities for a setup of this structure, each with what it reduces to.
 
-
-def spec_facts(ctx: Context) -> tuple[tuple[str, str], ...]:
-    """What the sheet is worked for: chip, model, number formats (and the second chip or model), one line each."""
-    h, m = ctx.hardware, ctx.model
-    facts = [
-        ("Hardware", f"{h.name} ({h.key}; status {h.status})"),
-        ("Model", f"{m.name} ({m.key}; {m.model_type}; status {m.status})"),
-        ("Weights", ctx.weights.description + (f"; the checkpoint ships {m.quantization_summary()}" if m.quantization is not None else "")),
-        ("KV cache", ctx.kv.description),
-        ("Math", f"{ctx.math.math} tensor-core peak" + (f" (default: the math of {ctx.weights.name} weights)" if ctx.math_defaulted else " (set with --math)")),
-    ]
-    e = ctx.engine if ctx.engine is not None else fitted()  # None: a profile file is broken, and fitted() says so
-    values = ", ".join(f"{k} = {v}" for k, v in e.values.items())
-    facts += [("Engine profile", f"{e.name}: {e.description} ({values}; change with --engine, or --set any one input)"),
-              ("Engine profile provenance", f"{e.provenance} ({shown_profile_path(e)})")]
-    if ctx.second_hardware is not None:
-        h2 = ctx.second_hardware
-        facts.append(("Second hardware (primed symbols)", f"{h2.name} ({h2.key}; status {h2.status}); change with --second-hardware"))
-    if ctx.second_model is not None:
-        m2 = ctx.second_model
-        facts.append(("Second model (primed symbols)", f"{m2.name} ({m2.key}; {m2.model_type}; status {m2.status}); change with --second-model"))
-    return tuple(facts)
-
-
-#: A web address in a spec's `source` text: RFC 3986's characters up to the first that is not one (a space, a brace, a quote,
-#: a bracket of prose) or a delimiter of the text around it (a comma, a semicolon, a parenthesis); never ending in a full stop.
-_URL = re.compile(r"https?://[A-Za-z0-9\-._~:/?#\[\]@!$&*+=%]*[A-Za-z0-9\-_~/#\[\]@!$&*+=%]")
-
-
-def urls(text: str) -> tuple[str, ...]:
-    """The web addresses a spec's `source` field names, each once, in order."""
-    return tuple(dict.fromkeys(_URL.findall(text)))
-
-
-def sources(ctx: Context) -> tuple[tuple[str, tuple[str, ...]], ...]:
-    """(spec name, its source URLs) for the chip, the model and any second chip or model."""
-    specs = [ctx.hardware, ctx.model, *(x for x in (ctx.second_hardware, ctx.second_model) if x is not None)]
-    return tuple((x.name, urls(x.source)) for x in specs)
-
-
-#: Spec-bound counts that switch a structure off at 0 or 1 (a dense model's E = k_E = 1, L_MoE = 0, P_exp = 0;
-#: an MLA model's one KV stream). Byte widths and conventions are never structural: 1 B per FP8 weight is a number, not an identity.
-_STRUCTURAL_UNITS = ("dimensionless", "parameter")
-#: (slug, id of the derivation, step, the structural values it reads) -> what the step reduces to, or None
-_IDENTITY_CACHE: dict[tuple[object, ...], sp.Expr | None] = {}
-
-
-def identities(d: Derivation, values: Mapping[sp.Symbol, sp.Expr | Missing], results: Mapping[str, sp.Expr | Missing]) -> dict[str, sp.Expr]:
-    """The steps that are identities in this context, each with what it reduces to.
-
-    A step is an identity when its expression, with the context's structural
-    values substituted (spec-bound counts that are 0 or 1 here, unit markers
-    set to 1, and earlier identities that are numbers), reduces to one symbol
-    or one finite number; a step with no value whose expression then reduces
-    to nan (0/0: the intensity of shared experts a model does not have) has
-    nothing to compute here and is reported as nan. Headline results, closed forms and steps evaluated
-    elsewhere (At) are never identities: they are what a sheet is about. The
-    reduction is cached by the structural values a step reads, so a table of
-    many contexts pays for it once per kind of model.
+    A step is an identity when its expression, with the structural values substituted (spec-bound counts that are 0 or
+    1 here: derivations.solved.structure), unit markers set to 1, and earlier identities that are numbers, reduces to one
+    symbol or one finite number; one that reduces to nan (0/0: the intensity of shared experts a model does not have) has
+    nothing to compute here where it has no value (a `nan` Identity: derivations.solved applies it only there). Headline
+    results, closed forms, steps evaluated elsewhere (At) and steps that are n/a here (`not_here`) are never identities.
     """
-    units = d.symbols.units()
-    structural = {s: v for s, v in values.items()
-                  if s in BINDINGS and s not in UNIT_MARKERS and not isinstance(v, Missing) and v in (0, 1)
-                  and str(units[s]) in _STRUCTURAL_UNITS}
+    values = {sp.Symbol(n, positive=True): sp.Rational(v.numerator, v.denominator) for n, v in structural.items()}
     constants: dict[sp.Symbol, sp.Expr] = {}
-    out: dict[str, sp.Expr] = {}
+    out: dict[str, Identity] = {}
     for step in d.steps:
-        value = results.get(step.name)
-        if isinstance(step, (Solve, At)) or step.name in d.results or (isinstance(value, Missing) and value.kind == "n/a"):
+        if isinstance(step, (Solve, At)) or step.name in d.results or step.name in not_here:
             continue
         free = _free_symbols(step.expr)
-        reads = {s: v for s, v in (*structural.items(), *constants.items()) if s in free}
+        reads = {s: v for s, v in (*values.items(), *constants.items()) if s in free}
         if not reads:
             continue
-        key = (d.slug, id(d), step.name, tuple(sorted((s.name, v) for s, v in reads.items())))
-        if key not in _IDENTITY_CACHE:
-            markers = {u: sp.S.One for u in UNIT_MARKERS if u in free}
-            reduced = step.expr.xreplace({**reads, **markers})
-            same = reduced.is_Symbol or (reduced.is_Number and reduced.is_finite is True)
-            # a ratio of parts that are zero here (a dense model's shared-expert intensity, 0/0): nothing to compute
-            empty = isinstance(value, Missing) and reduced is sp.nan
-            _IDENTITY_CACHE[key] = reduced if same or empty else None
-        reduced = _IDENTITY_CACHE[key]
-        if reduced is not None:
-            out[step.name] = reduced
-            if reduced.is_Number and reduced is not sp.nan:
-                constants[step.s] = reduced
+        markers = {u: sp.S.One for u in UNIT_MARKERS if u in free}
+        reduced = step.expr.xreplace({**reads, **markers})
+        if reduced is sp.nan:
+            out[step.name] = Identity(nan=True)
+        elif reduced.is_Symbol:
+            out[step.name] = Identity(symbol=reduced.name)
+        elif reduced.is_Number and reduced.is_finite is True:
+            out[step.name] = Identity(number=Fraction(int(reduced.p), int(reduced.q)) if reduced.is_Rational else float(reduced))
+            constants[step.s] = reduced
     return out
 
 
@@ -799,75 +614,6 @@ def shown_profile_path(e: Profile) -> str:
         return e.where
 
 
-def _solve_table(d: Derivation, ctx: Context, t: Table, resolve: Resolver, results: Mapping[str, sp.Expr | Missing]) -> SolvedTable:
-    """A table's rows, each evaluated by the compiled plan in floats; one row with values is checked against the exact
-    evaluation: the row worked for the sheet's own context where there is one (its exact values, `results`, are known), else the first."""
-    rows, settings, overflows, parts = [], [], [], []
-    by_name = {i.name: i for i in d.inputs}
-    fit = (FIT_STEP,) if FIT_STEP in d.expanded else ()
-    names = (*t.columns, *fit)
-    check: tuple[Context, dict[str, float | Missing], str] | None = None
-    for row in t.rows:
-        setting = () if row.label else tuple(_setting(d, by_name[n], v) for n, v in row.set.items() if n in by_name)
-        settings.append(setting)
-        try:
-            row_ctx = resolve(ctx, row)
-            values = evaluate_numbers(d, row_ctx, names)
-        except SpecError as err:
-            rows.append((row.label or row.model or row.hardware or "?", tuple(None for _ in t.columns), err.message))
-            overflows.append(False)
-            parts.append(None)
-            continue
-        if check is None or (check[0] != ctx and row_ctx == ctx):
-            check = (row_ctx, values, row.label or _row_label(row, row_ctx))
-        both = not row.label and row.hardware and row.model
-        parts.append((row_ctx.hardware.name, row_ctx.model.name) if both else None)
-        overflows.append(bool(fit) and _overflows(values[FIT_STEP]))
-        label = row.label or (_row_label(row, row_ctx) if row.model or row.hardware or not setting else "")
-        rows.append((label, tuple(_value(d, c, values[c]) for c in t.columns), ""))
-    if check is not None:
-        row_ctx, values, label = check
-        check_numbers(d, row_ctx, values, names, f"table {t.title!r}, row {label!r}", results if row_ctx == ctx else None)
-    columns = tuple((c, d.symbols[c].latex) for c in t.columns)
-    return SolvedTable(t.title, t.note, columns, tuple(rows), tuple(settings), tuple(bool(r.label) for r in t.rows), tuple(overflows),
-                       tuple(parts))
-
-
-def _overflows(v: sp.Expr | Missing) -> bool:
-    return not isinstance(v, Missing) and v > 1
-
-
-def _setting(d: Derivation, inp: Input, text: str) -> tuple[str, str, Value]:
-    u = d.symbols.info(inp.symbol).unit
-    return inp.name, d.symbols.info(inp.symbol).latex, Value(_to_sympy(inp.parse(text, "table row"), u), u)
-
-
-def _solve_claim(d: Derivation, ctx: Context, c: Claim, resolve: Resolver, results: Mapping[str, sp.Expr | Missing]) -> SolvedClaim:
-    try:
-        values = evaluate_numbers(d, resolve(ctx, c.where), [n for n in (c.left, c.right) if n in d.expanded]) if c.where else results
-    except SpecError as err:
-        values = {n: Missing("n/a", err.message) for n in (c.left, c.right)}
-    left = _value(d, c.left, values[c.left])
-    if c.right in d.expanded:
-        right = _value(d, c.right, values[c.right])
-    else:
-        q = Quantity(c.right)
-        right = Value(_to_sympy(q, q.units), q.units, left.display_unit if q.units == left.unit else None)
-    holds = None
-    if left.exact is not None and right.exact is not None:
-        lv, rv = claim_sides(c, left, right)
-        slack = c.rel_tol * max(abs(lv), abs(rv))
-        holds = lv >= rv - slack if c.at_least else abs(lv - rv) <= slack
-    return SolvedClaim(c.text, holds, left, right, c.left, c.right if c.right in d.expanded else "", c.where.label if c.where else "", c.convert)
-
-
-def claim_sides(c: Claim, left: Value, right: Value) -> tuple[float, float]:
-    """Both sides as floats in one unit: the right side in the left's unit, or each read as a number under the claim's stated conversion."""
-    lq, rq = Quantity(left.float, left.unit), Quantity(right.float, right.unit)
-    if c.convert:
-        per = Quantity(1, c.convert)
-        lq, rq = (x / per if x.dimensionality == per.dimensionality else x for x in (lq, rq))
-    return float(lq.to_base_units().magnitude), float(rq.to(lq.units).to_base_units().magnitude)
-
-
-__all__ = ["Input", "Missing", "NoValueError", "NumericMismatchError", "Sheet", "SolvedStep", "SolvedTable", "Value", "check_numbers", "evaluate", "evaluate_numbers", "solve_sheet"]
+__all__ = ["FIT_STEP", "Input", "Missing", "NoValueError", "NumericMismatchError", "Sheet", "SolvedClaim", "SolvedInput", "SolvedStep",
+           "SolvedTable", "Value", "check_numbers", "context_label", "evaluate", "evaluate_numbers", "setup_of", "solve_sheet",
+           "sources", "spec_facts", "urls"]

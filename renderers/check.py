@@ -11,7 +11,8 @@ from derivations import prose
 from derivations.formula import Checked
 from renderers import escape
 from renderers.numbers import Shown, display, plain
-from renderers.targets import LATEX, MARKDOWN, Target, latex_math, term_ranks
+from renderers.printer import latex_math, term_ranks
+from renderers.targets import LATEX, MARKDOWN, Target
 from renderers.unitfmt import SIUNITX_DECLARATIONS
 from units import Quantity, unit_text
 
@@ -124,7 +125,7 @@ def as_json(c: Checked) -> dict[str, Any]:
     if c.value is not None:
         s = _shown(c)
         q = Quantity(float(c.value), c.unit)
-        out["value"] = {"value": float(q.to(s.unit).magnitude), "unit": unit_text(s.unit), "si_value": float(q.to_base_units().magnitude),
+        out["value"] = {"value": float(q.to(unit_text(s.unit)).magnitude), "unit": unit_text(s.unit), "si_value": float(q.to_base_units().magnitude),
                         "si_unit": unit_text(q.to_base_units().units)}
         out["context"] = c.context_label
         out["symbols"] = {o.symbol.name: {"value": float(o.value), "unit": unit_text(o.unit), "from": o.source} for o in c.operands}

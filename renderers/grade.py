@@ -241,7 +241,7 @@ def as_json(v: Verdict) -> dict[str, Any]:
             return None
         s = display(x, v.unit, v.display_unit)
         base = Quantity(float(x), v.unit).to_base_units()
-        return {"value": float(Quantity(float(x), v.unit).to(s.unit).magnitude), "unit": unit_text(s.unit),
+        return {"value": float(Quantity(float(x), v.unit).to(unit_text(s.unit)).magnitude), "unit": unit_text(s.unit),
                 "si_value": float(base.magnitude), "si_unit": unit_text(base.units)}
 
     out: dict[str, Any] = {

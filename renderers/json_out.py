@@ -10,54 +10,52 @@ import json
 from typing import Any
 
 from derivations import prose
-from derivations.sheet import FIT_STEP, Sheet, Value
+from derivations.solved import FIT_STEP, Sheet, Value
+from renderers import forms as printed_forms
 from renderers.numbers import display
-from renderers.targets import term_ranks
-from renderers.view import formula_latex, formula_text, plain_formula, step_title
-from units import Quantity, unit_text
+from renderers.view import step_title
+from units import light
 
 #: A product of power and time reads as energy.
 _ENERGY = {"watt": 1, "second": 1}
+_JOULE = light.unit("J") / light.unit("W*s")
 
 
 def si_unit_text(v: Value) -> str:
-    base = Quantity(1, v.unit).to_base_units().units
-    text = unit_text(base)
-    if all(base._units.get(k, 0) >= e for k, e in _ENERGY.items()):
-        text = unit_text(base / Quantity(1, "W*s").units * Quantity(1, "J").units)
-    return text
+    base = light.unit(v.unit).base()
+    exponents = dict(base.items)
+    if all(exponents.get(k, 0) >= e for k, e in _ENERGY.items()):
+        return (base * _JOULE).text
+    return base.text
 
 
 def quantity_json(v: Value) -> dict[str, Any]:
-    """Value in the shown unit and in base units; `null` with the reason when there is none here."""
+    """Value in the shown unit and in base units; `null` with the reason when there is none here. A value is converted
+    from its own unit exactly and rounded once (units.light.convert)."""
     if v.missing:
-        s_unit = unit_text(v.unit) if v.display_unit is None else v.display_unit
+        s_unit = light.unit(v.unit).text if v.display_unit is None else v.display_unit
         return {"value": None, "unit": s_unit, "si_value": None, "si_unit": si_unit_text(v), v.missing.kind: v.missing.reason}
     s = display(v.exact, v.unit, v.display_unit)
-    shown_value = float(Quantity(float(v.exact), v.unit).to(s.unit).magnitude)
+    own = light.unit(v.unit)
     return {
-        "value": shown_value,
-        "unit": unit_text(s.unit),
-        "si_value": float(Quantity(float(v.exact), v.unit).to_base_units().magnitude),
+        "value": float(light.convert(v.exact, own, s.unit)),  # type: ignore[arg-type]
+        "unit": s.unit.text,
+        "si_value": float(light.convert(v.exact, own, own.base())),  # type: ignore[arg-type]
         "si_unit": si_unit_text(v),
     }
 
 
 def sheet_json(sheet: Sheet) -> dict[str, Any]:
-    d = sheet.derivation
-    names = dict(sheet.latex_names)
-    ranks = term_ranks(list(names), set(d.expanded))
-    steps = {st.step.name: st for st in sheet.steps}
-    ctx = sheet.context
-
-    by_name = {info.name: info.latex for info in d.symbols}
+    d = sheet.blueprint
+    f = printed_forms.of(sheet)
+    ctx = sheet.setup
+    by_name = d.latex_names
 
     def text(x: str) -> str:
         return prose.plain(x, by_name)
 
     def result(name: str, v: Value) -> dict[str, Any]:
-        step = steps[name].step
-        return {**quantity_json(v), "latex": formula_latex(step, names, ranks), "expr": formula_text(step)}
+        return {**quantity_json(v), "latex": f[name].latex, "expr": f[name].text}
 
     return {
         "slug": d.slug,
@@ -73,20 +71,20 @@ def sheet_json(sheet: Sheet) -> dict[str, Any]:
             "weights": ctx.weights.name,
             "kv": ctx.kv.name,
             "math": ctx.math.math,
-            "engine": ctx.engine.name,
+            "engine": ctx.engine.name if ctx.engine is not None else "",
             "inputs": {i.name: {**quantity_json(i.value), "default": not i.is_set} for i in sheet.inputs},
             "given": {info.name: quantity_json(v) for info, v in sheet.bound},
         },
-        "fits": None if FIT_STEP not in d.expanded else sheet.overflow is None,
+        "fits": None if FIT_STEP not in d.step_names else sheet.overflow is None,
         "results": {n: result(n, v) for n, v in sheet.results.items()},
         "answer": [text(x) for x in d.answer],
         "argument": list(d.argument),
         "families": [list(f) for f in d.families],
         "steps": [
-            {"name": st.step.name, "kind": st.step.kind, "title": text(step_title(st.step)), "why": text(st.step.why), "unit": unit_text(st.value.unit),
+            {"name": st.step.name, "kind": st.step.kind, "title": text(step_title(st.step)), "why": text(st.step.why), "unit": st.value.unit,
              **({"verified": st.step.verified} if st.step.kind == "solve" else {}),
              **({"counts": st.step.counts, "rounds": st.step.rounds} if st.step.counts else {}),
-             "printed": st.applies, **({"identity": plain_formula(st.identity)} if st.identity is not None else {}),
+             "printed": st.applies, **({"identity": st.identity.plain} if st.identity is not None else {}),
              "result": result(st.step.name, st.value)}
             for st in sheet.steps
         ],

@@ -22,6 +22,7 @@ from dataclasses import dataclass, fields, replace
 from typing import Any
 
 from derivations.sheet import Sheet, Value
+from renderers import forms as printed_forms
 from renderers import markdown
 from renderers.targets import MARKDOWN
 from renderers.view import shown, step_lines, value_text
@@ -62,13 +63,14 @@ class NotebookSheet(Sheet):
         return markdown.render(self)
 
     def _repr_latex_(self) -> str:
-        names = dict(self.latex_names)
+        names = self.latex_names
+        f = printed_forms.of(self)
         lines = []
         for st in self.steps:
-            _, math_lines = step_lines(st, names, MARKDOWN)
+            _, math_lines = step_lines(st, f[st.step.name], names, MARKDOWN)
             lines.append(" &= ".join(_split_first(math_lines[0])) + "".join(f" = {m}" for m in math_lines[1:]))
         for name, v in self.results.items():
-            lines.append(f"{self.derivation.symbols[name].latex} &= " + (f"\\text{{{v.missing.kind}}}" if v.missing else MARKDOWN.quantity_math(shown(v))))
+            lines.append(f"{self.blueprint.symbol(name).latex} &= " + (f"\\text{{{v.missing.kind}}}" if v.missing else MARKDOWN.quantity_math(shown(v))))
         # the same TeX with no character a notebook's HTML front end could read as markup
         return "$$\n\\begin{aligned}\n" + " \\\\\n".join(MARKDOWN.math(x) for x in lines) + "\n\\end{aligned}\n$$"
 

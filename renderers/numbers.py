@@ -1,8 +1,10 @@
 """Rounding, significant figures and display units: the one place numbers are shaped.
 
-A renderer never rounds anywhere else. Values arrive exact (sympy) with a
-pint unit; `display` picks the unit to show (the derivation's choice, or an
-SI prefix that puts the mantissa in [1, 1000)) and `digits` the text.
+A renderer never rounds anywhere else. Values arrive exact (a Fraction) or as a
+float, with their unit; `display` picks the unit to show (the derivation's choice,
+or an SI prefix that puts the mantissa in [1, 1000)) and `digits` the text. Units are
+units.light's (pint-free, read from the same definitions), so numbers are shaped on
+the light path too.
 """
 
 from __future__ import annotations
@@ -11,14 +13,9 @@ import math
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
-from typing import TYPE_CHECKING
+from typing import Any
 
-import pint
-
-from units import Quantity, unit, unit_text, ureg
-
-if TYPE_CHECKING:
-    import sympy as sp
+from units import light
 
 SIGNIFICANT_FIGURES = 3
 #: Figures print shorter numbers: a value marked on a plot or filled into its title.
@@ -51,12 +48,28 @@ class Number:
 @dataclass(frozen=True)
 class Shown:
     number: Number
-    unit: pint.Unit
+    unit: light.Unit
+
+
+def as_unit(u: Any) -> light.Unit:
+    """A unit as units.light's: one already, a unit string, or a pint Unit (a renderer holding one of the glossary's)."""
+    if isinstance(u, light.Unit):
+        return u
+    if isinstance(u, str):
+        return light.unit(u)
+    from units import unit_text  # a pint Unit: only a caller that already imported pint passes one
+
+    return light.unit(unit_text(u))
+
+
+def display(exact: Any, u: Any, preferred: str | None = None, figures: int = SIGNIFICANT_FIGURES, exact_unit: bool = False) -> Shown:
+    """The value as it should be shown (`_display`); `u` is a light Unit, a unit string or a pint Unit."""
+    return _display(_fraction(exact), as_unit(u), preferred, figures, exact_unit)
 
 
 @lru_cache(maxsize=8192)
-def display(exact: sp.Expr | Fraction | int | float, u: pint.Unit, preferred: str | None = None, figures: int = SIGNIFICANT_FIGURES,
-            exact_unit: bool = False) -> Shown:
+def _display(value: Fraction | float, u: light.Unit, preferred: str | None = None, figures: int = SIGNIFICANT_FIGURES,
+             exact_unit: bool = False) -> Shown:
     """The value as it should be shown: an SI prefix that puts the mantissa in [1, 1000).
 
     `preferred` (a sheet's display unit) names the unit family and wins when
@@ -65,22 +78,21 @@ def display(exact: sp.Expr | Fraction | int | float, u: pint.Unit, preferred: st
     `exact_unit`: always in `preferred` (a table column shows one unit on every row).
     Memoized: a sheet shows the same value in its steps, tables and JSON.
     """
-    value = _fraction(exact)
-    q = Quantity(value, u)
     if exact_unit and preferred:
-        return Shown(digits(q.to(unit(preferred)).magnitude, figures), unit(preferred))
+        target = light.unit(preferred)
+        return Shown(digits(light.convert(value, u, target), figures), target)
     if preferred:
-        target = unit(preferred)
-        magnitude = abs(q.to(target).magnitude)  # exact: a Fraction past a float's range compares without overflowing
+        target = light.unit(preferred)
+        converted = light.convert(value, u, target)
+        magnitude = abs(converted)  # exact: a Fraction past a float's range compares without overflowing
         if magnitude == 0 or 1 <= magnitude < 1000:
-            return Shown(digits(q.to(target).magnitude, figures), target)
-        q = q.to(target)
-    target = _auto_unit(q)
-    if preferred and target == q.to_base_units().units:
+            return Shown(digits(converted, figures), target)
+        value, u = converted, target
+    target = _auto_unit(value, u)
+    if preferred and target == u.base():
         # no prefixed unit fits (0.56 J/token has no prefix below 1 here): the sheet's unit reads better than base units (s*W/token)
-        target = unit(preferred)
-    shown = q.to(target)
-    return Shown(digits(shown.magnitude, figures), target)
+        target = light.unit(preferred)
+    return Shown(digits(light.convert(value, u, target), figures), target)
 
 
 def digits(value: Fraction | int | float, figures: int = SIGNIFICANT_FIGURES) -> Number:
@@ -156,42 +168,43 @@ def _is_one(n: Number) -> bool:
     return n.exponent is None and n.mantissa in ("1", "-1")
 
 
-def _fraction(exact: sp.Expr | Fraction | int | float) -> Fraction | float:
+def _fraction(exact: Any) -> Fraction | float:
     if isinstance(exact, float):
         whole = float_whole(exact)
         return exact if whole is None else Fraction(whole)  # a float count stays exact through the unit conversion
-    if isinstance(exact, (Fraction, int)):
+    if isinstance(exact, Fraction):
         return exact
-    if exact.is_Rational:
+    if isinstance(exact, int):
+        return Fraction(exact)
+    if getattr(exact, "is_Rational", False):  # a sympy Rational (a caller of the exact evaluation: the quiz, a check)
         return Fraction(int(exact.p), int(exact.q))
     return float(exact)
 
 
-def _auto_unit(q: pint.Quantity) -> pint.Unit:
-    q = q.to_base_units()
-    items = [(name, exp) for name, exp in q.unit_items()]
-    positive = [(n, e) for n, e in items if e > 0]
+def _auto_unit(value: Fraction | float, u: light.Unit) -> light.Unit:
+    base = u.base()
+    magnitude = abs(light.convert(value, u, base))
+    positive = [(n, e) for n, e in base.items if e > 0]
     if len(positive) != 1 or positive[0][1] != 1:
-        return q.units
+        return base
     name = positive[0][0]
-    rest = unit_text(q.units / ureg.Unit(name))
-    magnitude = abs(q.magnitude)
+    rest = (base / light.Unit(((name, 1),))).text
     if name == "second" and rest == "1":
         for prefix, power in _TIME_PREFIXES:
             if magnitude >= Fraction(10) ** power or prefix == "n":
-                return unit(f"{prefix}s")
+                return light.unit(f"{prefix}s")
     if name in _PREFIXABLE and magnitude > 0 and rest not in _UNPREFIXED_RATIOS:
         for prefix, power in _PREFIXES:
             if magnitude >= Fraction(10) ** power:
-                base = _PREFIXABLE[name]
-                return unit(f"{prefix}{base}" if rest == "1" else f"{prefix}{base}*({rest})")
-    return q.units
+                symbol = _PREFIXABLE[name]
+                return light.unit(f"{prefix}{symbol}" if rest == "1" else f"{prefix}{symbol}*({rest})")
+    return base
 
 
-def plain(exact: sp.Expr | Fraction | int | float, u: pint.Unit, preferred: str | None = None, figures: int = SIGNIFICANT_FIGURES) -> str:
+def plain(exact: Any, u: Any, preferred: str | None = None, figures: int = SIGNIFICANT_FIGURES) -> str:
     """'4.48 ms': plain text, for the CLI's `show` (and a figure's marks); a count unit in the plural ('8,192 tokens')."""
     s = display(exact, u, preferred, figures)
-    text = unit_text(s.unit)
+    text = s.unit.text
     return number_text(s.number) if text == "1" else f"{number_text(s.number)} {unit_word(text, s.number)}"
 
 

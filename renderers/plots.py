@@ -42,6 +42,7 @@ import math
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
+from fractions import Fraction
 from importlib.metadata import version
 from pathlib import Path
 from typing import Any
@@ -59,7 +60,7 @@ from derivations.sheet import Missing, Sheet, SolvedTable, evaluate, evaluate_nu
 from derivations.sweep import Axis, sweep
 from renderers import plot_draw
 from renderers.numbers import FIGURE_SIGNIFICANT_FIGURES, display, number_text, plain, whole_count
-from renderers.targets import latex_math, term_ranks
+from renderers.printer import latex_math, term_ranks
 from specs.errors import SpecError
 from units import Quantity, unit, unit_text
 
@@ -294,8 +295,8 @@ def _axis_unit(values: Sequence[float], si: pint.Unit, preferred: str | None) ->
     return display(finite[len(finite) // 2], si).unit
 
 
-def _factor(si: pint.Unit, shown: pint.Unit) -> float:
-    return float(Quantity(1, si).to(shown).magnitude)
+def _factor(si: pint.Unit, shown: object) -> float:
+    return float(Quantity(1, si).to(unit_text(shown)).magnitude)
 
 
 def _unit_label(u: pint.Unit) -> str:
@@ -314,10 +315,10 @@ def _value_text(value: sp.Expr | float, u: pint.Unit, preferred: str | None = No
     return f"{number} {_PLURALS[word]}" if word in _PLURALS and number not in ("1", "1.00") else text
 
 
-def _whole(step: Any, value: sp.Expr) -> sp.Expr:
+def _whole(step: Any, value: Any) -> Any:
     """A count's value as the sheets print it, whole (rounded as the step says); any other value as it is."""
-    n = whole_count(step.counts, step.rounds, float(value)) if step.counts and value.is_number else None
-    return value if n is None else sp.Integer(n)
+    n = whole_count(step.counts, step.rounds, float(value)) if step.counts and isinstance(value, Fraction | int | float) else None
+    return value if n is None else Fraction(n)
 
 
 def _mark(d: Derivation, name: str, value: sp.Expr, u: pint.Unit, preferred: str | None) -> str:

@@ -13,19 +13,19 @@ from __future__ import annotations
 
 import json
 import re
+from fractions import Fraction
 from typing import Any
-
-import sympy as sp
 
 from derivations import prose
 from derivations.context import BLOCK_UNITS
 from derivations.grading import Bound
 from derivations.sheet import SolvedStep, Value
+from renderers.forms import forms_of
 from renderers.numbers import display, plain
-from renderers.targets import LATEX, MARKDOWN, Target, term_ranks
+from renderers.targets import LATEX, MARKDOWN, Target
 from renderers.templates import LATEX_ENV, MARKDOWN_ENV
 from renderers.unitfmt import SIUNITX_DECLARATIONS
-from renderers.view import formula_text, shown, step_lines, step_title, value_text
+from renderers.view import shown, step_lines, step_title, value_text
 from units import unit_text
 
 FORMATS = ("md", "tex", "json")
@@ -177,9 +177,8 @@ def _math_block(lines: list[str], target: Target) -> str:
 
 def _step(st: SolvedStep, q: Any, target: Target, brief: bool = False) -> dict[str, str]:
     """One step as the key prints it: its sentence and symbol = formula = numbers = result; `brief`, formula and result on one line."""
-    names = dict(q.derivation.symbols.latex_names())
-    ranks = term_ranks(list(names), set(q.derivation.expanded))
-    lead, lines = step_lines(st, names, target, ranks)
+    names = q.derivation.blueprint.latex_names
+    lead, lines = step_lines(st, forms_of(q.derivation)[st.step.name], names, target)
     lines = [target.math(x) for x in lines]
     if brief and len(lines) > 1:
         lines = [f"{lines[0]} = {lines[-1]}"]
@@ -235,8 +234,8 @@ def _number(v: Value) -> dict[str, Any]:
     s = display(v.exact, v.unit, v.display_unit)
     q = Quantity(float(v.exact), v.unit)
     base = q.to_base_units()
-    return {"value": float(q.to(s.unit).magnitude), "unit": unit_text(s.unit), "si_value": float(base.magnitude), "si_unit": unit_text(base.units),
-            "exact": sp.sstr(v.exact) if getattr(v.exact, "is_Rational", False) else None}
+    return {"value": float(q.to(unit_text(s.unit)).magnitude), "unit": unit_text(s.unit), "si_value": float(base.magnitude), "si_unit": unit_text(base.units),
+            "exact": str(v.exact) if isinstance(v.exact, Fraction) else None}
 
 
 def as_json(quiz: Any, key: bool) -> dict[str, Any]:
@@ -254,12 +253,12 @@ def as_json(quiz: Any, key: bool) -> dict[str, Any]:
         }
         if key:
             item["command"] = command(q)
-            item["answers"] = [{"result": a.result, **_number(a.value), "formula": formula_text(a.step.step),
+            item["answers"] = [{"result": a.result, **_number(a.value), "formula": forms_of(q.derivation)[a.step.step.name].text,
                                 "bound": None if a.bound is None else {"binding": a.bound.binding.name if a.bound.binding is not None else "fixed",
                                                                         "shares": {s.name: x for s, x in a.bound.shares}, "rest": a.bound.rest,
                                                                         "overheads": {s.name: x for s, x in a.bound.overheads}}}
                                for a in q.answers]
-            item["argument"] = [{"step": st.step.name, "title": st.step.title, "formula": formula_text(st.step), **_number(st.value)} for st in q.argument]
+            item["argument"] = [{"step": st.step.name, "title": st.step.title, "formula": forms_of(q.derivation)[st.step.name].text, **_number(st.value)} for st in q.argument]
             item["scoring"] = [prose.plain(s, _latex_by_name(q)) for s in q.derivation.scoring]
         out["questions"].append(item)
     return out
@@ -271,7 +270,7 @@ def argument_text(q: Any) -> str:
     """The sheet's argument for a missed question, as plain text: each step's title, formula and value here."""
     lines = [f"The argument ({q.slug}; `{command(q)}` prints the whole sheet):"]
     for i, st in enumerate(q.argument, 1):
-        lines.append(f"  {i:>2}. {step_title(st.step)}: {st.step.name} = {formula_text(st.step)} = {plain(st.value.exact, st.value.unit, st.value.display_unit)}")
+        lines.append(f"  {i:>2}. {step_title(st.step)}: {st.step.name} = {forms_of(q.derivation)[st.step.name].text} = {plain(st.value.exact, st.value.unit, st.value.display_unit)}")
     return "\n".join(lines)
 
 

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 from fractions import Fraction
+from typing import Any
 
-import pint
-
-from renderers.numbers import PLURALS
-from units import unit_text, ureg
+from renderers.numbers import PLURALS, as_unit
+from units import light
 
 _SI_PREFIX = {
     "exa": r"\exa", "peta": r"\peta", "tera": r"\tera", "giga": r"\giga", "mega": r"\mega", "kilo": r"\kilo",
@@ -31,13 +30,13 @@ SIUNITX_DECLARATIONS = (
 _SI_PLURAL = {"token": r"\tokens", "parameter": r"\params"}
 
 
-def siunitx(u: pint.Unit, plural: bool = False) -> str:
+def siunitx(u: Any, plural: bool = False) -> str:
     """`kB/token` -> `\\kilo\\byte\\per\\token`; '' for dimensionless. `plural`: a leading count unit in the plural (`\\tokens\\per\\second`)."""
     parts = []
-    items = sorted(u._units.items(), key=lambda kv: (kv[1] < 0, kv[0]))
+    items = sorted(as_unit(u).items, key=lambda kv: (kv[1] < 0, kv[0]))
     numerator = [name for name, exp in items if exp > 0]
     for name, exp in items:
-        prefix, base, _ = ureg.parse_unit_name(name)[0]
+        prefix, base = light.split_name(name)
         macro = _SI_PREFIX.get(prefix, "") + _SI_UNIT[base]
         if plural and numerator == [name] and exp == 1 and not prefix and base in _SI_PLURAL:
             macro = _SI_PLURAL[base]
@@ -49,9 +48,9 @@ def siunitx(u: pint.Unit, plural: bool = False) -> str:
     return "".join(parts)
 
 
-def mathrm(u: pint.Unit, plural: bool = False) -> str:
+def mathrm(u: Any, plural: bool = False) -> str:
     """Plain unit text for Markdown math: `\\mathrm{kB/token}`; '' for dimensionless. `plural` as in `siunitx`."""
-    text = unit_text(u)
+    text = as_unit(u).text
     head, sep, rest = text.partition("/")
     if plural and head in PLURALS:
         text = PLURALS[head] + sep + rest

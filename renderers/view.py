@@ -14,40 +14,42 @@ A sheet reads answer first (DESIGN.md, output contract):
    left out and why, the setup, inputs, given values, sources and symbols.
 
 Only what applies is printed: a step that is n/a for the model at hand, or an
-identity for it (sheet.identities), is left out of both the argument and the
-full derivation, and the appendix says so once. A prose sentence whose value
-has none says so once with its reason; a reason never fills a number's slot.
+identity for it (derivations.sheet.identities), is left out of both the argument
+and the full derivation, and the appendix says so once. A prose sentence whose
+value has none says so once with its reason; a reason never fills a number's slot.
+
+The view reads plain data only: the sheet's blueprint and values (derivations.solved)
+and its formulas' printed forms (renderers.forms), so it builds the same view on the
+light path (roofline.compiled), where neither sympy nor pint is imported.
 """
 
 from __future__ import annotations
 
 import copy
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from functools import lru_cache
 from typing import Any
 
-import sympy as sp
-from sympy.printing.str import StrPrinter
-
-from derivations import glossary as gl
 from derivations import prose
-from derivations.engine import UNIT_MARKERS, At, Derivation, Solve, Step
-from derivations.sheet import Missing, Sheet, SolvedStep, SolvedTable, Value
+from derivations.blueprint import Blueprint, StepEntry
+from derivations.numeric import Missing
+from derivations.solved import Sheet, SolvedStep, SolvedTable, Value
+from renderers import forms as printed_forms
+from renderers.forms import Forms, StepForm, at_latex
 from renderers.numbers import Number, Shown, display, float_whole, is_whole, number_text, whole_count
-from renderers.plots import refs as plot_refs
-from renderers.targets import MAX_LINE_WIDTH, Target, latex_lines, latex_math, math_width, term_ranks
-from units import unit, unit_text
+from renderers.printed import MAX_LINE_WIDTH, math_width, number_latex
+from renderers.targets import Target
+from units import light
 
 
 def shown(v: Value) -> Shown:
     return display(v.exact, v.unit, v.display_unit)
 
 
-DIMENSIONLESS = unit("1")
-#: Crossovers in these symbols are physically whole numbers: what the crossover is.
-COUNTS = {gl.B: "batch", gl.S: "prompt", gl.T: "context", gl.q: "number of tokens per step"}
+DIMENSIONLESS = light.unit("1")
+#: Crossovers in these symbols (glossary names) are physically whole numbers: what the crossover is.
+COUNTS = {"B": "batch", "S": "prompt", "T": "context", "q": "number of tokens per step"}
 #: How a count was made whole, said once where counts are printed.
 ROUNDING_WORDS = {"up": "rounded up", "down": "rounded down", "nearest": "rounded to the nearest whole number"}
 
@@ -72,7 +74,7 @@ def reason_text(m: Missing, target: Target) -> str:
 # --- counts ---------------------------------------------------------------------------------------------
 
 
-def whole(step: Step, v: Value) -> int | None:
+def whole(step: StepEntry, v: Value) -> int | None:
     """A count's value as the whole number a reader runs (None when the step is not a count or has no value)."""
     if not step.counts or v.exact is None:
         return None
@@ -84,26 +86,26 @@ def _is_count(n: int | None, x: object) -> bool:
     return n is not None and (x == n or (isinstance(x, float) and float_whole(x) == n))
 
 
-def count_shown(step: Step, v: Value) -> Shown | None:
+def count_shown(step: StepEntry, v: Value) -> Shown | None:
     """A count shown as a whole number in its display unit; None for anything else."""
     n = whole(step, v)
     if n is None:
         return None
     s = shown(v)
-    if unit_text(s.unit) == unit_text(v.unit):
+    if s.unit.text == v.unit:
         return Shown(Number(str(n), exact_integer=True), s.unit)
-    return Shown(Number(str(n), exact_integer=True), v.unit)
+    return Shown(Number(str(n), exact_integer=True), light.unit(v.unit))
 
 
-def count_noun(step: Step, v: Value) -> str:
+def count_noun(step: StepEntry, v: Value) -> str:
     """The noun a dimensionless count takes after its number ("242 sequences"); '' when its unit says it already (tokens)."""
-    if not step.counts or unit_text(v.unit) != "1":
+    if not step.counts or v.unit != "1":
         return ""
     n = whole(step, v)
     return step.counts[:-1] if n == 1 and step.counts.endswith("s") else step.counts
 
 
-def step_value_text(step: Step, v: Value, target: Target) -> str:
+def step_value_text(step: StepEntry, v: Value, target: Target) -> str:
     """A step's value as running text: a count whole, with its noun."""
     c = count_shown(step, v)
     if c is None:
@@ -115,39 +117,31 @@ def step_value_text(step: Step, v: Value, target: Target) -> str:
 # --- equations -------------------------------------------------------------------------------------------
 
 
-@lru_cache(maxsize=4096)
-def displayed(s: Step) -> sp.Expr:
-    """The expression a step prints: a closed form's printed form, unit markers set to 1 (they are units, not factors)."""
-    expr = s.printed if isinstance(s, Solve) and s.printed is not None else s.expr
-    return expr.xreplace({u: sp.S.One for u in UNIT_MARKERS if u in expr.free_symbols})
-
-
-def equation(step: SolvedStep, names: Mapping[sp.Symbol, str], target: Target, ranks: Mapping[sp.Symbol, int] | None = None
-             ) -> tuple[str, list[dict[str, str]]]:
+def equation(step: SolvedStep, form: StepForm, names: Mapping[str, str], target: Target) -> tuple[str, list[dict[str, str]]]:
     """(left side, rows) of a step's displayed equation: symbol = formula (= numbers) (= result).
 
     Each row is {"op": "=", "math": ...} or, for a long sum broken over lines, {"op": "", "math": "+ ..."}. A numbers line
     that would not fit even broken is left out (the given values are in the appendix); nothing is shrunk.
     """
-    s = step.step
-    if isinstance(s, At):
-        rows = [{"op": "=", "math": _at_latex(s, names, lambda v: latex_math(_unmarked(v), names, ranks))}]
+    at = step.step.kind == "at"
+    if at:
+        rows = [{"op": "=", "math": at_latex(form, names)}]
     else:
-        rows = _rows(latex_lines(displayed(s), names, ranks, dots=False))
+        rows = _rows(form.formula.lines({}))
         if len(rows) == 1 and math_width(rows[0]["math"]) > MAX_LINE_WIDTH:
             # one term (a fraction, a product) too wide for the line and with no sum to break: said, not shrunk
             rows = [{"op": "=", "math": r"\text{a formula too wide to print here (the JSON holds it)}"}]
     formula = rows[0]["math"] if len(rows) == 1 else None
     if step.value.missing:
         return step.latex, rows
-    rounded = _rounded_symbols(s)
-    numbers = {sym: names[sym] if v.missing else target.quantity_math(_operand_shown(v, sym in rounded)) for sym, v in step.operands.items()}
+    rounded = set(form.rounded)
+    numbers = {n: names[n] if v.missing else target.quantity_math(_operand_shown(v, n in rounded)) for n, v in step.operands.items()}
     result = target.quantity_math(shown(step.value))
-    if isinstance(s, At):
-        substituted = [_at_latex(s, names, lambda v: latex_math(_unmarked(v), numbers, ranks))]
-    elif displayed(s).free_symbols and not (isinstance(displayed(s), sp.Piecewise) and len(rows) > 1):
+    if at:
+        substituted = [at_latex(form, numbers)]
+    elif form.free and not (form.piecewise and len(rows) > 1):
         # a case split printed a case a line reads its value in the case that applies: no numbers line of every case
-        substituted = latex_lines(displayed(s), numbers, ranks)
+        substituted = form.numbers.lines(numbers)
     else:
         substituted = []
     fits = all(math_width(line) <= MAX_LINE_WIDTH for line in substituted)
@@ -161,19 +155,6 @@ def equation(step: SolvedStep, names: Mapping[sp.Symbol, str], target: Target, r
 ROUNDING_FIGURES = 6
 
 
-def _inside_rounding(expr: sp.Expr) -> set[sp.Symbol]:
-    return {s for f in expr.atoms(sp.floor, sp.ceiling) for s in f.free_symbols}
-
-
-def _rounded_expr(s: Step) -> sp.Expr:
-    """What a step prints that may hold a floor or ceiling: its formula, or an At step's replacements."""
-    return sp.Tuple(*(v for _, v in s.where)) if isinstance(s, At) else displayed(s)
-
-
-def _rounded_symbols(s: Step) -> set[sp.Symbol]:
-    return _inside_rounding(_rounded_expr(s))
-
-
 def _operand_shown(v: Value, more: bool) -> Shown:
     if more and v.exact is not None and not is_whole(v.exact):
         return display(v.exact, v.unit, v.display_unit, figures=ROUNDING_FIGURES)
@@ -184,36 +165,27 @@ def _rows(lines: Sequence[str]) -> list[dict[str, str]]:
     return [{"op": "=" if i == 0 else "", "math": line} for i, line in enumerate(lines)]
 
 
-def _unmarked(e: sp.Expr) -> sp.Expr:
-    return e.xreplace({u: sp.S.One for u in UNIT_MARKERS})
-
-
-def step_lead(step: SolvedStep, names: Mapping[sp.Symbol, str], target: Target) -> str:
+def step_lead(step: SolvedStep, form: StepForm, names: Mapping[str, str], target: Target) -> str:
     """What comes after a step's sentence: how a closed form was found and checked, its whole count; or why it has no value."""
     s = step.step
     if step.value.missing:
         return target.text("No value here: ") + reason_text(step.value.missing, target) + target.text(".")
-    figures = target.text(f" Inside the {_rounding_word(s)} the value has {ROUNDING_FIGURES} significant figures, to show which side of a "
-                          "whole number it falls.") if _rounds_an_operand(step) else ""
-    if not isinstance(s, Solve):
+    figures = target.text(f" Inside the {form.rounding} the value has {ROUNDING_FIGURES} significant figures, to show which side of a "
+                          "whole number it falls.") if _rounds_an_operand(step, form) else ""
+    if s.kind != "solve":
         return (_whole_lead(step, target) + figures).lstrip()
     how = "symbolically and numerically" if s.verified == "symbolic" else "numerically at random points"
-    lead = target.text("Set ") + target.inline_math(f"{names[sp.Symbol(s.lhs, positive=True)]} = {names[sp.Symbol(s.rhs, positive=True)]}") \
+    lead = target.text("Set ") + target.inline_math(f"{names[s.lhs]} = {names[s.rhs]}") \
         + target.text(" and solve for ") + target.inline_math(names[s.for_]) + target.text(f" (checked {how}).")
     return lead + _whole_lead(step, target) + figures
 
 
-def _rounds_an_operand(step: SolvedStep) -> bool:
+def _rounds_an_operand(step: SolvedStep, form: StepForm) -> bool:
     """Whether the step's numbers line shows an operand of a floor or ceiling with more figures (it is not whole)."""
     if step.value.missing:
         return False
-    inside = _rounded_symbols(step.step)
-    return any(v.exact is not None and not is_whole(v.exact) for sym, v in step.operands.items() if sym in inside)
-
-
-def _rounding_word(s: Step) -> str:
-    e = _rounded_expr(s)
-    return "floor" if e.atoms(sp.floor) and not e.atoms(sp.ceiling) else "ceiling" if not e.atoms(sp.floor) else "floor and ceiling"
+    inside = set(form.rounded)
+    return any(v.exact is not None and not is_whole(v.exact) for n, v in step.operands.items() if n in inside)
 
 
 def _whole_lead(step: SolvedStep, target: Target) -> str:
@@ -222,7 +194,7 @@ def _whole_lead(step: SolvedStep, target: Target) -> str:
     n = whole(s, v)
     if n is None or _is_count(n, v.exact):
         return ""
-    what = COUNTS.get(s.for_) if isinstance(s, Solve) else None
+    what = COUNTS.get(s.for_) if s.kind == "solve" else None
     text = step_value_text(s, v, target)
     if what and s.rounds == "down":
         return target.text(f" In whole numbers, the largest {what} within it: ") + text + target.text(".")
@@ -231,9 +203,9 @@ def _whole_lead(step: SolvedStep, target: Target) -> str:
     return target.text(" In whole numbers: ") + text + target.text(f" ({ROUNDING_WORDS[s.rounds]}).")
 
 
-def step_lines(step: SolvedStep, names: dict[sp.Symbol, str], target: Target, ranks: dict[sp.Symbol, int] | None = None) -> tuple[str, list[str]]:
+def step_lines(step: SolvedStep, form: StepForm, names: Mapping[str, str], target: Target) -> tuple[str, list[str]]:
     """(lead-in text, math lines): 'symbol = formula', then each further right-hand side (broken sums joined)."""
-    lhs, rows = equation(step, names, target, ranks)
+    lhs, rows = equation(step, form, names, target)
     lines: list[str] = []
     for row in rows:
         if row["op"] or not lines:
@@ -241,57 +213,16 @@ def step_lines(step: SolvedStep, names: dict[sp.Symbol, str], target: Target, ra
         else:
             lines[-1] += " " + row["math"]
     lines[0] = f"{lhs} = {lines[0]}"
-    return step_lead(step, names, target), lines
+    return step_lead(step, form, names, target), lines
 
 
-def formula_latex(s: Step, names: dict[sp.Symbol, str], ranks: dict[sp.Symbol, int] | None = None) -> str:
-    """The formula a step shows: its expression; for an At step, the step it evaluates and what it replaces."""
-    if isinstance(s, At):
-        return _at_latex(s, names, lambda v: latex_math(_unmarked(v), names, ranks))
-    return latex_math(displayed(s), names, ranks, dots=False)
-
-
-_TWINS = {**gl.SECOND_CHIP, **gl.SECOND_MODEL}
-
-
-class _PlainPrinter(StrPrinter):
-    """sympy's plain text, with a Piecewise's "no value otherwise" (nan) in words."""
-
-    def _print_NaN(self, expr: sp.Expr) -> str:
-        return "undefined"
-
-
-def plain_formula(expr: sp.Expr) -> str:
-    """An expression as plain text, as JSON carries it (a Piecewise's nan as "undefined")."""
-    return _PlainPrinter().doprint(expr)
-
-
-def formula_text(s: Step) -> str:
-    """The step's expression as plain text (JSON's `expr`); an At step as `of` with its replacements: `t_step[q=u_token*(gamma + 1)]`."""
-    if not isinstance(s, At):
-        return plain_formula(s.expr)
-    second = [what for what, twins in (("second chip", gl.SECOND_CHIP), ("second model", gl.SECOND_MODEL))
-              if any(twins.get(k) == v for k, v in s.where)]
-    subs = [f"{k}={plain_formula(v)}" for k, v in s.where if _TWINS.get(k) != v]
-    return f"{s.of}[{', '.join(second + subs)}]"
-
-
-def _at_latex(s: At, names: Mapping[sp.Symbol, str], value: Callable[[sp.Expr], str]) -> str:
-    """`t_step|_{q = k + 1}`; primed (`t_step'`) when it reads the second chip's or model's symbols, which are not listed."""
-    head = names[sp.Symbol(s.of, positive=True)]
-    if any(_TWINS.get(k) == v for k, v in s.where):
-        head = "{" + head + "}'"
-    subs = [f"{names[k]} = {value(v)}" for k, v in s.where if _TWINS.get(k) != v]
-    return head + (r"\big|_{" + r",\ ".join(subs) + "}" if subs else "")
-
-
-def step_title(step: Step) -> str:
+def step_title(step: StepEntry) -> str:
     """The step's heading in words: its title, else its meaning, else its name."""
     text = step.title or step.meaning or step.name
     return text[:1].upper() + text[1:]
 
 
-def _why(step: Step) -> str:
+def _why(step: StepEntry) -> str:
     """The step's sentence, without an opening that only repeats its heading ("Step time. The step time: ..." reads "... ")."""
     title = _words(step_title(step))
     m = re.match(r"(?:The |A )?([^.:;]*)[.:;]\s+", step.why)
@@ -340,15 +271,15 @@ class Prose:
     """
 
     def __init__(self, sheet: Sheet, target: Target) -> None:
-        d = sheet.derivation
+        d = sheet.blueprint
         self.d, self.target = d, target
-        self.latex = {info.name: info.latex for info in d.symbols}
+        self.latex = d.latex_names
         self.values: dict[str, Value] = {st.step.name: st.value for st in sheet.steps}
         self.texts = {name: step_value_text(d.step(name), v, target) for name, v in self.values.items() if not v.missing}
         for i in sheet.inputs:
             self.values[i.name] = i.value
             self.texts[i.name] = target.quantity_text(shown(i.value))
-        self.nouns = {name: count_noun(d.step(name), v) for name, v in self.values.items() if name in d.expanded and not v.missing}
+        self.nouns = {name: count_noun(d.step(name), v) for name, v in self.values.items() if name in d.step_names and not v.missing}
 
     def __call__(self, text: str) -> str:
         """Prose with no values missing (a title, a note): rendered as written."""
@@ -397,7 +328,7 @@ class Prose:
     def none_sentence(self, names: Sequence[str], m: Missing) -> str:
         """'The best draft length has no value here: no draft length beats plain decode here.'"""
         t = self.target
-        titles = [self(_lower_first(step_title(self.d.step(n)))) if n in self.d.expanded else t.text(n) for n in names]
+        titles = [self(_lower_first(step_title(self.d.step(n)))) if n in self.d.step_names else t.text(n) for n in names]
         verb = "have" if len(names) > 1 else "has"
         what = "no value here" if m.kind == "none" else "do not apply here" if len(names) > 1 else "does not apply here"
         head = _join(titles, t)
@@ -429,13 +360,13 @@ _VIEWS: dict[tuple[int, int, str | None], tuple[Sheet, Target, dict[str, Any]]] 
 
 
 def _build(sheet: Sheet, target: Target, plots: str | None) -> dict[str, Any]:
-    d = sheet.derivation
-    names = dict(sheet.latex_names)
-    ranks = term_ranks(list(names), set(d.expanded))
+    d = sheet.blueprint
+    names = sheet.latex_names
+    f = printed_forms.of(sheet)
     p = Prose(sheet, target)
     t = target.text
     printed = [st for st in sheet.steps if st.applies]
-    used = used_symbols(sheet)
+    used = used_symbols(sheet, f)
     memo: dict[str, tuple[str, list[dict[str, str]], str]] = {}
     marked = d.argument or d.results  # a derivation that marks no argument (a user's file): its headline steps
     argument = [st for st in printed if st.step.name in marked]
@@ -459,7 +390,7 @@ def _build(sheet: Sheet, target: Target, plots: str | None) -> dict[str, Any]:
         if sheet.overflow else "",
         "claims": _claims(sheet, target, p, names),
         "answer_figures": [f for f in figures if f["answer"]],
-        "argument": [_step(st, i + 1, names, target, p, ranks, memo) for i, st in enumerate(argument)],
+        "argument": [_step(st, i + 1, f, names, target, p, memo) for i, st in enumerate(argument)],
         "takeaways": p.items(d.takeaways),
         "tables": tables,
         "more_tables": more,
@@ -468,7 +399,7 @@ def _build(sheet: Sheet, target: Target, plots: str | None) -> dict[str, Any]:
         "limits": p.items(d.limits),
         "assumptions": p.items(d.assumptions),
         "conventions": [p(c) for c in sheet.conventions],
-        "steps": _appendix_steps(sheet, printed, names, target, p, ranks, memo, {st.step.name: i + 1 for i, st in enumerate(argument)}),
+        "steps": _appendix_steps(sheet, printed, f, names, target, p, memo, {st.step.name: i + 1 for i, st in enumerate(argument)}),
         "left_out": left_out(sheet, target, p, names),
         "facts": [{"label": t(k), "value": _breakable_paths(t(v), target)} for k, v in sheet.spec_facts],
         "sources": [{"label": t(what), "urls": [target.url(u) for u in links]} for what, links in sheet.sources if links],
@@ -479,7 +410,7 @@ def _build(sheet: Sheet, target: Target, plots: str | None) -> dict[str, Any]:
         ],
         "given": [
             {"symbol": target.inline_math(info.latex), "value": value_text(v, target), "meaning": p(info.meaning)}
-            for info, v in sheet.bound if not v.missing and info.symbol in used
+            for info, v in sheet.bound if not v.missing and info.name in used
         ],
         "symbols": _symbols(sheet, target, p, used),
     }
@@ -487,34 +418,34 @@ def _build(sheet: Sheet, target: Target, plots: str | None) -> dict[str, Any]:
 
 def _default_answer(sheet: Sheet, target: Target, p: Prose) -> list[str]:
     """A derivation that declares no answer sentences (a user's file): one plain sentence per headline result."""
-    d = sheet.derivation
+    d = sheet.blueprint
     out = []
     for name in d.results:
         title = p(step_title(d.step(name)))
         v = sheet.results[name]
         out.append(p.none_sentence([name], v.missing) if v.missing else
-                   title + target.text(": ") + target.inline_math(d.symbols[name].latex) + target.text(" = ")
+                   title + target.text(": ") + target.inline_math(d.symbol(name).latex) + target.text(" = ")
                    + step_value_text(d.step(name), v, target) + target.text("."))
     return out
 
 
-def _step(st: SolvedStep, number: int, names: Mapping[sp.Symbol, str], target: Target, p: Prose, ranks: Mapping[sp.Symbol, int],
+def _step(st: SolvedStep, number: int, f: Forms, names: Mapping[str, str], target: Target, p: Prose,
           memo: dict[str, tuple[str, list[dict[str, str]], str]] | None = None) -> dict[str, Any]:
     """One printed step; `memo` keeps the equations of steps printed twice (in the argument and the appendix)."""
     memo = {} if memo is None else memo
     if st.step.name not in memo:
-        memo[st.step.name] = (*equation(st, names, target, ranks), step_lead(st, names, target))
+        form = f[st.step.name]
+        memo[st.step.name] = (*equation(st, form, names, target), step_lead(st, form, names, target))
     lhs, rows, lead = memo[st.step.name]
     return {"kind": "step", "name": st.step.name, "number": number, "title": p(step_title(st.step)), "symbol": target.inline_math(st.latex), "why": p(_why(st.step)),
             "lead": lead, "lhs": target.math(lhs), "rows": [{**r, "math": target.math(r["math"])} for r in rows]}
 
 
-def _appendix_steps(sheet: Sheet, printed: Sequence[SolvedStep], names: Mapping[sp.Symbol, str], target: Target, p: Prose,
-                    ranks: Mapping[sp.Symbol, int], memo: dict[str, tuple[str, list[dict[str, str]], str]],
-                    argued: Mapping[str, int]) -> list[dict[str, Any]]:
+def _appendix_steps(sheet: Sheet, printed: Sequence[SolvedStep], f: Forms, names: Mapping[str, str], target: Target, p: Prose,
+                    memo: dict[str, tuple[str, list[dict[str, str]], str]], argued: Mapping[str, int]) -> list[dict[str, Any]]:
     """Every step that applies, in order; a family of steps that differ only by a parameter as one table; a step the
     argument prints in full is named with its place there (`argued`: step name -> its number in the argument)."""
-    d = sheet.derivation
+    d = sheet.blueprint
     shown_names = {st.step.name for st in printed}
     family_of: dict[str, tuple[str, ...]] = {}
     for fam in d.families:
@@ -531,20 +462,19 @@ def _appendix_steps(sheet: Sheet, printed: Sequence[SolvedStep], names: Mapping[
         if name in family_of:
             members = [by_name[n] for n in family_of[name]]
             done.update(family_of[name])
-            out.append(_family(members, len(out) + 1, names, target, p, ranks))
+            out.append(_family(members, len(out) + 1, f, target, p))
         elif name in argued:
             out.append({"kind": "ref", "name": name, "number": len(out) + 1, "title": p(step_title(st.step)),
                         "symbol": target.inline_math(st.latex), "argued": argued[name]})
         else:
-            out.append(_step(st, len(out) + 1, names, target, p, ranks, memo))
+            out.append(_step(st, len(out) + 1, f, names, target, p, memo))
     return out
 
 
 _FUNCTION_WORDS = {"of", "at", "the", "a", "an", "for", "in", "with", "by", "on", "to", "per"}
 
 
-def _family(members: Sequence[SolvedStep], number: int, names: Mapping[sp.Symbol, str], target: Target, p: Prose,
-            ranks: Mapping[sp.Symbol, int]) -> dict[str, Any]:
+def _family(members: Sequence[SolvedStep], number: int, f: Forms, target: Target, p: Prose) -> dict[str, Any]:
     """A family as one table: the part of the title they share, then one row per member (what varies, its formula, its value)."""
     titles = [step_title(m.step).split() for m in members]
     common = 0
@@ -556,19 +486,20 @@ def _family(members: Sequence[SolvedStep], number: int, names: Mapping[sp.Symbol
     rows = []
     for m, words in zip(members, titles, strict=True):
         s = m.step
-        if isinstance(s, At) and s.where:
-            label = target.inline_math(r",\ ".join(f"{names[k]} = {latex_math(v, names)}" for k, v in s.where if _TWINS.get(k) != v))
+        form = f[s.name]
+        if s.kind == "at" and form.family:
+            label = target.inline_math(form.family)
         else:
             rest = " ".join(words[common:]) or step_title(s)
             label = p(rest)
         value = target.text(m.value.missing.kind) if m.value.missing else step_value_text(s, m.value, target)
-        rows.append({"label": label, "equation": target.inline_math(f"{m.latex} = {formula_latex(s, dict(names), dict(ranks))}"), "value": value})
+        rows.append({"label": label, "equation": target.inline_math(f"{m.latex} = {form.latex}"), "value": value})
     whys = [m.step.why for m in members]
     why = max(set(whys), key=whys.count) if whys else ""
     return {"kind": "family", "names": [m.step.name for m in members], "number": number, "title": p(" ".join(head)), "why": p(why) if whys.count(why) > 1 else "", "rows": rows}
 
 
-def left_out(sheet: Sheet, target: Target, p: Prose, names: Mapping[sp.Symbol, str]) -> str:
+def left_out(sheet: Sheet, target: Target, p: Prose, names: Mapping[str, str]) -> str:
     """One line: the steps not printed here and why (n/a for this model or chip; identities for it)."""
     t = target.text
     na: dict[str, list[str]] = {}
@@ -577,15 +508,15 @@ def left_out(sheet: Sheet, target: Target, p: Prose, names: Mapping[sp.Symbol, s
     for st in sheet.steps:
         if st.value.missing is not None and st.value.missing.kind == "n/a":
             na.setdefault(reason_text(st.value.missing, target), []).append(target.inline_math(st.latex))
-        elif st.identity is sp.nan:
+        elif st.identity is not None and st.identity.nan:
             empty.append(target.inline_math(st.latex))
         elif st.identity is not None:
-            reduced = latex_math(st.identity, names)
+            reduced = names[st.identity.symbol] if st.identity.symbol else number_latex(st.identity.number)  # type: ignore[arg-type]
             same.append(target.inline_math(f"{st.latex} = {reduced}"))
     parts = []
     for reason, symbols in na.items():
         parts.append(t(f"{len(symbols)} step{'s' if len(symbols) > 1 else ''} that do{'' if len(symbols) > 1 else 'es'} not apply to "
-                       f"{sheet.context.model.name} on {sheet.context.hardware.name} (") + reason.rstrip(".") + t("): ") + ", ".join(symbols))
+                       f"{sheet.setup.model.name} on {sheet.setup.hardware.name} (") + reason.rstrip(".") + t("): ") + ", ".join(symbols))
     if same:
         parts.append(t(f"{len(same)} step{'s' if len(same) > 1 else ''} that reduce{'' if len(same) > 1 else 's'} to one symbol or a number here: ")
                      + ", ".join(same))
@@ -595,32 +526,24 @@ def left_out(sheet: Sheet, target: Target, p: Prose, names: Mapping[sp.Symbol, s
     return (t("Left out: ") + t("; ").join(parts) + t(".")) if parts else ""
 
 
-def used_symbols(sheet: Sheet) -> set[sp.Symbol]:
+def used_symbols(sheet: Sheet, f: Forms) -> set[str]:
     """The spec-bound symbols the printed steps read (and what left-out identities reduce to): the given table lists only these."""
-    used: set[sp.Symbol] = set()
-    twins = set(_TWINS.values())
+    used: set[str] = set()
     for st in sheet.steps:
-        if st.identity is not None:
-            used |= st.identity.free_symbols
-        if not st.applies:
-            continue
-        s = st.step
-        if isinstance(s, At):
-            for _, v in s.where:
-                used |= v.free_symbols
-            used |= s.expr.free_symbols & twins
-        else:
-            used |= displayed(s).free_symbols
-    return used - set(UNIT_MARKERS)
+        if st.identity is not None and st.identity.symbol:
+            used.add(st.identity.symbol)
+        if st.applies:
+            used.update(f[st.step.name].used)
+    return used
 
 
-def _symbols(sheet: Sheet, target: Target, p: Prose, given: set[sp.Symbol]) -> list[dict[str, str]]:
-    d = sheet.derivation
-    used = {info.symbol for info, _ in sheet.bound} & given
-    used |= {i.info.symbol for i in sheet.inputs} | {st.step.s for st in sheet.steps if st.applies}
+def _symbols(sheet: Sheet, target: Target, p: Prose, given: set[str]) -> list[dict[str, str]]:
+    d = sheet.blueprint
+    used = {info.name for info, _ in sheet.bound} & given
+    used |= {i.info.name for i in sheet.inputs} | {st.step.name for st in sheet.steps if st.applies}
     out, seen = [], set()
     for info in d.symbols:
-        if info.symbol in used and info.name not in seen:
+        if info.name in used and info.name not in seen:
             seen.add(info.name)
             name = target.code(info.name)
             if target.name == "tex":  # a long JSON name in a narrow column may break after an underscore
@@ -633,15 +556,17 @@ def _symbols(sheet: Sheet, target: Target, p: Prose, given: set[sp.Symbol]) -> l
 def _figures(sheet: Sheet, target: Target, p: Prose, plots: str | None) -> list[dict[str, Any]]:
     if plots is None:
         return []
+    from renderers.plots import refs as plot_refs  # figures are drawn from the derivation: the full path only
+
     d = sheet.derivation
     refs = plot_refs(d, plots, "pdf" if target.name == "tex" else "svg")
     return [{"path": f["path"], "alt": target.text(f["alt"]), "caption": p(f["caption"]), "answer": plot.answer}
             for plot, f in zip(d.plots, refs, strict=True)]
 
 
-def _claims(sheet: Sheet, target: Target, p: Prose, names: Mapping[sp.Symbol, str]) -> list[dict[str, Any]]:
+def _claims(sheet: Sheet, target: Target, p: Prose, names: Mapping[str, str]) -> list[dict[str, Any]]:
     """Each claim's verdict with its two sides; a claim that fails where another reading of it holds says under which."""
-    d = sheet.derivation
+    d = sheet.blueprint
     holding: dict[tuple[str, str, bool], list[str]] = {}
     for c, decl in zip(sheet.claims, d.claims, strict=True):
         if c.holds and decl.where is not None:
@@ -656,16 +581,16 @@ def _claims(sheet: Sheet, target: Target, p: Prose, names: Mapping[sp.Symbol, st
     return out
 
 
-def _claim_detail(c: Any, decl: Any, target: Target, p: Prose, names: Mapping[sp.Symbol, str]) -> str:
+def _claim_detail(c: Any, decl: Any, target: Target, p: Prose, names: Mapping[str, str]) -> str:
     """'σ* = 1.71 against the claimed 3; α = 0.8' or, without a value, why it cannot be checked (once)."""
     t = target.text
     gone = next((v.missing for v in (c.left, c.right) if v.missing), None)
     where = "; ".join(x for x in (p(c.where), t(f"read as numbers in {c.convert}" if c.convert else "")) if x)
     if gone is not None:
         return reason_text(gone, target) + (t("; ") + where if where else "")
-    left = target.inline_math(names[sp.Symbol(c.left_name, positive=True)]) + t(" = ") + step_value_text(p.d.step(c.left_name), c.left, target)
+    left = target.inline_math(names[c.left_name]) + t(" = ") + step_value_text(p.d.step(c.left_name), c.left, target)
     if c.right_name:
-        right = target.inline_math(names[sp.Symbol(c.right_name, positive=True)]) + t(" = ") + step_value_text(p.d.step(c.right_name), c.right, target)
+        right = target.inline_math(names[c.right_name]) + t(" = ") + step_value_text(p.d.step(c.right_name), c.right, target)
         text = left + t(" against ") + right
     else:
         text = left + t(" against the claimed ") + target.quantity_text(shown(c.right))
@@ -691,7 +616,7 @@ def short_chip(name: str) -> str:
 
 def _common_unit(cells: Sequence[Value | None]) -> str | None:
     """One display unit for a column whose values would otherwise show in several (ms and µs): the one most of them read best in."""
-    units = [unit_text(shown(c).unit) for c in cells if c is not None and not c.missing]
+    units = [shown(c).unit.text for c in cells if c is not None and not c.missing]
     if len(set(units)) <= 1:
         return None
     best = max(dict.fromkeys(units), key=lambda u: (sum(1 for c in cells if c is not None and not c.missing and _in_range(c, u)), units.count(u)))
@@ -700,19 +625,13 @@ def _common_unit(cells: Sequence[Value | None]) -> str | None:
 
 def _in_range(v: Value, u: str) -> bool:
     try:
-        m = abs(float(_quantity(v).to(unit(u)).magnitude))
-    except Exception:
+        m = abs(float(light.convert(float(v.exact), light.unit(v.unit), light.unit(u))))  # type: ignore[arg-type]
+    except (light.LightUnitError, TypeError, ValueError):
         return False
     return 1 <= m < 1000
 
 
-def _quantity(v: Value) -> Any:
-    from units import Quantity
-
-    return Quantity(float(v.exact), v.unit)
-
-
-def _tables(tb: SolvedTable, d: Derivation, target: Target, p: Prose) -> list[dict[str, Any]]:
+def _tables(tb: SolvedTable, d: Blueprint, target: Target, p: Prose) -> list[dict[str, Any]]:
     """A table over chips and models as read: the columns no chip changes once per model; the ones a chip changes by chip,
     as a grid of models against chips when there is one such column."""
     parts = list(tb.parts) if tb.parts and all(x is not None for x in tb.parts) else None
@@ -755,7 +674,7 @@ def _pivot(table: dict[str, Any], target: Target) -> dict[str, Any]:
             "label_headers": [target.text("model")], "rows": rows, "whys": _whys(rows, target)}
 
 
-def _table(tb: SolvedTable, d: Derivation, target: Target, p: Prose) -> dict[str, Any]:
+def _table(tb: SolvedTable, d: Blueprint, target: Target, p: Prose) -> dict[str, Any]:
     """A table laid out for reading: one unit per column (in its header), a column equal on every row said once in the note,
     counts whole (the rounding said once), the hardware (or model) column dropped when no value depends on it, short chip names."""
     t = target.text
@@ -786,7 +705,7 @@ def _table(tb: SolvedTable, d: Derivation, target: Target, p: Prose) -> dict[str
             constants.append(target.inline_math(latex) + " = " + texts.pop())
             continue
         keep.append(j)
-        shown_units = {unit_text(_shown_in(c, forced).unit) for c in col if c is not None and not c.missing}
+        shown_units = {_shown_in(c, forced).unit.text for c in col if c is not None and not c.missing}
         first = next((c for c in col if c is not None and not c.missing), None)
         shared = _shown_in(first, forced).unit if first is not None and len(shown_units) == 1 and shown_units != {"1"} else None
         col_units.append(shared)
@@ -838,11 +757,11 @@ def _whys(rows: Sequence[dict[str, Any]], target: Target) -> list[str]:
 
 
 def _unit_name(u: Any) -> str | None:
-    return unit_text(u) if u is not None else None
+    return u.text if u is not None else None
 
 
-def _dimless_count(step: Step, c: Value | None) -> bool:
-    return bool(step.counts) and c is not None and unit_text(c.unit) == "1"
+def _dimless_count(step: StepEntry, c: Value | None) -> bool:
+    return bool(step.counts) and c is not None and c.unit == "1"
 
 
 def _depends(rows: Sequence[tuple[str, tuple[Value | None, ...], str]], parts: Sequence[tuple[str, str]]) -> tuple[bool, bool]:
@@ -876,7 +795,7 @@ def _shown_in(c: Value, forced: str | None) -> Shown:
     return display(c.exact, c.unit, forced, exact_unit=True)
 
 
-def _cell_text(c: Value | None, step: Step, target: Target, forced: str | None, with_unit: bool) -> str:
+def _cell_text(c: Value | None, step: StepEntry, target: Target, forced: str | None, with_unit: bool) -> str:
     if c is None:
         return target.text("n/a")
     if c.missing:

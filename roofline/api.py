@@ -8,7 +8,7 @@ The same functions are at the top level (`roofline.derive`, `roofline.sweep`, ..
 >>> sheet.results["t_floor"].to("ms")
 <Quantity(4.48039309, 'millisecond')>
 >>> sheet.results["t_floor"].exact
-14657536/3271484375
+Fraction(14657536, 3271484375)
 >>> api.render(sheet, "md").splitlines()[0]
 '# The decode floor and what sits above it'
 """
@@ -195,7 +195,7 @@ def derive(
     default profile (`fitted`).
 
     Every value of the sheet (`sheet.results`, `sheet.values`, each step's `.value`)
-    converts to a pint Quantity with `.to(unit)` or `.quantity`; the exact sympy number
+    converts to a pint Quantity with `.to(unit)` or `.quantity`; the exact number (a Fraction where the arithmetic is rational, else a float)
     is `.exact`. A value that does not exist here raises NoValueError with its reason.
 
     >>> import roofline

@@ -28,7 +28,7 @@ from derivations import formula as fm
 from derivations import glossary as gl
 from derivations.context import BINDINGS, SCENARIO_INPUTS, make_context
 from derivations.symbols import SymbolInfo, Symbols
-from renderers.targets import latex_math
+from renderers.printer import latex_math
 from specs.errors import SpecError, suggest
 from specs.hardware import load_hardware
 from specs.models import load_model

@@ -20,16 +20,31 @@ import random
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from fractions import Fraction
 from pathlib import Path
 from typing import TextIO
 
 import sympy as sp
 
 from derivations import glossary as gl
-from derivations import grading, registry
+from derivations import grading, registry, solved
 from derivations.context import BINDINGS, Context, input_value
 from derivations.engine import Derivation
-from derivations.sheet import FIT_STEP, Missing, SolvedInput, SolvedStep, Value, evaluate, identities, input_values, needed_steps
+from derivations.numeric import plan_of
+from derivations.sheet import (
+    FIT_STEP,
+    Missing,
+    SolvedInput,
+    SolvedStep,
+    Value,
+    bindings,
+    defaults_of,
+    evaluate,
+    identities,
+    input_values,
+    needed_steps,
+    setup_of,
+)
 from roofline.formulas import CONVENTION_SYMBOLS, HARDWARE_SYMBOLS, SECOND_SYMBOLS
 from roofline.grader import context as sheet_context
 from specs.catalog import hardware_names, model_names
@@ -226,10 +241,17 @@ def _fits(d: Derivation, ctx: Context, chip: str, model: str, weights: str | Non
     return not isinstance(v, Missing) and v <= 1
 
 
-def _value(d: Derivation, name: str, v: sp.Expr | Missing) -> Value:
+def _number(v: sp.Expr) -> Fraction | float:
+    """An exact value as a sheet's Value holds it: a Fraction where it is rational, else a float."""
+    return Fraction(int(v.p), int(v.q)) if v.is_Rational else float(v)
+
+
+def _value(d: Derivation, name: str, v: sp.Expr | Missing, display: bool = True) -> Value:
+    unit = d.blueprint.symbol(name).unit
+    shown = d.display_units.get(name) if display else None
     if isinstance(v, Missing):
-        return Value(None, d.symbols[name].unit, d.display_units.get(name), v)
-    return Value(v, d.symbols[name].unit, d.display_units.get(name))
+        return Value(None, unit, shown, v)
+    return Value(_number(v), unit, shown)
 
 
 def _solve(d: Derivation, ctx: Context, asked: Sequence[str], number: int, mentions: tuple[str, ...],
@@ -241,17 +263,18 @@ def _solve(d: Derivation, ctx: Context, asked: Sequence[str], number: int, menti
         return None
     if any(isinstance(results[r], Missing) and results[r].kind == "n/a" for r in d.results):
         return None  # the sheet refuses a setup one of its headline results cannot apply to (a dense model for moe-experts)
-    units = d.symbols.units()
+    bp = d.blueprint
     bound_values = input_values(d, ctx)
     symbol_values = {**bound_values, **{sp.Symbol(n, positive=True): v for n, v in results.items()}}
-
-    same = identities(d, bound_values, results)
+    base = solved.input_values(bp, setup_of(d, ctx), plan_of(d).inputs, defaults_of(d))
+    structural, _ = solved.structure(bp, bindings(), base)
+    not_here = frozenset(n for n, v in results.items() if isinstance(v, Missing) and v.kind == "n/a")
+    same = {n: i for n, i in identities(d, structural, not_here).items() if not i.nan or isinstance(results[n], Missing)}
 
     def solved_step(name: str) -> SolvedStep:
         step = d.step(name)
-        operands = {s: (Value(None, units[s], d.display_units.get(s.name), v) if isinstance(v, Missing) else Value(v, units[s], d.display_units.get(s.name)))
-                    for s in step.expr.free_symbols for v in [symbol_values[s]]}
-        return SolvedStep(step, d.symbols[name].latex, _value(d, name, results[name]), operands, same.get(name))
+        operands = {s.name: _value(d, s.name, symbol_values[s]) for s in step.expr.free_symbols}
+        return SolvedStep(bp.step(name), bp.symbol(name).latex, _value(d, name, results[name]), operands, same.get(name))
 
     answers = tuple(Answer(r, d.step(r).title or r, _value(d, r, results[r]), solved_step(r),
                            grading.what_bounds(d, r, ctx) if grading.asks_bound(d, r) else None) for r in asked)
@@ -266,9 +289,10 @@ def _solve(d: Derivation, ctx: Context, asked: Sequence[str], number: int, menti
         if inp.symbol in deps and inp.name not in drawn_names and inp.name not in still:
             _, is_set = input_value(inp, ctx)
             v = bound_values[inp.symbol]
-            given.append(SolvedInput(inp.name, d.symbols.info(inp.symbol), Value(v, units[inp.symbol]), is_set, inp.meaning))
+            given.append(SolvedInput(inp.name, bp.symbol(inp.symbol.name), _value(d, inp.symbol.name, v, display=False), is_set, inp.meaning))
     values = {n: _value(d, n, v) for n, v in results.items()}
-    values.update({i.name: Value(bound_values[i.symbol], units[i.symbol]) for i in d.inputs if not isinstance(bound_values[i.symbol], Missing)})
+    values.update({i.name: _value(d, i.symbol.name, bound_values[i.symbol], display=False) for i in d.inputs
+                   if not isinstance(bound_values[i.symbol], Missing)})
     return Question(number, d, ctx, mentions, drawn, answers, tuple(given), argument, values)
 
 

@@ -43,9 +43,20 @@ def unit(text: str) -> pint.Unit:
     return ureg.parse_units(text) if text not in ("1", "") else ureg.dimensionless
 
 
+def unit_text(u: object) -> str:
+    """Plain-text unit, e.g. "B/s", "flop/(parameter*token)", "1" for none: of a pint Unit, a units.light Unit (the
+    renderers' numbers carry those) or a unit string (a sheet's Value carries its unit as text), all written alike."""
+    from units import light
+
+    if isinstance(u, light.Unit):
+        return u.text
+    if isinstance(u, str):
+        return light.unit(u).text
+    return _pint_text(u)  # type: ignore[arg-type]
+
+
 @lru_cache(maxsize=4096)
-def unit_text(u: pint.Unit) -> str:
-    """Plain-text unit, e.g. "B/s", "flop/(parameter*token)", "1" for none."""
+def _pint_text(u: pint.Unit) -> str:
     items = sorted(u._units.items(), key=lambda kv: kv[0])
     pos = [(name, exp) for name, exp in items if exp > 0]
     neg = [(name, -exp) for name, exp in items if exp < 0]

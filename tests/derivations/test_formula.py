@@ -315,7 +315,7 @@ def test_parsing_never_executes_anything(tmp_path):
 
 
 def test_every_glossary_symbol_parses_and_prints_its_latex():
-    from renderers.targets import latex_math
+    from renderers.printer import latex_math
 
     names = gl.GLOSSARY.latex_names()
     for info in gl.GLOSSARY:

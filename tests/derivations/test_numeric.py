@@ -146,9 +146,16 @@ def test_exact_code_is_rational_or_refuses():
 
     f = compile_function(_doc("ceiling(x/3) + Max(x, y)**2 / z"), ("x", "y", "z"), numpy=False, exact=True)
     assert f(Fraction(7), Fraction(5, 2), Fraction(3)) == Fraction(3) + Fraction(49, 3)
-    for text in ("sqrt(x)", "x**y", "log(x)", "x + 0.5", "pi*x"):  # not rational code: sympy evaluates these
+    for text in ("log(x)", "x + 0.5", "pi*x"):  # not rational code: sympy evaluates these
         with pytest.raises(PlanError):
             compile_function(_doc(text), ("x", "y"), numpy=False, exact=True)
+    # a power whose exponent is a symbol or a fraction is exact where its value is rational, as sympy's substitution is
+    power = compile_function(_doc("x**y"), ("x", "y"), numpy=False, exact=True)
+    root = compile_function(_doc("sqrt(x)"), ("x",), numpy=False, exact=True)
+    assert power(Fraction(2, 3), Fraction(3)) == Fraction(8, 27) and root(Fraction(9, 4)) == Fraction(3, 2)
+    for irrational in (lambda: power(Fraction(2), Fraction(1, 2)), lambda: root(Fraction(2)), lambda: power(Fraction(2), Fraction(10**6))):
+        with pytest.raises(numeric.InexactError):  # sqrt(2) is not rational; 2**(10**6) is past the exact range: sympy says
+            irrational()
     with pytest.raises(ZeroDivisionError):  # sympy's zoo: the caller falls back to sympy
         compile_function(_doc("1/(x - y)"), ("x", "y"), numpy=False, exact=True)(Fraction(2), Fraction(2))
     with pytest.raises(numeric.InexactError):  # a float never enters the exact code

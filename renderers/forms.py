@@ -1,0 +1,185 @@
+"""The printed forms of a derivation's steps: everything a sheet prints of a formula, made once per derivation.
+
+A step's formula line, its numbers line (a `Printed` with a slot per symbol, filled with the numbers of each context),
+an At step's replacements, the plain-text expression JSON carries, which symbols it shows and which sit inside a
+floor or ceiling: all fixed by the derivation, none by a context. `forms_of` makes them with sympy (renderers.printer);
+`Forms` is plain data that round-trips through JSON, so the light path (roofline.compiled) prints a sheet from the
+stored forms without sympy. Renderers read a sheet's formulas only from here (`of(sheet)`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from renderers.printed import Printed
+
+#: bump when the forms' shape or the printer changes (part of the compiled form's cache key)
+VERSION = 1
+
+
+@dataclass(frozen=True)
+class StepForm:
+    """What a sheet prints of one step's formula (see the module docstring)."""
+
+    #: the formula with the symbols' names (its lines: `formula.lines({})`)
+    formula: Printed
+    #: the formula with a slot per symbol, for the numbers line
+    numbers: Printed
+    #: the formula on one line, as JSON's `latex` and a family's table show it
+    latex: str
+    #: the formula as plain text (JSON's `expr`)
+    text: str
+    #: the symbols the printed formula holds (a formula of none prints no numbers line)
+    free: tuple[str, ...]
+    #: the spec-bound and input symbols the step shows where it is printed (the given table lists these)
+    used: tuple[str, ...]
+    #: the symbols inside a floor or ceiling (their numbers print with more figures), and the word for it
+    rounded: tuple[str, ...]
+    rounding: str
+    #: whether the formula is a case split
+    piecewise: bool
+    #: an At step's head (the step it evaluates, primed where it reads the second chip or model), and each replacement
+    #: it prints: (the replaced symbol's LaTeX, its value with a slot per symbol)
+    at_head: str = ""
+    at_where: tuple[tuple[str, Printed], ...] = ()
+    #: an At step's replacements as a family's table labels its row
+    family: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {"formula": self.formula.to_json(), "numbers": self.numbers.to_json(), "latex": self.latex, "text": self.text,
+                "free": list(self.free), "used": list(self.used), "rounded": list(self.rounded), "rounding": self.rounding,
+                "piecewise": self.piecewise, "at_head": self.at_head, "at_where": [[k, v.to_json()] for k, v in self.at_where],
+                "family": self.family}
+
+    @classmethod
+    def from_json(cls, data: Any) -> StepForm:
+        return cls(Printed.from_json(data["formula"]), Printed.from_json(data["numbers"]), _text(data["latex"]), _text(data["text"]),
+                   _names(data["free"]), _names(data["used"]), _names(data["rounded"]), _text(data["rounding"]), bool(data["piecewise"]),
+                   _text(data["at_head"]), tuple((_text(k), Printed.from_json(v)) for k, v in data["at_where"]), _text(data["family"]))
+
+
+@dataclass(frozen=True)
+class Forms:
+    """The printed forms of every step of one derivation, by step name."""
+
+    steps: Mapping[str, StepForm]
+
+    def __getitem__(self, name: str) -> StepForm:
+        return self.steps[name]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"forms": VERSION, "steps": {k: v.to_json() for k, v in self.steps.items()}}
+
+    @classmethod
+    def from_json(cls, data: Any) -> Forms:
+        """Forms from `to_json`'s data; ValueError for anything else."""
+        try:
+            if not isinstance(data, dict) or data.get("forms") != VERSION:
+                raise ValueError("not printed forms of this version")
+            return cls({_text(k): StepForm.from_json(v) for k, v in data["steps"].items()})
+        except (KeyError, TypeError, AttributeError, IndexError) as err:
+            raise ValueError(f"malformed printed forms ({type(err).__name__})") from None
+
+
+def _text(x: object) -> str:
+    if not isinstance(x, str):
+        raise TypeError("expected a string")
+    return x
+
+
+def _names(x: object) -> tuple[str, ...]:
+    if not isinstance(x, list):
+        raise TypeError("expected a list")
+    return tuple(_text(v) for v in x)
+
+
+def of(sheet: Any) -> Forms:
+    """The forms a sheet prints from: those it carries (the light path's), else made from its derivation (sympy)."""
+    if sheet.forms is not None:
+        return sheet.forms
+    return forms_of(sheet.derivation)
+
+
+_FORMS: dict[int, tuple[Any, Forms]] = {}
+
+
+def forms_of(d: Any) -> Forms:
+    """The forms of a derivation's steps (made once per derivation object; renderers.printer prints them)."""
+    hit = _FORMS.get(id(d))
+    if hit is None or hit[0] is not d:
+        hit = _FORMS[id(d)] = (d, _make(d))
+    return hit[1]
+
+
+def _make(d: Any) -> Forms:
+    import sympy as sp
+
+    from derivations import glossary as gl
+    from derivations.engine import UNIT_MARKERS, At, Solve
+    from renderers.printer import latex_math, printed, term_ranks
+
+    names = dict(d.symbols.latex_names())
+    ranks = term_ranks(list(names), set(d.expanded))
+    twins = {**gl.SECOND_CHIP, **gl.SECOND_MODEL}
+    markers = {u: sp.S.One for u in UNIT_MARKERS}
+    out: dict[str, StepForm] = {}
+    for s in d.steps:
+        shown = sp.S.Zero if isinstance(s, At) else (s.printed if isinstance(s, Solve) and s.printed is not None else s.expr).xreplace(markers)
+        rounded_expr = sp.Tuple(*(v for _, v in s.where)) if isinstance(s, At) else shown
+        floors, ceilings = rounded_expr.atoms(sp.floor), rounded_expr.atoms(sp.ceiling)
+        rounding = "floor" if floors and not ceilings else "ceiling" if not floors else "floor and ceiling"
+        rounded = {x.name for f in (*floors, *ceilings) for x in f.free_symbols}
+        at_head, at_where, family = "", (), ""
+        if isinstance(s, At):
+            primed = any(twins.get(k) == v for k, v in s.where)
+            head = names[sp.Symbol(s.of, positive=True)]
+            at_head = "{" + head + "}'" if primed else head
+            at_where = tuple((names[k], printed(v.xreplace(markers), ranks=ranks)) for k, v in s.where if twins.get(k) != v)
+            family = r",\ ".join(f"{names[k]} = {latex_math(v, names)}" for k, v in s.where if twins.get(k) != v)
+            used = {x for _, v in s.where for x in v.free_symbols} | (s.expr.free_symbols & set(twins.values()))
+            text = _at_text(s, twins)
+        else:
+            used = set(shown.free_symbols)
+            text = _plain(s.expr)
+        if isinstance(s, At):  # printed as the step it evaluates and its replacements, never as its expansion
+            formula = numbers = Printed(())
+            free: tuple[str, ...] = ()
+        else:
+            formula, numbers = printed(shown, names, ranks, dots=False), printed(shown, ranks=ranks)
+            free = tuple(sorted(x.name for x in shown.free_symbols))
+        form = StepForm(formula=formula, numbers=numbers, latex=formula.fill({}), text=text, free=free,
+                        used=tuple(sorted(x.name for x in used - set(UNIT_MARKERS))), rounded=tuple(sorted(rounded)), rounding=rounding,
+                        piecewise=isinstance(shown, sp.Piecewise), at_head=at_head, at_where=at_where, family=family)
+        if isinstance(s, At):
+            form = StepForm(**{**form.__dict__, "latex": at_latex(form, {k.name: v for k, v in names.items()})})
+        out[s.name] = form
+    return Forms(out)
+
+
+def at_latex(form: StepForm, names: Mapping[str, str]) -> str:
+    """An At step as `t_step|_{q = k + 1}`, its replacements filled from `names` (symbol names or numbers)."""
+    subs = [f"{k} = {v.fill(names)}" for k, v in form.at_where]
+    return form.at_head + (r"\big|_{" + r",\ ".join(subs) + "}" if subs else "")
+
+
+def _plain(expr: Any) -> str:
+    """An expression as plain text, as JSON carries it (a Piecewise's nan as "undefined")."""
+    from sympy.printing.str import StrPrinter
+
+    class _PlainPrinter(StrPrinter):
+        def _print_NaN(self, expr: Any) -> str:
+            return "undefined"
+
+    return _PlainPrinter().doprint(expr)
+
+
+def _at_text(s: Any, twins: Mapping[Any, Any]) -> str:
+    """An At step as `of` with its replacements: `t_step[q=u_token*(gamma + 1)]`, naming a second chip or model it reads."""
+    from derivations import glossary as gl
+
+    second = [what for what, group in (("second chip", gl.SECOND_CHIP), ("second model", gl.SECOND_MODEL))
+              if any(group.get(k) == v for k, v in s.where)]
+    subs = [f"{k}={_plain(v)}" for k, v in s.where if twins.get(k) != v]
+    return f"{s.of}[{', '.join(second + subs)}]"

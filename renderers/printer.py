@@ -1,0 +1,217 @@
+"""sympy's LaTeX printer as the sheets use it, and the printed form (`renderers.printed.Printed`) it makes of a formula.
+
+Every formula a renderer shows goes through `printed`: the expression printed once with a slot for each symbol, then
+filled with the names or numbers of the use at hand (`latex_math`, `latex_lines`). The slots change nothing: a filled
+form is exactly what sympy prints with those names (tests/renderers/test_printed.py checks it for every step of every
+sheet), and it lets the light path (roofline.compiled) print a sheet from stored forms without importing sympy.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection, Mapping, Sequence
+from functools import lru_cache
+
+import sympy as sp
+from sympy.printing.latex import LatexPrinter
+
+from renderers.printed import LINE_WIDTH, Piece, Pieces, Printed
+
+
+class _Printer(LatexPrinter):
+    """sympy's LaTeX printer, but a symbol printed as a number with a unit is
+    parenthesised when raised to a power: (295.3 token)^2, not 295.3 token^2."""
+
+    def _print_Add(self, expr: sp.Add, order: str | None = None) -> str:
+        """sympy's sum, with a positive term first: a - b + c reads as a + c - b, never -b + a + c."""
+        terms = self._ordered_terms(expr)
+        tex = ""
+        for i, term in enumerate(terms):
+            if i and term.could_extract_minus_sign():
+                tex += " - "
+                term = -term
+            elif i:
+                tex += " + "
+            term_tex = self._print(term)
+            if self._needs_add_brackets(term):
+                term_tex = rf"\left({term_tex}\right)"
+            tex += term_tex
+        return tex
+
+    def _ordered_terms(self, expr: sp.Add) -> list[sp.Expr]:
+        """The terms of a sum in print order: by the derivation's ranks, positive terms first."""
+        terms = list(self._as_ordered_terms(expr))
+        ranks = getattr(self, "ranks", {})
+        if ranks:
+            terms.sort(key=lambda t: min((ranks.get(s, len(ranks)) for s in t.free_symbols), default=len(ranks)))
+        return [t for t in terms if not t.could_extract_minus_sign()] + [t for t in terms if t.could_extract_minus_sign()]
+
+    def _print(self, expr: object, **kwargs: object) -> str:
+        """sympy's printer, but `nan` (a Piecewise's "no value otherwise") in words: its own `_latex` says NaN."""
+        if expr is sp.nan:
+            return r"\text{no value}"
+        return super()._print(expr, **kwargs)
+
+    def _print_Piecewise(self, expr: sp.Piecewise) -> str:
+        """Cases, as a textbook writes them: 'value if condition', the last 'otherwise'."""
+        rows = []
+        for e, c in expr.args:
+            cond = r"\text{otherwise}" if c == sp.true else r"\text{if } " + self._print(c)
+            rows.append(f"{self._print(e)} & {cond}")
+        return r"\begin{cases} " + r" \\ ".join(rows) + r" \end{cases}"
+
+    def _print_Pow(self, expr: sp.Pow) -> str:
+        base, exponent = expr.as_base_exp()
+        name = self._settings["symbol_names"].get(base, "") if isinstance(base, sp.Symbol) else ""
+        if (" " in name or "\\qty" in name or "\\mathrm" in name) and exponent.is_Rational and exponent > 0 and exponent.q == 1:
+            return rf"\left({name}\right)^{{{self._print(exponent)}}}"
+        return super()._print_Pow(expr)
+
+
+# Markers a slot prints as while the formula is printed (private-use characters no formula holds).
+_OPEN, _SEP, _CLOSE, _SUPER, _POWER = "\ue000", "\ue001", "\ue002", "\ue003", "\ue004"
+_MARK = re.compile(f"([{_OPEN}{_SUPER}{_POWER}])([^{_SEP}{_CLOSE}]*)(?:{_SEP}([^{_CLOSE}]*))?{_CLOSE}")
+
+
+class _SlotPrinter(_Printer):
+    """The printer with a marker for each symbol: a plain slot, a slot raised to a whole power (whose brackets depend on
+    what fills it: `printed._power`), a slot guarded against a superscript of its own (sympy's parenthesize_super)."""
+
+    def _print_Symbol(self, expr: sp.Symbol, style: str = "plain") -> str:
+        return f"{_OPEN}{expr.name}{_CLOSE}"
+
+    def _print_Pow(self, expr: sp.Pow) -> str:
+        base, exponent = expr.as_base_exp()
+        if isinstance(base, sp.Symbol) and exponent.is_Rational and exponent > 0 and exponent.q == 1:
+            return f"{_POWER}{base.name}{_SEP}{self._print(exponent)}{_CLOSE}"
+        return LatexPrinter._print_Pow(self, expr)
+
+    def parenthesize_super(self, s: str) -> str:
+        m = _MARK.fullmatch(s)
+        if m is not None and m.group(1) == _OPEN:
+            return f"{_SUPER}{m.group(2)}{_CLOSE}"
+        return super().parenthesize_super(s)
+
+
+def _pieces(text: str) -> Pieces:
+    out: list[Piece] = []
+    last = 0
+    for m in _MARK.finditer(text):
+        if m.start() > last:
+            out.append(text[last:m.start()])
+        kind = {_OPEN: "s", _SUPER: "u", _POWER: "p"}[m.group(1)]
+        out.append((kind, m.group(2), m.group(3)) if kind == "p" else (kind, m.group(2)))
+        last = m.end()
+    if last < len(text):
+        out.append(text[last:])
+    if any(c in p for p in out if isinstance(p, str) for c in (_OPEN, _SEP, _CLOSE, _SUPER, _POWER)):
+        raise ValueError("a printed formula holds a stray slot marker")
+    return tuple(out)
+
+
+class _Ranks(dict):
+    """The ranks of the symbols a formula holds, counting as many as the derivation has (an unranked symbol's place)."""
+
+    def __init__(self, ranks: Mapping[str, int], count: int) -> None:
+        super().__init__({sp.Symbol(name, positive=True): r for name, r in ranks.items()})
+        self.count = count
+
+    def __len__(self) -> int:
+        return self.count
+
+
+def _used(expr: sp.Expr, ranks: Mapping[sp.Symbol, int] | Mapping[str, int] | None) -> tuple[tuple[tuple[str, int], ...], int]:
+    """What printing `expr` reads of `ranks`: the ranks of its symbols, and how many there are."""
+    if not ranks:
+        return (), 0
+    by_name = {(k.name if isinstance(k, sp.Symbol) else k): v for k, v in ranks.items()}
+    names = {s.name for s in expr.free_symbols}
+    return tuple(sorted((n, r) for n, r in by_name.items() if n in names)), len(by_name)
+
+
+def _form(printer: _Printer, expr: sp.Expr, pieces: object) -> Printed:
+    """`expr` printed whole, a term at a time (a sum) and a case at a time (a case split), each cut into pieces."""
+    cut = pieces if callable(pieces) else (lambda text: (text,))
+    terms: tuple[Pieces, ...] = ()
+    cases: tuple[tuple[Pieces, Pieces], ...] = ()
+    if expr.is_Add:
+        out = []
+        for i, term in enumerate(printer._ordered_terms(expr)):
+            if i and term.could_extract_minus_sign():
+                out.append(cut("- " + printer._print(-term)))
+            else:
+                out.append(cut(("+ " if i else "") + printer._print(term)))
+        terms = tuple(out)
+    if isinstance(expr, sp.Piecewise):
+        cases = tuple((cut(printer._print(value)), cut(r"\text{otherwise}" if cond == sp.true else r"\text{if } " + printer._print(cond)))
+                      for value, cond in expr.args)
+    return Printed(cut(printer.doprint(expr)), terms, cases)
+
+
+@lru_cache(maxsize=16384)
+def _slots(expr: sp.Expr, ranks: tuple[tuple[str, int], ...], count: int) -> Printed:
+    printer = _SlotPrinter({"mul_symbol": "dot"})
+    printer.ranks = _Ranks(dict(ranks), count) if count else {}
+    return _form(printer, expr, _pieces)
+
+
+@lru_cache(maxsize=16384)
+def _named(expr: sp.Expr, names: tuple[tuple[str, str], ...], ranks: tuple[tuple[str, int], ...], count: int) -> Printed:
+    by_name = dict(names)
+    printer = _Printer({"symbol_names": {s: by_name[s.name] for s in expr.free_symbols if s.name in by_name}, "mul_symbol": None})
+    printer.ranks = _Ranks(dict(ranks), count) if count else {}
+    return _form(printer, expr, None)
+
+
+def printed(expr: sp.Expr, names: Mapping[sp.Symbol, str] | Mapping[str, str] | None = None, ranks: Mapping[sp.Symbol, int] | None = None,
+            dots: bool = True) -> Printed:
+    """`expr` printed once, for filling with `Printed.fill` and `Printed.lines`.
+
+    With `dots` (a centred dot between factors, as numbers with units need), each symbol is a slot, filled per use: the
+    symbols' names, or numbers. Without, symbols stand side by side as a textbook writes them ($2 \\kappa P$), with a dot
+    only between two numbers; sympy decides that by what two neighbouring factors print as, so such a form is printed
+    with `names` themselves and has no slots. `ranks` orders the terms of a sum (lowest first) instead of sympy's
+    alphabetical order; see `term_ranks`.
+    """
+    expr = sp.sympify(expr)
+    used, count = _used(expr, ranks)
+    if dots:
+        return _slots(expr, used, count)
+    by_name = {(k.name if isinstance(k, sp.Symbol) else k): v for k, v in (names or {}).items()}
+    return _named(expr, tuple(sorted((s.name, by_name[s.name]) for s in expr.free_symbols if s.name in by_name)), used, count)
+
+
+def slot_names(expr: sp.Expr, names: Mapping[sp.Symbol, str] | Mapping[str, str]) -> dict[str, str]:
+    """`names` by symbol name, and sympy's own LaTeX for a symbol of `expr` it does not name (every slot is filled)."""
+    by_name = {(k.name if isinstance(k, sp.Symbol) else k): v for k, v in names.items()}
+    for s in sp.sympify(expr).free_symbols:
+        if s.name not in by_name:
+            by_name[s.name] = LatexPrinter().doprint(s)
+    return by_name
+
+
+def latex_math(expr: sp.Expr, names: Mapping[sp.Symbol, str] | Mapping[str, str], ranks: Mapping[sp.Symbol, int] | None = None,
+               dots: bool = True) -> str:
+    """sympy's LaTeX with our symbol names (its default for `BW_HBM` is wrong-looking), through `printed`.
+
+    `ranks` orders the terms of a sum (lowest first) instead of sympy's alphabetical order; see `term_ranks`.
+    `dots`: a product with a centred dot between factors (numbers with units need it); without, symbols side by side
+    as a textbook writes them ($2 \\kappa P$), a dot only between two numbers.
+    """
+    return printed(expr, names, ranks, dots).fill(slot_names(expr, names))
+
+
+def latex_lines(expr: sp.Expr, names: Mapping[sp.Symbol, str] | Mapping[str, str], ranks: Mapping[sp.Symbol, int] | None = None,
+                dots: bool = True, width: float = LINE_WIDTH) -> list[str]:
+    """`expr` as one line of LaTeX, or, when a sum is wider than `width`, as several: each after the first starts with + or -.
+
+    A wider case split (a closed form over a window, min(T, W)) is printed a case at a time, its value on one line and its
+    condition on the next: `value`, `if condition`, then `or value`, `if condition`, ..., `or value`, `otherwise`.
+    """
+    return printed(expr, names, ranks, dots).lines(slot_names(expr, names), width)
+
+
+def term_ranks(symbols: Sequence[sp.Symbol], steps: Collection[str]) -> dict[sp.Symbol, int]:
+    """Ranks that print a sum in the order of the derivation: terms holding steps first, in step order; inputs after, in glossary order."""
+    ordered = [s for s in symbols if s.name in steps] + [s for s in symbols if s.name not in steps]
+    return {s: i for i, s in enumerate(ordered)}

@@ -1,0 +1,89 @@
+"""A formula printed once with slots and filled per use is exactly what sympy's printer gives with those names.
+
+renderers.printer prints each formula with a marker per symbol (renderers.printed.Printed) and fills it with names or
+numbers; the light path stores the forms and fills them without sympy. These tests print every step of every shipped
+sheet both ways, with the symbols' names and with the strings numbers print as (units, powers of ten, a superscript),
+and compare the whole formula, each term of a sum and each case of a case split.
+"""
+
+import json
+import random
+
+import pytest
+import sympy as sp
+
+from derivations import registry
+from derivations.engine import UNIT_MARKERS, At, Solve
+from renderers.forms import Forms, forms_of
+from renderers.printed import Printed, number_latex
+from renderers.printer import _Printer, printed, term_ranks
+
+#: what a symbol prints as on a numbers line, in both targets: numbers with units, powers of ten, a missing value's name
+NUMBER_STRINGS = (r"\qty{8192}{\token}", r"8{,}192\,\mathrm{tokens}", "0.8", r"1.2 \times 10^{-5}", r"\qty{3.35}{\tera\byte\per\second}",
+                  r"x^{2}", "B", r"\num{2}", "12", r"b_{\mathrm{w}}")
+
+
+def _direct(expr: sp.Expr, names: dict, ranks: dict, dots: bool) -> tuple[str, list[str], list[tuple[str, str]]]:
+    """sympy's printer itself, with the names: the whole, each term of a sum with its sign, each case with its condition."""
+    printer = _Printer({"symbol_names": names, "mul_symbol": "dot" if dots else None})
+    printer.ranks = ranks
+    terms = []
+    if expr.is_Add:
+        for i, term in enumerate(printer._ordered_terms(expr)):
+            terms.append("- " + printer._print(-term) if i and term.could_extract_minus_sign() else ("+ " if i else "") + printer._print(term))
+    cases = []
+    if isinstance(expr, sp.Piecewise):
+        cases = [(printer._print(v), r"\text{otherwise}" if c == sp.true else r"\text{if } " + printer._print(c)) for v, c in expr.args]
+    return printer.doprint(expr), terms, cases
+
+
+def _filled(form: Printed, names: dict[str, str]) -> tuple[str, list[str], list[tuple[str, str]]]:
+    from renderers.printed import fill
+
+    return form.fill(names), [fill(t, names) for t in form.terms], [(fill(v, names), fill(c, names)) for v, c in form.cases]
+
+
+def _formulas(d):
+    markers = {u: sp.S.One for u in UNIT_MARKERS}
+    for s in d.steps:
+        if isinstance(s, At):
+            yield from (v.xreplace(markers) for _, v in s.where)
+        else:
+            yield (s.printed if isinstance(s, Solve) and s.printed is not None else s.expr).xreplace(markers)
+
+
+@pytest.mark.parametrize("slug", registry.SLUGS)
+def test_every_formula_filled_is_what_sympy_prints(slug: str) -> None:
+    d = registry.get(slug)
+    names = dict(d.symbols.latex_names())
+    ranks = term_ranks(list(names), set(d.expanded))
+    rng = random.Random(slug)
+    for expr in _formulas(d):
+        by_name = {s.name: v for s, v in names.items()}
+        assert _filled(printed(expr, names, ranks, dots=False), {}) == _direct(expr, names, ranks, dots=False)
+        assert _filled(printed(expr, ranks=ranks), by_name) == _direct(expr, names, ranks, dots=True)
+        for _ in range(3):
+            numbers = {s: rng.choice(NUMBER_STRINGS) for s in expr.free_symbols}
+            assert _filled(printed(expr, ranks=ranks), {s.name: v for s, v in numbers.items()}) == _direct(expr, numbers, ranks, dots=True)
+
+
+def test_a_power_brackets_its_base_by_what_fills_it() -> None:
+    x = sp.Symbol("x", positive=True)
+    form = printed(x**2 / 3)
+    assert form.fill({"x": "x"}) == r"\frac{x^{2}}{3}"
+    assert form.fill({"x": r"\qty{2}{\second}"}) == r"\frac{\left(\qty{2}{\second}\right)^{2}}{3}"
+    assert form.fill({"x": "y^{3}"}) == r"\frac{\left(y^{3}\right)^{2}}{3}"
+
+
+@pytest.mark.parametrize("slug", ["decode-floor", "speculative-decoding", "prefill-decode-crossover"])
+def test_forms_round_trip_through_json(slug: str) -> None:
+    f = forms_of(registry.get(slug))
+    assert Forms.from_json(json.loads(json.dumps(f.to_json()))) == f
+
+
+@pytest.mark.parametrize("x", [1, 0, -3, sp.Rational(1, 2), sp.Rational(-7, 3), 10**20])
+def test_a_number_prints_as_sympy_prints_it(x) -> None:
+    from fractions import Fraction
+
+    r = sp.Rational(x)
+    assert number_latex(Fraction(int(r.p), int(r.q))) == sp.latex(r)

@@ -656,17 +656,35 @@ MIXED_NAMESPACE: dict[str, Any] = {**SCALAR_NAMESPACE, **EXACT_NAMESPACE, "_x_in
 def compile_function(doc: Mapping[str, Any], args: Sequence[str], numpy: bool, exact: bool | str = False) -> Callable[..., Any]:
     """The function of `args` (in order) that an exprjson document computes, as generated, compiled Python (with `exact`,
     in Fractions: `expression_source`)."""
-    names = {a: f"a{i}" for i, a in enumerate(args)}
-    body = expression_source(doc, names, numpy, exact)
-    src = f"def f({', '.join(names.values())}):\n    return {body}\n"
+    return compile_functions([(doc, args)], numpy, exact, refuse=True)[0]  # type: ignore[return-value]
+
+
+def compile_functions(items: Sequence[tuple[Mapping[str, Any], Sequence[str]]], numpy: bool, exact: bool | str = False,
+                      refuse: bool = False) -> list[Callable[..., Any] | None]:
+    """`compile_function` for many documents at once (one `compile` of one module: a plan's steps compile in a fraction of
+    the time one call each takes); an expression the mode cannot write is None, or with `refuse` its PlanError."""
+    src, out = [], []
+    for i, (doc, args) in enumerate(items):
+        names = {a: f"a{k}" for k, a in enumerate(args)}
+        try:
+            body = expression_source(doc, names, numpy, exact)
+        except (PlanError, RecursionError):
+            if refuse:
+                raise
+            out.append(None)
+            continue
+        src.append(f"def f{i}({', '.join(names.values())}):\n    return {body}\n")
+        out.append(i)
     namespace = dict(MIXED_NAMESPACE if exact == MIXED else EXACT_NAMESPACE if exact else numpy_namespace() if numpy else SCALAR_NAMESPACE)
-    exec(compile(src, "<roofline numeric plan>", "exec"), namespace)  # the source is generated above from whitelisted nodes
-    return namespace["f"]
+    exec(compile("".join(src), "<roofline numeric plan>", "exec"), namespace)  # the source is generated above from whitelisted nodes
+    return [None if i is None else namespace[f"f{i}"] for i in out]
 
 
 # --- the plan ------------------------------------------------------------------------------------------------------
 
 _UNCOMPILED = object()
+#: the domain rules a plan step may have (`PlanStep.rule`)
+RULES = ("solve", "positive", "finite", "finite_named")
 
 @dataclass
 class PlanStep:
@@ -678,7 +696,8 @@ class PlanStep:
     args: tuple[str, ...]
     #: exprjson data of its expression (for an At step: unused; see `where`)
     expr: Mapping[str, Any] | None
-    #: "solve" (finite and positive), "positive" (a step with a `none` reason: finite and positive), "finite"
+    #: "solve" (finite and positive), "positive" (a step with a `none` reason: finite and positive), "finite", "finite_named"
+    #: (a signed step with a `none` reason: finite, of either sign)
     rule: str
     #: the reason when the rule fails ("" for "finite": the step is undefined here)
     none: str = ""
@@ -744,6 +763,24 @@ class PlanStep:
 class Plan:
     """A derivation's steps compiled for numbers: `evaluate` one context in floats; `arrays` a grid in numpy."""
 
+    def prepare(self, mode: str) -> None:
+        """Compile every step's code for `mode` ("scalar", "numpy" or "exact") in one go, where not compiled yet."""
+        if mode in self._prepared:
+            return
+        numpy, exact = mode == "numpy", MIXED if mode == "exact" else False
+        slot, where_slot = {"scalar": ("_scalar", "_where_scalar"), "numpy": ("_numpy", "_where_numpy"), "exact": ("_exact", "_where_exact")}[mode]
+        items: list[tuple[Mapping[str, Any], Sequence[str]]] = []
+        for s in self.steps:
+            if not s.of:
+                items.append((s.expr or {}, s.args))
+            items.extend((doc, args) for _, args, doc in s.where)
+        functions = iter(compile_functions(items, numpy, exact, refuse=mode != "exact"))
+        for s in self.steps:
+            if not s.of:
+                setattr(s, slot, next(functions))
+            setattr(s, where_slot, tuple(next(functions) for _ in s.where))
+        self._prepared.add(mode)
+
     slug: str
     steps: tuple[PlanStep, ...]
     #: per step, the steps it needs (itself included), as `sheet.needed_steps`
@@ -753,6 +790,7 @@ class Plan:
     _subsets: dict[tuple[str, ...], tuple[PlanStep, ...]] = field(default_factory=dict, repr=False)
     _reads: dict[tuple[str, ...], frozenset[str]] = field(default_factory=dict, repr=False)
     by_name: dict[str, PlanStep] = field(default_factory=dict, repr=False)
+    _prepared: set[str] = field(default_factory=set, repr=False)
 
     def __post_init__(self) -> None:
         self.by_name = {s.name: s for s in self.steps}
@@ -796,6 +834,7 @@ class Plan:
         steps read them).
         """
         out: dict[str, Number | Missing] = {}
+        self.prepare("exact" if exact else "scalar")
         for s in self.subset(only):
             v = self._step(s, values, exact)
             values[s.name] = v
@@ -848,18 +887,17 @@ class Plan:
                 step = PlanStep(_text(raw["name"]), _text(raw["unit"]), tuple(_text(a) for a in raw["args"]), raw["expr"],
                                 _text(raw["rule"]), _text(raw["none"]), bool(raw["prose"]), _text(raw["of"]), where,
                                 tuple(_text(a) for a in raw["redo"]))
-                if step.rule not in ("solve", "positive", "finite"):
+                if step.rule not in RULES:
                     raise PlanError(f"{step.name}: unknown rule")
-                if not step.of:
-                    step.scalar()
-                step.where_functions(False)
                 steps.append(step)
             names = {s.name for s in steps}
             needs = {_text(k): frozenset(_text(x) for x in v) for k, v in data["needs"].items()}
             if set(needs) != names or any(not v <= names for v in needs.values()) \
                     or any(r not in names for s in steps for r in (*s.redo, *((s.of,) if s.of else ()))):
                 raise PlanError("the steps' needs name steps the plan does not have")
-            return cls(_text(data["slug"]), tuple(steps), needs, tuple(_text(x) for x in data["inputs"]))
+            plan = cls(_text(data["slug"]), tuple(steps), needs, tuple(_text(x) for x in data["inputs"]))
+            plan.prepare("scalar")  # every expression is written through the whitelist and compiled here: validated
+            return plan
         except (KeyError, TypeError, IndexError, AttributeError, SyntaxError, RecursionError, MemoryError) as err:
             raise PlanError(f"malformed plan ({type(err).__name__})") from None
 

@@ -31,6 +31,7 @@ from derivations.context import (
     PRECISION_BINDINGS,
     Context,
     Input,
+    checkpoint_warning,
     default_value,
     fitted,
     input_value,
@@ -443,7 +444,8 @@ def spec_data(spec: Hardware | Architecture) -> SpecData:
         data = SpecData(spec.key, spec.name, str(spec.path), spec.status, spec.source,
                         {s.name: _part(lambda f=f: f(spec), s) for s, f in MODEL_BINDINGS.items()}, model_type=spec.model_type,
                         quantization=spec.quantization_summary() if spec.quantization is not None else None,
-                        experts=spec.moe.experts if spec.moe else None)
+                        experts=spec.moe.experts if spec.moe else None,
+                        checkpoint_warning=checkpoint_warning(spec) if spec.quantization is not None else None)
     if len(_SPECS) > 1024:
         _SPECS.clear()
     _SPECS[id(spec)] = (spec, data)
@@ -520,9 +522,10 @@ def defaults_of(d: Derivation) -> dict[str, Fraction]:
 # --- the full path ----------------------------------------------------------------------------------------------------
 
 
-def solve_sheet(d: Derivation, ctx: Context, resolve: Resolver, grid: tuple[Row, ...]) -> Sheet:
+def solve_sheet(d: Derivation, ctx: Context, resolve: Resolver, grid: tuple[Row, ...], identities: solved.Identities | None = None) -> Sheet:
     """The derivation evaluated in `ctx`, its tables and claims, and a headline grid over `grid` (derivations.solved.solve),
-    checked against the exact evaluation: every step of the sheet's own context, and one row of every table."""
+    checked against the exact evaluation: every step of the sheet's own context, and one row of every table. `identities`
+    finds what the steps reduce to (default: `identity_finder`, sympy)."""
     contexts: dict[int, Context] = {}
 
     def setup(c: Context) -> Setup:
@@ -538,7 +541,7 @@ def solve_sheet(d: Derivation, ctx: Context, resolve: Resolver, grid: tuple[Row,
     def check(s: Setup, got: Mapping[str, object], names: Sequence[str], where: str, exact: Mapping[str, object] | None) -> None:
         check_numbers(d, contexts[id(s)], got, names, where, exact)  # type: ignore[arg-type]
 
-    sheet, _ = solved.solve(d.blueprint, plan_of(d), bindings(), own, defaults_of(d), resolve_setup, grid, identity_finder(d), check)
+    sheet, _ = solved.solve(d.blueprint, plan_of(d), bindings(), own, defaults_of(d), resolve_setup, grid, identities or identity_finder(d), check)
     exact = evaluate(d, ctx)
     _check_own(d, {s.step.name: s.value for s in sheet.steps}, exact)
     return replace(sheet, derivation=d, context=ctx)
@@ -573,6 +576,12 @@ def identity_finder(d: Derivation) -> solved.Identities:
             hit = _IDENTITY_CACHE[key] = identities(d, structural, not_here)
         return hit
     return find
+
+
+def identities_known(d: Derivation) -> list[tuple[tuple[dict[str, Fraction], frozenset[str], frozenset[str]], dict[str, Identity]]]:
+    """Every kind of setup this process has found `d`'s identities for (`identity_finder`), with what it found: what the
+    light path stores (roofline.compiled)."""
+    return [((dict(k[2]), k[3], k[4]), found) for k, found in list(_IDENTITY_CACHE.items()) if k[0] == d.slug and k[1] == id(d)]
 
 
 def identities(d: Derivation, structural: Mapping[str, Fraction], not_here: frozenset[str] = frozenset()) -> dict[str, Identity]:

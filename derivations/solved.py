@@ -204,10 +204,12 @@ class SpecData:
     #: a chip's: its dense peak at each math precision (Missing n/a where it lists none)
     peaks: Mapping[str, Fraction | Missing] = field(default_factory=dict)
     #: a model's: its architecture ("llama"), what its checkpoint ships quantized (None: nothing), its routed experts per
-    #: MoE layer (None: a dense model)
+    #: MoE layer (None: a dense model), and the warning a sheet gives when it is named without --weights (a quantized
+    #: checkpoint computed in the default format: derivations.context.checkpoint_warning)
     model_type: str = ""
     quantization: str | None = None
     experts: int | None = None
+    checkpoint_warning: str | None = None
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,7 @@ import pint
 from derivations import conventions, prose, registry
 from derivations.facts import hardware_facts, model_facts
 from derivations.glossary import GLOSSARY
-from derivations.sheet import Sheet
+from derivations.solved import Sheet
 from renderers import escape, latex, view
 from renderers.numbers import display
 from renderers.targets import LATEX

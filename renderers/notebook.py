@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
-from derivations.sheet import Sheet, Value
+from derivations.solved import Sheet, Value
 from renderers import forms as printed_forms
 from renderers import markdown
 from renderers.targets import MARKDOWN

@@ -19,7 +19,7 @@ from typing import Any
 from derivations import prose
 from derivations.context import BLOCK_UNITS
 from derivations.grading import Bound
-from derivations.sheet import SolvedStep, Value
+from derivations.solved import SolvedStep, Value
 from renderers.forms import forms_of
 from renderers.numbers import display, plain
 from renderers.targets import LATEX, MARKDOWN, Target

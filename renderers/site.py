@@ -32,7 +32,7 @@ from markupsafe import Markup
 
 from derivations import conventions, prose, registry
 from derivations.glossary import GLOSSARY
-from derivations.sheet import Sheet
+from derivations.solved import Sheet
 from renderers import view
 from renderers.numbers import Shown, number_text, readable_unit, unit_word
 from renderers.targets import MARKDOWN, Target

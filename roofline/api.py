@@ -42,6 +42,7 @@ from renderers.sweep_out import Labelled
 from renderers.sweep_out import pieces as render_sweep_pieces
 from renderers.sweep_out import render as render_sweep_text
 from renderers.sweep_table import SweepTable
+from roofline import compiled
 from specs.catalog import shown_path
 from specs.errors import SpecError, shown, suggest
 from specs.hardware import Hardware, load_hardware
@@ -212,8 +213,15 @@ def derive(
     hw_names = d.hardware if hardware is None else (_name_or_path(hardware, "hardware"),)
     model_names = d.models if model is None else (_name_or_path(model, "model"),)
     grid = tuple(Row("", hardware=h, model=m) for m in model_names for h in hw_names)
-    with _naming_the_file(slug):
-        return notebook.wrap(solve_sheet(d, ctx, resolve_row, grid))
+    if is_derivation_file(slug):
+        with _naming_the_file(slug):
+            return notebook.wrap(solve_sheet(d, ctx, resolve_row, grid))
+    # a shipped sheet: its identities and printed forms where the compiled form stores them (else made now), and what the
+    # light path of `roofline derive` needs stored for next time (roofline.compiled)
+    sheet = solve_sheet(d, ctx, resolve_row, grid, identities=compiled.identities(d))
+    sheet = replace(sheet, forms=compiled.forms(d))
+    compiled.remember(d)
+    return notebook.wrap(sheet)
 
 
 @contextmanager

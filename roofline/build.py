@@ -69,7 +69,7 @@ from typing import Any
 
 import roofline
 from derivations import cache, registry
-from derivations.sheet import Sheet
+from derivations.solved import Sheet
 from renderers import book, site
 from renderers.plots import PLOTS_DIR, same_plot
 from roofline import api, apidoc

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import contextlib
-import io
 import json
 import os
 import re
@@ -16,9 +14,8 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 # Only light modules here (the standard library and roofline's pint-free ones): `--help`, `list` and `show` never import
-# sympy, and a `derive` answered from the derive cache (roofline.derive_cache) imports neither sympy, pint nor numpy.
+# sympy, and a `derive` answered by the light path (roofline.compiled) imports neither sympy, pint nor numpy.
 # Each command imports what it needs when it runs (roofline.api, and with it the engine, for a command that derives).
-from roofline import derive_cache
 from specs.catalog import hardware_names, model_names, shown_path
 from specs.errors import SpecWarning
 from specs.text import escaped
@@ -344,13 +341,20 @@ def _write_plots(files: dict[str, bytes]) -> None:
         raise
 
 
-def run(argv: Sequence[str] | None = None) -> int:
+def run(argv: Sequence[str] | None = None, light: bool = False) -> int:
+    """The command `argv`; with `light`, a `derive` the compiled form can answer is printed from it (roofline.compiled)."""
     args = _parser().parse_args(argv)
     if args.command == "list":
         print(escaped(_list(args.what)))
     elif args.command == "show":
         print(escaped(_show(args.kind, args.name, args.format)))
     elif args.command == "derive":
+        from roofline import compiled
+
+        text = compiled.derive(args) if light else None  # the light path: no sympy or pint; None where it cannot answer
+        if text is not None:
+            sys.stdout.write(text)
+            return 0
         from roofline import api
 
         sheet = api.derive(args.slug, args.hardware, args.model, args.weights, args.kv, args.math, args.set,
@@ -430,30 +434,18 @@ def _warning_line(message: Warning | str, category: type[Warning], filename: str
     _say("warning", message)
 
 
-def _parsed(argv: list[str]) -> argparse.Namespace | None:
-    """`argv` parsed as `run` parses it, silently: None where the parser would print and exit (an error, --help)."""
-    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
-        try:
-            return _parser().parse_args(argv)
-        except SystemExit:
-            return None
-
-
-def main(argv: Sequence[str] | None = None, *, result_cache: bool | None = None) -> int:
+def main(argv: Sequence[str] | None = None, *, light: bool | None = None) -> int:
     """The command: `argv` (default: the process's command line) run, one line on stderr for bad input.
 
-    `result_cache`: answer `derive` from the derive cache (roofline.derive_cache) when it holds the same run. The default is
-    on for the process's own command line (`argv` None) and off for a caller passing `argv`, whose process may have been
-    changed in ways no key sees.
+    `light`: print a `derive` from the sheet's compiled form where it can (roofline.compiled: the same output, without
+    sympy or pint). The default is on for the process's own command line (`argv` None) and off for a caller passing
+    `argv`, whose process may have been changed in ways the compiled form does not see (a test's monkeypatch).
     """
-    use_cache = argv is None if result_cache is None else result_cache
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("always", SpecWarning)
             warnings.showwarning = _warning_line
-            if use_cache:
-                return derive_cache.answer(sys.argv[1:] if argv is None else list(argv), _parsed, run)
-            return run(argv)
+            return run(argv, light=argv is None if light is None else light)
     except RooflineError as err:
         _say("error", err)
         return EXIT_BAD_INPUT

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import re
 from decimal import Decimal
 from fractions import Fraction
 from pathlib import Path
@@ -11,16 +10,8 @@ from pathlib import Path
 import pint
 
 from specs.errors import SpecError, shown
+from specs.literal import MAX_MAGNITUDE, MAX_VALUE_LENGTH, MIN_MAGNITUDE, NUMBER_AND_UNIT
 from units import Quantity, unit, unit_text, ureg
-
-MAX_VALUE_LENGTH = 100
-#: Every value read (a spec field, a scenario input, a measurement) lies within this magnitude of 1 in its field's unit (the
-#: base units s, B, B/s, flop/s, token, W, ...), or is zero where zero is allowed: past any real chip, model or scenario by many
-#: orders, and far inside a float, so no product a sheet forms or unit it converts to overflows. "1e300 TB/s" is refused here.
-MAX_MAGNITUDE = Fraction(10**30)
-MIN_MAGNITUDE = 1 / MAX_MAGNITUDE
-# A spec value is a plain decimal number then a unit; pint never evaluates the number.
-_NUMBER_AND_UNIT = re.compile(r"^([-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d{1,3})?)\s*([A-Za-z%µ][A-Za-z0-9_*/()^. µ%-]*)?$")
 
 
 def parse_quantity(value: object, expected: str, where: str | Path, field: str, *, allow_zero: bool = False) -> pint.Quantity:
@@ -40,7 +31,7 @@ def parse_quantity(value: object, expected: str, where: str | Path, field: str, 
         text = value.strip()
     if len(text) > MAX_VALUE_LENGTH:
         raise SpecError(where, field, f"expected a quantity in {unit_text(want)}, found a {len(text)}-character string")
-    match = _NUMBER_AND_UNIT.match(text)
+    match = NUMBER_AND_UNIT.match(text)
     if not match:
         raise SpecError(where, field, f"expected a number and a unit convertible to {unit_text(want)} (e.g. \"{_example(want)}\"), found {shown(value)}")
     number, unit_part = match.group(1), (match.group(2) or "").strip()

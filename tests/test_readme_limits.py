@@ -9,7 +9,7 @@ import pytest
 
 from derivations import bounded, cache, engine, exprjson, formula, prose, sheet, sweep, userfile, validation
 from derivations import context as ctx
-from roofline import build, derive_cache
+from roofline import build
 from specs import catalog, derivation_files, measurements, models, quantities
 
 README = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
@@ -49,8 +49,6 @@ BOUNDS = [
     ("derivations.validation.MAX_IMPLIED_MBU", validation.MAX_IMPLIED_MBU, "implied MBU at most 1"),
     ("derivations.validation.MAX_LOO_PEERS", validation.MAX_LOO_PEERS, "| 16 |"),
     ("roofline.build.MAX_OLD_ENTRIES", build.MAX_OLD_ENTRIES, "10,000"),
-    ("roofline.derive_cache.MAX_USER_FILE_BYTES", derive_cache.MAX_USER_FILE_BYTES, "4 MiB"),
-    ("`MAX_NAMED_FILES`", derive_cache.MAX_NAMED_FILES, "256 files"),
 ]
 
 #: what each constant's value must be for the table's text to be true

@@ -87,6 +87,17 @@ def test_pick_takes_the_value_at_the_argmax_in_both_codes():
     assert g(np.array([1.0, 3.0]), np.array([3.0, 1.0]), 5.0).tolist() == [10.0, 5.0]
 
 
+def test_every_shipped_plan_reads_back_model_limits_signed_steps_included():
+    """Regression: a signed step with a reason (model-limits' prediction error, rule "finite_named") made Plan.from_json refuse
+    the plan, so it was never read back from the cache (and the light path could not print the sheet)."""
+    from derivations import registry
+
+    for d in registry.DERIVATIONS:
+        plan = make_plan(d)
+        back = Plan.from_json(json.loads(json.dumps(plan.to_json())))
+        assert [s.rule for s in back.steps] == [s.rule for s in plan.steps], d.slug
+
+
 def test_a_stored_plan_reads_back_and_evaluates_the_same(sheets):
     sheet = next(s for s in sheets if s.derivation.slug == "speculative-decoding")
     d = sheet.derivation

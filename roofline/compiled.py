@@ -1,0 +1,442 @@
+"""The light path of `roofline derive`: a shipped sheet printed from its compiled form, without importing sympy or pint.
+
+A sheet is a function of its context, and everything in it that no context changes is compiled once, by the full path
+(sympy builds and checks the derivation, pint reads the specs), and stored as data in the cache folder
+(derivations.store: JSON, nothing that loading can execute):
+
+- per sheet: its blueprint (derivations.blueprint), its numeric plan (derivations.numeric: every step as exprjson data,
+  compiled again to code here, through the same whitelist), the printed forms of its formulas (renderers.forms) and its
+  inputs' defaults;
+- the catalog: every shipped chip and model as the sheets read them (derivations.solved.SpecData: the value of every
+  symbol each binds, in the symbol's unit), the engine profiles, and where each spec-bound symbol takes its value
+  (derivations.solved.Bindings);
+- per sheet and per kind of setup (its structural values: derivations.solved.structure): which steps are identities.
+
+Every entry is keyed by the digest of every file of roofline's packages (code, specs, templates), the installed
+versions of the libraries that made it and the Python version (`base_key`): any change to any of them is a miss.
+
+`derive` then evaluates and renders the sheet with the same code the full path runs (derivations.solved.solve, the
+renderers), so its output is the full path's byte for byte (tests/cli/test_compiled.py runs both). It answers only what
+it can answer as the full path would: a shipped sheet, shipped chips and models, inputs its parser reads exactly as
+pint does, a setup whose identities are stored, and no warning or error to give. Anything else (a path, an unknown name,
+a value outside an input's domain, a quantized checkpoint's warning, a miss in the cache) returns None, and the full
+path runs: it gives the error or the warning, and stores what the next run needs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import json
+import os
+import sys
+import warnings
+from collections.abc import Mapping
+from dataclasses import replace
+from fractions import Fraction
+from typing import Any
+
+from derivations import store
+from derivations.blueprint import BARE_NUMBER_UNITS, Blueprint, InputEntry, Row, within
+from derivations.numeric import Missing, Plan, PlanError
+from derivations.solved import Bindings, Engine, Identity, Setup, SpecData, make_setup, solve, with_changes
+from specs.errors import SpecError, SpecWarning
+from specs.literal import MAX_MAGNITUDE, MAX_VALUE_LENGTH, MIN_MAGNITUDE, NUMBER_AND_UNIT
+from units import light
+
+#: bump when an entry's shape or the recipe of its key changes
+FORMAT = 1
+#: the packages whose every file (code, specs, templates) a compiled form is made from
+PACKAGES = ("units", "specs", "derivations", "renderers", "roofline")
+#: the distributions the full path imports, whose versions shape what it compiles (sympy prints the formulas, pint reads the
+#: specs); tests/cli/test_compiled.py checks this list against what a derive imports
+DISTRIBUTIONS = ("sympy", "mpmath", "pint", "flexcache", "flexparser", "platformdirs", "typing_extensions", "numpy", "jinja2", "markupsafe")
+
+
+class MissError(Exception):
+    """The light path cannot answer this run as the full path would: the full path runs."""
+
+
+# --- keys and entries -----------------------------------------------------------------------------------------------
+
+_BASE: list[str] = []
+
+
+def base_key() -> str:
+    """What every compiled entry is made from: the bytes of every file of roofline's packages, the installed versions of
+    the libraries a derive imports, the Python version (computed once per process)."""
+    if not _BASE:
+        recipe = {"format": FORMAT, "sources": sources_digest(), "versions": versions(), "python": [sys.version, sys.implementation.cache_tag]}
+        _BASE.append(hashlib.sha256(json.dumps(recipe, sort_keys=True, default=repr).encode()).hexdigest())
+    return _BASE[0]
+
+
+def sources_digest() -> str:
+    """The digest of every file of roofline's packages (names, sizes and bytes), byte-compiled files left out."""
+    h = hashlib.sha256()
+    for name in PACKAGES:
+        for root in importlib.import_module(name).__path__:  # each package's __init__ is light
+            for folder, dirs, files in os.walk(root):
+                dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+                for file in sorted(files):
+                    if file.endswith((".pyc", ".pyo")):
+                        continue
+                    path = os.path.join(folder, file)
+                    with open(path, "rb") as f:
+                        data = f.read()
+                    h.update(f"{name}/{os.path.relpath(path, root)}\0{len(data)}\0".encode("utf-8", "surrogateescape"))
+                    h.update(data)
+    return h.hexdigest()
+
+
+def _normal(name: str) -> str:
+    return name.lower().replace("-", "_").replace(".", "_")
+
+
+def versions() -> dict[str, list[str]]:
+    """The installed versions of DISTRIBUTIONS, from the dist-info (or egg-info) folder names on sys.path, in path order."""
+    wanted = {_normal(n): n for n in DISTRIBUTIONS}
+    found: dict[str, list[str]] = {n: [] for n in DISTRIBUTIONS}
+    for entry in sys.path:
+        try:
+            names = sorted(os.listdir(entry or "."))
+        except (OSError, ValueError):  # a zip file, a missing folder
+            continue
+        for folder in names:
+            stem, _, suffix = folder.rpartition(".")
+            if suffix not in ("dist-info", "egg-info"):
+                continue
+            name, _, version = stem.partition("-")
+            if _normal(name) in wanted:
+                found[wanted[_normal(name)]].append(f"{version} in {entry}")
+    return found
+
+
+def _key(*parts: object) -> str:
+    return hashlib.sha256(json.dumps(["compiled", base_key(), *parts], sort_keys=True, default=repr).encode()).hexdigest()
+
+
+def _load(*parts: object) -> Any:
+    data = store.load_json(_key(*parts))
+    if data is None:
+        raise MissError(f"no stored {parts[0]}")
+    return data
+
+
+def _stored(*parts: object) -> bool:
+    return store.load_json(_key(*parts)) is not None
+
+
+# --- plain data to JSON and back -------------------------------------------------------------------------------------
+
+
+def _number(x: Fraction) -> list[int]:
+    return [x.numerator, x.denominator]
+
+
+def _value_json(v: Fraction | Missing) -> Any:
+    if isinstance(v, Missing):
+        err = v.error
+        return {"na": v.reason, "error": None if err is None else [err.where, err.field, err.message]}
+    return _number(v)
+
+
+def _value(data: Any) -> Fraction | Missing:
+    if isinstance(data, dict):
+        err = data["error"]
+        return Missing("n/a", str(data["na"]), None if err is None else SpecError(err[0], err[1], err[2]))
+    return Fraction(int(data[0]), int(data[1]))
+
+
+def _values(data: Mapping[str, Any]) -> dict[str, Fraction | Missing]:
+    return {str(k): _value(v) for k, v in data.items()}
+
+
+def spec_json(s: SpecData) -> dict[str, Any]:
+    return {"key": s.key, "name": s.name, "path": s.path, "status": s.status, "source": s.source,
+            "values": {k: _value_json(v) for k, v in s.values.items()}, "peaks": {k: _value_json(v) for k, v in s.peaks.items()},
+            "model_type": s.model_type, "quantization": s.quantization, "experts": s.experts, "checkpoint_warning": s.checkpoint_warning}
+
+
+def spec(data: Mapping[str, Any]) -> SpecData:
+    return SpecData(str(data["key"]), str(data["name"]), str(data["path"]), str(data["status"]), str(data["source"]), _values(data["values"]),
+                    _values(data["peaks"]), str(data["model_type"]), data["quantization"], data["experts"], data["checkpoint_warning"])
+
+
+def engine_json(e: Engine) -> dict[str, Any]:
+    return {"name": e.name, "description": e.description, "values": [list(v) for v in e.values],
+            "parsed": {k: _number(v) for k, v in e.parsed.items()}, "provenance": e.provenance, "path": e.path}
+
+
+def engine(data: Mapping[str, Any]) -> Engine:
+    return Engine(str(data["name"]), str(data["description"]), tuple((str(k), str(v)) for k, v in data["values"]),
+                  {str(k): Fraction(int(v[0]), int(v[1])) for k, v in data["parsed"].items()}, str(data["provenance"]), str(data["path"]))
+
+
+def _identity_json(i: Identity) -> dict[str, Any]:
+    number = i.number
+    return {"symbol": i.symbol, "nan": i.nan, "number": None if number is None else _number(number) if isinstance(number, Fraction) else float(number)}
+
+
+def _identity(data: Mapping[str, Any]) -> Identity:
+    n = data["number"]
+    number = None if n is None else Fraction(int(n[0]), int(n[1])) if isinstance(n, list) else float(n)
+    return Identity(str(data["symbol"]), number, bool(data["nan"]))
+
+
+def _signature(structural: Mapping[str, Fraction], lacking: frozenset[str], not_here: frozenset[str]) -> list[Any]:
+    return [sorted((k, _number(v)) for k, v in structural.items()), sorted(lacking), sorted(not_here)]
+
+
+# --- what the full path stores, and reads back --------------------------------------------------------------------------
+
+
+def forms(d: Any) -> Any:
+    """The printed forms of a shipped sheet's formulas (renderers.forms): stored ones where the compiled form has them, else
+    made now (sympy)."""
+    from renderers.forms import Forms, forms_of
+
+    if store.directory() is not None:
+        data = store.load_json(_key("sheet", d.slug))
+        if isinstance(data, dict):
+            try:
+                return Forms.from_json(data["forms"])
+            except (KeyError, ValueError):
+                pass
+    return forms_of(d)
+
+
+def identities(d: Any) -> Any:
+    """What a shipped sheet's steps reduce to in a setup of a given structure (derivations.solved.Identities): stored where
+    the compiled form has it, else found now (derivations.sheet.identity_finder: sympy)."""
+    from derivations.sheet import identity_finder
+
+    find = identity_finder(d)
+
+    def stored_or_found(structural: Mapping[str, Fraction], lacking: frozenset[str], not_here: frozenset[str]) -> Mapping[str, Identity]:
+        if store.directory() is not None:
+            data = store.load_json(_key("identities", d.slug, _signature(structural, lacking, not_here)))
+            if isinstance(data, dict):
+                try:
+                    return {str(k): _identity(v) for k, v in data.items()}
+                except (KeyError, TypeError, ValueError, IndexError):
+                    pass
+        return find(structural, lacking, not_here)
+
+    return stored_or_found
+
+
+
+def remember(d: Any) -> None:
+    """Store what the light path needs to print `d` (a shipped sheet's Derivation), its catalog, and the identities of every
+    kind of setup this process has solved it for; what is stored already is left as it is. Nothing happens when the cache is off."""
+    if store.directory() is None:
+        return
+    from derivations.numeric import plan_of
+    from derivations.sheet import defaults_of, identities_known
+    from renderers.forms import forms_of
+
+    if not _stored("sheet", d.slug):
+        store.store_json(_key("sheet", d.slug), {"blueprint": d.blueprint.to_json(), "plan": plan_of(d).to_json(), "forms": forms_of(d).to_json(),
+                                                 "defaults": {k: _number(v) for k, v in defaults_of(d).items()}})
+    for signature, found in identities_known(d):
+        k = _key("identities", d.slug, _signature(*signature))
+        if store.load_json(k) is None:
+            store.store_json(k, {n: _identity_json(i) for n, i in found.items()})
+    if not _stored("catalog"):
+        store.store_json(_key("catalog"), catalog_json())
+
+
+def catalog_json() -> dict[str, Any]:
+    """Every shipped chip, model and engine profile as the sheets read them, and the bindings (the full path: pint)."""
+    from derivations.context import profiles
+    from derivations.sheet import bindings, engine_data, spec_data
+    from roofline import api
+    from specs.catalog import hardware_names, model_names
+    from specs.measurements import DEFAULT_PROFILE
+    from specs.precisions import PRECISIONS
+
+    b = bindings()
+    names = [*PRECISIONS, "int4-g128"]
+    return {
+        "parts": dict(b.parts), "twins": {k: list(v) for k, v in b.twins.items()},
+        "precisions": {role: {n: {k: _value_json(v) for k, v in table[n].items()} for n in names} for role, table in b.precisions.items()},
+        "constants": {k: _value_json(v) for k, v in b.constants.items()},
+        "hardware": {n: spec_json(spec_data(api.hardware(n))) for n in hardware_names()},
+        "models": {n: spec_json(spec_data(api.model(n))) for n in model_names()},
+        "engines": {n: engine_json(engine_data(p)) for n, p in profiles().items()}, "default_engine": DEFAULT_PROFILE,
+    }
+
+
+# --- the light path --------------------------------------------------------------------------------------------------
+
+
+class _Catalog:
+    def __init__(self, data: Mapping[str, Any]) -> None:
+        self.bindings = Bindings(dict(data["parts"]), {k: (v[0], v[1]) for k, v in data["twins"].items()},
+                                 {role: {n: _values(t) for n, t in table.items()} for role, table in data["precisions"].items()},
+                                 _values(data["constants"]))
+        self._data = data
+        self.default_engine = str(data["default_engine"])
+        self._specs: dict[tuple[str, str], SpecData] = {}
+        self._engines: dict[str, Engine] = {}
+
+    def spec(self, kind: str, name: str) -> SpecData:
+        """A shipped chip ("hardware") or model ("models") by name; MissError for a path or an unknown name (the full path says)."""
+        if (kind, name) not in self._specs:
+            data = self._data[kind].get(name)
+            if data is None:
+                raise MissError(f"no shipped {kind} {name!r}")
+            self._specs[(kind, name)] = spec(data)
+        return self._specs[(kind, name)]
+
+    def engine(self, name: str) -> Engine:
+        if name not in self._engines:
+            data = self._data["engines"].get(name)
+            if data is None:
+                raise MissError(f"no engine profile {name!r}")
+            self._engines[name] = engine(data)
+        return self._engines[name]
+
+
+def derive(args: Any) -> str | None:
+    """The output of `roofline derive` for the parsed command line `args`, printed from the compiled form; None where the
+    light path cannot answer as the full path would (see the module docstring)."""
+    if args.plots is not None or not isinstance(args.slug, str) or args.slug.endswith(".toml") or "/" in args.slug:
+        return None
+    if store.directory() is None:
+        return None
+    try:
+        return _derive(args)
+    except (MissError, SpecError, KeyError, ValueError, TypeError, PlanError, light.LightUnitError):
+        return None
+
+
+def _derive(args: Any) -> str:
+    from derivations import conventions
+    from renderers import FORMATS
+    from renderers.forms import Forms
+    from specs.precisions import MATH_PRECISIONS, precision
+
+    data = _load("sheet", args.slug)
+    cat = _Catalog(_load("catalog"))
+    bp = Blueprint.from_json(data["blueprint"])
+    plan = Plan.from_json(data["plan"])
+    defaults = {k: Fraction(int(v[0]), int(v[1])) for k, v in data["defaults"].items()}
+
+    hw = cat.spec("hardware", args.hardware or bp.hardware[0])
+    model = cat.spec("models", args.model or bp.models[0])
+    warn = model.checkpoint_warning if args.model is not None and args.weights is None else None
+    if args.math is not None and args.math not in MATH_PRECISIONS:
+        raise MissError("a storage format as the math")
+    weights = precision(args.weights or conventions.DEFAULT_WEIGHTS, "--weights")
+    math = precision(args.math or weights.math, "--math")
+    kv = precision(args.kv or conventions.DEFAULT_KV, "--kv")
+    if isinstance(hw.peaks.get(math.math), Missing | None):
+        raise MissError("no peak at the math precision")
+    second = {}
+    for what, given, default in (("hardware", args.second_hardware, bp.second_hardware), ("models", args.second_model, bp.second_model)):
+        if given is not None and default is None:
+            raise MissError("a second chip or model the sheet has no use for")
+        name = given if given is not None else default
+        second[what] = None if name is None else cat.spec(what, name)
+    if second["hardware"] is not None and isinstance(second["hardware"].peaks.get(math.math), Missing | None):
+        raise MissError("no peak on the second chip")
+    overrides = _overrides(bp, args.set)
+    s = make_setup(cat.bindings, hw, model, weights, kv, math, overrides, args.math is None, second["hardware"], second["models"],
+                   cat.engine(args.engine or cat.default_engine))
+    hardware_names = bp.hardware if args.hardware is None else (args.hardware,)
+    model_names = bp.models if args.model is None else (args.model,)
+    grid = tuple(Row("", hardware=h, model=m) for m in model_names for h in hardware_names)
+
+    def identities(structural: Mapping[str, Fraction], lacking: frozenset[str], not_here: frozenset[str]) -> dict[str, Identity]:
+        found = _load("identities", args.slug, _signature(structural, lacking, not_here))
+        return {str(k): _identity(v) for k, v in found.items()}
+
+    def resolve(base: Setup, row: Row) -> Setup:
+        return _resolve(cat, bp, base, row)
+
+    sheet, _ = solve(bp, plan, cat.bindings, s, defaults, resolve, grid, identities)
+    sheet = replace(sheet, forms=Forms.from_json(data["forms"]))
+    options = {"fragment": True} if args.fragment else {}
+    if args.fragment and args.format != "tex":
+        raise MissError("a fragment is LaTeX only: the full path says")
+    text = FORMATS[args.format](sheet, **options)
+    if warn is not None:  # as derivations.context.warn_checkpoint warns, once the sheet is sure to be printed here
+        warnings.warn(SpecWarning(warn), stacklevel=2)
+    return text
+
+
+def _resolve(cat: _Catalog, bp: Blueprint, s: Setup, row: Row) -> Setup:
+    """The setup a table row describes (roofline.api.resolve_row, on plain data)."""
+    from specs.precisions import precision
+
+    changes: dict[str, Any] = {}
+    if row.hardware:
+        changes["hardware"] = cat.spec("hardware", row.hardware)
+    if row.model:
+        changes["model"] = cat.spec("models", row.model)
+    if row.weights:
+        w = precision(row.weights)
+        changes.update(weights=w, math=precision(row.math or w.math))
+    elif row.math:
+        changes["math"] = precision(row.math)
+    if row.kv:
+        changes["kv"] = precision(row.kv)
+    if row.second_hardware:
+        changes["second_hardware"] = cat.spec("hardware", row.second_hardware)
+    if row.second_model:
+        changes["second_model"] = cat.spec("models", row.second_model)
+    if row.engine:
+        changes["engine"] = cat.engine(row.engine)
+    if row.set:
+        by_name = {i.name: i for i in bp.inputs}
+        changes["overrides"] = {**s.overrides, **{n: _magnitude(by_name[n], v, "table row") for n, v in row.set.items()}}
+    return with_changes(cat.bindings, s, **changes)
+
+
+def _overrides(bp: Blueprint, pairs: list[str]) -> dict[str, Fraction]:
+    """`--set NAME=VALUE` pairs as magnitudes in each input's unit, read as the full path reads them; MissError for anything
+    it would refuse (it says why)."""
+    by_name = {i.name: i for i in bp.inputs}
+    out: dict[str, Fraction] = {}
+    for pair in pairs:
+        name, sep, value = pair.partition("=")
+        name = name.strip()
+        if not sep or name not in by_name or name in out:
+            raise MissError("a --set the full path refuses")
+        out[name] = _magnitude(by_name[name], value, "--set")
+    return out
+
+
+def _magnitude(inp: InputEntry, value: str, where: str) -> Fraction:
+    """A value for `inp` as `derivations.context.Input.parse` reads it (a bare number in the input's unit where that unit is
+    a count; the number's and the unit's grammar, sign, range and domain checked alike), as a magnitude in its unit."""
+    text = value.strip()
+    bare = _bare(text)
+    if (bare and inp.unit not in BARE_NUMBER_UNITS) or (not bare and inp.unit == "1") or len(text) > MAX_VALUE_LENGTH:
+        raise MissError("refused")
+    if bare and inp.unit != "1":
+        text = f"{text} {inp.unit}"
+    if NUMBER_AND_UNIT.match(text) is None:
+        raise MissError("refused")
+    m, u = light.parse_quantity(text)
+    want = light.unit(inp.unit)
+    allow_zero = inp.domain in ("nonnegative", "whole")
+    if u.dimensionality != want.dimensionality or m < 0 or (m == 0 and not allow_zero):
+        raise MissError("refused")
+    m = m * light.factor(u, want)
+    if (m != 0 and not MIN_MAGNITUDE <= abs(m) <= MAX_MAGNITUDE) or not within(inp.domain, m):
+        raise MissError("refused")
+    return m
+
+
+def _bare(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+__all__ = ["DISTRIBUTIONS", "FORMAT", "PACKAGES", "base_key", "catalog_json", "derive", "remember", "sources_digest", "versions"]

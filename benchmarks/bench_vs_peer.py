@@ -5,9 +5,15 @@
 Each row runs its command N times (default 7). The peer row (llm-analysis's `infer`, the same model and chip)
 runs interleaved with roofline's `derive`, one after the other in each round, so both see the same machine load.
 Wall time is the median of `time.perf_counter` around the process; CPU time is the child's user + system time
-(`os.wait4`), also the median. "warm" runs with a cache directory filled by a first run (for `derive`, the derive
-cache holds the run: roofline/derive_cache.py); "cold" with a new, empty one (and a new output folder for `build`). `--peer` is a Python that can import llm_analysis (e.g. a venv made
-with `pip install llm-analysis==0.2.2`); without it the peer rows are left out and the table says so.
+(`os.wait4`), also the median. "warm" runs with a cache directory filled by a first run (for `derive`, the sheet's
+compiled form: roofline/compiled.py); "cold" with a new, empty one (and a new output folder for `build`). The `derive`
+rows set inputs no earlier run has seen (`--set batch=N`, a new N each time), so nothing answers them from an earlier
+identical run. `--peer` is a Python that can import llm_analysis (e.g. a venv made with `pip install llm-analysis==0.2.2`);
+without it the peer rows are left out and the table says so.
+
+Child processes run with Python's bytecode cache on, as on a user's machine (PYTHONDONTWRITEBYTECODE is removed from their
+environment, and a first run of each command writes the .pyc files); `--no-bytecode` keeps the variable, so every run
+compiles roofline's modules from source (the peer, installed by pip, has its .pyc files either way).
 `--baseline DIR` also times another checkout of roofline (an older commit: `git worktree add DIR COMMIT`) in the
 same rounds, each of its rows beside this tree's, so a before/after comparison sees one machine load.
 
@@ -32,12 +38,23 @@ ROOT = Path(__file__).resolve().parent.parent
 PEER_ARGS = ("-m", "llm_analysis.analysis", "infer", "--model_name", "NousResearch_Llama-2-7b-hf", "--gpu_name", "h100-sxm-80gb",
              "--log_level", "ERROR")
 DERIVE_ARGS = ("-m", "roofline", "derive", "decode-floor", "--hardware", "h100-sxm", "--model", "llama-2-7b", "--format", "json")
+#: the batch each timed derive sets: a new one each run (the count goes up), never one an earlier run used
+_BATCHES = iter(range(2, 10**6))
+
+
+def derive_args(fmt: str = "json") -> list[str]:
+    """`roofline derive` of decode-floor for llama-2-7b on an H100 SXM, in `fmt`, at a batch no earlier run has set."""
+    return [*DERIVE_ARGS[:-1], fmt, "--set", f"batch={next(_BATCHES)}"]
+
+
+#: the environment of every child: the bytecode cache on unless --no-bytecode (main sets it)
+BASE_ENV: dict[str, str] = {}
 
 
 def run_once(argv: Sequence[str], env: dict[str, str], cwd: Path = ROOT) -> tuple[float, float]:
     """(wall seconds, CPU seconds) of one process; its output is discarded, a failure stops the benchmark."""
     start = time.perf_counter()
-    proc = subprocess.Popen(list(argv), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env={**os.environ, **env}, cwd=cwd)
+    proc = subprocess.Popen(list(argv), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env={**BASE_ENV, **env}, cwd=cwd)
     _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - start
     err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
@@ -62,7 +79,11 @@ def main() -> int:
     ap.add_argument("--tests", action="store_true", help="also time the test suite: the default selection and the README's "
                     "command (pytest -n auto -m 'slow or not slow')")
     ap.add_argument("--out", help="also write the table to this Markdown file")
+    ap.add_argument("--no-bytecode", action="store_true", help="keep PYTHONDONTWRITEBYTECODE in the children's environment")
     args = ap.parse_args()
+    BASE_ENV.update(os.environ)
+    if not args.no_bytecode:
+        BASE_ENV.pop("PYTHONDONTWRITEBYTECODE", None)
     n = max(1, args.runs)
     py = sys.executable
     trees = [("", ROOT)] + ([(" (before)", Path(args.baseline).resolve())] if args.baseline else [])
@@ -75,28 +96,26 @@ def main() -> int:
     env = {tag: {"ROOFLINE_CACHE_DIR": tmp("roofline-bench-cache-"), "PYTHONPATH": str(where)} for tag, where in trees}
     out = {tag: tmp("roofline-bench-out-") for tag, _ in trees}
     for tag, where in trees:
-        run_once([py, "-m", "roofline", "build", "--out", out[tag]], env[tag], where)  # fills the cache
-        run_once([py, *DERIVE_ARGS], env[tag], where)
+        run_once([py, "-m", "roofline", "build", "--out", out[tag]], env[tag], where)  # fills the cache (and writes the .pyc files)
+        run_once([py, *derive_args()], env[tag], where)
+        run_once([py, *derive_args("md")], env[tag], where)
 
     rows: list[tuple[str, float, float]] = []
     derive: dict[str, list[tuple[float, float]]] = {tag: [] for tag, _ in trees}
+    derive_md: dict[str, list[tuple[float, float]]] = {tag: [] for tag, _ in trees}
     peer: list[tuple[float, float]] = []
-    normal: dict[str, list[tuple[float, float]]] = {tag: [] for tag, _ in trees}
-    for i in range(n):
+    for _ in range(n):
         for tag, where in trees:
-            derive[tag].append(run_once([py, *DERIVE_ARGS], env[tag], where))
-            # the normal path: every ROOFLINE_ variable is part of the derive cache's key, so a new value is a miss there
-            # (the solve cache stays warm)
-            normal[tag].append(run_once([py, *DERIVE_ARGS], {**env[tag], "ROOFLINE_BENCH_MISS": f"{os.getpid()}-{i}"}, where))
+            derive[tag].append(run_once([py, *derive_args()], env[tag], where))
+            derive_md[tag].append(run_once([py, *derive_args("md")], env[tag], where))
         if args.peer:
             peer.append(run_once([args.peer, *PEER_ARGS], {}))
     for tag, _ in trees:
-        rows.append((f"roofline derive decode-floor (h100-sxm, llama-2-7b) --format json, warm{tag}", *median_pair(derive[tag])))
-        rows.append((f"the same, a derive-cache miss (the normal path; solve cache warm){tag}", *median_pair(normal[tag])))
+        rows.append((f"roofline derive decode-floor (h100-sxm, llama-2-7b) --format json --set batch=N (new N), warm{tag}", *median_pair(derive[tag])))
+        rows.append((f"the same, --format md{tag}", *median_pair(derive_md[tag])))
     if peer:
         rows.append(("llm-analysis infer (h100-sxm-80gb, Llama-2-7b), same rounds", *median_pair(peer)))
-    for label, argv in (("roofline --help", ["--help"]), ("roofline derive decode-floor --format md, warm", ["derive", "decode-floor"]),
-                        ("roofline build, warm", ["build", "--out", "{out}"])):
+    for label, argv in (("roofline --help", ["--help"]), ("roofline build, warm", ["build", "--out", "{out}"])):
         samples: dict[str, list[tuple[float, float]]] = {tag: [] for tag, _ in trees}
         for _ in range(n):
             for tag, where in trees:
@@ -124,7 +143,7 @@ def main() -> int:
              "print(statistics.median(times))")
     for tag, where in trees:
         times = [float(subprocess.run([py, "-c", sweep], capture_output=True, text=True, check=True, cwd=where,
-                                      env={**os.environ, **env[tag]}).stdout) for _ in range(max(1, n // 2))]
+                                      env={**BASE_ENV, **env[tag]}).stdout) for _ in range(max(1, n // 2))]
         rows.append((f"api.sweep decode-floor t_step, 10^6 points (in-process, evaluation only, median of 5 in each process){tag}", statistics.median(times), float("nan")))
 
     if args.pdf:
@@ -143,8 +162,11 @@ def main() -> int:
 
     cpu = platform.processor() or platform.machine()
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    bytecode = "off (PYTHONDONTWRITEBYTECODE=1: roofline's modules compiled from source every run)" if "PYTHONDONTWRITEBYTECODE" in BASE_ENV \
+        else "on (.pyc files written by a first run)"
     lines = [f"Machine: {os.cpu_count()} cores ({cpu}), Python {platform.python_version()}, {platform.system()} {platform.release()}; "
-             f"medians of {n} runs (cold build and sweep: {max(1, n // 2)}); load average {load:.1f} at the end.", "",
+             f"medians of {n} runs (cold build and sweep: {max(1, n // 2)}); Python's bytecode cache {bytecode}; "
+             f"load average {load:.1f} at the end.", "",
              "| command | wall (s) | CPU (s) |", "|---|---:|---:|"]
     lines += [f"| {label} | {wall:.2f} | {'' if cpu_s != cpu_s else f'{cpu_s:.2f}'} |" for label, wall, cpu_s in rows]
     if not args.peer:

@@ -1,9 +1,9 @@
 """The byte store under roofline's caches: a folder the user owns, entries that are data, atomic writes (stdlib only).
 
 `derivations.cache` (solved closed forms, drawn plots, compiled plans) and
-`roofline.derive_cache` (whole `roofline derive` runs) keep their entries
-here; this module imports no sympy, pint or numpy, so a command answered from
-the store pays for none of them.
+`roofline.compiled` (the compiled forms the light path of `roofline derive`
+prints from) keep their entries here; this module imports no sympy, pint or
+numpy, so a command answered from the store pays for none of them.
 
 Where: `$ROOFLINE_CACHE_DIR`, else `$XDG_CACHE_HOME/roofline`, else
 `~/.cache/roofline`. `ROOFLINE_CACHE=off` turns every cache off. A cold run
@@ -40,7 +40,7 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-#: The largest entry read or written (a closed form is a few kB of JSON; a drawn plot or a stored derive run at most a few hundred kB).
+#: The largest entry read or written (a closed form is a few kB of JSON; a drawn plot or a sheet's compiled form at most a few hundred kB).
 MAX_ENTRY_BYTES = 8 * 2**20
 #: Mode of the folders the cache creates: the user's only.
 FOLDER_MODE = 0o700

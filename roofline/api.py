@@ -220,7 +220,7 @@ def derive(
     # light path of `roofline derive` needs stored for next time (roofline.compiled)
     sheet = solve_sheet(d, ctx, resolve_row, grid, identities=compiled.identities(d))
     sheet = replace(sheet, forms=compiled.forms(d))
-    compiled.remember(d)
+    compiled.remember(d, ctx)
     return notebook.wrap(sheet)
 
 

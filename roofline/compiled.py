@@ -29,11 +29,13 @@ import hashlib
 import importlib
 import json
 import os
+import stat
 import sys
 import warnings
 from collections.abc import Mapping
 from dataclasses import replace
 from fractions import Fraction
+from pathlib import Path
 from typing import Any
 
 from derivations import store
@@ -227,11 +229,14 @@ def identities(d: Any) -> Any:
 
 
 
-def remember(d: Any) -> None:
-    """Store what the light path needs to print `d` (a shipped sheet's Derivation), its catalog, and the identities of every
-    kind of setup this process has solved it for; what is stored already is left as it is. Nothing happens when the cache is off."""
+def remember(d: Any, ctx: Any = None) -> None:
+    """Store what the light path needs to print `d` (a shipped sheet's Derivation), its catalog, the identities of every
+    kind of setup this process has solved it for, and the chips and models of your own files that `ctx` (its Context)
+    reads; what is stored already is left as it is. Nothing happens when the cache is off."""
     if store.directory() is None:
         return
+    if ctx is not None:
+        _remember_files(ctx)
     from derivations.numeric import plan_of
     from derivations.sheet import defaults_of, identities_known
     from renderers.forms import forms_of
@@ -245,6 +250,55 @@ def remember(d: Any) -> None:
             store.store_json(k, {n: _identity_json(i) for n, i in found.items()})
     if not _stored("catalog"):
         store.store_json(_key("catalog"), catalog_json())
+
+
+def _remember_files(ctx: Any) -> None:
+    """The chips and models of a context that are your own files, as the sheets read them, each keyed by its file's bytes."""
+    from derivations.sheet import spec_data
+    from specs.catalog import HARDWARE_DIR, MODELS_DIR
+    from specs.hardware import Hardware, implausible
+
+    for spec_obj in (ctx.hardware, ctx.model, ctx.second_hardware, ctx.second_model):
+        if spec_obj is None:
+            continue
+        hardware = isinstance(spec_obj, Hardware)
+        if Path(spec_obj.path).resolve().parent == (HARDWARE_DIR if hardware else MODELS_DIR).resolve():
+            continue  # a shipped spec: the catalog's
+        k = _file_key("hardware" if hardware else "models", str(spec_obj.path))
+        if k is not None and store.load_json(k) is None:
+            store.store_json(k, {"spec": spec_json(spec_data(spec_obj)), "warnings": implausible(spec_obj) if hardware else []})
+
+
+def _file_key(kind: str, text: str) -> str | None:
+    """The key of a spec file of your own, as the light path finds it: the path as given and as resolved, the bytes of the
+    file (and of a model's metadata TOML beside it); None where it cannot be read as a regular file."""
+    from specs.catalog import MAX_SPEC_BYTES
+
+    path = Path(text)
+    parts: list[object] = [kind, text, os.path.realpath(text)]
+    for candidate, required in ((path, True), (path.with_suffix(".toml"), False)) if kind == "models" else ((path, True),):
+        digest = _digest(candidate, MAX_SPEC_BYTES)
+        if digest is None and required:
+            return None
+        parts.append(digest or "absent")
+    return _key("file", *parts)
+
+
+def _digest(path: Path, limit: int) -> str | None:
+    """The sha256 of a regular file's bytes, up to `limit` of them; None for anything else (absent, a FIFO, larger)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    except (OSError, ValueError):
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        data = os.read(fd, limit + 1)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    return None if len(data) > limit else hashlib.sha256(data).hexdigest()
 
 
 def catalog_json() -> dict[str, Any]:
@@ -272,6 +326,9 @@ def catalog_json() -> dict[str, Any]:
 
 
 class _Catalog:
+    """The stored catalog, read back on use; a spec of your own file is found by its bytes (`_file_key`), with the warnings
+    the full path gives when it loads it (in `warnings`, to be given once the sheet is printed)."""
+
     def __init__(self, data: Mapping[str, Any]) -> None:
         self.bindings = Bindings(dict(data["parts"]), {k: (v[0], v[1]) for k, v in data["twins"].items()},
                                  {role: {n: _values(t) for n, t in table.items()} for role, table in data["precisions"].items()},
@@ -280,11 +337,21 @@ class _Catalog:
         self.default_engine = str(data["default_engine"])
         self._specs: dict[tuple[str, str], SpecData] = {}
         self._engines: dict[str, Engine] = {}
+        self.warnings: list[str] = []
 
     def spec(self, kind: str, name: str) -> SpecData:
-        """A shipped chip ("hardware") or model ("models") by name; MissError for a path or an unknown name (the full path says)."""
+        """A chip ("hardware") or model ("models"): a shipped one by name, your own file by path (stored by the full path
+        when it read it); MissError for an unknown name or a file not stored (the full path says, or reads it)."""
         if (kind, name) not in self._specs:
-            data = self._data[kind].get(name)
+            if "/" in name or name.endswith((".toml", ".json")):  # a path, as specs.catalog.resolve reads it
+                k = _file_key(kind, name)
+                stored = None if k is None else store.load_json(k)
+                if not isinstance(stored, dict):
+                    raise MissError(f"no stored {kind} file {name!r}")
+                data = stored["spec"]
+                self.warnings += [str(w) for w in stored["warnings"]]
+            else:
+                data = self._data[kind].get(name)
             if data is None:
                 raise MissError(f"no shipped {kind} {name!r}")
             self._specs[(kind, name)] = spec(data)
@@ -306,23 +373,28 @@ def derive(args: Any) -> str | None:
         return None
     if store.directory() is None:
         return None
+    try:  # a stored entry that is not what this code writes is a miss, as any cache entry is
+        loaded = _read(args.slug)
+    except (MissError, KeyError, ValueError, TypeError, IndexError, AttributeError, ArithmeticError, RecursionError, PlanError):
+        return None
     try:
-        return _derive(args)
-    except (MissError, SpecError, KeyError, ValueError, TypeError, PlanError, light.LightUnitError):
+        return _derive(args, *loaded)
+    except (MissError, SpecError):
         return None
 
 
-def _derive(args: Any) -> str:
+def _read(slug: str) -> tuple[Any, ...]:
+    from renderers.forms import Forms
+
+    data = _load("sheet", slug)
+    return (Blueprint.from_json(data["blueprint"]), Plan.from_json(data["plan"]), Forms.from_json(data["forms"]),
+            {k: Fraction(int(v[0]), int(v[1])) for k, v in data["defaults"].items()}, _Catalog(_load("catalog")))
+
+
+def _derive(args: Any, bp: Blueprint, plan: Plan, forms: Any, defaults: dict[str, Fraction], cat: _Catalog) -> str:
     from derivations import conventions
     from renderers import FORMATS
-    from renderers.forms import Forms
     from specs.precisions import MATH_PRECISIONS, precision
-
-    data = _load("sheet", args.slug)
-    cat = _Catalog(_load("catalog"))
-    bp = Blueprint.from_json(data["blueprint"])
-    plan = Plan.from_json(data["plan"])
-    defaults = {k: Fraction(int(v[0]), int(v[1])) for k, v in data["defaults"].items()}
 
     hw = cat.spec("hardware", args.hardware or bp.hardware[0])
     model = cat.spec("models", args.model or bp.models[0])
@@ -357,13 +429,15 @@ def _derive(args: Any) -> str:
         return _resolve(cat, bp, base, row)
 
     sheet, _ = solve(bp, plan, cat.bindings, s, defaults, resolve, grid, identities)
-    sheet = replace(sheet, forms=Forms.from_json(data["forms"]))
+    sheet = replace(sheet, forms=forms)
     options = {"fragment": True} if args.fragment else {}
     if args.fragment and args.format != "tex":
         raise MissError("a fragment is LaTeX only: the full path says")
     text = FORMATS[args.format](sheet, **options)
-    if warn is not None:  # as derivations.context.warn_checkpoint warns, once the sheet is sure to be printed here
-        warnings.warn(SpecWarning(warn), stacklevel=2)
+    # the warnings the full path gives, in its order (a chip file's as it loads, then a quantized checkpoint's), once the
+    # sheet is sure to be printed here
+    for message in [*cat.warnings, *([warn] if warn is not None else [])]:
+        warnings.warn(SpecWarning(message), stacklevel=2)
     return text
 
 
@@ -420,7 +494,10 @@ def _magnitude(inp: InputEntry, value: str, where: str) -> Fraction:
         text = f"{text} {inp.unit}"
     if NUMBER_AND_UNIT.match(text) is None:
         raise MissError("refused")
-    m, u = light.parse_quantity(text)
+    try:
+        m, u = light.parse_quantity(text)
+    except light.LightUnitError:
+        raise MissError("refused") from None
     want = light.unit(inp.unit)
     allow_zero = inp.domain in ("nonnegative", "whole")
     if u.dimensionality != want.dimensionality or m < 0 or (m == 0 and not allow_zero):

@@ -87,7 +87,7 @@ def test_what_it_cannot_answer_as_the_full_path_would_is_left_to_it(cache, capsy
     own = tmp_path / "chip.toml"
     shutil.copy(ROOT / "specs" / "hardware" / "h100-sxm.toml", own)
     for argv in (["derive", "decode-floor", "--plots", str(tmp_path / "figs")],  # it writes files
-                 ["derive", "decode-floor", "--hardware", str(own)],  # a user's file
+                 ["derive", "decode-floor", "--hardware", str(own)],  # a file of your own the full path has not read yet
                  ["derive", "decode-floor", "--hardware", "h100"],  # an unknown name: the full path suggests the closest
                  ["derive", "decode-floor", "--set", "batch=8", "--set", "batch=9"],  # set twice
                  ["derive", "decode-floor", "--set", "bach=8"],
@@ -181,3 +181,25 @@ def test_bad_input_is_the_full_paths_one_line(cache, capsys):
         code, out, err = _run(capsys, argv, light=True)
         assert code == 2 and out == "" and err.startswith(message) and err.count("\n") == 1, (argv, err)
     assert store.directory() is not None
+
+
+def test_a_file_of_your_own_is_read_by_its_bytes_with_the_warnings_the_full_path_gives(cache, capsys, tmp_path, monkeypatch):
+    """A chip TOML (here one whose bandwidth is 1000 times any shipped chip's: a warning) and a config.json of your own: the
+    full path stores them as it reads them; the light path then prints the same sheet and the same warning, and an edited
+    file is a miss."""
+    chip = tmp_path / "fast.toml"
+    chip.write_text((ROOT / "specs" / "hardware" / "h100-sxm.toml").read_text().replace('"3.35 TB/s"', '"3350 TB/s"'))
+    config = tmp_path / "mine" / "config.json"
+    config.parent.mkdir()
+    shutil.copy(ROOT / "specs" / "models" / "llama-3.1-8b.json", config)
+    argv = ["derive", "decode-floor", "--hardware", str(chip), "--model", str(config), "--format", "json"]
+    assert _light(argv) is None
+    full = _run(capsys, argv, light=False)
+    assert full[0] == 0 and full[2].startswith("roofline: warning: ") and "memory_bandwidth" in full[2]
+    real = api.derive
+    monkeypatch.setattr(api, "derive", lambda *a, **k: pytest.fail("the light path did not answer"))
+    assert _run(capsys, argv, light=True) == full
+    monkeypatch.setattr(api, "derive", real)
+    config.write_text(config.read_text().replace('"num_hidden_layers": 32', '"num_hidden_layers": 30'))
+    assert _light(argv) is None, "an edited file is a miss"
+    assert _run(capsys, argv, light=True) != full

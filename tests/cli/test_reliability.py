@@ -268,6 +268,9 @@ def test_build_never_deletes_a_file_it_did_not_write(case, put, name, why, tmp_p
 
 
 def test_a_build_replaces_a_previous_builds_files_and_drops_its_stale_pdfs(tmp_path, fast_build, monkeypatch, capsys):
+    # these stand-in PDFs must not reach the real cache: they did, under the real PDFs' keys, and a later `build --pdf`
+    # (tests/cli/test_build.py::test_build_pdf, on the same machine) wrote 20-byte PDFs taken from it
+    monkeypatch.setenv("ROOFLINE_CACHE", "off")
     monkeypatch.setattr(build_mod, "compile_pdf", lambda tex, name, graphics=None: b"%PDF-1.5 " + name.encode())
     out = tmp_path / "out"
     assert main(["build", "--out", str(out), "--pdf"]) == 0

@@ -36,6 +36,15 @@ MAX_COUNT = 10**9
 MAX_MAGNITUDE = 10**30
 
 
+def is_bare_number(text: str) -> bool:
+    """Whether an input's value is a number with no unit (`batch=8`): read in the input's own unit where that is a count."""
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
 def within(domain: str, m: Fraction) -> bool:
     """Whether a magnitude (in an input's own unit) lies in the input's domain."""
     if domain == "positive":

@@ -24,7 +24,7 @@ import sympy as sp
 
 from derivations import conventions
 from derivations import glossary as gl
-from derivations.blueprint import BARE_NUMBER_UNITS, DOMAINS, MAX_COUNT, MAX_MAGNITUDE, within
+from derivations.blueprint import BARE_NUMBER_UNITS, DOMAINS, MAX_COUNT, MAX_MAGNITUDE, is_bare_number, within
 from derivations.solved import layout_problem as solved_layout_problem
 from specs.counts import swiglu_mlp_params
 from specs.errors import SpecError, shown, suggest
@@ -54,7 +54,7 @@ class Input:
         A bare number is read in the input's unit when that unit is a count.
         """
         text = value.strip()
-        bare = _is_bare_number(text)
+        bare = is_bare_number(text)
         if bare and self.unit not in BARE_NUMBER_UNITS:
             raise SpecError(where, self.name, f"expected a quantity with a unit convertible to {self.unit} (e.g. {self.default!r}), found {text[:40]!r}")
         if not bare and self.unit == "1":
@@ -140,14 +140,6 @@ def _exact(number: object) -> Fraction | None:
         return Fraction(number) if number.is_finite() else None
     x = float(number)  # type: ignore[arg-type]
     return Fraction(repr(x)) if math.isfinite(x) else None
-
-
-def _is_bare_number(text: str) -> bool:
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return True
 
 
 #: The engine profiles (specs/measurements/profiles/) and the one every sheet uses unless --engine names another.

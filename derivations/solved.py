@@ -22,9 +22,10 @@ from fractions import Fraction
 from typing import Any
 
 from derivations import conventions
-from derivations.blueprint import Blueprint, Claim, InputEntry, Row, StepEntry, SymbolEntry, Table
+from derivations.blueprint import BARE_NUMBER_UNITS, Blueprint, Claim, InputEntry, Row, StepEntry, SymbolEntry, Table, is_bare_number, within
 from derivations.numeric import Missing, Number, Plan
 from specs.errors import SpecError
+from specs.literal import MAX_MAGNITUDE, MAX_VALUE_LENGTH, MIN_MAGNITUDE, NUMBER_AND_UNIT
 from specs.precisions import Precision
 from units import light
 from units.errors import RooflineError
@@ -588,28 +589,39 @@ def _solve_table(bp: Blueprint, plan: Plan, s: Setup, t: Table, resolve: Resolve
                        tuple(parts))
 
 
-def parse_setting(inp: InputEntry, text: str) -> Fraction:
-    """A table row's value for an input (a quantity string of the derivation's own) as a magnitude in the input's unit; the
-    light parser reads what the derivations write (a number, with a unit where it has one)."""
-    text = text.strip()
-    try:
-        m, u = light.parse_quantity(text if not _bare(text) or inp.unit == "1" else f"{text} {inp.unit}")
-    except light.LightUnitError as err:
-        raise SpecError("table row", inp.name, f"cannot read {text!r}") from err
-    return m * light.factor(u, light.unit(inp.unit))
+class UnreadError(ValueError):
+    """A value `read_input` does not read as derivations.context.Input.parse would: the full path reads it, or says why not."""
 
 
-def _bare(text: str) -> bool:
+def read_input(inp: InputEntry, value: str) -> Fraction:
+    """A value for `inp` (an input's text: `--set`, a table row) as `derivations.context.Input.parse` reads it, without pint:
+    a bare number in the input's unit where that unit is a count, the number's and the unit's grammar, sign, range and
+    domain checked alike; its magnitude in the input's unit. UnreadError for anything the full path would refuse or read
+    with pint's wider grammar (it is then the full path's to read or refuse, in its own words)."""
+    text = value.strip()
+    bare = is_bare_number(text)
+    if (bare and inp.unit not in BARE_NUMBER_UNITS) or (not bare and inp.unit == "1") or len(text) > MAX_VALUE_LENGTH:
+        raise UnreadError(text)
+    if bare and inp.unit != "1":
+        text = f"{text} {inp.unit}"
+    if NUMBER_AND_UNIT.match(text) is None:
+        raise UnreadError(text)
     try:
-        float(text)
-    except ValueError:
-        return False
-    return True
+        m, u = light.parse_quantity(text)
+    except light.LightUnitError:
+        raise UnreadError(text) from None
+    want = light.unit(inp.unit)
+    if u.dimensionality != want.dimensionality or m < 0 or (m == 0 and inp.domain not in ("nonnegative", "whole")):
+        raise UnreadError(text)
+    m = m * light.factor(u, want)
+    if (m != 0 and not MIN_MAGNITUDE <= abs(m) <= MAX_MAGNITUDE) or not within(inp.domain, m):
+        raise UnreadError(text)
+    return m
 
 
 def _setting(bp: Blueprint, inp: InputEntry, text: str, defaults: Mapping[str, Fraction]) -> tuple[str, str, Value]:
     symbol = bp.symbol(inp.symbol)
-    return inp.name, symbol.latex, Value(parse_setting(inp, text) * _factor(inp.unit, symbol.unit), symbol.unit)
+    return inp.name, symbol.latex, Value(read_input(inp, text) * _factor(inp.unit, symbol.unit), symbol.unit)
 
 
 def _solve_claim(bp: Blueprint, plan: Plan, s: Setup, c: Claim, resolve: Resolve, defaults: Mapping[str, Fraction],

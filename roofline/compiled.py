@@ -39,12 +39,10 @@ from pathlib import Path
 from typing import Any
 
 from derivations import store
-from derivations.blueprint import BARE_NUMBER_UNITS, Blueprint, InputEntry, Row, within
+from derivations.blueprint import Blueprint, Row
 from derivations.numeric import Missing, Plan, PlanError
-from derivations.solved import Bindings, Engine, Identity, Setup, SpecData, make_setup, solve, with_changes
+from derivations.solved import Bindings, Engine, Identity, Setup, SpecData, UnreadError, make_setup, read_input, solve, with_changes
 from specs.errors import SpecError, SpecWarning
-from specs.literal import MAX_MAGNITUDE, MAX_VALUE_LENGTH, MIN_MAGNITUDE, NUMBER_AND_UNIT
-from units import light
 
 #: bump when an entry's shape or the recipe of its key changes
 FORMAT = 1
@@ -465,7 +463,10 @@ def _resolve(cat: _Catalog, bp: Blueprint, s: Setup, row: Row) -> Setup:
         changes["engine"] = cat.engine(row.engine)
     if row.set:
         by_name = {i.name: i for i in bp.inputs}
-        changes["overrides"] = {**s.overrides, **{n: _magnitude(by_name[n], v, "table row") for n, v in row.set.items()}}
+        try:
+            changes["overrides"] = {**s.overrides, **{n: read_input(by_name[n], v) for n, v in row.set.items()}}
+        except UnreadError:
+            raise MissError("a row's value the full path reads otherwise") from None
     return with_changes(cat.bindings, s, **changes)
 
 
@@ -479,41 +480,11 @@ def _overrides(bp: Blueprint, pairs: list[str]) -> dict[str, Fraction]:
         name = name.strip()
         if not sep or name not in by_name or name in out:
             raise MissError("a --set the full path refuses")
-        out[name] = _magnitude(by_name[name], value, "--set")
+        try:
+            out[name] = read_input(by_name[name], value)
+        except UnreadError:
+            raise MissError("a value the full path refuses, or reads otherwise") from None
     return out
-
-
-def _magnitude(inp: InputEntry, value: str, where: str) -> Fraction:
-    """A value for `inp` as `derivations.context.Input.parse` reads it (a bare number in the input's unit where that unit is
-    a count; the number's and the unit's grammar, sign, range and domain checked alike), as a magnitude in its unit."""
-    text = value.strip()
-    bare = _bare(text)
-    if (bare and inp.unit not in BARE_NUMBER_UNITS) or (not bare and inp.unit == "1") or len(text) > MAX_VALUE_LENGTH:
-        raise MissError("refused")
-    if bare and inp.unit != "1":
-        text = f"{text} {inp.unit}"
-    if NUMBER_AND_UNIT.match(text) is None:
-        raise MissError("refused")
-    try:
-        m, u = light.parse_quantity(text)
-    except light.LightUnitError:
-        raise MissError("refused") from None
-    want = light.unit(inp.unit)
-    allow_zero = inp.domain in ("nonnegative", "whole")
-    if u.dimensionality != want.dimensionality or m < 0 or (m == 0 and not allow_zero):
-        raise MissError("refused")
-    m = m * light.factor(u, want)
-    if (m != 0 and not MIN_MAGNITUDE <= abs(m) <= MAX_MAGNITUDE) or not within(inp.domain, m):
-        raise MissError("refused")
-    return m
-
-
-def _bare(text: str) -> bool:
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return True
 
 
 __all__ = ["DISTRIBUTIONS", "FORMAT", "PACKAGES", "base_key", "catalog_json", "derive", "remember", "sources_digest", "versions"]

@@ -11,9 +11,8 @@ rows set inputs no earlier run has seen (`--set batch=N`, a new N each time), so
 identical run. `--peer` is a Python that can import llm_analysis (e.g. a venv made with `pip install llm-analysis==0.2.2`);
 without it the peer rows are left out and the table says so.
 
-Child processes run with Python's bytecode cache on, as on a user's machine (PYTHONDONTWRITEBYTECODE is removed from their
-environment, and a first run of each command writes the .pyc files); `--no-bytecode` keeps the variable, so every run
-compiles roofline's modules from source (the peer, installed by pip, has its .pyc files either way).
+Child processes run with Python's bytecode cache on, as on a user's machine: PYTHONDONTWRITEBYTECODE is removed from their
+environment, and a first run of each command writes roofline's .pyc files (the peer, installed by pip, has its own).
 `--baseline DIR` also times another checkout of roofline (an older commit: `git worktree add DIR COMMIT`) in the
 same rounds, each of its rows beside this tree's, so a before/after comparison sees one machine load.
 
@@ -79,11 +78,9 @@ def main() -> int:
     ap.add_argument("--tests", action="store_true", help="also time the test suite: the default selection and the README's "
                     "command (pytest -n auto -m 'slow or not slow')")
     ap.add_argument("--out", help="also write the table to this Markdown file")
-    ap.add_argument("--no-bytecode", action="store_true", help="keep PYTHONDONTWRITEBYTECODE in the children's environment")
     args = ap.parse_args()
     BASE_ENV.update(os.environ)
-    if not args.no_bytecode:
-        BASE_ENV.pop("PYTHONDONTWRITEBYTECODE", None)
+    BASE_ENV.pop("PYTHONDONTWRITEBYTECODE", None)
     n = max(1, args.runs)
     py = sys.executable
     trees = [("", ROOT)] + ([(" (before)", Path(args.baseline).resolve())] if args.baseline else [])
@@ -162,10 +159,8 @@ def main() -> int:
 
     cpu = platform.processor() or platform.machine()
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-    bytecode = "off (PYTHONDONTWRITEBYTECODE=1: roofline's modules compiled from source every run)" if "PYTHONDONTWRITEBYTECODE" in BASE_ENV \
-        else "on (.pyc files written by a first run)"
     lines = [f"Machine: {os.cpu_count()} cores ({cpu}), Python {platform.python_version()}, {platform.system()} {platform.release()}; "
-             f"medians of {n} runs (cold build and sweep: {max(1, n // 2)}); Python's bytecode cache {bytecode}; "
+             f"medians of {n} runs (cold build and sweep: {max(1, n // 2)}); Python's bytecode cache on (.pyc files written by a first run); "
              f"load average {load:.1f} at the end.", "",
              "| command | wall (s) | CPU (s) |", "|---|---:|---:|"]
     lines += [f"| {label} | {wall:.2f} | {'' if cpu_s != cpu_s else f'{cpu_s:.2f}'} |" for label, wall, cpu_s in rows]

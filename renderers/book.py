@@ -193,7 +193,7 @@ def render(sheets: Sequence[Sheet], hardware: Sequence[Hardware], models: Sequen
     """
     if not sheets:
         raise BookError("book.tex: no sheets to bind")
-    preamble = split_sheet(latex.render(sheets[0]), sheets[0].derivation.slug)[0]
+    preamble = split_sheet(latex.render(sheets[0]), sheets[0].blueprint.slug)[0]
     return bind([chapter_input(s, plots) for s in sheets], preamble, hardware, models, version, date)
 
 
@@ -203,10 +203,10 @@ def chapter_input(sheet: Sheet, plots: str | None = None) -> dict[str, Any]:
     book's own chapter of them."""
     shared_conventions = set(conventions.CONVENTIONS)
     p = view.Prose(sheet, LATEX)
-    d = sheet.derivation
+    d = sheet.blueprint
     return {"slug": d.slug, "view": view.build(sheet, LATEX, plots),
             "conventions": [p(c) for c in sheet.conventions if c not in shared_conventions],
-            "title": prose.render(d.title, escape.latex, LATEX.inline_math, {i.name: i.latex for i in d.symbols})}
+            "title": prose.render(d.title, escape.latex, LATEX.inline_math, d.latex_names)}
 
 
 def bind(chapters: Sequence[Mapping[str, Any]], preamble: str, hardware: Sequence[Hardware], models: Sequence[Architecture],

@@ -24,8 +24,8 @@ finding: the plot's prose with the sheet's values filled in, at
 Files: `<slug>-<plot>.svg` (Markdown, HTML) and `<slug>-<plot>.pdf` (LaTeX),
 in the folder `PLOTS_DIR` beside the sheets. The public calls:
 `figures(sheet, resolve)` (the data), `render(fig, "svg"|"pdf")` (bytes),
-`files(sheet, resolve)` (name -> bytes, drawn or from the cache), `refs(derivation, folder)` (what a
-sheet links, without drawing), `same_plot(a, b)` (compare two files by data).
+`files(sheet, resolve)` (name -> bytes, drawn or from the cache), `same_plot(a, b)` (compare two files by
+data); what a sheet links for its figures, without drawing, is renderers.figure_refs'.
 
 Deterministic output: see `renderers.plot_draw`. Two renders on one machine
 are byte-identical. Bytes may still differ between matplotlib versions, so
@@ -59,6 +59,9 @@ from derivations.engine import At, Derivation, Plot, Row, Solve
 from derivations.sheet import Missing, Sheet, SolvedTable, evaluate, evaluate_numbers, input_values
 from derivations.sweep import Axis, sweep
 from renderers import plot_draw
+from renderers.figure_refs import alt_text, stem
+from renderers.figure_refs import name as _name
+from renderers.figure_refs import step_title as _step_title
 from renderers.numbers import FIGURE_SIGNIFICANT_FIGURES, display, number_text, plain, whole_count
 from renderers.printer import latex_math, term_ranks
 from specs.errors import SpecError
@@ -75,7 +78,6 @@ SWEEP_POINTS = 160
 #: A swept range is widened to show every marked value with this much room on a log axis (a factor) or a linear one (a share).
 MARK_ROOM = 2.0
 _MARKER = re.compile(rb"roofline-plot-data sha256:([0-9a-f]{64})")
-_INLINE_MATH = re.compile(r"\$[^$]*\$")
 FIGURES = FIGURE_SIGNIFICANT_FIGURES
 
 
@@ -204,38 +206,6 @@ class Figure:
         return hashlib.sha256(payload.encode()).hexdigest()
 
 
-def stem(slug: str, name: str) -> str:
-    return f"{slug}-{name}"
-
-
-def refs(d: Derivation, folder: str, fmt: str) -> list[dict[str, Any]]:
-    """What a sheet links for each of its plots, without drawing: path (`folder/<stem>.<fmt>`), alt text, caption (prose),
-    and whether the figure is the sheet's answer."""
-    return [{"path": f"{folder}/{stem(d.slug, p.name)}.{fmt}", "alt": alt_text(d, p), "caption": p.caption, "answer": p.answer}
-            for p in d.plots]
-
-
-def alt_text(d: Derivation, p: Plot) -> str:
-    """A plain-words description of a plot (Markdown alt text)."""
-    names = ", ".join(_plain(_name(d, p, n)) for n in p.y)
-    if p.kind == "sweep":
-        inp = next(i for i in d.inputs if i.name == p.x)
-        return f"{names} against {_plain(inp.meaning)}"
-    if p.kind == "roofline":
-        return f"Roofline of each accelerator with {', '.join(_plain(_name(d, p, n)) for n in p.points)} placed on it"
-    if p.kind == "bars":
-        return f"Bars: {names}"
-    if p.kind == "stack":
-        return f"Stacked bars, one per setup: {names}"
-    if p.kind == "scatter":
-        return f"{names} against {_plain(_name(d, p, p.x))}, one point per row"
-    return f"Heat map of {_plain(_name(d, p, p.y[0]))} and the rest of its table row by row"
-
-
-def _plain(text: str) -> str:
-    return _INLINE_MATH.sub(lambda m: m.group(0).strip("$").replace("\\", "").replace("{", "").replace("}", ""), text).replace("[", "(").replace("]", ")")
-
-
 # --- data --------------------------------------------------------------------------------------------
 
 
@@ -245,19 +215,8 @@ def figures(sheet: Sheet, resolve: Resolver) -> tuple[Figure, ...]:
     out = []
     for p in d.plots:
         panels = _KINDS[p.kind](sheet, p, resolve)
-        out.append(Figure(d.slug, p.name, p.kind, p.caption, alt_text(d, p), panels, _title(sheet, p), p.answer))
+        out.append(Figure(d.slug, p.name, p.kind, p.caption, alt_text(d.blueprint, p), panels, _title(sheet, p), p.answer))
     return tuple(out)
-
-
-def _name(d: Derivation, p: Plot, name: str) -> str:
-    """What a figure calls a step: the plot's label for it, else the step's title."""
-    return p.label(name) or _step_title(d, name)
-
-
-def _step_title(d: Derivation, name: str) -> str:
-    s = d.step(name)
-    text = s.title or s.meaning or s.name
-    return text[:1].upper() + text[1:]
 
 
 def _mathtext(text: str, d: Derivation, values: Mapping[str, str] | None = None) -> str:
@@ -805,7 +764,7 @@ def _render_all(fig: Figure) -> dict[str, bytes]:
 def _cached(fig: Figure, fmt: str) -> bytes | None:
     """A whole drawing of this figure from the cache (its digest inside, its format's last line at the end), or None."""
     found = cache.load_bytes(_cache_key(fig, fmt))
-    if found is not None and digest_of(found) == fig.digest and found.rstrip().endswith(b"</svg>" if fmt == "svg" else b"%%EOF"):
+    if found is not None and digest_of(found) == fig.digest and whole_file(found, f".{fmt}"):
         return found
     return None
 
@@ -819,13 +778,21 @@ def draw(fig: Figure, fmt: str) -> bytes:
     return plot_draw.draw(fig, (fmt,), marker(fig))[fmt]
 
 
-def files(sheet: Sheet, resolve: Resolver, folder: str = PLOTS_DIR) -> dict[str, bytes]:
-    """`folder/<stem>.svg` and `.pdf` for every plot the sheet declares."""
+def files(sheet: Sheet, resolve: Resolver, folder: str = PLOTS_DIR, keys: dict[str, str] | None = None) -> dict[str, bytes]:
+    """`folder/<stem>.svg` and `.pdf` for every plot the sheet declares; `keys`, where given, gains each file's cache key
+    (a build keeps them: roofline.compiled.remember_built)."""
     out = {}
     for fig in figures(sheet, resolve):
         for fmt, data in _render_all(fig).items():
             out[f"{folder}/{fig.stem}.{fmt}"] = data
+            if keys is not None:
+                keys[f"{folder}/{fig.stem}.{fmt}"] = _cache_key(fig, fmt)
     return out
+
+
+def whole_file(data: bytes, name: str) -> bool:
+    """A plot file as `files` writes it: its data digest inside, its format's last line at its end."""
+    return digest_of(data) is not None and data.rstrip().endswith(b"</svg>" if name.endswith(".svg") else b"%%EOF")
 
 
 def digest_of(data: bytes) -> str | None:
@@ -840,4 +807,4 @@ def same_plot(a: bytes, b: bytes) -> bool:
     return da is not None and da == digest_of(b)
 
 
-__all__ = ["FORMATS", "PLOTS_DIR", "STYLE", "Figure", "alt_text", "digest_of", "draw", "figures", "files", "refs", "render", "same_plot", "stem"]
+__all__ = ["FORMATS", "PLOTS_DIR", "STYLE", "Figure", "digest_of", "draw", "figures", "files", "render", "same_plot", "whole_file"]

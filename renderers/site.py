@@ -321,7 +321,7 @@ def render_sheet(sheet: Sheet, slugs: Sequence[str], plots: str | None = None, d
     With `plots` (the folder of the plot files relative to the page, e.g. "../plots"), the sheet's SVG plots as images; with
     `downloads`, links to the sheet's files and the book. Every section, step and table has a stable id, listed in the contents panel.
     """
-    d = sheet.derivation
+    d = sheet.blueprint
     v = view.build(sheet, HTML, plots)
     anchor = Anchors()
     for s in (*v["argument"], *v["steps"]):
@@ -337,7 +337,7 @@ def render_sheet(sheet: Sheet, slugs: Sequence[str], plots: str | None = None, d
     for t in (*v["tables"], *v["more_tables"]):
         t["id"] = anchor("table", _heading_text(t["title"]))
     i = list(slugs).index(d.slug)
-    by_name = {info.name: info.latex for info in d.symbols}
+    by_name = d.latex_names
     nav = {"prev": slugs[i - 1] if i > 0 else None, "next": slugs[i + 1] if i + 1 < len(slugs) else None}
     contents = _contents(v)
     return ENV.get_template("site-sheet.html.j2").render(site_title=TITLE, style=Markup(STYLE), csp=content_security_policy(), nav=nav,
@@ -363,8 +363,8 @@ def _prose_markup(s: str, names: Mapping[str, str]) -> Markup:
 def index_entry(sheet: Sheet) -> dict[str, str]:
     """What the index says of one sheet, as plain data (a build makes it in the process that rendered the sheet): its
     page, slug, title and question as HTML."""
-    d = sheet.derivation
-    names = {info.name: info.latex for info in d.symbols}
+    d = sheet.blueprint
+    names = d.latex_names
     return {"href": page_name(d.slug), "slug": d.slug, "title": str(_prose_markup(d.title, names)), "question": str(_prose_markup(d.question, names))}
 
 
@@ -394,8 +394,8 @@ INDEX_DESCRIPTION = ("Answer sheets for the questions people ask about LLM infer
 def render(sheets: Sequence[Sheet], plots: str | None = None, api_reference: str | None = None, downloads: Downloads | None = None) -> dict[str, str]:
     """File name (relative to the site folder) -> page, for the index and every sheet; `plots` and `downloads` as in
     `render_sheet`, `api_reference` as in `render_index`."""
-    slugs = [s.derivation.slug for s in sheets]
+    slugs = [s.blueprint.slug for s in sheets]
     pages = {INDEX: render_index(sheets, api_reference, downloads)}
     for sheet in sheets:
-        pages[page_name(sheet.derivation.slug)] = render_sheet(sheet, slugs, plots, downloads)
+        pages[page_name(sheet.blueprint.slug)] = render_sheet(sheet, slugs, plots, downloads)
     return pages

@@ -36,6 +36,7 @@ from derivations.blueprint import Blueprint, StepEntry
 from derivations.numeric import Missing
 from derivations.solved import Sheet, SolvedStep, SolvedTable, Value
 from renderers import forms as printed_forms
+from renderers.figure_refs import refs as plot_refs
 from renderers.forms import Forms, StepForm, at_latex
 from renderers.numbers import Number, Shown, display, float_whole, is_whole, number_text, whole_count
 from renderers.printed import MAX_LINE_WIDTH, math_width, number_latex
@@ -556,9 +557,7 @@ def _symbols(sheet: Sheet, target: Target, p: Prose, given: set[str]) -> list[di
 def _figures(sheet: Sheet, target: Target, p: Prose, plots: str | None) -> list[dict[str, Any]]:
     if plots is None:
         return []
-    from renderers.plots import refs as plot_refs  # figures are drawn from the derivation: the full path only
-
-    d = sheet.derivation
+    d = sheet.blueprint
     refs = plot_refs(d, plots, "pdf" if target.name == "tex" else "svg")
     return [{"path": f["path"], "alt": target.text(f["alt"]), "caption": p(f["caption"]), "answer": plot.answer}
             for plot, f in zip(d.plots, refs, strict=True)]

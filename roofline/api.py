@@ -368,11 +368,12 @@ def tex_preamble() -> str:
 
 def out_files(sheet: Sheet, directory: Path, plots: str | None = None) -> dict[Path, str]:
     """`directory/<slug>.md|.tex|.json` -> text, as `roofline build` writes them."""
-    return {directory / f"{sheet.derivation.slug}.{fmt}": render(sheet, fmt, plots=plots) for fmt in FORMATS}
+    return {directory / f"{sheet.blueprint.slug}.{fmt}": render(sheet, fmt, plots=plots) for fmt in FORMATS}
 
 
-def plot_files(sheet: Sheet, folder: str = plot_renderer.PLOTS_DIR) -> dict[str, bytes]:
-    """The sheet's plots drawn for its context: `folder/<slug>-<plot>.svg` and `.pdf` -> bytes (none for a sheet that declares none).
+def plot_files(sheet: Sheet, folder: str = plot_renderer.PLOTS_DIR, keys: dict[str, str] | None = None) -> dict[str, bytes]:
+    """The sheet's plots drawn for its context: `folder/<slug>-<plot>.svg` and `.pdf` -> bytes (none for a sheet that declares none);
+    `keys`, where given, gains each file's cache key.
 
     >>> from roofline import api
     >>> sorted(api.plot_files(api.derive("batch-knee")))[:2]
@@ -380,7 +381,7 @@ def plot_files(sheet: Sheet, folder: str = plot_renderer.PLOTS_DIR) -> dict[str,
     """
     if not isinstance(sheet, Sheet):
         raise SpecError("sheet", None, f"expected a Sheet from api.derive, found {type(sheet).__name__}")
-    return plot_renderer.files(sheet, resolve_row, folder)
+    return plot_renderer.files(sheet, resolve_row, folder, keys)
 
 
 def sweep(

@@ -62,7 +62,7 @@ import subprocess
 import tempfile
 import time
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any
@@ -72,7 +72,7 @@ from derivations import cache, registry
 from derivations.solved import Sheet
 from renderers import book, site
 from renderers.plots import PLOTS_DIR, same_plot
-from roofline import api, apidoc
+from roofline import api, apidoc, compiled
 from specs.catalog import hardware_names, model_names, shown_path
 from specs.measurements import profile as engine_profile
 from units import RooflineError
@@ -120,7 +120,7 @@ def render_all(sheets: list | None = None, progress: Progress | None = None, eng
     say = progress or _silent
     if engine is not None:
         engine_profile(engine)  # an unknown name fails before any sheet is rendered
-    slugs = list(registry.SLUGS) if sheets is None else [s.derivation.slug for s in sheets]
+    slugs = list(registry.SLUGS) if sheets is None else [s.blueprint.slug for s in sheets]
     reference = None
     if sheets is None:
         parts, reference = _derive_and_render_all(slugs, engine, pdf, say)
@@ -128,7 +128,7 @@ def render_all(sheets: list | None = None, progress: Progress | None = None, eng
         parts = []
         for i, sheet in enumerate(sheets, 1):
             parts.append(sheet_parts(sheet, slugs, pdf))
-            say(f"[{i}/{len(slugs)}] rendered {sheet.derivation.slug} (md, tex, json, plots, page)")
+            say(f"[{i}/{len(slugs)}] rendered {sheet.blueprint.slug} (md, tex, json, plots, page)")
     files: dict[str, str | bytes] = {}
     for part in parts:
         files.update(part["files"])
@@ -137,13 +137,14 @@ def render_all(sheets: list | None = None, progress: Progress | None = None, eng
     return files
 
 
-def sheet_parts(sheet: Sheet, slugs: list[str], pdf: bool = False) -> dict[str, Any]:
+def sheet_parts(sheet: Sheet, slugs: list[str], pdf: bool = False, plots: Mapping[str, bytes] | None = None) -> dict[str, Any]:
     """What a build makes of one derived sheet, as plain data (a worker process hands it back): `files` (its md, tex, json
     and plots), `page` (its site page), `chapter` (renderers.book.chapter_input) and `entry` (renderers.site.index_entry).
-    `slugs`: every sheet of the build, in order (the pages link the previous and next)."""
-    slug = sheet.derivation.slug
+    `slugs`: every sheet of the build, in order (the pages link the previous and next); `plots`: its figures' files, where
+    drawn already (else drawn here)."""
+    slug = sheet.blueprint.slug
     files: dict[str, str | bytes] = {path.name: text for path, text in api.out_files(sheet, Path("."), plots=PLOTS_DIR).items()}
-    files.update(api.plot_files(sheet, PLOTS_DIR))
+    files.update(api.plot_files(sheet, PLOTS_DIR) if plots is None else plots)
     page = site.render_sheet(sheet, slugs, f"../{PLOTS_DIR}", _downloads(pdf))
     return {"slug": slug, "files": files, "page": {f"{SITE_DIR}/{site.page_name(slug)}": page},
             "chapter": book.chapter_input(sheet, PLOTS_DIR), "entry": site.index_entry(sheet)}
@@ -154,9 +155,21 @@ def _downloads(pdf: bool) -> site.Downloads:
 
 
 def _derive_and_render(slug: str, slugs: list[str], engine: str | None, pdf: bool) -> tuple[dict[str, Any], float]:
-    """`sheet_parts` of a sheet derived on its default context, and the seconds it took."""
+    """`sheet_parts` of a sheet derived on its default context, and the seconds it took.
+
+    A sheet a build with the same code made before (roofline.compiled.built: its compiled form, the files its figures were
+    drawn in) is made on the light path, without sympy: the same files byte for byte, checked against the exact
+    evaluation when that build made it. Any other is derived on the full path, checked now, and remembered for the next.
+    """
     start = time.perf_counter()
-    return sheet_parts(api.derive(slug, engine=engine), slugs, pdf), time.perf_counter() - start
+    light = compiled.built(slug, engine)
+    if light is not None:
+        return sheet_parts(light[0], slugs, pdf, light[1]), time.perf_counter() - start
+    sheet = api.derive(slug, engine=engine)
+    keys: dict[str, str] = {}
+    parts = sheet_parts(sheet, slugs, pdf, api.plot_files(sheet, PLOTS_DIR, keys))
+    compiled.remember_built(slug, engine, keys)
+    return parts, time.perf_counter() - start
 
 
 #: The cache entry holding each sheet's seconds in the last build: the next build starts the longest first (order only).

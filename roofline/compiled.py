@@ -41,7 +41,7 @@ from typing import Any
 from derivations import store
 from derivations.blueprint import Blueprint, Row
 from derivations.numeric import Missing, Plan, PlanError
-from derivations.solved import Bindings, Engine, Identity, Setup, SpecData, UnreadError, make_setup, read_input, solve, with_changes
+from derivations.solved import Bindings, Engine, Identity, Setup, Sheet, SpecData, UnreadError, make_setup, read_input, solve, with_changes
 from specs.errors import SpecError, SpecWarning
 
 #: bump when an entry's shape or the recipe of its key changes
@@ -320,6 +320,68 @@ def catalog_json() -> dict[str, Any]:
     }
 
 
+# --- a build's sheets --------------------------------------------------------------------------------------------------
+
+
+def _built_key(slug: str, engine: str | None) -> str:
+    """A sheet as a build made it (its default context, under `engine`), with the figures' drawing setup (matplotlib's
+    version and the fonts it finds: what a drawn figure's cache key holds beside its data)."""
+    return _key("built", slug, engine, _drawing())
+
+
+_DRAWING: list[list[str]] = []
+
+
+def _drawing() -> list[str]:
+    if not _DRAWING:
+        from importlib.metadata import version
+
+        from renderers.plot_draw import fonts_in_use
+
+        _DRAWING.append([version("matplotlib"), fonts_in_use()])
+    return _DRAWING[0]
+
+
+def remember_built(slug: str, engine: str | None, plots: Mapping[str, str]) -> None:
+    """A build made `slug`'s sheet on the full path (checked against the exact evaluation) and drew its figures: store the
+    cache keys of the figures' files, so that the next build with the same code makes the sheet on the light path."""
+    if store.directory() is not None:
+        store.store_json(_built_key(slug, engine), {"plots": dict(plots)})
+
+
+def built(slug: str, engine: str | None) -> tuple[Sheet, dict[str, bytes]] | None:
+    """A shipped sheet on its default context (`engine` the profile of a build, None the default) and its figures' files,
+    from its compiled form and the files a build of it with the same code drew (`remember_built`): the full path's sheet
+    byte for byte, checked then, made now without sympy; None where any of it is not stored."""
+    from types import SimpleNamespace
+
+    from derivations import cache
+    from renderers.plots import whole_file
+
+    if store.directory() is None:
+        return None
+    entry = store.load_json(_built_key(slug, engine))
+    if not isinstance(entry, dict) or not isinstance(entry.get("plots"), dict):
+        return None
+    files = {}
+    for name, k in entry["plots"].items():
+        data = cache.load_bytes(k) if isinstance(k, str) else None
+        if data is None or not whole_file(data, str(name)):
+            return None
+        files[str(name)] = data
+    try:
+        loaded = _read(slug)
+    except (MissError, KeyError, ValueError, TypeError, IndexError, AttributeError, ArithmeticError, RecursionError, PlanError):
+        return None
+    args = SimpleNamespace(slug=slug, hardware=None, model=None, weights=None, kv=None, math=None, set=[], engine=engine,
+                           second_hardware=None, second_model=None)
+    try:
+        sheet, _ = _sheet(args, *loaded)
+    except (MissError, SpecError):
+        return None
+    return sheet, files
+
+
 # --- the light path --------------------------------------------------------------------------------------------------
 
 
@@ -390,8 +452,21 @@ def _read(slug: str) -> tuple[Any, ...]:
 
 
 def _derive(args: Any, bp: Blueprint, plan: Plan, forms: Any, defaults: dict[str, Fraction], cat: _Catalog) -> str:
-    from derivations import conventions
     from renderers import FORMATS
+
+    if args.fragment and args.format != "tex":
+        raise MissError("a fragment is LaTeX only: the full path says")
+    sheet, given = _sheet(args, bp, plan, forms, defaults, cat)
+    text = FORMATS[args.format](sheet, **({"fragment": True} if args.fragment else {}))
+    for message in given:  # the warnings the full path gives, once the sheet is sure to be printed here
+        warnings.warn(SpecWarning(message), stacklevel=2)
+    return text
+
+
+def _sheet(args: Any, bp: Blueprint, plan: Plan, forms: Any, defaults: dict[str, Fraction], cat: _Catalog) -> tuple[Sheet, list[str]]:
+    """The sheet `roofline derive` prints for `args`, and the warnings the full path gives for it, in its order (a chip
+    file's as it loads, then a quantized checkpoint's); MissError where the full path would answer otherwise."""
+    from derivations import conventions
     from specs.precisions import MATH_PRECISIONS, precision
 
     hw = cat.spec("hardware", args.hardware or bp.hardware[0])
@@ -427,16 +502,7 @@ def _derive(args: Any, bp: Blueprint, plan: Plan, forms: Any, defaults: dict[str
         return _resolve(cat, bp, base, row)
 
     sheet, _ = solve(bp, plan, cat.bindings, s, defaults, resolve, grid, identities)
-    sheet = replace(sheet, forms=forms)
-    options = {"fragment": True} if args.fragment else {}
-    if args.fragment and args.format != "tex":
-        raise MissError("a fragment is LaTeX only: the full path says")
-    text = FORMATS[args.format](sheet, **options)
-    # the warnings the full path gives, in its order (a chip file's as it loads, then a quantized checkpoint's), once the
-    # sheet is sure to be printed here
-    for message in [*cat.warnings, *([warn] if warn is not None else [])]:
-        warnings.warn(SpecWarning(message), stacklevel=2)
-    return text
+    return replace(sheet, forms=forms), [*cat.warnings, *([warn] if warn is not None else [])]
 
 
 def _resolve(cat: _Catalog, bp: Blueprint, s: Setup, row: Row) -> Setup:

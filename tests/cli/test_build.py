@@ -30,6 +30,21 @@ def test_build_writes_every_sheet_and_is_byte_identical(tmp_path, built, monkeyp
     assert plots == {f"plots/{d.slug}-{p.name}.{fmt}" for d in DERIVATIONS for p in d.plots for fmt in ("svg", "pdf")}
 
 
+def test_a_build_with_unchanged_code_makes_its_sheets_on_the_light_path_byte_for_byte(built, monkeypatch):
+    """A build on the full path (forced) remembers each sheet and its figures' files (roofline.compiled.remember_built); the
+    next build with the same code makes every sheet on the light path (the full path made to fail proves it) and writes the
+    same files as the session's render in one process."""
+    from roofline import api, compiled
+
+    monkeypatch.setattr(build_mod, "workers", lambda: 2)
+    real = compiled.built
+    monkeypatch.setattr(compiled, "built", lambda slug, engine: None)
+    assert build_mod.render_all() == built
+    monkeypatch.setattr(compiled, "built", real)
+    monkeypatch.setattr(api, "derive", lambda *a, **k: pytest.fail("a sheet took the full path"))
+    assert build_mod.render_all() == built
+
+
 def test_workers_fail_with_the_first_failed_sheet_and_time_the_rest(tmp_path, sheets, monkeypatch):
     """A sheet failing in a worker fails the build with the error of the first failed sheet in the registry's order (as
     one process would stop there); a build that succeeds records each sheet's seconds, and the next starts the longest first."""

@@ -14,7 +14,7 @@ import pytest
 from derivations import registry
 from derivations.registry import DERIVATIONS
 from renderers import site, view
-from renderers.plots import refs as plot_refs
+from renderers.figure_refs import refs as plot_refs
 from roofline import api
 from roofline.build import BOOK, SITE_DIR, output_names
 from specs.catalog import HARDWARE_DIR
@@ -115,7 +115,7 @@ _ID = re.compile(r'\sid="([^"]*)"')
 def _out_files(sheets, pdf: bool) -> set[str]:
     """What a build writes in out/ that a page may link: the sheets' files and the book (PDFs only when built), the plots, the pages."""
     files = {n for n in output_names() if pdf or not n.endswith(".pdf")}
-    files |= {posixpath.normpath(posixpath.join(SITE_DIR, f["path"])) for s in sheets for f in plot_refs(s.derivation, PLOTS, "svg")}
+    files |= {posixpath.normpath(posixpath.join(SITE_DIR, f["path"])) for s in sheets for f in plot_refs(s.blueprint, PLOTS, "svg")}
     return files
 
 

@@ -226,7 +226,6 @@ def identities(d: Any) -> Any:
     return stored_or_found
 
 
-
 def remember(d: Any, ctx: Any = None) -> None:
     """Store what the light path needs to print `d` (a shipped sheet's Derivation), its catalog, the identities of every
     kind of setup this process has solved it for, and the chips and models of your own files that `ctx` (its Context)

@@ -2,11 +2,22 @@
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 import pytest
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--refresh-golden", action="store_true", help="rewrite tests/golden/* from the current output")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """The tests' own cache folder, beside the user's and kept between runs (a warm cache keeps the suite fast): a test's
+    stand-in data (a fake PDF, a sheet of a patched process) never reaches the cache `roofline` itself reads. A test that
+    wants another folder sets its own."""
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    os.environ["ROOFLINE_CACHE_DIR"] = str(base / "roofline-tests")
 
 
 @pytest.fixture

@@ -36,6 +36,8 @@ from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import NamedTuple
 
+from units.errors import RooflineError
+
 __all__ = ["DEFINITIONS", "LightUnitError", "Unit", "convert", "factor", "parse_quantity", "split_name", "symbol", "unit"]
 
 #: The project's unit definitions: the same file `units.registry` gives pint.
@@ -47,10 +49,11 @@ Exponent = int | Fraction
 Items = tuple[tuple[str, Exponent], ...]
 
 
-class LightUnitError(ValueError):
+class LightUnitError(RooflineError, ValueError):
     """Anything the light parser does not understand (or a conversion between different dimensions).
 
-    The caller falls back to pint (`units.registry`), whose answer or error is the reference.
+    The light path (roofline.compiled) then leaves the run to the full path, whose answer or error is the reference;
+    where a renderer meets one (a unit no sheet has), the command says it in one line.
     """
 
 
@@ -167,7 +170,8 @@ class _Parser:
             scale, items = scale**exponent, {n: e * exponent for n, e in items.items()}
         return scale, items
 
-    def exponent(self) -> int:
+    def exponent(self) -> Exponent:
+        """A nonzero integer, or in parentheses a fraction of two (`s^(1/2)`, as pint's unit text writes a root)."""
         parenthesized = self.peek() == ("op", "(")
         if parenthesized:
             self.pos += 1
@@ -177,9 +181,16 @@ class _Parser:
         kind, text = self.take()
         if kind != "number" or not _INTEGER.fullmatch(text):
             raise self.error(f"exponent {text!r} is not a nonzero integer")
+        value: Exponent = int(text)
+        if parenthesized and self.peek() == ("op", "/"):
+            self.pos += 1
+            kind, below = self.take()
+            if kind != "number" or not _INTEGER.fullmatch(below):
+                raise self.error(f"exponent {text}/{below} is not a fraction of whole numbers")
+            value = _exponent(Fraction(int(text), int(below)))
         if parenthesized and self.take() != ("op", ")"):
             raise self.error("unbalanced parentheses")
-        return sign * int(text)
+        return sign * value
 
     def atom(self) -> _Term:
         kind, text = self.take()
@@ -418,7 +429,8 @@ class Unit:
 
     @cached_property
     def factor(self) -> Fraction:
-        """The exact factor of this unit in base units: 1 TB = 10**12 B, 1 min = 60 s, 1 b = 1/8 B, 1 % = 1/100."""
+        """The exact factor of this unit in base units: 1 TB = 10**12 B, 1 min = 60 s, 1 b = 1/8 B, 1 % = 1/100; a root of
+        a unit where it is exact (s^(1/2) is 1, (MB)^(1/2) is 1000 B^(1/2)), else LightUnitError."""
         out = Fraction(1)
         for name, exp in self.items:
             prefix, definition = _parts(name)
@@ -426,7 +438,7 @@ class Unit:
             if isinstance(exp, int):
                 out *= f**exp
             else:
-                raise LightUnitError(f"{self.text}: a fractional power has no exact factor")
+                out *= _exact_root(f**exp.numerator, exp.denominator, self.text)
         return out
 
     def base(self) -> Unit:
@@ -455,6 +467,20 @@ class Unit:
 
     def __str__(self) -> str:
         return self.text
+
+
+def _exact_root(x: Fraction, k: int, text: str) -> Fraction:
+    """The rational k-th root of x, where it has one; LightUnitError where it has none (pint would give a float)."""
+    def root(n: int) -> int:
+        r = round(n ** (1.0 / k)) if n > 0 else 0
+        for c in (r - 1, r, r + 1):
+            if c >= 0 and c**k == n:
+                return c
+        raise LightUnitError(f"{text}: a root with no exact factor")
+
+    if x < 0:
+        raise LightUnitError(f"{text}: a root of a negative factor")
+    return Fraction(root(x.numerator), root(x.denominator))
 
 
 def _token_term(spelling: str) -> _Term:

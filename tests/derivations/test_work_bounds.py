@@ -190,6 +190,17 @@ def test_the_property_generator_makes_files_that_render(tmp_path):
 
 
 
+def test_a_step_in_a_root_of_a_unit_renders(tmp_path):
+    """A file the property above found on a fresh clone: a step in s^(1/2) (a root of the input y, in s). The renderers read
+    the step's unit from its text, and the pint-free units (units.light) refused `s^(1/2)`; they read a root now."""
+    path = tmp_path / "generated.toml"
+    path.write_text(_file(["(y)**(1/2)"], [_unit_of("(y)**(1/2)")], False))
+    sheet = api.derive(str(path))
+    assert sheet.results["s0"].unit == "s^(1/2)"
+    for fmt in ("md", "tex", "json"):
+        assert api.render(sheet, fmt)
+
+
 @pytest.mark.parametrize("formula, value", [("max(x, x/log(B))", None), ("min(x, exp(1e3))", 3)])
 def test_an_undefined_or_overflowing_operand_of_max_and_min(tmp_path, formula, value):
     """Two files the property above found: a max over x / log(1) (sympy cannot order its zoo) has no value, and

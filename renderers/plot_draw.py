@@ -117,6 +117,22 @@ def fonts_in_use() -> str:
     return HOUSE_SERIF
 
 
+@cache
+def drawing_setup() -> str:
+    """All that a drawn file's bytes depend on beside the figure: matplotlib's version, the text family, and the font files
+    the text and the math resolve to, by path (a cache entry of a drawing holds it in its key).
+
+    The path counts: matplotlib's PDF writer orders the fonts it embeds by file path, so the same figure with the same
+    fonts, under a virtual environment in another folder (its Computer Modern files sorting before or after the system's
+    Latin Modern), is other bytes."""
+    import matplotlib
+    from matplotlib import font_manager as fm
+
+    family = fonts_in_use()
+    files = {f.fname for f in fm.fontManager.ttflist if f.name == family} | {fm.findfont(FALLBACK_SERIF)}
+    return "\n".join([matplotlib.__version__, family, matplotlib.get_data_path(), *sorted(files)])
+
+
 def draw(fig: Figure, formats: Sequence[str], marker: str) -> dict[str, bytes]:
     """The figure laid out once and written in each of `formats` ("svg", "pdf"), `marker` (its data digest) in each file's metadata."""
     import matplotlib
@@ -819,4 +835,4 @@ def _draw_heatmap(mpl: Any, canvas: Any, fig: Figure) -> None:
 _DRAW: dict[str, Callable[[Any, Any, Figure], None]] = {"sweep": _draw_sweep, "roofline": _draw_roofline, "heatmap": _draw_heatmap,
                                                         "bars": _draw_bars, "stack": _draw_stack, "scatter": _draw_scatter}
 
-__all__ = ["FALLBACK_SERIF", "HOUSE_SERIF", "PALETTE", "STYLE", "WIDTH", "draw", "fonts_in_use"]
+__all__ = ["FALLBACK_SERIF", "HOUSE_SERIF", "PALETTE", "STYLE", "WIDTH", "draw", "drawing_setup", "fonts_in_use"]

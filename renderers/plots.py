@@ -43,7 +43,6 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from fractions import Fraction
-from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
@@ -742,8 +741,9 @@ def marker(fig: Figure) -> str:
 def render(fig: Figure, fmt: str) -> bytes:
     """The figure as SVG or PDF bytes; the same figure gives the same bytes on one machine.
 
-    Drawn bytes are kept in the roofline cache (derivations.cache) under the figure's digest and matplotlib's
-    version, so a build that draws what it drew before skips matplotlib; `ROOFLINE_CACHE=off` always draws.
+    Drawn bytes are kept in the roofline cache (derivations.cache) under the figure's digest and the drawing setup
+    (`plot_draw.drawing_setup`: matplotlib's version and the font files, by path), so a build that draws what it drew
+    before skips matplotlib; `ROOFLINE_CACHE=off` always draws.
     """
     if fmt not in FORMATS:
         raise ValueError(f"plot format {fmt!r}; expected one of {', '.join(FORMATS)}")
@@ -770,7 +770,7 @@ def _cached(fig: Figure, fmt: str) -> bytes | None:
 
 
 def _cache_key(fig: Figure, fmt: str) -> str:
-    return cache.key("plot", fig.digest, fmt, version("matplotlib"), plot_draw.fonts_in_use())
+    return cache.key("plot", fig.digest, fmt, plot_draw.drawing_setup())
 
 
 def draw(fig: Figure, fmt: str) -> bytes:

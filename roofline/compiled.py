@@ -324,21 +324,10 @@ def catalog_json() -> dict[str, Any]:
 
 def _built_key(slug: str, engine: str | None) -> str:
     """A sheet as a build made it (its default context, under `engine`), with the figures' drawing setup (matplotlib's
-    version and the fonts it finds: what a drawn figure's cache key holds beside its data)."""
-    return _key("built", slug, engine, _drawing())
+    version and the font files it finds: what a drawn figure's cache key holds beside its data)."""
+    from renderers.plot_draw import drawing_setup
 
-
-_DRAWING: list[list[str]] = []
-
-
-def _drawing() -> list[str]:
-    if not _DRAWING:
-        from importlib.metadata import version
-
-        from renderers.plot_draw import fonts_in_use
-
-        _DRAWING.append([version("matplotlib"), fonts_in_use()])
-    return _DRAWING[0]
+    return _key("built", slug, engine, drawing_setup())
 
 
 def remember_built(slug: str, engine: str | None, plots: Mapping[str, str]) -> None:

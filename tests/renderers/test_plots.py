@@ -63,6 +63,33 @@ def test_a_cached_plot_is_the_drawn_plot(drawn, tmp_path, monkeypatch):
     assert len(list(tmp_path.iterdir())) == 2  # laid out once, both formats kept
 
 
+def test_a_drawing_cached_with_fonts_at_other_paths_is_not_read(drawn, tmp_path, monkeypatch):
+    """matplotlib's PDF writer orders the fonts it embeds by file path: the same figure drawn in a virtual environment in
+    another folder (Computer Modern sorting before the system's Latin Modern) is other bytes. A cache shared with such a
+    drawing (a home folder carried to a clone elsewhere) must not hand its bytes to this one."""
+    import matplotlib
+
+    from derivations import cache
+    from renderers import plot_draw
+
+    setup = plot_draw.drawing_setup()
+    assert matplotlib.get_data_path() in setup.splitlines()  # the Computer Modern and DejaVu files matplotlib ships
+    family = plot_draw.fonts_in_use()
+    assert all(path in setup.splitlines() for path in {f.fname for f in matplotlib.font_manager.fontManager.ttflist
+                                                       if f.name == family})
+    monkeypatch.setenv("ROOFLINE_CACHE_DIR", str(tmp_path))
+    fig = drawn["moe-experts"][0][0]
+    ours = drawn["moe-experts"][1][f"plots/{fig.stem}.pdf"]
+    elsewhere = ours.replace(b"%PDF-1.4\n", b"%PDF-1.4\n% drawn elsewhere\n", 1)
+    assert elsewhere != ours and plots.whole_file(elsewhere, "x.pdf") and plots.digest_of(elsewhere) == fig.digest
+    monkeypatch.setattr(plot_draw, "drawing_setup", lambda: setup.replace(matplotlib.get_data_path(), "/a/venv/elsewhere"))
+    cache.store_bytes(plots._cache_key(fig, "pdf"), elsewhere)
+    cache.store_bytes(plots._cache_key(fig, "svg"), drawn["moe-experts"][1][f"plots/{fig.stem}.svg"])
+    assert plots.render(fig, "pdf") == elsewhere  # read back under the setup it was drawn with
+    monkeypatch.undo()
+    monkeypatch.setenv("ROOFLINE_CACHE_DIR", str(tmp_path))
+    assert plots.render(fig, "pdf") == ours
+
 def test_plot_files_carry_no_date_creator_or_other_fonts(drawn):
     for slug in PLOTTED:
         for name, data in drawn[slug][1].items():

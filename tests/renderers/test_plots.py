@@ -68,6 +68,7 @@ def test_a_drawing_cached_with_fonts_at_other_paths_is_not_read(drawn, tmp_path,
     another folder (Computer Modern sorting before the system's Latin Modern) is other bytes. A cache shared with such a
     drawing (a home folder carried to a clone elsewhere) must not hand its bytes to this one."""
     import matplotlib
+    from matplotlib import font_manager
 
     from derivations import cache
     from renderers import plot_draw
@@ -75,7 +76,7 @@ def test_a_drawing_cached_with_fonts_at_other_paths_is_not_read(drawn, tmp_path,
     setup = plot_draw.drawing_setup()
     assert matplotlib.get_data_path() in setup.splitlines()  # the Computer Modern and DejaVu files matplotlib ships
     family = plot_draw.fonts_in_use()
-    assert all(path in setup.splitlines() for path in {f.fname for f in matplotlib.font_manager.fontManager.ttflist
+    assert all(path in setup.splitlines() for path in {f.fname for f in font_manager.fontManager.ttflist
                                                        if f.name == family})
     monkeypatch.setenv("ROOFLINE_CACHE_DIR", str(tmp_path))
     fig = drawn["moe-experts"][0][0]
@@ -89,6 +90,7 @@ def test_a_drawing_cached_with_fonts_at_other_paths_is_not_read(drawn, tmp_path,
     monkeypatch.undo()
     monkeypatch.setenv("ROOFLINE_CACHE_DIR", str(tmp_path))
     assert plots.render(fig, "pdf") == ours
+
 
 def test_plot_files_carry_no_date_creator_or_other_fonts(drawn):
     for slug in PLOTTED:

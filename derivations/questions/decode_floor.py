@@ -29,9 +29,15 @@ t_floor = Step("t_floor", pr.memory_time(sm.weight_bytes.s), "s",
 ceiling = Step("tokens_per_s_ceiling", gl.q / t_floor.s, "token/s",
                r"One step of $q$ tokens per sequence per floor time: the best a single stream can do.",
                latex=r"\tau_{\max}", title="Tokens per second ceiling")
-over_floor = Step("step_over_floor", sm.t_step.s / t_floor.s, "1",
-                  "How far the modelled step sits above the single-GPU floor.", latex=r"t_{\mathrm{step}}/t_{\mathrm{floor}}",
-                  title="Step time over the floor")
+floor_layout = Step("t_floor_layout", pr.memory_time(sm.weights_gpu.s), "s",
+                    r"The floor of the layout at hand: every GPU streams its own weights ($W_{\mathrm{w,GPU}}$) at datasheet bandwidth, all "
+                    r"at once, with no cache or overhead. On one GPU it is $t_{\mathrm{floor}}$; on $\sym{n_tp}$ GPUs of one replica, "
+                    r"$t_{\mathrm{floor}}/\sym{n_tp}$.",
+                    latex=r"t_{\mathrm{floor,GPU}}", title="The floor of this layout")
+over_floor = Step("step_over_floor", sm.t_step.s / floor_layout.s, "1",
+                  "How far the modelled step sits above the floor of its own layout: the same weights on the same GPUs, streamed at "
+                  "datasheet bandwidth.", latex=r"t_{\mathrm{step}}/t_{\mathrm{floor,GPU}}",
+                  title="Step time over the floor of its layout")
 kv_equal = solve("T_kv_equal", sm.weights_gpu, sm.kv_step, gl.T, "token",
                  "The context at which the batch's KV reads cost as much as the weights: beyond it the cache, not the model, sets the floor.",
                  latex=r"T_{=}", keep=(sm.weights_gpu, sm.kv_tok_gpu), title="Context where the cache costs as much as the weights",
@@ -86,7 +92,7 @@ lat_share = Step("share_latency_fixed", lat_fixed.s / sm.t_step.s, "1",
                  "The fixed latency's share of the modelled step.", latex=r"t_{0}/t_{\mathrm{step}}", title="Fixed latency, share of the step")
 
 _READ = sm.DECODE_STEP.index(sm.weight_bytes) + 1
-STEPS = (*sm.DECODE_STEP[:_READ], t_floor, ceiling, *sm.DECODE_STEP[_READ:], over_floor, kv_equal, *sm.MEMORY_FIT, *ms.MBU_STEPS,
+STEPS = (*sm.DECODE_STEP[:_READ], t_floor, ceiling, *sm.DECODE_STEP[_READ:], floor_layout, over_floor, kv_equal, *sm.MEMORY_FIT, *ms.MBU_STEPS,
          mem_whole, mem_split, capacity, tp_fit, tp_min, floor_tp_min, floor_all, floor_gap, lat_layers, lat_step, lat_ar, lat_a2a, lat_fixed, lat_share)
 
 DERIVATION = derivation(
@@ -107,7 +113,8 @@ DERIVATION = derivation(
         "{tokens_per_s_ceiling}.",
         "Three things keep a real server above it: the KV cache ({kv_bytes_per_token}, read back by every sequence every step), "
         "streaming below the datasheet bandwidth, and time per step that no byte count shows (launches, host work, "
-        "all-reduces). With them the step is {t_step}, {step_over_floor} times the floor.",
+        "all-reduces). With them the step is {t_step}, {step_over_floor} times the floor of its layout ({t_floor_layout}: each GPU "
+        "streaming its own share of the weights).",
         "The smallest tensor-parallel degree that holds the setup is {tp_min}, with a floor of {t_floor_tp_min}; counting every parameter "
         "(2N) instead of the GEMM operands (2N_matmul) would move the floor by {t_floor_2n_gap}.",
     ),
@@ -132,7 +139,7 @@ DERIVATION = derivation(
     takeaways=(
         "The floor is {t_floor} per step: {weight_bytes} of weights over the datasheet bandwidth, a ceiling of {tokens_per_s_ceiling} per sequence.",
         "The KV cache costs as much as the weights once the context reaches {T_kv_equal} at this batch; each cached token holds {kv_bytes_per_token}.",
-        "With the printed efficiencies and overheads, the modelled step is {t_step}, {step_over_floor} times the floor; the weight GEMMs take {t_gemm}, "
+        "With the printed efficiencies and overheads, the modelled step is {t_step}, {step_over_floor} times the floor of its layout; the weight GEMMs take {t_gemm}, "
         "attention {t_attention}, the all-reduces {t_comm} and the overheads {t_overhead}.",
         "The fixed latency, {t_latency_fixed} of the step ({share_latency_fixed}), splits into the per-layer overhead {t_latency_layers} "
         "over the layers, the per-step overhead {t_latency_step} and the all-reduces' latency {t_latency_allreduce}.",
@@ -164,8 +171,8 @@ DERIVATION = derivation(
         ), ("kv_bytes_step", "t_memory", "t_compute", "t_step", "throughput", "memory_fraction")),
         Table(r"Tensor parallelism (sheet model, $B = 8$)", tuple(
             Row("", set={"tp": str(n), "batch": "8"}) for n in (1, 2, 4, 8, 16)
-        ), ("kv_bytes_per_token_gpu", "t_comm", "t_latency_allreduce", "t_latency_fixed", "t_step", "memory_fraction"),
-            note=r"$t_{\mathrm{floor}}$ is the single-GPU floor; $t_{\mathrm{step}}$ divides weights and FLOPs over the TP group, KV heads only while there are more of them than GPUs."),
+        ), ("kv_bytes_per_token_gpu", "t_comm", "t_latency_allreduce", "t_latency_fixed", "t_floor_layout", "t_step", "memory_fraction"),
+            note=r"$t_{\mathrm{floor,GPU}}$ is the floor of the row's layout, each GPU streaming its share of the weights; $t_{\mathrm{step}}$ divides weights and FLOPs over the TP group, KV heads only while there are more of them than GPUs."),
         Table("MoE: the batch reads more than its top-k experts (Mixtral 8x7B, DeepSeek-V3)", (
             *(Row("", model="mixtral-8x7b", set={"batch": str(b)}) for b in (1, 8, 64)),
             *(Row("", model="deepseek-v3", set={"tp": "8", "batch": str(b)}) for b in (1, 64)),
@@ -180,14 +187,14 @@ DERIVATION = derivation(
     inputs=ms.MBU_INPUTS,
     plots=(Plot("step", "stack",
                 "Where the step goes as batch and context grow: the weight GEMMs, attention over the KV cache, the tensor-parallel "
-                "all-reduces and the engine's overheads (per layer and per step), stacked; the tick on each bar is the single-GPU floor "
-                "of its weights.",
-                title="The step is {t_step}, {step_over_floor} times the {t_floor} floor: the weights set the floor, "
+                "all-reduces and the engine's overheads (per layer and per step), stacked; the tick on each bar is the floor of its "
+                "weights on its layout.",
+                title="The step is {t_step}, {step_over_floor} times the {t_floor_layout} floor of its layout: the weights set the floor, "
                       "the KV cache and the overheads sit on top",
-                y=("t_step",), split=("t_step",), vlines=("t_floor",), table=0, answer=True,
+                y=("t_step",), split=("t_step",), vlines=("t_floor_layout",), table=0, answer=True,
                 labels={"t_gemm": "weight GEMMs", "t_attention": "attention (KV cache)", "t_comm": "all-reduces", "t_overhead": "overheads",
-                        "t_floor": "floor"}),),
-    display_units={**sm.DISPLAY_UNITS, **ms.DISPLAY_UNITS, "t_floor": "ms", "tokens_per_s_ceiling": "token/s", "T_kv_equal": "token",
+                        "t_floor_layout": "floor"}),),
+    display_units={**sm.DISPLAY_UNITS, **ms.DISPLAY_UNITS, "t_floor": "ms", "t_floor_layout": "ms", "tokens_per_s_ceiling": "token/s", "T_kv_equal": "token",
                    "memory_whole_model": "GB", "memory_split": "GB", "capacity_per_gpu": "GB", "t_floor_tp_min": "ms", "t_floor_all_params": "ms",
                    "t_floor_2n_gap": "ms", "t_latency_layers": "ms", "t_latency_step": "ms", "t_latency_allreduce": "ms", "t_latency_fixed": "ms",
                    "share_latency_fixed": "%"},

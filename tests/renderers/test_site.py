@@ -340,36 +340,52 @@ def test_shipped_pages_keep_their_own_policy(sheets, pages, tmp_path):
         assert "Content Security Policy" not in log, f"{name}: {log[:300]}"
 
 
-@pytest.mark.slow
-def test_math_renders_in_chromium(sheets, pages, tmp_path):
-    """Every <math> has a nonzero laid-out size, no TeX is visible, every plot loads; a screenshot of each page is kept."""
-    root = tmp_path / "out"
+#: every page of the site: one browser test each, so the runners share them out
+PAGE_NAMES = [site.INDEX, *(f"{d.slug}.html" for d in DERIVATIONS)]
+
+
+@pytest.fixture(scope="module")
+def site_root(sheets, pages, tmp_path_factory) -> Path:
+    """A built site on disk, `out/site/*.html` beside `out/plots/`, written once for the module's browser tests."""
+    root = tmp_path_factory.mktemp("site") / "out"
     (root / "site").mkdir(parents=True)
     for sheet in sheets:
         for name, data in api.plot_files(sheet, "plots").items():
             (root / name).parent.mkdir(parents=True, exist_ok=True)
             (root / name).write_bytes(data)
-    SCREENSHOTS.mkdir(exist_ok=True)
     for name, page in pages.items():
         (root / "site" / name).write_text(page, encoding="utf-8")
-        probe = root / "site" / f"probe-{name}"
-        # the probe is a script, which the page's own policy forbids: the test's copy drops the policy to let it run
-        probe.write_text(_without_policy(page).replace("</body>", PROBE + "</body>"), encoding="utf-8")
-        dom = _run(["--virtual-time-budget=5000", "--dump-dom", probe.as_uri()])
-        found = re.search(r'<pre id="roofline-probe">(.*?)</pre>', dom, re.S)
-        assert found, f"{name}: the probe did not run"
-        data = json.loads(html.unescape(found.group(1)))
-        assert len(data["sizes"]) == parse(page).math_count > 0, name
-        empty = [i for i, (w, h) in enumerate(data["sizes"]) if w <= 0 or h <= 0]
-        assert empty == [], f"{name}: {len(empty)} math elements laid out with no size"
-        block_heights = sorted(h for w, h in data["sizes"])
-        assert block_heights[-1] > 2 * block_heights[0], f"{name}: math laid out flat (no fractions or rows): MathML not rendered?"
-        visible = [t for t in RAW_TEX if t in data["text"]]
-        assert visible == [], f"{name}: raw TeX visible: {visible}"
-        assert all(w > 0 and h > 0 for w, h in data["imgs"]), f"{name}: a plot did not load"
-        height = min(int(data["height"]), MAX_SCREENSHOT_HEIGHT)  # the whole page, up to a height Chromium can capture
-        _run([f"--window-size={SCREENSHOT_WIDTH},{height}", f"--screenshot={SCREENSHOTS / (name[:-5] + '.png')}", (root / "site" / name).as_uri()])
-        assert (SCREENSHOTS / (name[:-5] + ".png")).stat().st_size > 10_000
+    SCREENSHOTS.mkdir(exist_ok=True)
+    return root
+
+
+def test_every_page_has_a_browser_test(pages):
+    assert sorted(PAGE_NAMES) == sorted(pages)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", PAGE_NAMES)
+def test_math_renders_in_chromium(name, pages, site_root):
+    """Every <math> has a nonzero laid-out size, no TeX is visible, every plot loads; a screenshot of each page is kept."""
+    page = pages[name]
+    probe = site_root / "site" / f"probe-{name}"
+    # the probe is a script, which the page's own policy forbids: the test's copy drops the policy to let it run
+    probe.write_text(_without_policy(page).replace("</body>", PROBE + "</body>"), encoding="utf-8")
+    dom = _run(["--virtual-time-budget=5000", "--dump-dom", probe.as_uri()])
+    found = re.search(r'<pre id="roofline-probe">(.*?)</pre>', dom, re.S)
+    assert found, f"{name}: the probe did not run"
+    data = json.loads(html.unescape(found.group(1)))
+    assert len(data["sizes"]) == parse(page).math_count > 0, name
+    empty = [i for i, (w, h) in enumerate(data["sizes"]) if w <= 0 or h <= 0]
+    assert empty == [], f"{name}: {len(empty)} math elements laid out with no size"
+    block_heights = sorted(h for w, h in data["sizes"])
+    assert block_heights[-1] > 2 * block_heights[0], f"{name}: math laid out flat (no fractions or rows): MathML not rendered?"
+    visible = [t for t in RAW_TEX if t in data["text"]]
+    assert visible == [], f"{name}: raw TeX visible: {visible}"
+    assert all(w > 0 and h > 0 for w, h in data["imgs"]), f"{name}: a plot did not load"
+    height = min(int(data["height"]), MAX_SCREENSHOT_HEIGHT)  # the whole page, up to a height Chromium can capture
+    _run([f"--window-size={SCREENSHOT_WIDTH},{height}", f"--screenshot={SCREENSHOTS / (name[:-5] + '.png')}", (site_root / "site" / name).as_uri()])
+    assert (SCREENSHOTS / (name[:-5] + ".png")).stat().st_size > 10_000
 
 
 #: Test-only, like PROBE: where the answer's first headline sentence ends, and whether anything makes the page itself scroll sideways.
@@ -388,24 +404,17 @@ window.addEventListener('load', () => {
 
 @pytest.mark.slow
 @pytest.mark.parametrize("size", [(1200, 900), (390, 844)])
-def test_the_answer_is_above_the_fold_and_only_tables_scroll_sideways(sheets, pages, tmp_path, size):
+def test_the_answer_is_above_the_fold_and_only_tables_scroll_sideways(pages, site_root, size):
     """On a laptop (1200x900) and a phone (390x844) the answer's first headline sentence is on the first screen, and the
     page never scrolls sideways: a table wider than the phone scrolls inside its wrapper. A screenshot of each is kept."""
-    root = tmp_path / "out"
-    (root / "site").mkdir(parents=True)
-    for sheet in sheets:
-        for name, data in api.plot_files(sheet, "plots").items():
-            (root / name).parent.mkdir(parents=True, exist_ok=True)
-            (root / name).write_bytes(data)
-    SCREENSHOTS.mkdir(exist_ok=True)
+    root = site_root
     for name in ("speculative-decoding.html", "decode-op-ranking.html", "mbu-diagnosis.html"):
-        probe = root / "site" / f"probe-{name}"
+        probe = root / "site" / f"probe-fold-{size[0]}-{name}"
         probe.write_text(_without_policy(pages[name]).replace("</body>", FOLD_PROBE + "</body>"), encoding="utf-8")
         dom = _run([f"--window-size={size[0]},{size[1]}", "--virtual-time-budget=5000", "--dump-dom", probe.as_uri()])
         data = json.loads(html.unescape(re.search(r'<pre id="roofline-probe">(.*?)</pre>', dom, re.S).group(1)))
         assert data["answer_bottom"] <= size[1], f"{name} at {size}: the answer's first sentence ends at {data['answer_bottom']:.0f} px"
         assert data["page_width"] <= data["client_width"], f"{name} at {size}: the page scrolls sideways ({data})"
-        (root / "site" / name).write_text(pages[name], encoding="utf-8")
         shot = SCREENSHOTS / f"{name[:-5]}-{size[0]}x{size[1]}.png"
         _run([f"--window-size={size[0]},{size[1]}", f"--screenshot={shot}", (root / "site" / name).as_uri()])
         assert shot.stat().st_size > 10_000

@@ -124,15 +124,6 @@ def _layout_missing(d: Derivation, ctx: Context, present: Sequence[sp.Symbol]) -
     return Missing("n/a", reason, SpecError("--set", name, reason))
 
 
-def layout_error(values: Mapping[sp.Symbol, sp.Expr | Missing]) -> SpecError | None:
-    """The layout's error in these input values (see _check_layout), or None."""
-    for s in LAYOUT_SYMBOLS:
-        v = values.get(s)
-        if isinstance(v, Missing) and v.error is not None and v.error.field in ("ep", "dp"):
-            return v.error
-    return None
-
-
 def needed_steps(d: Derivation, names: Sequence[str]) -> set[str]:
     """The steps that `names` depend on, themselves included (an At step needs the step it evaluates)."""
     need = set(names)
@@ -541,7 +532,7 @@ def solve_sheet(d: Derivation, ctx: Context, resolve: Resolver, grid: tuple[Row,
     def check(s: Setup, got: Mapping[str, object], names: Sequence[str], where: str, exact: Mapping[str, object] | None) -> None:
         check_numbers(d, contexts[id(s)], got, names, where, exact)  # type: ignore[arg-type]
 
-    sheet, _ = solved.solve(d.blueprint, plan_of(d), bindings(), own, defaults_of(d), resolve_setup, grid, identities or identity_finder(d), check)
+    sheet = solved.solve(d.blueprint, plan_of(d), bindings(), own, defaults_of(d), resolve_setup, grid, identities or identity_finder(d), check)
     exact = evaluate(d, ctx)
     _check_own(d, {s.step.name: s.value for s in sheet.steps}, exact)
     return replace(sheet, derivation=d, context=ctx)
@@ -567,8 +558,8 @@ _IDENTITY_CACHE: dict[tuple[object, ...], dict[str, Identity]] = {}
 def identity_finder(d: Derivation) -> solved.Identities:
     """What `d`'s steps reduce to in a setup of a given structure (derivations.solved.Identities): `identities`, remembered
     per structure, so a table of many contexts pays for it once per kind of model."""
-    def find(structural: Mapping[str, Fraction], lacking: frozenset[str], not_here: frozenset[str]) -> Mapping[str, Identity]:
-        key = (d.slug, id(d), tuple(sorted(structural.items())), lacking, not_here)
+    def find(structural: Mapping[str, Fraction], not_here: frozenset[str]) -> Mapping[str, Identity]:
+        key = (d.slug, id(d), tuple(sorted(structural.items())), not_here)
         hit = _IDENTITY_CACHE.get(key)
         if hit is None:
             if len(_IDENTITY_CACHE) > 4096:
@@ -578,10 +569,10 @@ def identity_finder(d: Derivation) -> solved.Identities:
     return find
 
 
-def identities_known(d: Derivation) -> list[tuple[tuple[dict[str, Fraction], frozenset[str], frozenset[str]], dict[str, Identity]]]:
+def identities_known(d: Derivation) -> list[tuple[tuple[dict[str, Fraction], frozenset[str]], dict[str, Identity]]]:
     """Every kind of setup this process has found `d`'s identities for (`identity_finder`), with what it found: what the
     light path stores (roofline.compiled)."""
-    return [((dict(k[2]), k[3], k[4]), found) for k, found in list(_IDENTITY_CACHE.items()) if k[0] == d.slug and k[1] == id(d)]
+    return [((dict(k[2]), k[3]), found) for k, found in list(_IDENTITY_CACHE.items()) if k[0] == d.slug and k[1] == id(d)]
 
 
 def identities(d: Derivation, structural: Mapping[str, Fraction], not_here: frozenset[str] = frozenset()) -> dict[str, Identity]:

@@ -456,30 +456,22 @@ class Sheet:
 Resolve = Callable[[Setup, Row], Setup]
 #: the check of a table's row against the exact evaluation (derivations.sheet): (setup, its float values, names, where, exact values if known)
 Check = Callable[[Setup, Mapping[str, Any], Sequence[str], str, Mapping[str, Any] | None], None]
-#: what the steps reduce to, from the structural values of the setup (spec-bound counts that are 0 or 1 here), the names of
-#: the spec-bound symbols it lacks and the steps that are n/a here: Identity candidates by step (a `nan` one applies only
-#: where the step has no value)
-Identities = Callable[[Mapping[str, Fraction], frozenset[str], frozenset[str]], Mapping[str, Identity]]
+#: what the steps reduce to, from the structural values of the setup (spec-bound counts that are 0 or 1 here) and the steps
+#: that are n/a here: Identity candidates by step (a `nan` one applies only where the step has no value)
+Identities = Callable[[Mapping[str, Fraction], frozenset[str]], Mapping[str, Identity]]
 
 
-def structure(bp: Blueprint, bindings: Bindings, values: Mapping[str, Fraction | Missing]) -> tuple[dict[str, Fraction], frozenset[str]]:
-    """The structural values of a setup (spec-bound counts that are 0 or 1, unit markers aside) and the spec-bound symbols it
-    lacks: what decides which steps are identities here (`Identities`)."""
-    structural, lacking = {}, set()
-    for name, v in values.items():
-        if name not in bindings.parts and name not in bindings.twins:
-            continue
-        if isinstance(v, Missing):
-            lacking.add(name)
-        elif name not in UNIT_MARKERS and v in (0, 1) and bp.symbol(name).unit in STRUCTURAL_UNITS:
-            structural[name] = v
-    return structural, frozenset(lacking)
+def structure(bp: Blueprint, bindings: Bindings, values: Mapping[str, Fraction | Missing]) -> dict[str, Fraction]:
+    """The structural values of a setup (spec-bound counts that are 0 or 1, unit markers aside): with the steps that are
+    n/a here, what decides which steps are identities here (`Identities`)."""
+    return {name: v for name, v in values.items()
+            if (name in bindings.parts or name in bindings.twins) and not isinstance(v, Missing) and name not in UNIT_MARKERS
+            and v in (0, 1) and bp.symbol(name).unit in STRUCTURAL_UNITS}
 
 
 def solve(bp: Blueprint, plan: Plan, bindings: Bindings, s: Setup, defaults: Mapping[str, Fraction], resolve: Resolve,
-          grid: tuple[Row, ...], identities: Identities, check: Check | None = None) -> tuple[Sheet, dict[str, Number | Missing]]:
-    """The derivation evaluated in `s`, its tables and claims, and a headline grid over `grid`; with the values of every
-    input and spec-bound symbol it reads (the exact evaluation checks the sheet against them: derivations.sheet).
+          grid: tuple[Row, ...], identities: Identities, check: Check | None = None) -> Sheet:
+    """The derivation evaluated in `s`, its tables and claims, and a headline grid over `grid`.
 
     `defaults` are the inputs' defaults, each a magnitude in its own unit; `resolve` turns a table row into its setup
     (raising SpecError where the row has none); `check`, where given, checks one row of every table against the exact
@@ -498,7 +490,7 @@ def solve(bp: Blueprint, plan: Plan, bindings: Bindings, s: Setup, defaults: Map
         raise SpecError(bp.slug, name, f"cannot be derived for {s.model.name} on {s.hardware.name}: {why.reason}")
     everything: dict[str, Number | Missing] = {**base, **results}
     not_here = frozenset(n for n, v in results.items() if isinstance(v, Missing) and v.kind == "n/a")
-    candidates = identities(*structure(bp, bindings, base), not_here)
+    candidates = identities(structure(bp, bindings, base), not_here)
     steps = []
     for entry in bp.steps:
         v = results[entry.name]
@@ -521,10 +513,9 @@ def solve(bp: Blueprint, plan: Plan, bindings: Bindings, s: Setup, defaults: Map
     claims = tuple(_solve_claim(bp, plan, s, c, resolve, defaults, results) for c in bp.claims)
     fit = results.get(FIT_STEP)
     overflow = _value(bp, FIT_STEP, fit) if fit is not None and _overflows(fit) else None
-    sheet = Sheet(blueprint=bp, setup=s, context_label=context_label(s), spec_facts=spec_facts(s), inputs=tuple(inputs), bound=bound,
-                  steps=tuple(steps), results={n: _value(bp, n, results[n]) for n in bp.results}, tables=tables, claims=claims,
-                  overflow=overflow, sources=sources(s))
-    return sheet, everything
+    return Sheet(blueprint=bp, setup=s, context_label=context_label(s), spec_facts=spec_facts(s), inputs=tuple(inputs), bound=bound,
+                 steps=tuple(steps), results={n: _value(bp, n, results[n]) for n in bp.results}, tables=tables, claims=claims,
+                 overflow=overflow, sources=sources(s))
 
 
 def _reads(plan: Plan, name: str) -> tuple[str, ...]:

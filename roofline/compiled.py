@@ -29,7 +29,6 @@ import hashlib
 import importlib
 import json
 import os
-import stat
 import sys
 import warnings
 from collections.abc import Mapping
@@ -184,8 +183,8 @@ def _identity(data: Mapping[str, Any]) -> Identity:
     return Identity(str(data["symbol"]), number, bool(data["nan"]))
 
 
-def _signature(structural: Mapping[str, Fraction], lacking: frozenset[str], not_here: frozenset[str]) -> list[Any]:
-    return [sorted((k, _number(v)) for k, v in structural.items()), sorted(lacking), sorted(not_here)]
+def _signature(structural: Mapping[str, Fraction], not_here: frozenset[str]) -> list[Any]:
+    return [sorted((k, _number(v)) for k, v in structural.items()), sorted(not_here)]
 
 
 # --- what the full path stores, and reads back --------------------------------------------------------------------------
@@ -213,15 +212,15 @@ def identities(d: Any) -> Any:
 
     find = identity_finder(d)
 
-    def stored_or_found(structural: Mapping[str, Fraction], lacking: frozenset[str], not_here: frozenset[str]) -> Mapping[str, Identity]:
+    def stored_or_found(structural: Mapping[str, Fraction], not_here: frozenset[str]) -> Mapping[str, Identity]:
         if store.directory() is not None:
-            data = store.load_json(_key("identities", d.slug, _signature(structural, lacking, not_here)))
+            data = store.load_json(_key("identities", d.slug, _signature(structural, not_here)))
             if isinstance(data, dict):
                 try:
                     return {str(k): _identity(v) for k, v in data.items()}
                 except (KeyError, TypeError, ValueError, IndexError):
                     pass
-        return find(structural, lacking, not_here)
+        return find(structural, not_here)
 
     return stored_or_found
 
@@ -269,33 +268,25 @@ def _remember_files(ctx: Any) -> None:
 def _file_key(kind: str, text: str) -> str | None:
     """The key of a spec file of your own, as the light path finds it: the path as given and as resolved, the bytes of the
     file (and of a model's metadata TOML beside it); None where it cannot be read as a regular file."""
-    from specs.catalog import MAX_SPEC_BYTES
-
     path = Path(text)
     parts: list[object] = [kind, text, os.path.realpath(text)]
     for candidate, required in ((path, True), (path.with_suffix(".toml"), False)) if kind == "models" else ((path, True),):
-        digest = _digest(candidate, MAX_SPEC_BYTES)
+        digest = _digest(candidate)
         if digest is None and required:
             return None
         parts.append(digest or "absent")
     return _key("file", *parts)
 
 
-def _digest(path: Path, limit: int) -> str | None:
-    """The sha256 of a regular file's bytes, up to `limit` of them; None for anything else (absent, a FIFO, larger)."""
+def _digest(path: Path) -> str | None:
+    """The sha256 of a spec file's text as the full path reads it (specs.catalog.read_text: a regular file, within the
+    size limit); None where that read fails (absent, a FIFO, larger)."""
+    from specs.catalog import read_text
+
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
-    except (OSError, ValueError):
+        return hashlib.sha256(read_text(path).encode()).hexdigest()
+    except SpecError:
         return None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
-        data = os.read(fd, limit + 1)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
-    return None if len(data) > limit else hashlib.sha256(data).hexdigest()
 
 
 def catalog_json() -> dict[str, Any]:
@@ -343,7 +334,6 @@ def built(slug: str, engine: str | None) -> tuple[Sheet, dict[str, bytes]] | Non
     byte for byte, checked then, made now without sympy; None where any of it is not stored."""
     from types import SimpleNamespace
 
-    from derivations import cache
     from renderers.plots import whole_file
 
     if store.directory() is None:
@@ -353,7 +343,7 @@ def built(slug: str, engine: str | None) -> tuple[Sheet, dict[str, bytes]] | Non
         return None
     files = {}
     for name, k in entry["plots"].items():
-        data = cache.load_bytes(k) if isinstance(k, str) else None
+        data = store.load_bytes(k) if isinstance(k, str) else None
         if data is None or not whole_file(data, str(name)):
             return None
         files[str(name)] = data
@@ -482,14 +472,14 @@ def _sheet(args: Any, bp: Blueprint, plan: Plan, forms: Any, defaults: dict[str,
     model_names = bp.models if args.model is None else (args.model,)
     grid = tuple(Row("", hardware=h, model=m) for m in model_names for h in hardware_names)
 
-    def identities(structural: Mapping[str, Fraction], lacking: frozenset[str], not_here: frozenset[str]) -> dict[str, Identity]:
-        found = _load("identities", args.slug, _signature(structural, lacking, not_here))
+    def identities(structural: Mapping[str, Fraction], not_here: frozenset[str]) -> dict[str, Identity]:
+        found = _load("identities", args.slug, _signature(structural, not_here))
         return {str(k): _identity(v) for k, v in found.items()}
 
     def resolve(base: Setup, row: Row) -> Setup:
         return _resolve(cat, bp, base, row)
 
-    sheet, _ = solve(bp, plan, cat.bindings, s, defaults, resolve, grid, identities)
+    sheet = solve(bp, plan, cat.bindings, s, defaults, resolve, grid, identities)
     return replace(sheet, forms=forms), [*cat.warnings, *([warn] if warn is not None else [])]
 
 

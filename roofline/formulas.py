@@ -158,7 +158,7 @@ def evaluate(expr: str, hardware: str | Path | None = None, model: str | Path | 
     """
     checked = check_formula(expr, symbols, expect=expect, hardware=hardware, model=model, weights=weights, kv=kv, math=math,
                             inputs=inputs, evaluate=True)
-    q = Quantity(_fraction(checked.value), checked.unit)
+    q = Quantity(exact_number(checked.value), checked.unit)
     return q.to(checked.expect) if checked.expect is not None else q
 
 
@@ -276,7 +276,8 @@ def _exact(q: pint.Quantity, u: pint.Unit) -> sp.Expr:
     return sp.Rational(m.numerator, m.denominator)
 
 
-def _fraction(v: sp.Expr) -> Fraction | float:
+def exact_number(v: sp.Expr) -> Fraction | float:
+    """An exact value as a sheet's Value holds it: a Fraction where it is rational, else a float."""
     return Fraction(int(v.p), int(v.q)) if v.is_Rational else float(v)
 
 

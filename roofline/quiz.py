@@ -20,7 +20,6 @@ import random
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from fractions import Fraction
 from pathlib import Path
 from typing import TextIO
 
@@ -45,7 +44,7 @@ from derivations.sheet import (
     needed_steps,
     setup_of,
 )
-from roofline.formulas import CONVENTION_SYMBOLS, HARDWARE_SYMBOLS, SECOND_SYMBOLS
+from roofline.formulas import CONVENTION_SYMBOLS, HARDWARE_SYMBOLS, SECOND_SYMBOLS, exact_number
 from roofline.grader import context as sheet_context
 from specs.catalog import hardware_names, model_names
 from specs.errors import SpecError, suggest
@@ -241,17 +240,12 @@ def _fits(d: Derivation, ctx: Context, chip: str, model: str, weights: str | Non
     return not isinstance(v, Missing) and v <= 1
 
 
-def _number(v: sp.Expr) -> Fraction | float:
-    """An exact value as a sheet's Value holds it: a Fraction where it is rational, else a float."""
-    return Fraction(int(v.p), int(v.q)) if v.is_Rational else float(v)
-
-
 def _value(d: Derivation, name: str, v: sp.Expr | Missing, display: bool = True) -> Value:
     unit = d.blueprint.symbol(name).unit
     shown = d.display_units.get(name) if display else None
     if isinstance(v, Missing):
         return Value(None, unit, shown, v)
-    return Value(_number(v), unit, shown)
+    return Value(exact_number(v), unit, shown)
 
 
 def _solve(d: Derivation, ctx: Context, asked: Sequence[str], number: int, mentions: tuple[str, ...],
@@ -267,7 +261,7 @@ def _solve(d: Derivation, ctx: Context, asked: Sequence[str], number: int, menti
     bound_values = input_values(d, ctx)
     symbol_values = {**bound_values, **{sp.Symbol(n, positive=True): v for n, v in results.items()}}
     base = solved.input_values(bp, setup_of(d, ctx), plan_of(d).inputs, defaults_of(d))
-    structural, _ = solved.structure(bp, bindings(), base)
+    structural = solved.structure(bp, bindings(), base)
     not_here = frozenset(n for n, v in results.items() if isinstance(v, Missing) and v.kind == "n/a")
     same = {n: i for n, i in identities(d, structural, not_here).items() if not i.nan or isinstance(results[n], Missing)}
 

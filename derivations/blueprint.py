@@ -19,6 +19,8 @@ from fractions import Fraction
 from functools import cached_property
 from typing import Any
 
+from specs.literal import MAX_MAGNITUDE
+
 #: The domains an input can declare, and how each is said in an error line.
 DOMAINS = {
     "positive": "a positive quantity",
@@ -32,8 +34,6 @@ DOMAINS = {
 BARE_NUMBER_UNITS = ("1", "token", "parameter", "token/s")
 #: No count input is physical beyond this (sequences, tokens, GPUs).
 MAX_COUNT = 10**9
-#: No other input is physical beyond this, in its own unit (a time per layer of 1e308 s would overflow every float after it).
-MAX_MAGNITUDE = 10**30
 
 
 def is_bare_number(text: str) -> bool:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from derivations.blueprint import Blueprint, Plot
+from derivations.blueprint import Blueprint, Plot, StepEntry
 
 _INLINE_MATH = re.compile(r"\$[^$]*\$")
 
@@ -49,10 +49,10 @@ def plain(text: str) -> str:
 
 def name(d: Blueprint, p: Plot, step: str) -> str:
     """What a figure calls a step: the plot's label for it, else the step's title."""
-    return p.label(step) or step_title(d, step)
+    return p.label(step) or step_title(d.step(step))
 
 
-def step_title(d: Blueprint, step: str) -> str:
-    s = d.step(step)
-    text = s.title or s.meaning or s.name
+def step_title(step: StepEntry) -> str:
+    """The step's heading in words: its title, else its meaning, else its name."""
+    text = step.title or step.meaning or step.name
     return text[:1].upper() + text[1:]

@@ -10,13 +10,13 @@ stored forms without sympy. Renderers read a sheet's formulas only from here (`o
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from renderers.printed import Printed
 
 #: bump when the forms' shape or the printer changes (part of the compiled form's cache key)
-VERSION = 1
+VERSION = 2
 
 
 @dataclass(frozen=True)
@@ -31,33 +31,26 @@ class StepForm:
     latex: str
     #: the formula as plain text (JSON's `expr`)
     text: str
-    #: the symbols the printed formula holds (a formula of none prints no numbers line)
-    free: tuple[str, ...]
     #: the spec-bound and input symbols the step shows where it is printed (the given table lists these)
     used: tuple[str, ...]
     #: the symbols inside a floor or ceiling (their numbers print with more figures), and the word for it
     rounded: tuple[str, ...]
     rounding: str
-    #: whether the formula is a case split
-    piecewise: bool
     #: an At step's head (the step it evaluates, primed where it reads the second chip or model), and each replacement
     #: it prints: (the replaced symbol's LaTeX, its value with a slot per symbol)
     at_head: str = ""
     at_where: tuple[tuple[str, Printed], ...] = ()
-    #: an At step's replacements as a family's table labels its row
-    family: str = ""
 
     def to_json(self) -> dict[str, Any]:
         return {"formula": self.formula.to_json(), "numbers": self.numbers.to_json(), "latex": self.latex, "text": self.text,
-                "free": list(self.free), "used": list(self.used), "rounded": list(self.rounded), "rounding": self.rounding,
-                "piecewise": self.piecewise, "at_head": self.at_head, "at_where": [[k, v.to_json()] for k, v in self.at_where],
-                "family": self.family}
+                "used": list(self.used), "rounded": list(self.rounded), "rounding": self.rounding, "at_head": self.at_head,
+                "at_where": [[k, v.to_json()] for k, v in self.at_where]}
 
     @classmethod
     def from_json(cls, data: Any) -> StepForm:
         return cls(Printed.from_json(data["formula"]), Printed.from_json(data["numbers"]), _text(data["latex"]), _text(data["text"]),
-                   _names(data["free"]), _names(data["used"]), _names(data["rounded"]), _text(data["rounding"]), bool(data["piecewise"]),
-                   _text(data["at_head"]), tuple((_text(k), Printed.from_json(v)) for k, v in data["at_where"]), _text(data["family"]))
+                   _names(data["used"]), _names(data["rounded"]), _text(data["rounding"]), _text(data["at_head"]),
+                   tuple((_text(k), Printed.from_json(v)) for k, v in data["at_where"]))
 
 
 @dataclass(frozen=True)
@@ -118,9 +111,10 @@ def _make(d: Any) -> Forms:
 
     from derivations import glossary as gl
     from derivations.engine import UNIT_MARKERS, At, Solve
-    from renderers.printer import latex_math, printed, term_ranks
+    from renderers.printer import printed, term_ranks
 
     names = dict(d.symbols.latex_names())
+    by_name = {k.name: v for k, v in names.items()}
     ranks = term_ranks(list(names), set(d.expanded))
     twins = {**gl.SECOND_CHIP, **gl.SECOND_MODEL}
     markers = {u: sp.S.One for u in UNIT_MARKERS}
@@ -131,37 +125,34 @@ def _make(d: Any) -> Forms:
         floors, ceilings = rounded_expr.atoms(sp.floor), rounded_expr.atoms(sp.ceiling)
         rounding = "floor" if floors and not ceilings else "ceiling" if not floors else "floor and ceiling"
         rounded = {x.name for f in (*floors, *ceilings) for x in f.free_symbols}
-        at_head, at_where, family = "", (), ""
-        if isinstance(s, At):
+        if isinstance(s, At):  # printed as the step it evaluates and its replacements, never as its expansion
             primed = any(twins.get(k) == v for k, v in s.where)
             head = names[sp.Symbol(s.of, positive=True)]
             at_head = "{" + head + "}'" if primed else head
             at_where = tuple((names[k], printed(v.xreplace(markers), ranks=ranks)) for k, v in s.where if twins.get(k) != v)
-            family = r",\ ".join(f"{names[k]} = {latex_math(v, names)}" for k, v in s.where if twins.get(k) != v)
             used = {x for _, v in s.where for x in v.free_symbols} | (s.expr.free_symbols & set(twins.values()))
-            text = _at_text(s, twins)
-        else:
-            used = set(shown.free_symbols)
-            text = _plain(s.expr)
-        if isinstance(s, At):  # printed as the step it evaluates and its replacements, never as its expansion
             formula = numbers = Printed(())
-            free: tuple[str, ...] = ()
+            latex, text = "", _at_text(s, twins)  # filled below, from the form: at_latex
         else:
+            at_head, at_where = "", ()
+            used = set(shown.free_symbols)
             formula, numbers = printed(shown, names, ranks, dots=False), printed(shown, ranks=ranks)
-            free = tuple(sorted(x.name for x in shown.free_symbols))
-        form = StepForm(formula=formula, numbers=numbers, latex=formula.fill({}), text=text, free=free,
-                        used=tuple(sorted(x.name for x in used - set(UNIT_MARKERS))), rounded=tuple(sorted(rounded)), rounding=rounding,
-                        piecewise=isinstance(shown, sp.Piecewise), at_head=at_head, at_where=at_where, family=family)
-        if isinstance(s, At):
-            form = StepForm(**{**form.__dict__, "latex": at_latex(form, {k.name: v for k, v in names.items()})})
-        out[s.name] = form
+            latex, text = formula.fill({}), _plain(s.expr)
+        form = StepForm(formula=formula, numbers=numbers, latex=latex, text=text, used=tuple(sorted(x.name for x in used - set(UNIT_MARKERS))),
+                        rounded=tuple(sorted(rounded)), rounding=rounding, at_head=at_head, at_where=at_where)
+        out[s.name] = replace(form, latex=at_latex(form, by_name)) if isinstance(s, At) else form
     return Forms(out)
 
 
 def at_latex(form: StepForm, names: Mapping[str, str]) -> str:
     """An At step as `t_step|_{q = k + 1}`, its replacements filled from `names` (symbol names or numbers)."""
-    subs = [f"{k} = {v.fill(names)}" for k, v in form.at_where]
-    return form.at_head + (r"\big|_{" + r",\ ".join(subs) + "}" if subs else "")
+    subs = at_replacements(form, names)
+    return form.at_head + (r"\big|_{" + subs + "}" if subs else "")
+
+
+def at_replacements(form: StepForm, names: Mapping[str, str]) -> str:
+    """An At step's replacements, `q = k + 1`, filled from `names`: how a family's table labels its row."""
+    return r",\ ".join(f"{k} = {v.fill(names)}" for k, v in form.at_where)
 
 
 def _plain(expr: Any) -> str:

@@ -17,8 +17,9 @@ from renderers.view import step_title
 from units import light
 
 #: A product of power and time reads as energy.
-_ENERGY = {"watt": 1, "second": 1}
-_JOULE = light.unit("J") / light.unit("W*s")
+_WATT_SECOND = light.unit("W*s")
+_ENERGY = dict(_WATT_SECOND.items)
+_JOULE = light.unit("J") / _WATT_SECOND
 
 
 def si_unit_text(v: Value) -> str:

@@ -361,7 +361,7 @@ _CONNECTIVES = {"when", "of", "at", "per", "in", "for", "the", "a", "an", "with"
 def _shared_name(d: Derivation, names: Sequence[str], u: pint.Unit) -> str:
     """What several curves have in common, for their axis: the words their step titles start with ("Speedup" of "Speedup when
     compute-bound" and "Speedup when bandwidth-bound"), else the kind of quantity their unit measures."""
-    titles = [_step_title(d, n).split() for n in names]
+    titles = [_step_title(d.step(n)).split() for n in names]
     common = []
     for words in zip(*titles, strict=False):
         if len({w.lower() for w in words}) != 1 or "$" in words[0]:
@@ -688,7 +688,7 @@ def _heatmap(sheet: Sheet, p: Plot, resolve: Resolver) -> tuple[Panel, ...]:
     of = d.step(p.y[0])
     base = of.of if isinstance(of, At) else of.name
     return (Panel(sheet.context_label, xlabel, _heat_rows_label(d, table), "", cells=tuple(cells), cell_text=tuple(texts), rows=tuple(rows),
-                  columns=columns, colorbar=f"{_mathtext(_step_title(d, base), d)} {_symbol(d, base)}",
+                  columns=columns, colorbar=f"{_mathtext(_step_title(d.step(base)), d)} {_symbol(d, base)}",
                   units=("", unit_text(d.symbols[base].unit))),)
 
 

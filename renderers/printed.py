@@ -6,8 +6,7 @@ exception: a symbol raised to a power, whose printed form decides the brackets a
 strings per use: the symbol names for the formula line, the numbers with their units for the numbers line. A power of
 a symbol stays a slot of its own that brackets its base exactly as the printer would (`_power`).
 
-`Printed.lines` breaks a long sum after a term and a wide case split a case a line, as `renderers.printer.latex_lines`
-specifies; the widths are `math_width`'s estimate of the filled text. Everything here is plain data and plain Python:
+`Printed.lines` breaks a long sum after a term and a wide case split a case a line; the widths are `math_width`'s estimate of the filled text. Everything here is plain data and plain Python:
 a `Printed` is stored in the compiled form of a sheet (roofline.compiled) and filled on the light path, where neither
 sympy nor pint is imported.
 """
@@ -39,7 +38,7 @@ class Printed:
 
     `whole` is the formula on one line. `terms` (a sum) is each term with its sign ("", "+ ", "- "), in print order;
     `cases` (a case split) is each case as (value, condition), the condition already "\\text{if } ..." or
-    "\\text{otherwise}". `lines` breaks the formula from them exactly as `renderers.printer.latex_lines` specifies.
+    "\\text{otherwise}". `lines` breaks the formula from them.
     """
 
     whole: Pieces

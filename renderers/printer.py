@@ -1,7 +1,7 @@
 """sympy's LaTeX printer as the sheets use it, and the printed form (`renderers.printed.Printed`) it makes of a formula.
 
 Every formula a renderer shows goes through `printed`: the expression printed once with a slot for each symbol, then
-filled with the names or numbers of the use at hand (`latex_math`, `latex_lines`). The slots change nothing: a filled
+filled with the names or numbers of the use at hand (`latex_math`; `Printed.lines` for a formula too wide for a line). The slots change nothing: a filled
 form is exactly what sympy prints with those names (tests/renderers/test_printed.py checks it for every step of every
 sheet), and it lets the light path (roofline.compiled) print a sheet from stored forms without importing sympy.
 """
@@ -15,7 +15,7 @@ from functools import lru_cache
 import sympy as sp
 from sympy.printing.latex import LatexPrinter
 
-from renderers.printed import LINE_WIDTH, Piece, Pieces, Printed
+from renderers.printed import Piece, Pieces, Printed
 
 
 class _Printer(LatexPrinter):
@@ -199,16 +199,6 @@ def latex_math(expr: sp.Expr, names: Mapping[sp.Symbol, str] | Mapping[str, str]
     as a textbook writes them ($2 \\kappa P$), a dot only between two numbers.
     """
     return printed(expr, names, ranks, dots).fill(slot_names(expr, names))
-
-
-def latex_lines(expr: sp.Expr, names: Mapping[sp.Symbol, str] | Mapping[str, str], ranks: Mapping[sp.Symbol, int] | None = None,
-                dots: bool = True, width: float = LINE_WIDTH) -> list[str]:
-    """`expr` as one line of LaTeX, or, when a sum is wider than `width`, as several: each after the first starts with + or -.
-
-    A wider case split (a closed form over a window, min(T, W)) is printed a case at a time, its value on one line and its
-    condition on the next: `value`, `if condition`, then `or value`, `if condition`, ..., `or value`, `otherwise`.
-    """
-    return printed(expr, names, ranks, dots).lines(slot_names(expr, names), width)
 
 
 def term_ranks(symbols: Sequence[sp.Symbol], steps: Collection[str]) -> dict[sp.Symbol, int]:

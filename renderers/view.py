@@ -37,7 +37,8 @@ from derivations.numeric import Missing
 from derivations.solved import Sheet, SolvedStep, SolvedTable, Value
 from renderers import forms as printed_forms
 from renderers.figure_refs import refs as plot_refs
-from renderers.forms import Forms, StepForm, at_latex
+from renderers.figure_refs import step_title
+from renderers.forms import Forms, StepForm, at_latex, at_replacements
 from renderers.numbers import Number, Shown, display, float_whole, is_whole, number_text, whole_count
 from renderers.printed import MAX_LINE_WIDTH, math_width, number_latex
 from renderers.targets import Target
@@ -140,7 +141,7 @@ def equation(step: SolvedStep, form: StepForm, names: Mapping[str, str], target:
     result = target.quantity_math(shown(step.value))
     if at:
         substituted = [at_latex(form, numbers)]
-    elif form.free and not (form.piecewise and len(rows) > 1):
+    elif form.numbers.symbols and not (form.formula.cases and len(rows) > 1):
         # a case split printed a case a line reads its value in the case that applies: no numbers line of every case
         substituted = form.numbers.lines(numbers)
     else:
@@ -215,12 +216,6 @@ def step_lines(step: SolvedStep, form: StepForm, names: Mapping[str, str], targe
             lines[-1] += " " + row["math"]
     lines[0] = f"{lhs} = {lines[0]}"
     return step_lead(step, form, names, target), lines
-
-
-def step_title(step: StepEntry) -> str:
-    """The step's heading in words: its title, else its meaning, else its name."""
-    text = step.title or step.meaning or step.name
-    return text[:1].upper() + text[1:]
 
 
 def _why(step: StepEntry) -> str:
@@ -463,7 +458,7 @@ def _appendix_steps(sheet: Sheet, printed: Sequence[SolvedStep], f: Forms, names
         if name in family_of:
             members = [by_name[n] for n in family_of[name]]
             done.update(family_of[name])
-            out.append(_family(members, len(out) + 1, f, target, p))
+            out.append(_family(members, len(out) + 1, f, names, target, p))
         elif name in argued:
             out.append({"kind": "ref", "name": name, "number": len(out) + 1, "title": p(step_title(st.step)),
                         "symbol": target.inline_math(st.latex), "argued": argued[name]})
@@ -475,7 +470,7 @@ def _appendix_steps(sheet: Sheet, printed: Sequence[SolvedStep], f: Forms, names
 _FUNCTION_WORDS = {"of", "at", "the", "a", "an", "for", "in", "with", "by", "on", "to", "per"}
 
 
-def _family(members: Sequence[SolvedStep], number: int, f: Forms, target: Target, p: Prose) -> dict[str, Any]:
+def _family(members: Sequence[SolvedStep], number: int, f: Forms, names: Mapping[str, str], target: Target, p: Prose) -> dict[str, Any]:
     """A family as one table: the part of the title they share, then one row per member (what varies, its formula, its value)."""
     titles = [step_title(m.step).split() for m in members]
     common = 0
@@ -488,8 +483,8 @@ def _family(members: Sequence[SolvedStep], number: int, f: Forms, target: Target
     for m, words in zip(members, titles, strict=True):
         s = m.step
         form = f[s.name]
-        if s.kind == "at" and form.family:
-            label = target.inline_math(form.family)
+        if s.kind == "at" and form.at_where:
+            label = target.inline_math(at_replacements(form, names))
         else:
             rest = " ".join(words[common:]) or step_title(s)
             label = p(rest)

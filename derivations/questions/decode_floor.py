@@ -30,9 +30,9 @@ ceiling = Step("tokens_per_s_ceiling", gl.q / t_floor.s, "token/s",
                r"One step of $q$ tokens per sequence per floor time: the best a single stream can do.",
                latex=r"\tau_{\max}", title="Tokens per second ceiling")
 floor_layout = Step("t_floor_layout", pr.memory_time(sm.weights_gpu.s), "s",
-                    r"The floor of the layout at hand: every GPU streams its own weights ($W_{\mathrm{w,GPU}}$) at datasheet bandwidth, all "
-                    r"at once, with no cache or overhead. On one GPU it is $t_{\mathrm{floor}}$; on $\sym{n_tp}$ GPUs of one replica, "
-                    r"$t_{\mathrm{floor}}/\sym{n_tp}$.",
+                    r"The floor of the layout at hand: every GPU streams its own weights ($\sym{weight_bytes_gpu}$) at datasheet bandwidth, all "
+                    r"at once, with no cache or overhead. On one GPU it is $\sym{t_floor}$; on $\sym{n_tp}$ GPUs of one replica, "
+                    r"$\sym{t_floor}/\sym{n_tp}$.",
                     latex=r"t_{\mathrm{floor,GPU}}", title="The floor of this layout")
 over_floor = Step("step_over_floor", sm.t_step.s / floor_layout.s, "1",
                   "How far the modelled step sits above the floor of its own layout: the same weights on the same GPUs, streamed at "
@@ -172,7 +172,7 @@ DERIVATION = derivation(
         Table(r"Tensor parallelism (sheet model, $B = 8$)", tuple(
             Row("", set={"tp": str(n), "batch": "8"}) for n in (1, 2, 4, 8, 16)
         ), ("kv_bytes_per_token_gpu", "t_comm", "t_latency_allreduce", "t_latency_fixed", "t_floor_layout", "t_step", "memory_fraction"),
-            note=r"$t_{\mathrm{floor,GPU}}$ is the floor of the row's layout, each GPU streaming its share of the weights; $t_{\mathrm{step}}$ divides weights and FLOPs over the TP group, KV heads only while there are more of them than GPUs."),
+            note=r"$\sym{t_floor_layout}$ is the floor of the row's layout, each GPU streaming its share of the weights; $\sym{t_step}$ divides weights and FLOPs over the TP group, KV heads only while there are more of them than GPUs."),
         Table("MoE: the batch reads more than its top-k experts (Mixtral 8x7B, DeepSeek-V3)", (
             *(Row("", model="mixtral-8x7b", set={"batch": str(b)}) for b in (1, 8, 64)),
             *(Row("", model="deepseek-v3", set={"tp": "8", "batch": str(b)}) for b in (1, 64)),

@@ -90,11 +90,10 @@ def test_pick_takes_the_value_at_the_argmax_in_both_codes():
 def test_every_shipped_plan_reads_back_model_limits_signed_steps_included():
     """Regression: a signed step with a reason (model-limits' prediction error, rule "finite_named") made Plan.from_json refuse
     the plan, so it was never read back from the cache (and the light path could not print the sheet)."""
-    from derivations import registry
-
-    for d in registry.DERIVATIONS:
+    for d in DERIVATIONS:
         plan = make_plan(d)
         back = Plan.from_json(json.loads(json.dumps(plan.to_json())))
+        assert back.to_json() == plan.to_json(), d.slug
         assert [s.rule for s in back.steps] == [s.rule for s in plan.steps], d.slug
 
 

@@ -46,8 +46,8 @@ def derive_args(fmt: str = "json") -> list[str]:
     return [*DERIVE_ARGS[:-1], fmt, "--set", f"batch={next(_BATCHES)}"]
 
 
-#: the environment of every child: the bytecode cache on unless --no-bytecode (main sets it)
-BASE_ENV: dict[str, str] = {}
+#: the environment of every child: this one with Python's bytecode cache on, as a user's machine has it
+BASE_ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 
 
 def run_once(argv: Sequence[str], env: dict[str, str], cwd: Path = ROOT) -> tuple[float, float]:
@@ -79,8 +79,6 @@ def main() -> int:
                     "command (pytest -n auto -m 'slow or not slow')")
     ap.add_argument("--out", help="also write the table to this Markdown file")
     args = ap.parse_args()
-    BASE_ENV.update(os.environ)
-    BASE_ENV.pop("PYTHONDONTWRITEBYTECODE", None)
     n = max(1, args.runs)
     py = sys.executable
     trees = [("", ROOT)] + ([(" (before)", Path(args.baseline).resolve())] if args.baseline else [])

@@ -2,7 +2,7 @@
 
 Only the errors are imported with the package: the pint half (`ureg`,
 `unit`, ...) is imported on first use, so that the errors alone (and a
-`roofline derive` answered from the derive cache) never import pint; the
+`roofline derive` answered by the light path, roofline.compiled) never import pint; the
 sympy half (`check_unit`, `infer_unit`) likewise, so that code needing only
 pint (loading a spec, `roofline show`) never imports sympy.
 """

@@ -19,9 +19,10 @@ Grammar of a unit string: names (a unit's name, symbol or alias, optionally afte
 symbol or alias: "TB", "terabyte", "Tbyte", "µs", "us"; a unit's name or alias of two or more letters
 also in the plural with "s": "tokens", "mins"), "%", the number 1 and "dimensionless"; `*` and `/`
 (left to right, as in Python); `**N` or `^N` with a nonzero integer N, optionally signed and optionally
-in parentheses (`s**-1`, `s^(-1)`); parentheses. Spaces and tabs around these are ignored (other
+in parentheses (`s**-1`, `s^(-1)`), or a fraction of two whole numbers in parentheses (`s^(1/2)`, as pint's
+unit text writes a root); parentheses. Spaces and tabs around these are ignored (other
 whitespace, such as a line break, is refused); a space between two names (pint reads it as a product) is
-refused, as are chains of powers (`s**2**2`), fractional exponents, and other numbers than 1. The empty
+refused, as are chains of powers (`s**2**2`), a fraction outside parentheses, and other numbers than 1. The empty
 string and "1" are dimensionless.
 """
 

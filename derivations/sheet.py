@@ -264,7 +264,10 @@ def _plain_value(expr: sp.Expr, values: Mapping[sp.Symbol, sp.Expr | Missing]) -
         # the all-reduce on one GPU, does not need its link bandwidth)
         return gone[0]
     if not v.is_Rational and not v.is_Float:
-        v = sp.N(v, 40)  # never nsimplify: it would round 7.99999992 experts to 8
+        try:
+            v = sp.N(v, 40)  # never nsimplify: it would round 7.99999992 experts to 8
+        except ZeroDivisionError:  # a zero denominator that substitution left unevaluated (floor(1/2)**-3): sympy's 1/0
+            return sp.zoo
     return v
 
 

@@ -189,6 +189,16 @@ def test_the_property_generator_makes_files_that_render(tmp_path):
     assert "s0" in sheet.results and "none" not in api.render(sheet, "md").split("## Headline results")[1].split("\n\n")[1]
 
 
+@pytest.mark.parametrize("formula", ["(floor(0.5))**-3", "(floor(x/6))**-3"])
+def test_a_zero_denominator_left_unevaluated_is_a_step_with_no_value(tmp_path, formula):
+    """A file the property above found in CI: floor(1/2)**-3 is 1/0, which sympy's substitution left unevaluated and its
+    40-digit evaluation raised as a ZeroDivisionError (a traceback). The step has no value here, and the sheet says why."""
+    path = tmp_path / "generated.toml"
+    path.write_text(_file([formula], ["1"], False))
+    sheet = api.derive(str(path))
+    assert sheet.results["s0"].missing and "zero denominator" in sheet.results["s0"].missing.reason
+    assert "s0 is undefined here (a zero denominator)" in api.render(sheet, "md")
+
 
 def test_a_step_in_a_root_of_a_unit_renders(tmp_path):
     """A file the property above found on a fresh clone: a step in s^(1/2) (a root of the input y, in s). The renderers read

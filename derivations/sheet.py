@@ -167,9 +167,11 @@ def evaluate_numbers(d: Derivation, ctx: Context, only: Sequence[str] | None = N
     return solved.evaluate_numbers(d.blueprint, plan_of(d), setup_of(d, ctx), defaults_of(d), only)
 
 
-def input_floats(d: Derivation, ctx: Context, names: frozenset[str]) -> dict[str, float | Missing]:
-    """Float values, in each symbol's declared unit, of the inputs and spec-bound symbols named (as `input_values`, in float64)."""
-    return {k: (v if isinstance(v, Missing) else float(v)) for k, v in solved.input_values(d.blueprint, setup_of(d, ctx), names, defaults_of(d)).items()}
+def input_floats(d: Derivation, ctx: Context, names: frozenset[str], layout: bool = True) -> dict[str, float | Missing]:
+    """Float values, in each symbol's declared unit, of the inputs and spec-bound symbols named (as `input_values`, in float64;
+    `layout=False`: the layout's inputs unchecked, see derivations.solved.input_values)."""
+    values = solved.input_values(d.blueprint, setup_of(d, ctx), names, defaults_of(d), layout)
+    return {k: (v if isinstance(v, Missing) else float(v)) for k, v in values.items()}
 
 
 class NumericMismatchError(RooflineError):

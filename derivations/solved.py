@@ -326,10 +326,11 @@ def input_magnitude(inp: InputEntry, s: Setup, defaults: Mapping[str, Fraction])
     return defaults[inp.name], False
 
 
-def input_values(bp: Blueprint, s: Setup, names: Sequence[str] | frozenset[str], defaults: Mapping[str, Fraction]
-                 ) -> dict[str, Fraction | Missing]:
+def input_values(bp: Blueprint, s: Setup, names: Sequence[str] | frozenset[str], defaults: Mapping[str, Fraction],
+                 layout: bool = True) -> dict[str, Fraction | Missing]:
     """The exact value, in each symbol's own unit, of the inputs and spec-bound symbols named; a layout that is no layout
-    of the model makes its inputs Missing, with the reason as the error (the sheet's own context raises it, a row shows n/a)."""
+    of the model makes its inputs Missing, with the reason as the error (the sheet's own context raises it, a row shows n/a).
+    `layout=False`: the layout's inputs as they are, unchecked (a sweep over the layout checks it point by point)."""
     by_symbol = {i.symbol: i for i in bp.inputs}
     values: dict[str, Fraction | Missing] = {}
     for name in names:
@@ -339,7 +340,7 @@ def input_values(bp: Blueprint, s: Setup, names: Sequence[str] | frozenset[str],
             continue
         m, _ = input_magnitude(inp, s, defaults)
         values[name] = m * _factor(inp.unit, bp.symbol(name).unit)
-    missing = _layout_missing(bp, s, [n for n in LAYOUT_INPUTS if n in values], defaults)
+    missing = _layout_missing(bp, s, [n for n in LAYOUT_INPUTS if n in values], defaults) if layout else None
     if missing is not None:
         for n in LAYOUT_INPUTS:
             if n in values:

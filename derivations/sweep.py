@@ -28,11 +28,12 @@ from fractions import Fraction
 
 import numpy as np
 
-from derivations.context import BARE_NUMBER_UNITS, Context, Input
+from derivations.context import BARE_NUMBER_UNITS, Context, Input, input_value
 from derivations.engine import Derivation, Solve, Step
 from derivations.numeric import ABSENT, out_of_range, plan_of
 from derivations.numeric import Plan as NumericPlan
 from derivations.sheet import VALUE_LIMIT, Missing, evaluate, input_floats
+from derivations.solved import LAYOUT_INPUTS, layout_problem
 from specs.errors import SpecError, suggest
 from specs.quantities import parse_quantity
 from units import RooflineError, unit_text
@@ -45,6 +46,8 @@ MAX_AXIS = 1_000_000
 BLOCK_POINTS = 65_536
 #: relative agreement required between the compiled and the exact evaluation at the checked points
 AGREEMENT = 1e-9
+#: the most distinct layouts (tp, dp, ep) one grid sweeps: each is checked against the exact evaluation at one point
+MAX_LAYOUTS = 1_024
 _LIMIT = float(VALUE_LIMIT)
 
 
@@ -246,6 +249,8 @@ class Plan:
     ops: tuple[_Op, ...]
     #: reason texts, indexed by the codes of every block evaluated so far (a block adds the reasons it meets)
     reasons: list[str] = field(default_factory=list)
+    #: the layout rules, checked point by point where the grid sweeps a layout input (None: the context's layout, checked once)
+    layout: _Layout | None = None
 
     @property
     def points(self) -> int:
@@ -270,6 +275,8 @@ class Plan:
         cols = np.unravel_index(index, shape) if self.axes else ()
         arrays: dict[str, np.ndarray] = {a.input.symbol.name: a.values[c] for a, c in zip(self.axes, cols, strict=True)}
         bad: dict[str, np.ndarray | None] = dict.fromkeys(arrays)  # None: no point has a reason
+        if self.layout is not None:
+            self.layout.apply(self.axes, cols, arrays, bad, n, self.reasons)
         for op in self.ops:
             _run_op(op, arrays, bad, n, self.reasons)
         why = bad[self.result]
@@ -295,10 +302,15 @@ def plan(d: Derivation, ctx: Context, result: str, axes: Sequence[Axis]) -> Plan
     check_points(grid_points(axes))
     numeric = plan_of(d)
     swept = {a.input.symbol.name for a in axes}
-    constants = {s: v for s, v in input_floats(d, ctx, numeric.reads([result])).items() if s not in swept}
+    reads = numeric.reads([result])
+    layout = _layout(d, ctx, axes, reads)
+    values = input_floats(d, ctx, reads, layout=layout is None)
+    constants = {s: v for s, v in values.items() if s not in swept and (layout is None or s not in layout.read)}
+    if layout is not None:
+        layout.fixed.update({s: float(values[s]) for s in layout.read if s not in swept})  # type: ignore[arg-type]
     steps = {st.name: st for st in d.steps}
     ops = tuple(_plan_step(numeric, steps[ps.name], constants, steps) for ps in numeric.subset([result]))
-    p = Plan(d, result, tuple(axes), ops)
+    p = Plan(d, result, tuple(axes), ops, layout=layout)
     _check_corners(d, ctx, p)
     return p
 
@@ -309,6 +321,83 @@ def sweep(d: Derivation, ctx: Context, result: str, axes: Sequence[Axis]) -> Swe
     values, reasons = p.evaluate(np.arange(p.points))
     shape = tuple(len(a.values) for a in axes)
     return Sweep(result, p.unit, tuple(axes), values.reshape(shape), reasons.reshape(shape), p.reason_texts, p.display_unit)
+
+
+@dataclass
+class _Layout:
+    """The layout rules (derivations.solved.layout_problem) over a grid that sweeps tp, dp or ep: as `derive` applies them to
+    one context, here to each point, so a point whose layout is none of the model's has no value, with derive's reason."""
+
+    model: str
+    experts: int | None
+    #: for tp, dp and ep: the position of its axis among the grid's, None where it is not swept
+    positions: tuple[int | None, ...]
+    #: for tp, dp and ep: its degree where it is not swept (the context's)
+    degrees: tuple[int, ...]
+    #: the layout symbols the result reads, each a varying value with the layout's reason where it has one
+    read: tuple[str, ...]
+    #: the value (in its symbol's unit) of each read layout symbol not swept
+    fixed: dict[str, float] = field(default_factory=dict)
+    #: reason code per layout already met (tp, dp, ep): -1 where it is one
+    seen: dict[tuple[int, ...], int] = field(default_factory=dict)
+
+    def at(self, axes: Sequence[Axis], cols: Sequence[np.ndarray], n: int) -> np.ndarray:
+        """The (tp, dp, ep) of each point, one row per point."""
+        columns = [np.full(n, d, dtype=np.int64) if k is None else np.rint(axes[k].values[cols[k]]).astype(np.int64)
+                   for k, d in zip(self.positions, self.degrees, strict=True)]
+        return np.stack(columns, axis=1)
+
+    def codes(self, layouts: np.ndarray, reasons: list[str]) -> np.ndarray:
+        """The reason code of each row of `layouts` (-1 where the layout is one of the model's)."""
+        distinct, inverse = np.unique(layouts, axis=0, return_inverse=True)
+        out = np.empty(len(distinct), dtype=int)
+        for i, row in enumerate(distinct.tolist()):
+            key = tuple(row)
+            if key not in self.seen:
+                problem = layout_problem(self.model, self.experts, *key)
+                self.seen[key] = -1 if problem is None else _reason(reasons, f"n/a: {problem[1]}")
+            out[i] = self.seen[key]
+        return out[inverse.reshape(-1)]
+
+    def apply(self, axes: Sequence[Axis], cols: Sequence[np.ndarray], arrays: dict[str, np.ndarray], bad: dict[str, np.ndarray | None],
+              n: int, reasons: list[str]) -> None:
+        """Each read layout symbol as a varying value, with the layout's reason at the points whose layout is none."""
+        codes = self.codes(self.at(axes, cols, n), reasons)
+        why = codes if (codes >= 0).any() else None
+        for s in self.read:
+            if s not in arrays:
+                arrays[s] = np.full(n, self.fixed[s])
+            bad[s] = why
+
+    def firsts(self, axes: Sequence[Axis]) -> list[int]:
+        """The flat index of the first grid point of each distinct layout the grid sweeps."""
+        swept = [k for k in self.positions if k is not None]
+        shape = tuple(len(a.values) for a in axes)
+        choices = [np.unique(axes[k].values, return_index=True)[1] for k in swept]
+        points = []
+        for combo in np.stack(np.meshgrid(*choices, indexing="ij"), axis=-1).reshape(-1, len(swept)).tolist():
+            index = [0] * len(axes)
+            for k, i in zip(swept, combo, strict=True):
+                index[k] = i
+            points.append(int(np.ravel_multi_index(index, shape)))
+        return points
+
+
+def _layout(d: Derivation, ctx: Context, axes: Sequence[Axis], reads: frozenset[str]) -> _Layout | None:
+    """The layout rules to check point by point: where the grid sweeps a layout input and the result reads dp or ep (as the
+    exact evaluation, tensor parallelism alone needs no check); None where the context's layout is checked once."""
+    position = {a.input.symbol.name: k for k, a in enumerate(axes)}
+    read = tuple(s for s in LAYOUT_INPUTS if s in reads)
+    if not set(position) & set(LAYOUT_INPUTS) or not {"n_dp", "n_ep"} & set(read):
+        return None
+    count = math.prod(len(np.unique(axes[position[s]].values)) for s in LAYOUT_INPUTS if s in position)
+    if count > MAX_LAYOUTS:
+        raise SpecError("--over", None, f"{count:,} distinct layouts (tp, dp, ep) in one grid; at most {MAX_LAYOUTS:,} "
+                        "(each is checked against the exact evaluation)")
+    by_symbol = {i.symbol.name: i for i in d.inputs}
+    degrees = tuple(int(input_value(by_symbol[s], ctx)[0].magnitude) if s in by_symbol else 1 for s in LAYOUT_INPUTS)
+    experts = ctx.model.moe.experts if ctx.model.moe else None
+    return _Layout(ctx.model.name, experts, tuple(position.get(s) for s in LAYOUT_INPUTS), degrees, read)
 
 
 def _reason(reasons: list[str], text: str) -> int:
@@ -487,12 +576,13 @@ def _far(value: np.ndarray, finite: np.ndarray) -> np.ndarray | None:
 
 
 def _check_corners(d: Derivation, ctx: Context, p: Plan) -> None:
-    """The first and last point of the grid, evaluated exactly, agree with the compiled values."""
+    """The first and last point of the grid, and the first point of each distinct layout it sweeps, evaluated exactly, agree
+    with the compiled values: a value where the exact evaluation has one, no value (with its reason) where it has none."""
     last = p.points - 1
-    corners = sorted({0, last})
-    values, _ = p.evaluate(np.array(corners))
+    corners = sorted({0, last, *(p.layout.firsts(p.axes) if p.layout is not None else ())})
+    values, codes = p.evaluate(np.array(corners))
     shape = tuple(len(a.values) for a in p.axes)
-    for flat, got in zip(corners, values.tolist(), strict=True):
+    for flat, got, code in zip(corners, values.tolist(), codes.tolist(), strict=True):
         index = np.unravel_index(flat, shape) if p.axes else ()
         # the point the compiled grid was evaluated at: each axis's float, read exactly as the decimal it prints as
         point = {a.input.name: a.input.value(float(a.values[i]), "--over") for a, i in zip(p.axes, index, strict=True)}
@@ -501,6 +591,8 @@ def _check_corners(d: Derivation, ctx: Context, p: Plan) -> None:
         if isinstance(exact, Missing):
             if not math.isnan(got):
                 raise SweepError(f"{d.slug}: sweep of {p.result} has a value at {where} where the exact evaluation has none ({exact.reason})")
+            if exact.kind == "n/a" and code >= 0 and p.reasons[code] != f"n/a: {exact.reason}":
+                raise SweepError(f"{d.slug}: sweep of {p.result} at {where} says {p.reasons[code]!r}, the exact evaluation {exact.reason!r}")
             continue
         want = float(exact)
         if math.isnan(got) or abs(got - want) > AGREEMENT * max(abs(want), 1e-300):

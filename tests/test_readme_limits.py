@@ -42,6 +42,7 @@ BOUNDS = [
     ("derivations.sweep.MAX_POINTS", sweep.MAX_POINTS, "10,000,000"),
     ("derivations.sweep.MAX_AXIS", sweep.MAX_AXIS, "1,000,000"),
     ("derivations.sweep.BLOCK_POINTS", sweep.BLOCK_POINTS, "65,536"),
+    ("derivations.sweep.MAX_LAYOUTS", sweep.MAX_LAYOUTS, "1,024 layouts"),
     ("derivations.cache.MAX_ENTRY_BYTES", cache.MAX_ENTRY_BYTES, "8 MiB"),
     ("derivations.exprjson.MAX_NODES", exprjson.MAX_NODES, "200,000 nodes"),
     ("`MAX_DIGITS`", exprjson.MAX_DIGITS, "numbers of 4,000 digits"),
@@ -57,7 +58,7 @@ VALUES = {
     "1e-300 to 1e300": 10**300, "2,000 characters": 2000, "500 nodes": 500, "50 levels": 50, "exponents up to 64": 64,
     "nested exponents up to 4,096": 4096, "400 characters": 400, "200 each": 200, "| 2,000 |": 2000, "250,000 terms": 250_000,
     "degree 4,096": 4096, "5 s of CPU time": 5, "2 GiB of memory": 2 * 2**30, "20 s of CPU time": 20, "120 s": 120,
-    "10,000,000": 10_000_000, "1,000,000": 1_000_000, "65,536": 65_536, "8 MiB": 8 * 2**20, "200,000 nodes": 200_000,
+    "10,000,000": 10_000_000, "1,000,000": 1_000_000, "65,536": 65_536, "1,024 layouts": 1024, "8 MiB": 8 * 2**20, "200,000 nodes": 200_000,
     "numbers of 4,000 digits": 4000, "0.1 ms to 60 s": Fraction(1, 10_000), "implied MBU at most 1": 1, "| 16 |": 16, "10,000": 10_000,
     "4 MiB": 4 * 2**20, "256 files": 256,
 }

@@ -38,6 +38,10 @@ ALLOWED_COMMANDS = frozenset({
 ALLOWED_CONTROL_SYMBOLS = frozenset({",", ";", "!", " ", "{", "}", "%"})
 _MATH_CHARS = re.compile(r"^[A-Za-z0-9 +\-*/=(),.:;<>|'!_^{}\[\]\\]*$")
 _COMMAND = re.compile(r"\\([A-Za-z]+|.)")
+#: One TeX token of prose math: a control word, a control symbol, or one character.
+_TOKEN = re.compile(r"\\[A-Za-z]+|\\.|.", re.DOTALL)
+#: TeX's caret notation: `^^5c` is a backslash, `^^M` a carriage return; two carets in a row spell a character by its code.
+CARETS = re.compile(r"\^(?=\^)")
 _SYM = re.compile(r"\\sym\{([A-Za-z][A-Za-z0-9_]*)\}")
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _LINK = re.compile(r"@([a-z0-9]+(?:-[a-z0-9]+)+)")
@@ -66,6 +70,9 @@ def check(text: str, symbols: Collection[str], steps: Collection[str], where: st
             continue
         if len(part) > MAX_MATH_LENGTH or not _MATH_CHARS.match(part):
             raise ProseError(f"{where}: math ${part[:40]}$ uses characters outside the prose-math whitelist")
+        if CARETS.search(part):
+            raise ProseError(f"{where}: math ${part[:40]}$ has ^^, TeX's notation for a character by its code (^^5c is a backslash); "
+                             "write one ^ and its superscript in braces, x^{2}")
         for cmd in _COMMAND.findall(part):
             if cmd not in ALLOWED_COMMANDS and cmd not in ALLOWED_CONTROL_SYMBOLS:
                 raise ProseError(f"{where}: math ${part[:40]}$ uses \\{cmd}, which prose math does not allow")
@@ -104,6 +111,22 @@ def text_groups(math: str) -> list[str]:
         out.append(math[begin:i - 1 if depth == 0 else i])
         start = math.find(_TEXT_COMMAND, i)
     return out
+
+
+def tokens(math: str) -> list[str]:
+    """The TeX tokens of a math insert: control words (`\\cdot`), control symbols (`\\,`) and single characters, in order."""
+    return _TOKEN.findall(math)
+
+
+def rebuild(math: str) -> str:
+    """Math rebuilt from its tokens, never copied: the same TeX for any insert `check` accepts, and no two carets in a row
+    (TeX's ^^ notation, which can spell a backslash) for any other: an empty group goes between them."""
+    out: list[str] = []
+    for t in tokens(math):
+        if t == "^" and out and out[-1] == "^":
+            out.append("{}{}")
+        out.append(t)
+    return "".join(out)
 
 
 def placeholders(text: str) -> list[str]:

@@ -311,7 +311,7 @@ def _unit(f: _Fields, text: str, path: str) -> Any:
 
 
 def _latex(f: _Fields, item: Mapping[str, Any], path: str) -> str | None:
-    """A symbol's LaTeX, in the prose-math whitelist (no \\input, no catcode tricks)."""
+    """A symbol's LaTeX, in the prose-math whitelist (no \\input, no catcode tricks, no ^^), rebuilt from its tokens."""
     if "latex" not in item:
         return None
     text = f.string(item, "latex", path=path, limit=100)
@@ -321,7 +321,7 @@ def _latex(f: _Fields, item: Mapping[str, Any], path: str) -> str | None:
         prose.check(f"${text}$", (), (), f"{path}.latex")
     except prose.ProseError as err:
         raise UserFileError(f.where, f"{path}.latex", str(err).split(": ", 1)[-1]) from None
-    return text
+    return prose.rebuild(text)
 
 
 def _prose_links(where: str, path: str, text: str) -> None:

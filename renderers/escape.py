@@ -72,6 +72,26 @@ def _latex(text: str) -> str:
     return "".join(out)
 
 
+#: TeX's caret notation (`^^5c` is a backslash, `^^J` a newline): a caret followed by another.
+_CARETS = re.compile(r"\^(?=\^)")
+
+
+def latex_math(math: str) -> str:
+    """Math for a `.tex` file, the one way every math span reaches LaTeX: the same TeX with no two carets in a row.
+
+    Two carets make TeX read the next characters as a character code (`^^5cinput` is `\\input`), so an empty group goes
+    between them (`^{}{}^`, which typesets as an empty superscript); every other character TeX could turn into a command
+    (`\\`, `{`, `}`, `$`, `&`, `#`, `%`, `~`, `_`) reaches math only from text that derivations.prose has checked.
+    `tex_document` applies the same rule to every value a LaTeX template writes.
+    """
+    return _CARETS.sub("^{}{}", math)
+
+
+def tex_document(value: object) -> str:
+    """Every value a LaTeX template writes (jinja's finalize), as the text it writes: no TeX caret notation (see `latex_math`)."""
+    return latex_math(value if isinstance(value, str) else str(value))
+
+
 def markdown(text: str) -> str:
     """Literal text for GitHub-flavoured Markdown (also safe inside table cells)."""
     text = text.replace("&", "&amp;").replace("<", "&lt;").replace("\r", " ").replace("\n", " ")

@@ -92,9 +92,10 @@ LATEX = Target(
     text=escape.latex,
     quantity_math=_tex_quantity,
     quantity_text=_tex_quantity,
-    inline_math=lambda m: f"${m}$",
+    inline_math=lambda m: f"${escape.latex_math(m)}$",
     code=escape.latex_code,
     unit=_tex_unit,
     link=lambda slug: escape.latex_code(slug),
     url=escape.latex_url,
+    math=escape.latex_math,
 )

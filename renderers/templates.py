@@ -6,6 +6,8 @@ from pathlib import Path
 
 import jinja2
 
+from renderers.escape import tex_document
+
 TEMPLATES = Path(__file__).with_name("templates")
 
 
@@ -35,6 +37,8 @@ LATEX_ENV = jinja2.Environment(
     line_statement_prefix=None,
     trim_blocks=True,
     lstrip_blocks=True,
+    # every value a .tex template writes: no TeX caret notation (^^5c is a backslash), whatever field it came from
+    finalize=tex_document,
 )
 LATEX_ENV.filters["align_first"] = _align_first
 MARKDOWN_ENV.filters["align_first"] = _align_first

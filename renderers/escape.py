@@ -102,14 +102,24 @@ def markdown(text: str) -> str:
 _MARKDOWN_MATH = {"<": r"\lt ", ">": r"\gt ", "|": r"\vert "}
 
 
+#: Link and image syntax a Markdown reader that does not render math would act on: `](` closes a link's or an image's text
+#: and opens its address (`[x](javascript:...)`, `![x](http://host/beacon.png)`); `://` and `www.` make a bare address an
+#: autolink (GitHub's extension).
+_MARKDOWN_MATH_LINKS = re.compile(r"\](?=\()|:(?=//)|(?i:w)(?=(?i:ww\.))")
+
+
 def markdown_math(latex: str) -> str:
     """Math for a `$...$` or `$$...$$` span of Markdown: the same TeX, with no character a Markdown or HTML parser reads as markup.
 
     `<` and `>` (which open an HTML tag when a renderer reads the page before its math) become `\\lt` and `\\gt`, and `|`
     (a table cell's border) `\\vert`; MathJax and KaTeX read all three. Text mode (`\\text{...}`) may hold none of them
-    (derivations.prose refuses them there).
+    (derivations.prose refuses them there). A viewer that shows `$...$` as text would still read link and image syntax
+    in it: an empty group `{}` goes between `]` and `(`, between `:` and `//` and after the first `w` of `www.` (TeX
+    typesets `]{}(` as `](`), so
+    `$[x](javascript:alert(1))$` and `$![x](http://host/beacon.png)$` are never a link or an image.
     """
-    return "".join(_MARKDOWN_MATH.get(ch, ch) for ch in latex)
+    text = "".join(_MARKDOWN_MATH.get(ch, ch) for ch in latex)
+    return _MARKDOWN_MATH_LINKS.sub(lambda m: m.group(0) + "{}", text)
 
 
 #: A web address the outputs may link as it is: RFC 3986's characters, none of which a LaTeX `\url`, a Markdown autolink or

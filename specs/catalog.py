@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import stat
 import tomllib
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +22,11 @@ SHOWN_PATH_LIMIT = 100
 #: The deepest nesting of arrays and tables (objects) a spec, measurement or derivation file may have; the shipped ones
 #: reach 4 (a derivation file's tables[].rows[].set). Deeper is refused before anything walks the data.
 MAX_NESTING = 32
+#: The most digits an integer in a spec, measurement, profile or derivation file may have. Python refuses to turn a longer
+#: decimal literal into an int (4,300 digits), and converting one costs time that grows with its square; every value roofline
+#: reads lies below 1e30. Checked before the literal is converted (JSON) or where the parser stops on it (TOML).
+MAX_INT_DIGITS = 4_000
+_INT_LIMIT = 10**MAX_INT_DIGITS
 
 
 def hardware_names() -> list[str]:
@@ -118,26 +125,98 @@ def _nesting_error(where: str | Path, error: type[SpecError]) -> SpecError:
 
 
 def parse_toml(text: str, where: str | Path, error: type[SpecError] = SpecError, syntax: str = "expected valid TOML, found a syntax error ({})") -> dict[str, Any]:
-    """A TOML document as a table; a syntax error or nesting deeper than MAX_NESTING is one line (`syntax` says the first)."""
+    """A TOML document as a table; a syntax error, nesting deeper than MAX_NESTING or an integer of more than MAX_INT_DIGITS
+    digits is one line (`syntax` says the first)."""
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as err:
         raise error(shown_path(where), None, syntax.format(str(err)[:120])) from None
     except RecursionError:
         raise _nesting_error(where, error) from None
+    except ValueError:  # an integer literal longer than Python converts (tomllib calls int() on it as it reads it)
+        field, digits = _long_toml_integer(text)
+        raise _digits_error(where, error, field, digits) from None
     if nesting_depth(data) > MAX_NESTING:
         raise _nesting_error(where, error)
+    _check_integers(data, where, error)
     return data
 
 
+class _LongInteger:
+    """A JSON integer literal of more than MAX_INT_DIGITS digits, left unconverted (found and refused after the parse)."""
+
+    def __init__(self, digits: int) -> None:
+        self.digits = digits
+
+
+def _json_int(text: str) -> int | _LongInteger:
+    digits = len(text.lstrip("-"))
+    return _LongInteger(digits) if digits > MAX_INT_DIGITS else int(text)
+
+
 def parse_json(text: str, where: str | Path, error: type[SpecError] = SpecError) -> Any:
-    """A JSON document; a syntax error or nesting deeper than MAX_NESTING is one line."""
+    """A JSON document; a syntax error, nesting deeper than MAX_NESTING or an integer of more than MAX_INT_DIGITS digits
+    (never converted) is one line."""
     try:
-        data = json.loads(text)
+        data = json.loads(text, parse_int=_json_int)
     except json.JSONDecodeError as err:
         raise error(shown_path(where), None, f"expected valid JSON, found a syntax error at line {err.lineno} column {err.colno} ({err.msg})") from None
     except RecursionError:
         raise _nesting_error(where, error) from None
     if nesting_depth(data) > MAX_NESTING:
         raise _nesting_error(where, error)
+    _check_integers(data, where, error)
     return data
+
+
+def _digits_error(where: str | Path, error: type[SpecError], field: str | None, digits: int | None) -> SpecError:
+    found = f"an integer of {digits:,} digits" if digits else "a longer one"
+    return error(shown_path(where), field, f"expected at most {MAX_INT_DIGITS:,} digits in an integer (every value lies below 1e30), found {found}")
+
+
+def _scalars(data: object) -> Iterator[tuple[object, str]]:
+    """Every scalar in parsed JSON or TOML with its field (dotted keys, [index] for a list's items), in document order."""
+    stack: list[tuple[object, str]] = [(data, "")]
+    while stack:
+        value, path = stack.pop()
+        if isinstance(value, dict):
+            stack.extend((v, f"{path}.{k}" if path else str(k)) for k, v in reversed(value.items()))
+        elif isinstance(value, list):
+            stack.extend((v, f"{path}[{i}]") for i, v in reversed(list(enumerate(value))))
+        else:
+            yield value, text_rule.escaped(path[:80], keep="")
+
+
+def _check_integers(data: object, where: str | Path, error: type[SpecError]) -> None:
+    """Refuse an integer of more than MAX_INT_DIGITS digits anywhere in `data` (a JSON literal left unconverted, a TOML hex,
+    octal or binary literal), naming its field."""
+    for value, path in _scalars(data):
+        if isinstance(value, _LongInteger):
+            raise _digits_error(where, error, path or None, value.digits)
+        if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= _INT_LIMIT:
+            raise _digits_error(where, error, path or None, int(abs(value).bit_length() * 0.30103) + 1)
+
+
+_LONG_DIGITS = re.compile(rf"[0-9][0-9_]{{{MAX_INT_DIGITS},}}")
+#: What the too-long TOML literals are read as to find their field: the k-th is _MARK + k, integers no file is likely to hold.
+_MARK = 8_675_309_123_456_789_017_000_000
+
+
+def _long_toml_integer(text: str) -> tuple[str | None, int | None]:
+    """The field (dotted, as `_check_integers` names it) and digit count of the first integer literal of more than
+    MAX_INT_DIGITS digits in a TOML text: what tomllib could not convert. The text is read again with every run of that many
+    digits replaced by a mark (one inside a string stays text), and the first mark read as an integer is the literal."""
+    runs: list[int] = []
+
+    def mark(m: re.Match[str]) -> str:
+        runs.append(len(m.group(0).replace("_", "")))
+        return str(_MARK + len(runs) - 1)
+
+    try:
+        data = tomllib.loads(_LONG_DIGITS.sub(mark, text))
+    except (ValueError, RecursionError):
+        return None, None
+    for value, path in _scalars(data):
+        if isinstance(value, int) and not isinstance(value, bool) and 0 <= abs(value) - _MARK < len(runs):
+            return path or None, runs[abs(value) - _MARK]
+    return None, None

@@ -20,6 +20,7 @@ BOUNDS = [
     ("specs.catalog.MAX_SPEC_BYTES", catalog.MAX_SPEC_BYTES, "1,000,000 bytes"),
     ("specs.derivation_files.MAX_DERIVATION_FILE_BYTES", derivation_files.MAX_DERIVATION_FILE_BYTES, "200,000 bytes"),
     ("specs.catalog.MAX_NESTING", catalog.MAX_NESTING, "32 levels"),
+    ("specs.catalog.MAX_INT_DIGITS", catalog.MAX_INT_DIGITS, "4,000 digits"),
     ("specs.quantities.MAX_MAGNITUDE", quantities.MAX_MAGNITUDE, "1e-30 to 1e30"),
     ("specs.models.MAX_DIMENSION", models.MAX_DIMENSION, "10^7"),
     ("derivations.context.MAX_COUNT", ctx.MAX_COUNT, "10^9"),
@@ -58,7 +59,7 @@ VALUES = {
     "1e-300 to 1e300": 10**300, "2,000 characters": 2000, "500 nodes": 500, "50 levels": 50, "exponents up to 64": 64,
     "nested exponents up to 4,096": 4096, "400 characters": 400, "200 each": 200, "| 2,000 |": 2000, "250,000 terms": 250_000,
     "degree 4,096": 4096, "5 s of CPU time": 5, "2 GiB of memory": 2 * 2**30, "20 s of CPU time": 20, "120 s": 120,
-    "10,000,000": 10_000_000, "1,000,000": 1_000_000, "65,536": 65_536, "1,024 layouts": 1024, "8 MiB": 8 * 2**20, "200,000 nodes": 200_000,
+    "10,000,000": 10_000_000, "1,000,000": 1_000_000, "65,536": 65_536, "1,024 layouts": 1024, "4,000 digits": 4000, "8 MiB": 8 * 2**20, "200,000 nodes": 200_000,
     "numbers of 4,000 digits": 4000, "0.1 ms to 60 s": Fraction(1, 10_000), "implied MBU at most 1": 1, "| 16 |": 16, "10,000": 10_000,
     "4 MiB": 4 * 2**20, "256 files": 256,
 }

@@ -73,13 +73,13 @@ def load_expr(k: str, fields: tuple[str, ...] = ()) -> tuple[sp.Basic, dict[str,
     """A closed form stored with `store_expr`, and its text fields; None for a miss (no entry, any shape or whitelist problem)."""
     from derivations import exprjson
 
-    value = load_json(k)
+    value = load_json(k, "solve")
     if not isinstance(value, dict) or set(value) != {"expr", *fields} or not all(isinstance(value[f], str) for f in fields):
         return None
     try:
         return exprjson.load(value["expr"]), {f: value[f] for f in fields}
-    except exprjson.RefusedError:
-        return None
+    except (exprjson.RefusedError, KeyError, TypeError, ValueError, IndexError, AttributeError, ArithmeticError, RecursionError):
+        return None  # any failure while reading an entry is a miss
 
 
 def store_expr(k: str, expr: sp.Basic, **fields: str) -> None:
@@ -90,7 +90,7 @@ def store_expr(k: str, expr: sp.Basic, **fields: str) -> None:
         doc = exprjson.dump(expr)
     except exprjson.RefusedError:
         return
-    store_json(k, {"expr": doc, **fields})
+    store_json(k, {"expr": doc, **fields}, "solve")
 
 
 __all__ = ["FOLDER_MODE", "FORMAT", "MAX_ENTRY_BYTES", "CacheWarning", "configured", "directory", "key", "load_bytes", "load_expr",

@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import math
 from typing import Any
 
 import mpmath
@@ -192,9 +193,12 @@ def _number(node: list[Any]) -> sp.Basic:
     if not all(c in "0123456789.-+e" for c in node[1]):
         raise RefusedError("Float: expected a decimal number")
     try:
-        return sp.Float(node[1], precision=node[2])
+        value = sp.Float(node[1], precision=node[2])
     except (ValueError, TypeError):
         raise RefusedError("Float: not a decimal number") from None
+    if not value.is_finite or not math.isfinite(float(value)):
+        raise RefusedError("Float: out of range (a float64 reads it as infinity)")
+    return value
 
 
 def _build(tag: str, node: list[Any], built: list[sp.Basic], i: int, functions: dict[str, type]) -> sp.Basic:

@@ -343,6 +343,8 @@ def _literal(node: list[Any]) -> tuple[str, float | int]:
         x = float(node[1])
     except (ValueError, TypeError, OverflowError, IndexError):
         raise PlanError(f"{tag}: not a number") from None
+    if math.isnan(x):
+        raise PlanError(f"{tag}: not a number (NaN)")
     return ("INF" if x > 0 else "(-INF)") if math.isinf(x) else repr(x), x
 
 
@@ -992,15 +994,16 @@ def plan_of(d: Derivation) -> Plan:
 
     k = plan_key(d)
     plan = None
-    data = cache.load_json(k)
+    data = cache.load_json(k, f"plan {d.slug}")
     if data is not None:
         try:
             plan = Plan.from_json(data)
-        except PlanError:
-            plan = None
+        except (PlanError, KeyError, TypeError, ValueError, IndexError, AttributeError, ArithmeticError, RecursionError, NameError,
+                SyntaxError):
+            plan = None  # any failure while reading an entry is a miss
     if plan is None:
         plan = make_plan(d)
-        cache.store_json(k, plan.to_json())
+        cache.store_json(k, plan.to_json(), f"plan {d.slug}")
     _PLANS[id(d)] = (d, plan)
     return plan
 

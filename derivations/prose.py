@@ -68,14 +68,9 @@ def check(text: str, symbols: Collection[str], steps: Collection[str], where: st
                 if name not in steps:
                     raise ProseError(f"{where}: prose refers to {{{name}}}, which is not a step")
             continue
-        if len(part) > MAX_MATH_LENGTH or not _MATH_CHARS.match(part):
+        if len(part) > MAX_MATH_LENGTH:
             raise ProseError(f"{where}: math ${part[:40]}$ uses characters outside the prose-math whitelist")
-        if CARETS.search(part):
-            raise ProseError(f"{where}: math ${part[:40]}$ has ^^, TeX's notation for a character by its code (^^5c is a backslash); "
-                             "write one ^ and its superscript in braces, x^{2}")
-        for cmd in _COMMAND.findall(part):
-            if cmd not in ALLOWED_COMMANDS and cmd not in ALLOWED_CONTROL_SYMBOLS:
-                raise ProseError(f"{where}: math ${part[:40]}$ uses \\{cmd}, which prose math does not allow")
+        check_math(part, where)
         for name in _SYM.findall(part):
             if name not in symbols:
                 raise ProseError(f"{where}: \\sym{{{name}}} is not a symbol of this sheet")
@@ -87,6 +82,43 @@ def check(text: str, symbols: Collection[str], steps: Collection[str], where: st
             if set(inside) & TEXT_MODE_REFUSED:
                 raise ProseError(f"{where}: math ${part[:40]}$ has < or > inside \\text{{...}}, where every output would print them as markup; "
                                  "write them in math, outside \\text")
+
+
+def check_math(part: str, where: str) -> None:
+    """Raise ProseError unless `part` (TeX math, without its `$`) keeps to the whitelist's characters and commands and has no
+    TeX caret notation: what every math insert of prose passes, and what math read back from the cache must pass."""
+    if not _MATH_CHARS.match(part):
+        raise ProseError(f"{where}: math ${part[:40]}$ uses characters outside the prose-math whitelist")
+    if CARETS.search(part):
+        raise ProseError(f"{where}: math ${part[:40]}$ has ^^, TeX's notation for a character by its code (^^5c is a backslash); "
+                         "write one ^ and its superscript in braces, x^{2}")
+    for cmd in _COMMAND.findall(part):
+        if cmd not in ALLOWED_COMMANDS and cmd not in ALLOWED_CONTROL_SYMBOLS:
+            raise ProseError(f"{where}: math ${part[:40]}$ uses \\{cmd}, which prose math does not allow")
+
+
+#: What printed formulas add to prose math (renderers.forms: sympy's LaTeX, aligned): `&`, a line break, `\\begin{cases}`,
+#: `\\end{cases}`, `\\big`, `\\wedge`. Their pieces are checked one by one (a piece need not balance its braces).
+_FORM_CHARS = re.compile(r"^[A-Za-z0-9 +\-*/=(),.:;<>|'!_^{}\[\]\\&]*$")
+FORM_COMMANDS = ALLOWED_COMMANDS | {"begin", "end", "big", "wedge", "\\"}
+_ENVIRONMENT = re.compile(r"\\(?:begin|end)(?!\{cases\})")
+
+
+def check_form(piece: str, where: str) -> None:
+    """Raise ProseError unless a piece of a printed formula read back from the cache keeps to prose math's whitelist and
+    what printed formulas add to it (`FORM_COMMANDS`; the only environment is `cases`), with no TeX caret notation."""
+    if not _FORM_CHARS.match(piece) or CARETS.search(piece) or _ENVIRONMENT.search(piece):
+        raise ProseError(f"{where}: a printed formula {piece[:40]!r} uses characters or commands outside the whitelist")
+    for cmd in _COMMAND.findall(piece):
+        if cmd not in FORM_COMMANDS and cmd not in ALLOWED_CONTROL_SYMBOLS:
+            raise ProseError(f"{where}: a printed formula {piece[:40]!r} uses \\{cmd}, which printed formulas do not")
+
+
+def check_prose_math(text: str, where: str) -> None:
+    """Raise ProseError unless every math insert of a prose string passes `check_math` (symbols and steps not looked up)."""
+    for kind, part in split(text):
+        if kind == "math":
+            check_math(part, where)
 
 
 #: Characters refused inside `\\text{...}`: in text mode no output can spell them as math (`\\lt`), and the site's

@@ -23,6 +23,15 @@ process could write to, so an entry is data, never code):
   symbolic link and without blocking (a FIFO is not waited on), must be owned
   by this user and at most `MAX_ENTRY_BYTES` long. Any error while reading or
   decoding an entry is a miss: the value is computed again.
+- Every entry names what it is for: its first line is a small JSON header with the
+  envelope's version (`ENVELOPE`), the entry's own key, what it holds (`what`: a
+  sheet's slug, a kind of entry) and the sha256 of the rest, and all four are
+  checked on read: an entry copied under another key, written by another
+  version or edited by hand is a miss. A JSON entry is then read as strictly as a
+  file (no NaN or Infinity, no integer of more than 4,000 digits, no string holding
+  a control character: specs.text), and its reader checks its shape and its values;
+  any error while reading one is a miss. (The digest catches an edit, not a
+  forger: the boundary is the folder's ownership rule above.)
 - Entries are written to a temporary file and renamed into place, so two
   processes racing on the same key both end with a whole entry; a write that
   fails leaves the cache as it was. An entry longer than `MAX_ENTRY_BYTES` is
@@ -34,6 +43,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import stat
 import tempfile
 import warnings
@@ -44,6 +54,10 @@ from typing import Any
 MAX_ENTRY_BYTES = 8 * 2**20
 #: Mode of the folders the cache creates: the user's only.
 FOLDER_MODE = 0o700
+#: The version of an entry's header (its first line); bump when the header or the payload's encoding changes.
+ENVELOPE = 1
+#: The most digits an integer in a JSON entry may have (as specs.catalog.MAX_INT_DIGITS for a file).
+MAX_INT_DIGITS = 4_000
 
 
 class CacheWarning(UserWarning):
@@ -186,33 +200,102 @@ def _write_entry(path: Path, data: bytes) -> None:
                 pass
 
 
-def load_bytes(k: str) -> bytes | None:
-    """The bytes stored under `k`, or None (no cache, no entry, or one that is not a plain file of ours)."""
+class _RefusedEntryError(ValueError):
+    """An entry that is not what its key names, or not data this code writes: a miss."""
+
+
+def _header(k: str, what: str, payload: bytes) -> bytes:
+    head = {"roofline-cache": ENVELOPE, "key": k, "what": what, "sha256": hashlib.sha256(payload).hexdigest()}
+    return json.dumps(head, separators=(",", ":"), ensure_ascii=True).encode("ascii") + b"\n"
+
+
+def _payload(k: str, what: str, data: bytes) -> bytes:
+    """The payload of an entry read under key `k` for `what`; _RefusedEntryError unless its header names exactly that, this envelope's
+    version and the payload's digest."""
+    head, sep, payload = data.partition(b"\n")
+    if not sep or len(head) > 1024:
+        raise _RefusedEntryError("no header")
+    header = json.loads(head.decode("ascii"))
+    if not isinstance(header, dict) or set(header) != {"roofline-cache", "key", "what", "sha256"}:
+        raise _RefusedEntryError("not a header")
+    if header["roofline-cache"] != ENVELOPE or header["key"] != k or header["what"] != what:
+        raise _RefusedEntryError("an entry for something else")
+    if header["sha256"] != hashlib.sha256(payload).hexdigest():
+        raise _RefusedEntryError("an entry changed since it was written")
+    return payload
+
+
+def _strict_int(text: str) -> int:
+    if len(text.lstrip("-")) > MAX_INT_DIGITS:
+        raise _RefusedEntryError("an integer too long")
+    return int(text)
+
+
+def _no_constant(name: str) -> Any:
+    raise _RefusedEntryError(f"{name} in an entry")
+
+
+#: A JSON escape that can spell a character specs.text refuses: \\uXXXX, \\r, \\b, \\f (an odd run of backslashes before it).
+_RISKY_ESCAPE = re.compile(rb"(?<!\\)(?:\\\\)*\\[ubfr]")
+
+
+def _checked_strings(payload: bytes, value: Any) -> Any:
+    """`value` (parsed from `payload`) when every string in it (keys included) passes the rule for text from a file
+    (specs.text); an ASCII payload with no escape that could spell a refused character needs no look at its strings."""
+    if payload.isascii() and _RISKY_ESCAPE.search(payload) is None:
+        return value
+    from specs.text import MULTI_LINE_ALLOWED, unsafe_character
+
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, str):
+            if unsafe_character(v, MULTI_LINE_ALLOWED) is not None:
+                raise _RefusedEntryError("a control character in an entry")
+        elif isinstance(v, dict):
+            stack.extend(v.keys())
+            stack.extend(v.values())
+        elif isinstance(v, list):
+            stack.extend(v)
+    return value
+
+
+def load_bytes(k: str, what: str = "") -> bytes | None:
+    """The bytes stored under `k` for `what`, or None (no cache, no entry, one that is not a plain file of ours, or one whose
+    header does not name this key, `what` and its payload's digest)."""
     path = _entry(k, ".bin")
-    return None if path is None else read_entry(path)
+    data = None if path is None else read_entry(path)
+    if data is None:
+        return None
+    try:
+        return _payload(k, what, data)
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        return None
 
 
-def store_bytes(k: str, data: bytes) -> None:
-    """Store `data` under `k` atomically; any failure leaves the cache as it was."""
+def store_bytes(k: str, data: bytes, what: str = "") -> None:
+    """Store `data` under `k` (for `what`) atomically; any failure leaves the cache as it was."""
     path = _entry(k, ".bin")
-    if path is not None and isinstance(data, bytes) and len(data) <= MAX_ENTRY_BYTES:
-        _write_entry(path, data)
+    if path is not None and isinstance(data, bytes) and len(data) <= MAX_ENTRY_BYTES - 1024:
+        _write_entry(path, _header(k, what, data) + data)
 
 
-def load_json(k: str) -> Any | None:
-    """The JSON value stored under `k`, or None (no entry, or one that is not valid JSON: a miss)."""
+def load_json(k: str, what: str = "") -> Any | None:
+    """The JSON value stored under `k` for `what`, or None: a miss for no entry and for any entry that is not what `k` names
+    (see the module docstring), not valid JSON, or holds NaN, an over-long integer or a control character."""
     path = _entry(k, ".json")
     data = None if path is None else read_entry(path)
     if data is None:
         return None
     try:
-        return json.loads(data.decode("utf-8"))
+        payload = _payload(k, what, data)
+        return _checked_strings(payload, json.loads(payload.decode("utf-8"), parse_int=_strict_int, parse_constant=_no_constant))
     except (ValueError, UnicodeDecodeError, RecursionError):
         return None
 
 
-def store_json(k: str, value: Any) -> None:
-    """Store a JSON value under `k` atomically; a value JSON cannot write, or any failure, leaves the cache as it was."""
+def store_json(k: str, value: Any, what: str = "") -> None:
+    """Store a JSON value under `k` (for `what`) atomically; a value JSON cannot write, or any failure, leaves the cache as it was."""
     path = _entry(k, ".json")
     if path is None:
         return
@@ -220,9 +303,9 @@ def store_json(k: str, value: Any) -> None:
         data = json.dumps(value, separators=(",", ":"), ensure_ascii=True, allow_nan=False).encode("ascii")
     except (TypeError, ValueError, RecursionError):
         return
-    if len(data) <= MAX_ENTRY_BYTES:
-        _write_entry(path, data)
+    if len(data) <= MAX_ENTRY_BYTES - 1024:
+        _write_entry(path, _header(k, what, data) + data)
 
 
-__all__ = ["FOLDER_MODE", "MAX_ENTRY_BYTES", "CacheWarning", "configured", "directory", "load_bytes", "load_json", "read_entry",
+__all__ = ["ENVELOPE", "FOLDER_MODE", "MAX_ENTRY_BYTES", "CacheWarning", "configured", "directory", "load_bytes", "load_json", "read_entry",
            "source_digest", "store_bytes", "store_json", "untrusted"]

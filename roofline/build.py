@@ -179,10 +179,10 @@ _SECONDS_KEY = ("build", "seconds per sheet")
 def _longest_first(slugs: list[str]) -> list[str]:
     """`slugs` by the seconds each took in the last build, longest first (so the last to start are short and the
     workers finish together); the registry's order where the cache has no figure."""
-    seconds = cache.load_json(cache.key(*_SECONDS_KEY))
+    seconds = cache.load_json(cache.key(*_SECONDS_KEY), "build seconds")
     if not isinstance(seconds, dict):
         return list(slugs)
-    known = {s: float(v) for s, v in seconds.items() if isinstance(v, int | float) and not isinstance(v, bool)}
+    known = {s: float(v) for s, v in seconds.items() if isinstance(v, float) and 0 <= v < 1e6}  # the cache's figures: a bad one is none
     return sorted(slugs, key=lambda s: -known.get(s, float("inf")))
 
 
@@ -201,7 +201,7 @@ def _derive_and_render_all(slugs: list[str], engine: str | None, pdf: bool, say:
             part, seconds[slug] = _derive_and_render(slug, slugs, engine, pdf)
             parts.append(part)
             say(f"[{i}/{len(slugs)}] derived and rendered {slug} (md, tex, json, plots, page)")
-        cache.store_json(cache.key(*_SECONDS_KEY), seconds)
+        cache.store_json(cache.key(*_SECONDS_KEY), seconds, "build seconds")
         return parts, api_reference()
     say(f"deriving and rendering {len(slugs)} sheets, {n} at a time")
     done: dict[str, dict[str, Any]] = {}
@@ -225,7 +225,7 @@ def _derive_and_render_all(slugs: list[str], engine: str | None, pdf: bool, say:
             raise
     if failures:
         raise failures[next(slug for slug in slugs if slug in failures)]
-    cache.store_json(cache.key(*_SECONDS_KEY), seconds)
+    cache.store_json(cache.key(*_SECONDS_KEY), seconds, "build seconds")
     return [done[slug] for slug in slugs], pages
 
 
@@ -658,7 +658,7 @@ def compile_pdfs(files: dict[str, str | bytes], progress: Progress | None = None
     for name, text in jobs:
         graphics = _graphics(name, text, files)
         k = pdf_key(name, text, graphics)
-        hit = cache.load_bytes(k)
+        hit = cache.load_bytes(k, "pdf")
         if hit is not None and hit.startswith(b"%PDF"):
             out[name[:-4] + ".pdf"] = hit
         else:
@@ -688,7 +688,7 @@ def compile_pdfs(files: dict[str, str | bytes], progress: Progress | None = None
                 say(f"[{done}/{len(todo)}] {name}: failed")
                 continue
             out[name[:-4] + ".pdf"] = result
-            cache.store_bytes(running[future], result)
+            cache.store_bytes(running[future], result, "pdf")
             say(f"[{done}/{len(todo)}] compiled {name[:-4]}.pdf")
     if failures:  # the first in the order the sheets were rendered (the registry's), as a build one at a time would stop
         raise failures[next(name for name in files if name in failures)]

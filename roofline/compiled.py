@@ -28,6 +28,7 @@ from __future__ import annotations
 import hashlib
 import importlib
 import json
+import math
 import os
 import sys
 import warnings
@@ -115,15 +116,29 @@ def _key(*parts: object) -> str:
     return hashlib.sha256(json.dumps(["compiled", base_key(), *parts], sort_keys=True, default=repr).encode()).hexdigest()
 
 
+def _what(parts: tuple[object, ...]) -> str:
+    """What an entry holds, as its header names it (derivations.store): the kind of entry and its sheet's slug (or kind of file)."""
+    return " ".join(["compiled", *(str(p) for p in parts[:2])])
+
+
+def _get(*parts: object) -> Any:
+    """The entry stored for `parts` (None: a miss, derivations.store)."""
+    return store.load_json(_key(*parts), _what(parts))
+
+
+def _put(value: Any, *parts: object) -> None:
+    store.store_json(_key(*parts), value, _what(parts))
+
+
 def _load(*parts: object) -> Any:
-    data = store.load_json(_key(*parts))
+    data = _get(*parts)
     if data is None:
         raise MissError(f"no stored {parts[0]}")
     return data
 
 
 def _stored(*parts: object) -> bool:
-    return store.load_json(_key(*parts)) is not None
+    return _get(*parts) is not None
 
 
 # --- plain data to JSON and back -------------------------------------------------------------------------------------
@@ -140,11 +155,28 @@ def _value_json(v: Fraction | Missing) -> Any:
     return _number(v)
 
 
+#: The magnitudes a stored number may have (the exact evaluation's range, derivations.sheet.VALUE_LIMIT), or zero.
+_SMALLEST, _LARGEST = Fraction(1, 10**300), Fraction(10**300)
+
+
+def _fraction(numerator: Any, denominator: Any) -> Fraction:
+    """A stored number, checked as a file's would be: whole parts, a positive denominator, zero or a magnitude from 1e-300
+    to 1e300; ValueError for anything else (a miss)."""
+    if not all(isinstance(x, int) and not isinstance(x, bool) for x in (numerator, denominator)) or denominator <= 0:
+        raise ValueError("not a stored number")
+    x = Fraction(numerator, denominator)
+    if x and not _SMALLEST <= abs(x) <= _LARGEST:
+        raise ValueError("a stored number out of range")
+    return x
+
+
 def _value(data: Any) -> Fraction | Missing:
     if isinstance(data, dict):
         err = data["error"]
         return Missing("n/a", str(data["na"]), None if err is None else SpecError(err[0], err[1], err[2]))
-    return Fraction(int(data[0]), int(data[1]))
+    if not isinstance(data, list) or len(data) != 2:
+        raise ValueError("not a stored number")
+    return _fraction(data[0], data[1])
 
 
 def _values(data: Mapping[str, Any]) -> dict[str, Fraction | Missing]:
@@ -169,7 +201,7 @@ def engine_json(e: Engine) -> dict[str, Any]:
 
 def engine(data: Mapping[str, Any]) -> Engine:
     return Engine(str(data["name"]), str(data["description"]), tuple((str(k), str(v)) for k, v in data["values"]),
-                  {str(k): Fraction(int(v[0]), int(v[1])) for k, v in data["parsed"].items()}, str(data["provenance"]), str(data["path"]))
+                  {str(k): _fraction(v[0], v[1]) for k, v in data["parsed"].items()}, str(data["provenance"]), str(data["path"]))
 
 
 def _identity_json(i: Identity) -> dict[str, Any]:
@@ -179,8 +211,14 @@ def _identity_json(i: Identity) -> dict[str, Any]:
 
 def _identity(data: Mapping[str, Any]) -> Identity:
     n = data["number"]
-    number = None if n is None else Fraction(int(n[0]), int(n[1])) if isinstance(n, list) else float(n)
+    number = None if n is None else _fraction(n[0], n[1]) if isinstance(n, list) else _finite(n)
     return Identity(str(data["symbol"]), number, bool(data["nan"]))
+
+
+def _finite(x: Any) -> float:
+    if isinstance(x, bool) or not isinstance(x, int | float) or not math.isfinite(x):
+        raise ValueError("not a stored number")
+    return float(x)
 
 
 def _signature(structural: Mapping[str, Fraction], not_here: frozenset[str]) -> list[Any]:
@@ -196,11 +234,13 @@ def forms(d: Any) -> Any:
     from renderers.forms import Forms, forms_of
 
     if store.directory() is not None:
-        data = store.load_json(_key("sheet", d.slug))
+        data = _get("sheet", d.slug)
         if isinstance(data, dict):
             try:
-                return Forms.from_json(data["forms"])
-            except (KeyError, ValueError):
+                stored = Forms.from_json(_checked_forms(data["forms"]))
+                if data["blueprint"]["slug"] == d.slug and set(stored.steps) == {s.name for s in d.steps}:
+                    return stored
+            except _READ_ERRORS:
                 pass
     return forms_of(d)
 
@@ -214,11 +254,11 @@ def identities(d: Any) -> Any:
 
     def stored_or_found(structural: Mapping[str, Fraction], not_here: frozenset[str]) -> Mapping[str, Identity]:
         if store.directory() is not None:
-            data = store.load_json(_key("identities", d.slug, _signature(structural, not_here)))
+            data = _get("identities", d.slug, _signature(structural, not_here))
             if isinstance(data, dict):
                 try:
                     return {str(k): _identity(v) for k, v in data.items()}
-                except (KeyError, TypeError, ValueError, IndexError):
+                except _READ_ERRORS:
                     pass
         return find(structural, not_here)
 
@@ -238,14 +278,14 @@ def remember(d: Any, ctx: Any = None) -> None:
     from renderers.forms import forms_of
 
     if not _stored("sheet", d.slug):
-        store.store_json(_key("sheet", d.slug), {"blueprint": d.blueprint.to_json(), "plan": plan_of(d).to_json(), "forms": forms_of(d).to_json(),
-                                                 "defaults": {k: _number(v) for k, v in defaults_of(d).items()}})
+        _put({"blueprint": d.blueprint.to_json(), "plan": plan_of(d).to_json(), "forms": forms_of(d).to_json(),
+              "defaults": {k: _number(v) for k, v in defaults_of(d).items()}}, "sheet", d.slug)
     for signature, found in identities_known(d):
-        k = _key("identities", d.slug, _signature(*signature))
-        if store.load_json(k) is None:
-            store.store_json(k, {n: _identity_json(i) for n, i in found.items()})
+        parts = ("identities", d.slug, _signature(*signature))
+        if not _stored(*parts):
+            _put({n: _identity_json(i) for n, i in found.items()}, *parts)
     if not _stored("catalog"):
-        store.store_json(_key("catalog"), catalog_json())
+        _put(catalog_json(), "catalog")
 
 
 def _remember_files(ctx: Any) -> None:
@@ -261,8 +301,9 @@ def _remember_files(ctx: Any) -> None:
         if Path(spec_obj.path).resolve().parent == (HARDWARE_DIR if hardware else MODELS_DIR).resolve():
             continue  # a shipped spec: the catalog's
         k = _file_key("hardware" if hardware else "models", str(spec_obj.path))
-        if k is not None and store.load_json(k) is None:
-            store.store_json(k, {"spec": spec_json(spec_data(spec_obj)), "warnings": implausible(spec_obj) if hardware else []})
+        what = f"compiled file {'hardware' if hardware else 'models'}"
+        if k is not None and store.load_json(k, what) is None:
+            store.store_json(k, {"spec": spec_json(spec_data(spec_obj)), "warnings": implausible(spec_obj) if hardware else []}, what)
 
 
 def _file_key(kind: str, text: str) -> str | None:
@@ -325,7 +366,7 @@ def remember_built(slug: str, engine: str | None, plots: Mapping[str, str]) -> N
     """A build made `slug`'s sheet on the full path (checked against the exact evaluation) and drew its figures: store the
     cache keys of the figures' files, so that the next build with the same code makes the sheet on the light path."""
     if store.directory() is not None:
-        store.store_json(_built_key(slug, engine), {"plots": dict(plots)})
+        store.store_json(_built_key(slug, engine), {"plots": dict(plots)}, f"compiled built {slug}")
 
 
 def built(slug: str, engine: str | None) -> tuple[Sheet, dict[str, bytes]] | None:
@@ -334,28 +375,24 @@ def built(slug: str, engine: str | None) -> tuple[Sheet, dict[str, bytes]] | Non
     byte for byte, checked then, made now without sympy; None where any of it is not stored."""
     from types import SimpleNamespace
 
-    from renderers.plots import whole_file
+    from renderers.plots import PLOT_ENTRY, whole_file
 
     if store.directory() is None:
         return None
-    entry = store.load_json(_built_key(slug, engine))
+    entry = store.load_json(_built_key(slug, engine), f"compiled built {slug}")
     if not isinstance(entry, dict) or not isinstance(entry.get("plots"), dict):
         return None
     files = {}
     for name, k in entry["plots"].items():
-        data = store.load_bytes(k) if isinstance(k, str) else None
+        data = store.load_bytes(k, PLOT_ENTRY) if isinstance(k, str) else None
         if data is None or not whole_file(data, str(name)):
             return None
         files[str(name)] = data
-    try:
-        loaded = _read(slug)
-    except (MissError, KeyError, ValueError, TypeError, IndexError, AttributeError, ArithmeticError, RecursionError, PlanError):
-        return None
     args = SimpleNamespace(slug=slug, hardware=None, model=None, weights=None, kv=None, math=None, set=[], engine=engine,
                            second_hardware=None, second_model=None)
-    try:
-        sheet, _ = _sheet(args, *loaded)
-    except (MissError, SpecError):
+    try:  # a stored entry that is not what this code writes is a miss, wherever reading it fails
+        sheet, _ = _sheet(args, *_read(slug))
+    except _READ_ERRORS:
         return None
     return sheet, files
 
@@ -383,7 +420,7 @@ class _Catalog:
         if (kind, name) not in self._specs:
             if "/" in name or name.endswith((".toml", ".json")):  # a path, as specs.catalog.resolve reads it
                 k = _file_key(kind, name)
-                stored = None if k is None else store.load_json(k)
+                stored = None if k is None else store.load_json(k, f"compiled file {kind}")
                 if not isinstance(stored, dict):
                     raise MissError(f"no stored {kind} file {name!r}")
                 data = stored["spec"]
@@ -411,22 +448,73 @@ def derive(args: Any) -> str | None:
         return None
     if store.directory() is None:
         return None
-    try:  # a stored entry that is not what this code writes is a miss, as any cache entry is
-        loaded = _read(args.slug)
-    except (MissError, KeyError, ValueError, TypeError, IndexError, AttributeError, ArithmeticError, RecursionError, PlanError):
+    try:  # a stored entry that is not what this code writes is a miss, wherever reading or using it fails: the full path runs
+        return _derive(args, *_read(args.slug))
+    except _READ_ERRORS:
         return None
-    try:
-        return _derive(args, *loaded)
-    except (MissError, SpecError):
-        return None
+
+
+#: What reading (and using) a stored entry may raise where the entry is not what this code writes: each is a miss. A sheet
+#: is made from stored data by the same code as on the full path, so a well-formed entry with impossible values (a zero
+#: denominator, a value out of range) fails there, as a miss; the full path then gives the sheet, or the real error.
+_READ_ERRORS = (MissError, SpecError, PlanError, KeyError, ValueError, TypeError, IndexError, AttributeError, ArithmeticError, RecursionError,
+                NameError, SyntaxError, MemoryError)
 
 
 def _read(slug: str) -> tuple[Any, ...]:
     from renderers.forms import Forms
 
     data = _load("sheet", slug)
-    return (Blueprint.from_json(data["blueprint"]), Plan.from_json(data["plan"]), Forms.from_json(data["forms"]),
-            {k: Fraction(int(v[0]), int(v[1])) for k, v in data["defaults"].items()}, _Catalog(_load("catalog")))
+    if not isinstance(data, dict):
+        raise MissError("not a stored sheet")
+    blueprint = Blueprint.from_json(_checked_blueprint(data["blueprint"]))
+    if blueprint.slug != slug:
+        raise MissError("a stored sheet of another slug")
+    return (blueprint, Plan.from_json(data["plan"]), Forms.from_json(_checked_forms(data["forms"])),
+            {str(k): _fraction(v[0], v[1]) for k, v in data["defaults"].items()}, _Catalog(_load("catalog")))
+
+
+def _strings(data: Any) -> list[str]:
+    """Every string in parsed JSON, keys included."""
+    out, stack = [], [data]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, str):
+            out.append(v)
+        elif isinstance(v, dict):
+            stack.extend(v.keys())
+            stack.extend(v.values())
+        elif isinstance(v, list):
+            stack.extend(v)
+    return out
+
+
+def _checked_blueprint(data: Any) -> Any:
+    """A stored blueprint whose math passes the checks a derivation file's does (derivations.prose): every symbol's and step's
+    LaTeX, and the math of every prose string; ValueError (a miss) for any other."""
+    from derivations import prose
+
+    try:
+        for entry in (*data["symbols"], *data["steps"]):
+            prose.check_math(entry["latex"], "cache")
+        for text in _strings(data):
+            if "$" in text:
+                prose.check_prose_math(text, "cache")
+    except prose.ProseError as err:
+        raise ValueError(str(err)) from None
+    return data
+
+
+def _checked_forms(data: Any) -> Any:
+    """Stored printed forms whose every piece passes derivations.prose.check_form; ValueError (a miss) for any other."""
+    from derivations import prose
+
+    try:
+        for text in _strings(data):
+            prose.check_form(text, "cache")
+    except prose.ProseError as err:
+        raise ValueError(str(err)) from None
+    return data
 
 
 def _derive(args: Any, bp: Blueprint, plan: Plan, forms: Any, defaults: dict[str, Fraction], cat: _Catalog) -> str:

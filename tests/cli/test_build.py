@@ -68,7 +68,7 @@ def test_workers_fail_with_the_first_failed_sheet_and_time_the_rest(tmp_path, sh
     monkeypatch.setattr(build_mod.api, "derive", derive)
     files = build_mod.render_all()
     assert files == build_mod.render_all([s for s in sheets if s.derivation.slug in three])
-    seconds = build_mod.cache.load_json(build_mod.cache.key(*build_mod._SECONDS_KEY))
+    seconds = build_mod.cache.load_json(build_mod.cache.key(*build_mod._SECONDS_KEY), "build seconds")
     assert set(seconds) == set(three) and all(v > 0 for v in seconds.values())
     assert build_mod._longest_first(list(three)) == sorted(three, key=lambda s: -seconds[s])
 

@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from derivations import store
 from roofline import api, compiled
 from roofline.cli import _parser, main
+from tests import cache_entries
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -104,10 +105,10 @@ def test_a_spoilt_or_missing_entry_is_a_miss_and_the_cache_off_is_the_full_path(
     full = _run(capsys, argv, light=False)
     assert _light(argv) == full[1]
     for entry in cache.glob("*.json"):
-        data = json.loads(entry.read_text())
+        data = cache_entries.value(entry)
         if isinstance(data, dict) and "blueprint" in data:
             data["plan"]["steps"][0]["expr"]["nodes"].append(["Function", "eval", 0])  # a node outside the whitelist
-            entry.write_text(json.dumps(data))
+            cache_entries.rewrite(entry, data)  # a well-formed entry for its key, with a node it must refuse
     assert _light(argv) is None
     assert _run(capsys, argv, light=True) == full, "the full path answers"
     monkeypatch.setenv("ROOFLINE_CACHE", "off")
@@ -168,7 +169,7 @@ def test_the_light_path_imports_no_sympy_pint_or_numpy_and_keys_every_library_th
     imported = {d.lower().replace("-", "_") for m in set(full_modules) - set(compiled.PACKAGES) for d in dists.get(m, [])}
     assert {"sympy", "pint", "numpy"} <= imported
     assert imported <= {d.lower() for d in compiled.DISTRIBUTIONS}, "a library the full path imports is not keyed"
-    entries = [json.loads(p.read_text()) for p in (tmp_path / "cache").rglob("*.json")]
+    entries = [cache_entries.value(p) for p in (tmp_path / "cache").rglob("*.json")]
     assert any(isinstance(e, dict) and "blueprint" in e for e in entries)
     assert {p.suffix for p in (tmp_path / "cache").rglob("*") if p.is_file()} <= {".json", ".bin"}  # data only, never code
 

@@ -131,7 +131,7 @@ def test_the_plan_is_cached_as_json_data(tmp_path, monkeypatch):
     monkeypatch.setattr(numeric, "_PLANS", {})
     d = next(x for x in DERIVATIONS if x.slug == "decode-floor")
     plan_of(d)
-    stored = cache.load_json(numeric.plan_key(d))
+    stored = cache.load_json(numeric.plan_key(d), "plan decode-floor")
     assert stored is not None and stored["plan"] == numeric.VERSION and stored["slug"] == "decode-floor"
     monkeypatch.setattr(numeric, "_PLANS", {})
     monkeypatch.setattr(numeric, "make_plan", lambda d: pytest.fail("the stored plan was not read"))

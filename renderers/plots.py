@@ -757,20 +757,16 @@ def _render_all(fig: Figure) -> dict[str, bytes]:
         return found  # type: ignore[return-value]
     drawn = plot_draw.draw(fig, FORMATS, marker(fig))
     for fmt, data in drawn.items():
-        cache.store_bytes(_cache_key(fig, fmt), data, PLOT_ENTRY)
+        cache.store_bytes(_cache_key(fig, fmt), data)
     return drawn
 
 
 def _cached(fig: Figure, fmt: str) -> bytes | None:
     """A whole drawing of this figure from the cache (its digest inside, its format's last line at the end), or None."""
-    found = cache.load_bytes(_cache_key(fig, fmt), PLOT_ENTRY)
+    found = cache.load_bytes(_cache_key(fig, fmt))
     if found is not None and digest_of(found) == fig.digest and whole_file(found, f".{fmt}"):
         return found
     return None
-
-
-#: what a drawn figure's cache entry holds (its header names it: derivations.store)
-PLOT_ENTRY = "plot"
 
 
 def _cache_key(fig: Figure, fmt: str) -> str:

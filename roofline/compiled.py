@@ -375,7 +375,7 @@ def built(slug: str, engine: str | None) -> tuple[Sheet, dict[str, bytes]] | Non
     byte for byte, checked then, made now without sympy; None where any of it is not stored."""
     from types import SimpleNamespace
 
-    from renderers.plots import PLOT_ENTRY, whole_file
+    from renderers.plots import whole_file
 
     if store.directory() is None:
         return None
@@ -384,7 +384,7 @@ def built(slug: str, engine: str | None) -> tuple[Sheet, dict[str, bytes]] | Non
         return None
     files = {}
     for name, k in entry["plots"].items():
-        data = store.load_bytes(k, PLOT_ENTRY) if isinstance(k, str) else None
+        data = store.load_bytes(k) if isinstance(k, str) else None  # a drawn figure's entry (renderers.plots: bound to its key)
         if data is None or not whole_file(data, str(name)):
             return None
         files[str(name)] = data

@@ -84,8 +84,8 @@ def test_a_drawing_cached_with_fonts_at_other_paths_is_not_read(drawn, tmp_path,
     elsewhere = ours.replace(b"%PDF-1.4\n", b"%PDF-1.4\n% drawn elsewhere\n", 1)
     assert elsewhere != ours and plots.whole_file(elsewhere, "x.pdf") and plots.digest_of(elsewhere) == fig.digest
     monkeypatch.setattr(plot_draw, "drawing_setup", lambda: setup.replace(matplotlib.get_data_path(), "/a/venv/elsewhere"))
-    cache.store_bytes(plots._cache_key(fig, "pdf"), elsewhere, plots.PLOT_ENTRY)
-    cache.store_bytes(plots._cache_key(fig, "svg"), drawn["moe-experts"][1][f"plots/{fig.stem}.svg"], plots.PLOT_ENTRY)
+    cache.store_bytes(plots._cache_key(fig, "pdf"), elsewhere)
+    cache.store_bytes(plots._cache_key(fig, "svg"), drawn["moe-experts"][1][f"plots/{fig.stem}.svg"])
     assert plots.render(fig, "pdf") == elsewhere  # read back under the setup it was drawn with
     monkeypatch.undo()
     monkeypatch.setenv("ROOFLINE_CACHE_DIR", str(tmp_path))

@@ -26,10 +26,13 @@ DOMAINS = {
     "positive": "a positive quantity",
     "nonnegative": "zero or a positive quantity",
     "fraction": "a fraction in (0, 1]",
+    "share": "0 or a fraction in (0, 1]",
     "count": "a whole number of at least 1",
     "whole": "a whole number, 0 or more",
     "at_least_one": "a ratio of at least 1",
 }
+#: Domains that admit zero (a zero value is a quantity like any other there).
+ZERO_DOMAINS = ("nonnegative", "whole", "share")
 #: Units in which a bare number is unambiguous (`batch=8`, `context=8192`, `claimed_tokens_per_s=500`).
 BARE_NUMBER_UNITS = ("1", "token", "parameter", "token/s")
 #: No count input is physical beyond this (sequences, tokens, GPUs).
@@ -53,6 +56,8 @@ def within(domain: str, m: Fraction) -> bool:
         return 0 <= m <= MAX_MAGNITUDE
     if domain == "fraction":
         return 0 < m <= 1
+    if domain == "share":
+        return 0 <= m <= 1
     if domain == "count":
         return m.denominator == 1 and 1 <= m <= MAX_COUNT
     if domain == "whole":

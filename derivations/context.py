@@ -24,7 +24,7 @@ import sympy as sp
 
 from derivations import conventions
 from derivations import glossary as gl
-from derivations.blueprint import BARE_NUMBER_UNITS, DOMAINS, MAX_COUNT, MAX_MAGNITUDE, is_bare_number, within
+from derivations.blueprint import BARE_NUMBER_UNITS, DOMAINS, MAX_COUNT, MAX_MAGNITUDE, ZERO_DOMAINS, is_bare_number, within
 from derivations.solved import layout_problem as solved_layout_problem
 from specs.counts import swiglu_mlp_params
 from specs.errors import SpecError, shown, suggest
@@ -32,6 +32,7 @@ from specs.hardware import Hardware, SpecWarning
 from specs.measurements import DEFAULT_PROFILE, PROFILE_INPUTS, Profile, load_profiles
 from specs.measurements import profile as engine_profile
 from specs.models import Architecture, MoE
+from specs.power import PowerFamily, load_power
 from specs.precisions import MATH_PRECISIONS, Precision, precision
 from specs.quantities import check_sign, parse_quantity
 from units import Quantity, unit, unit_text, ureg
@@ -61,7 +62,7 @@ class Input:
             raise SpecError(where, self.name, f"expected a plain number ({DOMAINS[self.domain]}, e.g. {self.default!r}), found {text[:40]!r}")
         if bare and self.unit != "1":
             text = f"{text} {self.unit}"  # a count, or a rate of counts: the unit is not in doubt
-        q = parse_quantity(text, self.unit, where, self.name, allow_zero=self.domain in ("nonnegative", "whole"))
+        q = parse_quantity(text, self.unit, where, self.name, allow_zero=self.domain in ZERO_DOMAINS)
         self.check(Fraction(q.to(unit(self.unit)).magnitude), where, repr(text[:40]))
         return q
 
@@ -102,7 +103,7 @@ class Input:
         found = (lambda: _quantity_text(raw)) if isinstance(raw, pint.Quantity) else (lambda: shown(raw))
         if m is None:
             raise SpecError(where, self.name, f"expected a finite number ({DOMAINS[self.domain]}), found {found()}")
-        allow_zero = self.domain in ("nonnegative", "whole")
+        allow_zero = self.domain in ZERO_DOMAINS
         if m < 0 or (m == 0 and not allow_zero):
             check_sign(m, want, where, self.name, found(), allow_zero=allow_zero)  # the words parse_quantity uses for text
         if not self.within(m):
@@ -178,7 +179,10 @@ SCENARIO_INPUTS: tuple[Input, ...] = (
     Input("batch", gl.B, "1", "1", "sequences decoded together", "count"),
     Input("tokens_per_step", gl.q, "1 token", "token", "tokens each sequence adds per step", "count"),
     Input("context", gl.T, "8192 token", "token", "tokens already in each sequence's KV cache", "count"),
-    Input("prompt_len", gl.S, "2048 token", "token", "prompt tokens prefilled at once", "count"),
+    Input("prompt_len", gl.S, "2048 token", "token", "prompt tokens prefilled at once; with output_len, the mean prompt of a server at load", "count"),
+    Input("output_len", gl.N_out, "0 token", "token", "mean output tokens per request of a server at load: set it (with prompt_len) for the "
+          "serving step, whose steps carry B/output_len prompts beside the decodes and whose context defaults to prompt_len + output_len/2; "
+          "0: the decode-only step of the textbook", "whole"),
     Input("tp", gl.n_tp, "1", "1", "tensor-parallel degree (GPUs sharing each layer of one attention replica)", "count"),
     Input("ep", gl.n_ep, "1", "1", "expert-parallel degree: GPUs the routed experts of a MoE layer are split over, whole experts each "
           "(1: every expert split by tensor parallelism)", "count"),
@@ -190,6 +194,8 @@ SCENARIO_INPUTS: tuple[Input, ...] = (
           f"achieved fraction of the dense tensor peak in GEMMs and attention; {_FROM_ENGINE}", "fraction"),
     Input("t_layer", gl.t_layer, _engine_default("t_layer"), "s",
           f"overhead per layer per step that no byte count shows (launches, small kernels, host work); {_FROM_ENGINE}", "nonnegative"),
+    Input("t_seq", gl.t_seq, _engine_default("t_seq"), "s",
+          f"time per sequence per step that no byte count shows (scheduling, sampling, detokenisation); {_FROM_ENGINE}", "nonnegative"),
     Input("t_fixed", gl.t_fixed, _engine_default("t_fixed"), "s",
           f"time per step beside the per-layer overhead (host work paid once a step); collectives are their own term; {_FROM_ENGINE}",
           "nonnegative"),
@@ -483,12 +489,21 @@ PRECISION_BINDINGS: dict[str, dict[sp.Symbol, Callable[[Precision], pint.Quantit
     "kv": {gl.b_kv: lambda p: Quantity(p.bytes_per_element, "B/token")},
     "math": {gl.b_a: lambda p: Quantity(precision(p.math).bytes_per_element, "B/token")},
 }
+def _power_default() -> PowerFamily:
+    model = load_power()
+    return next(f for f in model.families if f.name == model.default)
+
+
 #: symbols that read nothing: units, conventions, the fixed formats beside the context's own (int4-flip)
 CONSTANT_BINDINGS: dict[sp.Symbol, Callable[[], pint.Quantity]] = {
     gl.u_param: lambda: Quantity(Fraction(1), "parameter"),
     gl.kappa: lambda: Quantity(conventions.FLOPS_PER_WEIGHT_PER_TOKEN),
     gl.kappa_attn: lambda: Quantity(conventions.ATTENTION_FLOPS_PER_CHANNEL),
     gl.u_token: lambda: Quantity(Fraction(1), "token"),
+    gl.m_tile: lambda: Quantity(conventions.GROUPED_GEMM_TILE),
+    # the power model's shares (specs/measurements/power.toml): the default family's, applied to every chip's own TDP
+    **{sym: (lambda key=key: Quantity(_power_default().shares[key])) for sym, key in ((gl.phi_0, "idle_share"), (gl.a_mem, "memory_share"),
+                                                                                       (gl.a_flop, "compute_share"))},
     # one bit in bytes (headline-check's bits per weight)
     gl.u_bit: lambda: Quantity(Fraction(1, 8), "B"),
     gl.b_bf16: lambda: Quantity(precision("bf16").bytes_per_element, "B/parameter"),
@@ -514,9 +529,15 @@ BINDINGS.update({twin: _on_second(BINDINGS[s]) for s, twin in (*gl.SECOND_CHIP.i
 
 def input_value(inp: Input, ctx: Context) -> tuple[pint.Quantity, bool]:
     """The input's value in this context and whether it was set (not the default): --set, else the engine profile's value for an
-    engine input, else the input's default."""
+    engine input, else (context, for the serving step: `serving_context`) the input's default."""
     if inp.name in ctx.overrides:
         return ctx.overrides[inp.name].to(unit(inp.unit)), True
+    if inp.name == "context" and "output_len" in ctx.overrides:
+        by_name = {i.name: i for i in SCENARIO_INPUTS}
+        s, n = (Fraction(input_value(by_name[k], ctx)[0].to("token").magnitude) for k in conventions.SERVING_CONTEXT_INPUTS)
+        served = conventions.serving_context(s, n)
+        if served is not None:
+            return Quantity(served, "token"), False
     if inp.name in ENGINE_INPUTS:
         return _profile_value(ctx.engine if ctx.engine is not None else fitted(), inp), False
     return default_value(inp), False

@@ -5,10 +5,27 @@ Values are strings with units so they go through the same parser as any input.
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 #: One multiply-add is two FLOPs; a weight does one multiply-add per token.
 FLOPS_PER_WEIGHT_PER_TOKEN = "2 flop/(parameter*token)"
 #: Attention per query token and per cached token, per head channel: QK^T (2) + PV (2).
 ATTENTION_FLOPS_PER_CHANNEL = "4 flop/token**2"
+#: Rows of one grouped-GEMM tile of the routed experts: vLLM's fused MoE kernel computes BLOCK_SIZE_M = 64 rows per tile
+#: once a step has more tokens than experts (vllm-project/vllm, vllm/model_executor/layers/fused_moe/fused_moe.py,
+#: get_default_config, commit 000d1458098ebf47491dad470d164d443ab18a9c; 16 below that, where the expert GEMMs are memory-bound
+#: anyway); an expert read pays at least one tile of rows.
+GROUPED_GEMM_TILE = "64 token"
+#: The serving step's rule for the cached context: with output_len set (N > 0) and context not set, each running sequence
+#: holds on average its prompt and half its output (S + N/2). The sympy context and the plain-data setup both apply it.
+SERVING_CONTEXT_INPUTS = ("prompt_len", "output_len")
+
+
+def serving_context(prompt: Fraction, output: Fraction) -> Fraction | None:
+    """The context [token] a server at load holds per sequence on average, S + N/2; None for the decode-only step (N = 0)."""
+    return prompt + output / 2 if output > 0 else None
+
+
 #: Default number formats when a context does not say.
 DEFAULT_WEIGHTS = "bf16"
 DEFAULT_KV = "bf16"

@@ -62,6 +62,13 @@ n_dp = g("n_dp", "1", r"n_{\mathrm{DP}}", "data-parallel attention degree: atten
 eta_bw = g("eta_bw", "1", r"\eta_{\mathrm{bw}}", "achieved fraction of datasheet bandwidth")
 t_fixed = g("t_fixed", "s", r"t_{\mathrm{fixed}}", "time per step beside the per-layer overhead (host work paid once a step)")
 t_layer = g("t_layer", "s", r"t_{\mathrm{layer}}", "overhead per layer per step that no byte count shows (launches, small kernels, host work)")
+t_seq = g("t_seq", "s", r"t_{\mathrm{seq}}", "time per sequence per step that no byte count shows (scheduling, sampling, detokenisation: the per-request work of the engine's host)")
+N_out = g("N_out", "token", r"N_{\mathrm{out}}", "mean output tokens per request of a server at load (0: the decode-only step, no prompts in the step)")
+# the power model (joules-per-token): board power as a share of the TDP, fitted to measured board power
+phi_0 = g("phi_0", "1", r"\phi_{0}", "board power of a powered GPU doing nothing, as a share of its TDP (the power model's intercept)")
+a_mem = g("a_mem", "1", r"a_{\mathrm{mem}}", "board power the memory system adds at full datasheet bandwidth, as a share of the TDP")
+a_flop = g("a_flop", "1", r"a_{\mathrm{flop}}", "board power the tensor cores add at the full dense peak, as a share of the TDP")
+m_tile = g("m_tile", "token", r"m_{\mathrm{tile}}", "rows of one grouped-GEMM tile: the fewest rows an expert's GEMM computes once any token is routed to it")
 
 # aggregate from the spec layer (the GQA or MLA formula, by architecture)
 e_kv = g("e_kv", "1", r"e_{\mathrm{kv}}", r"cached elements per token over all layers ($2 L K H$ for GQA; $L (r_{\mathrm{kv}} + d_{R})$ for MLA)")

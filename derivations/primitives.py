@@ -189,6 +189,50 @@ def tokens_per_step(B: sp.Expr = gl.B, q: sp.Expr = gl.q) -> sp.Expr:
     return B * q / gl.u_token
 
 
+# --- The serving step: a server at load (continuous batching with chunked prefill) ---
+#
+# A server at load replaces each finished request with a new one and runs the new prompts inside the same steps as
+# the decodes (vLLM, SGLang and TensorRT-LLM alike, with chunked prefill): with B running sequences, each emitting
+# one of its N mean output tokens per step, B/N requests finish and B/N prompts of S tokens arrive per step on
+# average. N = 0 is the decode-only step of the textbook (no prompts in the step).
+
+def request_rate_per_token(N: sp.Expr = gl.N_out) -> sp.Expr:
+    """Requests that finish (and arrive) per output token of one sequence: 1/N, and 0 for the decode-only step (N = 0) [1/token].
+
+    Written as arithmetic, not a branch: min(1, N/tok) is 0 at N = 0 and 1 for any whole N >= 1 token, and max(N, tok)
+    keeps the division finite, so the same expression is the decode-only step at N = 0 and 1/N at load, in the exact and
+    the compiled evaluation alike, and stays linear in B for the closed forms.
+    """
+    return sp.Min(1, N / gl.u_token) / sp.Max(N, gl.u_token)
+
+
+def prompt_tokens_per_step(B: sp.Expr = gl.B, S: sp.Expr = gl.S, N: sp.Expr = gl.N_out) -> sp.Expr:
+    """Prompt tokens a serving step carries beside its decodes: B*S/N at load, 0 for the decode-only step [token]."""
+    return B * S * request_rate_per_token(N) * gl.u_token
+
+
+def serving_prompt_attention_flops(B: sp.Expr = gl.B, S: sp.Expr = gl.S, N: sp.Expr = gl.N_out) -> sp.Expr:
+    """Attention FLOPs of the prompts a serving step carries: B/N whole prompts per step (B*tok/N, a count), each causal over
+    its own prefix [flop]."""
+    return B * gl.u_token * request_rate_per_token(N) * prefill_attention_flops(S)
+
+
+def grouped_expert_rows(tokens: sp.Expr, touched: sp.Expr, k: sp.Expr = gl.k_E, tile: sp.Expr = gl.m_tile) -> sp.Expr:
+    """Rows the grouped GEMMs of one MoE layer compute for `tokens` tokens (a count) over `touched` experts [token].
+
+    Each token goes to k experts; the `touched` experts share the tokens*k rows, about tokens*k/touched each, and a
+    grouped GEMM computes at least one tile of rows for every expert it runs (the rest padding). Equal to the dense
+    count tokens*k*tok once every expert sees at least a tile.
+    """
+    return touched * sp.Max(tile, tokens * k * gl.u_token / touched)
+
+
+def moe_permute_bytes(tokens: sp.Expr, k: sp.Expr = gl.k_E, D: sp.Expr = gl.D, b_a: sp.Expr = gl.b_a) -> sp.Expr:
+    """Bytes one MoE layer moves to gather each token's rows into its experts' groups and scatter the results back:
+    tokens*k rows of D activations, each read and written once per direction [B]."""
+    return 4 * tokens * k * D * b_a * gl.u_token
+
+
 def experts_touched(tokens: sp.Expr, E: sp.Expr = gl.E, k: sp.Expr = gl.k_E) -> sp.Expr:
     """Expected distinct routed experts one MoE layer reads for `tokens` tokens [1].
 
@@ -590,6 +634,7 @@ def tiled_tokens(tokens: sp.Expr, tile: sp.Expr) -> sp.Expr:
     return sp.ceiling(tokens / tile) * tile
 
 
+__all__ += ["grouped_expert_rows", "moe_permute_bytes", "prompt_tokens_per_step", "request_rate_per_token", "serving_prompt_attention_flops"]
 __all__ += ["alltoall_bytes", "alltoall_link", "alltoall_rounds", "layout_gpus", "layout_weight_params"]
 __all__ += ["allreduce_latency", "allreduce_rounds", "bandwidth_shortfall", "kernels_per_step", "launch_gap_time",
             "tiled_tokens", "wide_read_time"]

@@ -22,7 +22,7 @@ from fractions import Fraction
 from typing import Any
 
 from derivations import conventions
-from derivations.blueprint import BARE_NUMBER_UNITS, Blueprint, Claim, InputEntry, Row, StepEntry, SymbolEntry, Table, is_bare_number, within
+from derivations.blueprint import BARE_NUMBER_UNITS, ZERO_DOMAINS, Blueprint, Claim, InputEntry, Row, StepEntry, SymbolEntry, Table, is_bare_number, within
 from derivations.numeric import Missing, Number, Plan
 from specs.errors import SpecError
 from specs.literal import MAX_MAGNITUDE, MAX_VALUE_LENGTH, MIN_MAGNITUDE, NUMBER_AND_UNIT
@@ -323,6 +323,10 @@ def input_magnitude(inp: InputEntry, s: Setup, defaults: Mapping[str, Fraction])
         return s.overrides[inp.name], True
     if s.engine is not None and inp.name in s.engine.parsed:
         return s.engine.parsed[inp.name], False
+    if inp.name == "context" and "output_len" in s.overrides:
+        served = conventions.serving_context(*(s.overrides.get(k, defaults.get(k, Fraction(0))) for k in conventions.SERVING_CONTEXT_INPUTS))
+        if served is not None:
+            return served, False
     return defaults[inp.name], False
 
 
@@ -603,7 +607,7 @@ def read_input(inp: InputEntry, value: str) -> Fraction:
     except light.LightUnitError:
         raise UnreadError(text) from None
     want = light.unit(inp.unit)
-    if u.dimensionality != want.dimensionality or m < 0 or (m == 0 and inp.domain not in ("nonnegative", "whole")):
+    if u.dimensionality != want.dimensionality or m < 0 or (m == 0 and inp.domain not in ZERO_DOMAINS):
         raise UnreadError(text)
     m = m * light.factor(u, want)
     if (m != 0 and not MIN_MAGNITUDE <= abs(m) <= MAX_MAGNITUDE) or not within(inp.domain, m):

@@ -40,8 +40,17 @@ from derivations import glossary as gl
 from derivations import primitives as pr
 from derivations.engine import Row, Step
 
-tokens = Step("tokens_per_step", pr.tokens_per_step(), "1",
-              r"Each of the $B$ sequences adds $q$ tokens: the rows every weight GEMM multiplies this step.",
+prompts = Step("prompt_tokens_step", pr.prompt_tokens_per_step(), "token",
+               r"A server at load replaces each finished request with a new one and runs the new prompts in the same steps as the "
+               r"decodes (chunked prefill): $B/\sym{N_out}$ requests finish per step, so $B/\sym{N_out}$ prompts of $S$ tokens arrive. "
+               r"Zero for the decode-only step of the textbook ($\sym{N_out} = 0$: output\_len not set).",
+               latex=r"n_{\mathrm{pre}}", meaning="prompt tokens the serving step carries beside its decodes", title="Prompt tokens per step")
+#: prompt tokens each running sequence brings to a serving step (S/N of them; 0 for the decode-only step): every per-step count
+#: of the serving step is B times a per-sequence term, so batch-knee's line keeps B as a factor
+PROMPT_PER_SEQUENCE = gl.S * pr.request_rate_per_token() * gl.u_token
+tokens = Step("tokens_per_step", gl.B * (gl.q + PROMPT_PER_SEQUENCE) / gl.u_token, "1",
+              r"Each of the $B$ sequences adds $q$ tokens, and a server at load adds the prompt tokens: the rows every weight GEMM "
+              "multiplies this step.",
               latex=r"n_{\mathrm{tok}}", meaning="tokens per step, as a count", title="Tokens per step")
 gpus = Step("gpus", pr.layout_gpus(), "1",
             r"The layout: $\sym{n_dp}$ attention replicas of $\sym{n_tp}$ GPUs each, every replica serving its own $B$ sequences; the MoE layers "
@@ -69,27 +78,49 @@ kept = Step("kept_context", pr.kept_context(), "token",
             r"What a layer keeps of each sequence's $T$ tokens, averaged over layers: all of them in a full layer, at most "
             r"$\sym{W_win}$ in each of the $\sym{L_win}$ layers that attend through a sliding window or a chunk; exactly $T$ without windows.",
             latex=r"T_{\mathrm{kv}}", meaning="tokens a layer keeps per sequence, averaged over layers (windows applied)", title="Tokens each layer keeps")
-kv_step = Step("kv_bytes_step", gl.B * kept.s * kv_tok_gpu.s, "B",
-               r"Each of the $B$ sequences reads every token its layers keep, every step; batching does not amortise it.",
+#: attention's two parts per GPU: the decodes' cache reads and FLOPs, and the serving step's prompts (their new cache written
+#: once, their causal attention over their own prefix); zero prompt parts for the decode-only step
+KV_BYTES_DECODE = gl.B * kept.s * kv_tok_gpu.s
+KV_BYTES_PROMPT = gl.B * PROMPT_PER_SEQUENCE * kv_tok_gpu.s
+ATTN_FLOPS_DECODE = pr.tp_split(gl.B * gl.L * pr.decode_attention_flops(kept.s))
+ATTN_FLOPS_PROMPT = pr.tp_split(pr.serving_prompt_attention_flops())
+kv_step = Step("kv_bytes_step", gl.B * (kept.s + PROMPT_PER_SEQUENCE) * kv_tok_gpu.s, "B",
+               r"Each of the $B$ sequences reads every token its layers keep, every step; batching does not amortise it. The prompts "
+               r"of a serving step write their new cache once ($\sym{prompt_tokens_step}$ tokens).",
                latex=r"W_{\mathrm{kv}}", meaning="KV-cache bytes read per step on one GPU", title="KV-cache bytes per step")
 weights_gpu = Step("weight_bytes_gpu", pr.weight_bytes(pr.layout_weight_params(experts.s)), "B",
                    r"Tensor parallelism splits every weight matrix over $\sym{n_tp}$ GPUs; the always-read weights are replicated over the "
                    r"$\sym{n_dp}$ replicas, and the routed experts the whole group touches are spread over all $\sym{gpus}$ GPUs "
                    r"($E/\sym{n_ep}$ whole experts on each under expert parallelism). With one replica this is the weight bytes over $\sym{n_tp}$.",
                    latex=r"W_{\mathrm{w,GPU}}", title="Weight bytes per GPU")
-bytes_gpu = Step("bytes_per_gpu", weights_gpu.s + kv_step.s, "B",
+permute = Step("permute_bytes_gpu", gl.L_moe * pr.moe_permute_bytes(tokens.s * gl.n_dp / gl.n_ep), "B",
+               r"A MoE layer gathers each token's rows into its experts' groups and scatters the results back: its share of the group's "
+               r"$\sym{tokens_per_step}\,\sym{n_dp}$ tokens, $k_{E}$ rows of $D$ each way; zero for a dense model.",
+               latex=r"W_{\mathrm{perm}}", meaning="token-permutation bytes of the MoE layers per GPU", title="MoE token permutation")
+bytes_gpu = Step("bytes_per_gpu", weights_gpu.s + kv_step.s + permute.s, "B",
                  "Everything one GPU streams per step.", latex=r"W_{\mathrm{GPU}}", title="Bytes per GPU per step")
-flops_gemm = Step("flops_gemm_gpu", pr.tp_split(pr.gemm_flops(gl.P_active, gl.B * gl.q)), "flop",
-                  r"Each token multiplies only its own weights (its top-$k$ experts): $\kappa P_{\mathrm{act}}$ FLOPs per token, split over the GPUs.",
+#: the routed experts' share of P_active (k_E experts per MoE layer); the rest every token multiplies in dense GEMMs
+ROUTED_ACTIVE = gl.L_moe * gl.k_E * gl.P_exp
+#: the GEMM FLOPs per GPU without the grouped GEMMs' padding: kappa P_act per token, linear in B (batch-knee's line; the
+#: padding matters only at batches where the expert GEMMs are memory-bound)
+FLOPS_GEMM_DENSE = pr.tp_split(gl.kappa * gl.P_active * gl.B * (gl.q + PROMPT_PER_SEQUENCE))
+flops_gemm = Step("flops_gemm_gpu", pr.tp_split(gl.kappa * ((gl.P_active - ROUTED_ACTIVE) * tokens.s * gl.u_token
+                                                            + gl.L_moe * gl.P_exp * pr.grouped_expert_rows(tokens.s * gl.n_dp, experts.s) / gl.n_dp)),
+                  "flop",
+                  r"Each token multiplies only its own weights (its top-$k$ experts): $\kappa P_{\mathrm{act}}$ FLOPs per token, split over the "
+                  r"GPUs. The routed experts run as grouped GEMMs: each expert read computes at least one tile of $\sym{m_tile}$ rows, "
+                  "so at a small batch the padding, not the tokens, sets their FLOPs.",
                   latex=r"F_{\mathrm{gemm}}", title="GEMM FLOPs per GPU")
-flops_attn = Step("flops_attention_gpu", pr.tp_split(gl.B * gl.L * pr.decode_attention_flops(kept.s)), "flop",
-                  r"Each query token scores against, and sums values over, the tokens each layer keeps of its sequence; heads split over the GPUs.",
+flops_attn = Step("flops_attention_gpu", pr.tp_split(gl.B * (gl.L * pr.decode_attention_flops(kept.s)
+                                                              + pr.serving_prompt_attention_flops(B=sp.Integer(1)))), "flop",
+                  r"Each query token scores against, and sums values over, the tokens each layer keeps of its sequence; the prompts of a "
+                  "serving step attend causally over their own prefix; heads split over the GPUs.",
                   latex=r"F_{\mathrm{att}}", title="Attention FLOPs per GPU")
 t_memory = Step("t_memory", pr.memory_time(bytes_gpu.s, gl.eta_bw * gl.beta), "s",
                 "The memory side alone: the step's bytes at the achieved bandwidth.", latex=r"t_{\mathrm{mem}}", title="Memory time")
 t_compute = Step("t_compute", pr.compute_time(flops_gemm.s + flops_attn.s, gl.eta_flops * gl.pi), "s",
                  "The compute side alone: the step's FLOPs at the achieved fraction of the dense peak.", latex=r"t_{\mathrm{cmp}}", title="Compute time")
-t_gemm = Step("t_gemm", pr.roofline_component_time(flops_gemm.s, weights_gpu.s), "s",
+t_gemm = Step("t_gemm", pr.roofline_component_time(flops_gemm.s, weights_gpu.s + permute.s), "s",
               "The weight GEMMs on the roofline: memory-bound until the batch reaches the ridge, compute-bound after.",
               latex=r"t_{\mathrm{gemm}}", title="Weight GEMMs on the roofline")
 t_attn = Step("t_attention", pr.roofline_component_time(flops_attn.s, kv_step.s), "s",
@@ -101,7 +132,7 @@ ar_rounds = Step("allreduce_rounds", pr.allreduce_rounds(), "1",
                  r"PCIe; a bidirectional ring of $2 \lfloor n_{\mathrm{TP}}/2 \rfloor$ hops on a torus. The chip's scale-up topology decides "
                  "which; zero on one GPU.",
                  latex=r"h_{\mathrm{AR}}", meaning="latency rounds of one small all-reduce", title="Latency rounds per all-reduce")
-a2a_bytes = Step("alltoall_bytes", pr.alltoall_bytes(), "B",
+a2a_bytes = Step("alltoall_bytes", pr.alltoall_bytes(tokens.s, gl.u_token), "B",
                  r"Expert parallelism sends each token to the GPUs of its $k_{E}$ experts (dispatch) and brings the results back (combine): "
                  r"per all-to-all, each GPU sends and receives its $B q/\sym{n_tp}$ tokens' rows for the $(\sym{n_ep} - 1)/\sym{n_ep}$ of their "
                  "experts held elsewhere; zero without expert parallelism.",
@@ -116,7 +147,7 @@ t_a2a = Step("t_alltoall", 2 * gl.L_moe * (a2a_bytes.s * pr.alltoall_link(tp=gpu
 A2A_BYTES = 2 * gl.L_moe * a2a_bytes.expr * pr.alltoall_link()
 A2A_LATENCY = 2 * gl.L_moe * pr.alltoall_rounds() * gl.t_ar
 #: The all-reduces' two parts: their bytes over the link (growing with the batch) and their latency (fixed per step).
-COMM_BYTES = 2 * gl.L * pr.allreduce_time(pr.tp_allreduce_bytes())
+COMM_BYTES = 2 * gl.L * pr.allreduce_time(pr.tp_allreduce_bytes(tokens.s, gl.u_token))
 COMM_LATENCY = 2 * gl.L * ar_rounds.s * gl.t_ar
 t_comm = Step("t_comm", COMM_BYTES + COMM_LATENCY, "s",
               "Tensor parallelism all-reduces the activations twice per layer (after attention and after the MLP): each carries its "
@@ -124,10 +155,13 @@ t_comm = Step("t_comm", COMM_BYTES + COMM_LATENCY, "s",
               "activations is most of it; zero on one GPU.",
               latex=r"t_{\mathrm{comm}}", title="Tensor-parallel all-reduces")
 #: The overheads no byte count shows: per layer, and per step beside it.
-OVERHEAD = gl.L * gl.t_layer + gl.t_fixed
+#: ... split into the part no batch changes (per layer and per step) and the part each sequence adds (the line's slope)
+OVERHEAD_FIXED = gl.L * gl.t_layer + gl.t_fixed
+OVERHEAD = OVERHEAD_FIXED + gl.B * gl.t_seq
 t_overhead = Step("t_overhead", OVERHEAD, "s",
                   r"What no byte count shows: $\sym{t_layer}$ in each of the $L$ layers (kernel launches, small kernels and host work grow "
-                  r"with depth) and a small time $\sym{t_fixed}$ per step beside it. Both come from the engine profile.",
+                  r"with depth), a small time $\sym{t_fixed}$ per step beside it, and $\sym{t_seq}$ for each of the $B$ sequences (scheduling, "
+                  "sampling, detokenisation: the engine's host work per request). All three come from the engine profile.",
                   latex=r"t_{\mathrm{over}}", title="Overheads per step")
 t_step = Step("t_step", t_gemm.s + t_attn.s + t_comm.s + t_a2a.s + t_overhead.s, "s",
               "The step: each component at the slower of its memory and compute time, the all-reduces and all-to-alls, and the overheads "
@@ -137,7 +171,7 @@ throughput = Step("throughput", gl.B * gl.q / t_step.s, "token/s",
                   r"All $B$ sequences advance $q$ tokens per step.", latex=r"\Theta", title="Throughput")
 
 #: The step-time model in reading order; a sheet includes these and adds its own.
-DECODE_STEP: tuple[Step, ...] = (gpus, tokens, experts, params, weight_bytes, weights_gpu, kv_tok, kv_tok_gpu, kept, kv_step, bytes_gpu,
+DECODE_STEP: tuple[Step, ...] = (gpus, prompts, tokens, experts, params, weight_bytes, weights_gpu, kv_tok, kv_tok_gpu, kept, kv_step, permute, bytes_gpu,
                                  flops_gemm, flops_attn, t_memory, t_compute, t_gemm, t_attn, ar_rounds, t_comm, a2a_bytes, t_a2a,
                                  t_overhead, t_step,
                                  throughput)
@@ -159,6 +193,20 @@ memory_fraction = Step("memory_fraction", memory_gpu.s / gl.C_mem, "1",
 #: Does it fit: include after DECODE_STEP.
 MEMORY_FIT: tuple[Step, ...] = (memory_gpu, memory_fraction)
 
+u_mem = Step("bandwidth_utilisation", bytes_gpu.s / (gl.beta * t_step.s), "1",
+             "The share of the datasheet bandwidth the step uses: its bytes over the step time (the MBU of the step model).",
+             latex=r"U_{\mathrm{mem}}", title="Bandwidth utilisation")
+u_flop = Step("flop_utilisation", (flops_gemm.s + flops_attn.s) / (gl.pi * t_step.s), "1",
+              "The share of the dense peak the step uses: its FLOPs over the step time (the MFU of the step model).",
+              latex=r"U_{\mathrm{flop}}", title="Compute utilisation")
+power_share = Step("power_share_model", sp.Min(1, gl.phi_0 + gl.a_mem * u_mem.s + gl.a_flop * u_flop.s), "1",
+                   r"Board power follows the work, not the clock: a powered GPU draws $\sym{phi_0}$ of its TDP doing nothing, the memory "
+                   r"system adds $\sym{a_mem}$ at full bandwidth and the tensor cores $\sym{a_flop}$ at the full peak, in proportion to "
+                   "the step's use of each; the TDP caps the sum. The shares are fitted to measured board power (roofline validate).",
+                   latex=r"\phi_{\mathrm{model}}", title="Board power as a share of the TDP")
+#: The power model after the step: what a meter reads per GPU, as a share of the TDP (joules-per-token).
+POWER_MODEL: tuple[Step, ...] = (u_mem, u_flop, power_share)
+
 #: DeepSeek-V3 decode on H800 in FP8 at a 4K context under three layouts, for the EP rows of the serving sheets' tables:
 #: tensor parallelism over one node; expert parallelism with data-parallel attention over 32 GPUs; and DeepSeek's own decode
 #: deployment as its profile shows it (deepseek-ai/profile-data README, "Decoding": EP128, TP1, a 4K prompt, 128 requests per GPU).
@@ -174,7 +222,7 @@ LAYOUT_NOTE = (r"DeepSeek-V3 in FP8 on H800 at a 4K context: TP8 on one node (it
 
 DISPLAY_UNITS = {"weight_bytes": "GB", "kv_bytes_per_token": "kB/token", "kv_bytes_per_token_gpu": "kB/token", "kv_bytes_step": "GB", "kept_context": "token",
                  "weight_bytes_gpu": "GB", "bytes_per_gpu": "GB", "flops_gemm_gpu": "Tflop", "flops_attention_gpu": "Tflop",
-                 "t_memory": "ms", "t_compute": "ms", "t_gemm": "ms", "t_attention": "ms", "t_comm": "ms", "t_alltoall": "ms", "alltoall_bytes": "MB", "t_overhead": "ms", "t_step": "ms",
+                 "t_memory": "ms", "t_compute": "ms", "t_gemm": "ms", "t_attention": "ms", "t_comm": "ms", "t_alltoall": "ms", "alltoall_bytes": "MB", "permute_bytes_gpu": "MB", "t_overhead": "ms", "t_step": "ms",
                  "throughput": "token/s", "memory_per_gpu": "GB", "params_read": "parameter"}
 
-__all__ = ["A2A_BYTES", "A2A_LATENCY", "BYTES_STEPS", "COMM_BYTES", "COMM_LATENCY", "COMM_STEPS", "DECODE_STEP", "DISPLAY_UNITS", "LAYOUT_NOTE", "LAYOUT_ROWS", "MEMORY_FIT", "OVERHEAD"]
+__all__ = ["A2A_BYTES", "A2A_LATENCY", "ATTN_FLOPS_DECODE", "ATTN_FLOPS_PROMPT", "BYTES_STEPS", "COMM_BYTES", "COMM_LATENCY", "COMM_STEPS", "DECODE_STEP", "DISPLAY_UNITS", "FLOPS_GEMM_DENSE", "KV_BYTES_DECODE", "KV_BYTES_PROMPT", "LAYOUT_NOTE", "LAYOUT_ROWS", "MEMORY_FIT", "OVERHEAD", "OVERHEAD_FIXED", "POWER_MODEL", "PROMPT_PER_SEQUENCE"]

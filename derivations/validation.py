@@ -48,6 +48,7 @@ from derivations.symbols import Symbols
 from specs.catalog import SPECS_DIR, shown_path
 from specs.errors import SpecError, suggest
 from specs.measurements import DEFAULT_PROFILE, PROFILE_SUMMARY, Measurement, Profile, decode_step
+from specs.power import load_power
 from units import Quantity
 
 #: The step model alone, as a derivation (never rendered; evaluated like a sheet).
@@ -77,7 +78,7 @@ RULES = {
     "e2e_latency": "step = (end-to-end latency - TTFT) / (output tokens - 1); without a TTFT, latency / output tokens (prefill included)",
 }
 #: The engine inputs the fit and the table vary, in the order the compiled step takes them; everything else comes from the record.
-EFFICIENCY_SYMBOLS = (gl.eta_bw, gl.eta_flops, gl.t_layer, gl.t_fixed, gl.t_ar)
+EFFICIENCY_SYMBOLS = (gl.eta_bw, gl.eta_flops, gl.t_layer, gl.t_fixed, gl.t_ar, gl.t_seq)
 _MAX_FIT_ROUNDS = 50
 #: eta_flops is held in every fitted profile at this value (the hand-set default the sheets always used): memory-bound decode
 #: records, the only ones fitted, do not depend on it.
@@ -98,23 +99,40 @@ def mean_context(m: Measurement) -> int:
     return m.input_tokens + m.output_tokens // 2
 
 
+def serving(m: Measurement) -> bool:
+    """The record measured a server at load: continuous batching, its figure a decode step between other requests' prompts.
+    It is compared with the serving step (prompts in every step, stepmodel.prompts), which models their prefill."""
+    return m.batching == "continuous" and m.metric in ("itl", "tokens_per_s_per_user")
+
+
+def running_batch(m: Measurement) -> int:
+    """Sequences in each decode step: the time-averaged running batch where the source gives it (rounded to whole sequences),
+    else the batch or concurrency the record names."""
+    mean = getattr(m, "mean_batch", None)
+    return max(1, round(mean)) if mean is not None else m.batch
+
+
 def prefill_sequences(m: Measurement) -> int:
-    """Prompts prefilled during the measured decode: the whole static batch when the figure includes its prefill;
-    under continuous batching the other B - 1 requests' prompts, interleaved with this one's decode."""
-    if m.metric == "itl" or (m.metric == "e2e_latency" and m.ttft is not None):
-        return m.batch - 1 if m.batching == "continuous" else 0
+    """Prompts prefilled during the measured decode that the step compared with does not model: the whole static batch when
+    the figure includes its prefill; none for a server at load (the serving step carries the prompts) or a figure without it."""
+    if serving(m) or m.metric == "itl" or (m.metric == "e2e_latency" and m.ttft is not None):
+        return 0
     return m.batch
 
 
 def record_context(m: Measurement, **inputs: str) -> Context:
-    """The sheet context of a record: its chip, model and precisions, batch, mean context and TP degree."""
+    """The sheet context of a record: its chip, model and precisions, running batch, mean context and layout; a server at load
+    (`serving`) with its mean prompt and output lengths, which turn on the serving step."""
     ctx = make_context(m.hardware, m.model, m.weights, m.kv, m.math)
-    base = {"batch": str(m.batch), "context": f"{mean_context(m)} token", "tp": str(m.tp), "tokens_per_step": "1 token"}
+    base = {"batch": str(running_batch(m)), "context": f"{mean_context(m)} token", "tp": str(m.tp), "tokens_per_step": "1 token",
+            "dp": str(getattr(m, "dp", 1)), "ep": str(getattr(m, "ep", 1))}
+    if serving(m):
+        base.update(prompt_len=f"{m.input_tokens} token", output_len=f"{m.output_tokens} token")
     base.update(inputs)
     return ctx.with_overrides(**base)
 
 
-StepFunction = Callable[[float, float, float, float, float], float]
+StepFunction = Callable[[float, float, float, float, float, float], float]
 
 
 @cache
@@ -127,7 +145,7 @@ def _t_step_compiled() -> tuple[tuple[sp.Symbol, ...], Callable[..., float]]:
 
 
 def step_function(ctx: Context) -> StepFunction:
-    """The step model's t_step [s] in `ctx` as a function of (eta_bw, eta_flops, t_layer, t_fixed, t_ar): its own expression,
+    """The step model's t_step [s] in `ctx` as a function of (eta_bw, eta_flops, t_layer, t_fixed, t_ar, t_seq): its own expression,
     compiled.
 
     Compiled once for every record (the record's values bound as floats); a record with a value its chip or model lacks (one
@@ -136,7 +154,7 @@ def step_function(ctx: Context) -> StepFunction:
     values = input_values(STEP_MODEL, ctx, set(args))
     if not any(isinstance(v, Missing) for v in values.values()):
         bound = tuple(float(values[s]) for s in args)
-        return lambda eta_bw, eta_flops, t_layer, t_fixed, t_ar: float(compiled(*bound, eta_bw, eta_flops, t_layer, t_fixed, t_ar))
+        return lambda eta_bw, eta_flops, t_layer, t_fixed, t_ar, t_seq: float(compiled(*bound, eta_bw, eta_flops, t_layer, t_fixed, t_ar, t_seq))
     known = {s: v for s, v in values.items() if s not in EFFICIENCY_SYMBOLS and not isinstance(v, Missing)}
     expr = STEP_MODEL.expanded["t_step"].xreplace(known)
     left = expr.free_symbols - set(EFFICIENCY_SYMBOLS)
@@ -160,6 +178,8 @@ class Calibration:
     #: the records fitted
     ids: tuple[str, ...] = ()
     eta_flops: float = float(HELD_ETA_FLOPS)
+    #: the time per sequence per step (the serving step's host work per request)
+    t_seq: float = 0.0
 
     def replaced(self, **values: float) -> Calibration:
         return replace(self, **values)
@@ -169,7 +189,7 @@ def profile_calibration(p: Profile) -> Calibration:
     """An engine profile's values as a Calibration (SI floats)."""
     si = {k: float(p.quantity(k).to_base_units().magnitude) for k in p.values}
     return Calibration(si["eta_bw"], si["t_layer"], si["t_fixed"], si["ar_latency"], f"the {p.name} profile ({_where(p.path)}: {p.provenance})",
-                       p.records, si["eta_flops"])
+                       p.records, si["eta_flops"], si["t_seq"])
 
 
 @cache
@@ -206,7 +226,7 @@ class Record:
     m: Measurement
     #: measured decode step [s]
     measured: float
-    #: t_step(eta_bw, eta_flops, t_layer, t_fixed, t_ar) [s]
+    #: t_step(eta_bw, eta_flops, t_layer, t_fixed, t_ar, t_seq) [s]
     step: StepFunction
     #: bytes one GPU streams per step (weights split by TP, plus the KV cache) [B]
     bytes_per_gpu: float
@@ -217,21 +237,37 @@ class Record:
     compute_time: float
     #: prefill compute time folded into each measured step, at the dense peak (eta_flops = 1) [s]
     prefill_time: float
+    #: the chip's board power cap [W] (0: the spec gives none) and GPUs the record's setup uses
+    tdp: float = 0.0
+    gpus: int = 1
     #: the set of engine inputs the regime is judged at (None: the sheets' defaults)
     classify: Calibration | None = field(default=None, compare=False)
 
     def at(self, c: Calibration) -> float:
         """The predicted step [s] at a set of engine inputs."""
-        return self.predict(c.eta_bw, c.t_layer, c.t_fixed, c.t_ar, c.eta_flops)
+        return self.predict(c.eta_bw, c.t_layer, c.t_fixed, c.t_ar, c.eta_flops, c.t_seq)
 
-    def predict(self, eta_bw: float, t_layer: float, t_fixed: float, t_ar: float, eta_flops: float | None = None) -> float:
+    def predict(self, eta_bw: float, t_layer: float, t_fixed: float, t_ar: float, eta_flops: float | None = None, t_seq: float = 0.0) -> float:
         ef = start().eta_flops if eta_flops is None else eta_flops
-        return float(self.step(eta_bw, ef, t_layer, t_fixed, t_ar))
+        return float(self.step(eta_bw, ef, t_layer, t_fixed, t_ar, t_seq))
 
     def floor(self) -> float:
         """The step at the datasheet rates with no overheads and no all-reduce latency (the `ideal` profile's inputs);
         all-reduce bytes at link rate stay."""
-        return self.predict(1.0, 0.0, 0.0, 0.0, 1.0)
+        return self.predict(1.0, 0.0, 0.0, 0.0, 1.0, 0.0)
+
+    def utilisation(self, step: float) -> tuple[float, float]:
+        """The step's use of the datasheet bandwidth and of the dense peak at a step time [s]: (U_mem, U_flop)."""
+        return self.memory_time / step, self.compute_time / step
+
+    def power_share(self, step: float, power: PowerFit) -> float:
+        """Board power per GPU as a share of the TDP at a step time: the power model (stepmodel.power_share)."""
+        u_mem, u_flop = self.utilisation(step)
+        return min(1.0, power.idle + power.memory * u_mem + power.compute * u_flop)
+
+    def energy_at(self, step: float, power: PowerFit) -> float:
+        """Energy per output token [J/token] at a step time: every GPU's board power over the step, per sequence of the batch."""
+        return self.gpus * self.tdp * self.power_share(step, power) * step / running_batch(self.m)
 
     def implied_mbu(self) -> float:
         """The model's bytes per GPU over the measured step, as a share of the datasheet bandwidth."""
@@ -301,7 +337,8 @@ def evaluate_record(m: Measurement) -> Record:
     if seqs:
         pre = record_context(m, batch=str(seqs), tokens_per_step=f"{m.input_tokens} token", context=f"{max(1, m.input_tokens // 2)} token", **rates)
         prefill = _si(evaluate(STEP_MODEL, pre, only=("t_compute",))["t_compute"], "t_compute", m) / m.output_tokens
-    record = Record(m, measured_step(m), f, bytes_per_gpu, bandwidth, t_mem, t_cmp, prefill)
+    tdp = float(m.hardware.tdp.to("W").magnitude) if m.hardware.tdp is not None else 0.0
+    record = Record(m, measured_step(m), f, bytes_per_gpu, bandwidth, t_mem, t_cmp, prefill, tdp=tdp, gpus=m.gpus)
     if record.implied_mbu() > MAX_IMPLIED_MBU:
         raise SpecError(m.where, "value", f"a decode step of {record.measured * 1e3:.3g} ms moves the {bytes_per_gpu / 1e9:.3g} GB a GPU must read "
                                           f"at {record.implied_mbu():.2f} times its datasheet bandwidth; no server does (check the unit, the metric and the batch)")
@@ -345,20 +382,20 @@ def _memo(f: Callable) -> Callable:
 
 _FAST = "eta_bw bound at 1 (the records are faster than the model at datasheet bandwidth)"
 #: the fitted parameters (x = 1/eta_bw), their lower bounds and their names in words
-_PARAMS = ("x", "t_layer", "t_fixed", "t_ar")
-_BOUNDS = {"x": 1.0, "t_layer": 0.0, "t_fixed": 0.0, "t_ar": 0.0}
-_NAMES = {"x": "eta_bw", "t_layer": "t_layer", "t_fixed": "t_fixed", "t_ar": "t_ar"}
+_PARAMS = ("x", "t_layer", "t_fixed", "t_ar", "t_seq")
+_BOUNDS = {"x": 1.0, "t_layer": 0.0, "t_fixed": 0.0, "t_ar": 0.0, "t_seq": 0.0}
+_NAMES = {"x": "eta_bw", "t_layer": "t_layer", "t_fixed": "t_fixed", "t_ar": "t_ar", "t_seq": "t_seq"}
 #: the order in which a fit that cannot tell its parameters apart holds them (the small per-step time first)
-_HOLD_ORDER = ("t_fixed", "t_ar", "t_layer")
+_HOLD_ORDER = ("t_fixed", "t_seq", "t_ar", "t_layer")
 
 
 def _local_line(r: Record, x: float, eta_flops: float) -> tuple[float, dict[str, float], float]:
     """t_step near x = 1/eta_bw as slope*x + sum(coefficient*parameter) + intercept: piecewise linear in x, linear in the times."""
     h = 1e-6 * x
-    g0 = float(r.step(1 / x, eta_flops, 0.0, 0.0, 0.0))
-    g1 = float(r.step(1 / (x + h), eta_flops, 0.0, 0.0, 0.0))
-    coef = {"t_layer": float(r.step(1 / x, eta_flops, 1.0, 0.0, 0.0)) - g0, "t_fixed": 1.0,
-            "t_ar": float(r.step(1 / x, eta_flops, 0.0, 0.0, 1.0)) - g0}
+    g0 = float(r.step(1 / x, eta_flops, 0.0, 0.0, 0.0, 0.0))
+    g1 = float(r.step(1 / (x + h), eta_flops, 0.0, 0.0, 0.0, 0.0))
+    coef = {"t_layer": float(r.step(1 / x, eta_flops, 1.0, 0.0, 0.0, 0.0)) - g0, "t_fixed": 1.0,
+            "t_ar": float(r.step(1 / x, eta_flops, 0.0, 0.0, 1.0, 0.0)) - g0, "t_seq": float(r.step(1 / x, eta_flops, 0.0, 0.0, 0.0, 1.0)) - g0}
     slope = (g1 - g0) / h
     return slope, coef, g0 - slope * x
 
@@ -438,7 +475,7 @@ def fit(records: Sequence[Record], held: Mapping[str, float] | None = None, eta_
     held = dict(held or {})
     unknown = set(held) - set(_PARAMS[1:])
     if unknown:
-        raise ValueError(f"only t_layer, t_fixed and t_ar can be held, not {sorted(unknown)}")
+        raise ValueError(f"only t_layer, t_fixed, t_ar and t_seq can be held, not {sorted(unknown)}")
     ef = start().eta_flops if eta_flops is None else eta_flops
     free = ["x"] + [p for p in _PARAMS[1:] if p not in held]
     if len(free) > len(records):
@@ -471,7 +508,7 @@ def fit(records: Sequence[Record], held: Mapping[str, float] | None = None, eta_
     if "x" in bound:
         parts.append(_FAST)
     return Calibration(1 / x, float(vals["t_layer"]), float(vals["t_fixed"]), float(vals["t_ar"]), "; ".join(parts),
-                       tuple(r.m.id for r in records), ef)
+                       tuple(r.m.id for r in records), ef, float(vals["t_seq"]))
 
 
 def _and(names: Sequence[str]) -> str:
@@ -513,6 +550,12 @@ class Row:
     rule: str
     source_title: str
     url: str
+    #: sequences in each step (the running batch), whether the model routes experts, and what the record says of its energy
+    batch: int = 1
+    moe: bool = False
+    #: the measured energy per output token [J/token] and the power model's at the prediction (None: the record has no meter)
+    energy_measured: float | None = None
+    energy_predicted: float | None = None
 
 
 @dataclass(frozen=True)
@@ -537,11 +580,15 @@ def _setup(m: Measurement) -> str:
             f"{m.input_tokens} in / {m.output_tokens} out")
 
 
-def row(r: Record, c: Calibration) -> Row:
+def row(r: Record, c: Calibration, power: PowerFit | None = None) -> Row:
     p = r.at(c)
     m = r.m
+    measured_e = getattr(m, "energy_per_token", None)
+    e_meas = float(measured_e.to("J/token").magnitude) if measured_e is not None else None
+    e_pred = r.energy_at(p, power or power_fit_stored()) if e_meas is not None and r.tdp else None
     return Row(m.id, m.engine, m.hardware.key, m.model.key, _setup(m), r.regime, m.tp, r.source, r.measured, r.floor(), p,
-               (p - r.measured) / r.measured, r.implied_mbu(), r.prefill_share, RULES[m.metric], m.source, m.url)
+               (p - r.measured) / r.measured, r.implied_mbu(), r.prefill_share, RULES[m.metric], m.source, m.url,
+               running_batch(m), m.model.moe is not None, e_meas, e_pred)
 
 
 def _summary(label: str, sel: Sequence[Row], errors: Callable[[Row], float]) -> Summary:
@@ -575,7 +622,9 @@ def validate(records: Sequence[Measurement], c: Calibration) -> Validation:
 
 
 def memory_bound(records: Sequence[Measurement], classify: Calibration | None = None) -> list[Record]:
-    return [r for r in evaluate_records(records, classify) if r.regime == MEMORY_BOUND]
+    """The records every fit uses: memory-bound decode at `classify`, and not marked `excluded` in their file (a host bottleneck
+    or a saturated run is reported, never fitted)."""
+    return [r for r in evaluate_records(records, classify) if r.regime == MEMORY_BOUND and getattr(r.m, "excluded", None) is None]
 
 
 def dataset_defaults(records: Sequence[Measurement], classify: Calibration | None = None) -> Calibration:
@@ -600,12 +649,12 @@ def _figures(v: float, figures: int = DEFAULT_FIGURES) -> str:
 def default_texts(c: Calibration) -> dict[str, str]:
     """A fit as the unit strings a profile file stores (engine-input name -> value)."""
     return {"eta_bw": _figures(c.eta_bw), "eta_flops": _figures(c.eta_flops), "t_layer": f"{_figures(c.t_layer * 1e6)} us",
-            "t_fixed": f"{_figures(c.t_fixed * 1e3)} ms", "ar_latency": f"{_figures(c.t_ar * 1e6)} us"}
+            "t_fixed": f"{_figures(c.t_fixed * 1e3)} ms", "ar_latency": f"{_figures(c.t_ar * 1e6)} us", "t_seq": f"{_figures(c.t_seq * 1e6)} us"}
 
 
 def from_texts(texts: Mapping[str, str], how: str, ids: tuple[str, ...]) -> Calibration:
     si = {k: float(Quantity(v).to_base_units().magnitude) for k, v in texts.items()}
-    return Calibration(si["eta_bw"], si["t_layer"], si["t_fixed"], si["ar_latency"], how, ids, si["eta_flops"])
+    return Calibration(si["eta_bw"], si["t_layer"], si["t_fixed"], si["ar_latency"], how, ids, si["eta_flops"], si["t_seq"])
 
 
 #: a regime change can move a record across the line and the refit back: give up after this many rounds
@@ -726,7 +775,7 @@ def profile_file_text(p: FittedProfile) -> str:
     """A fitted profile's file (`roofline calibrate --write-defaults`)."""
     ids = "".join(f'    "{i}",\n' for i in p.calibration.ids)
     table = "".join(f'{k} = "{p.summary[k]}"\n' for k in PROFILE_SUMMARY if k in p.summary)
-    values = "".join(f'{k} = "{p.texts[k]}"\n' for k in ("eta_bw", "eta_flops", "t_layer", "t_fixed", "ar_latency"))
+    values = "".join(f'{k} = "{p.texts[k]}"\n' for k in ("eta_bw", "eta_flops", "t_layer", "t_fixed", "t_seq", "ar_latency"))
     return (
         f"# Engine profile {p.name!r}: the step model's engine inputs fitted to published measurements in specs/measurements/, and what\n"
         "# the dataset says at them. Written by `roofline calibrate --write-defaults`; a test fails when a fresh fit rounds to other values.\n"
@@ -774,7 +823,7 @@ def calibrate(records: Sequence[Measurement], ids: Sequence[str], defaults: Cali
 
 
 def _calibrate(chosen: Sequence[Record], defaults: Calibration) -> Calibration:
-    times = {"t_layer": defaults.t_layer, "t_ar": defaults.t_ar}
+    times = {"t_layer": defaults.t_layer, "t_ar": defaults.t_ar, "t_seq": defaults.t_seq}
     if len(chosen) == 1:
         return fit(chosen, {**times, "t_fixed": defaults.t_fixed}, held_as="held at the dataset defaults")
     try:
@@ -891,7 +940,7 @@ class _Linearised:
         x = vals["x"]
         if not lo <= x <= hi:
             return None
-        return Calibration(1 / x, float(vals["t_layer"]), float(vals["t_fixed"]), float(vals["t_ar"]), "", (), self.eta_flops)
+        return Calibration(1 / x, float(vals["t_layer"]), float(vals["t_fixed"]), float(vals["t_ar"]), "", (), self.eta_flops, float(vals["t_seq"]))
 
 
 def _least_squares_gram(gram: Mapping[tuple[str, str], float], free: Sequence[str], values: Mapping[str, float]) -> tuple[dict[str, float], tuple[str, ...]]:
@@ -957,7 +1006,7 @@ def _group_calibration(r: Record, peers: list[Record], held: Calibration, member
     """`_calibrate(peers, held)`, from the group's sums less `r` where that is exact."""
     if len(peers) == 1:
         return _calibrate(peers, held)
-    times = {"t_layer": held.t_layer, "t_ar": held.t_ar}
+    times = {"t_layer": held.t_layer, "t_ar": held.t_ar, "t_seq": held.t_seq}
     if r.group not in cache_:
         try:
             cache_[r.group] = _Linearised(members, 1 / _calibrate(members, held).eta_bw, ef)
@@ -968,6 +1017,111 @@ def _group_calibration(r: Record, peers: list[Record], held: Calibration, member
     return c if c is not None else _calibrate(peers, held)
 
 
+# --- the power model: board power against the step's utilisation ----------------------------------
+
+@dataclass(frozen=True)
+class PowerFit:
+    """The power model's shares of the TDP (specs.power): idle, plus memory at full bandwidth, plus compute at the full peak."""
+
+    idle: float
+    memory: float
+    compute: float
+    #: records fitted, and the median absolute error of their measured board power at the fit
+    ids: tuple[str, ...] = ()
+    median_error: float | None = None
+
+
+def power_fit_stored() -> PowerFit:
+    """The stored power model (specs/measurements/power/power.toml), the default family's shares."""
+    fam = load_power().family_of("")[0]
+    return PowerFit(float(fam.shares["idle_share"]), float(fam.shares["memory_share"]), float(fam.shares["compute_share"]), fam.records)
+
+
+def metered(records: Sequence[Record]) -> list[Record]:
+    """The records with a measured board power, on a chip whose spec gives a TDP, and not excluded."""
+    return [r for r in records if getattr(r.m, "power", None) is not None and r.tdp and getattr(r.m, "excluded", None) is None]
+
+
+def fit_power(records: Sequence[Measurement]) -> PowerFit:
+    """Least squares of measured board power per GPU over the TDP against the step's utilisation at the measured step time:
+    share = idle + memory * U_mem + compute * U_flop, each share at or above zero (an active set by enumeration)."""
+    rs = metered(evaluate_records(records))
+    if len(rs) < 3:
+        raise ValueError("the power model needs at least three records with measured board power")
+    ys = [float(r.m.power.to("W").magnitude) / (r.gpus * r.tdp) for r in rs]
+    cols = {"idle": [1.0] * len(rs), "memory": [r.utilisation(r.measured)[0] for r in rs], "compute": [r.utilisation(r.measured)[1] for r in rs]}
+    best: tuple[float, dict[str, float]] | None = None
+    names = tuple(cols)
+    for binds in product((False, True), repeat=len(names)):
+        free = [n for n, b in zip(names, binds, strict=True) if not b]
+        vals = dict.fromkeys(names, 0.0)
+        if free:
+            sol = _solve([[sum(cols[a][i] * cols[b][i] for i in range(len(rs))) for b in free] for a in free],
+                         [sum(cols[a][i] * ys[i] for i in range(len(rs))) for a in free])
+            if sol is None or any(v < 0 for v in sol):
+                continue
+            vals.update(zip(free, sol, strict=True))
+        cost = sum((y - sum(vals[n] * cols[n][i] for n in names)) ** 2 for i, y in enumerate(ys))
+        if best is None or cost < best[0]:
+            best = (cost, vals)
+    assert best is not None
+    v = best[1]
+    fit_ = PowerFit(v["idle"], v["memory"], v["compute"], tuple(r.m.id for r in rs))
+    errs = [abs(r.power_share(r.measured, fit_) * r.gpus * r.tdp / float(r.m.power.to("W").magnitude) - 1) for r in rs]
+    return replace(fit_, median_error=statistics.median(errs))
+
+
+def power_file_text(p: PowerFit, chips: Sequence[str]) -> str:
+    """The power model's file (`roofline calibrate --write-defaults`)."""
+    ids = "".join(f'    "{i}",\n' for i in p.ids)
+    return (
+        "# The power model's shares of the TDP, fitted to measured board power. Written by `roofline calibrate --write-defaults`.\n"
+        'source = "least squares of measured board power per GPU over the TDP against the step model\'s bandwidth and compute utilisation '
+        'at the measured step time, over every record with a meter (specs/measurements)"\n'
+        'default = "hopper"\n\n[[family]]\nname = "hopper"\n'
+        f"chips = [{', '.join(repr(c).replace(chr(39), chr(34)) for c in chips)}]\n"
+        f'idle_share = "{_figures(p.idle, 3)}"\nmemory_share = "{_figures(p.memory, 3)}"\ncompute_share = "{_figures(p.compute, 3)}"\n'
+        f'median_error = "{_figures(p.median_error or 0.0)}"\n'
+        f'provenance = "fitted to the {len(p.ids)} records with measured board power (ML.ENERGY v3 on H100 SXM); other chips are assumed to draw '
+        'the same shares of their own TDP; rounded to 3 significant figures"\n'
+        f"records = [\n{ids}]\n"
+    )
+
+
+# --- validation by regime: batch band, dense or MoE, chip, engine -----------------------------------
+
+#: the batch bands `roofline validate` reports (running sequences per step; None: no upper end)
+BATCH_BANDS: tuple[tuple[int, int | None], ...] = ((1, 16), (17, 64), (65, 512), (513, None))
+#: the targets of the serving-step issue: leave-one-source-out, batch 65 and above, MoE models, energy per token
+REGIME_TARGETS = {"loso": 0.12, "batch_65_up": 0.15, "moe": 0.20, "energy": 0.15}
+
+
+def band_label(lo: int, hi: int | None) -> str:
+    return f"batch {lo}-{hi}" if hi is not None else f"batch above {lo - 1}"
+
+
+def _fitted_rows(rows: Iterable[Row], records: Sequence[Measurement]) -> list[Row]:
+    """Rows of records that are not excluded (a host bottleneck or a saturated run is reported, never scored)."""
+    excluded = {m.id for m in records if getattr(m, "excluded", None) is not None}
+    return [x for x in rows if x.id not in excluded]
+
+
+def breakdown(rows: Iterable[Row], records: Sequence[Measurement]) -> dict[str, tuple[Summary, ...]]:
+    """Median and worst error of every scored record (each regime) by batch band, dense against MoE, chip and engine; and of
+    the energy per token where a meter measured it."""
+    rows = _fitted_rows(rows, records)
+    err = lambda x: x.error  # noqa: E731
+    out = {
+        "batch": tuple(_summary(band_label(lo, hi), [x for x in rows if x.batch >= lo and (hi is None or x.batch <= hi)], err) for lo, hi in BATCH_BANDS),
+        "model": tuple(_summary(name, [x for x in rows if x.moe == moe], err) for name, moe in (("dense", False), ("MoE", True))),
+        "chip": tuple(_summary(h, [x for x in rows if x.hardware == h], err) for h in sorted({x.hardware for x in rows})),
+        "engine": tuple(_summary(e, [x for x in rows if x.engine == e], err) for e in sorted({x.engine for x in rows})),
+    }
+    metered_rows = [x for x in rows if x.energy_measured is not None and x.energy_predicted is not None]
+    out["energy"] = (_summary("energy per token", metered_rows, lambda x: (x.energy_predicted - x.energy_measured) / x.energy_measured),)
+    return out
+
+
 def measured_mbu_range(records: Sequence[Measurement], classify: Calibration | None = None, tp: int | None = None) -> tuple[float, float, float]:
     """The implied MBU (model bytes per GPU over measured step and datasheet bandwidth) of the memory-bound decode records
     (of `tp` GPUs only, if given): (lowest, median, highest). For sheets that cite how much of the bandwidth real servers reach."""
@@ -976,6 +1130,7 @@ def measured_mbu_range(records: Sequence[Measurement], classify: Calibration | N
 
 
 __all__ = [
+    "BATCH_BANDS",
     "DEFAULT_FIGURES",
     "HAND_SET",
     "HELD_ETA_FLOPS",
@@ -985,6 +1140,7 @@ __all__ = [
     "MIN_FAMILY_RECORDS",
     "OTHER_REGIME",
     "PREFILL_HEAVY_SHARE",
+    "REGIME_TARGETS",
     "RULES",
     "STEP_MODEL",
     "TARGETS",
@@ -993,11 +1149,13 @@ __all__ = [
     "IndistinctError",
     "LeaveOneOut",
     "OutOfSample",
+    "PowerFit",
     "Record",
     "Row",
     "Summary",
     "Validation",
     "at_family_profiles",
+    "breakdown",
     "by_tp",
     "calibrate",
     "dataset_defaults",
@@ -1006,6 +1164,7 @@ __all__ = [
     "family_profiles",
     "fit",
     "fit_distinct",
+    "fit_power",
     "fresh_defaults",
     "fresh_profiles",
     "from_texts",
@@ -1015,9 +1174,13 @@ __all__ = [
     "memory_bound",
     "memory_summary",
     "out_of_sample",
+    "power_file_text",
+    "power_fit_stored",
     "profile_calibration",
     "profile_file_text",
     "record_context",
+    "running_batch",
+    "serving",
     "sheet_defaults",
     "source_weights",
     "start",

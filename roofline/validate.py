@@ -16,6 +16,7 @@ from derivations.context import PROFILES
 from renderers.escape import markdown as md
 from specs.catalog import shown_path
 from specs.measurements import DEFAULT_PROFILE, MEASUREMENTS_DIR, PROFILES_DIR, Measurement, Profile, load_measurements
+from specs.power import POWER_FILE
 from units import RooflineError
 
 
@@ -36,6 +37,9 @@ class Report:
     mbu: tuple[float, float, float]
     #: every record at its own engine family's profile (in sample)
     family: tuple[v.Row, ...]
+    #: the default profile's errors by batch band, dense or MoE, chip, engine and energy; and the leave-one-source-out rows' by the same
+    regimes: dict[str, tuple[v.Summary, ...]]
+    loso_regimes: dict[str, tuple[v.Summary, ...]]
 
 
 def report(directory: Path = MEASUREMENTS_DIR) -> Report:
@@ -43,9 +47,11 @@ def report(directory: Path = MEASUREMENTS_DIR) -> Report:
     out-of-sample figures (leave one source out, per TP degree, eight GPUs from a fit to four or fewer)."""
     records = load_measurements(directory)
     defaults = v.sheet_defaults()
-    return Report(records, v.validate(records, v.HAND_SET), v.validate(records, defaults), defaults, tuple(v.fresh_profiles(records)),
-                  tuple(PROFILES.values()), v.leave_one_out(records), v.out_of_sample(records), v.measured_mbu_range(records),
-                  v.at_family_profiles(records, PROFILES))
+    dataset = v.validate(records, defaults)
+    oos = v.out_of_sample(records)
+    return Report(records, v.validate(records, v.HAND_SET), dataset, defaults, tuple(v.fresh_profiles(records)),
+                  tuple(PROFILES.values()), v.leave_one_out(records), oos, v.measured_mbu_range(records),
+                  v.at_family_profiles(records, PROFILES), v.breakdown(dataset.rows, records), v.breakdown(oos.loso, records))
 
 
 class DefaultsError(RooflineError):
@@ -74,14 +80,23 @@ def write_defaults(directory: Path | None = None) -> str:
                             f"or name this folder with --to {shown_path(target)} to overwrite it")
     if not target.is_dir():
         raise DefaultsError(f"{shown_path(target)}: is not a folder; --to names the folder the engine profiles are written to")
-    written = v.fresh_profiles(load_measurements())
+    records = load_measurements()
+    written = v.fresh_profiles(records)
     texts = {target / f"{p.name}.toml": v.profile_file_text(p) for p in written}
+    power = None
+    if directory is None:  # the power model beside the profiles, fitted to every record with a meter
+        power = v.fit_power(records)
+        chips = sorted({r.hardware.key for r in records if getattr(r, "power", None) is not None})
+        texts[POWER_FILE] = v.power_file_text(power, chips)
     gone = [q.path for q in PROFILES.values() if q.records and q.path.parent.resolve() == target.resolve()
             and q.path.name not in {path.name for path in texts}]
     _replace_files(texts, gone)
     lines = [f"wrote {shown_path(target / f'{p.name}.toml')}: " + ", ".join(f"{k} = {x}" for k, x in p.texts.items())
              + f" ({len(p.calibration.ids)} records)" for p in written]
     lines += [f"removed {shown_path(path)}: the dataset no longer has enough records of that engine" for path in gone]
+    if power is not None:
+        lines.append(f"wrote {shown_path(POWER_FILE)}: idle {power.idle:.3g}, memory {power.memory:.3g}, compute {power.compute:.3g} of the TDP "
+                     f"({len(power.ids)} records, median board-power error {power.median_error:.1%})")
     return "\n".join(lines) + "\nrebuild the sheets with `roofline build`\n"
 
 
@@ -203,6 +218,35 @@ def _target_lines(f: Figures) -> list[str]:
     ] + (["", f"Worst TP degree at the default profile: {worst_tp.regime}, {_abs_pct(worst_tp.median_abs_error)}."] if worst_tp else [])
 
 
+def regime_figures(r: Report) -> dict[str, float | None]:
+    """The serving-step targets' figures (v.REGIME_TARGETS): leave-one-source-out median, batch 65 and above and MoE at the
+    default profile (every regime, excluded records left out), energy per token against the meter."""
+    rows = v._fitted_rows(r.dataset.rows, r.records)
+    high = [x for x in rows if x.batch >= 65]
+    moe = [x for x in rows if x.moe]
+    energy = r.regimes["energy"][0]
+    med = lambda sel: v._summary("", sel, lambda x: x.error).median_abs_error  # noqa: E731
+    return {"loso": v.memory_summary(r.oos.loso).median_abs_error, "batch_65_up": med(high), "moe": med(moe), "energy": energy.median_abs_error}
+
+
+def _regime_lines(r: Report) -> list[str]:
+    figs = regime_figures(r)
+    t = v.REGIME_TARGETS
+    names = {"loso": "leave one source out, memory-bound median", "batch_65_up": "batch 65 and above, median at the default profile",
+             "moe": "MoE models, median at the default profile", "energy": "energy per output token against the meter, median"}
+    excluded = sum(1 for m in r.records if getattr(m, "excluded", None) is not None)
+    out = ["| figure | value | target | verdict |", "|---|---:|---:|---|",
+           *(f"| {names[k]} | {_abs_pct(figs[k])} | {t[k]:.0%} | {_verdict(figs[k], t[k])} |" for k in t), "",
+           f"Every scored record (each regime; the {excluded} records marked `excluded` in their files, a host bottleneck or a saturated "
+           "run, are left out), at the default profile and from a fit that never saw the record's source:", ""]
+    for key, title in (("batch", "by batch band"), ("model", "dense against MoE"), ("chip", "by chip"), ("engine", "by engine")):
+        out += [f"{title.capitalize()}:", "", *_summary_lines("at the default profile", r.regimes[key]), "",
+                *_summary_lines("leave one source out", r.loso_regimes[key]), ""]
+    out += ["Energy per output token (the power model at the predicted step, every GPU's board power over the running batch) against "
+            "the measured (in sample: the power model is fitted to these meters):", "", *_summary_lines("energy", r.regimes["energy"])]
+    return out
+
+
 def render_validate(r: Report, fmt: str) -> str:
     f = figures(r)
     stale = [p.name for p in r.fresh if p.name not in {q.name for q in r.profiles}
@@ -243,6 +287,10 @@ def render_validate(r: Report, fmt: str) -> str:
             "implied_mbu_memory_bound": {"min": r.mbu[0], "median": r.mbu[1], "max": r.mbu[2]},
             "prefill_heavy_share": v.PREFILL_HEAVY_SHARE,
             "rules": v.RULES,
+            "by_regime_default_profile": {k: _summary_json(x) for k, x in r.regimes.items()},
+            "by_regime_leave_one_source_out": {k: _summary_json(x) for k, x in r.loso_regimes.items() if k != "energy"},
+            "regime_targets": v.REGIME_TARGETS,
+            "excluded": {m.id: m.excluded for m in r.records if getattr(m, "excluded", None) is not None},
             "records": rows,
         }, indent=2, ensure_ascii=False) + "\n"
     s, d = r.before, r.dataset
@@ -279,6 +327,10 @@ def render_validate(r: Report, fmt: str) -> str:
         "## Targets",
         "",
         *_target_lines(f),
+        "",
+        "## By regime",
+        "",
+        *_regime_lines(r),
         "",
         "## Records",
         "",

@@ -27,6 +27,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from decimal import Decimal
 from fractions import Fraction
 from functools import cache
 from pathlib import Path
@@ -36,6 +37,7 @@ import pint
 from specs.catalog import SPECS_DIR, hardware_names, model_names, parse_toml, read_text, shown_path
 from specs.errors import SpecError, shown, suggest
 from specs.hardware import Hardware, load_hardware
+from specs.literal import MAX_MAGNITUDE, MAX_VALUE_LENGTH, MIN_MAGNITUDE
 from specs.models import Architecture, load_model
 from specs.precisions import precision
 from specs.quantities import parse_quantity
@@ -53,6 +55,7 @@ PROFILE_INPUTS: dict[str, tuple[str, str]] = {
     "eta_flops": ("1", "fraction"),
     "t_layer": ("s", "nonnegative"),
     "t_fixed": ("s", "nonnegative"),
+    "t_seq": ("s", "nonnegative"),
     "ar_latency": ("s", "nonnegative"),
 }
 #: a profile file's other fields -> required
@@ -100,6 +103,20 @@ RECORD_FIELDS: dict[str, tuple[str, bool]] = {
     "ttft": ("s", False),
     "locator": ("text", True),
     "assumed": ("text", True),
+    # optional, for sources that publish them (ML.ENERGY); absent, ep and dp are 1 and the rest None
+    #: the layout (derivations.primitives.layout_gpus): dp attention replicas of tp GPUs each, gpus = tp x dp x pp; routed experts over ep GPUs
+    "dp": ("count", False),
+    "ep": ("count", False),
+    #: time-averaged number of running sequences, a plain decimal as the source prints it (0 < mean_batch <= batch)
+    "mean_batch": ("decimal", False),
+    #: mean output tokens per request, a plain decimal as the source prints it
+    "mean_output_tokens": ("decimal", False),
+    #: measured average board power of all the record's GPUs together
+    "power": ("W", False),
+    #: measured energy per output token (all the record's GPUs)
+    "energy_per_token": ("J/token", False),
+    #: why the record is kept but not fitted (a host bottleneck, a saturated cache), in words with the numbers
+    "excluded": ("text", False),
 }
 MAX_TEXT = 4000
 MAX_COUNT = 10**9
@@ -138,6 +155,17 @@ class Measurement:
     ttft: pint.Quantity | None
     assumed: str
     notes: str
+    #: data-parallel attention replicas (of tp GPUs each) and the expert-parallel degree; 1 and 1 is plain tensor parallelism
+    dp: int = 1
+    ep: int = 1
+    #: time-averaged running sequences and mean output tokens per request, exact as printed (None where the source gives none)
+    mean_batch: Fraction | None = None
+    mean_output_tokens: Fraction | None = None
+    #: measured average power of all the record's GPUs [W] and energy per output token [J/token]
+    power: pint.Quantity | None = None
+    energy_per_token: pint.Quantity | None = None
+    #: why the record is kept but not fitted; None for a record that is fitted
+    excluded: str | None = None
 
     @property
     def where(self) -> str:
@@ -219,8 +247,10 @@ def _record(raw: Mapping[str, object], index: int, path: Path, head: Mapping[str
             values[field] = _shipped(v, where, name, hardware_names(), "hardware", _shipped_hardware)
         elif kind == "metric":
             values[field] = v  # checked below, once the metric is known
+        elif kind == "decimal":
+            values[field] = _decimal(v, where, name)
         else:
-            values[field] = parse_quantity(v, kind, where, name, allow_zero=True)
+            values[field] = parse_quantity(v, kind, where, name, allow_zero=field == "ttft")
     if not RECORD_ID.match(values["id"]):
         raise SpecError(where, f"{label}.id", f"expected letters, digits, '.', '_' and '-' (at most 80, starting with a letter or digit), found {shown(values['id'])}")
     metric = values["metric"]
@@ -229,8 +259,18 @@ def _record(raw: Mapping[str, object], index: int, path: Path, head: Mapping[str
     values["value"] = parse_quantity(values["value"], METRICS[metric], where, f"{label}.value")
     if values["batching"] not in BATCHING:
         raise SpecError(where, f"{label}.batching", f"expected one of {', '.join(BATCHING)}, found {shown(values['batching'])}")
-    if values["tp"] * values["pp"] != values["gpus"]:
-        raise SpecError(where, f"{label}.gpus", f"expected tp x pp = {values['tp'] * values['pp']} GPUs, found {values['gpus']}")
+    for field in ("dp", "ep"):
+        if values[field] is None:
+            values[field] = 1
+    tp, pp, dp, ep, gpus = values["tp"], values["pp"], values["dp"], values["ep"], values["gpus"]
+    if tp * pp * dp != gpus:
+        raise SpecError(where, f"{label}.gpus", f"expected tp x pp x dp = {tp * pp * dp} GPUs (tp {tp}, pp {pp}, dp {dp}), found {gpus}")
+    if gpus % ep:
+        raise SpecError(where, f"{label}.ep", f"expected an expert-parallel degree that divides the record's {gpus} GPUs, found {ep}")
+    if values["mean_batch"] is not None and values["mean_batch"] > values["batch"]:
+        raise SpecError(where, f"{label}.mean_batch", f"expected a mean batch at most the batch ({values['batch']}), found {shown(raw['mean_batch'])}")
+    if values["excluded"] is not None and not values["excluded"].strip():
+        raise SpecError(where, f"{label}.excluded", "expected the reason the record is not fitted, found an empty string")
     if values["pp"] != 1:
         raise SpecError(where, f"{label}.pp", "pipeline parallelism is not modelled by the step model; only pp = 1 records are accepted")
     if values["ttft"] is not None and metric != "e2e_latency":
@@ -243,6 +283,20 @@ def _record(raw: Mapping[str, object], index: int, path: Path, head: Mapping[str
                     notes=head["notes"], **values)
     _check_physics(m, where, label)
     return m
+
+
+#: A plain decimal number as a source prints it (`7.957983193277311`, `1.2e-05`): no sign, no unit, never evaluated.
+DECIMAL = re.compile(r"^(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d{1,3})?$")
+
+
+def _decimal(v: object, where: str, name: str) -> Fraction:
+    """A positive plain decimal string, exactly (a Fraction): the text is matched, then read by Decimal, never evaluated."""
+    if not isinstance(v, str) or len(v) > MAX_VALUE_LENGTH or not DECIMAL.match(v.strip()):
+        raise SpecError(where, name, f"expected a plain decimal number as a string (e.g. \"7.96\"), found {shown(v)}")
+    q = Fraction(Decimal(v.strip()))
+    if not MIN_MAGNITUDE <= q <= MAX_MAGNITUDE:
+        raise SpecError(where, name, f"expected a positive number from 1e-30 to 1e30, found {shown(v)}")
+    return q
 
 
 #: A decode step (one output token of one sequence) a record may imply: no server streams a model's weights in under 0.1 ms

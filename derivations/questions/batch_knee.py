@@ -73,11 +73,11 @@ weights_all = Step("weight_bytes_all_experts_gpu", pr.weight_bytes(pr.layout_wei
 t_weights = Step("t_weights", pr.memory_time(weights_all.s, gl.eta_bw * gl.beta), "s",
                  "Those weights at the achieved bandwidth: the GEMMs' time while they are memory-bound.",
                  latex=r"t_{w}", title="Time to stream the weights")
-t_zero = Step("t_zero", t_weights.s + sm.t_overhead.s + sm.COMM_LATENCY + sm.A2A_LATENCY, "s",
-              "The part of the step no batch changes: the weights, the overheads (per layer and per step) and the latency of the all-reduces "
+t_zero = Step("t_zero", t_weights.s + sm.OVERHEAD_FIXED + sm.COMM_LATENCY + sm.A2A_LATENCY, "s",
+              "The part of the step no batch changes: the weights, the overheads per layer and per step and the latency of the all-reduces "
               "and all-to-alls (zero on one GPU).",
               latex=r"t_{0}", title="Intercept of the line")
-t_att_tok = Step("t_attention_per_token", pr.roofline_component_time(sm.flops_attn.s / (gl.B * sm.kept.s), sm.kv_step.s / (gl.B * sm.kept.s)),
+t_att_tok = Step("t_attention_per_token", pr.roofline_component_time(sm.ATTN_FLOPS_DECODE / (gl.B * sm.kept.s), sm.KV_BYTES_DECODE / (gl.B * sm.kept.s)),
                  "s/token",
                  r"Attention's roofline time per sequence per kept token: its KV reads (or, where attention is compute-bound, its FLOPs). "
                  r"It is $\sym{t_attention}$ divided by $B \sym{kept_context}$.",
@@ -87,8 +87,13 @@ t_comm_seq = Step("t_reduce_per_sequence", sm.COMM_BYTES / gl.B + sm.A2A_BYTES /
                   "and under expert parallelism twice per MoE layer to its experts and back; their latency is the same at any batch, so it "
                   "sits in the intercept.",
                   latex=r"y", title="All-reduce time per sequence")
-c_seq = Step("t_per_sequence", sm.kept.s * t_att_tok.s + t_comm_seq.s, "s",
-             r"The slope of the line: what one more sequence adds to the step. Batching shares the weights, never this.",
+t_prompt_seq = Step("t_prompt_per_sequence", pr.roofline_component_time(sm.ATTN_FLOPS_PROMPT / gl.B, sm.KV_BYTES_PROMPT / gl.B), "s",
+                    r"At load each sequence also brings its share of the new prompts, $S/\sym{N_out}$ tokens a step: their attention over "
+                    "their own prefix and the cache they write; zero for the decode-only step.",
+                    latex=r"c_{\mathrm{pre}}", title="Prompt attention per sequence")
+c_seq = Step("t_per_sequence", sm.kept.s * t_att_tok.s + t_prompt_seq.s + t_comm_seq.s + gl.t_seq, "s",
+             r"The slope of the line: what one more sequence adds to the step, its cache reads, its share of the prompts and of the "
+             r"collectives and the engine's host work per sequence $\sym{t_seq}$. Batching shares the weights, never this.",
              latex=r"c", title="Slope of the line")
 ceiling = Step("throughput_ceiling", gl.q / c_seq.s, "token/s",
                r"As $B$ grows the intercept is shared by ever more sequences and throughput tends to $q/c$: the ceiling is set by the slope, "
@@ -109,8 +114,9 @@ experts_knee = Step("experts_at_knee", pr.experts_touched(knee.s * gl.q * gl.n_d
 
 # --- where compute caps the line ---
 
-c_gemm = Step("t_gemm_compute_per_sequence", pr.compute_time(sm.flops_gemm.s / gl.B, gl.eta_flops * gl.pi), "s",
-              "What each sequence adds to the GEMMs once they are compute-bound: its own weight FLOPs at the achieved peak.",
+c_gemm = Step("t_gemm_compute_per_sequence", pr.compute_time(sm.FLOPS_GEMM_DENSE / gl.B, gl.eta_flops * gl.pi), "s",
+              "What each sequence adds to the GEMMs once they are compute-bound: its own weight FLOPs at the achieved peak (and, at load, "
+              "those of its share of the prompts).",
               latex=r"c_{\mathrm{gemm}}", title="GEMM compute time per sequence")
 t_gemm_cmp = Step("t_gemm_compute", gl.B * c_gemm.s, "s", "The weight GEMMs' compute time for the whole batch.",
                   latex=r"t_{\mathrm{gemm}}^{\mathrm{cmp}}", title="GEMM compute time")
@@ -149,11 +155,11 @@ ratio_long = Step("knee_over_capacity_long", tokens_knee.s / tokens_fit.s, "1",
 t_trade = solve("T_trade", knee, b_fit, gl.T, "token",
                 "The context where the knee and the batch that fits trade places. The ratio between them moves monotonically from its value "
                 "at short context to its long-context limit, so this is the only crossing.",
-                latex=r"T_{\mathrm{trade}}", keep=(t_zero, t_att_tok, t_comm_seq, tokens_fit), title="Context where the limits trade places",
+                latex=r"T_{\mathrm{trade}}", keep=(t_zero, t_att_tok, t_prompt_seq, t_comm_seq, tokens_fit), title="Context where the limits trade places",
                 none="the knee and the batch that fits do not cross at any positive context: one of them is the smaller at every context "
                      "(or the weights leave no room for a cache)")
 
-STEPS = (*sm.DECODE_STEP, *sm.MEMORY_FIT, *CAPACITY, weights_all, t_weights, t_zero, t_att_tok, t_comm_seq, c_seq, ceiling, line, half, knee,
+STEPS = (*sm.DECODE_STEP, *sm.MEMORY_FIT, *CAPACITY, weights_all, t_weights, t_zero, t_att_tok, t_prompt_seq, t_comm_seq, c_seq, ceiling, line, half, knee,
          experts_knee, c_gemm, t_gemm_cmp, b_compute, ceiling_cmp, kv_over_cmp, t_kv_cmp, knee_over_cmp,
          knee_over_fit, frac_at_fit, tokens_knee, ratio_long, t_trade)
 

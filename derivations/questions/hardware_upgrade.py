@@ -102,7 +102,7 @@ energy_ratio = Step("energy_per_token_gain", speedup_capacity.s * gl.P_tdp / NEW
 # --- a vendor's figure in its own regime: offline serving, every request prefilled then decoded (issue 26) -------------
 n_out = S.add("n_out", "token", r"n_{\mathrm{out}}", "tokens each request generates after its prompt (an offline benchmark's output length)")
 b_new = S.add("B_new", "1", r"B'", "sequences the second chip runs together in the offline comparison (a benchmark's batch on the new chip)")
-OUTPUT_LEN = Input("output_len", n_out, "128 token", "token", "tokens each request generates after its prompt, offline", "count")
+OUTPUT_LEN = Input("offline_output_len", n_out, "128 token", "token", "tokens each request generates after its prompt, offline", "count")
 BATCH_NEW = Input("batch_new", b_new, "1", "1", "sequences the second chip runs together in the offline comparison (a benchmark's batch there)", "count")
 t_prefill = at("t_prefill_request", sm.t_step, {gl.B: sp.Integer(1), gl.q: gl.S, gl.T: gl.S / 2},
                r"One request's prompt as one step of $S$ tokens through the shared step model, its attention over half the prompt on "
@@ -124,7 +124,7 @@ speedup_off = Step("speedup_offline", thr_off_2.s / thr_off.s, "1",
 #: "Llama-70B: H100 FP8 BS 8, H200 FP8 BS 32"): Llama 2 70B in FP8, one GPU, 2,048 tokens in and 128 out
 VENDOR = Row("2,048 in, 128 out, batch 8 on the H100 and 32 on the H200",
              model="llama-2-70b", weights="fp8", kv="fp8", hardware="h100-sxm", second_hardware="h200",
-             set={"tp": "1", "prompt_len": "2048 token", "output_len": "128 token", "batch": "8", "batch_new": "32"})
+             set={"tp": "1", "prompt_len": "2048 token", "offline_output_len": "128 token", "batch": "8", "batch_new": "32"})
 
 STEPS = (*sm.DECODE_STEP, *sm.MEMORY_FIT, *bk.CAPACITY, t_cmp_2, speedup_compute, t_mem_2, speedup_memory, t_step_2, speedup_step,
          weights_share, weights_share_2, gpus_min, gpus_min_2, b_max_2, capacity_ratio, batch_ratio, thr_fit_2, speedup_capacity, capacity_over_bandwidth,

@@ -11,6 +11,8 @@ derivations.stepmodel, the capacity steps of batch-knee, and a power input
 given as a share of TDP (n/a on chips whose spec lists no TDP).
 """
 
+import sympy as sp
+
 from derivations import glossary as gl
 from derivations import stepmodel as sm
 from derivations.context import Input
@@ -22,18 +24,22 @@ S = Symbols(parent=bk.S)
 phi = S.add("phi_power", "1", r"\phi", "board power at the sheet's batch, as a share of the TDP")
 phi_idle = S.add("phi_idle", "1", r"\phi_{0}", "idle board power, as a share of the TDP")
 
-POWER = Input("power_fraction", phi, "1", "1",
-              "board power each GPU draws at the sheet's batch, as a share of its TDP: at most 1 (the datasheet cap); 1 is the worst case for energy per token",
-              "fraction")
+#: power_fraction below this is unset (its default 0; symbols are positive, so the test is a comparison, not an equality): the power model
+UNSET = sp.Rational(1, 10**6)
+POWER = Input("power_fraction", phi, "0", "1",
+              "board power each GPU draws at the sheet's batch, as a share of its TDP, overriding the power model: at most 1 (the datasheet "
+              "cap, the worst case for energy per token); 0 (the default): the power model's share at the step's utilisation",
+              "share")
 IDLE = Input("idle_fraction", phi_idle, "0.1", "1",
              "idle board power as a share of the TDP, the least a powered GPU draws: an assumption, not a datasheet figure (measure it with nvidia-smi on an idle GPU)",
              "fraction")
 
-power_gpu = Step("power_per_gpu", phi * gl.P_tdp, "W",
-                 r"The power input as a share of the datasheet cap: it can never exceed $\sym{P_tdp}$.", latex=r"P",
+power_gpu = Step("power_per_gpu", sp.Piecewise((sm.power_share.s, phi < UNSET), (phi, True)) * gl.P_tdp, "W",
+                 r"What a meter reads per GPU: the power model's share of the TDP at the step's utilisation, or the power input "
+                 r"$\sym{phi_power}$ where one is set; it can never exceed $\sym{P_tdp}$.", latex=r"P",
                  title="Power per GPU")
-power_group = Step("power_step", gl.n_tp * power_gpu.s, "W",
-                   "Every GPU of the tensor-parallel group draws it; the step's tokens come from all of them.", latex=r"P_{\mathrm{TP}}",
+power_group = Step("power_step", sm.gpus.s * power_gpu.s, "W",
+                   "Every GPU of the layout draws it; the step's tokens come from all of them.", latex=r"P_{\mathrm{GPUs}}",
                    title="Power of the GPUs serving the batch")
 jpt = Step("joules_per_token", power_group.s / sm.throughput.s, "J/token",
            "Energy per token is power over throughput: watts over tokens per second.", latex=r"e", title="Energy per token")
@@ -49,16 +55,16 @@ swing = Step("swing_over_power", ratio.s / power_ratio.s, "1",
              "Above 1 the throughput swing outweighs the widest power swing: even if the sheet's batch drew only idle power and the largest batch the full cap, "
              "the largest batch would spend less energy per token.",
              latex=r"\frac{\Theta(B_{\max})/\Theta}{P_{\mathrm{TDP}}/P_{0}}", title="Throughput swing against power swing")
-floor = Step("joules_per_token_floor", gl.n_tp * gl.P_tdp / bk.throughput_fit.s, "J/token",
+floor = Step("joules_per_token_floor", sm.gpus.s * gl.P_tdp / bk.throughput_fit.s, "J/token",
              "The floor: the largest batch that fits, with every GPU at its cap. Any lower draw only lowers it.",
              latex=r"e_{\min}", title="Energy per token at the best batch")
-jpt_idle = Step("joules_per_token_idle", gl.n_tp * power_idle.s / sm.throughput.s, "J/token",
+jpt_idle = Step("joules_per_token_idle", sm.gpus.s * power_idle.s / sm.throughput.s, "J/token",
                 "The sheet's batch if its GPUs drew only idle power: the least the power term can make it.", latex=r"e_{0}",
                 title="Energy per token at idle power")
 energy_ratio = Step("energy_ratio", jpt.s / floor.s, "1", "How much more energy a token costs at the sheet's batch and power than at the floor.",
                     latex=r"e/e_{\min}", title="Energy per token over the floor")
 
-STEPS = (*sm.DECODE_STEP, *sm.MEMORY_FIT, *bk.CAPACITY, power_gpu, power_group, jpt, ratio, power_idle, power_ratio, swing, floor, jpt_idle, energy_ratio)
+STEPS = (*sm.DECODE_STEP, *sm.POWER_MODEL, *sm.MEMORY_FIT, *bk.CAPACITY, power_gpu, power_group, jpt, ratio, power_idle, power_ratio, swing, floor, jpt_idle, energy_ratio)
 
 ABOUT = 0.2  # "about 50x": within 20%
 ONE = {"batch": "1"}
@@ -84,8 +90,11 @@ DERIVATION = derivation(
     ),
     assumptions=(
         r"Throughput is the shared step model's (@decode-floor): $B q$ tokens per step over the step time, per tensor-parallel group.",
-        r"Power is an input, each GPU's board power as a share $\sym{phi_power}$ of the datasheet TDP, so it can never exceed the cap; "
-        r"the energy of the whole group of $\sym{n_tp}$ GPUs is charged to its tokens. Host, network, cooling and power conversion are left out.",
+        r"Power is the power model's: each GPU draws $\sym{phi_0}$ of its TDP idle, plus $\sym{a_mem}$ at full bandwidth and $\sym{a_flop}$ at the "
+        r"full peak in proportion to the step's use of each, capped at the TDP; the shares are fitted to measured H100 board power and assumed "
+        r"for other chips as shares of their own TDP. The input $\sym{phi_power}$ overrides it. The energy of every GPU of the layout is charged to "
+        r"its tokens; with the serving step on (output\_len set) the step carries the prompts, so their prefill energy is in the energy per output "
+        "token, as a meter counts it. Host, network, cooling and power conversion are left out.",
         r"The power range used is idle to TDP: the TDP from the hardware spec (its source is printed above), the idle share $\sym{phi_idle}$ an assumption. "
         "A chip whose spec lists no TDP has no cap to bound the power by, so its power steps are n/a.",
         r"The throughput swing runs from the sheet's batch (batch 1 by default) to the largest batch whose cache fits (@batch-knee): usable capacity "
@@ -108,7 +117,7 @@ DERIVATION = derivation(
         "Checks the 50x against a context: a longer context fits fewer sequences and shrinks the swing.",
     ),
     limits=(
-        "Real board power rises with load between idle and the cap; at batch 1 a memory-bound decode already draws a large share of the TDP.",
+        "The power model is linear in the step's bandwidth and compute utilisation and fitted on one chip family (H100); clocks, temperature and the mix of kernels move real board power around it.",
         "Clocks throttle at the cap: a GPU pinned at its TDP may run below the peak the step model assumes.",
         "Prefill tokens, idle time between requests and the host's power are not in the per-token figure.",
         "Latency targets usually keep the batch below the largest that fits, so the practical floor is higher.",

@@ -44,7 +44,7 @@ from specs.measurements import load_measurements
 
 S = Symbols(parent=bk.S)
 n_out = S.add("n_out", "token", r"n_{\mathrm{out}}", "tokens each request generates (its decode steps)")
-m_tile = S.add("m_tile", "token", r"m_{\mathrm{tile}}", "rows of one GEMM tile: the token count a GEMM pads up to")
+m_tile = S.add("m_tile_gemm", "token", r"m_{\mathrm{tile,GEMM}}", "rows of one dense GEMM tile: the token count a GEMM pads up to")
 T_page = S.add("T_page", "token", r"T_{\mathrm{page}}", "tokens per KV-cache page (block)")
 f_clk = S.add("f_clk", "1", r"f_{\mathrm{clk}}", "sustained SM clock under load over the boost clock behind the datasheet peak")
 e_med = S.add("e_med", "1", r"\epsilon_{\mathrm{med}}", "median absolute error of the step model against the memory-bound decode records of the measurements dataset")
@@ -270,7 +270,7 @@ DERIVATION = derivation(
     ("t_step",),
     inputs=(
         bk.USABLE, bg.KERNELS_LAYER, bg.KERNELS_OTHER, bg.LAUNCH_GAP, bg.ETA_ATT,
-        Input("output_len", n_out, "512 token", "token", "tokens each request generates; with the prompt length it sets the prefill tokens per decode token",
+        Input("mix_output_len", n_out, "512 token", "token", "tokens each request generates; with the prompt length it sets the prefill tokens per decode token",
               "count"),
         Input("tile_tokens", m_tile, "64 token", "token", "rows of one GEMM tile (64 or 128 for H100 GEMM kernels)", "count"),
         Input("page_tokens", T_page, "16 token", "token", "tokens per KV-cache page (vLLM's default block size is 16)", "count"),

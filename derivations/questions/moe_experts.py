@@ -25,7 +25,7 @@ from derivations import glossary as gl
 from derivations import primitives as pr
 from derivations import stepmodel as sm
 from derivations.context import Input
-from derivations.engine import Claim, Plot, Row, Step, Table, derivation, solve
+from derivations.engine import Claim, Plot, Row, Step, Table, at, derivation, solve
 from derivations.symbols import Symbols
 
 S = Symbols(parent=gl.GLOSSARY)
@@ -51,13 +51,17 @@ var_bound = Step("experts_touched_variance_bound", pr.experts_touched_variance_b
                  "the square root of the count, a few experts where hundreds are read.",
                  latex=r"\bar{\sigma}^{2}_{E}", title="Bound on the variance")
 e_half = Step("E_half", gl.E / 2, "1", "Half of each MoE layer's routed experts.", latex=r"E/2", title="Half the experts")
-b_half = solve("B_half", sm.experts, e_half, gl.B, "1",
+#: the experts read at the decode-only step (no prompts in it): the batch solves below are in decode sequences
+experts_decode = at("experts_touched_decode", sm.experts, {gl.N_out: sp.Mul(0, gl.u_token, evaluate=False)},
+                    r"The experts read when the step carries only the decodes ($\sym{N_out} = 0$), $B q$ tokens per replica.",
+                    latex=r"E_{\mathrm{read,dec}}", title="Experts read by the decodes alone")
+b_half = solve("B_half", experts_decode, e_half, gl.B, "1",
                r"Set the expected count to half: $(1 - k_{E}/E)^{B q} = 1/2$, a logarithm. It depends only on $E$ and $k_{E}$: "
                "the same batch for every model with the same routing.",
                latex=r"B_{1/2}", title="Batch that reads half the experts")
 e_most = Step("E_nearly_all", phi * gl.E, "1", r"The experts that count as nearly all: a share $\varphi$ of them.",
               latex=r"\varphi E", title="Nearly all the experts")
-b_most = solve("B_nearly_all", sm.experts, e_most, gl.B, "1",
+b_most = solve("B_nearly_all", experts_decode, e_most, gl.B, "1",
                r"The same logarithm for a share $\varphi$: $B q = \ln(1/(1 - \varphi)) / \ln(E/(E - k_{E}))$, "
                r"$\log_{2}(1/(1 - \varphi))$ times $\sym{B_half}$.",
                latex=r"B_{\varphi}", title="Batch that reads nearly all the experts",
@@ -169,7 +173,7 @@ hot_load = Step("hot_expert_load", sp.Min(hot_n, gl.k_E * s_hot) / hot_n / (gl.k
                 latex=r"\lambda_{\mathrm{hot}}", title="Load on a hot expert over the uniform share")
 
 STEPS = (
-    sm.tokens, sm.experts, fraction, var, var_bound, e_half, b_half, e_most, b_most,
+    sm.tokens, sm.experts, experts_decode, fraction, var, var_bound, e_half, b_half, e_most, b_most,
     sm.params, sm.weight_bytes, expert_bytes, b_attn, b_dense, b_shared, b_router, b_head, b_routed,
     sm.kv_tok, sm.kept, b_kv, b_step, b_dense_eq, b_ratio, w_ratio,
     *(s for s in sm.DECODE_STEP if s not in (sm.tokens, sm.experts, sm.params, sm.weight_bytes, sm.kv_tok, sm.kept)), *sm.MEMORY_FIT,

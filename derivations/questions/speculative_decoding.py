@@ -95,7 +95,9 @@ speedup_cb = Step("speedup_compute_bound", accepted.s / (gamma + 1 + gamma * p_r
                   r"($\bar{n} \le \gamma + 1$): the closed form behind 'costs a third' ($\gamma = 4$, $\alpha = 0.8$).",
                   latex=r"\sigma_{\mathrm{cmp}}", title="Speedup once compute-bound")
 q_verify = (gamma + 1) * gl.u_token
-gemm_seq = at("t_compute_per_sequence_verify", sm.t_compute, {gl.B: sp.Integer(1), gl.q: q_verify},
+gemm_seq = Step("t_compute_per_sequence_verify",
+                pr.compute_time(pr.tp_split(gl.kappa * gl.P_active * q_verify + gl.L * pr.decode_attention_flops(sm.kept.s, q=q_verify)),
+                                gl.eta_flops * gl.pi), "s",
               r"The compute time one sequence adds to a verification step: its $\gamma + 1$ tokens through the GEMMs and attention. "
               "The batch multiplies it; nothing amortises it.",
               latex=r"t_{\mathrm{cmp,seq}}", title="Compute time per sequence, verifying")

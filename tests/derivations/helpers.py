@@ -9,7 +9,7 @@ from roofline import api
 #: The hand-set engine inputs every sheet defaulted to before they came from engine profiles fitted to measurements
 #: (specs/measurements/profiles/), with no per-layer overhead and no all-reduce latency: tests that check physics against numbers
 #: worked by hand pin them, so a refit does not move them.
-HAND_SET = {"eta_bw": "0.8", "eta_flops": "0.7", "t_layer": "0 s", "t_fixed": "0.2 ms", "ar_latency": "0 s"}
+HAND_SET = {"eta_bw": "0.8", "eta_flops": "0.7", "t_layer": "0 s", "t_fixed": "0.2 ms", "ar_latency": "0 s", "t_seq": "0 s"}
 
 
 def context(hardware: str = "h100-sxm", model: str = "llama-3.1-8b", weights: str | None = None, kv: str | None = None,

@@ -20,8 +20,8 @@ def _t(v) -> float:
 
 @pytest.mark.parametrize("model, layers", [("llama-3.1-8b", 32), ("llama-3.1-70b", 80), ("llama-3.2-1b", 16)])
 def test_per_layer_overhead_is_proportional_to_depth(model, layers):
-    base = evaluate(STEP_MODEL, context(model=model, t_layer="0 s", t_fixed="0 s"), ("t_overhead", "t_step"))
-    more = evaluate(STEP_MODEL, context(model=model, t_layer="10 us", t_fixed="0 s"), ("t_overhead", "t_step"))
+    base = evaluate(STEP_MODEL, context(model=model, t_layer="0 s", t_fixed="0 s", t_seq="0 s"), ("t_overhead", "t_step"))
+    more = evaluate(STEP_MODEL, context(model=model, t_layer="10 us", t_fixed="0 s", t_seq="0 s"), ("t_overhead", "t_step"))
     assert _t(more["t_overhead"]) == pytest.approx(layers * 10e-6, rel=1e-12)
     assert _t(more["t_step"]) - _t(base["t_step"]) == pytest.approx(layers * 10e-6, rel=1e-9)
 

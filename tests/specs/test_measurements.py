@@ -135,7 +135,7 @@ def test_the_shipped_profiles_load_and_are_not_measurement_files():
         assert {m.id for m in load_measurements()} >= set(p.records)
     assert set(profiles[DEFAULT_PROFILE].summary) == set(PROFILE_SUMMARY)
     ideal = profiles["ideal"]
-    assert dict(ideal.values) == {"eta_bw": "1", "eta_flops": "1", "t_layer": "0 s", "t_fixed": "0 s", "ar_latency": "0 s"} and not ideal.records
+    assert dict(ideal.values) == {"eta_bw": "1", "eta_flops": "1", "t_layer": "0 s", "t_fixed": "0 s", "t_seq": "0 s", "ar_latency": "0 s"} and not ideal.records
     assert PROFILES_DIR not in {p.parent for p in measurement_files()}
 
 
@@ -146,6 +146,7 @@ eta_bw = "0.8"
 eta_flops = "0.7"
 t_layer = "40 us"
 t_fixed = "2 ms"
+t_seq = "30 us"
 ar_latency = "5 us"
 [summary]
 median_error = "0.1"
@@ -158,6 +159,8 @@ mbu_high = "0.7"
     ('eta_bw = "0.8"', 'eta_bw = "1.5"', "fraction"),
     ('t_layer = "40 us"', 't_layer = "-4 us"', "t_layer"),
     ('ar_latency = "5 us"\n', "", "missing required field"),
+    ('t_seq = "30 us"\n', "", "missing required field"),
+    ('t_seq = "30 us"', 't_seq = "-30 us"', "t_seq"),
     ('description = "test"', 'description = "test"\nextra = 1', "unknown field"),
     ('mbu_high = "0.7"', 'mbu_high = "0.7"\nmbu_max = "1"', "unknown field"),
 ])

@@ -1,0 +1,116 @@
+"""The serving step of the shared step model (issue 34): prompts in every step at load, a cost per sequence, MoE experts as
+grouped GEMMs, and the power model."""
+
+from fractions import Fraction
+
+import pytest
+import sympy as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from derivations import glossary as gl
+from derivations import primitives as pr
+from derivations import stepmodel as sm
+from derivations.registry import get
+from derivations.sheet import evaluate, input_values
+from derivations.validation import STEP_MODEL
+from specs.power import load_power
+from tests.derivations.helpers import context
+
+NAMES = ("prompt_tokens_step", "tokens_per_step", "t_step", "t_overhead", "flops_gemm_gpu", "kv_bytes_step", "kept_context")
+
+
+def _f(v) -> float:
+    return float(v)
+
+
+def _eval(model: str = "llama-3.1-8b", hardware: str = "h100-sxm", **inputs: str) -> dict[str, float]:
+    values = evaluate(STEP_MODEL, context(hardware, model, **inputs), NAMES)
+    return {k: _f(v) for k, v in values.items()}
+
+
+@pytest.mark.parametrize("model, hardware, layout", [("llama-3.1-8b", "h100-sxm", {}), ("llama-3.1-70b", "h100-sxm", {"tp": "4"}),
+                                                     ("mixtral-8x7b", "h100-sxm", {"tp": "2"}), ("deepseek-v3", "h800", {"tp": "8", "dp": "4", "ep": "32"})])
+def test_the_serving_step_reduces_to_the_decode_only_step_without_prompts(model, hardware, layout):
+    """output_len unset (N = 0) is today's decode-only step whatever the prompt length; a vanishing prompt share (S/N -> 0)
+    tends to it."""
+    common = {"batch": "64", "context": "3000 token", **layout}
+    decode = _eval(model, hardware, **common)
+    assert decode["prompt_tokens_step"] == 0
+    assert _eval(model, hardware, output_len="0 token", prompt_len="5000 token", **common) == decode
+    vanishing = _eval(model, hardware, prompt_len="1 token", output_len=f"{10**9} token", **common)
+    assert vanishing["prompt_tokens_step"] == pytest.approx(64e-9)
+    assert vanishing["t_step"] == pytest.approx(decode["t_step"], rel=1e-6)
+    served = _eval(model, hardware, prompt_len="2000 token", output_len="200 token", **common)
+    assert served["t_step"] > decode["t_step"]
+
+
+@settings(max_examples=25, deadline=None)
+@given(b=st.integers(1, 2048), s=st.integers(1, 32_000), n=st.integers(1, 8_000))
+def test_prompt_tokens_per_step_follow_b_s_over_n(b, s, n):
+    """B/N requests finish per step and as many prompts of S tokens arrive: B S/N prompt tokens, exactly; none at N = 0."""
+    expr = pr.prompt_tokens_per_step()
+    at = {gl.B: b, gl.S: s, gl.N_out: n, gl.u_token: 1}
+    assert sp.Rational(expr.xreplace(at)) == sp.Rational(b * s, n)
+    assert expr.xreplace({**at, gl.N_out: 0}) == 0
+
+
+def test_the_serving_context_defaults_to_prompt_plus_half_the_output():
+    served = _eval(batch="8", prompt_len="1000 token", output_len="400 token")
+    assert served["kept_context"] == 1200
+    assert served["prompt_tokens_step"] == pytest.approx(8 * 1000 / 400)
+    assert served["tokens_per_step"] == pytest.approx(8 + 20)
+    told = _eval(batch="8", prompt_len="1000 token", output_len="400 token", context="5000 token")
+    assert told["kept_context"] == 5000
+
+
+@pytest.mark.parametrize("model", ["llama-3.1-8b", "mixtral-8x7b"])
+def test_the_cost_per_sequence_is_linear_in_the_batch(model):
+    """t_seq adds B t_seq to the step and nothing else: the overhead at t_seq = 10 us minus at 0 is B x 10 us at every batch."""
+    for b in (1, 7, 64, 512):
+        on = _eval(model, batch=str(b), t_seq="10 us", t_layer="0 s", t_fixed="0 s")
+        off = _eval(model, batch=str(b), t_seq="0 s", t_layer="0 s", t_fixed="0 s")
+        assert on["t_overhead"] == pytest.approx(b * 10e-6, rel=1e-12)
+        assert on["t_step"] - off["t_step"] == pytest.approx(b * 10e-6, rel=1e-9)
+
+
+@settings(max_examples=40, deadline=None)
+@given(tokens=st.integers(1, 100_000), experts=st.integers(1, 256), k=st.integers(1, 8), tile=st.sampled_from([16, 64, 128]))
+def test_grouped_gemm_rows_equal_the_dense_count_once_every_expert_sees_a_tile(tokens, experts, k, tile):
+    """The grouped GEMMs compute touched x max(tile, tokens k/touched) rows: at least the dense count tokens k, equal to it
+    exactly when every expert read sees a tile or more, and one tile per expert below that."""
+    k = min(k, experts)
+    touched = sp.Rational(experts)  # every expert read: the large-batch case
+    rows = pr.grouped_expert_rows(sp.Integer(tokens), touched, sp.Integer(k), sp.Integer(tile)).xreplace({gl.u_token: 1})
+    dense = tokens * k
+    assert rows >= dense
+    if Fraction(dense, experts) >= tile:
+        assert rows == dense
+    else:
+        assert rows == experts * tile
+
+
+def _dense_flops(model: str, batch: str) -> float:
+    ctx = context(model=model, batch=batch, tp="1")
+    return _f(sm.FLOPS_GEMM_DENSE.xreplace(input_values(STEP_MODEL, ctx, sm.FLOPS_GEMM_DENSE.free_symbols)))
+
+
+def test_the_grouped_gemm_flops_equal_the_dense_flops_for_a_dense_model_and_at_a_large_batch():
+    """A dense model has no routed term; a MoE batch large enough that every expert sees a tile pays no padding; at batch 1 each
+    expert read computes a whole tile."""
+    for model in ("llama-3.1-8b", "mixtral-8x7b"):
+        big = _eval(model, batch="8192", tp="1")["flops_gemm_gpu"]
+        assert big == pytest.approx(_dense_flops(model, "8192"), rel=1e-9)
+    assert _eval("llama-3.1-8b", batch="1")["flops_gemm_gpu"] == pytest.approx(_dense_flops("llama-3.1-8b", "1"), rel=1e-9)
+    assert _eval("mixtral-8x7b", batch="1")["flops_gemm_gpu"] > 10 * _dense_flops("mixtral-8x7b", "1")
+
+
+@pytest.mark.parametrize("batch", ["1", "16", "256", "2048"])
+@pytest.mark.parametrize("model, hardware, tp", [("llama-3.1-8b", "h100-sxm", "1"), ("llama-3.1-70b", "h200", "4"), ("mixtral-8x7b", "mi300x", "1")])
+def test_the_power_model_stays_between_idle_and_the_tdp(model, hardware, tp, batch):
+    """The board power the model gives lies between the idle share and the TDP at any batch, decode-only or at load."""
+    idle = float(load_power().family_of(hardware)[0].shares["idle_share"])
+    for served in ({}, {"output_len": "400 token", "prompt_len": "600 token"}):
+        ctx = context(hardware, model, batch=batch, tp=tp, **served)
+        share = _f(evaluate(get("joules-per-token"), ctx, ("power_share_model",))["power_share_model"])
+        assert idle <= share <= 1

@@ -74,6 +74,7 @@ from renderers import book, site
 from renderers.plots import PLOTS_DIR, same_plot
 from roofline import api, apidoc, compiled
 from specs.catalog import hardware_names, model_names, shown_path
+from specs.files import write_new
 from specs.measurements import profile as engine_profile
 from units import RooflineError
 
@@ -480,11 +481,7 @@ def write_atomically(out: Path, files: dict[str, str | bytes]) -> None:
         for name, data in sorted({**files, MANIFEST: manifest_text(files)}.items()):
             if "/" in name:
                 (new / name).parent.mkdir(parents=True, exist_ok=True)
-            if isinstance(data, bytes):
-                (new / name).write_bytes(data)
-            else:
-                with open(new / name, "w", encoding="utf-8", newline="\n") as f:
-                    f.write(data)
+            write_new(new / name, data, sync=False)  # specs.files, as every writer of a path the user names
         if had_old:
             shutil.copymode(target, new)
             old = _swap(new, target, where)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import re
 import sys
 import time
@@ -310,35 +309,10 @@ def _plots_folder(text: str) -> str:
 
 
 def _write_plots(files: dict[str, bytes]) -> None:
-    """Write the plot files, each atomically (a temporary file renamed into place); on a failure, one line naming the file,
-    and the files and folders this run created are removed again (a file that was there before keeps its old bytes)."""
-    from specs.errors import SpecError
+    """Write the plot files through specs.files: all of them or none (a link where one goes is replaced, not followed)."""
+    from specs.files import replace_files
 
-    made: list[Path] = []
-    try:
-        for name, data in sorted(files.items()):
-            path = Path(name)
-            missing = [p for p in (path.parent, *path.parent.parents) if not p.exists()]
-            for folder in reversed(missing):
-                folder.mkdir()
-                made.append(folder)
-            existed = path.exists()
-            tmp = path.with_name(f".{path.name}.roofline-tmp")
-            try:
-                tmp.write_bytes(data)
-                os.replace(tmp, path)
-            except OSError as err:
-                tmp.unlink(missing_ok=True)
-                raise SpecError(f"--plots {shown_path(path)}", None, f"cannot write it ({err.strerror or err}); the plots of this run were removed") from None
-            if not existed:
-                made.append(path)
-    except BaseException:
-        for p in reversed(made):
-            try:
-                p.rmdir() if p.is_dir() else p.unlink()
-            except OSError:
-                pass
-        raise
+    replace_files({Path(name): data for name, data in sorted(files.items())}, option="--plots")
 
 
 def run(argv: Sequence[str] | None = None, light: bool = False) -> int:

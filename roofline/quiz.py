@@ -46,8 +46,9 @@ from derivations.sheet import (
 )
 from roofline.formulas import CONVENTION_SYMBOLS, HARDWARE_SYMBOLS, SECOND_SYMBOLS, exact_number
 from roofline.grader import context as sheet_context
-from specs.catalog import hardware_names, model_names
+from specs.catalog import hardware_names, model_names, shown_path
 from specs.errors import SpecError, suggest
+from specs.files import replace_files
 from specs.hardware import Hardware, load_hardware
 from units import RooflineError
 
@@ -355,16 +356,11 @@ def ask(quiz: Quiz, read: Callable[[str], str], write: TextIO, question_text: Ca
 
 
 def write_files(quiz: Quiz, folder: Path, files: dict[str, str]) -> list[Path]:
-    """Every file of the set (paper and key in each format) into `folder`, written only once all of them are rendered."""
+    """Every file of the set (paper and key in each format) into `folder`, written only once all of them are rendered: through
+    specs.files, so all of them or none, and a link where one goes is replaced, not followed."""
     if folder.exists() and not folder.is_dir():
-        raise QuizError(f"--out {folder}: is a file, expected a folder")
-    folder.mkdir(parents=True, exist_ok=True)
-    out = []
-    for name, text in files.items():
-        path = folder / name
-        path.write_text(text, encoding="utf-8")
-        out.append(path)
-    return out
+        raise QuizError(f"--out {shown_path(folder)}: is a file, expected a folder")
+    return replace_files({folder / name: text for name, text in files.items()}, option="--out")
 
 
 def terminal() -> bool:

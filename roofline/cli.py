@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import sys
 import time
@@ -273,7 +274,7 @@ def _quiz(args: argparse.Namespace) -> int:
     if args.tolerance is not None and not args.ask:
         raise RooflineError("--tolerance: goes with --ask")
     if args.ask and not quiz.terminal():
-        raise RooflineError("--ask reads a candidate's answers from a terminal, and this is not one; "
+        raise RooflineError(f"--ask reads a candidate's answers from a terminal, and {'stdin is closed' if sys.stdin is None else 'this is not one'}; "
                             "print the question paper with `roofline quiz` and its key with `roofline quiz --key`")
     sheets = None if args.sheets is None else args.sheets.split(",")
     drawn = quiz.draw(args.seed, args.count, sheets)
@@ -373,7 +374,7 @@ def run(argv: Sequence[str] | None = None, light: bool = False) -> int:
                 raise BuildError(f"--out {shown_path(out)}: is a file, expected a folder")
             bad = stale(out, render_all(engine=args.engine, pdf=(out / f"{BOOK}.pdf").is_file()))  # a --pdf build's site links its PDFs
             if bad:
-                print(f"roofline: {shown_path(out)} is stale: {', '.join(bad)}; run `roofline build`", file=sys.stderr)
+                _say_line(f"roofline: {shown_path(out)} is stale: {', '.join(bad)}; run `roofline build`\n")
                 return EXIT_STALE
             print(f"{shown_path(out)} is up to date")
             return 0
@@ -384,12 +385,76 @@ def run(argv: Sequence[str] | None = None, light: bool = False) -> int:
 
 def _say(kind: str, message: object) -> None:
     """One `roofline: error:` (or `warning:`) line on stderr: any character that would act on the terminal written as an escape."""
-    text = f"roofline: {kind}: {escaped(str(message))}\n"
+    _say_line(f"roofline: {kind}: {escaped(str(message))}\n")
+
+
+def _say_line(text: str) -> None:
+    """`text` on stderr; nothing where stderr is closed or cannot be written (there is nowhere else to say it)."""
+    stream = sys.stderr
+    if stream is None:
+        return
     try:
-        sys.stderr.write(text)
-    except UnicodeEncodeError:  # stderr's encoding (PYTHONIOENCODING=ascii) cannot write a character: say it in ASCII
-        sys.stderr.write(text.encode("ascii", "backslashreplace").decode("ascii"))
-    sys.stderr.flush()
+        try:
+            stream.write(text)
+        except UnicodeEncodeError:  # stderr's encoding (PYTHONIOENCODING=ascii) cannot write a character: say it in ASCII
+            stream.write(text.encode("ascii", "backslashreplace").decode("ascii"))
+        stream.flush()
+    except (OSError, ValueError):  # closed, a broken pipe, a full disk: the line is lost, the exit code still says it
+        pass
+
+
+class StreamError(RooflineError):
+    """stdout cannot be written (closed, a reader gone, a full disk)."""
+
+
+class _Stdout:
+    """sys.stdout while a command runs: a failed write is one StreamError naming stdout, not an OSError from nowhere."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+        self.failed = False
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+    def _fail(self, err: OSError) -> NoReturn:
+        self.failed = True
+        if isinstance(err, BrokenPipeError):
+            raise StreamError("stdout: its reader closed it before all the output was written (broken pipe)") from None
+        raise StreamError(f"stdout: cannot write the output ({err.strerror or err})") from None
+
+    def write(self, text: str) -> int:
+        try:
+            return self._stream.write(text)
+        except OSError as err:
+            self._fail(err)
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except OSError as err:
+            self._fail(err)
+
+
+def _closed_streams() -> list[str]:
+    """The standard streams this process started without (`>&-`), each of whose descriptors is then opened on the null device, so
+    no file roofline opens later takes its number (a closed stdout's descriptor 1 would be a written file's)."""
+    closed = []
+    for fd, name in ((0, "stdin"), (1, "stdout"), (2, "stderr")):
+        try:
+            os.fstat(fd)
+            if getattr(sys, name) is None:
+                closed.append(name)
+        except OSError:
+            closed.append(name)
+            try:
+                null = os.open(os.devnull, os.O_RDONLY if fd == 0 else os.O_WRONLY)
+                if null != fd:
+                    os.dup2(null, fd)
+                    os.close(null)
+            except OSError:
+                pass
+    return closed
 
 
 def terminal_progress() -> Callable[[str], None] | None:
@@ -415,21 +480,27 @@ def main(argv: Sequence[str] | None = None, *, light: bool | None = None) -> int
     sympy or pint). The default is on for the process's own command line (`argv` None) and off for a caller passing
     `argv`, whose process may have been changed in ways the compiled form does not see (a test's monkeypatch).
     """
+    closed = _closed_streams()
+    if "stdout" in closed:
+        _say("error", "stdout is closed, so nothing could be printed; nothing was done (give the command somewhere to write, e.g. > file)")
+        return EXIT_BAD_INPUT
+    real = sys.stdout
+    guarded = sys.stdout = _Stdout(real)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("always", SpecWarning)
             warnings.showwarning = _warning_line
-            return run(argv, light=argv is None if light is None else light)
+            code = run(argv, light=argv is None if light is None else light)
+        guarded.flush()
+        return code
     except RooflineError as err:
         _say("error", err)
         return EXIT_BAD_INPUT
-    except BrokenPipeError:
-        return 0
     except KeyboardInterrupt:
         _say("error", "interrupted")
         return EXIT_INTERRUPTED
     except UnicodeEncodeError as err:
-        encoding = getattr(sys.stdout, "encoding", None) or "?"
+        encoding = getattr(real, "encoding", None) or "?"
         _say("error", f"stdout's encoding ({encoding}) cannot write {err.object[err.start:err.end]!r}; nothing was printed. "
                       "Set PYTHONIOENCODING=utf-8 (or a UTF-8 locale)")
         return EXIT_BAD_INPUT
@@ -438,3 +509,18 @@ def main(argv: Sequence[str] | None = None, *, light: bool | None = None) -> int
         where = f"{shown_path(err.filename)}: " if isinstance(err.filename, str) else ""
         _say("error", f"{where}{err.strerror or err}")
         return EXIT_BAD_INPUT
+    finally:
+        if sys.stdout is guarded:
+            sys.stdout = real
+        if guarded.failed and real is sys.__stdout__:
+            _drop_stdout(real)
+
+
+def _drop_stdout(stream: Any) -> None:
+    """After stdout failed: its descriptor on the null device, so the interpreter's last flush at exit has nothing to complain of."""
+    try:
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, stream.fileno())
+        os.close(null)
+    except (OSError, ValueError, AttributeError):
+        pass

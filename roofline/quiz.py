@@ -364,4 +364,5 @@ def write_files(quiz: Quiz, folder: Path, files: dict[str, str]) -> list[Path]:
 
 
 def terminal() -> bool:
-    return sys.stdin.isatty() and sys.stdout.isatty()
+    """stdin and stdout are a terminal (False where either is closed)."""
+    return all(s is not None and s.isatty() for s in (sys.stdin, sys.stdout))

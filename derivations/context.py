@@ -247,15 +247,16 @@ def make_context(hardware: Hardware, model: Architecture, weights: str | None = 
     A checkpoint that ships quantized (its config's quantization_config) is computed in the default format unless
     --weights says otherwise; the sheet says so (`sheet.spec_facts`), and `warn_checkpoint` warns a user who picked it.
     """
-    w = precision(weights or conventions.DEFAULT_WEIGHTS, "--weights")
+    # `is None`, never `or`: an empty name is refused (specs.text.check_name), not read as the default
+    w = precision(conventions.DEFAULT_WEIGHTS if weights is None else weights, "--weights")
     if math is not None and math not in MATH_PRECISIONS:
         raise SpecError("--math", None, f"{math[:20]!r} is a storage format, not a math precision; the tensor cores run one of {', '.join(MATH_PRECISIONS)}")
-    m = precision(math or w.math, "--math")
+    m = precision(w.math if math is None else math, "--math")
     if m.math not in hardware.peak_dense:
         given = f"--math {math}" if math is not None else f"--weights {w.name} (whose math is {m.math})"
         raise SpecError(hardware.path, f"peak_dense.{m.math}",
                         f"{given}: {hardware.name} lists no dense {m.math} peak; it lists {', '.join(hardware.peak_dense)}; choose one with --math")
-    return Context(hardware=hardware, model=model, weights=w, kv=precision(kv or conventions.DEFAULT_KV, "--kv"), math=m,
+    return Context(hardware=hardware, model=model, weights=w, kv=precision(conventions.DEFAULT_KV if kv is None else kv, "--kv"), math=m,
                    math_defaulted=math is None, engine=engine_profile(engine) if engine is not None else DEFAULT_ENGINE)
 
 

@@ -157,7 +157,7 @@ SPEC_CASES = [
     ("show-empty-hardware", ["show", "hardware", ""], 2,
      "roofline: error: hardware: expected a shipped name (`roofline list hardware`) or a path, found an empty string"),
     ("empty-weights", ["derive", "decode-floor", "--weights", ""], 2,
-     "roofline: error: --weights: expected a precision name such as 'bf16', found ''"),
+     "roofline: error: --weights: expected a precision name such as 'bf16', found an empty string"),
 ]
 
 

@@ -263,19 +263,24 @@ def make_context(hardware: Hardware, model: Architecture, weights: str | None = 
 def warn_checkpoint(model: Architecture, weights: str | None) -> None:
     """One SpecWarning when a user picks a quantized checkpoint and no --weights: the sheet computes it in the default format."""
     if weights is None and model.quantization is not None:
-        warnings.warn(SpecWarning(checkpoint_warning(model)), stacklevel=3)
+        warnings.warn(SpecWarning(*checkpoint_warning_parts(model), flag="--weights"), stacklevel=3)
 
 
 def checkpoint_warning(model: Architecture) -> str:
     """The one line for a quantized checkpoint computed in the default weight format (one format per sheet)."""
+    return "".join(checkpoint_warning_parts(model))
+
+
+def checkpoint_warning_parts(model: Architecture) -> tuple[str, str]:
+    """checkpoint_warning's line as (what is warned about, the advice naming --weights)."""
     used = conventions.DEFAULT_WEIGHTS
     fmt = model.checkpoint_weights()
     if fmt is None:
-        return f"{model.key}: quantization_config: {model.quantization_summary()}; this sheet computes every weight as {used} (set --weights)"
+        return f"{model.key}: quantization_config: {model.quantization_summary()}; this sheet computes every weight as {used}", " (set --weights)"
     mixed = len({f for c, f in model.weight_formats if c != "norms" and c != "biases" and getattr(model.param_counts(), c)}) > 1
     tail = f", and its other parts as {fmt} too (one weight format per sheet)" if mixed else ""
-    return (f"{model.key}: its checkpoint stores {model.quantization_summary()}; this sheet computes every weight as {used} (the default): "
-            f"--weights {fmt} counts its {fmt} weights{tail}")
+    return (f"{model.key}: its checkpoint stores {model.quantization_summary()}; this sheet computes every weight as {used} (the default)",
+            f": --weights {fmt} counts its {fmt} weights{tail}")
 
 
 def _mla(m: Architecture) -> object:

@@ -18,6 +18,7 @@ from typing import Any, NoReturn
 # Each command imports what it needs when it runs (roofline.api, and with it the engine, for a command that derives).
 from specs.catalog import hardware_names, model_names, shown_path
 from specs.errors import SpecWarning
+from specs.files import folder_option
 from specs.text import escaped
 from units.errors import RooflineError
 
@@ -269,8 +270,8 @@ def _quiz(args: argparse.Namespace) -> int:
     from renderers import quiz as quiz_text
     from roofline import quiz
 
-    if args.ask and (args.out or args.key):
-        raise RooflineError(f"--ask: asks the questions at a terminal; not with {'--out' if args.out else '--key'}")
+    if args.ask and (args.out is not None or args.key):
+        raise RooflineError(f"--ask: asks the questions at a terminal; not with {'--out' if args.out is not None else '--key'}")
     if args.tolerance is not None and not args.ask:
         raise RooflineError("--tolerance: goes with --ask")
     if args.ask and not quiz.terminal():
@@ -287,10 +288,10 @@ def _quiz(args: argparse.Namespace) -> int:
         quiz.ask(drawn, read, sys.stdout, quiz_text.question_text, quiz_text.argument_text, quiz_text.bound_text, grade_text.line,
                  **({} if args.tolerance is None else {"tolerance": args.tolerance}))
         return 0
-    if args.out:
+    if args.out is not None:
         files = {f"{part}.{fmt}": quiz_text.render(drawn, fmt, key=part == "key") for part in ("paper", "key") for fmt in ("md", "tex")}
         files["quiz.json"] = quiz_text.render(drawn, "json", key=True)
-        written = quiz.write_files(drawn, Path(args.out), files)
+        written = quiz.write_files(drawn, folder_option("--out", args.out), files)
         print(f"wrote {len(written)} files to {shown_path(args.out)}: {', '.join(p.name for p in written)}")
         return 0
     sys.stdout.write(quiz_text.render(drawn, args.format, key=args.key))
@@ -316,9 +317,17 @@ def _write_plots(files: dict[str, bytes]) -> None:
     replace_files({Path(name): data for name, data in sorted(files.items())}, option="--plots")
 
 
+#: The options of the command this process runs (set once its line is parsed): a warning's advice names only one of them.
+_options: frozenset[str] | None = None
+
+
 def run(argv: Sequence[str] | None = None, light: bool = False) -> int:
     """The command `argv`; with `light`, a `derive` the compiled form can answer is printed from it (roofline.compiled)."""
-    args = _parser().parse_args(argv)
+    global _options
+    parser = _parser()
+    args = parser.parse_args(argv)
+    commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    _options = frozenset(commands.choices[args.command]._option_string_actions)
     if args.command == "list":
         print(escaped(_list(args.what)))
     elif args.command == "show":
@@ -363,7 +372,8 @@ def run(argv: Sequence[str] | None = None, light: bool = False) -> int:
 
         if args.to is not None and not args.write_defaults:
             raise RooflineError("--to: goes with --write-defaults (the folder the refit engine profiles are written to)")
-        sys.stdout.write(write_defaults(Path(args.to) if args.to is not None else None) if args.write_defaults else render_calibrate(args.records, args.format))
+        sys.stdout.write(write_defaults(folder_option("--to", args.to) if args.to is not None else None) if args.write_defaults
+                         else render_calibrate(args.records, args.format))
     elif args.command == "build":
         from roofline.build import BOOK, BuildError, build, out_path, render_all, stale
 
@@ -469,8 +479,19 @@ def terminal_progress() -> Callable[[str], None] | None:
     return say
 
 
-def _warning_line(message: Warning | str, category: type[Warning], filename: str, lineno: int, file: object = None, line: str | None = None) -> None:
-    _say("warning", message)
+def _warning_sink() -> Callable[..., None]:
+    """What shows a warning for one run: each text once, and a SpecWarning's advice only where it names an option this command has."""
+    said: set[str] = set()
+
+    def show(message: Warning | str, category: type[Warning], filename: str, lineno: int, file: object = None, line: str | None = None) -> None:
+        text = str(message)
+        if isinstance(message, SpecWarning) and message.flag is not None and _options is not None and message.flag not in _options:
+            text = message.bare
+        if text not in said:
+            said.add(text)
+            _say("warning", text)
+
+    return show
 
 
 def main(argv: Sequence[str] | None = None, *, light: bool | None = None) -> int:
@@ -480,6 +501,8 @@ def main(argv: Sequence[str] | None = None, *, light: bool | None = None) -> int
     sympy or pint). The default is on for the process's own command line (`argv` None) and off for a caller passing
     `argv`, whose process may have been changed in ways the compiled form does not see (a test's monkeypatch).
     """
+    global _options
+    _options = None
     closed = _closed_streams()
     if "stdout" in closed:
         _say("error", "stdout is closed, so nothing could be printed; nothing was done (give the command somewhere to write, e.g. > file)")
@@ -489,7 +512,7 @@ def main(argv: Sequence[str] | None = None, *, light: bool | None = None) -> int
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("always", SpecWarning)
-            warnings.showwarning = _warning_line
+            warnings.showwarning = _warning_sink()
             code = run(argv, light=argv is None if light is None else light)
         guarded.flush()
         return code

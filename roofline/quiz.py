@@ -47,7 +47,7 @@ from derivations.sheet import (
 from roofline.formulas import CONVENTION_SYMBOLS, HARDWARE_SYMBOLS, SECOND_SYMBOLS, exact_number
 from roofline.grader import context as sheet_context
 from specs.catalog import hardware_names, model_names, shown_path
-from specs.errors import SpecError, suggest
+from specs.errors import SpecError, shown, suggest
 from specs.files import replace_files
 from specs.hardware import Hardware, load_hardware
 from units import RooflineError
@@ -141,9 +141,9 @@ def _model_symbols() -> frozenset[sp.Symbol]:
 def draw(seed: int = DEFAULT_SEED, count: int = DEFAULT_COUNT, sheets: Sequence[str] | None = None) -> Quiz:
     """`count` questions drawn with `seed` from `sheets` (default: every sheet), each with its answers solved."""
     if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**63:
-        raise QuizError(f"--seed: expected a whole number from 0, found {str(seed)[:20]!r}")
+        raise QuizError(f"--seed: expected a whole number from 0, found {shown(seed)}")
     if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= 200:
-        raise QuizError(f"--count: expected a whole number from 1 to 200, found {str(count)[:20]!r}")
+        raise QuizError(f"--count: expected a whole number from 1 to 200, found {shown(count)}")
     slugs = _sheets(sheets)
     rng = random.Random(seed)
     questions: list[Question] = []

@@ -343,9 +343,11 @@ class Architecture:
             if getattr(counts, component):
                 by_format.setdefault(fmt, []).append(GROUP_NAMES[component])
         quantized = self.checkpoint_weights()
-        parts = [f"{', '.join(groups)} in {fmt}" + (q.note if fmt == quantized else "") for fmt, groups in
+        # the method and its note go with the groups it quantized, never after the last group (which is the unquantized one)
+        method = f" (quant_method {q.method}; {q.note[2:]}" if q.note.startswith(" (") else f" (quant_method {q.method}){q.note}"
+        parts = [f"{', '.join(groups)} in {fmt}" + (method if fmt == quantized else "") for fmt, groups in
                  sorted(by_format.items(), key=lambda kv: kv[0] != quantized)]
-        return "; ".join(parts) + f" (quant_method {q.method})"
+        return "; ".join(parts) if quantized in by_format else f"quant_method {q.method}: " + "; ".join(parts)
 
     def checkpoint_weights(self) -> str | None:
         """The format that holds most of the checkpoint's GEMM parameters (what one weight format per sheet should be), or None."""

@@ -253,34 +253,40 @@ def make_context(hardware: Hardware, model: Architecture, weights: str | None = 
     A checkpoint that ships quantized (its config's quantization_config) is computed in the default format unless
     --weights says otherwise; the sheet says so (`sheet.spec_facts`), and `warn_checkpoint` warns a user who picked it.
     """
-    w = precision(weights or conventions.DEFAULT_WEIGHTS, "--weights")
+    # `is None`, never `or`: an empty name is refused (specs.text.check_name), not read as the default
+    w = precision(conventions.DEFAULT_WEIGHTS if weights is None else weights, "--weights")
     if math is not None and math not in MATH_PRECISIONS:
         raise SpecError("--math", None, f"{math[:20]!r} is a storage format, not a math precision; the tensor cores run one of {', '.join(MATH_PRECISIONS)}")
-    m = precision(math or w.math, "--math")
+    m = precision(w.math if math is None else math, "--math")
     if m.math not in hardware.peak_dense:
         given = f"--math {math}" if math is not None else f"--weights {w.name} (whose math is {m.math})"
         raise SpecError(hardware.path, f"peak_dense.{m.math}",
                         f"{given}: {hardware.name} lists no dense {m.math} peak; it lists {', '.join(hardware.peak_dense)}; choose one with --math")
-    return Context(hardware=hardware, model=model, weights=w, kv=precision(kv or conventions.DEFAULT_KV, "--kv"), math=m,
+    return Context(hardware=hardware, model=model, weights=w, kv=precision(conventions.DEFAULT_KV if kv is None else kv, "--kv"), math=m,
                    math_defaulted=math is None, engine=engine_profile(engine) if engine is not None else DEFAULT_ENGINE)
 
 
 def warn_checkpoint(model: Architecture, weights: str | None) -> None:
     """One SpecWarning when a user picks a quantized checkpoint and no --weights: the sheet computes it in the default format."""
     if weights is None and model.quantization is not None:
-        warnings.warn(SpecWarning(checkpoint_warning(model)), stacklevel=3)
+        warnings.warn(SpecWarning(*checkpoint_warning_parts(model), flag="--weights"), stacklevel=3)
 
 
 def checkpoint_warning(model: Architecture) -> str:
     """The one line for a quantized checkpoint computed in the default weight format (one format per sheet)."""
+    return "".join(checkpoint_warning_parts(model))
+
+
+def checkpoint_warning_parts(model: Architecture) -> tuple[str, str]:
+    """checkpoint_warning's line as (what is warned about, the advice naming --weights)."""
     used = conventions.DEFAULT_WEIGHTS
     fmt = model.checkpoint_weights()
     if fmt is None:
-        return f"{model.key}: quantization_config: {model.quantization_summary()}; this sheet computes every weight as {used} (set --weights)"
+        return f"{model.key}: quantization_config: {model.quantization_summary()}; this sheet computes every weight as {used}", " (set --weights)"
     mixed = len({f for c, f in model.weight_formats if c != "norms" and c != "biases" and getattr(model.param_counts(), c)}) > 1
     tail = f", and its other parts as {fmt} too (one weight format per sheet)" if mixed else ""
-    return (f"{model.key}: its checkpoint stores {model.quantization_summary()}; this sheet computes every weight as {used} (the default): "
-            f"--weights {fmt} counts its {fmt} weights{tail}")
+    return (f"{model.key}: its checkpoint stores {model.quantization_summary()}; this sheet computes every weight as {used} (the default)",
+            f": --weights {fmt} counts its {fmt} weights{tail}")
 
 
 def _mla(m: Architecture) -> object:

@@ -34,6 +34,7 @@ import sympy as sp
 from derivations.glossary import GLOSSARY
 from derivations.symbols import Symbols, default_latex
 from units import RooflineError, UnitMismatchError, infer_unit, same_unit, unit, unit_text, ureg
+from units.errors import unknown_unit
 
 #: Longest formula accepted, in characters.
 MAX_CHARS = 2000
@@ -209,7 +210,7 @@ def parse_unit(text: str, where: str = "unit") -> pint.Unit:
     try:
         u = unit(text.strip())
     except (pint.errors.PintError, ValueError, TypeError, SyntaxError, AssertionError, AttributeError, KeyError, IndexError):
-        raise FormulaError(f"unknown unit {text[:40]!r} (units are pint's: s, ms, B, GB, B/s, flop, token, parameter, W, J)", where=where) from None
+        raise FormulaError(unknown_unit(text[:40]), where=where) from None
     if not isinstance(u, pint.Unit):
         raise FormulaError(f"expected a unit, found {text[:40]!r}", where=where)
     return u

@@ -58,7 +58,7 @@ from derivations.context import BARE_NUMBER_UNITS, BINDINGS, MAX_COUNT, SCENARIO
 from derivations.engine import At, Derivation, Solve
 from derivations.sheet import Missing, evaluate, needed_steps
 from derivations.symbols import Symbols
-from specs.errors import SpecError, suggest
+from specs.errors import SpecError, shown, suggest
 from units import Quantity, RooflineError, unit, unit_text
 
 #: A formula within this relative error of the step at the sheet's context is an approximation there; past it, it stops holding.
@@ -747,7 +747,7 @@ def grade_formula(d: Derivation, name: str, text: str, ctx: Context, context_lab
 
 def _check_tolerance(tolerance: float) -> None:
     if isinstance(tolerance, bool) or not isinstance(tolerance, int | float) or not 0 < tolerance < 1:
-        raise GradeError(f"--tolerance: expected a fraction between 0 and 1 (0.1 for 10%), found {str(tolerance)[:20]!r}")
+        raise GradeError(f"--tolerance: expected a fraction between 0 and 1 (0.1 for 10%), found {shown(tolerance)}")
 
 
 def _different_unit(work: _Formula, base: dict, ratio: pint.Unit) -> Verdict:

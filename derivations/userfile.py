@@ -294,7 +294,9 @@ def _table(f: _Fields, item: Mapping[str, Any], path: str, names: list[str], inp
 def _spec_name(f: _Fields, value: str, path: str, kind: str) -> str:
     """A shipped hardware or model name as it is; a path (a `/`, or a .toml / .json name) relative to the derivation file's folder."""
     from specs.catalog import hardware_names, model_names
+    from specs.text import check_name
 
+    check_name(value, f.where, path, f"a shipped {kind} name or a path")
     if "/" in value or value.endswith((".toml", ".json")):
         return str(Path(f.where).parent / value)
     known = hardware_names() if kind == "hardware" else model_names()

@@ -23,6 +23,7 @@ import units
 from renderers.sweep_out import Labelled
 from renderers.sweep_out import render as render_text
 from specs.errors import SpecError
+from specs.files import replace_files
 from units import Quantity, unit_text
 
 LABELS = ("hardware", "model")
@@ -128,7 +129,7 @@ class SweepTable(Mapping[str, np.ndarray]):
         """
         text = render_text(self.sweeps, "csv", unit or self.units[self.result])
         if path is not None:
-            Path(path).write_text(text, encoding="utf-8")
+            replace_files({Path(path): text}, make_folders=False)  # whole or untouched; a link there is replaced, not followed
         return text
 
     def __repr__(self) -> str:

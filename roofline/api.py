@@ -49,6 +49,7 @@ from specs.hardware import Hardware, load_hardware
 from specs.measurements import profile as engine_profile
 from specs.models import Architecture, load_model
 from specs.precisions import precision
+from specs.text import check_name
 
 __all__ = ["InputValue", "SweepTable", "derive", "get", "hardware", "model", "plot_files", "render", "render_sweep", "sweep", "tex_preamble",
            "user_derivation", "validation"]
@@ -274,8 +275,10 @@ def _given(d: Derivation, overrides: Iterable[str] | None, inputs: Mapping[str, 
 
 def _check_precisions(weights: object, kv: object, math: object) -> None:
     for where, value in (("--weights", weights), ("--kv", kv), ("--math", math)):
-        if value is not None and (not isinstance(value, str) or not value.strip()):
+        if value is not None and not isinstance(value, str):
             raise SpecError(where, None, f"expected a precision name such as 'bf16', found {shown(value)}")
+        if value is not None:
+            check_name(value, where, None, "a precision name such as 'bf16'")
 
 
 def _context(d: Derivation, hardware: str | Path, model: str | Path, weights: str | None, kv: str | None, math: str | None,

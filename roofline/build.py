@@ -74,6 +74,7 @@ from renderers import book, site
 from renderers.plots import PLOTS_DIR, same_plot
 from roofline import api, apidoc, compiled
 from specs.catalog import hardware_names, model_names, shown_path
+from specs.files import folder_option, write_new
 from specs.measurements import profile as engine_profile
 from units import RooflineError
 
@@ -294,14 +295,7 @@ def stale(out: Path, files: dict[str, str | bytes]) -> list[str]:
 
 def out_path(out: str | os.PathLike[str]) -> Path:
     """`--out` as a Path; an empty path is refused (it would mean the current folder)."""
-    if isinstance(out, bytes) or not isinstance(out, str | os.PathLike):
-        raise BuildError(f"--out: expected a folder path, found {type(out).__name__}")
-    text = os.fspath(out)
-    if not isinstance(text, str) or not text.strip():
-        raise BuildError("--out: expected a folder path, found an empty string")
-    if "\0" in text:
-        raise BuildError(f"--out {shown_path(text)!r}: expected a folder path, found a NUL character")
-    return Path(text)
+    return folder_option("--out", out)  # specs.files: the check every folder option gets
 
 
 def check_out(out: Path) -> Path:
@@ -480,11 +474,7 @@ def write_atomically(out: Path, files: dict[str, str | bytes]) -> None:
         for name, data in sorted({**files, MANIFEST: manifest_text(files)}.items()):
             if "/" in name:
                 (new / name).parent.mkdir(parents=True, exist_ok=True)
-            if isinstance(data, bytes):
-                (new / name).write_bytes(data)
-            else:
-                with open(new / name, "w", encoding="utf-8", newline="\n") as f:
-                    f.write(data)
+            write_new(new / name, data, sync=False)  # specs.files, as every writer of a path the user names
         if had_old:
             shutil.copymode(target, new)
             old = _swap(new, target, where)

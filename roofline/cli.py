@@ -18,6 +18,7 @@ from typing import Any, NoReturn
 # Each command imports what it needs when it runs (roofline.api, and with it the engine, for a command that derives).
 from specs.catalog import hardware_names, model_names, shown_path
 from specs.errors import SpecWarning
+from specs.files import folder_option
 from specs.text import escaped
 from units.errors import RooflineError
 
@@ -269,12 +270,12 @@ def _quiz(args: argparse.Namespace) -> int:
     from renderers import quiz as quiz_text
     from roofline import quiz
 
-    if args.ask and (args.out or args.key):
-        raise RooflineError(f"--ask: asks the questions at a terminal; not with {'--out' if args.out else '--key'}")
+    if args.ask and (args.out is not None or args.key):
+        raise RooflineError(f"--ask: asks the questions at a terminal; not with {'--out' if args.out is not None else '--key'}")
     if args.tolerance is not None and not args.ask:
         raise RooflineError("--tolerance: goes with --ask")
     if args.ask and not quiz.terminal():
-        raise RooflineError("--ask reads a candidate's answers from a terminal, and this is not one; "
+        raise RooflineError(f"--ask reads a candidate's answers from a terminal, and {'stdin is closed' if sys.stdin is None else 'this is not one'}; "
                             "print the question paper with `roofline quiz` and its key with `roofline quiz --key`")
     sheets = None if args.sheets is None else args.sheets.split(",")
     drawn = quiz.draw(args.seed, args.count, sheets)
@@ -287,10 +288,10 @@ def _quiz(args: argparse.Namespace) -> int:
         quiz.ask(drawn, read, sys.stdout, quiz_text.question_text, quiz_text.argument_text, quiz_text.bound_text, grade_text.line,
                  **({} if args.tolerance is None else {"tolerance": args.tolerance}))
         return 0
-    if args.out:
+    if args.out is not None:
         files = {f"{part}.{fmt}": quiz_text.render(drawn, fmt, key=part == "key") for part in ("paper", "key") for fmt in ("md", "tex")}
         files["quiz.json"] = quiz_text.render(drawn, "json", key=True)
-        written = quiz.write_files(drawn, Path(args.out), files)
+        written = quiz.write_files(drawn, folder_option("--out", args.out), files)
         print(f"wrote {len(written)} files to {shown_path(args.out)}: {', '.join(p.name for p in written)}")
         return 0
     sys.stdout.write(quiz_text.render(drawn, args.format, key=args.key))
@@ -310,40 +311,23 @@ def _plots_folder(text: str) -> str:
 
 
 def _write_plots(files: dict[str, bytes]) -> None:
-    """Write the plot files, each atomically (a temporary file renamed into place); on a failure, one line naming the file,
-    and the files and folders this run created are removed again (a file that was there before keeps its old bytes)."""
-    from specs.errors import SpecError
+    """Write the plot files through specs.files: all of them or none (a link where one goes is replaced, not followed)."""
+    from specs.files import replace_files
 
-    made: list[Path] = []
-    try:
-        for name, data in sorted(files.items()):
-            path = Path(name)
-            missing = [p for p in (path.parent, *path.parent.parents) if not p.exists()]
-            for folder in reversed(missing):
-                folder.mkdir()
-                made.append(folder)
-            existed = path.exists()
-            tmp = path.with_name(f".{path.name}.roofline-tmp")
-            try:
-                tmp.write_bytes(data)
-                os.replace(tmp, path)
-            except OSError as err:
-                tmp.unlink(missing_ok=True)
-                raise SpecError(f"--plots {shown_path(path)}", None, f"cannot write it ({err.strerror or err}); the plots of this run were removed") from None
-            if not existed:
-                made.append(path)
-    except BaseException:
-        for p in reversed(made):
-            try:
-                p.rmdir() if p.is_dir() else p.unlink()
-            except OSError:
-                pass
-        raise
+    replace_files({Path(name): data for name, data in sorted(files.items())}, option="--plots")
+
+
+#: The options of the command this process runs (set once its line is parsed): a warning's advice names only one of them.
+_options: frozenset[str] | None = None
 
 
 def run(argv: Sequence[str] | None = None, light: bool = False) -> int:
     """The command `argv`; with `light`, a `derive` the compiled form can answer is printed from it (roofline.compiled)."""
-    args = _parser().parse_args(argv)
+    global _options
+    parser = _parser()
+    args = parser.parse_args(argv)
+    commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    _options = frozenset(commands.choices[args.command]._option_string_actions)
     if args.command == "list":
         print(escaped(_list(args.what)))
     elif args.command == "show":
@@ -388,7 +372,8 @@ def run(argv: Sequence[str] | None = None, light: bool = False) -> int:
 
         if args.to is not None and not args.write_defaults:
             raise RooflineError("--to: goes with --write-defaults (the folder the refit engine profiles are written to)")
-        sys.stdout.write(write_defaults(Path(args.to) if args.to is not None else None) if args.write_defaults else render_calibrate(args.records, args.format))
+        sys.stdout.write(write_defaults(folder_option("--to", args.to) if args.to is not None else None) if args.write_defaults
+                         else render_calibrate(args.records, args.format))
     elif args.command == "build":
         from roofline.build import BOOK, BuildError, build, out_path, render_all, stale
 
@@ -399,7 +384,7 @@ def run(argv: Sequence[str] | None = None, light: bool = False) -> int:
                 raise BuildError(f"--out {shown_path(out)}: is a file, expected a folder")
             bad = stale(out, render_all(engine=args.engine, pdf=(out / f"{BOOK}.pdf").is_file()))  # a --pdf build's site links its PDFs
             if bad:
-                print(f"roofline: {shown_path(out)} is stale: {', '.join(bad)}; run `roofline build`", file=sys.stderr)
+                _say_line(f"roofline: {shown_path(out)} is stale: {', '.join(bad)}; run `roofline build`\n")
                 return EXIT_STALE
             print(f"{shown_path(out)} is up to date")
             return 0
@@ -410,12 +395,76 @@ def run(argv: Sequence[str] | None = None, light: bool = False) -> int:
 
 def _say(kind: str, message: object) -> None:
     """One `roofline: error:` (or `warning:`) line on stderr: any character that would act on the terminal written as an escape."""
-    text = f"roofline: {kind}: {escaped(str(message))}\n"
+    _say_line(f"roofline: {kind}: {escaped(str(message))}\n")
+
+
+def _say_line(text: str) -> None:
+    """`text` on stderr; nothing where stderr is closed or cannot be written (there is nowhere else to say it)."""
+    stream = sys.stderr
+    if stream is None:
+        return
     try:
-        sys.stderr.write(text)
-    except UnicodeEncodeError:  # stderr's encoding (PYTHONIOENCODING=ascii) cannot write a character: say it in ASCII
-        sys.stderr.write(text.encode("ascii", "backslashreplace").decode("ascii"))
-    sys.stderr.flush()
+        try:
+            stream.write(text)
+        except UnicodeEncodeError:  # stderr's encoding (PYTHONIOENCODING=ascii) cannot write a character: say it in ASCII
+            stream.write(text.encode("ascii", "backslashreplace").decode("ascii"))
+        stream.flush()
+    except (OSError, ValueError):  # closed, a broken pipe, a full disk: the line is lost, the exit code still says it
+        pass
+
+
+class StreamError(RooflineError):
+    """stdout cannot be written (closed, a reader gone, a full disk)."""
+
+
+class _Stdout:
+    """sys.stdout while a command runs: a failed write is one StreamError naming stdout, not an OSError from nowhere."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+        self.failed = False
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+    def _fail(self, err: OSError) -> NoReturn:
+        self.failed = True
+        if isinstance(err, BrokenPipeError):
+            raise StreamError("stdout: its reader closed it before all the output was written (broken pipe)") from None
+        raise StreamError(f"stdout: cannot write the output ({err.strerror or err})") from None
+
+    def write(self, text: str) -> int:
+        try:
+            return self._stream.write(text)
+        except OSError as err:
+            self._fail(err)
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except OSError as err:
+            self._fail(err)
+
+
+def _closed_streams() -> list[str]:
+    """The standard streams this process started without (`>&-`), each of whose descriptors is then opened on the null device, so
+    no file roofline opens later takes its number (a closed stdout's descriptor 1 would be a written file's)."""
+    closed = []
+    for fd, name in ((0, "stdin"), (1, "stdout"), (2, "stderr")):
+        try:
+            os.fstat(fd)
+            if getattr(sys, name) is None:
+                closed.append(name)
+        except OSError:
+            closed.append(name)
+            try:
+                null = os.open(os.devnull, os.O_RDONLY if fd == 0 else os.O_WRONLY)
+                if null != fd:
+                    os.dup2(null, fd)
+                    os.close(null)
+            except OSError:
+                pass
+    return closed
 
 
 def terminal_progress() -> Callable[[str], None] | None:
@@ -430,8 +479,19 @@ def terminal_progress() -> Callable[[str], None] | None:
     return say
 
 
-def _warning_line(message: Warning | str, category: type[Warning], filename: str, lineno: int, file: object = None, line: str | None = None) -> None:
-    _say("warning", message)
+def _warning_sink() -> Callable[..., None]:
+    """What shows a warning for one run: each text once, and a SpecWarning's advice only where it names an option this command has."""
+    said: set[str] = set()
+
+    def show(message: Warning | str, category: type[Warning], filename: str, lineno: int, file: object = None, line: str | None = None) -> None:
+        text = str(message)
+        if isinstance(message, SpecWarning) and message.flag is not None and _options is not None and message.flag not in _options:
+            text = message.bare
+        if text not in said:
+            said.add(text)
+            _say("warning", text)
+
+    return show
 
 
 def main(argv: Sequence[str] | None = None, *, light: bool | None = None) -> int:
@@ -441,21 +501,29 @@ def main(argv: Sequence[str] | None = None, *, light: bool | None = None) -> int
     sympy or pint). The default is on for the process's own command line (`argv` None) and off for a caller passing
     `argv`, whose process may have been changed in ways the compiled form does not see (a test's monkeypatch).
     """
+    global _options
+    _options = None
+    closed = _closed_streams()
+    if "stdout" in closed:
+        _say("error", "stdout is closed, so nothing could be printed; nothing was done (give the command somewhere to write, e.g. > file)")
+        return EXIT_BAD_INPUT
+    real = sys.stdout
+    guarded = sys.stdout = _Stdout(real)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("always", SpecWarning)
-            warnings.showwarning = _warning_line
-            return run(argv, light=argv is None if light is None else light)
+            warnings.showwarning = _warning_sink()
+            code = run(argv, light=argv is None if light is None else light)
+        guarded.flush()
+        return code
     except RooflineError as err:
         _say("error", err)
         return EXIT_BAD_INPUT
-    except BrokenPipeError:
-        return 0
     except KeyboardInterrupt:
         _say("error", "interrupted")
         return EXIT_INTERRUPTED
     except UnicodeEncodeError as err:
-        encoding = getattr(sys.stdout, "encoding", None) or "?"
+        encoding = getattr(real, "encoding", None) or "?"
         _say("error", f"stdout's encoding ({encoding}) cannot write {err.object[err.start:err.end]!r}; nothing was printed. "
                       "Set PYTHONIOENCODING=utf-8 (or a UTF-8 locale)")
         return EXIT_BAD_INPUT
@@ -464,3 +532,18 @@ def main(argv: Sequence[str] | None = None, *, light: bool | None = None) -> int
         where = f"{shown_path(err.filename)}: " if isinstance(err.filename, str) else ""
         _say("error", f"{where}{err.strerror or err}")
         return EXIT_BAD_INPUT
+    finally:
+        if sys.stdout is guarded:
+            sys.stdout = real
+        if guarded.failed and real is sys.__stdout__:
+            _drop_stdout(real)
+
+
+def _drop_stdout(stream: Any) -> None:
+    """After stdout failed: its descriptor on the null device, so the interpreter's last flush at exit has nothing to complain of."""
+    try:
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, stream.fileno())
+        os.close(null)
+    except (OSError, ValueError, AttributeError):
+        pass

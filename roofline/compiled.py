@@ -535,14 +535,15 @@ def _sheet(args: Any, bp: Blueprint, plan: Plan, forms: Any, defaults: dict[str,
     from derivations import conventions
     from specs.precisions import MATH_PRECISIONS, precision
 
-    hw = cat.spec("hardware", args.hardware or bp.hardware[0])
-    model = cat.spec("models", args.model or bp.models[0])
+    # `is None`, never `or`: an empty name is not the default (the full path refuses it, through specs.text.check_name)
+    hw = cat.spec("hardware", bp.hardware[0] if args.hardware is None else args.hardware)
+    model = cat.spec("models", bp.models[0] if args.model is None else args.model)
     warn = model.checkpoint_warning if args.model is not None and args.weights is None else None
     if args.math is not None and args.math not in MATH_PRECISIONS:
         raise MissError("a storage format as the math")
-    weights = precision(args.weights or conventions.DEFAULT_WEIGHTS, "--weights")
-    math = precision(args.math or weights.math, "--math")
-    kv = precision(args.kv or conventions.DEFAULT_KV, "--kv")
+    weights = precision(conventions.DEFAULT_WEIGHTS if args.weights is None else args.weights, "--weights")
+    math = precision(weights.math if args.math is None else args.math, "--math")
+    kv = precision(conventions.DEFAULT_KV if args.kv is None else args.kv, "--kv")
     if isinstance(hw.peaks.get(math.math), Missing | None):
         raise MissError("no peak at the math precision")
     second = {}
@@ -555,7 +556,7 @@ def _sheet(args: Any, bp: Blueprint, plan: Plan, forms: Any, defaults: dict[str,
         raise MissError("no peak on the second chip")
     overrides = _overrides(bp, args.set)
     s = make_setup(cat.bindings, hw, model, weights, kv, math, overrides, args.math is None, second["hardware"], second["models"],
-                   cat.engine(args.engine or cat.default_engine))
+                   cat.engine(cat.default_engine if args.engine is None else args.engine))
     hardware_names = bp.hardware if args.hardware is None else (args.hardware,)
     model_names = bp.models if args.model is None else (args.model,)
     grid = tuple(Row("", hardware=h, model=m) for m in model_names for h in hardware_names)

@@ -184,7 +184,7 @@ def check_formula(expr: str, symbols: Symbols | Mapping[str, str] | None = None,
                                       formula.text if solution is None else "", 0, len(formula.text) if solution is None else None, "--expect")
     inputs = dict(inputs or {})
     if evaluate is None:
-        evaluate = bool(hardware is not None or model is not None or inputs or weights or kv or math)
+        evaluate = bool(hardware is not None or model is not None or inputs or any(p is not None for p in (weights, kv, math)))
     if not evaluate:
         return fm.Checked(formula, solution, want)
     result = solution.expr if solution else formula.expr

@@ -46,8 +46,9 @@ from derivations.sheet import (
 )
 from roofline.formulas import CONVENTION_SYMBOLS, HARDWARE_SYMBOLS, SECOND_SYMBOLS, exact_number
 from roofline.grader import context as sheet_context
-from specs.catalog import hardware_names, model_names
-from specs.errors import SpecError, suggest
+from specs.catalog import hardware_names, model_names, shown_path
+from specs.errors import SpecError, shown, suggest
+from specs.files import replace_files
 from specs.hardware import Hardware, load_hardware
 from units import RooflineError
 
@@ -140,9 +141,9 @@ def _model_symbols() -> frozenset[sp.Symbol]:
 def draw(seed: int = DEFAULT_SEED, count: int = DEFAULT_COUNT, sheets: Sequence[str] | None = None) -> Quiz:
     """`count` questions drawn with `seed` from `sheets` (default: every sheet), each with its answers solved."""
     if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**63:
-        raise QuizError(f"--seed: expected a whole number from 0, found {str(seed)[:20]!r}")
+        raise QuizError(f"--seed: expected a whole number from 0, found {shown(seed)}")
     if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= 200:
-        raise QuizError(f"--count: expected a whole number from 1 to 200, found {str(count)[:20]!r}")
+        raise QuizError(f"--count: expected a whole number from 1 to 200, found {shown(count)}")
     slugs = _sheets(sheets)
     rng = random.Random(seed)
     questions: list[Question] = []
@@ -355,17 +356,13 @@ def ask(quiz: Quiz, read: Callable[[str], str], write: TextIO, question_text: Ca
 
 
 def write_files(quiz: Quiz, folder: Path, files: dict[str, str]) -> list[Path]:
-    """Every file of the set (paper and key in each format) into `folder`, written only once all of them are rendered."""
+    """Every file of the set (paper and key in each format) into `folder`, written only once all of them are rendered: through
+    specs.files, so all of them or none, and a link where one goes is replaced, not followed."""
     if folder.exists() and not folder.is_dir():
-        raise QuizError(f"--out {folder}: is a file, expected a folder")
-    folder.mkdir(parents=True, exist_ok=True)
-    out = []
-    for name, text in files.items():
-        path = folder / name
-        path.write_text(text, encoding="utf-8")
-        out.append(path)
-    return out
+        raise QuizError(f"--out {shown_path(folder)}: is a file, expected a folder")
+    return replace_files({folder / name: text for name, text in files.items()}, option="--out")
 
 
 def terminal() -> bool:
-    return sys.stdin.isatty() and sys.stdout.isatty()
+    """stdin and stdout are a terminal (False where either is closed)."""
+    return all(s is not None and s.isatty() for s in (sys.stdin, sys.stdout))

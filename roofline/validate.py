@@ -6,7 +6,6 @@ import json
 import os
 import site
 import sysconfig
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,6 +14,7 @@ from derivations import validation as v
 from derivations.context import PROFILES
 from renderers.escape import markdown as md
 from specs.catalog import shown_path
+from specs.files import replace_files
 from specs.measurements import DEFAULT_PROFILE, MEASUREMENTS_DIR, PROFILES_DIR, Measurement, Profile, load_measurements
 from specs.power import POWER_FILE
 from units import RooflineError
@@ -90,7 +90,7 @@ def write_defaults(directory: Path | None = None) -> str:
         texts[POWER_FILE] = v.power_file_text(power, chips)
     gone = [q.path for q in PROFILES.values() if q.records and q.path.parent.resolve() == target.resolve()
             and q.path.name not in {path.name for path in texts}]
-    _replace_files(texts, gone)
+    replace_files(texts, gone, make_folders=False)
     lines = [f"wrote {shown_path(target / f'{p.name}.toml')}: " + ", ".join(f"{k} = {x}" for k, x in p.texts.items())
              + f" ({len(p.calibration.ids)} records)" for p in written]
     lines += [f"removed {shown_path(path)}: the dataset no longer has enough records of that engine" for path in gone]
@@ -98,50 +98,6 @@ def write_defaults(directory: Path | None = None) -> str:
         lines.append(f"wrote {shown_path(POWER_FILE)}: idle {power.idle:.3g}, memory {power.memory:.3g}, compute {power.compute:.3g} of the TDP "
                      f"({len(power.ids)} records, median board-power error {power.median_error:.1%})")
     return "\n".join(lines) + "\nrebuild the sheets with `roofline build`\n"
-
-
-def _replace_files(texts: dict[Path, str], remove: Sequence[Path] = ()) -> None:
-    """Each path holds its text (and each of `remove` is gone) after one rename each: every text is first written to a temporary
-    file in its folder and flushed to disk; only then are they renamed into place. A failure before the renames changes nothing;
-    one during them puts back the files already replaced."""
-    staged: list[tuple[str, Path]] = []
-    where = ""
-    try:
-        for target, text in texts.items():
-            where = shown_path(target)
-            if target.is_dir():
-                raise DefaultsError(f"{where}: is a folder, expected a file")
-            fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-            staged.append((tmp, target))
-            with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
-                f.write(text)
-                f.flush()
-                os.fsync(f.fileno())
-            os.chmod(tmp, 0o644)
-        old = {target: target.read_bytes() for _, target in staged if target.is_file() and not target.is_symlink()}
-        done: list[Path] = []
-        try:
-            for tmp, target in staged:
-                where = shown_path(target)
-                os.replace(tmp, target)
-                done.append(target)
-        except OSError:
-            for target in done:  # put back what this run replaced
-                if target in old:
-                    target.write_bytes(old[target])
-            raise
-        staged = []
-        for path in remove:
-            where = shown_path(path)
-            path.unlink(missing_ok=True)
-    except OSError as err:
-        raise DefaultsError(f"{where}: cannot write it ({err.strerror or err}); nothing was changed") from None
-    finally:
-        for tmp, _ in staged:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
 
 
 def _ms(seconds: float) -> str:

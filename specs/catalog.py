@@ -52,8 +52,7 @@ def resolve(name_or_path: str | Path, kind: str, directory: Path, suffix: str, n
     text = os.fspath(name_or_path)
     if not isinstance(text, str):
         raise SpecError(kind, None, f"expected a shipped name or a path, found {type(text).__name__}")
-    if not text.strip():
-        raise SpecError(kind, None, f"expected a shipped name (`roofline list {listing}`) or a path, found an empty string")
+    text_rule.check_name(text, kind, None, f"a shipped name (`roofline list {listing}`) or a path")
     looks_like_path = isinstance(name_or_path, os.PathLike) or "/" in text or text.endswith((".toml", ".json"))
     if looks_like_path:
         why = text_rule.problem(text, multiline=False)

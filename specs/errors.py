@@ -21,7 +21,17 @@ class SpecError(RooflineError, ValueError):
 
 
 class SpecWarning(UserWarning):
-    """A spec value that loads but is far outside what any shipped chip has (or a choice the sheet warns about)."""
+    """A spec value that loads but is far outside what any shipped chip has (or a choice the sheet warns about).
+
+    `advice` (appended to the message) names `flag`, an option that changes what is warned about; the command line prints
+    the message without it where the command has no such option (`quiz` has no --weights).
+    """
+
+    def __init__(self, message: str, advice: str = "", flag: str | None = None) -> None:
+        super().__init__(message + advice)
+        self.bare = message
+        self.advice = advice
+        self.flag = flag
 
 
 def suggest(name: str, choices: Iterable[str]) -> str:

@@ -19,6 +19,7 @@ from specs.errors import SpecError, SpecWarning, shown, suggest
 from specs.precisions import MATH_PRECISIONS
 from specs.quantities import parse_quantity
 from specs.text import check as check_text
+from specs.text import check_name
 
 #: field -> (unit it must convert to, required). Text fields have unit None.
 FIELDS: dict[str, tuple[str | None, bool]] = {
@@ -161,6 +162,8 @@ def parse_hardware(data: Mapping[str, object], path: Path) -> Hardware:
             if not isinstance(raw, str) or len(raw) > MAX_TEXT:
                 raise SpecError(path, field, f"expected text, found {shown(raw)}")
             values[field] = check_text(raw, path, field, multiline=field in MULTI_LINE_FIELDS)
+            if field == "name":
+                check_name(raw, path, field, "the chip's name")
         elif expected == "1":
             q = parse_quantity(raw, "1", path, field)
             if q.magnitude != int(q.magnitude):

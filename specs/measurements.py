@@ -42,6 +42,7 @@ from specs.models import Architecture, load_model
 from specs.precisions import precision
 from specs.quantities import parse_quantity
 from specs.text import check as check_text
+from specs.text import check_name
 from units import Quantity
 
 MEASUREMENTS_DIR = SPECS_DIR / "measurements"
@@ -382,6 +383,8 @@ def load_profiles(directory: Path = PROFILES_DIR) -> Mapping[str, Profile]:
 
 def profile(name: str, directory: Path = PROFILES_DIR) -> Profile:
     """A shipped engine profile by name; an unknown name is one line with the closest names."""
+    if isinstance(name, str):
+        check_name(name, "--engine", None, "an engine profile name such as 'fitted'")
     profiles = load_profiles(directory)
     if not isinstance(name, str) or name not in profiles:
         text = name if isinstance(name, str) else shown(name)

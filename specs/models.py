@@ -37,6 +37,7 @@ from specs.counts import (
 from specs.errors import SpecError, shown
 from specs.precisions import Precision
 from specs.text import check as check_text
+from specs.text import check_name
 
 METADATA_FIELDS = ("name", "hf_repo", "status", "source", "notes")
 #: Metadata fields that may span lines (the rest are one line).
@@ -342,9 +343,11 @@ class Architecture:
             if getattr(counts, component):
                 by_format.setdefault(fmt, []).append(GROUP_NAMES[component])
         quantized = self.checkpoint_weights()
-        parts = [f"{', '.join(groups)} in {fmt}" + (q.note if fmt == quantized else "") for fmt, groups in
+        # the method and its note go with the groups it quantized, never after the last group (which is the unquantized one)
+        method = f" (quant_method {q.method}; {q.note[2:]}" if q.note.startswith(" (") else f" (quant_method {q.method}){q.note}"
+        parts = [f"{', '.join(groups)} in {fmt}" + (method if fmt == quantized else "") for fmt, groups in
                  sorted(by_format.items(), key=lambda kv: kv[0] != quantized)]
-        return "; ".join(parts) + f" (quant_method {q.method})"
+        return "; ".join(parts) if quantized in by_format else f"quant_method {q.method}: " + "; ".join(parts)
 
     def checkpoint_weights(self) -> str | None:
         """The format that holds most of the checkpoint's GEMM parameters (what one weight format per sheet should be), or None."""
@@ -448,12 +451,14 @@ def _metadata(path: Path) -> dict[str, str]:
         if not isinstance(value, str) or len(value) > MAX_TEXT:
             raise SpecError(toml_path, name, f"expected text, found {shown(value)}")
         check_text(value, toml_path, name, multiline=name in MULTI_LINE_FIELDS)
+    check_name(data["name"], toml_path, "name", "the model's name")
     return {"notes": "", "hf_repo": "", **data}
 
 
 def _default_metadata(path: Path) -> dict[str, str]:
     """A config.json without a metadata file: its file's stem is the model's name (checked like any text from a file)."""
     check_text(path.stem, path, "name", multiline=False)
+    check_name(path.stem, path, "name", "the model's name (the file's name, without a metadata file beside it)")
     return {"name": path.stem, "status": "user", "source": str(path), "notes": "", "hf_repo": ""}
 
 

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from specs.errors import SpecError, suggest
+from specs.text import check_name
 
 
 @dataclass(frozen=True)
@@ -75,6 +76,7 @@ def precision(name: str, where: str = "precision") -> Precision:
     """The Precision called `name`; `int4-g128` style names add a BF16 group scale."""
     if not isinstance(name, str):
         raise SpecError(where, None, f"expected a precision name, found {name!r}")
+    check_name(name, where, None, "a precision name such as 'bf16'")
     if name in PRECISIONS:
         return PRECISIONS[name]
     grouped = _GROUPED.match(name)

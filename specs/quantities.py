@@ -12,6 +12,7 @@ import pint
 from specs.errors import SpecError, shown
 from specs.literal import MAX_MAGNITUDE, MAX_VALUE_LENGTH, MIN_MAGNITUDE, NUMBER_AND_UNIT
 from units import Quantity, unit, unit_text, ureg
+from units.errors import unknown_unit
 
 
 def parse_quantity(value: object, expected: str, where: str | Path, field: str, *, allow_zero: bool = False) -> pint.Quantity:
@@ -25,7 +26,7 @@ def parse_quantity(value: object, expected: str, where: str | Path, field: str, 
         raise SpecError(where, field, f"expected a quantity in {unit_text(want)}, found {shown(value)}")
     if isinstance(value, (int, float)):
         if not want.dimensionless:
-            raise SpecError(where, field, f"expected a string with a unit convertible to {unit_text(want)} (e.g. \"{_example(want)}\"), found the bare number {shown(value)}")
+            raise SpecError(where, field, f"expected a string with a unit convertible to {unit_text(want)} (e.g. \"1 {unit_text(want)}\"), found the bare number {shown(value)}")
         text = repr(value)
     else:
         text = value.strip()
@@ -33,7 +34,7 @@ def parse_quantity(value: object, expected: str, where: str | Path, field: str, 
         raise SpecError(where, field, f"expected a quantity in {unit_text(want)}, found a {len(text)}-character string")
     match = NUMBER_AND_UNIT.match(text)
     if not match:
-        raise SpecError(where, field, f"expected a number and a unit convertible to {unit_text(want)} (e.g. \"{_example(want)}\"), found {shown(value)}")
+        raise SpecError(where, field, f"expected {_expected(want)}, found {shown(value)}")
     number, unit_part = match.group(1), (match.group(2) or "").strip()
     if not math.isfinite(float(number)):
         raise SpecError(where, field, f"expected a finite quantity in {unit_text(want)}, found {shown(value)}")
@@ -61,9 +62,15 @@ def check_sign(magnitude: object, want: pint.Unit, where: str | Path, field: str
 
 
 def _reason(err: Exception) -> str:
+    if isinstance(err, pint.errors.UndefinedUnitError) and len(err.unit_names) == 1:
+        return unknown_unit(str(next(iter(err.unit_names)))[:40])
     text = str(err).splitlines()[0] if str(err) else type(err).__name__
     return text[:80]
 
 
-def _example(want: pint.Unit) -> str:
-    return f"1 {unit_text(want)}"
+def _expected(want: pint.Unit) -> str:
+    """What a value must be, with an example: 'a number and a unit convertible to ms (e.g. "1 ms")', or for a plain number
+    (a count, a ratio) 'a plain number (e.g. "8")', never a unit of '1'."""
+    if want.dimensionless:
+        return 'a plain number (e.g. "8")'
+    return f'a number and a unit convertible to {unit_text(want)} (e.g. "1 {unit_text(want)}")'

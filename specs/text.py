@@ -68,6 +68,48 @@ def check(value: str, where: str | Path, field: str | None, multiline: bool = Tr
     return value
 
 
+#: Characters that draw nothing though Unicode files them with letters or symbols: the Hangul fillers, the blank Braille cell,
+#: the Khmer inherent vowels. With spaces, combining marks, formatting characters and unassigned code points, no name may be
+#: made of these alone.
+BLANK_CHARACTERS = frozenset("\u115f\u1160\u3164\uffa0\u2800\u17b4\u17b5")
+#: Categories that draw nothing on their own (a space, a mark needing a base, a control, a format character, no character).
+_INVISIBLE_CATEGORIES = frozenset({"Zs", "Zl", "Zp", "Mn", "Mc", "Me", "Cc", "Cf", "Cs", "Co", "Cn"})
+#: Combining marks one character may carry in a name (scripts that stack them use three or four; more is a smear over the line).
+MAX_MARKS = 8
+
+
+def name_problem(text: str) -> str | None:
+    """What makes `text` unusable as a name ('an empty string', 'only invisible characters (U+3164 HANGUL FILLER)', ...), or None:
+    a name must show at least one character and carry at most MAX_MARKS combining marks on any one."""
+    if text == "":
+        return "an empty string"
+    if not text.strip():
+        return "only spaces"
+    visible = [ch for ch in text if ch not in BLANK_CHARACTERS and unicodedata.category(ch) not in _INVISIBLE_CATEGORIES]
+    if not visible:
+        first = next(ch for ch in text if not ch.isspace())
+        return f"only invisible characters: {describe(first)} and {len(text) - 1:,} more" if len(text) > 1 else f"only an invisible character, {describe(first)}"
+    run = longest = 0
+    for ch in text:
+        run = run + 1 if unicodedata.category(ch) in ("Mn", "Mc", "Me") else 0
+        longest = max(longest, run)
+    if longest > MAX_MARKS:
+        return f"{longest:,} combining marks stacked on one character (at most {MAX_MARKS})"
+    return None
+
+
+def check_name(value: str, where: str | Path, field: str | None, expected: str) -> str:
+    """`value` unchanged, or one SpecError: 'WHERE: FIELD: expected EXPECTED, found an empty string' (or only spaces, only
+    invisible characters, a stack of combining marks). Every name roofline reads passes here: an option (--model, --hardware,
+    --engine, --weights, ...) on the command line and in the Python API, and a name in a file (a chip's or a model's)."""
+    from specs.errors import SpecError
+
+    why = name_problem(value)
+    if why is not None:
+        raise SpecError(where, field, f"expected {expected}, found {why}")
+    return value
+
+
 def escaped(text: str, keep: str = "\n") -> str:
     """`text` with every refused character written as a visible escape, for a terminal (`keep`: controls left as they are)."""
     out = []

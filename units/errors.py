@@ -25,5 +25,15 @@ class RooflineError(Exception):
         return _rebuild, (type(self), self.args, dict(self.__dict__))
 
 
+#: The units roofline's registry defines (units/definitions.txt), as a line names them: a name outside them is not a unit here,
+#: whatever other registries hold (pint's own knows parsecs; no roofline quantity is a length).
+KNOWN_UNITS = "s, min, h, B, b, flop, token, parameter, W, J, Hz and %, with prefixes such as m, u, n, k, M, G, T, Ki, Mi, Gi"
+
+
+def unknown_unit(name: str) -> str:
+    """'parsec' is not one of roofline's units ...: the one text for a unit name the registry does not define."""
+    return f"{name!r} is not one of roofline's units: {KNOWN_UNITS}"
+
+
 class UnitMismatchError(RooflineError, TypeError):
     """Two quantities that must share a unit do not, or a result has the wrong unit."""

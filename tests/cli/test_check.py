@@ -126,7 +126,7 @@ REFUSED_ON_THE_CLI = [
     (["T**1000"], "exponent 1000 too large"),
     (["T+" * 1100 + "T"], "formula too large"),
     (["P_active*b_w/beta", "--expect", "token"], "expected a result in token"),
-    (["P_active*b_w/beta", "--expect", "parsecs per furlong"], "unknown unit"),
+    (["P_active*b_w/beta", "--expect", "parsecs per furlong"], "is not one of roofline's units"),
     (["T", "--symbol", "beta=B/s"], "already a glossary symbol"),
     (["T", "--symbol", "x"], "expected NAME=UNIT"),
     (["T", "--solve-for", "T"], "go together"),

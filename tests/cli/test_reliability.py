@@ -22,6 +22,7 @@ from derivations.registry import DERIVATIONS
 from roofline import api
 from roofline import build as build_mod
 from roofline.cli import main
+from specs import files as files_mod
 from specs.catalog import MODELS_DIR, shown_path
 from specs.errors import SpecError
 from specs.hardware import FIELDS, load_hardware
@@ -156,7 +157,7 @@ SPEC_CASES = [
     ("show-empty-hardware", ["show", "hardware", ""], 2,
      "roofline: error: hardware: expected a shipped name (`roofline list hardware`) or a path, found an empty string"),
     ("empty-weights", ["derive", "decode-floor", "--weights", ""], 2,
-     "roofline: error: --weights: expected a precision name such as 'bf16', found ''"),
+     "roofline: error: --weights: expected a precision name such as 'bf16', found an empty string"),
 ]
 
 
@@ -368,7 +369,7 @@ def _fail_fifth_write(monkeypatch):
             raise OSError(28, "No space left on device")
         return open(path, *args, **kwargs)
 
-    monkeypatch.setattr(build_mod, "open", fake_open, raising=False)
+    monkeypatch.setattr(files_mod, "open", fake_open, raising=False)  # build writes each file through specs.files.write_new
 
 
 def _fail_pdf(monkeypatch):

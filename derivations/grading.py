@@ -1281,8 +1281,9 @@ def _number_missing(d: Derivation, name: str, ctx: Context, v: sp.Expr, ratio: f
 
 #: The resources a step time can scale with: the symbol whose value a faster part would raise.
 RESOURCES = (gl.beta, gl.pi, gl.beta_link)
-#: The step model's engine overheads, which no resource moves: the per-layer overhead, the per-step time, the all-reduce latency.
-OVERHEADS = (gl.t_layer, gl.t_fixed, gl.t_ar)
+#: The step model's engine overheads, which no resource moves: the per-layer overhead, the per-step time, the all-reduce latency, the
+#: time per sequence.
+OVERHEADS = (gl.t_layer, gl.t_fixed, gl.t_ar, gl.t_seq)
 
 
 @dataclass(frozen=True)

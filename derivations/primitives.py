@@ -224,7 +224,7 @@ def grouped_expert_rows(tokens: sp.Expr, touched: sp.Expr, k: sp.Expr = gl.k_E, 
     grouped GEMM computes at least one tile of rows for every expert it runs (the rest padding). Equal to the dense
     count tokens*k*tok once every expert sees at least a tile.
     """
-    return touched * sp.Max(tile, tokens * k * gl.u_token / touched)
+    return sp.Max(touched * tile, tokens * k * gl.u_token)  # touched * max(tile, rows per expert), touched > 0
 
 
 def moe_permute_bytes(tokens: sp.Expr, k: sp.Expr = gl.k_E, D: sp.Expr = gl.D, b_a: sp.Expr = gl.b_a) -> sp.Expr:

@@ -84,10 +84,12 @@ KV_BYTES_DECODE = gl.B * kept.s * kv_tok_gpu.s
 KV_BYTES_PROMPT = gl.B * PROMPT_PER_SEQUENCE * kv_tok_gpu.s
 ATTN_FLOPS_DECODE = pr.tp_split(gl.B * gl.L * pr.decode_attention_flops(kept.s))
 ATTN_FLOPS_PROMPT = pr.tp_split(pr.serving_prompt_attention_flops())
-kv_step = Step("kv_bytes_step", gl.B * (kept.s + PROMPT_PER_SEQUENCE) * kv_tok_gpu.s, "B",
-               r"Each of the $B$ sequences reads every token its layers keep, every step; batching does not amortise it. The prompts "
-               r"of a serving step write their new cache once ($\sym{prompt_tokens_step}$ tokens).",
+kv_step = Step("kv_bytes_step", gl.B * kept.s * kv_tok_gpu.s, "B",
+               r"Each of the $B$ sequences reads every token its layers keep, every step; batching does not amortise it.",
                latex=r"W_{\mathrm{kv}}", meaning="KV-cache bytes read per step on one GPU", title="KV-cache bytes per step")
+kv_prompt = Step("kv_bytes_prompt", prompts.s * kv_tok_gpu.s, "B",
+                 "The prompts of a serving step write their new cache once: zero for the decode-only step.",
+                 latex=r"W_{\mathrm{kv,pre}}", meaning="KV-cache bytes the step's prompts write on one GPU", title="Prompt cache written per step")
 weights_gpu = Step("weight_bytes_gpu", pr.weight_bytes(pr.layout_weight_params(experts.s)), "B",
                    r"Tensor parallelism splits every weight matrix over $\sym{n_tp}$ GPUs; the always-read weights are replicated over the "
                    r"$\sym{n_dp}$ replicas, and the routed experts the whole group touches are spread over all $\sym{gpus}$ GPUs "
@@ -97,7 +99,7 @@ permute = Step("permute_bytes_gpu", gl.L_moe * pr.moe_permute_bytes(tokens.s * g
                r"A MoE layer gathers each token's rows into its experts' groups and scatters the results back: its share of the group's "
                r"$\sym{tokens_per_step}\,\sym{n_dp}$ tokens, $k_{E}$ rows of $D$ each way; zero for a dense model.",
                latex=r"W_{\mathrm{perm}}", meaning="token-permutation bytes of the MoE layers per GPU", title="MoE token permutation")
-bytes_gpu = Step("bytes_per_gpu", weights_gpu.s + kv_step.s + permute.s, "B",
+bytes_gpu = Step("bytes_per_gpu", weights_gpu.s + kv_step.s + kv_prompt.s + permute.s, "B",
                  "Everything one GPU streams per step.", latex=r"W_{\mathrm{GPU}}", title="Bytes per GPU per step")
 #: the routed experts' share of P_active (k_E experts per MoE layer); the rest every token multiplies in dense GEMMs
 ROUTED_ACTIVE = gl.L_moe * gl.k_E * gl.P_exp
@@ -111,19 +113,21 @@ flops_gemm = Step("flops_gemm_gpu", pr.tp_split(gl.kappa * ((gl.P_active - ROUTE
                   r"GPUs. The routed experts run as grouped GEMMs: each expert read computes at least one tile of $\sym{m_tile}$ rows, "
                   "so at a small batch the padding, not the tokens, sets their FLOPs.",
                   latex=r"F_{\mathrm{gemm}}", title="GEMM FLOPs per GPU")
-flops_attn = Step("flops_attention_gpu", pr.tp_split(gl.B * (gl.L * pr.decode_attention_flops(kept.s)
-                                                              + pr.serving_prompt_attention_flops(B=sp.Integer(1)))), "flop",
-                  r"Each query token scores against, and sums values over, the tokens each layer keeps of its sequence; the prompts of a "
-                  "serving step attend causally over their own prefix; heads split over the GPUs.",
+flops_attn = Step("flops_attention_gpu", pr.tp_split(gl.B * gl.L * pr.decode_attention_flops(kept.s)), "flop",
+                  r"Each query token scores against, and sums values over, the tokens each layer keeps of its sequence; heads split over the GPUs.",
                   latex=r"F_{\mathrm{att}}", title="Attention FLOPs per GPU")
+flops_attn_prompt = Step("flops_attention_prompt_gpu", ATTN_FLOPS_PROMPT, "flop",
+                         r"The prompts of a serving step, $B/\sym{N_out}$ of $S$ tokens each, attend causally over their own prefix: zero "
+                         "for the decode-only step; heads split over the GPUs.",
+                         latex=r"F_{\mathrm{att,pre}}", title="Prompt attention FLOPs per GPU")
 t_memory = Step("t_memory", pr.memory_time(bytes_gpu.s, gl.eta_bw * gl.beta), "s",
                 "The memory side alone: the step's bytes at the achieved bandwidth.", latex=r"t_{\mathrm{mem}}", title="Memory time")
-t_compute = Step("t_compute", pr.compute_time(flops_gemm.s + flops_attn.s, gl.eta_flops * gl.pi), "s",
+t_compute = Step("t_compute", pr.compute_time(flops_gemm.s + flops_attn.s + flops_attn_prompt.s, gl.eta_flops * gl.pi), "s",
                  "The compute side alone: the step's FLOPs at the achieved fraction of the dense peak.", latex=r"t_{\mathrm{cmp}}", title="Compute time")
 t_gemm = Step("t_gemm", pr.roofline_component_time(flops_gemm.s, weights_gpu.s + permute.s), "s",
               "The weight GEMMs on the roofline: memory-bound until the batch reaches the ridge, compute-bound after.",
               latex=r"t_{\mathrm{gemm}}", title="Weight GEMMs on the roofline")
-t_attn = Step("t_attention", pr.roofline_component_time(flops_attn.s, kv_step.s), "s",
+t_attn = Step("t_attention", pr.roofline_component_time(flops_attn.s + flops_attn_prompt.s, kv_step.s + kv_prompt.s), "s",
               "Attention on the roofline: its intensity does not grow with the batch, so for GQA it stays memory-bound.",
               latex=r"t_{\mathrm{att}}", title="Attention on the roofline")
 ar_rounds = Step("allreduce_rounds", pr.allreduce_rounds(), "1",
@@ -171,8 +175,8 @@ throughput = Step("throughput", gl.B * gl.q / t_step.s, "token/s",
                   r"All $B$ sequences advance $q$ tokens per step.", latex=r"\Theta", title="Throughput")
 
 #: The step-time model in reading order; a sheet includes these and adds its own.
-DECODE_STEP: tuple[Step, ...] = (gpus, prompts, tokens, experts, params, weight_bytes, weights_gpu, kv_tok, kv_tok_gpu, kept, kv_step, permute, bytes_gpu,
-                                 flops_gemm, flops_attn, t_memory, t_compute, t_gemm, t_attn, ar_rounds, t_comm, a2a_bytes, t_a2a,
+DECODE_STEP: tuple[Step, ...] = (gpus, prompts, tokens, experts, params, weight_bytes, weights_gpu, kv_tok, kv_tok_gpu, kept, kv_step, kv_prompt, permute, bytes_gpu,
+                                 flops_gemm, flops_attn, flops_attn_prompt, t_memory, t_compute, t_gemm, t_attn, ar_rounds, t_comm, a2a_bytes, t_a2a,
                                  t_overhead, t_step,
                                  throughput)
 #: The step model up to the bytes one GPU streams (weights and KV), for sheets that build on the bytes before the times.
@@ -196,7 +200,7 @@ MEMORY_FIT: tuple[Step, ...] = (memory_gpu, memory_fraction)
 u_mem = Step("bandwidth_utilisation", bytes_gpu.s / (gl.beta * t_step.s), "1",
              "The share of the datasheet bandwidth the step uses: its bytes over the step time (the MBU of the step model).",
              latex=r"U_{\mathrm{mem}}", title="Bandwidth utilisation")
-u_flop = Step("flop_utilisation", (flops_gemm.s + flops_attn.s) / (gl.pi * t_step.s), "1",
+u_flop = Step("flop_utilisation", (flops_gemm.s + flops_attn.s + flops_attn_prompt.s) / (gl.pi * t_step.s), "1",
               "The share of the dense peak the step uses: its FLOPs over the step time (the MFU of the step model).",
               latex=r"U_{\mathrm{flop}}", title="Compute utilisation")
 power_share = Step("power_share_model", sp.Min(1, gl.phi_0 + gl.a_mem * u_mem.s + gl.a_flop * u_flop.s), "1",
@@ -220,7 +224,7 @@ LAYOUT_NOTE = (r"DeepSeek-V3 in FP8 on H800 at a 4K context: TP8 on one node (it
                "sequences, and $\\sym{throughput}$ one replica's tokens per second: per GPU at $\\sym{n_tp} = 1$, per eight GPUs in the TP8 row. "
                "Past one node of 8 the all-to-alls cross the 50 GB/s InfiniBand NIC of each GPU.")
 
-DISPLAY_UNITS = {"weight_bytes": "GB", "kv_bytes_per_token": "kB/token", "kv_bytes_per_token_gpu": "kB/token", "kv_bytes_step": "GB", "kept_context": "token",
+DISPLAY_UNITS = {"weight_bytes": "GB", "kv_bytes_per_token": "kB/token", "kv_bytes_per_token_gpu": "kB/token", "kv_bytes_step": "GB", "kv_bytes_prompt": "GB", "flops_attention_prompt_gpu": "Tflop", "kept_context": "token",
                  "weight_bytes_gpu": "GB", "bytes_per_gpu": "GB", "flops_gemm_gpu": "Tflop", "flops_attention_gpu": "Tflop",
                  "t_memory": "ms", "t_compute": "ms", "t_gemm": "ms", "t_attention": "ms", "t_comm": "ms", "t_alltoall": "ms", "alltoall_bytes": "MB", "permute_bytes_gpu": "MB", "t_overhead": "ms", "t_step": "ms",
                  "throughput": "token/s", "memory_per_gpu": "GB", "params_read": "parameter"}

@@ -124,12 +124,17 @@ def record_context(m: Measurement, **inputs: str) -> Context:
     """The sheet context of a record: its chip, model and precisions, running batch, mean context and layout; a server at load
     (`serving`) with its mean prompt and output lengths, which turn on the serving step."""
     ctx = make_context(m.hardware, m.model, m.weights, m.kv, m.math)
+    return ctx.with_overrides(**{**record_inputs(m), **inputs})
+
+
+def record_inputs(m: Measurement) -> dict[str, str]:
+    """The scenario inputs a record sets (its running batch, mean context, layout; for a server at load its mean prompt and
+    output lengths, which turn on the serving step): one rule for the validation and the sheets' tables of records."""
     base = {"batch": str(running_batch(m)), "context": f"{mean_context(m)} token", "tp": str(m.tp), "tokens_per_step": "1 token",
             "dp": str(getattr(m, "dp", 1)), "ep": str(getattr(m, "ep", 1))}
     if serving(m):
         base.update(prompt_len=f"{m.input_tokens} token", output_len=f"{m.output_tokens} token")
-    base.update(inputs)
-    return ctx.with_overrides(**base)
+    return base
 
 
 StepFunction = Callable[[float, float, float, float, float, float], float]
@@ -979,7 +984,7 @@ def leave_one_out(records: Sequence[Measurement], classify: Calibration | None =
     (`_Linearised`), falling back to a full fit only where that would leave the lines the sums were taken at."""
     rs = evaluate_records(records, classify)
     defaults = classify or start()
-    memory = [s for s in rs if s.regime == MEMORY_BOUND]
+    memory = [s for s in rs if s.regime == MEMORY_BOUND and getattr(s.m, "excluded", None) is None]  # what every fit uses
     ef = start().eta_flops  # what `fit` holds
     everything = _Linearised(memory, 1 / fit_distinct(memory, defaults, _HELD_LOO).eta_bw, ef) if memory else None
     groups: dict[tuple[str, str], list[Record]] = {}
@@ -1179,6 +1184,7 @@ __all__ = [
     "profile_calibration",
     "profile_file_text",
     "record_context",
+    "record_inputs",
     "running_batch",
     "serving",
     "sheet_defaults",

@@ -33,7 +33,7 @@ _WORDS = {1: "one", 2: "two", 3: "three", 4: "four", 5: "five", 6: "six", 7: "se
 #: How each resource a time can scale with is named (derivations.grading.RESOURCES), and each engine overhead
 #: (derivations.grading.OVERHEADS: the step model's t_layer, t_fixed and ar_latency).
 RESOURCE_WORDS = {"beta": "HBM bandwidth", "pi": "the tensor-core peak", "beta_link": "the GPU-to-GPU link"}
-OVERHEAD_WORDS = {"t_layer": "the per-layer overhead", "t_fixed": "the per-step time", "t_ar": "all-reduce latency"}
+OVERHEAD_WORDS = {"t_layer": "the per-layer overhead", "t_fixed": "the per-step time", "t_ar": "all-reduce latency", "t_seq": "the per-sequence time"}
 #: What no resource moves, together.
 REST_WORDS = "overheads and latencies"
 

@@ -125,7 +125,7 @@ def _summary_lines(title: str, summaries: Sequence[v.Summary], signed: bool = Tr
     lines = [f"| {title} | records | median abs error | worst error | worst record |", "|---|---:|---:|---:|---|"]
     for s in summaries:
         worst = _pct(s.worst_error) if signed else _abs_pct(s.worst_error)
-        lines.append(f"| {s.regime} | {s.count} | {_abs_pct(s.median_abs_error)} | {worst} | {md(s.worst_id)} |")
+        lines.append(f"| {md(s.regime)} | {s.count} | {_abs_pct(s.median_abs_error)} | {worst} | {md(s.worst_id)} |")
     return lines
 
 
@@ -246,6 +246,7 @@ def render_validate(r: Report, fmt: str) -> str:
             "by_regime_default_profile": {k: _summary_json(x) for k, x in r.regimes.items()},
             "by_regime_leave_one_source_out": {k: _summary_json(x) for k, x in r.loso_regimes.items() if k != "energy"},
             "regime_targets": v.REGIME_TARGETS,
+            "regime_figures": regime_figures(r),
             "excluded": {m.id: m.excluded for m in r.records if getattr(m, "excluded", None) is not None},
             "records": rows,
         }, indent=2, ensure_ascii=False) + "\n"

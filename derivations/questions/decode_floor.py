@@ -85,6 +85,10 @@ lat_a2a = Step("t_latency_alltoall", sm.A2A_LATENCY, "s",
                r"Under expert parallelism the all-to-alls' latency: a dispatch and a combine in each of the $L_{\mathrm{MoE}}$ MoE layers, "
                r"one round of $\sym{t_ar}$ each; zero at $\sym{n_ep} = 1$.",
                latex=r"t_{\mathrm{lat,a2a}}", title="All-to-all latency, all MoE layers")
+lat_seq = Step("t_latency_sequences", gl.B * gl.t_seq, "s",
+               r"Beside the fixed latency, the engine's host work for each of the $B$ sequences ($\sym{t_seq}$ each: scheduling, sampling, "
+               "detokenisation): it grows with the batch, so it is not part of the fixed latency.",
+               latex=r"B\,t_{\mathrm{seq}}", title="Per-sequence overhead, all sequences")
 lat_fixed = Step("t_latency_fixed", lat_layers.s + lat_step.s + lat_ar.s + lat_a2a.s, "s",
                  "The fixed latency of a step: its parts added, the time the step takes above its bytes and FLOPs at any batch.",
                  latex=r"t_{0}", title="Fixed latency per step")
@@ -93,7 +97,7 @@ lat_share = Step("share_latency_fixed", lat_fixed.s / sm.t_step.s, "1",
 
 _READ = sm.DECODE_STEP.index(sm.weight_bytes) + 1
 STEPS = (*sm.DECODE_STEP[:_READ], t_floor, ceiling, *sm.DECODE_STEP[_READ:], floor_layout, over_floor, kv_equal, *sm.MEMORY_FIT, *ms.MBU_STEPS,
-         mem_whole, mem_split, capacity, tp_fit, tp_min, floor_tp_min, floor_all, floor_gap, lat_layers, lat_step, lat_ar, lat_a2a, lat_fixed, lat_share)
+         mem_whole, mem_split, capacity, tp_fit, tp_min, floor_tp_min, floor_all, floor_gap, lat_layers, lat_step, lat_ar, lat_a2a, lat_fixed, lat_seq, lat_share)
 
 DERIVATION = derivation(
     "decode-floor",
@@ -196,6 +200,6 @@ DERIVATION = derivation(
                         "t_floor_layout": "floor"}),),
     display_units={**sm.DISPLAY_UNITS, **ms.DISPLAY_UNITS, "t_floor": "ms", "t_floor_layout": "ms", "tokens_per_s_ceiling": "token/s", "T_kv_equal": "token",
                    "memory_whole_model": "GB", "memory_split": "GB", "capacity_per_gpu": "GB", "t_floor_tp_min": "ms", "t_floor_all_params": "ms",
-                   "t_floor_2n_gap": "ms", "t_latency_layers": "ms", "t_latency_step": "ms", "t_latency_allreduce": "ms", "t_latency_fixed": "ms",
+                   "t_floor_2n_gap": "ms", "t_latency_layers": "ms", "t_latency_step": "ms", "t_latency_allreduce": "ms", "t_latency_fixed": "ms", "t_latency_sequences": "ms",
                    "share_latency_fixed": "%"},
 )

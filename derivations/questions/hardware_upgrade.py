@@ -193,6 +193,8 @@ DERIVATION = derivation(
         "before comparing it with a datasheet ratio.",
     ),
     limits=(
+        "The closed-form capacity speedup leaves out the engine's host time per sequence, which a full memory multiplies: it tracks the "
+        "step model on a few GPUs and overstates it on eight or more, where many more sequences fit.",
         "The same TP degree on both chips; in practice the bigger chip is often run with fewer GPUs, which trades the capacity win for cost.",
         "Achieved fractions of bandwidth and peak are taken equal on both chips; newer HBM and software often reach different fractions.",
         "Throughput at the largest batch ignores latency targets: a server with a per-token deadline may not run the batch that fits.",

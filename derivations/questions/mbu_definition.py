@@ -77,7 +77,7 @@ w_total_gpu = Step("weight_bytes_all_params_gpu", pr.tp_split(pr.weight_bytes(gl
                    r"what a dashboard gets from the parameter count. A decode step of $B$ sequences reads only the experts its tokens touch "
                    r"and one embedding row per token.",
                    latex=r"W_{\mathrm{all,GPU}}", title="Weight bytes per GPU from the parameter count")
-mbu_all = Step("mbu_all_params", MBU(w_total_gpu.s + sm.kv_step.s, sm.t_step.s), "1",
+mbu_all = Step("mbu_all_params", MBU(w_total_gpu.s + sm.kv_step.s + sm.permute.s, sm.t_step.s), "1",
                "Way 1, the numerator counts what is stored rather than what is read: too high for a MoE model at small batch, "
                "barely off for a dense one (the embedding).",
                latex=r"\mathrm{MBU}_{\mathrm{all}}", title="Way 1: every parameter counted")
@@ -104,7 +104,7 @@ pts_bin = _points("points_binary", mbu_bin, "Way 3a in points", r"GiB")
 b_assumed = Step("b_w_assumed", n_bits * gl.u_bit / gl.u_param, "B/parameter",
                  "The bytes per weight the dashboard uses: its bits per weight over eight.", latex=r"b_{w}^{\mathrm{dash}}",
                  title="Bytes per weight the dashboard assumes")
-mbu_width = Step("mbu_weight_width", MBU(pr.tp_split(pr.weight_bytes(sm.params.s, b_assumed.s)) + sm.kv_step.s, sm.t_step.s), "1",
+mbu_width = Step("mbu_weight_width", MBU(pr.tp_split(pr.weight_bytes(sm.params.s, b_assumed.s)) + sm.kv_step.s + sm.permute.s, sm.t_step.s), "1",
                  r"Way 3b, the weights read at the wrong width: the right parameters times the wrong bytes each. A BF16 checkpoint's size "
                  r"for FP8 serving doubles the weight bytes; an FP8 assumption on a BF16 server halves them.",
                  latex=r"\mathrm{MBU}_{b_{w}}", title="Way 3b: the wrong weight width")

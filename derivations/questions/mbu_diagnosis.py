@@ -177,6 +177,8 @@ DERIVATION = derivation(
         "{measured_mbu_low} to {measured_mbu_high}, median {measured_mbu_median}; at those MBUs this setup's step would take "
         "{t_step_mbu_high} to {t_step_mbu_low}. An MBU of {mbu} is a measurement to diagnose, not a fault by itself, when it sits inside that range.",
         "Collectives are not overlapped with compute (decode's all-reduces sit on the critical path between attention and the MLP).",
+        "The worked server is Llama 3.1 70B on four H100s: on eight, the engine profile's all-reduce latency alone takes more of the "
+        "step than a 60% MBU leaves at these shares (the table across servers shows it): the bandwidth factor would exceed 1.",
     ),
     takeaways=(
         "The floor is {t_floor}: {bytes_per_gpu} per GPU at the datasheet bandwidth. An MBU of {mbu} puts the step at {tpot}, "
@@ -234,7 +236,7 @@ DERIVATION = derivation(
         ), ("bytes_per_gpu", "t_floor", "gap", "t_collective_bucket", "f_bandwidth"),
             note="The MoE models read the experts their batch touches; DeepSeek-V3 is served in FP8, its MLA latent whole on every GPU. "
                  "Where the bandwidth factor is none, the modelled all-reduces leave no room for this MBU at the stated shares."),
-        Table("Long context (batch 16, tensor parallel 8)", tuple(
+        Table("Long context (batch 16, tensor parallel 4)", tuple(
             Row("", set={"context": f"{t} token"}) for t in (2048, 8192, 32768, 131072)
         ), ("kv_bytes_step", "t_floor", "gap", "t_bandwidth")),
     ),
@@ -244,7 +246,7 @@ DERIVATION = derivation(
     ),
     hardware=("h100-sxm", "h200", "b200"),
     models=("llama-3.1-70b", "qwen3-235b-a22b"),
-    defaults={"tp": "8", "batch": "16"},
+    defaults={"tp": "4", "batch": "16"},
     plots=(Plot("buckets", "stack",
                 "The step the MBU implies, for each tensor-parallel degree: the floor, then the missing time in its four buckets "
                 "(idle, collectives, non-streaming kernels, bandwidth below the datasheet in the streaming kernels). Where the modelled "

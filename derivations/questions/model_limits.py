@@ -39,7 +39,7 @@ from derivations.engine import Claim, Plot, Row, Step, Table, at, derivation
 from derivations.questions import batch1_gap as bg
 from derivations.questions import batch_knee as bk
 from derivations.symbols import Symbols
-from derivations.validation import mean_context, measured_step
+from derivations.validation import measured_step, record_inputs
 from specs.measurements import load_measurements
 
 S = Symbols(parent=bk.S)
@@ -207,8 +207,7 @@ def _validation_row(rid: str) -> Row:
     TP degree, and its measured step (derivations.validation's rules)."""
     m = _RECORDS[rid]
     return Row(rid, hardware=m.hardware.key, model=m.model.key, weights=m.weights, kv=m.kv, math=m.math, series=m.engine,
-               set={"batch": str(m.batch), "context": f"{mean_context(m)} token", "tp": str(m.tp), "tokens_per_step": "1 token",
-                    ms.MEASURED_STEP.name: f"{measured_step(m)!r} s"})
+               set={**record_inputs(m), ms.MEASURED_STEP.name: f"{measured_step(m)!r} s"})
 
 
 #: the worked setup: Llama 3.1 70B on eight H100 SXM at batch 1 (the sheet's defaults)

@@ -84,7 +84,7 @@ def test_what_bounds_a_step_time():
     (a,) = q.answers
     assert a.bound is not None and 0.99 <= sum(s for _, s in a.bound.shares) + a.bound.rest <= 1.01
     # the rest is the step model's overheads, each its own share of the step: t is linear in each of them
-    assert {s.name for s, _ in a.bound.overheads} <= {"t_layer", "t_fixed", "t_ar"} and a.bound.overheads
+    assert {s.name for s, _ in a.bound.overheads} <= {"t_layer", "t_fixed", "t_ar", "t_seq"} and a.bound.overheads
     assert sum(x for _, x in a.bound.overheads) == pytest.approx(a.bound.rest, abs=1e-6)
     text = quiz_text.bound_text(a.bound)
     assert "overheads and latencies" in text and "the per-layer overhead" in text

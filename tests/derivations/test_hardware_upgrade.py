@@ -35,7 +35,8 @@ def upgrade(first: str = "h100-sxm", second: str = "h200", model: str = "llama-3
 @given(st.sampled_from(model_names()), st.integers(1, 4096), st.integers(1, 131072), st.integers(1, 16))
 def test_compute_bound_speedup_from_h100_to_h200_is_one(model, batch, ctx_len, tp):
     v = upgrade(model=model, only=("speedup_compute",), batch=str(batch), context=f"{ctx_len} token", tp=str(tp))
-    assert v["speedup_compute"] == 1
+    # exactly the same FLOPs on both chips; the grouped GEMMs' expert count can evaluate in floats, so the ratio is 1 to 1e-12
+    assert float(v["speedup_compute"]) == pytest.approx(1, rel=1e-12)
 
 
 @FAST
@@ -95,23 +96,26 @@ def test_a_model_that_fits_neither_chip_has_no_capacity_speedup():
 
 def test_claim_compute_bound_speedup_is_one_and_the_lazy_answer_fails():
     v = upgrade(only=("speedup_compute", "speedup_memory"))
-    assert v["speedup_compute"] == 1
+    # exactly the same FLOPs on both chips; the grouped GEMMs' expert count can evaluate in floats, so the ratio is 1 to 1e-12
+    assert float(v["speedup_compute"]) == pytest.approx(1, rel=1e-12)
     assert float(v["speedup_memory"]) == pytest.approx(1.433, abs=1e-3)
 
 
-@pytest.mark.parametrize("tp, ctx_len, capacity", [("4", 8192, 2.092), ("8", 8192, 1.526), ("2", 8192, 34.64), ("8", 1024, 1.157)])
+@pytest.mark.parametrize("tp, ctx_len, capacity", [("4", 8192, 1.985), ("8", 8192, 1.417), ("2", 8192, 33.62), ("8", 1024, 1.091)])
 def test_claim_capacity_speedups(tp, ctx_len, capacity):
     v = upgrade(only=("speedup_capacity", "speedup_memory"), tp=tp, context=f"{ctx_len} token")
     assert float(v["speedup_capacity"]) == pytest.approx(capacity, rel=2e-3)
-    assert (v["speedup_capacity"] >= v["speedup_memory"]) == (ctx_len == 8192)
+    # with the engine's cost per sequence in the step, capacity wins over bandwidth at 8K on four GPUs or fewer, not on eight
+    assert (v["speedup_capacity"] >= v["speedup_memory"]) == (ctx_len == 8192 and tp != "8")
 
 
 def test_claim_verdicts_on_the_sheet():
     sheet = api.derive("hardware-upgrade")
     verdicts = [c.holds for c in sheet.claims]
-    # first (issue 26): the closed-form capacity speedup within 10% of the step model's; then NVIDIA's 1.9x in its regime (2.31 from
-    # the step model: +22%) and read as the bandwidth ratio (1.43)
-    assert verdicts == [True, False, False, True, False, False, True, True, True, False]
+    # first (issue 26): the closed-form capacity speedup within 10% of the step model's; then NVIDIA's 1.9x in its regime (2.21 from
+    # the step model: within 15% of the larger side) and read as the bandwidth ratio (1.43); capacity no longer beats bandwidth on
+    # eight GPUs at 8K (1.42 against 1.43) once each sequence costs the engine t_seq
+    assert verdicts == [True, True, False, True, False, False, True, False, True, False]
 
 
 # --- the second chip as a choice ---
@@ -146,4 +150,5 @@ def test_the_vendors_h200_figure_is_read_in_its_own_regime():
     b, n_out = 8, 128
     assert abs(v["throughput_offline"] - b * n_out / (b * v["t_prefill_request"] + n_out * v["t_decode_offline"])) <= 1e-9 * v["throughput_offline"]
     claims = [c for c in api.derive("hardware-upgrade").claims if "1.9" in c.text]
-    assert [c.holds for c in claims] == [abs(v["speedup_offline"] / 1.9 - 1) <= 0.15, abs(v["speedup_memory"] / 1.9 - 1) <= 0.15]
+    # the sheet's rule for a claim with a tolerance: the two sides within 15% of the larger
+    assert [c.holds for c in claims] == [abs(v[k] - 1.9) <= 0.15 * max(v[k], 1.9) for k in ("speedup_offline", "speedup_memory")]

@@ -43,8 +43,9 @@ def _spec(**inputs):
 
 
 def test_speculative_compute_bound_limit_is_the_speedup_at_a_huge_batch_of_short_contexts():
-    """tau/(k + 1 + k P_d/P_T) is the step model's speedup once every GEMM is compute-bound: no fixed time, no all-reduce, T = 1."""
-    v = _spec(batch="1000000", context="1 token", tp="1", tp_draft="1", t_layer="0 s", t_fixed="0 s", ar_latency="0 s", draft_length="4",
+    """tau/(k + 1 + k P_d/P_T) is the step model's speedup once every GEMM is compute-bound: no fixed time, no host time per
+    sequence, no all-reduce, T = 1."""
+    v = _spec(batch="1000000", context="1 token", tp="1", tp_draft="1", t_layer="0 s", t_fixed="0 s", ar_latency="0 s", t_seq="0 s", draft_length="4",
               acceptance="0.8")
     assert float(v["speedup"]) == pytest.approx(float(v["speedup_compute_bound"]), rel=2e-3)
     tau = (1 - 0.8 ** 5) / 0.2
@@ -100,8 +101,15 @@ def test_capacity_speedup_closed_form_against_its_equation_and_the_gpu_count_tab
     assert closed[0].missing is not None  # one GPU: the weights do not fit
     valued = [c.float for c in closed[1:]]
     assert valued == sorted(valued, reverse=True) and valued[-1] > beta2 / beta1  # falls with N, towards the bandwidth ratio
-    for c, m in zip(closed[2:], model[2:], strict=True):  # from four GPUs the closed form tracks the step model within 10%
-        assert c.float == pytest.approx(m.float, rel=0.1)
+    # the closed form leaves out the engine's host time per sequence (t_seq), which a full memory multiplies: at the defaults it
+    # tracks the step model within 10% on four GPUs (the sheet's claim; 2.03 against 1.99) and drifts above it with more GPUs
+    # (1.63 against 1.42 on eight); with t_seq = 0, its assumption, within 10% from four GPUs on
+    assert closed[2].float == pytest.approx(model[2].float, rel=0.1)
+    assert all(c.float > m.float for c, m in zip(closed[3:], model[3:], strict=True))
+    bare = api.derive("hardware-upgrade", inputs={"t_seq": "0 s"})
+    table = next(t for t in bare.tables if t.title == "Capacity as a function of the GPU count")
+    for _, cells, _ in table.rows[2:]:
+        assert cells[col.index("speedup_capacity_closed")].float == pytest.approx(cells[col.index("speedup_capacity")].float, rel=0.1)
 
 
 def test_a_step_with_the_memory_full_takes_the_usable_memory_over_the_bandwidth_whatever_the_context():
@@ -209,8 +217,10 @@ def test_decode_floor_fixed_latency_in_its_parts():
         rounds = v["allreduce_rounds"]
         assert rounds == (1 if inputs else 0)  # one-shot on NVSwitch; none on one GPU
         assert v["t_latency_allreduce"] == pytest.approx(2 * layers * rounds * inp["ar_latency"], rel=1e-12, abs=0)
-        assert v["t_latency_fixed"] == pytest.approx(v["t_overhead"] + v["t_latency_allreduce"], rel=1e-12)
-        assert v["t_step"] - v["t_gemm"] - v["t_attention"] - v["t_comm"] + v["t_latency_allreduce"] == pytest.approx(v["t_latency_fixed"], rel=1e-9)
+        assert v["t_latency_sequences"] == pytest.approx(inp["batch"] * inp["t_seq"], rel=1e-12)
+        assert v["t_latency_fixed"] + v["t_latency_sequences"] == pytest.approx(v["t_overhead"] + v["t_latency_allreduce"], rel=1e-12)
+        assert (v["t_step"] - v["t_gemm"] - v["t_attention"] - v["t_comm"] + v["t_latency_allreduce"]
+                == pytest.approx(v["t_latency_fixed"] + v["t_latency_sequences"], rel=1e-9))
 
 
 def test_model_limits_striking_distance_is_judged_against_a_measurement():

@@ -119,14 +119,14 @@ def test_the_table_shifts_with_context():
 
 # --- one test per claim's number (Llama 3.3 70B, TP 8, H100 SXM, Llama 3.2 1B drafter at TP 8), at the default (fitted) engine profile ---
 
-@pytest.mark.parametrize("acceptance, best, low_speedup", [("0.8", 5, 2.329), ("0.7", 4, 1.890)])
+@pytest.mark.parametrize("acceptance, best, low_speedup", [("0.8", 5, 2.270), ("0.7", 4, 1.848)])
 def test_claim_triples_at_low_load(acceptance, best, low_speedup):
     v = spec(only=("best_draft_length_low_load", "best_speedup_low_load"), acceptance=acceptance)
     assert v["best_draft_length_low_load"] == best
     assert float(v["best_speedup_low_load"]) == pytest.approx(low_speedup, abs=1e-3)
 
 
-@pytest.mark.parametrize("ctx_len, ratio", [(1024, 0.8285), (8192, 1.612)])
+@pytest.mark.parametrize("ctx_len, ratio", [(1024, 0.7286), (8192, 1.296)])
 def test_claim_costs_a_third_of_peak_throughput(ctx_len, ratio):
     v = spec(only=("peak_throughput_ratio",), context=f"{ctx_len} token")
     assert float(v["peak_throughput_ratio"]) == pytest.approx(ratio, abs=1e-3)
@@ -144,8 +144,9 @@ def test_claim_verdicts_on_the_sheet():
     # the two issue-26 claims first: the compute-bound limit is "a third", and at acceptance 0.9 the best length is past 8. With the
     # search past 8, the ideal profile's low-load best is 16 (the speedup still rising), which left on at the peak keeps 0.51 of it:
     # more than "a third" is lost, so the last claim no longer holds within 10%
-    assert [c.holds for c in sheet.claims] == [True, True, False, False, False, False, False, False]
-    assert sheet.results["speedup"].float == pytest.approx(2.291, abs=1e-3)
+    # at the refitted profile (t_seq in the step) "a third" at 6 p.m. for short chats holds: the drafter keeps 0.729 of the peak
+    assert [c.holds for c in sheet.claims] == [True, True, False, False, True, False, False, False]
+    assert sheet.results["speedup"].float == pytest.approx(2.240, abs=1e-3)
     assert sheet.results["best_draft_length"].float == 5
 
 

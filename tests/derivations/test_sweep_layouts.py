@@ -98,4 +98,6 @@ def test_the_issue_reproducers_through_the_cli(capsys) -> None:
     assert len(three) == 2 and all(",,n/a: ep=3 does not divide Mixtral 8x7B v0.1's 8 routed experts" in r for r in three)
     assert main(["sweep", "decode-floor", "t_step", "--over", "ep=8", "--model", "mixtral-8x7b", "--set", "dp=8", "--set", "tp=1"]) == 0
     out = capsys.readouterr().out.splitlines()
-    assert out[1].startswith("h100-sxm,mixtral-8x7b,8,8.34") and out[1].endswith(",")
+    derived = roofline.derive("decode-floor", model="mixtral-8x7b", inputs={"ep": "8", "dp": "8", "tp": "1"}).results["t_step"].float
+    cells = out[1].split(",")
+    assert cells[:3] == ["h100-sxm", "mixtral-8x7b", "8"] and float(cells[3]) == pytest.approx(derived * 1e3, rel=1e-9) and out[1].endswith(",")

@@ -569,6 +569,8 @@ def _int_root(n: int, k: int) -> int:
     """The whole k-th root of n where there is one (else a number whose k-th power is not n)."""
     if n < 2:
         return n
+    if k >= n.bit_length():  # 2**k > n: no whole root but 1, and 1**k is not n (a huge denominator of the exponent, checked in no time)
+        return 1
     r = round(n ** (1.0 / k)) if n.bit_length() < 1000 else 1 << (n.bit_length() // k)
     for _ in range(200):  # Newton's method from the float guess, on integers
         nxt = ((k - 1) * r + n // r ** (k - 1)) // k

@@ -27,9 +27,10 @@ MODELS = model_names()
 CHIPS = ["h100-sxm", "h200", "b200", "mi300x", "l4", "tpu-v5e"]
 
 
-def _v(**kw):
+def _v(only=None, **kw):
+    """The sheet's values at a context (`only`: just these steps, and what they read)."""
     hw, model = kw.pop("hardware", "h100-sxm"), kw.pop("model", "llama-3.1-8b")
-    return evaluate(BK, context(hw, model, **kw))
+    return evaluate(BK, context(hw, model, **kw), only)
 
 
 # --- anchors ---------------------------------------------------------------------------------------
@@ -45,9 +46,10 @@ def test_largest_batch_that_fits_llama_8b_h100_8k():
 
 def test_the_whole_batch_fits_and_one_more_does_not():
     for model, hw, tp in (("llama-3.1-8b", "h100-sxm", "1"), ("llama-3.1-70b", "h200", "2"), ("mixtral-8x7b", "h100-sxm", "2"), ("deepseek-v3", "h200", "16")):
-        b = int(_v(model=model, hardware=hw, tp=tp)["B_max_kv"])
-        at = _v(model=model, hardware=hw, tp=tp, batch=str(b))
-        over = _v(model=model, hardware=hw, tp=tp, batch=str(b + 1))
+        names = ("B_max_kv", "memory_per_gpu", "usable_memory")
+        b = int(_v(names, model=model, hardware=hw, tp=tp)["B_max_kv"])
+        at = _v(names, model=model, hardware=hw, tp=tp, batch=str(b))
+        over = _v(names, model=model, hardware=hw, tp=tp, batch=str(b + 1))
         assert at["memory_per_gpu"] <= at["usable_memory"] < over["memory_per_gpu"], model
 
 
@@ -138,10 +140,11 @@ def test_ratio_tends_to_its_long_context_limit():
 
 
 def test_moe_line_reads_every_expert_and_the_knee_touches_nearly_all():
-    v = _v(model="mixtral-8x7b", hardware="h100-sxm", tp="2")
-    assert float(v["experts_at_knee"]) == pytest.approx(8, rel=1e-6)
-    ds = _v(model="deepseek-v3", hardware="h200", tp="16")
-    assert float(ds["experts_at_knee"]) > 0.98 * 256
+    # the sheet as `roofline derive` computes it (the compiled plan; sympy's exact power of the knee is minutes)
+    v = api.derive("batch-knee", hardware="h100-sxm", model="mixtral-8x7b", inputs={"tp": "2"}).values
+    assert v["experts_at_knee"].float == pytest.approx(8, rel=1e-6)
+    ds = api.derive("batch-knee", hardware="h200", model="deepseek-v3", inputs={"tp": "16"}).values
+    assert ds["experts_at_knee"].float > 0.98 * 256
 
 
 # --- refusals: one line where no batch fits --------------------------------------------------------

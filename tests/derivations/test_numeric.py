@@ -192,3 +192,18 @@ def test_every_step_computed_in_fractions_equals_sympys_substitution(slug, sheet
             assert fast == sheet_mod._substitute(step.expr, known), step.name
             computed += 1
     assert computed > 10
+
+
+def test_a_root_of_huge_degree_is_inexact_at_once():
+    """Regression: a power whose exponent has a huge denominator (batch-knee's experts at the knee, 3/4 to a knee of denominator
+    about 10^9) looked for a whole 10^9-th root by raising candidates to that power: minutes for one value. A root of degree at
+    least the bit length of the number is never whole (2**k > n), so it is inexact at once."""
+    from fractions import Fraction
+
+    from derivations.numeric import InexactError, _int_root, _x_pow
+
+    assert _int_root(2**64, 64) == 2 and _int_root(10**30, 3) == 10**10
+    assert _int_root(12345, 10**9) ** 1 != 12345
+    with pytest.raises(InexactError, match="irrational"):
+        _x_pow(Fraction(3, 4), Fraction(7, 10**9))
+    assert _x_pow(Fraction(9, 4), Fraction(1, 2)) == Fraction(3, 2)

@@ -78,12 +78,6 @@ kept = Step("kept_context", pr.kept_context(), "token",
             r"What a layer keeps of each sequence's $T$ tokens, averaged over layers: all of them in a full layer, at most "
             r"$\sym{W_win}$ in each of the $\sym{L_win}$ layers that attend through a sliding window or a chunk; exactly $T$ without windows.",
             latex=r"T_{\mathrm{kv}}", meaning="tokens a layer keeps per sequence, averaged over layers (windows applied)", title="Tokens each layer keeps")
-#: attention's two parts per GPU: the decodes' cache reads and FLOPs, and the serving step's prompts (their new cache written
-#: once, their causal attention over their own prefix); zero prompt parts for the decode-only step
-KV_BYTES_DECODE = gl.B * kept.s * kv_tok_gpu.s
-KV_BYTES_PROMPT = gl.B * PROMPT_PER_SEQUENCE * kv_tok_gpu.s
-ATTN_FLOPS_DECODE = pr.tp_split(gl.B * gl.L * pr.decode_attention_flops(kept.s))
-ATTN_FLOPS_PROMPT = pr.tp_split(pr.serving_prompt_attention_flops())
 kv_step = Step("kv_bytes_step", gl.B * kept.s * kv_tok_gpu.s, "B",
                r"Each of the $B$ sequences reads every token its layers keep, every step; batching does not amortise it.",
                latex=r"W_{\mathrm{kv}}", meaning="KV-cache bytes read per step on one GPU", title="KV-cache bytes per step")
@@ -116,7 +110,7 @@ flops_gemm = Step("flops_gemm_gpu", pr.tp_split(gl.kappa * ((gl.P_active - ROUTE
 flops_attn = Step("flops_attention_gpu", pr.tp_split(gl.B * gl.L * pr.decode_attention_flops(kept.s)), "flop",
                   r"Each query token scores against, and sums values over, the tokens each layer keeps of its sequence; heads split over the GPUs.",
                   latex=r"F_{\mathrm{att}}", title="Attention FLOPs per GPU")
-flops_attn_prompt = Step("flops_attention_prompt_gpu", ATTN_FLOPS_PROMPT, "flop",
+flops_attn_prompt = Step("flops_attention_prompt_gpu", pr.tp_split(pr.serving_prompt_attention_flops()), "flop",
                          r"The prompts of a serving step, $B/\sym{N_out}$ of $S$ tokens each, attend causally over their own prefix: zero "
                          "for the decode-only step; heads split over the GPUs.",
                          latex=r"F_{\mathrm{att,pre}}", title="Prompt attention FLOPs per GPU")
@@ -229,4 +223,4 @@ DISPLAY_UNITS = {"weight_bytes": "GB", "kv_bytes_per_token": "kB/token", "kv_byt
                  "t_memory": "ms", "t_compute": "ms", "t_gemm": "ms", "t_attention": "ms", "t_comm": "ms", "t_alltoall": "ms", "alltoall_bytes": "MB", "permute_bytes_gpu": "MB", "t_overhead": "ms", "t_step": "ms",
                  "throughput": "token/s", "memory_per_gpu": "GB", "params_read": "parameter"}
 
-__all__ = ["A2A_BYTES", "A2A_LATENCY", "ATTN_FLOPS_DECODE", "ATTN_FLOPS_PROMPT", "BYTES_STEPS", "COMM_BYTES", "COMM_LATENCY", "COMM_STEPS", "DECODE_STEP", "DISPLAY_UNITS", "FLOPS_GEMM_DENSE", "KV_BYTES_DECODE", "KV_BYTES_PROMPT", "LAYOUT_NOTE", "LAYOUT_ROWS", "MEMORY_FIT", "OVERHEAD", "OVERHEAD_FIXED", "POWER_MODEL", "PROMPT_PER_SEQUENCE"]
+__all__ = ["A2A_BYTES", "A2A_LATENCY", "BYTES_STEPS", "COMM_BYTES", "COMM_LATENCY", "COMM_STEPS", "DECODE_STEP", "DISPLAY_UNITS", "FLOPS_GEMM_DENSE", "LAYOUT_NOTE", "LAYOUT_ROWS", "MEMORY_FIT", "OVERHEAD", "OVERHEAD_FIXED", "POWER_MODEL", "PROMPT_PER_SEQUENCE"]

@@ -77,7 +77,7 @@ t_zero = Step("t_zero", t_weights.s + sm.OVERHEAD_FIXED + sm.COMM_LATENCY + sm.A
               "The part of the step no batch changes: the weights, the overheads per layer and per step and the latency of the all-reduces "
               "and all-to-alls (zero on one GPU).",
               latex=r"t_{0}", title="Intercept of the line")
-t_att_tok = Step("t_attention_per_token", pr.roofline_component_time(sm.ATTN_FLOPS_DECODE / (gl.B * sm.kept.s), sm.KV_BYTES_DECODE / (gl.B * sm.kept.s)),
+t_att_tok = Step("t_attention_per_token", pr.roofline_component_time(sm.flops_attn.s / (gl.B * sm.kept.s), sm.kv_step.s / (gl.B * sm.kept.s)),
                  "s/token",
                  r"Attention's roofline time per sequence per kept token: its KV reads (or, where attention is compute-bound, its FLOPs). "
                  r"It is $\sym{t_attention}$ divided by $B \sym{kept_context}$.",
@@ -87,7 +87,7 @@ t_comm_seq = Step("t_reduce_per_sequence", sm.COMM_BYTES / gl.B + sm.A2A_BYTES /
                   "and under expert parallelism twice per MoE layer to its experts and back; their latency is the same at any batch, so it "
                   "sits in the intercept.",
                   latex=r"y", title="All-reduce time per sequence")
-t_prompt_seq = Step("t_prompt_per_sequence", pr.roofline_component_time(sm.ATTN_FLOPS_PROMPT / gl.B, sm.KV_BYTES_PROMPT / gl.B), "s",
+t_prompt_seq = Step("t_prompt_per_sequence", pr.roofline_component_time(sm.flops_attn_prompt.s / gl.B, sm.kv_prompt.s / gl.B), "s",
                     r"At load each sequence also brings its share of the new prompts, $S/\sym{N_out}$ tokens a step: their attention over "
                     "their own prefix and the cache they write; zero for the decode-only step.",
                     latex=r"c_{\mathrm{pre}}", title="Prompt attention per sequence")

@@ -13,6 +13,7 @@ import pytest
 
 from specs.errors import SpecError
 from specs.measurements import MEASUREMENTS_DIR, load_measurement_file
+from tests.specs.test_measurements import _write
 
 ML_ENERGY = MEASUREMENTS_DIR / "ml-energy-v3-h100.toml"
 IMPORTER = MEASUREMENTS_DIR / "import_ml_energy.py"
@@ -55,12 +56,6 @@ excluded = "a host bottleneck"
 locator = "Table 1, row 1"
 assumed = "nothing"
 '''
-
-
-def _write(tmp_path: Path, text: str, name: str = "bench.toml") -> Path:
-    p = tmp_path / name
-    p.write_text(text)
-    return p
 
 
 def _importer():

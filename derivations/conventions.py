@@ -26,6 +26,20 @@ def serving_context(prompt: Fraction, output: Fraction) -> Fraction | None:
     return prompt + output / 2 if output > 0 else None
 
 
+#: The input whose value names the step a step-model sheet is worked on: 0 (its default) the decode-only step, no prompt
+#: entering the batch while it decodes; above 0 the serving step, a prompt of prompt_len tokens per output_len tokens.
+STEP_INPUT = "output_len"
+#: The output length a decode-only sheet's claims are re-read at to say whether they hold on the serving step too: the mean
+#: output of the LM Arena chats vLLM served in ML.ENERGY's v3 H100 runs (706 to 725 tokens for Llama 3.1 8B and 70B,
+#: specs/measurements/ml-energy-v3-h100.toml, mean_output_tokens; ml-energy/leaderboard at commit 0cd52dab), rounded to 700.
+SERVING_OUTPUT_LEN = Fraction(700)
+
+
+def other_step(output: Fraction) -> Fraction:
+    """output_len of the other step: the serving step's SERVING_OUTPUT_LEN from the decode-only step, 0 from the serving step."""
+    return SERVING_OUTPUT_LEN if output == 0 else Fraction(0)
+
+
 #: Default number formats when a context does not say.
 DEFAULT_WEIGHTS = "bf16"
 DEFAULT_KV = "bf16"

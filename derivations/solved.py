@@ -17,7 +17,7 @@ from __future__ import annotations
 import builtins
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Any
 
@@ -184,6 +184,11 @@ class SolvedClaim:
     where: str
     #: the unit read as a plain number on whichever side carries it ("" when the units match)
     convert: str = ""
+    #: the same claim on the other step of a step-model sheet (conventions.other_step: the serving step from the decode-only
+    #: one, the decode-only from the serving one), its context held; None on a sheet without the step model
+    other_step: SolvedClaim | None = None
+    #: output_len [token] of the setup this claim was read at (None on a sheet without the step model)
+    output_len: Fraction | None = None
 
 
 # --- setups: what a sheet is evaluated for, as plain data ----------------------------------------------------------
@@ -434,7 +439,10 @@ class Sheet:
     tables: tuple[SolvedTable, ...]
     """The headline table across hardware and models, then the sheet's own tables."""
     claims: tuple[SolvedClaim, ...]
-    """Each number the question's teaser claims, checked (`.holds`)."""
+    """Each number the question's teaser claims, checked (`.holds`), and on the other step (`.other_step`)."""
+    step: str = ""
+    """The step a step-model sheet is worked on: "decode-only" (output_len 0, no prompt joins the batch while it decodes) or
+    "serving" (a prompt of prompt_len tokens per output_len tokens of each sequence); "" for a sheet without the step model."""
     conventions: tuple[str, ...] = field(default=conventions.CONVENTIONS)
     """The conventions printed on every sheet."""
     overflow: Value | None = None
@@ -520,7 +528,15 @@ def solve(bp: Blueprint, plan: Plan, bindings: Bindings, s: Setup, defaults: Map
     overflow = _value(bp, FIT_STEP, fit) if fit is not None and _overflows(fit) else None
     return Sheet(blueprint=bp, setup=s, context_label=context_label(s), spec_facts=spec_facts(s), inputs=tuple(inputs), bound=bound,
                  steps=tuple(steps), results={n: _value(bp, n, results[n]) for n in bp.results}, tables=tables, claims=claims,
-                 overflow=overflow, sources=sources(s))
+                 step=step_kind(bp, s, defaults), overflow=overflow, sources=sources(s))
+
+
+def step_kind(bp: Blueprint, s: Setup, defaults: Mapping[str, Fraction]) -> str:
+    """"decode-only" or "serving" for a sheet with the step model's output_len input (conventions.STEP_INPUT), else ""."""
+    inp = next((i for i in bp.inputs if i.name == conventions.STEP_INPUT), None)
+    if inp is None:
+        return ""
+    return "serving" if input_magnitude(inp, s, defaults)[0] > 0 else "decode-only"
 
 
 def _reads(plan: Plan, name: str) -> tuple[str, ...]:
@@ -622,12 +638,34 @@ def _setting(bp: Blueprint, inp: InputEntry, text: str, defaults: Mapping[str, F
 
 def _solve_claim(bp: Blueprint, plan: Plan, s: Setup, c: Claim, resolve: Resolve, defaults: Mapping[str, Fraction],
                  results: Mapping[str, Number | Missing]) -> SolvedClaim:
-    values: Mapping[str, Number | Missing]
+    """The claim read where it says (its own row, else the sheet's setup) and, on a step-model sheet, read again there on
+    the other step with the context held, so a claim that holds on one step only can say so."""
+    names = [n for n in (c.left, c.right) if n in bp.step_names]
+
+    def values_in(setup: Setup) -> Mapping[str, Number | Missing]:
+        try:
+            return evaluate_numbers(bp, plan, setup, defaults, names)
+        except SpecError as err:
+            return {n: Missing("n/a", err.message) for n in (c.left, c.right)}
+
     try:
-        values = evaluate_numbers(bp, plan, resolve(s, c.where), defaults, [n for n in (c.left, c.right) if n in bp.step_names]) \
-            if c.where else results
+        here = resolve(s, c.where) if c.where else s
     except SpecError as err:
-        values = {n: Missing("n/a", err.message) for n in (c.left, c.right)}
+        return _read_claim(bp, c, {n: Missing("n/a", err.message) for n in (c.left, c.right)})
+    values = values_in(here) if c.where else results
+    step = next((i for i in bp.inputs if i.name == conventions.STEP_INPUT), None)
+    if step is None:
+        return _read_claim(bp, c, values)
+    output = input_magnitude(step, here, defaults)[0]
+    held = {i.name: input_magnitude(i, here, defaults)[0] for i in bp.inputs if i.name == "context"}
+    there = replace(here, overrides={**here.overrides, **held, conventions.STEP_INPUT: conventions.other_step(output)})
+    other = _read_claim(bp, c, values_in(there), output_len=conventions.other_step(output))
+    return _read_claim(bp, c, values, other, output)
+
+
+def _read_claim(bp: Blueprint, c: Claim, values: Mapping[str, Number | Missing], other: SolvedClaim | None = None,
+                output_len: Fraction | None = None) -> SolvedClaim:
+    """The claim's verdict from its two sides' values."""
     left = _value(bp, c.left, values[c.left])
     if c.right in bp.step_names:
         right = _value(bp, c.right, values[c.right])
@@ -639,7 +677,8 @@ def _solve_claim(bp: Blueprint, plan: Plan, s: Setup, c: Claim, resolve: Resolve
         lv, rv = claim_sides(c, left, right)
         slack = c.rel_tol * max(abs(lv), abs(rv))
         holds = lv >= rv - slack if c.at_least else abs(lv - rv) <= slack
-    return SolvedClaim(c.text, holds, left, right, c.left, c.right if c.right in bp.step_names else "", c.where.label if c.where else "", c.convert)
+    return SolvedClaim(c.text, holds, left, right, c.left, c.right if c.right in bp.step_names else "", c.where.label if c.where else "", c.convert,
+                       other, output_len)
 
 
 def claim_sides(c: Claim, left: Value, right: Value) -> tuple[float, float]:

@@ -43,7 +43,7 @@ from derivations.engine import Row, Step
 prompts = Step("prompt_tokens_step", pr.prompt_tokens_per_step(), "token",
                r"A server at load replaces each finished request with a new one and runs the new prompts in the same steps as the "
                r"decodes (chunked prefill): $B/\sym{N_out}$ requests finish per step, so $B/\sym{N_out}$ prompts of $S$ tokens arrive. "
-               r"Zero for the decode-only step of the textbook ($\sym{N_out} = 0$: output\_len not set).",
+               r"Zero for the decode-only step of the textbook ($\sym{N_out} = 0$, the output length not set).",
                latex=r"n_{\mathrm{pre}}", meaning="prompt tokens the serving step carries beside its decodes", title="Prompt tokens per step")
 #: prompt tokens each running sequence brings to a serving step (S/N of them; 0 for the decode-only step): every per-step count
 #: of the serving step is B times a per-sequence term, so batch-knee's line keeps B as a factor

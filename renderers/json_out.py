@@ -73,6 +73,7 @@ def sheet_json(sheet: Sheet) -> dict[str, Any]:
             "kv": ctx.kv.name,
             "math": ctx.math.math,
             "engine": ctx.engine.name if ctx.engine is not None else "",
+            **({"step": sheet.step} if sheet.step else {}),
             "inputs": {i.name: {**quantity_json(i.value), "default": not i.is_set} for i in sheet.inputs},
             "given": {info.name: quantity_json(v) for info, v in sheet.bound},
         },
@@ -92,7 +93,10 @@ def sheet_json(sheet: Sheet) -> dict[str, Any]:
         "sources": {what: list(links) for what, links in sheet.sources},
         "claims": [
             {"text": text(c.text), "holds": c.holds, "left": {"name": c.left_name, **quantity_json(c.left)},
-             "right": {"name": c.right_name, **quantity_json(c.right)}, "where": c.where, **({"convert": c.convert} if c.convert else {})}
+             "right": {"name": c.right_name, **quantity_json(c.right)}, "where": c.where, **({"convert": c.convert} if c.convert else {}),
+             **({"other_step": {"step": "serving" if c.other_step.output_len else "decode-only", "output_len": float(c.other_step.output_len),
+                                "holds": c.other_step.holds, "left": quantity_json(c.other_step.left), "right": quantity_json(c.other_step.right)}}
+                if c.other_step is not None else {})}
             for c in sheet.claims
         ],
         "tables": [

@@ -380,6 +380,7 @@ def _build(sheet: Sheet, target: Target, plots: str | None) -> dict[str, Any]:
         "title": p(d.title),
         "question": p(d.question),
         "context_label": t(sheet.context_label),
+        "step_label": _step_label(sheet, target),
         "answer": p.items(d.answer) if d.answer else _default_answer(sheet, target, p),
         "does_not_fit": t(f"Does not fit: this setup needs {number_text(shown(sheet.overflow).number)} times the memory one GPU has, "
                           "so its times describe a server that cannot be built as stated (more GPUs, a smaller batch or a shorter context).")
@@ -569,10 +570,47 @@ def _claims(sheet: Sheet, target: Target, p: Prose, names: Mapping[str, str]) ->
     for c, decl in zip(sheet.claims, d.claims, strict=True):
         verdict = {True: "holds", False: "does not hold", None: "cannot be checked"}[c.holds]
         only = holding.get((c.left_name, decl.right, decl.at_least), []) if c.holds is False else []
+        detail = _claim_detail(c, decl, target, p, names)
+        other = _other_step_note(sheet, c, target, names)
         out.append({"text": _breakable_paths(p(c.text), target), "holds": c.holds, "verdict": verdict,
-                    "detail": _claim_detail(c, decl, target, p, names),
+                    "detail": detail + (target.text("; ") + other if other else ""),
                     "only_if": _either(only, target)})
     return out
+
+
+#: How each step of the step model is named on a sheet (solved.Sheet.step; conventions.STEP_INPUT decides which)
+STEP_NAMES = {"decode-only": "decode-only step", "serving": "serving step"}
+
+
+def _serving_words(sheet: Sheet, output_len: Value, target: Target) -> str:
+    """'each sequence's 2,048-token prompt computed within its 700 output tokens', from the sheet's prompt length."""
+    prompt = next(i.value for i in sheet.inputs if i.name == "prompt_len")
+    return (target.text("each sequence's ") + target.quantity_text(shown(prompt)) + target.text(" of prompt computed within its ")
+            + target.quantity_text(shown(output_len)) + target.text(" of output"))
+
+
+def _step_label(sheet: Sheet, target: Target) -> str:
+    """Which step a step-model sheet is worked on, as the 'Worked for' line says it; '' for a sheet without the step model."""
+    if sheet.step == "decode-only":
+        return target.text("on the decode-only step (no prompt joins the batch while it decodes; an output length above 0 gives the serving step)")
+    if sheet.step == "serving":
+        output = next(i.value for i in sheet.inputs if i.name == "output_len")
+        return target.text("on the serving step (") + _serving_words(sheet, output, target) + target.text(")")
+    return ""
+
+
+def _other_step_note(sheet: Sheet, c: Any, target: Target, names: Mapping[str, str]) -> str:
+    """Where a claim's verdict changes on the other step of the step model (its context held): which step it holds on and
+    the value there; '' where both steps agree or one has no value."""
+    o = c.other_step
+    if o is None or o.holds is None or c.holds is None or o.holds == c.holds:
+        return ""
+    t = target.text
+    if o.output_len:
+        other = t("the serving step (") + _serving_words(sheet, Value(o.output_len, "token"), target) + t(", the context held)")
+    else:
+        other = t("the decode-only step (no prompt in the batch, the context held)")
+    return t("on ") + other + t(" it holds: " if o.holds else " it does not hold: ") + _sides(o, sheet.blueprint, target, names)
 
 
 def _claim_detail(c: Any, decl: Any, target: Target, p: Prose, names: Mapping[str, str]) -> str:
@@ -582,13 +620,16 @@ def _claim_detail(c: Any, decl: Any, target: Target, p: Prose, names: Mapping[st
     where = "; ".join(x for x in (p(c.where), t(f"read as numbers in {c.convert}" if c.convert else "")) if x)
     if gone is not None:
         return reason_text(gone, target) + (t("; ") + where if where else "")
-    left = target.inline_math(names[c.left_name]) + t(" = ") + step_value_text(p.d.step(c.left_name), c.left, target)
+    return _sides(c, p.d, target, names) + (t("; ") + where if where else "")
+
+
+def _sides(c: Any, d: Blueprint, target: Target, names: Mapping[str, str]) -> str:
+    """'σ* = 1.71 against the claimed 3' or 'σ = 2.03 against σ' = 1.99': a claim's two sides as read."""
+    t = target.text
+    left = target.inline_math(names[c.left_name]) + t(" = ") + step_value_text(d.step(c.left_name), c.left, target)
     if c.right_name:
-        right = target.inline_math(names[c.right_name]) + t(" = ") + step_value_text(p.d.step(c.right_name), c.right, target)
-        text = left + t(" against ") + right
-    else:
-        text = left + t(" against the claimed ") + target.quantity_text(shown(c.right))
-    return text + (t("; ") + where if where else "")
+        return left + t(" against ") + target.inline_math(names[c.right_name]) + t(" = ") + step_value_text(d.step(c.right_name), c.right, target)
+    return left + t(" against the claimed ") + target.quantity_text(shown(c.right))
 
 
 # --- tables ------------------------------------------------------------------------------------------------

@@ -93,7 +93,7 @@ DERIVATION = derivation(
         r"Power is the power model's: each GPU draws $\sym{phi_0}$ of its TDP idle, plus $\sym{a_mem}$ at full bandwidth and $\sym{a_flop}$ at the "
         r"full peak in proportion to the step's use of each, capped at the TDP; the shares are fitted to measured H100 board power and assumed "
         r"for other chips as shares of their own TDP. The input $\sym{phi_power}$ overrides it. The energy of every GPU of the layout is charged to "
-        r"its tokens; with the serving step on (output\_len set) the step carries the prompts, so their prefill energy is in the energy per output "
+        r"its tokens; with the serving step on (an output length set) the step carries the prompts, so their prefill energy is in the energy per output "
         "token, as a meter counts it. Host, network, cooling and power conversion are left out.",
         r"The power range used is idle to TDP: the TDP from the hardware spec (its source is printed above), the idle share $\sym{phi_idle}$ an assumption. "
         "A chip whose spec lists no TDP has no cap to bound the power by, so its power steps are n/a.",

@@ -114,3 +114,64 @@ def test_the_power_model_stays_between_idle_and_the_tdp(model, hardware, tp, bat
         ctx = context(hardware, model, batch=batch, tp=tp, **served)
         share = _f(evaluate(get("joules-per-token"), ctx, ("power_share_model",))["power_share_model"])
         assert idle <= share <= 1
+
+
+# --- which step a sheet is worked on, and its claims on the other step (issue 34, item 7) ---------------------------
+
+
+@pytest.mark.parametrize("slug", ["batch-knee", "model-limits"])
+def test_a_claim_on_the_other_step_is_the_sheet_read_there_with_the_context_held(slug):
+    """Each claim of a decode-only sheet is read again on the serving step (conventions.SERVING_OUTPUT_LEN, the context
+    of the claim's own setup held), and its value there is what the sheet gives with those inputs set."""
+    import roofline
+    from derivations import conventions
+
+    sheet = roofline.derive(slug)
+    assert sheet.step == "decode-only"
+    for c in sheet.claims:
+        o = c.other_step
+        assert o is not None and o.output_len == conventions.SERVING_OUTPUT_LEN and c.output_len == 0
+        assert (o.left_name, o.right_name, o.text) == (c.left_name, c.right_name, c.text)
+    own = [c for c, decl in zip(sheet.claims, sheet.blueprint.claims, strict=True) if decl.where is None]
+    assert own, "every sheet tested has a claim read at its own setup"
+    context_text = next(str(i.value.exact) for i in sheet.inputs if i.name == "context")
+    there = roofline.derive(slug, overrides=[f"output_len={conventions.SERVING_OUTPUT_LEN} token", f"context={context_text} token"])
+    assert there.step == "serving"
+    for c in own:
+        assert c.other_step.left.float == pytest.approx(there.values[c.left_name].float, rel=1e-12)
+        back = next(x for x in there.claims if x.text == c.text)
+        assert back.holds == c.other_step.holds and back.other_step.output_len == 0
+        assert back.other_step.holds == c.holds  # and back again: the decode-only step, the context still held
+
+
+def test_the_sheet_says_which_step_it_is_worked_on_and_where_a_claim_holds_on_one_only():
+    import roofline
+    from renderers.markdown import render
+
+    lines = render(roofline.derive("moe-experts")).splitlines()
+    worked = next(line for line in lines if line.startswith("*Worked for"))
+    assert "on the decode-only step (no prompt joins the batch while it decodes" in worked
+    # at batch 1 a decode step reads exactly the active experts; with prompts in the step it reads more
+    claim = next(line for line in lines if line.startswith("- **") and "Active parameters describe one token" in line)
+    assert claim.startswith("- **Holds**") and "on the serving step" in claim and "it does not hold" in claim
+    # a claim whose verdict is the same on both steps says nothing of the other
+    assert sum("on the serving step" in line for line in lines if line.startswith("- **")) == 1
+    served = render(roofline.derive("moe-experts", overrides=["output_len=500 token"])).splitlines()
+    worked = next(line for line in served if line.startswith("*Worked for"))
+    assert "on the serving step (each sequence's 2,048 tokens of prompt computed within its 500 tokens of output)" in worked
+    claim = next(line for line in served if line.startswith("- **") and "Active parameters describe one token" in line)
+    assert claim.startswith("- **Does not hold**") and "on the decode-only step (no prompt in the batch, the context held) it holds" in claim
+
+
+def test_the_json_names_the_step_and_each_claim_on_the_other_step():
+    import json
+
+    import roofline
+    from renderers.json_out import render
+
+    d = json.loads(render(roofline.derive("joules-per-token")))
+    assert d["context"]["step"] == "decode-only"
+    for c in d["claims"]:
+        assert c["other_step"]["step"] == "serving" and c["other_step"]["output_len"] == 700
+        assert isinstance(c["other_step"]["holds"], bool)
+    assert "step" not in json.loads(render(roofline.derive("flash-attention-io")))["context"]

@@ -15,6 +15,7 @@ from dataclasses import replace
 from fractions import Fraction
 from functools import lru_cache
 
+import mpmath
 import pint
 import sympy as sp
 
@@ -359,13 +360,32 @@ def _substitute(expr: sp.Expr, values: Mapping[sp.Symbol, sp.Expr]) -> sp.Expr:
             return expr.xreplace(values)
         except (TypeError, ValueError):  # sympy cannot order a max or min of an undefined value (x / log(1)): no value
             return sp.nan
-    with sp.evaluate(False):
-        unevaluated = expr.xreplace(values)
-    low, high = sp.N(unevaluated, 40), sp.N(unevaluated, 80)
+    # each such power from its exact base and exponent in mpmath, the rest exact around it: sympy's evalf of the
+    # whole unevaluated tree re-evaluates every max() and min() inside an exponent at each precision it tries
+    low, high = _with_powers_at(expr, powers, exponents, values, 40), _with_powers_at(expr, powers, exponents, values, 80)
     # a cancellation (or a 0/0, say a dense model's E - 1 = 0) shows as two precisions that disagree: no value
     if not (low.is_Number and high.is_Number and high.is_finite) or abs(low - high) > sp.Float(10) ** -25 * max(abs(high), 1):
         return sp.nan
-    return low
+    return sp.Float(low, 40)
+
+
+def _with_powers_at(expr: sp.Expr, powers: Sequence[sp.Pow], exponents: Sequence[sp.Expr], values: Mapping[sp.Symbol, sp.Expr],
+                    digits: int) -> sp.Expr:
+    """`expr` at `values` with each of `powers` (exponent already at `values`) as a `digits`-digit float."""
+    numeric = {}
+    for p, e in zip(powers, exponents, strict=True):
+        base = _substitute(p.base, values)
+        if not (base.is_Number and e.is_Number and base.is_finite and e.is_finite) or (base < 0 and not e.is_Integer):
+            return sp.nan
+        with mpmath.workdps(digits + 10):
+            v = mpmath.power(mpmath.mpf(sp.Float(base, digits + 10)._mpf_), mpmath.mpf(sp.Float(e, digits + 10)._mpf_))
+        if not isinstance(v, mpmath.mpf) or not mpmath.isfinite(v):
+            return sp.nan
+        numeric[p] = sp.Float(v, digits)
+    try:
+        return sp.N(expr.xreplace(numeric).xreplace(values), digits)
+    except (TypeError, ValueError):
+        return sp.nan
 
 
 def value_at(expr: sp.Expr, values: Mapping[sp.Symbol, sp.Expr]) -> sp.Expr:

@@ -33,10 +33,11 @@ from __future__ import annotations
 import statistics
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from functools import cache
+from functools import cache, lru_cache
 from itertools import product
 from pathlib import Path
 
+import numpy as np
 import sympy as sp
 
 from derivations import glossary as gl
@@ -399,10 +400,17 @@ def _local_line(r: Record, x: float, eta_flops: float) -> tuple[float, dict[str,
     h = 1e-6 * x
     g0 = float(r.step(1 / x, eta_flops, 0.0, 0.0, 0.0, 0.0))
     g1 = float(r.step(1 / (x + h), eta_flops, 0.0, 0.0, 0.0, 0.0))
-    coef = {"t_layer": float(r.step(1 / x, eta_flops, 1.0, 0.0, 0.0, 0.0)) - g0, "t_fixed": 1.0,
-            "t_ar": float(r.step(1 / x, eta_flops, 0.0, 0.0, 1.0, 0.0)) - g0, "t_seq": float(r.step(1 / x, eta_flops, 0.0, 0.0, 0.0, 1.0)) - g0}
     slope = (g1 - g0) / h
-    return slope, coef, g0 - slope * x
+    return slope, _time_coefficients(r.step, eta_flops), g0 - slope * x
+
+
+@lru_cache(maxsize=8192)
+def _time_coefficients(step: StepFunction, eta_flops: float) -> dict[str, float]:
+    """What one second of each time adds to a record's step. The times enter t_step as a sum outside every max()
+    (stepmodel.t_step), so these do not depend on eta_bw: one evaluation per record, not one per round of every fit."""
+    g0 = float(step(1.0, eta_flops, 0.0, 0.0, 0.0, 0.0))
+    return {"t_layer": float(step(1.0, eta_flops, 1.0, 0.0, 0.0, 0.0)) - g0, "t_fixed": 1.0,
+            "t_ar": float(step(1.0, eta_flops, 0.0, 0.0, 1.0, 0.0)) - g0, "t_seq": float(step(1.0, eta_flops, 0.0, 0.0, 0.0, 1.0)) - g0}
 
 
 def _solve(a: list[list[float]], b: list[float]) -> list[float] | None:
@@ -434,14 +442,16 @@ def _least_squares(cols: dict[str, list[float]], ys: Sequence[float], w: Sequenc
     """Weighted least squares of y = sum(col * param) over the `free` parameters (the others at `values`), each at or above
     its bound: the best feasible solution over every choice of bounds that bind. Returns the parameters and those bound."""
     best: tuple[float, dict[str, float], tuple[str, ...]] | None = None
+    col = {p: np.asarray(cols[p], dtype=float) for p in _PARAMS}
+    y_all, w_all = np.asarray(ys, dtype=float), np.asarray(w, dtype=float)
     for binds in product((False, True), repeat=len(free)):
         bound = tuple(p for p, b in zip(free, binds, strict=True) if b)
         fit_these = [p for p in free if p not in bound]
         vals = {**values, **{p: _BOUNDS[p] for p in bound}}
-        rest = [y - sum(cols[p][i] * vals[p] for p in _PARAMS if p not in fit_these) for i, y in enumerate(ys)]
+        rest = y_all - sum(col[p] * vals[p] for p in _PARAMS if p not in fit_these)
         if fit_these:
-            a = [[sum(wi * cols[p][i] * cols[q][i] for i, wi in enumerate(w)) for q in fit_these] for p in fit_these]
-            b = [sum(wi * cols[p][i] * rest[i] for i, wi in enumerate(w)) for p in fit_these]
+            a = [[float(np.dot(w_all * col[p], col[q])) for q in fit_these] for p in fit_these]
+            b = [float(np.dot(w_all * col[p], rest)) for p in fit_these]
             sol = _solve(a, b)
             if sol is None:
                 if not bound:
@@ -450,7 +460,7 @@ def _least_squares(cols: dict[str, list[float]], ys: Sequence[float], w: Sequenc
             vals.update(zip(fit_these, sol, strict=True))
             if any(vals[p] < _BOUNDS[p] for p in fit_these):
                 continue
-        cost = sum(wi * (y - sum(cols[p][i] * vals[p] for p in _PARAMS)) ** 2 for i, (wi, y) in enumerate(zip(w, ys, strict=True)))
+        cost = float(np.dot(w_all, (y_all - sum(col[p] * vals[p] for p in _PARAMS)) ** 2))
         if best is None or cost < best[0] * (1 - 1e-12):
             best = (cost, vals, bound)
     assert best is not None  # every parameter at its bound is always feasible

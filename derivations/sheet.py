@@ -357,7 +357,7 @@ def _substitute(expr: sp.Expr, values: Mapping[sp.Symbol, sp.Expr]) -> sp.Expr:
     if all(e.is_Integer and abs(e) <= MAX_EXACT_EXPONENT for e in exponents) or any(e.free_symbols for e in exponents):
         # exact; or an exponent that has no value here, which the caller reports as missing (N would turn it into nan)
         try:
-            return expr.xreplace(values)
+            return substitute(expr, values)
         except (TypeError, ValueError):  # sympy cannot order a max or min of an undefined value (x / log(1)): no value
             return sp.nan
     # each such power from its exact base and exponent in mpmath, the rest exact around it: sympy's evalf of the
@@ -383,9 +383,24 @@ def _with_powers_at(expr: sp.Expr, powers: Sequence[sp.Pow], exponents: Sequence
             return sp.nan
         numeric[p] = sp.Float(v, digits)
     try:
-        return sp.N(expr.xreplace(numeric).xreplace(values), digits)
+        return sp.N(substitute(expr, {**values, **numeric}), digits)
     except (TypeError, ValueError):
         return sp.nan
+
+
+def substitute(expr: sp.Basic, values: Mapping[sp.Basic, sp.Basic]) -> sp.Basic:
+    """`expr` with `values` put in and every node rebuilt (so evaluated) once: a closed form is a tree that repeats its
+    subexpressions many times (a max() of steps that each hold the step model), and sympy's xreplace rebuilds every copy."""
+    memo: dict[sp.Basic, sp.Basic] = {}
+
+    def walk(e: sp.Basic) -> sp.Basic:
+        hit = memo.get(e)
+        if hit is None:
+            hit = values[e] if e in values else e if not e.args else e.func(*(walk(a) for a in e.args))
+            memo[e] = hit
+        return hit
+
+    return walk(expr)
 
 
 def value_at(expr: sp.Expr, values: Mapping[sp.Symbol, sp.Expr]) -> sp.Expr:

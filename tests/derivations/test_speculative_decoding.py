@@ -21,7 +21,7 @@ from derivations.engine import At, DerivationError, Step, at, derivation
 from derivations.primitives import ArgMax, Pick
 from derivations.questions import speculative_decoding as sd_module
 from derivations.registry import BY_SLUG
-from derivations.sheet import Missing, evaluate, input_values
+from derivations.sheet import Missing, evaluate, input_values, substitute
 from derivations.symbols import Symbols
 from roofline import api
 from specs.errors import SpecError
@@ -233,5 +233,5 @@ def test_a_step_reading_the_chosen_draft_length_is_written_by_cases_with_the_pla
     ctx = context("h100-sxm", TARGET, second_model=DRAFTER, tp="8", batch=batch)
     point = input_values(SD, ctx, set(plain.free_symbols))
     sheet = evaluate(SD, ctx, [name])[name]
-    a, b = sp.N(by_cases.xreplace(point), 30), sp.N(plain.xreplace(point), 30)
+    a, b = sp.N(substitute(by_cases, point), 30), sp.N(substitute(plain, point), 30)
     assert a.is_positive and abs(a - b) <= 1e-20 * b and abs(a - sheet) <= 1e-12 * a

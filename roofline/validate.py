@@ -114,7 +114,7 @@ def _abs_pct(x: float | None) -> str:
 
 def _params(c: v.Calibration) -> str:
     return (f"eta_bw = {c.eta_bw:.3f}, eta_flops = {c.eta_flops:.2f}, t_layer = {c.t_layer * 1e6:.1f} us, t_fixed = {c.t_fixed * 1e3:.3f} ms, "
-            f"t_ar = {c.t_ar * 1e6:.2f} us")
+            f"t_ar = {c.t_ar * 1e6:.2f} us, t_seq = {c.t_seq * 1e6:.1f} us")
 
 
 def _calibration_json(c: v.Calibration) -> dict[str, float]:
@@ -276,10 +276,10 @@ def render_validate(r: Report, fmt: str) -> str:
         "",
         "## Engine profiles",
         "",
-        "| profile | eta_bw | eta_flops | t_layer | t_fixed | ar_latency | records | provenance |",
-        "|---|---:|---:|---:|---:|---:|---:|---|",
+        "| profile | eta_bw | eta_flops | t_layer | t_fixed | t_seq | ar_latency | records | provenance |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---|",
         *(f"| {md(p.name)} | {md(p.values['eta_bw'])} | {md(p.values['eta_flops'])} | {md(p.values['t_layer'])} | {md(p.values['t_fixed'])} | "
-          f"{md(p.values['ar_latency'])} | {len(p.records)} | {md(p.provenance)} |" for p in r.profiles),
+          f"{md(p.values.get('t_seq', '0 s'))} | {md(p.values['ar_latency'])} | {len(p.records)} | {md(p.provenance)} |" for p in r.profiles),
         "",
         "## Targets",
         "",

@@ -180,9 +180,8 @@ SCENARIO_INPUTS: tuple[Input, ...] = (
     Input("tokens_per_step", gl.q, "1 token", "token", "tokens each sequence adds per step", "count"),
     Input("context", gl.T, "8192 token", "token", "tokens already in each sequence's KV cache", "count"),
     Input("prompt_len", gl.S, "2048 token", "token", "prompt tokens prefilled at once; with output_len, the mean prompt of a server at load", "count"),
-    Input("output_len", gl.N_out, "0 token", "token", "mean output tokens per request of a server at load: set it (with prompt_len) for the "
-          "serving step, whose steps carry B/output_len prompts beside the decodes and whose context defaults to prompt_len + output_len/2; "
-          "0: the decode-only step of the textbook", "whole"),
+    Input("output_len", gl.N_out, "0 token", "token", "mean output tokens per request at load: above 0, the serving step (B/output_len prompts "
+          "join each step; the context defaults to prompt_len + output_len/2); 0, the decode-only step", "whole"),
     Input("tp", gl.n_tp, "1", "1", "tensor-parallel degree (GPUs sharing each layer of one attention replica)", "count"),
     Input("ep", gl.n_ep, "1", "1", "expert-parallel degree: GPUs the routed experts of a MoE layer are split over, whole experts each "
           "(1: every expert split by tensor parallelism)", "count"),

@@ -386,6 +386,7 @@ def _build(sheet: Sheet, target: Target, plots: str | None) -> dict[str, Any]:
                           "so its times describe a server that cannot be built as stated (more GPUs, a smaller batch or a shorter context).")
         if sheet.overflow else "",
         "claims": _claims(sheet, target, p, names),
+        "page_one_claims": PAGE_ONE_CLAIMS,
         "answer_figures": [f for f in figures if f["answer"]],
         "argument": [_step(st, i + 1, f, names, target, p, memo) for i, st in enumerate(argument)],
         "takeaways": p.items(d.takeaways),
@@ -591,11 +592,19 @@ def _serving_words(sheet: Sheet, output_len: Value, target: Target) -> str:
 
 def _step_label(sheet: Sheet, target: Target) -> str:
     """Which step a step-model sheet is worked on, as the 'Worked for' line says it; '' for a sheet without the step model."""
+    t = target.text
     if sheet.step == "decode-only":
-        return target.text("on the decode-only step (no prompt joins the batch while it decodes; an output length above 0 gives the serving step)")
+        label = t("on the decode-only step (no prompt joins the batch while it decodes; an output length above 0 gives the serving step)")
+        other = next((c.other_step.output_len for c in sheet.claims if c.other_step is not None and c.other_step.output_len), None)
+        if other is not None:  # the claims' other reading, said once here rather than in every claim
+            label += t("; the claims are read on the serving step too, with ") + _serving_words(sheet, Value(other, "token"), target)
+        return label
     if sheet.step == "serving":
         output = next(i.value for i in sheet.inputs if i.name == "output_len")
-        return target.text("on the serving step (") + _serving_words(sheet, output, target) + target.text(")")
+        label = t("on the serving step (") + _serving_words(sheet, output, target) + t(")")
+        if any(c.other_step is not None for c in sheet.claims):
+            label += t("; the claims are read on the decode-only step too (no prompt in the batch, the context held)")
+        return label
     return ""
 
 
@@ -606,10 +615,7 @@ def _other_step_note(sheet: Sheet, c: Any, target: Target, names: Mapping[str, s
     if o is None or o.holds is None or c.holds is None or o.holds == c.holds:
         return ""
     t = target.text
-    if o.output_len:
-        other = t("the serving step (") + _serving_words(sheet, Value(o.output_len, "token"), target) + t(", the context held)")
-    else:
-        other = t("the decode-only step (no prompt in the batch, the context held)")
+    other = t("the serving step") if o.output_len else t("the decode-only step")  # the 'Worked for' line says what each holds
     return t("on ") + other + t(" it holds: " if o.holds else " it does not hold: ") + _sides(o, sheet.blueprint, target, names)
 
 
@@ -783,12 +789,16 @@ def _table(tb: SolvedTable, d: Blueprint, target: Target, p: Prose) -> dict[str,
 
 
 def _whys(rows: Sequence[dict[str, Any]], target: Target) -> list[str]:
-    """Why some cells have no value, each reason once, after the rows it applies to ("$B = 8$ and $B = 16$: ...")."""
+    """Why some cells have no value, each reason once, after the rows it applies to ("$B = 8$ and $B = 16$: ..."); the
+    reasons of the same rows on one line, the rows named once."""
     by_reason: dict[str, list[str]] = {}
     for r in rows:
         for reason in r["reasons"]:
             by_reason.setdefault(reason, []).append(r["label"])
-    return [_join(labels, target) + target.text(": ") + reason for reason, labels in by_reason.items()]
+    by_rows: dict[tuple[str, ...], list[str]] = {}
+    for reason, labels in by_reason.items():
+        by_rows.setdefault(tuple(labels), []).append(reason)
+    return [_join(list(labels), target) + target.text(": ") + target.text("; ").join(reasons) for labels, reasons in by_rows.items()]
 
 
 def _unit_name(u: Any) -> str | None:
@@ -839,6 +849,9 @@ def _cell_text(c: Value | None, step: StepEntry, target: Target, forced: str | N
     s = counted if counted is not None else _shown_in(c, forced)
     return target.quantity_text(s if with_unit else Shown(s.number, DIMENSIONLESS))
 
+
+#: Claims printed above a sheet's answer figure on page 1; the rest follow the figure, so the figure keeps its size.
+PAGE_ONE_CLAIMS = 3
 
 #: A table longer than this is printed in parts of at most this many rows (a LaTeX tabular does not break across pages).
 MAX_TABLE_ROWS = 20

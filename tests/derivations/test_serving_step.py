@@ -151,6 +151,8 @@ def test_the_sheet_says_which_step_it_is_worked_on_and_where_a_claim_holds_on_on
     lines = render(roofline.derive("moe-experts")).splitlines()
     worked = next(line for line in lines if line.startswith("*Worked for"))
     assert "on the decode-only step (no prompt joins the batch while it decodes" in worked
+    # the claims' other reading is said once, in the 'Worked for' line, not in every claim that differs
+    assert "the claims are read on the serving step too, with each sequence's 2,048 tokens of prompt computed within its" in worked
     # at batch 1 a decode step reads exactly the active experts; with prompts in the step it reads more
     claim = next(line for line in lines if line.startswith("- **") and "Active parameters describe one token" in line)
     assert claim.startswith("- **Holds**") and "on the serving step" in claim and "it does not hold" in claim
@@ -160,7 +162,8 @@ def test_the_sheet_says_which_step_it_is_worked_on_and_where_a_claim_holds_on_on
     worked = next(line for line in served if line.startswith("*Worked for"))
     assert "on the serving step (each sequence's 2,048 tokens of prompt computed within its 500 tokens of output)" in worked
     claim = next(line for line in served if line.startswith("- **") and "Active parameters describe one token" in line)
-    assert claim.startswith("- **Does not hold**") and "on the decode-only step (no prompt in the batch, the context held) it holds" in claim
+    assert "the claims are read on the decode-only step too (no prompt in the batch, the context held)" in worked
+    assert claim.startswith("- **Does not hold**") and "on the decode-only step it holds" in claim
 
 
 def test_the_json_names_the_step_and_each_claim_on_the_other_step():

@@ -244,6 +244,17 @@ class Derivation:
         return out
 
 
+def needed_steps(d: Derivation, names: Sequence[str]) -> set[str]:
+    """The steps that `names` depend on, themselves included (an At step needs the step it evaluates)."""
+    need = set(names)
+    for step in reversed(d.steps):
+        if step.name in need:
+            need |= {s.name for s in step.expr.free_symbols if s.name in d.expanded}
+            if isinstance(step, At):
+                need.add(step.of)
+    return need
+
+
 #: blueprints by derivation (kept beside the derivation they were made from, so an id is never reused for another)
 _BLUEPRINTS: dict[int, tuple[Derivation, Blueprint]] = {}
 
@@ -1050,5 +1061,6 @@ __all__ = [
     "Table",
     "at",
     "derivation",
+    "needed_steps",
     "solve",
 ]

@@ -59,8 +59,8 @@ import sympy as sp
 from derivations import formula as fm
 from derivations import glossary as gl
 from derivations.context import BARE_NUMBER_UNITS, BINDINGS, MAX_COUNT, SCENARIO_INPUTS, Context, Input, input_value
-from derivations.engine import At, Derivation, Solve
-from derivations.sheet import Missing, evaluate, needed_steps
+from derivations.engine import At, Derivation, Solve, needed_steps
+from derivations.sheet import Missing, evaluate
 from derivations.symbols import Symbols
 from specs.errors import SpecError, shown, suggest
 from units import Quantity, RooflineError, unit, unit_text

@@ -38,8 +38,9 @@ from derivations.context import (
     input_value,
     layout_problem,
 )
-from derivations.engine import UNIT_MARKERS, At, Derivation, Row, Solve, Step
-from derivations.numeric import CHECK_TOLERANCE, VALUE_LIMIT_EXPONENT, Missing, out_of_range, plan_of
+from derivations.engine import UNIT_MARKERS, At, Derivation, Row, Solve, Step, needed_steps
+from derivations.numeric import CHECK_TOLERANCE, VALUE_LIMIT_EXPONENT, Missing, out_of_range
+from derivations.planning import plan_of
 from derivations.solved import (
     FIT_STEP,
     Identity,
@@ -123,17 +124,6 @@ def _layout_missing(d: Derivation, ctx: Context, present: Sequence[sp.Symbol]) -
         return None
     name, reason = problem
     return Missing("n/a", reason, SpecError("--set", name, reason))
-
-
-def needed_steps(d: Derivation, names: Sequence[str]) -> set[str]:
-    """The steps that `names` depend on, themselves included (an At step needs the step it evaluates)."""
-    need = set(names)
-    for step in reversed(d.steps):
-        if step.name in need:
-            need |= {s.name for s in _free_symbols(step.expr) if s.name in d.expanded}
-            if isinstance(step, At):
-                need.add(step.of)
-    return need
 
 
 def evaluate(d: Derivation, ctx: Context, only: Sequence[str] | None = None) -> dict[str, sp.Expr | Missing]:

@@ -30,8 +30,9 @@ import numpy as np
 
 from derivations.context import BARE_NUMBER_UNITS, Context, Input, input_value
 from derivations.engine import Derivation, Solve, Step
-from derivations.numeric import ABSENT, out_of_range, plan_of
+from derivations.numeric import ABSENT, out_of_range
 from derivations.numeric import Plan as NumericPlan
+from derivations.planning import plan_of
 from derivations.sheet import VALUE_LIMIT, Missing, evaluate, input_floats
 from derivations.solved import LAYOUT_INPUTS, layout_problem
 from specs.errors import SpecError, suggest

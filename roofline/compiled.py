@@ -273,7 +273,7 @@ def remember(d: Any, ctx: Any = None) -> None:
         return
     if ctx is not None:
         _remember_files(ctx)
-    from derivations.numeric import plan_of
+    from derivations.planning import plan_of
     from derivations.sheet import defaults_of, identities_known
     from renderers.forms import forms_of
 

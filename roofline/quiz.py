@@ -28,8 +28,8 @@ import sympy as sp
 from derivations import glossary as gl
 from derivations import grading, registry, solved
 from derivations.context import BINDINGS, Context, input_value
-from derivations.engine import Derivation
-from derivations.numeric import plan_of
+from derivations.engine import Derivation, needed_steps
+from derivations.planning import plan_of
 from derivations.sheet import (
     FIT_STEP,
     Missing,
@@ -41,7 +41,6 @@ from derivations.sheet import (
     evaluate,
     identities,
     input_values,
-    needed_steps,
     setup_of,
 )
 from roofline.formulas import CONVENTION_SYMBOLS, HARDWARE_SYMBOLS, SECOND_SYMBOLS, exact_number

@@ -8,8 +8,9 @@ import math
 import pytest
 import sympy as sp
 
-from derivations import cache, numeric
-from derivations.numeric import ABSENT, Missing, Plan, PlanError, compile_function, make_plan, plan_of
+from derivations import cache, numeric, planning
+from derivations.numeric import ABSENT, Missing, Plan, PlanError, compile_function
+from derivations.planning import make_plan, plan_of
 from derivations.registry import DERIVATIONS
 from derivations.sheet import NumericMismatchError, evaluate, evaluate_numbers
 from roofline import api
@@ -128,13 +129,13 @@ def test_a_tampered_plan_is_refused(tamper):
 
 def test_the_plan_is_cached_as_json_data(tmp_path, monkeypatch):
     monkeypatch.setenv("ROOFLINE_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setattr(numeric, "_PLANS", {})
+    monkeypatch.setattr(planning, "_PLANS", {})
     d = next(x for x in DERIVATIONS if x.slug == "decode-floor")
     plan_of(d)
-    stored = cache.load_json(numeric.plan_key(d), "plan decode-floor")
+    stored = cache.load_json(planning.plan_key(d), "plan decode-floor")
     assert stored is not None and stored["plan"] == numeric.VERSION and stored["slug"] == "decode-floor"
-    monkeypatch.setattr(numeric, "_PLANS", {})
-    monkeypatch.setattr(numeric, "make_plan", lambda d: pytest.fail("the stored plan was not read"))
+    monkeypatch.setattr(planning, "_PLANS", {})
+    monkeypatch.setattr(planning, "make_plan", lambda d: pytest.fail("the stored plan was not read"))
     assert plan_of(d).slug == "decode-floor"
 
 

@@ -43,7 +43,6 @@ def other_step(output: Fraction) -> Fraction:
 #: Default number formats when a context does not say.
 DEFAULT_WEIGHTS = "bf16"
 DEFAULT_KV = "bf16"
-DEFAULT_MATH = "bf16"
 
 CONVENTIONS: tuple[str, ...] = (
     r"2 FLOPs per multiply-add; a weight does one multiply-add per token ($\kappa = 2\,\mathrm{flop/(parameter \cdot token)}$).",

@@ -267,13 +267,4 @@ def loads(text: str | bytes) -> sp.Basic:
     return load(doc)
 
 
-def round_trips(expr: sp.Basic) -> bool:
-    """True when `expr` is written and read back as the same expression (structurally and with the same symbols)."""
-    try:
-        back = loads(dumps(expr))
-    except RefusedError:
-        return False
-    return back == expr and sp.srepr(back) == sp.srepr(expr)
-
-
-__all__ = ["MAX_NODES", "PROJECT_FUNCTIONS", "VERSION", "RefusedError", "dump", "dumps", "load", "loads", "round_trips"]
+__all__ = ["MAX_NODES", "PROJECT_FUNCTIONS", "VERSION", "RefusedError", "dump", "dumps", "load", "loads"]

@@ -68,7 +68,6 @@ FUNCTIONS: dict[str, tuple[Callable[..., sp.Expr], int, int]] = {
 #: Names a user symbol may not take: the functions and Python's keywords (the parser would never see them as names).
 RESERVED = frozenset(FUNCTIONS) | frozenset(keyword.kwlist) | frozenset(keyword.softkwlist)
 
-_OPERATORS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.Pow: "**"}
 #: The refused constructs, as an error line names them.
 _REFUSED = {
     ast.Attribute: "attribute access (a.b)",

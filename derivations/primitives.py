@@ -314,11 +314,6 @@ def streams_per_gpu(streams: sp.Expr = gl.n_kv, degree: sp.Expr = gl.n_tp) -> sp
     return sp.ceiling(streams / degree)
 
 
-def query_heads_per_stream(N: sp.Expr = gl.N, streams: sp.Expr = gl.n_kv, degree: sp.Expr = gl.n_tp) -> sp.Expr:
-    """Query heads that read one cached stream on one GPU: N/degree heads over its streams [1]."""
-    return tp_split(N, degree) / streams_per_gpu(streams, degree)
-
-
 def decode_attention_flops(T: sp.Expr | None = None, q: sp.Expr = gl.q, heads: sp.Expr = gl.N,
                            w_k: sp.Expr = gl.w_k, w_v: sp.Expr = gl.w_v) -> sp.Expr:
     """QK^T and PV FLOPs of q query tokens of one sequence against T cached tokens, one layer [flop].
@@ -442,7 +437,6 @@ __all__ += [
     "mla_up_projection_params",
     "params_all_experts",
     "params_read",
-    "query_heads_per_stream",
     "roofline_component_time",
     "streams_per_gpu",
     "tokens_per_expert",
@@ -624,11 +618,6 @@ def allreduce_rounds(degree: sp.Expr = gl.n_tp, oneshot: sp.Expr = gl.d_1shot, r
     return oneshot * sp.Min(1, degree - 1) + ring * 2 * (degree - 1) + torus * 2 * sp.floor(degree / 2)
 
 
-def allreduce_latency(degree: sp.Expr = gl.n_tp, latency: sp.Expr = gl.t_ar) -> sp.Expr:
-    """Latency of one small all-reduce over `degree` GPUs: its rounds (allreduce_rounds) times `latency` each [s]; zero at n = 1."""
-    return allreduce_rounds(degree) * latency
-
-
 def tiled_tokens(tokens: sp.Expr, tile: sp.Expr) -> sp.Expr:
     """Rows a GEMM computes when its `tokens` rows are padded up to whole tiles of `tile` rows [token, or the unit of both]."""
     return sp.ceiling(tokens / tile) * tile
@@ -636,7 +625,7 @@ def tiled_tokens(tokens: sp.Expr, tile: sp.Expr) -> sp.Expr:
 
 __all__ += ["grouped_expert_rows", "moe_permute_bytes", "prompt_tokens_per_step", "request_rate_per_token", "serving_prompt_attention_flops"]
 __all__ += ["alltoall_bytes", "alltoall_link", "alltoall_rounds", "layout_gpus", "layout_weight_params"]
-__all__ += ["allreduce_latency", "allreduce_rounds", "bandwidth_shortfall", "kernels_per_step", "launch_gap_time",
+__all__ += ["allreduce_rounds", "bandwidth_shortfall", "kernels_per_step", "launch_gap_time",
             "tiled_tokens", "wide_read_time"]
 
 

@@ -295,10 +295,6 @@ class Record:
         return self.prefill_share_at(self.classify or start())
 
     @property
-    def compute_bound(self) -> bool:
-        return self.compute_bound_at(self.classify or start())
-
-    @property
     def regime(self) -> str:
         """The record's regime at the sheets' defaults: compute-bound, or prefill-heavy at PREFILL_HEAVY_SHARE, or memory-bound decode."""
         return self.regime_at(self.classify or start())

@@ -42,7 +42,6 @@ class Number:
 
     mantissa: str
     exponent: int | None = None
-    exact_integer: bool = False
 
 
 @dataclass(frozen=True)
@@ -103,16 +102,16 @@ def digits(value: Fraction | int | float, figures: int = SIGNIFICANT_FIGURES) ->
     WHOLE_TOLERANCE of a whole number prints as that number (0.99984 -> 1, 7.9922 -> 8).
     """
     if isinstance(value, (int, Fraction)) and Fraction(value).denominator == 1 and abs(value) < MAX_EXACT_INTEGER:
-        return Number(str(int(value)), exact_integer=True)
+        return Number(str(int(value)))
     whole_float = float_whole(value)
     if whole_float is not None:
-        return Number(str(whole_float), exact_integer=True)
+        return Number(str(whole_float))
     x = float(value)
     if x == 0:
         return Number("0")
     whole = round(x)
     if figures == SIGNIFICANT_FIGURES and whole != 0 and abs(x - whole) <= WHOLE_TOLERANCE * abs(x) and abs(x) < 10 ** (figures - 1):
-        return Number(str(int(whole)), exact_integer=True)
+        return Number(str(int(whole)))
     magnitude = abs(x)
     if 1e-3 <= magnitude < 1e6:
         places = figures - 1 - math.floor(math.log10(magnitude))

@@ -95,8 +95,8 @@ def count_shown(step: StepEntry, v: Value) -> Shown | None:
         return None
     s = shown(v)
     if s.unit.text == v.unit:
-        return Shown(Number(str(n), exact_integer=True), s.unit)
-    return Shown(Number(str(n), exact_integer=True), light.unit(v.unit))
+        return Shown(Number(str(n)), s.unit)
+    return Shown(Number(str(n)), light.unit(v.unit))
 
 
 def count_noun(step: StepEntry, v: Value) -> str:
@@ -577,10 +577,6 @@ def _claims(sheet: Sheet, target: Target, p: Prose, names: Mapping[str, str]) ->
                     "detail": detail + (target.text("; ") + other if other else ""),
                     "only_if": _either(only, target)})
     return out
-
-
-#: How each step of the step model is named on a sheet (solved.Sheet.step; conventions.STEP_INPUT decides which)
-STEP_NAMES = {"decode-only": "decode-only step", "serving": "serving step"}
 
 
 def _serving_words(sheet: Sheet, output_len: Value, target: Target) -> str:

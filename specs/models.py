@@ -146,7 +146,6 @@ FAMILIES: dict[str, Family] = {
 SUPPORTED_TYPES = tuple(FAMILIES)
 #: multimodal configs whose language model sits under text_config, and that language model's model_type
 WRAPPERS = {"gemma3": "gemma3_text", "llama4": "llama4_text"}
-MLA_TYPES = tuple(t for t, f in FAMILIES.items() if f.mla)
 
 #: the parameter groups of ParamCounts that hold weights a checkpoint may store in another format
 MATMUL_COMPONENTS = ("attention", "mlp_dense", "experts_routed", "experts_shared", "router", "embedding", "lm_head")

@@ -197,8 +197,6 @@ fraction_usable = Step("memory_fraction_usable", (sm.memory_gpu.s + kv_waste.s) 
 STEPS = (*sm.DECODE_STEP, *sm.MEMORY_FIT, lines, err_med, err_worst, accuracy, band_low, band_high, worst_low, worst_high, tp8_fast, tp8_slow, t_measured, error, kernels, b_launch, t_gemm_mixed, b_prefill, flops_tiled, b_tile, experts_2, variance, spread, b_moe, b_att,
          weight_only, b_dq, t_gemm_clk, t_attn_clk, b_clk, t_breaks, t_broken, share_model, largest, bk.usable, kv_waste, fraction_usable)
 
-BREAK_COLUMNS = tuple(b.name for b in BREAKS)
-
 _RECORDS = {m.id: m for m in load_measurements()}
 
 

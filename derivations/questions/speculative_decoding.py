@@ -160,7 +160,6 @@ STEPS = (*sm.DECODE_STEP, *sm.MEMORY_FIT, *bk.CAPACITY,
 
 BUCKETS = (1, 8, 32, 64, 128, 256)
 CONTEXTS = (1024, 8192, 32768)
-THREE_AM = Row("batch 1 (3 a.m.)", set={"batch": LOW_LOAD})
 
 DERIVATION = derivation(
     "speculative-decoding",

@@ -17,7 +17,7 @@ def test_attention_four_flops_per_channel_qk_and_pv():
 
 
 def test_default_precisions_are_bf16():
-    assert conventions.DEFAULT_WEIGHTS == conventions.DEFAULT_KV == conventions.DEFAULT_MATH == "bf16"
+    assert conventions.DEFAULT_WEIGHTS == conventions.DEFAULT_KV == "bf16"
 
 
 def test_every_sheet_prints_the_conventions_its_inputs_and_its_engine_profile_and_has_every_headline_at_its_defaults(sheets):

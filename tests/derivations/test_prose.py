@@ -10,7 +10,7 @@ from derivations import prose
 from derivations.conventions import CONVENTIONS
 from derivations.engine import DerivationError, Step, derivation, prose_strings
 from derivations.glossary import GLOSSARY
-from derivations.registry import DERIVATIONS
+from derivations.registry import DERIVATIONS, SLUGS
 from derivations.symbols import Symbols
 
 #: Single letters that are also plain English in our prose ("K and V" are keys and values).
@@ -82,18 +82,13 @@ def test_sym_spells_the_glossary_latex():
     assert out == r"BYTES <{b_{w}} \cdot {P_{\mathrm{act}}}> IN 8"
 
 
-QUESTION_SLUGS = ("decode-floor flops-per-token prefill-decode-crossover attention-intensity mbu-diagnosis ridge-coincidence batch1-gap "
-                  "decode-op-ranking model-limits headline-check hardware-upgrade moe-experts mbu-definition batch-knee joules-per-token "
-                  "mla-absorption flash-attention-io int4-flip speculative-decoding").split()
-
-
 @pytest.mark.parametrize("slug", list(BY_SHEET))
 def test_a_sheet_named_in_prose_is_a_link(slug):
-    """A sheet is referred to as @slug (a checked link), never as a bare name that may not exist."""
+    """A sheet is referred to as @slug (a checked link), never as a bare name that may not exist (the slugs: registry.SLUGS)."""
     bad = []
     for where, text in BY_SHEET[slug]:
         outside = _text_outside_math(text)
-        bare = [s for s in QUESTION_SLUGS if re.search(rf"(?<![@\w-]){re.escape(s)}(?![\w-])", outside)]
+        bare = [s for s in SLUGS if re.search(rf"(?<![@\w-]){re.escape(s)}(?![\w-])", outside)]
         if bare:
             bad.append(f"{slug} {where}: write @{bare[0]}")
     assert bad == [], "\n".join(bad)

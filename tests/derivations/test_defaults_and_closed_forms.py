@@ -1,4 +1,4 @@
-"""Issue 26: what each answer still missed — the defaults matrix, and each new closed form against its equation and its sheet's tables.
+"""Each sheet at its defaults, and the closed forms (issue 26): what each answer still missed — the defaults matrix, and each new closed form against its equation and its sheet's tables.
 
 The engine verifies every Solve symbolically and numerically when a derivation is built; these tests check the closed forms
 again by substitution into the equation they solve, and against the values the sheet's own tables print.

@@ -1,4 +1,4 @@
-"""Issue 22: one regression test per bug the issue reports, named after it, each on the issue's own example.
+"""Robustness regressions (issue 22): one test per reported bug (hostile text, cache, bounds, build, Ctrl-C), named after it, on its own example.
 
 The family tests (tests/cli/test_untrusted_text.py, test_bounded_values.py, test_sweep_streaming.py, test_reliability.py,
 test_records_and_defaults.py, test_interrupts_and_encodings.py, tests/derivations/test_cache_safety.py, test_work_bounds.py,

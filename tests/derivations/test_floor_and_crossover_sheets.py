@@ -1,4 +1,4 @@
-"""The four sheets of issue 3: anchors, crossovers, properties."""
+"""The decode-floor, flops-per-token, prefill-decode-crossover and ridge-coincidence sheets (issue 3): anchors, crossovers, properties."""
 
 from fractions import Fraction
 

@@ -55,8 +55,8 @@ def main() -> int:
 
     os.environ.update(warm)
     sys.path.insert(0, ".")
-    from derivations.registry import get
-    from derivations.sweep import parse_axis, sweep
+    from derivations.engine.sweep import parse_axis, sweep
+    from derivations.questions.registry import get
     from roofline import api
 
     d = get("decode-floor")

@@ -1,6 +1,6 @@
 """Grade an answer against a sheet: a candidate's formula or number, compared with the engine's own step.
 
-A formula (in the formula language, `derivations.formula`) is expanded down to
+A formula (in the formula language, `derivations.engine.formula`) is expanded down to
 glossary symbols and the sheet's inputs, as the step itself is
 (`Derivation.expanded`; the candidate may use step names too), and compared at
 three levels of generality:
@@ -56,12 +56,12 @@ import numpy as np
 import pint
 import sympy as sp
 
-from derivations import formula as fm
-from derivations import glossary as gl
-from derivations.context import BARE_NUMBER_UNITS, BINDINGS, MAX_COUNT, SCENARIO_INPUTS, Context, Input, input_value
-from derivations.engine import At, Derivation, Solve, needed_steps
-from derivations.sheet import Missing, evaluate
-from derivations.symbols import Symbols
+from derivations.engine import formula as fm
+from derivations.engine.context import BARE_NUMBER_UNITS, BINDINGS, MAX_COUNT, SCENARIO_INPUTS, Context, Input, input_value
+from derivations.engine.declare import At, Derivation, Solve, needed_steps
+from derivations.engine.sheet import Missing, evaluate
+from derivations.engine.symbols import Symbols
+from derivations.physics import glossary as gl
 from specs.errors import SpecError, shown, suggest
 from units import Quantity, RooflineError, unit, unit_text
 
@@ -98,7 +98,7 @@ def time_limit(seconds: float) -> Iterator[None]:
     """Interrupt the block after `seconds` (SIGALRM, re-fired every 50 ms until the block ends).
 
     Only the main thread receives signals; elsewhere the block runs unbounded and
-    only the formula language's size limits (`derivations.formula`) apply.
+    only the formula language's size limits (`derivations.engine.formula`) apply.
     """
     if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "setitimer"):
         yield
@@ -157,7 +157,7 @@ def _family(name: str, pairs: Sequence[tuple[sp.Symbol, sp.Expr | int]]) -> tupl
     return tuple(Identity(s, sp.sympify(e), name) for s, e in pairs)
 
 
-#: The relations the spec layer's bindings (derivations.context.BINDINGS) build in, by family; see specs/models.py
+#: The relations the spec layer's bindings (derivations.engine.context.BINDINGS) build in, by family; see specs/models.py
 #: (ParamCounts, kv_elements_per_token) and the glossary's meanings, which state each.
 IDENTITIES: dict[str, tuple[Identity, ...]] = {
     "gqa": _family("GQA attention", ((gl.n_kv, gl.K), (gl.w_k, gl.H), (gl.w_v, gl.H), (gl.w_c, 2 * gl.H), (gl.h_k, gl.H), (gl.h_v, gl.H),
@@ -236,9 +236,9 @@ class Slip:
 SLIPS: tuple[Slip, ...] = (
     Slip("sparse-peak", "a 2:4-sparse datasheet peak used as the dense one (sparse headlines are twice the dense peak)",
          "/work/shared/reference/hardware.md (H100 SXM: 989.4 dense, 1,979 sparse BF16 TFLOP/s)", gl.pi, 2 * gl.pi),
-    Slip("mac-one-flop", "a multiply-add counted as one FLOP (the convention is two)", "derivations/conventions.py FLOPS_PER_WEIGHT_PER_TOKEN",
+    Slip("mac-one-flop", "a multiply-add counted as one FLOP (the convention is two)", "derivations/physics/conventions.py FLOPS_PER_WEIGHT_PER_TOKEN",
          gl.kappa, gl.kappa / 2),
-    Slip("attention-mac-one-flop", "attention multiply-adds counted as one FLOP each", "derivations/conventions.py ATTENTION_FLOPS_PER_CHANNEL",
+    Slip("attention-mac-one-flop", "attention multiply-adds counted as one FLOP each", "derivations/physics/conventions.py ATTENTION_FLOPS_PER_CHANNEL",
          gl.kappa_attn, gl.kappa_attn / 2),
     Slip("attention-flops-doubled", "attention FLOPs doubled (QK and PV counted twice)", "DESIGN.md, known bugs in peer tools",
          gl.kappa_attn, 2 * gl.kappa_attn),
@@ -246,12 +246,12 @@ SLIPS: tuple[Slip, ...] = (
          "Ainslie et al., GQA, arXiv:2305.13245, section 2", gl.K, gl.N),
     Slip("head-dim-from-hidden", "the head dimension taken as hidden/heads where the config sets it", "DESIGN.md, known bugs in peer tools",
          gl.H, gl.D / gl.N),
-    Slip("datasheet-bandwidth", "the datasheet bandwidth used where the achieved fraction belongs", "derivations/stepmodel.py", gl.eta_bw, sp.S.One),
-    Slip("datasheet-peak", "the datasheet peak used where the achieved fraction belongs", "derivations/stepmodel.py", gl.eta_flops, sp.S.One),
-    Slip("no-tp-split", "the tensor-parallel split left out (the whole model on one GPU)", "derivations/stepmodel.py", gl.n_tp, sp.S.One),
-    Slip("one-sequence", "one sequence counted where the batch belongs", "derivations/stepmodel.py", gl.B, sp.S.One),
+    Slip("datasheet-bandwidth", "the datasheet bandwidth used where the achieved fraction belongs", "derivations/physics/stepmodel.py", gl.eta_bw, sp.S.One),
+    Slip("datasheet-peak", "the datasheet peak used where the achieved fraction belongs", "derivations/physics/stepmodel.py", gl.eta_flops, sp.S.One),
+    Slip("no-tp-split", "the tensor-parallel split left out (the whole model on one GPU)", "derivations/physics/stepmodel.py", gl.n_tp, sp.S.One),
+    Slip("one-sequence", "one sequence counted where the batch belongs", "derivations/physics/stepmodel.py", gl.B, sp.S.One),
     Slip("all-parameters", "every parameter streamed (the embedding gather and norms, every expert) where only the GEMM weights a token uses belong",
-         "derivations/conventions.py (the embedding is a gather)", gl.P_active, gl.P_total),
+         "derivations/physics/conventions.py (the embedding is a gather)", gl.P_active, gl.P_total),
 )
 #: Ratios that are slips whatever the formula: units read wrong.
 RATIO_SLIPS: tuple[Slip, ...] = (

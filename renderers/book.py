@@ -7,7 +7,7 @@ the book holds once is left out of it (the conventions every sheet shares, the
 given values two or more chapters share: `shared_given`), and the chapter
 says where they are. The book's preamble is the sheets' preamble, so a package
 or unit declaration a sheet needs is there without being listed twice. The
-parts are the registry's (`derivations.registry.PARTS`). The book never
+parts are the registry's (`derivations.questions.registry.PARTS`). The book never
 solves or reads specs: it gets solved sheets and loaded specs from the build.
 
 Plots: a sheet that draws plots includes them with `\\includegraphics{NAME}`
@@ -23,10 +23,12 @@ from typing import Any
 
 import pint
 
-from derivations import conventions, prose, registry
-from derivations.facts import hardware_facts, model_facts
-from derivations.glossary import GLOSSARY
-from derivations.solved import Sheet
+from derivations.engine import prose
+from derivations.engine.run import Sheet
+from derivations.physics import conventions
+from derivations.physics.facts import hardware_facts, model_facts
+from derivations.physics.glossary import GLOSSARY
+from derivations.questions import registry
 from renderers import escape, latex, view
 from renderers.numbers import display
 from renderers.targets import LATEX

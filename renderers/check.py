@@ -7,8 +7,8 @@ from typing import Any
 
 import sympy as sp
 
-from derivations import prose
-from derivations.formula import Checked
+from derivations.engine import prose
+from derivations.engine.formula import Checked
 from renderers import escape
 from renderers.numbers import Shown, display, plain
 from renderers.printer import latex_math, term_ranks

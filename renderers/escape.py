@@ -81,7 +81,7 @@ def latex_math(math: str) -> str:
 
     Two carets make TeX read the next characters as a character code (`^^5cinput` is `\\input`), so an empty group goes
     between them (`^{}{}^`, which typesets as an empty superscript); every other character TeX could turn into a command
-    (`\\`, `{`, `}`, `$`, `&`, `#`, `%`, `~`, `_`) reaches math only from text that derivations.prose has checked.
+    (`\\`, `{`, `}`, `$`, `&`, `#`, `%`, `~`, `_`) reaches math only from text that derivations.engine.prose has checked.
     `tex_document` applies the same rule to every value a LaTeX template writes.
     """
     return _CARETS.sub("^{}{}", math)
@@ -113,7 +113,7 @@ def markdown_math(latex: str) -> str:
 
     `<` and `>` (which open an HTML tag when a renderer reads the page before its math) become `\\lt` and `\\gt`, and `|`
     (a table cell's border) `\\vert`; MathJax and KaTeX read all three. Text mode (`\\text{...}`) may hold none of them
-    (derivations.prose refuses them there). A viewer that shows `$...$` as text would still read link and image syntax
+    (derivations.engine.prose refuses them there). A viewer that shows `$...$` as text would still read link and image syntax
     in it: an empty group `{}` goes between `]` and `(`, between `:` and `//` and after the first `w` of `www.` (TeX
     typesets `]{}(` as `](`), so
     `$[x](javascript:alert(1))$` and `$![x](http://host/beacon.png)$` are never a link or an image.

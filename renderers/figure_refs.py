@@ -1,6 +1,6 @@
 """What a sheet links for each of its figures, without drawing them: the file, the alt text, the caption.
 
-Read from the derivation's plain data (derivations.blueprint), so the light path (roofline.compiled) links a sheet's
+Read from the derivation's plain data (derivations.engine.blueprint), so the light path (roofline.compiled) links a sheet's
 figures without sympy, numpy or matplotlib; renderers.plots draws them.
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from derivations.blueprint import Blueprint, Plot, StepEntry
+from derivations.engine.blueprint import Blueprint, Plot, StepEntry
 
 _INLINE_MATH = re.compile(r"\$[^$]*\$")
 

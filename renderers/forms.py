@@ -109,8 +109,8 @@ def forms_of(d: Any) -> Forms:
 def _make(d: Any) -> Forms:
     import sympy as sp
 
-    from derivations import glossary as gl
-    from derivations.engine import UNIT_MARKERS, At, Solve
+    from derivations.engine.declare import UNIT_MARKERS, At, Solve
+    from derivations.physics import glossary as gl
     from renderers.printer import printed, term_ranks
 
     names = dict(d.symbols.latex_names())
@@ -168,7 +168,7 @@ def _plain(expr: Any) -> str:
 
 def _at_text(s: Any, twins: Mapping[Any, Any]) -> str:
     """An At step as `of` with its replacements: `t_step[q=u_token*(gamma + 1)]`, naming a second chip or model it reads."""
-    from derivations import glossary as gl
+    from derivations.physics import glossary as gl
 
     second = [what for what, group in (("second chip", gl.SECOND_CHIP), ("second model", gl.SECOND_MODEL))
               if any(group.get(k) == v for k, v in s.where)]

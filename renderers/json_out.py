@@ -9,8 +9,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from derivations import prose
-from derivations.solved import FIT_STEP, Sheet, Value
+from derivations.engine import prose
+from derivations.engine.run import FIT_STEP, Sheet, Value
 from renderers import forms as printed_forms
 from renderers.numbers import display
 from renderers.view import step_title

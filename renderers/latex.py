@@ -3,7 +3,7 @@
 from collections.abc import Mapping
 from typing import Any
 
-from derivations.solved import Sheet
+from derivations.engine.run import Sheet
 from renderers.targets import LATEX
 from renderers.templates import LATEX_ENV, TEMPLATES
 from renderers.unitfmt import SIUNITX_DECLARATIONS

@@ -1,6 +1,6 @@
 """A solved sheet as GitHub-flavoured Markdown (math in $$)."""
 
-from derivations.solved import Sheet
+from derivations.engine.run import Sheet
 from renderers.targets import MARKDOWN
 from renderers.templates import MARKDOWN_ENV
 from renderers.view import build

@@ -11,7 +11,7 @@ so everything that takes a Sheet takes it) with IPython's rich-display hooks.
 - `sheet.results[name]` (and each step's and input's `.value`) is a `NotebookValue`: the number with its unit, rounded
   in the one place numbers are shaped (renderers.numbers), as text, Markdown
   and LaTeX; `str()` gives "4.48 ms". As every sheet value, it converts to a
-  pint Quantity (`.to("us")`, `.quantity`; derivations.sheet.Value).
+  pint Quantity (`.to("us")`, `.quantity`; derivations.engine.sheet.Value).
 
 The derivations layer stays free of rendering: the hooks live here.
 """
@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
-from derivations.solved import Sheet, Value
+from derivations.engine.run import Sheet, Value
 from renderers import forms as printed_forms
 from renderers import markdown
 from renderers.targets import MARKDOWN
@@ -57,7 +57,7 @@ def _plain(v: Value) -> str:
 
 @dataclass(frozen=True)
 class NotebookSheet(Sheet):
-    """A solved sheet (see derivations.sheet.Sheet) that Jupyter shows as its answer sheet."""
+    """A solved sheet (see derivations.engine.sheet.Sheet) that Jupyter shows as its answer sheet."""
 
     def _repr_markdown_(self) -> str:
         return markdown.render(self)

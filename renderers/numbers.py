@@ -25,7 +25,7 @@ MAX_EXACT_INTEGER = 10**13
 #: A value this close to a whole number (relatively) is that whole number as printed: 0.99984 flop/B is 1, 7.9922 is 8.
 WHOLE_TOLERANCE = 1e-3
 #: A float this close (relatively) to a whole number is that whole number: the noise of float64 arithmetic (the compiled
-#: evaluation, derivations.numeric, gives 8,030,261,248.000002 parameters where the exact one gives 8,030,261,248).
+#: evaluation, derivations.engine.numeric, gives 8,030,261,248.000002 parameters where the exact one gives 8,030,261,248).
 FLOAT_NOISE = 1e-12
 #: Unit words that take a plural after a number other than 1 ("8,192 tokens", "70,553,706,496 parameters", "tokens/s").
 PLURALS = {"token": "tokens", "parameter": "parameters"}

@@ -1,9 +1,9 @@
-"""The figures a sheet declares (`derivations.engine.Plot`), as data for the sheet's context, and their files.
+"""The figures a sheet declares (`derivations.engine.declare.Plot`), as data for the sheet's context, and their files.
 
 Every number drawn comes from the derivation evaluated for the sheet's specs
 and inputs, never from this module:
 
-- a sweep draws steps over a grid of one input (`derivations.sweep`: compiled
+- a sweep draws steps over a grid of one input (`derivations.engine.sweep`: compiled
   to numpy, every other input fixed by the context, checked against the exact
   evaluation), and marks the sheet's own values of its crossovers, ceilings
   and inputs; the "does not fit" shading starts at the sheet's own largest
@@ -41,7 +41,7 @@ import json
 import math
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
@@ -50,15 +50,16 @@ import numpy as np
 import pint
 import sympy as sp
 
-from derivations import cache, prose
-from derivations import glossary as gl
-from derivations import primitives as pr
-from derivations.context import Context, Input, input_value
-from derivations.engine import At, Derivation, Plot, Row, Solve
-from derivations.sheet import Missing, Sheet, SolvedTable, evaluate, evaluate_numbers, input_values
-from derivations.sweep import Axis, sweep
-from renderers import plot_draw
-from renderers.figure_refs import alt_text, stem
+from derivations.engine import cache, prose
+from derivations.engine.context import Context, Input, input_value
+from derivations.engine.declare import At, Derivation, Plot, Row, Solve
+from derivations.engine.sheet import Missing, Sheet, SolvedTable, evaluate, evaluate_numbers, input_values
+from derivations.engine.sweep import Axis, sweep
+from derivations.physics import glossary as gl
+from derivations.physics import primitives as pr
+from renderers import figure_data, plot_draw
+from renderers.figure_data import Bar, Curve, Figure, Line, Panel, Point, Roof, Segment
+from renderers.figure_refs import alt_text
 from renderers.figure_refs import name as _name
 from renderers.figure_refs import step_title as _step_title
 from renderers.numbers import FIGURE_SIGNIFICANT_FIGURES, display, number_text, plain, whole_count
@@ -78,131 +79,6 @@ SWEEP_POINTS = 160
 MARK_ROOM = 2.0
 _MARKER = re.compile(rb"roofline-plot-data sha256:([0-9a-f]{64})")
 FIGURES = FIGURE_SIGNIFICANT_FIGURES
-
-
-@dataclass(frozen=True)
-class Curve:
-    label: str
-    x: tuple[float, ...]
-    y: tuple[float, ...]
-    #: the step drawn (for tests and readers of the data)
-    step: str = ""
-
-
-@dataclass(frozen=True)
-class Line:
-    """A marked value: a vertical line at x (axis "x") or a horizontal one at y (axis "y")."""
-
-    label: str
-    axis: str
-    value: float
-    step: str = ""
-
-
-@dataclass(frozen=True)
-class Point:
-    """A placed value: on a roofline an intensity x at attained FLOP/s y; on a scatter a table row.
-
-    `label` names what it is (points with the same label are one thing, drawn as one labelled cluster), `batch` the batch
-    it was evaluated at (text), `roof` the index of the roof it sits on, `series` and `group` its marker and colour classes.
-    """
-
-    label: str
-    x: float
-    y: float
-    step: str = ""
-    batch: str = ""
-    roof: int = 0
-    series: str = ""
-    group: str = ""
-
-
-@dataclass(frozen=True)
-class Roof:
-    """One accelerator's roofline: its name, peak (in the panel's y unit) and ridge (flop/B), and the curve drawn."""
-
-    label: str
-    peak: float
-    ridge: float
-    x: tuple[float, ...]
-    y: tuple[float, ...]
-    peak_text: str
-    ridge_text: str
-    own: bool = False
-
-
-@dataclass(frozen=True)
-class Segment:
-    """One part of a bar: its label, its value in the panel's unit, the step (or term) it is, and the group it belongs to."""
-
-    label: str
-    value: float
-    step: str = ""
-    group: str = ""
-
-
-@dataclass(frozen=True)
-class Bar:
-    """One bar: its label, its parts (stacked in order), its total as text, marks on it, or why it has no value."""
-
-    label: str
-    segments: tuple[Segment, ...] = ()
-    total: str = ""
-    marks: tuple[Line, ...] = ()
-    missing: str = ""
-    #: where the bar starts (a "bars" plot with a base: how far each value moves from it)
-    base: float | None = None
-
-
-@dataclass(frozen=True)
-class Panel:
-    title: str
-    xlabel: str
-    ylabel: str
-    log: str
-    curves: tuple[Curve, ...] = ()
-    lines: tuple[Line, ...] = ()
-    points: tuple[Point, ...] = ()
-    #: a heat map: values (None where the sheet has none), their text, row and column labels, the colour bar's label
-    cells: tuple[tuple[float | None, ...], ...] = ()
-    cell_text: tuple[tuple[str, ...], ...] = ()
-    rows: tuple[str, ...] = ()
-    columns: tuple[str, ...] = ()
-    colorbar: str = ""
-    #: the axis units (SI units in which the values above are given)
-    units: tuple[str, str] = ("", "")
-    #: a roofline: one roof per accelerator, the sheet's own first
-    roofs: tuple[Roof, ...] = ()
-    bars: tuple[Bar, ...] = ()
-    note: str = ""
-    #: x ranges where the setup does not fit in memory (beyond the sheet's largest value that fits), shaded, and their label
-    overflow: tuple[tuple[float, float], ...] = ()
-    overflow_label: str = ""
-
-
-@dataclass(frozen=True)
-class Figure:
-    slug: str
-    name: str
-    kind: str
-    #: the declaration's caption (prose: renderers fill it for their target)
-    caption: str
-    alt: str
-    panels: tuple[Panel, ...] = field(default_factory=tuple)
-    #: the finding, filled with the sheet's values, as matplotlib text
-    title: str = ""
-    answer: bool = False
-
-    @property
-    def stem(self) -> str:
-        return stem(self.slug, self.name)
-
-    @property
-    def digest(self) -> str:
-        """What the picture shows, hashed: the data and labels, the style and the code that draws them."""
-        payload = json.dumps({"figure": _rounded(asdict(self)), "style": plot_draw.STYLE, "palette": plot_draw.PALETTE, "code": _CODE_DIGEST},
-                             sort_keys=True, ensure_ascii=True)
-        return hashlib.sha256(payload.encode()).hexdigest()
 
 
 # --- data --------------------------------------------------------------------------------------------
@@ -379,7 +255,7 @@ def _quantity_kind(u: pint.Unit) -> str:
 def _curve(d: Derivation, ctx: Context, name: str, inp: Input, grid: np.ndarray) -> np.ndarray | None:
     """Step `name` over `grid` values of input `inp`, every other input and spec value fixed by `ctx`; None where it has no value here.
 
-    `derivations.sweep` compiles the steps to numpy with the exact evaluation's domain rules and checks the grid's
+    `derivations.engine.sweep` compiles the steps to numpy with the exact evaluation's domain rules and checks the grid's
     ends against `evaluate`, so a point of the curve is the sheet's value at that input (NaN where there is none).
     """
     texts = tuple(str(int(v)) if float(v).is_integer() else repr(float(v)) for v in grid)
@@ -728,20 +604,28 @@ def _rounded(x: Any) -> Any:
     return x
 
 
-_CODE_DIGEST = hashlib.sha256(Path(__file__).read_bytes() + Path(plot_draw.__file__).read_bytes()).hexdigest()
+_CODE_DIGEST = hashlib.sha256(Path(__file__).read_bytes() + Path(plot_draw.__file__).read_bytes()
+                              + Path(figure_data.__file__).read_bytes()).hexdigest()
+
+
+def digest(fig: Figure) -> str:
+    """What the picture shows, hashed: the data and labels, the style and the code that draws them."""
+    payload = json.dumps({"figure": _rounded(asdict(fig)), "style": plot_draw.STYLE, "palette": plot_draw.PALETTE, "code": _CODE_DIGEST},
+                         sort_keys=True, ensure_ascii=True)
+    return hashlib.sha256(payload.encode()).hexdigest()
 
 
 # --- files -------------------------------------------------------------------------------------------
 
 
 def marker(fig: Figure) -> str:
-    return f"roofline-plot-data sha256:{fig.digest}"
+    return f"roofline-plot-data sha256:{digest(fig)}"
 
 
 def render(fig: Figure, fmt: str) -> bytes:
     """The figure as SVG or PDF bytes; the same figure gives the same bytes on one machine.
 
-    Drawn bytes are kept in the roofline cache (derivations.cache) under the figure's digest and the drawing setup
+    Drawn bytes are kept in the roofline cache (derivations.engine.cache) under the figure's digest and the drawing setup
     (`plot_draw.drawing_setup`: matplotlib's version and the font files, by path), so a build that draws what it drew
     before skips matplotlib; `ROOFLINE_CACHE=off` always draws.
     """
@@ -764,13 +648,13 @@ def _render_all(fig: Figure) -> dict[str, bytes]:
 def _cached(fig: Figure, fmt: str) -> bytes | None:
     """A whole drawing of this figure from the cache (its digest inside, its format's last line at the end), or None."""
     found = cache.load_bytes(_cache_key(fig, fmt))
-    if found is not None and digest_of(found) == fig.digest and whole_file(found, f".{fmt}"):
+    if found is not None and digest_of(found) == digest(fig) and whole_file(found, f".{fmt}"):
         return found
     return None
 
 
 def _cache_key(fig: Figure, fmt: str) -> str:
-    return cache.key("plot", fig.digest, fmt, plot_draw.drawing_setup())
+    return cache.key("plot", digest(fig), fmt, plot_draw.drawing_setup())
 
 
 def draw(fig: Figure, fmt: str) -> bytes:
@@ -807,4 +691,4 @@ def same_plot(a: bytes, b: bytes) -> bool:
     return da is not None and da == digest_of(b)
 
 
-__all__ = ["FORMATS", "PLOTS_DIR", "STYLE", "Figure", "digest_of", "draw", "figures", "files", "render", "same_plot", "whole_file"]
+__all__ = ["FORMATS", "PLOTS_DIR", "STYLE", "Figure", "digest", "digest_of", "draw", "figures", "files", "render", "same_plot", "whole_file"]

@@ -16,10 +16,10 @@ import re
 from fractions import Fraction
 from typing import Any
 
-from derivations import prose
-from derivations.context import BLOCK_UNITS
+from derivations.engine import prose
+from derivations.engine.context import BLOCK_UNITS
+from derivations.engine.run import SolvedStep, Value
 from derivations.grading import Bound
-from derivations.solved import SolvedStep, Value
 from renderers.forms import forms_of
 from renderers.numbers import display, plain
 from renderers.targets import LATEX, MARKDOWN, Target

@@ -4,7 +4,7 @@ Browsers render MathML Core without JavaScript, so the pages carry no script:
 the equations of each step are the lines the Markdown sheet prints (symbol =
 formula = numbers = result, broken at the same places, cases as cases),
 converted by latex2mathml like the prose math of a sheet (its `$...$` spans,
-with `\\sym{...}` already spelled by `derivations.prose`). Everything else is text escaped once: by the target's `text`
+with `\\sym{...}` already spelled by `derivations.engine.prose`). Everything else is text escaped once: by the target's `text`
 (html.escape) for what the view builds, by jinja2's autoescape for what the
 templates add. `@slug` links become relative links between pages.
 
@@ -30,9 +30,11 @@ import pint
 from latex2mathml.converter import convert
 from markupsafe import Markup
 
-from derivations import conventions, prose, registry
-from derivations.glossary import GLOSSARY
-from derivations.solved import Sheet
+from derivations.engine import prose
+from derivations.engine.run import Sheet
+from derivations.physics import conventions
+from derivations.physics.glossary import GLOSSARY
+from derivations.questions import registry
 from renderers import view
 from renderers.numbers import Shown, number_text, readable_unit, unit_word
 from renderers.targets import MARKDOWN, Target
@@ -146,7 +148,7 @@ _MATHML_NS = "{http://www.w3.org/1998/Math/MathML}"
 def _only_mathml(inner: str) -> bool:
     """True when a converted fragment is well-formed and holds only the whitelisted elements and attributes.
 
-    The converter copies text-mode content (`\\text{...}`) into the output as it is; derivations.prose refuses `<` and `>`
+    The converter copies text-mode content (`\\text{...}`) into the output as it is; derivations.engine.prose refuses `<` and `>`
     there, and this check keeps anything else that would be markup out of a page: such a fragment is shown as its TeX, escaped.
     """
     try:

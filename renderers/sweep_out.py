@@ -1,6 +1,6 @@
 """Sweeps as CSV, JSON or JSON lines: one row per point, units once per column (in the header), written block by block.
 
-`pieces` yields the text one block of points at a time (derivations.sweep.Plan
+`pieces` yields the text one block of points at a time (derivations.engine.sweep.Plan
 evaluates a block, this writes it, the next block reuses the memory), so
 `roofline sweep` holds memory for one block however many points it prints.
 CSV and JSON lines are a row per line; JSON is one document, written in the
@@ -18,8 +18,8 @@ from itertools import islice
 
 import pint
 
-from derivations import sweep as sweep_module
-from derivations.sweep import Plan, Sweep
+from derivations.engine import sweep as sweep_module
+from derivations.engine.sweep import Plan, Sweep
 from specs.errors import SpecError
 from units import Quantity, unit, unit_text
 

@@ -14,11 +14,11 @@ A sheet reads answer first (DESIGN.md, output contract):
    left out and why, the setup, inputs, given values, sources and symbols.
 
 Only what applies is printed: a step that is n/a for the model at hand, or an
-identity for it (derivations.sheet.identities), is left out of both the argument
+identity for it (derivations.engine.sheet.identities), is left out of both the argument
 and the full derivation, and the appendix says so once. A prose sentence whose
 value has none says so once with its reason; a reason never fills a number's slot.
 
-The view reads plain data only: the sheet's blueprint and values (derivations.solved)
+The view reads plain data only: the sheet's blueprint and values (derivations.engine.run)
 and its formulas' printed forms (renderers.forms), so it builds the same view on the
 light path (roofline.compiled), where neither sympy nor pint is imported.
 """
@@ -31,10 +31,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from derivations import prose
-from derivations.blueprint import Blueprint, StepEntry
-from derivations.numeric import Missing
-from derivations.solved import Sheet, SolvedStep, SolvedTable, Value
+from derivations.engine import prose
+from derivations.engine.blueprint import Blueprint, StepEntry
+from derivations.engine.numeric import Missing
+from derivations.engine.run import Sheet, SolvedStep, SolvedTable, Value
 from renderers import forms as printed_forms
 from renderers.figure_refs import refs as plot_refs
 from renderers.figure_refs import step_title

@@ -33,7 +33,7 @@ __version__ = "0.1.0"
 RELEASE_DATE = "2026-12-01"
 
 if TYPE_CHECKING:  # for type checkers and readers; at run time each name loads on first use (`__getattr__`)
-    from derivations.solved import Missing, NoValueError, Sheet, Value
+    from derivations.engine.run import Missing, NoValueError, Sheet, Value
     from renderers.sweep_table import SweepTable
     from roofline.api import InputValue, derive, hardware, model, render, render_sweep, sweep
     from roofline.formulas import check, declare, evaluate, glossary, latex, solve, symbols
@@ -44,7 +44,7 @@ if TYPE_CHECKING:  # for type checkers and readers; at run time each name loads 
 _LAZY = {
     **dict.fromkeys(("derive", "sweep", "hardware", "model", "render", "render_sweep", "InputValue"), "roofline.api"),
     **dict.fromkeys(("check", "declare", "evaluate", "glossary", "latex", "solve", "symbols"), "roofline.formulas"),
-    **dict.fromkeys(("Sheet", "Value", "Missing", "NoValueError"), "derivations.solved"),
+    **dict.fromkeys(("Sheet", "Value", "Missing", "NoValueError"), "derivations.engine.run"),
     "SweepTable": "renderers.sweep_table",
     "grade": "roofline.grader",
     **dict.fromkeys(("ureg", "RooflineError"), "units"),

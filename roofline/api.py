@@ -27,15 +27,13 @@ from typing import Any, TypeAlias
 import numpy as np
 import pint
 
-from derivations import registry
-from derivations.context import Context, input_overrides, make_context, parse_overrides, warn_checkpoint
-from derivations.engine import Derivation, Row
-from derivations.sheet import NumericMismatchError, Sheet, solve_sheet
-from derivations.sweep import MAX_AXIS, Axis, SweepError, check_points, grid_points, parse_axis
-from derivations.sweep import plan as sweep_plan
-from derivations.sweep import sweep as sweep_grid
-from derivations.userfile import is_derivation_file
-from derivations.userfile import load as load_derivation_file
+from derivations.engine.context import Context, input_overrides, make_context, parse_overrides, warn_checkpoint
+from derivations.engine.declare import Derivation, Row
+from derivations.engine.sheet import NumericMismatchError, Sheet, solve_sheet
+from derivations.engine.sweep import MAX_AXIS, Axis, SweepError, check_points, grid_points, parse_axis
+from derivations.engine.sweep import plan as sweep_plan
+from derivations.engine.sweep import sweep as sweep_grid
+from derivations.questions import registry
 from renderers import FORMATS, notebook
 from renderers import plots as plot_renderer
 from renderers.sweep_out import Labelled
@@ -43,6 +41,8 @@ from renderers.sweep_out import pieces as render_sweep_pieces
 from renderers.sweep_out import render as render_sweep_text
 from renderers.sweep_table import SweepTable
 from roofline import compiled
+from roofline.userfile import is_derivation_file
+from roofline.userfile import load as load_derivation_file
 from specs.catalog import shown_path
 from specs.errors import SpecError, shown, suggest
 from specs.hardware import Hardware, load_hardware
@@ -412,7 +412,7 @@ def sweep(
     Every value is checked against its input's domain. `hardware` and `model` are a name or
     path, or a list of them; None means the sheet's first default. The other arguments
     (`engine` among them) are those of `derive`. Each grid is compiled once to numpy and
-    checked against the exact evaluation at its corners; at most `derivations.sweep.MAX_POINTS`
+    checked against the exact evaluation at its corners; at most `derivations.engine.sweep.MAX_POINTS`
     points in all (chips x models x grid). For a grid too large to hold, `sweep_pieces`
     computes and writes it block by block.
 

@@ -68,8 +68,9 @@ from pathlib import Path
 from typing import Any
 
 import roofline
-from derivations import cache, registry
-from derivations.solved import Sheet
+from derivations.engine import cache
+from derivations.engine.run import Sheet
+from derivations.questions import registry
 from renderers import book, site
 from renderers.plots import PLOTS_DIR, same_plot
 from roofline import api, apidoc, compiled
@@ -636,7 +637,7 @@ def compile_pdfs(files: dict[str, str | bytes], progress: Progress | None = None
     """`<name>.pdf` for every `.tex` in `files`, compiled in parallel (pdflatex processes, one per core at once).
 
     A PDF whose .tex and included files are unchanged since a build that compiled it is read from the cache
-    (derivations.cache, keyed by their digests) instead of compiled again. The largest documents start first
+    (derivations.engine.cache, keyed by their digests) instead of compiled again. The largest documents start first
     (the book), so the parallel runs end together. Any failure raises the BuildError of the first failed sheet in
     the order of `files` (the registry's).
     """

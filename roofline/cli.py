@@ -152,7 +152,7 @@ def _json_numbers(facts: dict[str, Any]) -> dict[str, Any]:
 
 
 def _show(kind: str, name: str, fmt: str) -> str:
-    from derivations.facts import hardware_facts, model_facts
+    from derivations.physics.facts import hardware_facts, model_facts
     from specs.hardware import load_hardware
     from specs.models import load_model
 
@@ -202,7 +202,7 @@ def _windows_line(m: Any) -> str:
 
 
 def _list(what: str) -> str:
-    from derivations.registry import QUESTIONS
+    from derivations.questions.registry import QUESTIONS
     from specs.hardware import load_hardware
     from specs.models import load_model
 
@@ -211,7 +211,7 @@ def _list(what: str) -> str:
     if what == "models":
         return "\n".join(f"{n:<18} {load_model(n).name}" for n in model_names())
     if what == "symbols":
-        from derivations.glossary import GLOSSARY
+        from derivations.physics.glossary import GLOSSARY
 
         return "\n".join(f"{i.name:<12} {i.unit_text:<24} {i.meaning.replace('$', '')}" for i in GLOSSARY)
     return "\n".join(f"{q.slug:<26} {q.title}" for q in QUESTIONS)

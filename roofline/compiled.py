@@ -2,20 +2,20 @@
 
 A sheet is a function of its context, and everything in it that no context changes is compiled once, by the full path
 (sympy builds and checks the derivation, pint reads the specs), and stored as data in the cache folder
-(derivations.store: JSON, nothing that loading can execute):
+(derivations.engine.store: JSON, nothing that loading can execute):
 
-- per sheet: its blueprint (derivations.blueprint), its numeric plan (derivations.numeric: every step as exprjson data,
+- per sheet: its blueprint (derivations.engine.blueprint), its numeric plan (derivations.engine.numeric: every step as exprjson data,
   compiled again to code here, through the same whitelist), the printed forms of its formulas (renderers.forms) and its
   inputs' defaults;
-- the catalog: every shipped chip and model as the sheets read them (derivations.solved.SpecData: the value of every
+- the catalog: every shipped chip and model as the sheets read them (derivations.engine.run.SpecData: the value of every
   symbol each binds, in the symbol's unit), the engine profiles, and where each spec-bound symbol takes its value
-  (derivations.solved.Bindings);
-- per sheet and per kind of setup (its structural values: derivations.solved.structure): which steps are identities.
+  (derivations.engine.run.Bindings);
+- per sheet and per kind of setup (its structural values: derivations.engine.run.structure): which steps are identities.
 
 Every entry is keyed by the digest of every file of roofline's packages (code, specs, templates), the installed
 versions of the libraries that made it and the Python version (`base_key`): any change to any of them is a miss.
 
-`derive` then evaluates and renders the sheet with the same code the full path runs (derivations.solved.solve, the
+`derive` then evaluates and renders the sheet with the same code the full path runs (derivations.engine.run.solve, the
 renderers), so its output is the full path's byte for byte (tests/cli/test_compiled.py runs both). It answers only what
 it can answer as the full path would: a shipped sheet, shipped chips and models, inputs its parser reads exactly as
 pint does, a setup whose identities are stored, and no warning or error to give. Anything else (a path, an unknown name,
@@ -38,10 +38,10 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from derivations import store
-from derivations.blueprint import Blueprint, Row
-from derivations.numeric import Missing, Plan, PlanError
-from derivations.solved import Bindings, Engine, Identity, Setup, Sheet, SpecData, UnreadError, make_setup, read_input, solve, with_changes
+from derivations.engine import store
+from derivations.engine.blueprint import Blueprint, Row
+from derivations.engine.numeric import Missing, Plan, PlanError
+from derivations.engine.run import Bindings, Engine, Identity, Setup, Sheet, SpecData, UnreadError, make_setup, read_input, solve, with_changes
 from specs.errors import SpecError, SpecWarning
 
 #: bump when an entry's shape or the recipe of its key changes
@@ -117,12 +117,12 @@ def _key(*parts: object) -> str:
 
 
 def _what(parts: tuple[object, ...]) -> str:
-    """What an entry holds, as its header names it (derivations.store): the kind of entry and its sheet's slug (or kind of file)."""
+    """What an entry holds, as its header names it (derivations.engine.store): the kind of entry and its sheet's slug (or kind of file)."""
     return " ".join(["compiled", *(str(p) for p in parts[:2])])
 
 
 def _get(*parts: object) -> Any:
-    """The entry stored for `parts` (None: a miss, derivations.store)."""
+    """The entry stored for `parts` (None: a miss, derivations.engine.store)."""
     return store.load_json(_key(*parts), _what(parts))
 
 
@@ -155,7 +155,7 @@ def _value_json(v: Fraction | Missing) -> Any:
     return _number(v)
 
 
-#: The magnitudes a stored number may have (the exact evaluation's range, derivations.sheet.VALUE_LIMIT), or zero.
+#: The magnitudes a stored number may have (the exact evaluation's range, derivations.engine.sheet.VALUE_LIMIT), or zero.
 _SMALLEST, _LARGEST = Fraction(1, 10**300), Fraction(10**300)
 
 
@@ -246,9 +246,9 @@ def forms(d: Any) -> Any:
 
 
 def identities(d: Any) -> Any:
-    """What a shipped sheet's steps reduce to in a setup of a given structure (derivations.solved.Identities): stored where
-    the compiled form has it, else found now (derivations.sheet.identity_finder: sympy)."""
-    from derivations.sheet import identity_finder
+    """What a shipped sheet's steps reduce to in a setup of a given structure (derivations.engine.run.Identities): stored where
+    the compiled form has it, else found now (derivations.engine.sheet.identity_finder: sympy)."""
+    from derivations.engine.sheet import identity_finder
 
     find = identity_finder(d)
 
@@ -273,8 +273,8 @@ def remember(d: Any, ctx: Any = None) -> None:
         return
     if ctx is not None:
         _remember_files(ctx)
-    from derivations.planning import plan_of
-    from derivations.sheet import defaults_of, identities_known
+    from derivations.engine.planning import plan_of
+    from derivations.engine.sheet import defaults_of, identities_known
     from renderers.forms import forms_of
 
     if not _stored("sheet", d.slug):
@@ -290,7 +290,7 @@ def remember(d: Any, ctx: Any = None) -> None:
 
 def _remember_files(ctx: Any) -> None:
     """The chips and models of a context that are your own files, as the sheets read them, each keyed by its file's bytes."""
-    from derivations.sheet import spec_data
+    from derivations.engine.sheet import spec_data
     from specs.catalog import HARDWARE_DIR, MODELS_DIR
     from specs.hardware import Hardware, implausible
 
@@ -332,8 +332,8 @@ def _digest(path: Path) -> str | None:
 
 def catalog_json() -> dict[str, Any]:
     """Every shipped chip, model and engine profile as the sheets read them, and the bindings (the full path: pint)."""
-    from derivations.context import profiles
-    from derivations.sheet import bindings, engine_data, spec_data
+    from derivations.engine.context import profiles
+    from derivations.engine.sheet import bindings, engine_data, spec_data
     from roofline import api
     from specs.catalog import hardware_names, model_names
     from specs.measurements import DEFAULT_PROFILE
@@ -490,9 +490,9 @@ def _strings(data: Any) -> list[str]:
 
 
 def _checked_blueprint(data: Any) -> Any:
-    """A stored blueprint whose math passes the checks a derivation file's does (derivations.prose): every symbol's and step's
+    """A stored blueprint whose math passes the checks a derivation file's does (derivations.engine.prose): every symbol's and step's
     LaTeX, and the math of every prose string; ValueError (a miss) for any other."""
-    from derivations import prose
+    from derivations.engine import prose
 
     try:
         for entry in (*data["symbols"], *data["steps"]):
@@ -506,8 +506,8 @@ def _checked_blueprint(data: Any) -> Any:
 
 
 def _checked_forms(data: Any) -> Any:
-    """Stored printed forms whose every piece passes derivations.prose.check_form; ValueError (a miss) for any other."""
-    from derivations import prose
+    """Stored printed forms whose every piece passes derivations.engine.prose.check_form; ValueError (a miss) for any other."""
+    from derivations.engine import prose
 
     try:
         for text in _strings(data):
@@ -532,7 +532,7 @@ def _derive(args: Any, bp: Blueprint, plan: Plan, forms: Any, defaults: dict[str
 def _sheet(args: Any, bp: Blueprint, plan: Plan, forms: Any, defaults: dict[str, Fraction], cat: _Catalog) -> tuple[Sheet, list[str]]:
     """The sheet `roofline derive` prints for `args`, and the warnings the full path gives for it, in its order (a chip
     file's as it loads, then a quantized checkpoint's); MissError where the full path would answer otherwise."""
-    from derivations import conventions
+    from derivations.physics import conventions
     from specs.precisions import MATH_PRECISIONS, precision
 
     # `is None`, never `or`: an empty name is not the default (the full path refuses it, through specs.text.check_name)

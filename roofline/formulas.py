@@ -7,7 +7,7 @@
     >>> round(float(t.to("ms").magnitude), 2)               # an exact Fraction magnitude
     4.48
 
-A formula is a string in the formula language (`derivations.formula`):
+A formula is a string in the formula language (`derivations.engine.formula`):
 numbers, glossary names (`roofline list symbols`) or names you declare with a
 unit, `+ - * / **`, parentheses and max, min, sqrt, log, exp, ceil, floor.
 It is parsed by a whitelist over Python's `ast`, never evaluated as Python.
@@ -24,10 +24,10 @@ from typing import Any
 import pint
 import sympy as sp
 
-from derivations import formula as fm
-from derivations import glossary as gl
-from derivations.context import BINDINGS, SCENARIO_INPUTS, make_context
-from derivations.symbols import SymbolInfo, Symbols
+from derivations.engine import formula as fm
+from derivations.engine.context import BINDINGS, SCENARIO_INPUTS, make_context
+from derivations.engine.symbols import SymbolInfo, Symbols
+from derivations.physics import glossary as gl
 from renderers.printer import latex_math
 from specs.errors import SpecError, suggest
 from specs.hardware import load_hardware

@@ -18,14 +18,16 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from derivations import bounded, grading, registry
-from derivations.context import Context
-from derivations.engine import Derivation
+from derivations import grading
+from derivations.engine import bounded
+from derivations.engine.context import Context
+from derivations.engine.declare import Derivation
+from derivations.engine.sheet import context_label
 from derivations.grading import GradeError, Verdict
-from derivations.sheet import context_label
-from derivations.userfile import is_derivation_file
-from derivations.userfile import load as load_derivation_file
+from derivations.questions import registry
 from roofline import api
+from roofline.userfile import is_derivation_file
+from roofline.userfile import load as load_derivation_file
 from specs.errors import shown, suggest
 
 #: The most CPU time grading one formula may take (each sympy operation inside also has a soft limit, grading.SYMPY_SECONDS).

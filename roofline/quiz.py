@@ -6,7 +6,7 @@ scenario inputs a person names (batch, context, prompt, tensor-parallel degree),
 each drawn only where the asked results depend on it. A setup is kept only when
 it fits in memory and every asked result has a value there; the answer key's
 values are the sheet's own, evaluated in that context by the engine
-(`derivations.sheet.evaluate`). The same seed gives the same set: every draw
+(`derivations.engine.sheet.evaluate`). The same seed gives the same set: every draw
 comes from one `random.Random(seed)`, over sorted lists.
 
     >>> from roofline import quiz
@@ -25,12 +25,12 @@ from typing import TextIO
 
 import sympy as sp
 
-from derivations import glossary as gl
-from derivations import grading, registry, solved
-from derivations.context import BINDINGS, Context, input_value
-from derivations.engine import Derivation, needed_steps
-from derivations.planning import plan_of
-from derivations.sheet import (
+from derivations import grading
+from derivations.engine import run
+from derivations.engine.context import BINDINGS, Context, input_value
+from derivations.engine.declare import Derivation, needed_steps
+from derivations.engine.planning import plan_of
+from derivations.engine.sheet import (
     FIT_STEP,
     Missing,
     SolvedInput,
@@ -43,6 +43,8 @@ from derivations.sheet import (
     input_values,
     setup_of,
 )
+from derivations.physics import glossary as gl
+from derivations.questions import registry
 from roofline.formulas import CONVENTION_SYMBOLS, HARDWARE_SYMBOLS, SECOND_SYMBOLS, exact_number
 from roofline.grader import context as sheet_context
 from specs.catalog import hardware_names, model_names, shown_path
@@ -138,7 +140,7 @@ def _model_symbols() -> frozenset[sp.Symbol]:
 
 
 def draw(seed: int = DEFAULT_SEED, count: int = DEFAULT_COUNT, sheets: Sequence[str] | None = None) -> Quiz:
-    """`count` questions drawn with `seed` from `sheets` (default: every sheet), each with its answers solved."""
+    """`count` questions drawn with `seed` from `sheets` (default: every sheet), each with its answers run."""
     if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**63:
         raise QuizError(f"--seed: expected a whole number from 0, found {shown(seed)}")
     if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= 200:
@@ -260,8 +262,8 @@ def _solve(d: Derivation, ctx: Context, asked: Sequence[str], number: int, menti
     bp = d.blueprint
     bound_values = input_values(d, ctx)
     symbol_values = {**bound_values, **{sp.Symbol(n, positive=True): v for n, v in results.items()}}
-    base = solved.input_values(bp, setup_of(d, ctx), plan_of(d).inputs, defaults_of(d))
-    structural = solved.structure(bp, bindings(), base)
+    base = run.input_values(bp, setup_of(d, ctx), plan_of(d).inputs, defaults_of(d))
+    structural = run.structure(bp, bindings(), base)
     not_here = frozenset(n for n, v in results.items() if isinstance(v, Missing) and v.kind == "n/a")
     same = {n: i for n, i in identities(d, structural, not_here).items() if not i.nan or isinstance(results[n], Missing)}
 

@@ -10,8 +10,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from derivations import validation as v
-from derivations.context import PROFILES
+from derivations.engine.context import PROFILES
+from derivations.physics import validation as v
 from renderers.escape import markdown as md
 from specs.catalog import shown_path
 from specs.files import replace_files

@@ -2,7 +2,7 @@
 
 The specs layer does the file work, with the same checks as hardware and model
 specs (`specs.catalog.read_text`: size, UTF-8, unreadable files); the
-derivations layer (derivations.userfile) checks the table and builds the sheet.
+derivations layer (roofline.userfile) checks the table and builds the sheet.
 """
 
 from __future__ import annotations

@@ -105,7 +105,7 @@ RECORD_FIELDS: dict[str, tuple[str, bool]] = {
     "locator": ("text", True),
     "assumed": ("text", True),
     # optional, for sources that publish them (ML.ENERGY); absent, ep and dp are 1 and the rest None
-    #: the layout (derivations.primitives.layout_gpus): dp attention replicas of tp GPUs each, gpus = tp x dp x pp; routed experts over ep GPUs
+    #: the layout (derivations.physics.primitives.layout_gpus): dp attention replicas of tp GPUs each, gpus = tp x dp x pp; routed experts over ep GPUs
     "dp": ("count", False),
     "ep": ("count", False),
     #: time-averaged number of running sequences, a plain decimal as the source prints it (0 < mean_batch <= batch)
@@ -307,7 +307,7 @@ MAX_DECODE_STEP_S = Fraction(60)
 
 
 def decode_step(m: Measurement) -> pint.Quantity:
-    """The record's figure as one decode step time [s] (exact), under the rule of its metric (derivations.validation.RULES)."""
+    """The record's figure as one decode step time [s] (exact), under the rule of its metric (derivations.physics.validation.RULES)."""
     v = m.value
     if m.metric == "itl":
         q = v

@@ -1,4 +1,4 @@
-"""Cache entries as tests read and rewrite them: a header line naming the entry (derivations.store), then its payload."""
+"""Cache entries as tests read and rewrite them: a header line naming the entry (derivations.engine.store), then its payload."""
 
 from __future__ import annotations
 

@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from derivations import bounded, cache, engine, exprjson, formula, prose, sheet, sweep, userfile, validation
-from derivations import context as ctx
-from roofline import build
+from derivations.engine import bounded, cache, declare, exprjson, formula, prose, sheet, sweep
+from derivations.engine import context as ctx
+from derivations.physics import validation
+from roofline import build, userfile
 from specs import catalog, derivation_files, measurements, models, quantities
 
 README = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
@@ -23,33 +24,33 @@ BOUNDS = [
     ("specs.catalog.MAX_INT_DIGITS", catalog.MAX_INT_DIGITS, "4,000 digits"),
     ("specs.quantities.MAX_MAGNITUDE", quantities.MAX_MAGNITUDE, "1e-30 to 1e30"),
     ("specs.models.MAX_DIMENSION", models.MAX_DIMENSION, "10^7"),
-    ("derivations.context.MAX_COUNT", ctx.MAX_COUNT, "10^9"),
-    ("derivations.sheet.VALUE_LIMIT", sheet.VALUE_LIMIT, "1e-300 to 1e300"),
-    ("derivations.formula.MAX_CHARS", formula.MAX_CHARS, "2,000 characters"),
+    ("derivations.engine.context.MAX_COUNT", ctx.MAX_COUNT, "10^9"),
+    ("derivations.engine.sheet.VALUE_LIMIT", sheet.VALUE_LIMIT, "1e-300 to 1e300"),
+    ("derivations.engine.formula.MAX_CHARS", formula.MAX_CHARS, "2,000 characters"),
     ("`MAX_NODES`", formula.MAX_NODES, "500 nodes"),
     ("`MAX_DEPTH`", formula.MAX_DEPTH, "50 levels"),
     ("`MAX_EXPONENT`", formula.MAX_EXPONENT, "exponents up to 64"),
     ("`MAX_TOTAL_EXPONENT`", formula.MAX_TOTAL_EXPONENT, "nested exponents up to 4,096"),
-    ("derivations.prose.MAX_MATH_LENGTH", prose.MAX_MATH_LENGTH, "400 characters"),
-    ("derivations.userfile.MAX_ITEMS", userfile.MAX_ITEMS, "200 each"),
+    ("derivations.engine.prose.MAX_MATH_LENGTH", prose.MAX_MATH_LENGTH, "400 characters"),
+    ("roofline.userfile.MAX_ITEMS", userfile.MAX_ITEMS, "200 each"),
     ("`MAX_TEXT`", userfile.MAX_TEXT, "2,000 characters"),
-    ("derivations.userfile.MAX_TABLE_CELLS", userfile.MAX_TABLE_CELLS, "| 2,000 |"),
-    ("derivations.engine.MAX_EXPANDED_TERMS", engine.MAX_EXPANDED_TERMS, "350,000 terms"),
-    ("`MAX_DEGREE`", engine.MAX_DEGREE, "degree 4,096"),
-    ("derivations.bounded.SOLVE_CPU_SECONDS", bounded.SOLVE_CPU_SECONDS, "5 s of CPU time"),
+    ("roofline.userfile.MAX_TABLE_CELLS", userfile.MAX_TABLE_CELLS, "| 2,000 |"),
+    ("derivations.engine.declare.MAX_EXPANDED_TERMS", declare.MAX_EXPANDED_TERMS, "350,000 terms"),
+    ("`MAX_DEGREE`", declare.MAX_DEGREE, "degree 4,096"),
+    ("derivations.engine.bounded.SOLVE_CPU_SECONDS", bounded.SOLVE_CPU_SECONDS, "5 s of CPU time"),
     ("`SOLVE_MEMORY_BYTES`", bounded.SOLVE_MEMORY_BYTES, "2 GiB of memory"),
-    ("derivations.bounded.FILE_SOLVE_CPU_SECONDS", bounded.FILE_SOLVE_CPU_SECONDS, "20 s of CPU time"),
-    ("derivations.bounded.WALL_SECONDS", bounded.WALL_SECONDS, "120 s"),
-    ("derivations.sweep.MAX_POINTS", sweep.MAX_POINTS, "10,000,000"),
-    ("derivations.sweep.MAX_AXIS", sweep.MAX_AXIS, "1,000,000"),
-    ("derivations.sweep.BLOCK_POINTS", sweep.BLOCK_POINTS, "65,536"),
-    ("derivations.sweep.MAX_LAYOUTS", sweep.MAX_LAYOUTS, "1,024 layouts"),
-    ("derivations.cache.MAX_ENTRY_BYTES", cache.MAX_ENTRY_BYTES, "8 MiB"),
-    ("derivations.exprjson.MAX_NODES", exprjson.MAX_NODES, "200,000 nodes"),
+    ("derivations.engine.bounded.FILE_SOLVE_CPU_SECONDS", bounded.FILE_SOLVE_CPU_SECONDS, "20 s of CPU time"),
+    ("derivations.engine.bounded.WALL_SECONDS", bounded.WALL_SECONDS, "120 s"),
+    ("derivations.engine.sweep.MAX_POINTS", sweep.MAX_POINTS, "10,000,000"),
+    ("derivations.engine.sweep.MAX_AXIS", sweep.MAX_AXIS, "1,000,000"),
+    ("derivations.engine.sweep.BLOCK_POINTS", sweep.BLOCK_POINTS, "65,536"),
+    ("derivations.engine.sweep.MAX_LAYOUTS", sweep.MAX_LAYOUTS, "1,024 layouts"),
+    ("derivations.engine.cache.MAX_ENTRY_BYTES", cache.MAX_ENTRY_BYTES, "8 MiB"),
+    ("derivations.engine.exprjson.MAX_NODES", exprjson.MAX_NODES, "200,000 nodes"),
     ("`MAX_DIGITS`", exprjson.MAX_DIGITS, "numbers of 4,000 digits"),
     ("specs.measurements.MIN_DECODE_STEP_S", measurements.MIN_DECODE_STEP_S, "0.1 ms to 60 s"),
-    ("derivations.validation.MAX_IMPLIED_MBU", validation.MAX_IMPLIED_MBU, "implied MBU at most 1"),
-    ("derivations.validation.MAX_LOO_PEERS", validation.MAX_LOO_PEERS, "| 16 |"),
+    ("derivations.physics.validation.MAX_IMPLIED_MBU", validation.MAX_IMPLIED_MBU, "implied MBU at most 1"),
+    ("derivations.physics.validation.MAX_LOO_PEERS", validation.MAX_LOO_PEERS, "| 16 |"),
     ("roofline.build.MAX_OLD_ENTRIES", build.MAX_OLD_ENTRIES, "10,000"),
 ]
 

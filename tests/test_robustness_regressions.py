@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from derivations import cache
+from derivations.engine import cache
 from roofline import api
 from roofline import build as build_mod
 from roofline.cli import main

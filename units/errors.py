@@ -21,7 +21,7 @@ class RooflineError(Exception):
 
     def __reduce__(self) -> tuple[object, ...]:
         # Subclasses take other constructor arguments than their message (SpecError(where, field, message)): rebuild from the
-        # message and the attributes, so an error pickled in a child process (derivations.bounded) reads back as itself.
+        # message and the attributes, so an error pickled in a child process (derivations.engine.bounded) reads back as itself.
         return _rebuild, (type(self), self.args, dict(self.__dict__))
 
 

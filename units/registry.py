@@ -25,7 +25,7 @@ Unit = ureg.Unit
 
 
 def loads(data: bytes) -> object:
-    """`pickle.loads` for data this process's own child wrote (derivations.bounded): pint rebuilds a pickled Quantity or
+    """`pickle.loads` for data this process's own child wrote (derivations.engine.bounded): pint rebuilds a pickled Quantity or
     Unit in its application registry, so that registry is ours while the data is read, and the caller's again after."""
     import pickle
 

@@ -21,18 +21,18 @@ plus the remainder add up to the gap exactly (an overshoot is printed when the
 stated inputs predict more than was observed). At the default inputs a slow
 GPU, the streaming kernels' bandwidth, is a small share: a slow GPU alone would
 need the streaming kernels at 1/2.5 = 40% of the datasheet. The bytes come from
-the shared step model (derivations.stepmodel).
+the shared step model (derivations.physics.stepmodel).
 """
 
 import sympy as sp
 
-from derivations import glossary as gl
-from derivations import measured as ms
-from derivations import primitives as pr
-from derivations import stepmodel as sm
-from derivations.context import Input
-from derivations.engine import Claim, Plot, Row, Step, Table, at, derivation, solve
-from derivations.symbols import Symbols
+from derivations.engine.context import Input
+from derivations.engine.declare import Claim, Plot, Row, Step, Table, at, derivation, solve
+from derivations.engine.symbols import Symbols
+from derivations.physics import glossary as gl
+from derivations.physics import measured as ms
+from derivations.physics import primitives as pr
+from derivations.physics import stepmodel as sm
 
 S = Symbols(parent=gl.GLOSSARY)
 rho_obs = S.add("rho_obs", "1", r"\rho_{\mathrm{obs}}", "observed step time over the floor (the measured ratio)")

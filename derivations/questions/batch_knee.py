@@ -11,18 +11,18 @@ like 1/T and their ratio tends to t0*s/(room*x): weights (plus the overheads
 in bytes) against the cache room, so whether the cache fills before the knee is
 mostly weights against memory. Compute caps the line once the GEMMs turn
 compute-bound (B = t_w/c_gemm), lowering the ceiling to q/(c + c_gemm).
-Assumes the shared step model (derivations.stepmodel); the line's MoE weights
+Assumes the shared step model (derivations.physics.stepmodel); the line's MoE weights
 are every expert (a batch at the knee touches nearly all of them).
 """
 
 import sympy as sp
 
-from derivations import glossary as gl
-from derivations import primitives as pr
-from derivations import stepmodel as sm
-from derivations.context import Input
-from derivations.engine import Claim, Plot, Row, Step, Table, at, derivation, solve
-from derivations.symbols import Symbols
+from derivations.engine.context import Input
+from derivations.engine.declare import Claim, Plot, Row, Step, Table, at, derivation, solve
+from derivations.engine.symbols import Symbols
+from derivations.physics import glossary as gl
+from derivations.physics import primitives as pr
+from derivations.physics import stepmodel as sm
 
 S = Symbols(parent=gl.GLOSSARY)
 f_use = S.add("f_use", "1", r"f_{\mathrm{use}}", "usable share of the HBM capacity (what the server may fill with weights and cache)")

@@ -5,20 +5,20 @@ reads (LM head included; for MoE the experts the batch touches). A real step
 adds the KV cache (growing with batch and context), bandwidth and FLOP rates
 below the datasheet, tensor-parallel all-reduces and the overheads no byte
 count shows (per layer and per step); at large batch the GEMMs turn
-compute-bound. The step model is the shared one of derivations.stepmodel; its
+compute-bound. The step model is the shared one of derivations.physics.stepmodel; its
 achieved rates, overheads and all-reduce latency come from the engine profile
 (`fitted` to published measurements of real servers by default), whose implied
-MBU range the sheet cites (derivations.measured).
+MBU range the sheet cites (derivations.physics.measured).
 """
 
 import sympy as sp
 
-from derivations import glossary as gl
-from derivations import measured as ms
-from derivations import primitives as pr
-from derivations import stepmodel as sm
-from derivations.engine import Plot, Row, Step, Table, derivation, solve
-from derivations.symbols import Symbols
+from derivations.engine.declare import Plot, Row, Step, Table, derivation, solve
+from derivations.engine.symbols import Symbols
+from derivations.physics import glossary as gl
+from derivations.physics import measured as ms
+from derivations.physics import primitives as pr
+from derivations.physics import stepmodel as sm
 
 S = Symbols(parent=gl.GLOSSARY)
 

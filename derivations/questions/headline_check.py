@@ -14,7 +14,7 @@ sized by solving the same equation, beta_need = beta, for one variable:
 - a short context: the context T;
 - a sparse peak: the FLOP rate the claim needs over the dense peak.
 
-Assumes the shared step model of derivations.stepmodel (uniform top-k
+Assumes the shared step model of derivations.physics.stepmodel (uniform top-k
 routing, weights split n_TP ways, cached streams split while there are more of
 them than GPUs); each condition is sized alone, the others held at the
 printed inputs. The default claim is illustrative: the teaser states no number.
@@ -22,12 +22,12 @@ printed inputs. The default claim is illustrative: the teaser states no number.
 
 import sympy as sp
 
-from derivations import glossary as gl
-from derivations import primitives as pr
-from derivations import stepmodel as sm
-from derivations.context import Input
-from derivations.engine import Plot, Row, Step, Table, derivation, solve
-from derivations.symbols import Symbols
+from derivations.engine.context import Input
+from derivations.engine.declare import Plot, Row, Step, Table, derivation, solve
+from derivations.engine.symbols import Symbols
+from derivations.physics import glossary as gl
+from derivations.physics import primitives as pr
+from derivations.physics import stepmodel as sm
 
 S = Symbols(parent=gl.GLOSSARY)
 tau = S.add("tau_claim", "token/s", r"\tau_{\mathrm{claim}}", "claimed decode speed per user (one stream)")

@@ -7,18 +7,18 @@ to the largest batch whose cache fits by Theta(B_max)/Theta(1), which at a
 context of a few thousand tokens is the "about 50x" of the question and at
 8K context on the default setup about half that. The floor is the cap over the
 throughput at the largest batch that fits. Assumes the step model of
-derivations.stepmodel, the capacity steps of batch-knee, and a power input
+derivations.physics.stepmodel, the capacity steps of batch-knee, and a power input
 given as a share of TDP (n/a on chips whose spec lists no TDP).
 """
 
 import sympy as sp
 
-from derivations import glossary as gl
-from derivations import stepmodel as sm
-from derivations.context import Input
-from derivations.engine import Claim, Plot, Row, Step, Table, derivation
+from derivations.engine.context import Input
+from derivations.engine.declare import Claim, Plot, Row, Step, Table, derivation
+from derivations.engine.symbols import Symbols
+from derivations.physics import glossary as gl
+from derivations.physics import stepmodel as sm
 from derivations.questions import batch_knee as bk
-from derivations.symbols import Symbols
 
 S = Symbols(parent=bk.S)
 phi = S.add("phi_power", "1", r"\phi", "board power at the sheet's batch, as a share of the TDP")

@@ -23,7 +23,7 @@ read above it. nvidia-smi's and DCGM's "memory utilization" is the share of time
 memory was read or written (NVML's nvmlUtilization_t), not bandwidth.
 
 Each is sized in points of MBU (hundredths) on one reference server: the shared
-step model (derivations.stepmodel) for Qwen3-235B-A22B in BF16 on eight H100
+step model (derivations.physics.stepmodel) for Qwen3-235B-A22B in BF16 on eight H100
 SXM at tensor parallel 8, batch 16, 8K context, so the true MBU is derived, not
 typed. "30 points off" holds for some ways and not for others; the claims say
 which.
@@ -31,12 +31,12 @@ which.
 
 import sympy as sp
 
-from derivations import glossary as gl
-from derivations import primitives as pr
-from derivations import stepmodel as sm
-from derivations.context import Input
-from derivations.engine import Claim, Plot, Row, Step, Table, derivation
-from derivations.symbols import Symbols
+from derivations.engine.context import Input
+from derivations.engine.declare import Claim, Plot, Row, Step, Table, derivation
+from derivations.engine.symbols import Symbols
+from derivations.physics import glossary as gl
+from derivations.physics import primitives as pr
+from derivations.physics import stepmodel as sm
 
 S = Symbols(parent=gl.GLOSSARY)
 n_out = S.add("n_out", "token", r"n_{\mathrm{out}}", "output tokens each request decodes")

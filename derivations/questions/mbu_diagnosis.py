@@ -19,20 +19,20 @@ inputs: both identities are algebraic. eta_hat above 1 means the inputs
 contradict each other (streaming kernels faster than the datasheet); the sheet
 then prints none with the reason.
 
-Assumes the byte count of the shared step model (derivations.stepmodel), the
+Assumes the byte count of the shared step model (derivations.physics.stepmodel), the
 all-reduces not overlapped with compute, and the trace shares as inputs. Cites
-the implied MBU range of published measurements (derivations.measured).
+the implied MBU range of published measurements (derivations.physics.measured).
 """
 
 import sympy as sp
 
-from derivations import glossary as gl
-from derivations import measured as ms
-from derivations import primitives as pr
-from derivations import stepmodel as sm
-from derivations.context import Input
-from derivations.engine import Claim, Plot, Row, Step, Table, derivation
-from derivations.symbols import Symbols
+from derivations.engine.context import Input
+from derivations.engine.declare import Claim, Plot, Row, Step, Table, derivation
+from derivations.engine.symbols import Symbols
+from derivations.physics import glossary as gl
+from derivations.physics import measured as ms
+from derivations.physics import primitives as pr
+from derivations.physics import stepmodel as sm
 
 S = Symbols(parent=gl.GLOSSARY)
 U = S.add("U_mbu", "1", r"\mathrm{MBU}", "measured memory-bandwidth utilisation: bytes that must move per step over (step time times datasheet bandwidth)")

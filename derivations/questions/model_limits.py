@@ -1,6 +1,6 @@
 """Twenty lines of roofline arithmetic, and where they stop being true.
 
-Takeaway: the shared step model (derivations.stepmodel) is the twenty lines:
+Takeaway: the shared step model (derivations.physics.stepmodel) is the twenty lines:
 the weights a step reads and the batch's KV cache over the achieved bandwidth,
 the GEMM and attention FLOPs over the achieved peak, each component at the
 slower of the two, two all-reduces per layer under tensor parallelism
@@ -30,16 +30,16 @@ Each comes with the measurement that catches it before a capacity plan rests on 
 
 import sympy as sp
 
-from derivations import glossary as gl
-from derivations import measured as ms
-from derivations import primitives as pr
-from derivations import stepmodel as sm
-from derivations.context import Input, fitted
-from derivations.engine import Claim, Plot, Row, Step, Table, at, derivation
+from derivations.engine.context import Input, fitted
+from derivations.engine.declare import Claim, Plot, Row, Step, Table, at, derivation
+from derivations.engine.symbols import Symbols
+from derivations.physics import glossary as gl
+from derivations.physics import measured as ms
+from derivations.physics import primitives as pr
+from derivations.physics import stepmodel as sm
+from derivations.physics.validation import measured_step, record_inputs
 from derivations.questions import batch1_gap as bg
 from derivations.questions import batch_knee as bk
-from derivations.symbols import Symbols
-from derivations.validation import measured_step, record_inputs
 from specs.measurements import load_measurements
 
 S = Symbols(parent=bk.S)
@@ -202,7 +202,7 @@ _RECORDS = {m.id: m for m in load_measurements()}
 
 def _validation_row(rid: str) -> Row:
     """A memory-bound decode record of the measurements dataset as a row: its chip, model, precisions, batch, mean context and
-    TP degree, and its measured step (derivations.validation's rules)."""
+    TP degree, and its measured step (derivations.physics.validation's rules)."""
     m = _RECORDS[rid]
     return Row(rid, hardware=m.hardware.key, model=m.model.key, weights=m.weights, kv=m.kv, math=m.math, series=m.engine,
                set={**record_inputs(m), ms.MEASURED_STEP.name: f"{measured_step(m)!r} s"})

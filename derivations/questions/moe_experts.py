@@ -14,19 +14,19 @@ model of its active size costs. Skewed routing (a share s of the picks on a
 fraction h of the experts) reads fewer experts at mid batch but loads the hot
 ones s/h times the uniform share.
 
-Assumes the shared step model (derivations.stepmodel); closed forms at
+Assumes the shared step model (derivations.physics.stepmodel); closed forms at
 datasheet peak and bandwidth, weight GEMMs only. A dense model has no routed
 experts: the sheet refuses it (one line) rather than print trivial numbers.
 """
 
 import sympy as sp
 
-from derivations import glossary as gl
-from derivations import primitives as pr
-from derivations import stepmodel as sm
-from derivations.context import Input
-from derivations.engine import Claim, Plot, Row, Step, Table, at, derivation, solve
-from derivations.symbols import Symbols
+from derivations.engine.context import Input
+from derivations.engine.declare import Claim, Plot, Row, Step, Table, at, derivation, solve
+from derivations.engine.symbols import Symbols
+from derivations.physics import glossary as gl
+from derivations.physics import primitives as pr
+from derivations.physics import stepmodel as sm
 
 S = Symbols(parent=gl.GLOSSARY)
 phi = S.add("phi", "1", r"\varphi", "share of the routed experts that counts as nearly all")

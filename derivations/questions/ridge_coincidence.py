@@ -9,10 +9,10 @@ no batch makes a decode step compute-bound.
 Assumes B << D, F (activation traffic negligible); dense peak.
 """
 
-from derivations import glossary as gl
-from derivations import primitives as pr
-from derivations.engine import Claim, Plot, Row, Step, Table, derivation, solve
-from derivations.symbols import Symbols
+from derivations.engine.declare import Claim, Plot, Row, Step, Table, derivation, solve
+from derivations.engine.symbols import Symbols
+from derivations.physics import glossary as gl
+from derivations.physics import primitives as pr
 
 S = Symbols(parent=gl.GLOSSARY)
 

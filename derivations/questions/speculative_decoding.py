@@ -18,19 +18,19 @@ low-load speedup gets towards the teaser's 3x and whether the drafter left on
 costs a third of the peak of short chats; a table gives both under every
 shipped profile, and the claims give the verdicts under the default and the
 textbook (`ideal`) profile. Every step time comes from the shared step model
-(derivations.stepmodel), the drafter's with the second model's primed symbols
+(derivations.physics.stepmodel), the drafter's with the second model's primed symbols
 (engine.At); the peak batch is batch-knee's capacity.
 """
 
 import sympy as sp
 
-from derivations import glossary as gl
-from derivations import primitives as pr
-from derivations import stepmodel as sm
-from derivations.context import PROFILES, Input
-from derivations.engine import Claim, Plot, Row, Step, Table, at, derivation, solve
+from derivations.engine.context import PROFILES, Input
+from derivations.engine.declare import Claim, Plot, Row, Step, Table, at, derivation, solve
+from derivations.engine.symbols import Symbols
+from derivations.physics import glossary as gl
+from derivations.physics import primitives as pr
+from derivations.physics import stepmodel as sm
 from derivations.questions import batch_knee as bk
-from derivations.symbols import Symbols
 
 S = Symbols(parent=bk.S)
 

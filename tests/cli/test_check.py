@@ -11,9 +11,8 @@ from pathlib import Path
 import pytest
 
 import roofline
-from derivations import formula as fm
-from derivations import userfile
-from roofline import api
+from derivations.engine import formula as fm
+from roofline import api, userfile
 from roofline.cli import main
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from derivations import store
+from derivations.engine import store
 from roofline import api, compiled
 from roofline.cli import _parser, main
 from tests import cache_entries

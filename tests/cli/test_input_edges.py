@@ -10,9 +10,9 @@ import math
 
 import pytest
 
-from derivations.context import BARE_NUMBER_UNITS, parse_overrides
-from derivations.registry import DERIVATIONS
-from derivations.sheet import Missing, evaluate
+from derivations.engine.context import BARE_NUMBER_UNITS, parse_overrides
+from derivations.engine.sheet import Missing, evaluate
+from derivations.questions.registry import DERIVATIONS
 from tests.derivations.helpers import context
 from units import RooflineError
 

@@ -83,9 +83,9 @@ def test_no_non_finite_number_reaches_json(capsys):
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from derivations.context import parse_overrides  # noqa: E402
-from derivations.registry import DERIVATIONS  # noqa: E402
-from derivations.sheet import Missing, evaluate  # noqa: E402
+from derivations.engine.context import parse_overrides  # noqa: E402
+from derivations.engine.sheet import Missing, evaluate  # noqa: E402
+from derivations.questions.registry import DERIVATIONS  # noqa: E402
 from tests.derivations.helpers import context  # noqa: E402
 from units import RooflineError  # noqa: E402
 

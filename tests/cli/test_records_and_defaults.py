@@ -15,8 +15,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from derivations import context
-from derivations import validation as v
+from derivations.engine import context
+from derivations.physics import validation as v
 from roofline import validate as validate_mod
 from roofline.cli import main
 from specs.catalog import shown_path

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from derivations.registry import DERIVATIONS
+from derivations.questions.registry import DERIVATIONS
 from roofline import api
 from roofline import build as build_mod
 from roofline.cli import main

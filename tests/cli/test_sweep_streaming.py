@@ -10,7 +10,7 @@ import tracemalloc
 
 import pytest
 
-from derivations import sweep as sweep_mod
+from derivations.engine import sweep as sweep_mod
 from roofline import api
 from roofline.cli import main
 from specs.catalog import hardware_names

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from derivations import validation as v
+from derivations.physics import validation as v
 from roofline import api
 from roofline.cli import main
 from specs.measurements import load_measurements, parse_measurements

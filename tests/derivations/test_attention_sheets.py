@@ -10,9 +10,9 @@ import sympy as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from derivations import glossary as gl
-from derivations.registry import BY_SLUG
-from derivations.sheet import evaluate
+from derivations.engine.sheet import evaluate
+from derivations.physics import glossary as gl
+from derivations.questions.registry import BY_SLUG
 from roofline import api
 from tests.derivations.helpers import context
 

@@ -14,9 +14,9 @@ import sympy as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from derivations import glossary as gl
-from derivations.registry import BY_SLUG
-from derivations.sheet import Missing, evaluate
+from derivations.engine.sheet import Missing, evaluate
+from derivations.physics import glossary as gl
+from derivations.questions.registry import BY_SLUG
 from roofline import api
 from specs.catalog import model_names
 from tests.derivations.helpers import HAND_SET, context

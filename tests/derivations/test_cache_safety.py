@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from derivations import cache, store
+from derivations.engine import cache, store
 
 ROOT = Path(__file__).resolve().parents[2]
 IS_ROOT = hasattr(os, "geteuid") and os.geteuid() == 0
@@ -36,10 +36,10 @@ class _Payload:
 
 def _derive() -> list[tuple[str, str, str]]:
     """A small derivation with one closed form, built (and so solved, through the cache) afresh."""
-    from derivations import glossary as gl
-    from derivations import primitives as pr
-    from derivations.engine import Step, derivation, solve
-    from derivations.symbols import Symbols
+    from derivations.engine.declare import Step, derivation, solve
+    from derivations.engine.symbols import Symbols
+    from derivations.physics import glossary as gl
+    from derivations.physics import primitives as pr
 
     t_mem = Step("t_mem", pr.memory_time(pr.weight_bytes()), "s", "w")
     t_cmp = Step("t_cmp", pr.compute_time(pr.gemm_flops()), "s", "w")

@@ -2,8 +2,8 @@
 
 import json
 
-from derivations import conventions
-from derivations.registry import DERIVATIONS
+from derivations.physics import conventions
+from derivations.questions.registry import DERIVATIONS
 from roofline import api
 from units import Quantity
 

@@ -15,11 +15,11 @@ import sympy as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from derivations import glossary as gl
-from derivations import primitives as pr
+from derivations.engine.sheet import Missing, evaluate, evaluate_numbers, input_values
+from derivations.physics import glossary as gl
+from derivations.physics import primitives as pr
 from derivations.questions.decode_op_ranking import KERNELS
-from derivations.registry import BY_SLUG
-from derivations.sheet import Missing, evaluate, evaluate_numbers, input_values
+from derivations.questions.registry import BY_SLUG
 from roofline import api
 from specs.catalog import model_names
 from tests.derivations.helpers import context

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from derivations.registry import DERIVATIONS
-from derivations.sheet import FIT_STEP
+from derivations.engine.sheet import FIT_STEP
+from derivations.questions.registry import DERIVATIONS
 from roofline import api
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
@@ -34,8 +34,8 @@ SPEC = "speculative-decoding"
 
 
 def _spec(**inputs):
-    from derivations.registry import BY_SLUG
-    from derivations.sheet import evaluate
+    from derivations.engine.sheet import evaluate
+    from derivations.questions.registry import BY_SLUG
     from tests.derivations.helpers import sheet_context
 
     d = BY_SLUG[SPEC]
@@ -226,8 +226,8 @@ def test_decode_floor_fixed_latency_in_its_parts():
 def test_model_limits_striking_distance_is_judged_against_a_measurement():
     """Issue 26: 'within striking distance of a real server' against a dataset record at the worked setup (its model, TP degree and
     batch; the dataset has no eight-H100 record, so on A100s) and against the dataset's median error, not the model plus its breaks."""
+    from derivations.physics.validation import measured_step
     from derivations.questions import model_limits as ml
-    from derivations.validation import measured_step
     from specs.measurements import load_measurements
 
     record = {m.id: m for m in load_measurements()}[ml.NEAREST]

@@ -18,12 +18,12 @@ import sympy as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from derivations import glossary as gl
-from derivations import primitives as pr
-from derivations.engine import Claim, Step, derivation
-from derivations.registry import BY_SLUG, DERIVATIONS
-from derivations.sheet import Missing, evaluate, evaluate_numbers
-from derivations.symbols import Symbols
+from derivations.engine.declare import Claim, Step, derivation
+from derivations.engine.sheet import Missing, evaluate, evaluate_numbers
+from derivations.engine.symbols import Symbols
+from derivations.physics import glossary as gl
+from derivations.physics import primitives as pr
+from derivations.questions.registry import BY_SLUG, DERIVATIONS
 from roofline import api
 from specs.catalog import hardware_names, model_names
 from tests.derivations.helpers import context, sheet_context
@@ -45,7 +45,7 @@ DRAWN = settings(max_examples=60, deadline=None)
 
 
 def _headline(d, hardware: str, model: str, **inputs: str) -> dict[str, object]:
-    """The headline results by the compiled evaluation (derivations.numeric): the matrix covers every cell cheaply;
+    """The headline results by the compiled evaluation (derivations.engine.numeric): the matrix covers every cell cheaply;
     `test_matrix_sample_agrees_with_the_exact_evaluation` holds the compiled values to the exact ones on a sample."""
     return evaluate_numbers(d, sheet_context(d, hardware, model, **inputs), d.results)
 
@@ -251,7 +251,7 @@ def test_single_gpu_step_needs_no_link_bandwidth():
     """A chip without a GPU-to-GPU link still has a step time on one GPU; with TP > 1 the all-reduce is n/a with the reason."""
     from dataclasses import replace
 
-    from derivations.context import make_context
+    from derivations.engine.context import make_context
 
     hw = replace(api.hardware("h100-sxm"), scaleup_bandwidth_per_direction=None)
     ctx = make_context(hw, api.model("llama-3.1-8b"))

@@ -6,9 +6,9 @@ import mpmath
 import pytest
 import sympy as sp
 
-from derivations.engine import Solve, identically_zero
-from derivations.registry import DERIVATIONS
-from derivations.sheet import value_at
+from derivations.engine.declare import Solve, identically_zero
+from derivations.engine.sheet import value_at
+from derivations.questions.registry import DERIVATIONS
 from units import check_unit
 
 STEPS = [(d, s) for d in DERIVATIONS for s in d.steps]

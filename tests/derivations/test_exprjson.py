@@ -1,4 +1,4 @@
-"""derivations.exprjson: sympy expressions as data that loading cannot execute, read back as the same expressions.
+"""derivations.engine.exprjson: sympy expressions as data that loading cannot execute, read back as the same expressions.
 
 The round trip is checked on every expression of every shipped sheet (each step's own expression, solved roots included,
 and its expansion) and as a property over expressions built from the whitelist; the reader refuses anything else.
@@ -14,9 +14,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sympy.core.evalf import PrecisionExhausted
 
-from derivations import exprjson, validation
-from derivations.primitives import ArgMax, Pick
-from derivations.registry import DERIVATIONS
+from derivations.engine import exprjson
+from derivations.physics import validation
+from derivations.physics.primitives import ArgMax, Pick
+from derivations.questions.registry import DERIVATIONS
 
 
 def test_every_shipped_expression_round_trips():

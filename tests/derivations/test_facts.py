@@ -7,9 +7,9 @@ from fractions import Fraction
 import pytest
 import sympy as sp
 
-from derivations import glossary as gl
-from derivations import primitives as pr
-from derivations.facts import hardware_facts, model_facts
+from derivations.physics import glossary as gl
+from derivations.physics import primitives as pr
+from derivations.physics.facts import hardware_facts, model_facts
 from specs.catalog import hardware_names, model_names
 from specs.hardware import load_hardware
 from specs.models import load_model

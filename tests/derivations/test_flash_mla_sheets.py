@@ -11,11 +11,11 @@ import sympy as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from derivations import glossary as gl
-from derivations import primitives as pr
-from derivations.context import BINDINGS
-from derivations.registry import BY_SLUG
-from derivations.sheet import Missing, evaluate
+from derivations.engine.context import BINDINGS
+from derivations.engine.sheet import Missing, evaluate
+from derivations.physics import glossary as gl
+from derivations.physics import primitives as pr
+from derivations.questions.registry import BY_SLUG
 from roofline import api
 from specs.errors import SpecError
 from tests.derivations.helpers import context

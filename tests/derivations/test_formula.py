@@ -10,8 +10,8 @@ import sympy as sp
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from derivations import formula as fm
-from derivations import glossary as gl
+from derivations.engine import formula as fm
+from derivations.physics import glossary as gl
 from units import UnitMismatchError
 
 # --- the whitelist: every refused construct gives its own one-line message ---------------------------------------

@@ -16,11 +16,11 @@ import sympy as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from derivations import registry
-from derivations.engine import identically_zero
+from derivations.engine.declare import identically_zero
+from derivations.engine.sheet import Missing, evaluate, evaluate_numbers
 from derivations.questions import batch1_gap as bg
 from derivations.questions import model_limits as ml
-from derivations.sheet import Missing, evaluate, evaluate_numbers
+from derivations.questions import registry
 from roofline import api
 from roofline.cli import main
 from specs.catalog import hardware_names, model_names
@@ -308,7 +308,7 @@ def test_observed_ratio_is_easy_to_give(capsys):
 def test_the_validation_table_is_roofline_validate():
     """model-limits' validation table shows, for every record the default profile is fitted to, the same prediction and error as
     `roofline validate` at the default profile."""
-    from derivations import validation as val
+    from derivations.physics import validation as val
     from specs.measurements import load_measurements
 
     rows = {r.id: r for r in val.validate(load_measurements(), val.sheet_defaults()).rows}

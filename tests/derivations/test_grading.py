@@ -14,9 +14,10 @@ import sympy as sp
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from derivations import formula as fm
-from derivations import grading, registry
-from derivations.sheet import evaluate
+from derivations import grading
+from derivations.engine import formula as fm
+from derivations.engine.sheet import evaluate
+from derivations.questions import registry
 from renderers.numbers import plain
 from roofline.grader import context, grade
 
@@ -37,7 +38,7 @@ def _in(value: sp.Expr, unit_text: str, unit: str) -> str:
 
 def _eta_bw() -> float:
     """The default engine profile's achieved bandwidth fraction (fitted to measurements: it moves with the dataset)."""
-    from derivations.context import DEFAULT_ENGINE
+    from derivations.engine.context import DEFAULT_ENGINE
 
     return float(DEFAULT_ENGINE.values["eta_bw"])
 

@@ -12,9 +12,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from derivations.engine import Row
-from derivations.registry import BY_SLUG
-from derivations.sheet import Missing, evaluate
+from derivations.engine.declare import Row
+from derivations.engine.sheet import Missing, evaluate
+from derivations.questions.registry import BY_SLUG
 from roofline import api
 from specs.catalog import hardware_names, model_names
 from specs.errors import SpecError

@@ -12,10 +12,10 @@ import sympy as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from derivations.engine import Solve
+from derivations.engine.declare import Solve
+from derivations.engine.sheet import Missing, evaluate, input_values
 from derivations.questions.headline_check import DEFAULT_CLAIM
-from derivations.registry import BY_SLUG
-from derivations.sheet import Missing, evaluate, input_values
+from derivations.questions.registry import BY_SLUG
 from roofline import api
 from specs.errors import SpecError
 from tests.derivations.helpers import context

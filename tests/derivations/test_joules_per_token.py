@@ -12,8 +12,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from derivations.registry import BY_SLUG
-from derivations.sheet import Missing, evaluate
+from derivations.engine.sheet import Missing, evaluate
+from derivations.questions.registry import BY_SLUG
 from renderers.numbers import display, number_text
 from roofline import api
 from specs.errors import SpecError

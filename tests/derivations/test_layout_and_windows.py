@@ -17,12 +17,12 @@ import sympy as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from derivations import glossary as gl
-from derivations import primitives as pr
-from derivations import stepmodel as sm
-from derivations.context import input_value
-from derivations.registry import BY_SLUG
-from derivations.sheet import Missing, evaluate
+from derivations.engine.context import input_value
+from derivations.engine.sheet import Missing, evaluate
+from derivations.physics import glossary as gl
+from derivations.physics import primitives as pr
+from derivations.physics import stepmodel as sm
+from derivations.questions.registry import BY_SLUG
 from roofline import api
 from tests.derivations.helpers import context
 

@@ -17,9 +17,9 @@ import sympy as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from derivations import glossary as gl
-from derivations.registry import get
-from derivations.sheet import Missing, evaluate, evaluate_numbers
+from derivations.engine.sheet import Missing, evaluate, evaluate_numbers
+from derivations.physics import glossary as gl
+from derivations.questions.registry import get
 from roofline import api
 from roofline.cli import main
 from specs.catalog import hardware_names, model_names

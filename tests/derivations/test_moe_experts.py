@@ -14,9 +14,9 @@ import sympy as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from derivations import primitives as pr
-from derivations.registry import BY_SLUG
-from derivations.sheet import evaluate
+from derivations.engine.sheet import evaluate
+from derivations.physics import primitives as pr
+from derivations.questions.registry import BY_SLUG
 from roofline import api
 from specs.catalog import hardware_names, model_names
 from specs.errors import SpecError

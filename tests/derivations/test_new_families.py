@@ -4,8 +4,8 @@ import json
 
 import pytest
 
-from derivations.registry import BY_SLUG
-from derivations.sheet import evaluate
+from derivations.engine.sheet import evaluate
+from derivations.questions.registry import BY_SLUG
 from tests.derivations.helpers import context
 
 FPT = BY_SLUG["flops-per-token"]

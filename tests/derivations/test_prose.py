@@ -6,12 +6,12 @@ import re
 
 import pytest
 
-from derivations import prose
-from derivations.conventions import CONVENTIONS
-from derivations.engine import DerivationError, Step, derivation, prose_strings
-from derivations.glossary import GLOSSARY
-from derivations.registry import DERIVATIONS, SLUGS
-from derivations.symbols import Symbols
+from derivations.engine import prose
+from derivations.engine.declare import DerivationError, Step, derivation, prose_strings
+from derivations.engine.symbols import Symbols
+from derivations.physics.conventions import CONVENTIONS
+from derivations.physics.glossary import GLOSSARY
+from derivations.questions.registry import DERIVATIONS, SLUGS
 
 #: Single letters that are also plain English in our prose ("K and V" are keys and values).
 ENGLISH_LETTERS = {"K", "V"}
@@ -95,7 +95,7 @@ def test_a_sheet_named_in_prose_is_a_link(slug):
 
 
 def test_links_to_unregistered_sheets_fail_the_registry():
-    from derivations import registry
+    from derivations.questions import registry
 
     d = registry.get(registry.SLUGS[0])
     registry.check_links(d)

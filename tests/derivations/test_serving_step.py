@@ -8,12 +8,12 @@ import sympy as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from derivations import glossary as gl
-from derivations import primitives as pr
-from derivations import stepmodel as sm
-from derivations.registry import get
-from derivations.sheet import evaluate, input_values
-from derivations.validation import STEP_MODEL
+from derivations.engine.sheet import evaluate, input_values
+from derivations.physics import glossary as gl
+from derivations.physics import primitives as pr
+from derivations.physics import stepmodel as sm
+from derivations.physics.validation import STEP_MODEL
+from derivations.questions.registry import get
 from specs.power import load_power
 from tests.derivations.helpers import context
 
@@ -124,7 +124,7 @@ def test_a_claim_on_the_other_step_is_the_sheet_read_there_with_the_context_held
     """Each claim of a decode-only sheet is read again on the serving step (conventions.SERVING_OUTPUT_LEN, the context
     of the claim's own setup held), and its value there is what the sheet gives with those inputs set."""
     import roofline
-    from derivations import conventions
+    from derivations.physics import conventions
 
     sheet = roofline.derive(slug)
     assert sheet.step == "decode-only"

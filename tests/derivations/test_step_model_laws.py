@@ -5,10 +5,10 @@ from pathlib import Path
 import pytest
 import sympy as sp
 
-from derivations import glossary as gl
-from derivations import primitives as pr
-from derivations.sheet import Missing, evaluate
-from derivations.validation import STEP_MODEL
+from derivations.engine.sheet import Missing, evaluate
+from derivations.physics import glossary as gl
+from derivations.physics import primitives as pr
+from derivations.physics.validation import STEP_MODEL
 from roofline import api
 from specs.errors import SpecError
 from tests.derivations.helpers import context, sheet_context

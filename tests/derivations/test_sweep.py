@@ -9,9 +9,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from derivations.registry import QUESTIONS, get
-from derivations.sheet import Missing, evaluate
-from derivations.sweep import parse_axis, sweep
+from derivations.engine.sheet import Missing, evaluate
+from derivations.engine.sweep import parse_axis, sweep
+from derivations.questions.registry import QUESTIONS, get
 from specs.errors import SpecError
 from tests.derivations.helpers import context, sheet_context
 

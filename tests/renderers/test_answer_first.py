@@ -13,8 +13,8 @@ import subprocess
 import pytest
 import sympy as sp
 
-from derivations.engine import MAX_ARGUMENT_STEPS
-from derivations.registry import DERIVATIONS
+from derivations.engine.declare import MAX_ARGUMENT_STEPS
+from derivations.questions.registry import DERIVATIONS
 from renderers import forms, view
 from renderers.numbers import number_text
 from renderers.targets import LATEX, MARKDOWN

@@ -7,10 +7,10 @@ import subprocess
 
 import pytest
 
-from derivations import registry
-from derivations.conventions import CONVENTIONS
-from derivations.glossary import GLOSSARY
-from derivations.registry import DERIVATIONS, PARTS
+from derivations.physics.conventions import CONVENTIONS
+from derivations.physics.glossary import GLOSSARY
+from derivations.questions import registry
+from derivations.questions.registry import DERIVATIONS, PARTS
 from renderers import book, escape, latex, view
 from renderers.targets import LATEX
 from roofline import api

@@ -10,11 +10,11 @@ import re
 import pytest
 import sympy as sp
 
-from derivations import glossary as gl
-from derivations.engine import DerivationError, Plot, Step, derivation
-from derivations.registry import DERIVATIONS
-from derivations.sheet import Missing, evaluate
-from derivations.symbols import Symbols
+from derivations.engine.declare import DerivationError, Plot, Step, derivation
+from derivations.engine.sheet import Missing, evaluate
+from derivations.engine.symbols import Symbols
+from derivations.physics import glossary as gl
+from derivations.questions.registry import DERIVATIONS
 from renderers import plot_draw, plots, view
 from renderers.numbers import FIGURE_SIGNIFICANT_FIGURES, plain
 from roofline import api

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from derivations.registry import DERIVATIONS
+from derivations.questions.registry import DERIVATIONS
 from roofline import api
 from roofline.build import compile_pdf, compile_pdf_with_log
 from specs.catalog import HARDWARE_DIR, MODELS_DIR

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from derivations import glossary as gl
-from derivations.engine import DerivationError, Plot, Step, derivation
-from derivations.registry import DERIVATIONS
-from derivations.sheet import Missing, Sheet, evaluate
-from derivations.symbols import Symbols
+from derivations.engine.declare import DerivationError, Plot, Step, derivation
+from derivations.engine.sheet import Missing, Sheet, evaluate
+from derivations.engine.symbols import Symbols
+from derivations.physics import glossary as gl
+from derivations.questions.registry import DERIVATIONS
 from renderers import latex, markdown, notebook, plots
 from renderers.notebook import NotebookSheet, NotebookValue
 from roofline import api
@@ -44,7 +44,7 @@ def test_every_declared_plot_is_drawn_as_svg_and_pdf(slug, drawn):
     for f in figures:
         svg, pdf = files[f"plots/{f.stem}.svg"], files[f"plots/{f.stem}.pdf"]
         assert svg.startswith(b"<?xml") and b"<svg" in svg and pdf.startswith(b"%PDF")
-        assert plots.digest_of(svg) == plots.digest_of(pdf) == f.digest
+        assert plots.digest_of(svg) == plots.digest_of(pdf) == plots.digest(f)
         assert all(p.curves or p.cells or p.roofs or p.bars or p.points for p in f.panels)
 
 
@@ -70,7 +70,7 @@ def test_a_drawing_cached_with_fonts_at_other_paths_is_not_read(drawn, tmp_path,
     import matplotlib
     from matplotlib import font_manager
 
-    from derivations import cache
+    from derivations.engine import cache
     from renderers import plot_draw
 
     setup = plot_draw.drawing_setup()
@@ -82,7 +82,7 @@ def test_a_drawing_cached_with_fonts_at_other_paths_is_not_read(drawn, tmp_path,
     fig = drawn["moe-experts"][0][0]
     ours = drawn["moe-experts"][1][f"plots/{fig.stem}.pdf"]
     elsewhere = ours.replace(b"%PDF-1.4\n", b"%PDF-1.4\n% drawn elsewhere\n", 1)
-    assert elsewhere != ours and plots.whole_file(elsewhere, "x.pdf") and plots.digest_of(elsewhere) == fig.digest
+    assert elsewhere != ours and plots.whole_file(elsewhere, "x.pdf") and plots.digest_of(elsewhere) == plots.digest(fig)
     monkeypatch.setattr(plot_draw, "drawing_setup", lambda: setup.replace(matplotlib.get_data_path(), "/a/venv/elsewhere"))
     cache.store_bytes(plots._cache_key(fig, "pdf"), elsewhere)
     cache.store_bytes(plots._cache_key(fig, "svg"), drawn["moe-experts"][1][f"plots/{fig.stem}.svg"])
@@ -109,7 +109,7 @@ def test_the_digest_changes_with_the_data(drawn):
     moved = plots.Figure(fig.slug, fig.name, fig.kind, fig.caption, fig.alt,
                          (plots.Panel(**{**panel.__dict__, "lines": (panel.lines[0].__class__(panel.lines[0].label, "x", panel.lines[0].value * 1.01),
                                                                      *panel.lines[1:])}),))
-    assert moved.digest != fig.digest
+    assert plots.digest(moved) != plots.digest(fig)
     assert not plots.same_plot(plots.render(moved, "svg"), drawn["batch-knee"][1][f"plots/{fig.stem}.svg"])
 
 

@@ -12,8 +12,8 @@ import random
 import pytest
 import sympy as sp
 
-from derivations import registry
-from derivations.engine import UNIT_MARKERS, At, Solve
+from derivations.engine.declare import UNIT_MARKERS, At, Solve
+from derivations.questions import registry
 from renderers.forms import Forms, forms_of
 from renderers.printed import Printed, number_latex
 from renderers.printer import _Printer, printed, term_ranks

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from derivations import registry
-from derivations.registry import DERIVATIONS
+from derivations.questions import registry
+from derivations.questions.registry import DERIVATIONS
 from renderers import site, view
 from renderers.figure_refs import refs as plot_refs
 from roofline import api

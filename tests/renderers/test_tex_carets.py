@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from derivations import prose
+from derivations.engine import prose
 from renderers import escape
 from renderers.targets import LATEX
 from renderers.templates import LATEX_ENV

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from derivations.context import make_context
+from derivations.engine.context import make_context
 from roofline import api
 from specs.catalog import MODELS_DIR
 from specs.errors import SpecError

@@ -83,8 +83,9 @@ def test_fixed_units_match_pint(text):
 @cache
 def project_unit_strings() -> tuple[str, ...]:
     """Every unit string the project uses: symbols' units, sheets' display units, inputs' units."""
-    from derivations import glossary, registry
-    from derivations.context import SCENARIO_INPUTS
+    from derivations.engine.context import SCENARIO_INPUTS
+    from derivations.physics import glossary
+    from derivations.questions import registry
 
     texts = {info.unit_text for info in glossary.GLOSSARY}
     texts |= {i.unit for i in SCENARIO_INPUTS}

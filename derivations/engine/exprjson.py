@@ -25,7 +25,7 @@ recursion); the last is usually the root. Tags:
   `Min`, `Abs`, `ceiling`, `floor`, `log`, `exp`, `Piecewise` (children in
   expression, condition pairs), the relationals `Eq`, `Ne`, `Lt`, `Le`, `Gt`,
   `Ge`, the logic `And`, `Or`, `Not`, `ITE` (which sympy writes in a nested Piecewise's conditions), and `["Function", NAME, ...]` for the
-  project's own functions (`PROJECT_FUNCTIONS`: derivations.primitives'
+  project's own functions (`PROJECT_FUNCTIONS`: derivations.physics.primitives'
   ArgMax and Pick).
 
 Every node is rebuilt with `evaluate=False`, so `loads(dumps(e)) == e`
@@ -77,13 +77,13 @@ _TAG_OF: dict[type, str] = {cls: tag for tag, (cls, _, _) in NODES.items()}
 
 
 def project_functions() -> dict[str, type]:
-    """PROJECT_FUNCTIONS, looked up in derivations.primitives (each must be a sympy Function class defined there)."""
-    primitives = importlib.import_module("derivations.primitives")
+    """PROJECT_FUNCTIONS, looked up in derivations.physics.primitives (each must be a sympy Function class defined there)."""
+    primitives = importlib.import_module("derivations.physics.primitives")
     out = {}
     for name in PROJECT_FUNCTIONS:
         cls = getattr(primitives, name, None)
         if not (isinstance(cls, type) and issubclass(cls, sp.Function) and cls.__module__ == primitives.__name__):
-            raise RefusedError(f"derivations.primitives has no sympy function {name}")
+            raise RefusedError(f"derivations.physics.primitives has no sympy function {name}")
         out[name] = cls
     return out
 
@@ -121,7 +121,7 @@ def _node(e: sp.Basic, index: dict[sp.Basic, int], functions: dict[str, type]) -
     name = type(e).__name__
     if name in functions and type(e) is functions[name]:
         return ["Function", name, *kids]
-    raise RefusedError(f"cannot write a {name} node (not in derivations.exprjson's whitelist)")
+    raise RefusedError(f"cannot write a {name} node (not in derivations.engine.exprjson's whitelist)")
 
 
 def dump(expr: sp.Basic) -> dict[str, Any]:

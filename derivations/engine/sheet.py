@@ -1,8 +1,8 @@
-"""The full path to a sheet: a Derivation in a Context, solved by derivations.solved and checked against the exact evaluation.
+"""The full path to a sheet: a Derivation in a Context, solved by derivations.engine.run and checked against the exact evaluation.
 
-`derivations.solved` builds every sheet from plain data: the derivation's blueprint and numeric plan, and a `Setup` (a
+`derivations.engine.run` builds every sheet from plain data: the derivation's blueprint and numeric plan, and a `Setup` (a
 context's values as Fractions). Here a pint Context becomes that Setup (`setup_of`: each chip, model and format's values
-computed once, by the bindings of derivations.context), and the sheet it gives is checked against the exact evaluation
+computed once, by the bindings of derivations.engine.context), and the sheet it gives is checked against the exact evaluation
 by sympy substitution (`evaluate`): the sheet's own steps (a Fraction must be the Rational sympy gives, a float agree to
 CHECK_TOLERANCE) and one row of every table. The exact evaluation stays the reference: tests, sweeps and the quiz use it.
 Spec files are never read here: the front door passes a `resolve` callable that turns a table row into a Context.
@@ -19,9 +19,8 @@ import mpmath
 import pint
 import sympy as sp
 
-from derivations import glossary as gl
-from derivations import solved
-from derivations.context import (
+from derivations.engine import run
+from derivations.engine.context import (
     BINDINGS,
     CONSTANT_BINDINGS,
     ENGINE_INPUTS,
@@ -38,10 +37,10 @@ from derivations.context import (
     input_value,
     layout_problem,
 )
-from derivations.engine import UNIT_MARKERS, At, Derivation, Row, Solve, Step, needed_steps
-from derivations.numeric import CHECK_TOLERANCE, VALUE_LIMIT_EXPONENT, Missing, out_of_range
-from derivations.planning import plan_of
-from derivations.solved import (
+from derivations.engine.declare import UNIT_MARKERS, At, Derivation, Row, Solve, Step, needed_steps
+from derivations.engine.numeric import CHECK_TOLERANCE, VALUE_LIMIT_EXPONENT, Missing, out_of_range
+from derivations.engine.planning import plan_of
+from derivations.engine.run import (
     FIT_STEP,
     Identity,
     NoValueError,
@@ -58,6 +57,7 @@ from derivations.solved import (
     spec_facts,
     urls,
 )
+from derivations.physics import glossary as gl
 from specs.catalog import SPECS_DIR
 from specs.errors import SpecError
 from specs.hardware import Hardware
@@ -150,18 +150,18 @@ def evaluate(d: Derivation, ctx: Context, only: Sequence[str] | None = None) -> 
 
 
 def evaluate_numbers(d: Derivation, ctx: Context, only: Sequence[str] | None = None) -> dict[str, float | Missing]:
-    """Every step's value in `ctx` as a float64 (or Missing), by the derivation's compiled numeric plan (derivations.numeric).
+    """Every step's value in `ctx` as a float64 (or Missing), by the derivation's compiled numeric plan (derivations.engine.numeric).
 
     The same values as `evaluate`, to float precision (`check_numbers` compares them); with `only`, just those steps
     and what they need. Tables, claims, figures and sweeps use it; `evaluate` stays the exact reference.
     """
-    return solved.evaluate_numbers(d.blueprint, plan_of(d), setup_of(d, ctx), defaults_of(d), only)
+    return run.evaluate_numbers(d.blueprint, plan_of(d), setup_of(d, ctx), defaults_of(d), only)
 
 
 def input_floats(d: Derivation, ctx: Context, names: frozenset[str], layout: bool = True) -> dict[str, float | Missing]:
     """Float values, in each symbol's declared unit, of the inputs and spec-bound symbols named (as `input_values`, in float64;
-    `layout=False`: the layout's inputs unchecked, see derivations.solved.input_values)."""
-    values = solved.input_values(d.blueprint, setup_of(d, ctx), names, defaults_of(d), layout)
+    `layout=False`: the layout's inputs unchecked, see derivations.engine.run.input_values)."""
+    values = run.input_values(d.blueprint, setup_of(d, ctx), names, defaults_of(d), layout)
     return {k: (v if isinstance(v, Missing) else float(v)) for k, v in values.items()}
 
 
@@ -204,10 +204,10 @@ def _free_symbols(expr: sp.Expr) -> frozenset[sp.Symbol]:
 
 @lru_cache(maxsize=8192)
 def _rational_code(expr: sp.Expr) -> tuple[Callable[..., object], tuple[sp.Symbol, ...]] | None:
-    """`expr` as exact code over Fractions (derivations.numeric, `exact`) and the symbols it reads, in order; None where
+    """`expr` as exact code over Fractions (derivations.engine.numeric, `exact`) and the symbols it reads, in order; None where
     it is not rational code (a power with a symbol in its exponent, a log, a float) and sympy evaluates it."""
-    from derivations import exprjson
-    from derivations.numeric import PlanError, compile_function
+    from derivations.engine import exprjson
+    from derivations.engine.numeric import PlanError, compile_function
 
     symbols = tuple(sorted(_free_symbols(expr), key=lambda s: s.name))
     try:
@@ -487,37 +487,37 @@ class _PrecisionValues(dict):
 
 
 @lru_cache(maxsize=1)
-def bindings() -> solved.Bindings:
-    """Where each spec-bound symbol takes its value (derivations.context's part tables), as plain data."""
+def bindings() -> run.Bindings:
+    """Where each spec-bound symbol takes its value (derivations.engine.context's part tables), as plain data."""
     parts = {**{s.name: "hardware" for s in HARDWARE_BINDINGS}, **{s.name: "peak" for s in PEAK_BINDINGS},
              **{s.name: "model" for s in MODEL_BINDINGS}, **{s.name: role for role, t in PRECISION_BINDINGS.items() for s in t},
              **{s.name: "constant" for s in CONSTANT_BINDINGS}}
     twins = {**{t.name: ("hardware", s.name) for s, t in gl.SECOND_CHIP.items()}, **{t.name: ("model", s.name) for s, t in gl.SECOND_MODEL.items()}}
     constants = {s.name: _part(f, s) for s, f in CONSTANT_BINDINGS.items()}
-    return solved.Bindings(parts, twins, {role: _PrecisionValues(role) for role in PRECISION_BINDINGS}, constants)
+    return run.Bindings(parts, twins, {role: _PrecisionValues(role) for role in PRECISION_BINDINGS}, constants)
 
 
-_ENGINES: dict[int, tuple[Profile, solved.Engine]] = {}
+_ENGINES: dict[int, tuple[Profile, run.Engine]] = {}
 
 
-def engine_data(e: Profile) -> solved.Engine:
+def engine_data(e: Profile) -> run.Engine:
     """An engine profile as plain data: its inputs parsed (each in its input's unit, as `input_value` reads them)."""
     hit = _ENGINES.get(id(e))
     if hit is None or hit[0] is not e:
-        from derivations.context import SCENARIO_INPUTS, _profile_value
+        from derivations.engine.context import SCENARIO_INPUTS, _profile_value
 
         parsed = {i.name: _magnitude(_profile_value(e, i), unit(i.unit)) for i in SCENARIO_INPUTS if i.name in ENGINE_INPUTS}
-        hit = _ENGINES[id(e)] = (e, solved.Engine(e.name, e.description, tuple(e.values.items()), parsed, e.provenance, shown_profile_path(e)))
+        hit = _ENGINES[id(e)] = (e, run.Engine(e.name, e.description, tuple(e.values.items()), parsed, e.provenance, shown_profile_path(e)))
     return hit[1]
 
 
 def setup_of(d: Derivation, ctx: Context) -> Setup:
-    """A Context as plain data (derivations.solved.Setup): every spec-bound value as a Fraction, the inputs `d` reads that
+    """A Context as plain data (derivations.engine.run.Setup): every spec-bound value as a Fraction, the inputs `d` reads that
     it sets as magnitudes in their own units."""
     by_name = {i.name: i for i in d.inputs}
     overrides = {name: _magnitude(q, unit(by_name[name].unit)) for name, q in ctx.overrides.items() if name in by_name}
     engine = ctx.engine if ctx.engine is not None else fitted()  # None: a profile file is broken, and fitted() says so
-    return solved.make_setup(bindings(), spec_data(ctx.hardware), spec_data(ctx.model), ctx.weights, ctx.kv, ctx.math, overrides,
+    return run.make_setup(bindings(), spec_data(ctx.hardware), spec_data(ctx.model), ctx.weights, ctx.kv, ctx.math, overrides,
                              ctx.math_defaulted, spec_data(ctx.second_hardware) if ctx.second_hardware else None,
                              spec_data(ctx.second_model) if ctx.second_model else None, engine_data(engine))
 
@@ -543,8 +543,8 @@ def defaults_of(d: Derivation) -> dict[str, Fraction]:
 # --- the full path ----------------------------------------------------------------------------------------------------
 
 
-def solve_sheet(d: Derivation, ctx: Context, resolve: Resolver, grid: tuple[Row, ...], identities: solved.Identities | None = None) -> Sheet:
-    """The derivation evaluated in `ctx`, its tables and claims, and a headline grid over `grid` (derivations.solved.solve),
+def solve_sheet(d: Derivation, ctx: Context, resolve: Resolver, grid: tuple[Row, ...], identities: run.Identities | None = None) -> Sheet:
+    """The derivation evaluated in `ctx`, its tables and claims, and a headline grid over `grid` (derivations.engine.run.solve),
     checked against the exact evaluation: every step of the sheet's own context, and one row of every table. `identities`
     finds what the steps reduce to (default: `identity_finder`, sympy)."""
     contexts: dict[int, Context] = {}
@@ -562,7 +562,7 @@ def solve_sheet(d: Derivation, ctx: Context, resolve: Resolver, grid: tuple[Row,
     def check(s: Setup, got: Mapping[str, object], names: Sequence[str], where: str, exact: Mapping[str, object] | None) -> None:
         check_numbers(d, contexts[id(s)], got, names, where, exact)  # type: ignore[arg-type]
 
-    sheet = solved.solve(d.blueprint, plan_of(d), bindings(), own, defaults_of(d), resolve_setup, grid, identities or identity_finder(d), check)
+    sheet = run.solve(d.blueprint, plan_of(d), bindings(), own, defaults_of(d), resolve_setup, grid, identities or identity_finder(d), check)
     exact = evaluate(d, ctx)
     _check_own(d, {s.step.name: s.value for s in sheet.steps}, exact)
     return replace(sheet, derivation=d, context=ctx)
@@ -585,8 +585,8 @@ def _check_own(d: Derivation, got: Mapping[str, Value], exact: Mapping[str, sp.E
 _IDENTITY_CACHE: dict[tuple[object, ...], dict[str, Identity]] = {}
 
 
-def identity_finder(d: Derivation) -> solved.Identities:
-    """What `d`'s steps reduce to in a setup of a given structure (derivations.solved.Identities): `identities`, remembered
+def identity_finder(d: Derivation) -> run.Identities:
+    """What `d`'s steps reduce to in a setup of a given structure (derivations.engine.run.Identities): `identities`, remembered
     per structure, so a table of many contexts pays for it once per kind of model."""
     def find(structural: Mapping[str, Fraction], not_here: frozenset[str]) -> Mapping[str, Identity]:
         key = (d.slug, id(d), tuple(sorted(structural.items())), not_here)
@@ -609,9 +609,9 @@ def identities(d: Derivation, structural: Mapping[str, Fraction], not_here: froz
     """The steps that are identities for a setup of this structure, each with what it reduces to.
 
     A step is an identity when its expression, with the structural values substituted (spec-bound counts that are 0 or
-    1 here: derivations.solved.structure), unit markers set to 1, and earlier identities that are numbers, reduces to one
+    1 here: derivations.engine.run.structure), unit markers set to 1, and earlier identities that are numbers, reduces to one
     symbol or one finite number; one that reduces to nan (0/0: the intensity of shared experts a model does not have) has
-    nothing to compute here where it has no value (a `nan` Identity: derivations.solved applies it only there). Headline
+    nothing to compute here where it has no value (a `nan` Identity: derivations.engine.run applies it only there). Headline
     results, closed forms, steps evaluated elsewhere (At) and steps that are n/a here (`not_here`) are never identities.
     """
     values = {sp.Symbol(n, positive=True): sp.Rational(v.numerator, v.denominator) for n, v in structural.items()}

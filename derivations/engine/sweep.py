@@ -4,13 +4,13 @@
 range `1:1024:log2`, or an arithmetic range `0.5:1:0.1`; the ends and step of a
 range may carry units, `t_fixed=1ms:2ms:0.5ms`), checking every value against
 its input's domain. `plan` takes the steps the result needs, in step order,
-from the derivation's numeric plan (derivations.numeric: each step compiled
+from the derivation's numeric plan (derivations.engine.numeric: each step compiled
 once, here its numpy form, the constants bound), with the same domain rules
 as the exact evaluation: a closed form whose root is not finite and positive,
 or a step whose value is not finite or out of range, has no value there, and
 neither has any step that needs it. Spec values a model or chip lacks make the
 steps that need them n/a for the whole grid. The grid's first and last points
-are re-evaluated exactly (`derivations.sheet.evaluate`) and must agree to
+are re-evaluated exactly (`derivations.engine.sheet.evaluate`) and must agree to
 1e-9: a float cancellation would fail loudly, never print a wrong number.
 
 `Plan.blocks` evaluates the grid in blocks of at most `BLOCK_POINTS` points in
@@ -28,13 +28,13 @@ from fractions import Fraction
 
 import numpy as np
 
-from derivations.context import BARE_NUMBER_UNITS, Context, Input, input_value
-from derivations.engine import Derivation, Solve, Step
-from derivations.numeric import ABSENT, out_of_range
-from derivations.numeric import Plan as NumericPlan
-from derivations.planning import plan_of
-from derivations.sheet import VALUE_LIMIT, Missing, evaluate, input_floats
-from derivations.solved import LAYOUT_INPUTS, layout_problem
+from derivations.engine.context import BARE_NUMBER_UNITS, Context, Input, input_value
+from derivations.engine.declare import Derivation, Solve, Step
+from derivations.engine.numeric import ABSENT, out_of_range
+from derivations.engine.numeric import Plan as NumericPlan
+from derivations.engine.planning import plan_of
+from derivations.engine.run import LAYOUT_INPUTS, layout_problem
+from derivations.engine.sheet import VALUE_LIMIT, Missing, evaluate, input_floats
 from specs.errors import SpecError, suggest
 from specs.quantities import parse_quantity
 from units import RooflineError, unit_text
@@ -220,7 +220,7 @@ def check_points(total: int, what: str = "this sweep") -> None:
 
 @dataclass
 class _Compiled:
-    """One expression over the grid: the numeric plan's numpy function with the constants bound (derivations.numeric)."""
+    """One expression over the grid: the numeric plan's numpy function with the constants bound (derivations.engine.numeric)."""
 
     step: Step | None
     #: the names of the values that vary over the grid (swept inputs, steps that read them), in the order `function` takes them
@@ -326,7 +326,7 @@ def sweep(d: Derivation, ctx: Context, result: str, axes: Sequence[Axis]) -> Swe
 
 @dataclass
 class _Layout:
-    """The layout rules (derivations.solved.layout_problem) over a grid that sweeps tp, dp or ep: as `derive` applies them to
+    """The layout rules (derivations.engine.run.layout_problem) over a grid that sweeps tp, dp or ep: as `derive` applies them to
     one context, here to each point, so a point whose layout is none of the model's has no value, with derive's reason."""
 
     model: str
@@ -489,7 +489,7 @@ def _run_op(op: _Op, arrays: dict[str, np.ndarray], bad: dict[str, np.ndarray | 
 
 
 def _in_range(value: np.ndarray) -> np.ndarray:
-    """As derivations.sheet.in_range: zero, or a magnitude from 1e-300 to 1e300."""
+    """As derivations.engine.sheet.in_range: zero, or a magnitude from 1e-300 to 1e300."""
     a = np.abs(value)
     return (a == 0) | ((a >= 1 / _LIMIT) & (a <= _LIMIT))
 
@@ -567,7 +567,7 @@ def _run_checks(c: _Compiled, value: np.ndarray, why: np.ndarray | None, reasons
 
 
 def _far(value: np.ndarray, finite: np.ndarray) -> np.ndarray | None:
-    """The finite points out of range (as derivations.sheet.in_range), or None when there is none (checked in two passes)."""
+    """The finite points out of range (as derivations.engine.sheet.in_range), or None when there is none (checked in two passes)."""
     a = np.abs(value)
     top = np.max(a, where=finite, initial=0.0)
     low = np.min(a, where=finite & (a > 0), initial=np.inf)

@@ -3,7 +3,7 @@
 `roofline derive ./my-question.toml` reads the file with `tomllib`, checks
 every field (one line naming the file and the field on any error, before
 anything is printed), parses each step's formula with the formula language
-(`derivations.formula`, never `eval`) and hands the steps to the engine's
+(`derivations.engine.formula`, never `eval`) and hands the steps to the engine's
 `derivation(...)`, so the sheet is unit-checked, its closed forms solved and
 verified, and rendered exactly like a shipped one. `examples/kv-offload.toml`
 is a complete file; the README documents the format.
@@ -16,12 +16,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from derivations import bounded, prose
-from derivations import formula as fm
-from derivations.context import DOMAINS, ENGINE_INPUTS, SCENARIO_INPUTS, Input
-from derivations.engine import Claim, Derivation, Row, Step, Table, derivation, solve
-from derivations.glossary import GLOSSARY
-from derivations.symbols import Symbols
+from derivations.engine import bounded, prose
+from derivations.engine import formula as fm
+from derivations.engine.context import DOMAINS, ENGINE_INPUTS, SCENARIO_INPUTS, Input
+from derivations.engine.declare import Claim, Derivation, Row, Step, Table, derivation, solve
+from derivations.engine.symbols import Symbols
+from derivations.physics.glossary import GLOSSARY
 from specs import text as text_rule
 from specs.derivation_files import read_derivation_file
 from specs.errors import SpecError, shown, suggest
@@ -328,7 +328,7 @@ def _latex(f: _Fields, item: Mapping[str, Any], path: str) -> str | None:
 
 def _prose_links(where: str, path: str, text: str) -> None:
     """An @slug in the file's prose names a shipped sheet."""
-    from derivations import registry
+    from derivations.questions import registry
 
     shipped = registry.SLUGS if hasattr(registry, "SLUGS") else tuple(registry.BY_SLUG)
     try:

@@ -31,8 +31,8 @@ from fractions import Fraction
 import pint
 import sympy as sp
 
-from derivations.glossary import GLOSSARY
-from derivations.symbols import Symbols, default_latex
+from derivations.engine.symbols import Symbols, default_latex
+from derivations.physics.glossary import GLOSSARY
 from units import RooflineError, UnitMismatchError, infer_unit, same_unit, unit, unit_text, ureg
 from units.errors import unknown_unit
 
@@ -492,10 +492,10 @@ class Solution:
 def solve(lhs: Formula, rhs: Formula, for_: str, where: str = "--solve-for") -> Solution:
     """`for_` such that `lhs` = `rhs`: both sides in one unit, one positive root, checked against the equation.
 
-    This is the engine's own Solve step (engine.solve), so a user's closed
+    This is the engine's own Solve step (declare.solve), so a user's closed
     form is verified exactly as a sheet's is.
     """
-    from derivations import bounded, engine  # the engine imports nothing of ours; a late import keeps this module light
+    from derivations.engine import bounded, declare  # the engine imports nothing of ours; a late import keeps this module light
 
     table = Symbols(parent=lhs.symbols)
     if not isinstance(for_, str) or for_ not in lhs.symbols:
@@ -512,16 +512,16 @@ def solve(lhs: Formula, rhs: Formula, for_: str, where: str = "--solve-for") -> 
         raise FormulaError("cannot solve through max, min, ceil or floor: equate one branch at a time", where=where)
     sides = []
     for side_name, side in (("check_lhs", lhs), ("check_rhs", rhs)):
-        step = engine.Step(side_name, side.expr, side.unit_text, "")
+        step = declare.Step(side_name, side.expr, side.unit_text, "")
         table.add(side_name, side.unit_text, None, "")
         sides.append(step)
     unit_str = unit_text(table.info(var).unit)
-    step = engine.solve("check_solution", sides[0], sides[1], var, unit_str, "")
+    step = declare.solve("check_solution", sides[0], sides[1], var, unit_str, "")
     try:
-        solved = engine._solve("check", step, {s.name: s.expr for s in sides}, table, sides, bounded.Budget(bounded.SOLVE_CPU_SECONDS))
+        solved = declare._solve("check", step, {s.name: s.expr for s in sides}, table, sides, bounded.Budget(bounded.SOLVE_CPU_SECONDS))
     except bounded.LimitExceededError as err:
         raise FormulaTooLargeError(f"the solve for {for_} in {_short(lhs.text)} = {_short(rhs.text)} {err.reason}", where=where) from None
-    except (engine.DerivationError, UnitMismatchError) as err:
+    except (declare.DerivationError, UnitMismatchError) as err:
         raise FormulaError(str(err).removeprefix("check: check_solution: ").removeprefix("check: "), where=where) from None
     except (NotImplementedError, ValueError, TypeError, RecursionError):
         raise FormulaError(f"sympy finds no closed form for {for_} in {_short(lhs.text)} = {_short(rhs.text)}", where=where) from None

@@ -1,13 +1,13 @@
-"""Making a derivation's numeric plan (`derivations.numeric.Plan`): its steps written as exprjson data with the rule each
+"""Making a derivation's numeric plan (`derivations.engine.numeric.Plan`): its steps written as exprjson data with the rule each
 follows, and the cache that keeps plans between runs. This side needs sympy and the derivation; the plan it makes runs
-without either (`derivations.numeric`).
+without either (`derivations.engine.numeric`).
 """
 
 from __future__ import annotations
 
-from derivations import cache, exprjson, numeric
-from derivations.engine import At, Derivation, Solve, needed_steps
-from derivations.numeric import VERSION, Plan, PlanError, PlanStep
+from derivations.engine import cache, exprjson, numeric
+from derivations.engine.declare import At, Derivation, Solve, needed_steps
+from derivations.engine.numeric import VERSION, Plan, PlanError, PlanStep
 
 
 def plan_of(d: Derivation) -> Plan:

@@ -12,11 +12,11 @@ MEASURED_STEP (0: none given).
 
 from __future__ import annotations
 
-from derivations import glossary as gl
-from derivations import primitives as pr
-from derivations import stepmodel as sm
-from derivations.context import Input, fitted
-from derivations.engine import Step
+from derivations.engine.context import Input, fitted
+from derivations.engine.declare import Step
+from derivations.physics import glossary as gl
+from derivations.physics import primitives as pr
+from derivations.physics import stepmodel as sm
 
 _FROM = f"of the {len(fitted().records)} memory-bound decode records of published measurements (`roofline validate`)"
 

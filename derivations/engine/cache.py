@@ -11,8 +11,8 @@ it is simply not found.
 
 Where and how entries are kept (the folder's ownership rule, data-only
 entries, atomic writes, `ROOFLINE_CACHE_DIR` and `ROOFLINE_CACHE=off`):
-`derivations.store`, whose names this module re-exports. A closed form is
-stored as JSON in the whitelisted format of `derivations.exprjson`; a node
+`derivations.engine.store`, whose names this module re-exports. A closed form is
+stored as JSON in the whitelisted format of `derivations.engine.exprjson`; a node
 outside the whitelist is a miss.
 """
 
@@ -25,7 +25,7 @@ from typing import Any
 
 import sympy as sp
 
-from derivations.store import (
+from derivations.engine.store import (
     FOLDER_MODE,
     MAX_ENTRY_BYTES,
     CacheWarning,
@@ -71,7 +71,7 @@ def key(*parts: object) -> str:
 
 def load_expr(k: str, fields: tuple[str, ...] = ()) -> tuple[sp.Basic, dict[str, str]] | None:
     """A closed form stored with `store_expr`, and its text fields; None for a miss (no entry, any shape or whitelist problem)."""
-    from derivations import exprjson
+    from derivations.engine import exprjson
 
     value = load_json(k, "solve")
     if not isinstance(value, dict) or set(value) != {"expr", *fields} or not all(isinstance(value[f], str) for f in fields):
@@ -83,8 +83,8 @@ def load_expr(k: str, fields: tuple[str, ...] = ()) -> tuple[sp.Basic, dict[str,
 
 
 def store_expr(k: str, expr: sp.Basic, **fields: str) -> None:
-    """Store a closed form (as derivations.exprjson data) and text fields; an expression outside the whitelist is not stored."""
-    from derivations import exprjson
+    """Store a closed form (as derivations.engine.exprjson data) and text fields; an expression outside the whitelist is not stored."""
+    from derivations.engine import exprjson
 
     try:
         doc = exprjson.dump(expr)

@@ -1,9 +1,9 @@
 """Compiled evaluation: every step of a derivation as plain float code, one numeric plan for cells, claims, marks and sweeps.
 
-`derivations.sheet.evaluate` evaluates steps exactly, by sympy substitution: right, and slow (a table row costs
+`derivations.engine.sheet.evaluate` evaluates steps exactly, by sympy substitution: right, and slow (a table row costs
 milliseconds of sympy object construction). A **numeric plan** is the same evaluation compiled once per derivation:
 
-- per step, in order: its expression as `derivations.exprjson` data (the whitelisted node list, never code), the
+- per step, in order: its expression as `derivations.engine.exprjson` data (the whitelisted node list, never code), the
   names it reads (inputs, spec-bound symbols, earlier steps) and its domain rule, the same as `sheet._in_domain`:
   a closed form (Solve) or a step with a `none` reason has a value only where it is finite and positive; every
   other step only where it is finite; any value beyond 1e300 (or nonzero below 1e-300) is out of range;
@@ -16,13 +16,13 @@ milliseconds of sympy object construction). A **numeric plan** is the same evalu
 
 From the plan, `source` writes one Python function per step: scalar floats (one context: a sheet's table row, a
 claim, a plot mark) or numpy arrays (a sweep, a curve); `compile()` turns the text, generated here from the
-validated node list, into code in memory. Nothing executable is stored: a plan is cached (derivations.cache,
+validated node list, into code in memory. Nothing executable is stored: a plan is cached (derivations.engine.cache,
 `<key>.json`) as data, keyed by everything it is made from, and read back through the same validation.
 
 Floats carry noise a Rational does not: 8 experts come out 7.999999999999999. A floor or a ceiling snaps a value
 within `SNAP` (relative) of a whole number to it before rounding, so a count is the count the exact evaluation
 gives; renderers.numbers prints a float within its noise of a whole number as that whole number. The exact
-evaluation stays the reference: `derivations.sheet` checks one row of every table against it (`CHECK_TOLERANCE`).
+evaluation stays the reference: `derivations.engine.sheet` checks one row of every table against it (`CHECK_TOLERANCE`).
 
 This module imports neither sympy nor pint: a plan read from the cache evaluates without them.
 """
@@ -45,7 +45,7 @@ SNAP = 1e-9
 #: Float and exact evaluation agree to this relative tolerance on the checked row of every table (else the build fails).
 CHECK_TOLERANCE = 1e-9
 #: A step's value beyond 10**VALUE_LIMIT_EXPONENT in its own unit (or nonzero below its inverse) is out of range: no sheet
-#: needs it, and no float could hold it in another unit (the one rule; derivations.sheet and derivations.sweep read it here).
+#: needs it, and no float could hold it in another unit (the one rule; derivations.engine.sheet and derivations.engine.sweep read it here).
 VALUE_LIMIT_EXPONENT = 300
 VALUE_LIMIT = 10.0**VALUE_LIMIT_EXPONENT
 _EXACT_LIMIT = Fraction(10**VALUE_LIMIT_EXPONENT)
@@ -75,7 +75,7 @@ class Missing:
     >>> sheet.results["B_max_kv"].to("1")
     Traceback (most recent call last):
     ...
-    derivations.sheet.NoValueError: B_max_kv has no value here (none: the weights alone fill the usable memory, leaving no room for a cache: more GPUs (a larger TP degree) or fewer bytes per weight)
+    derivations.engine.sheet.NoValueError: B_max_kv has no value here (none: the weights alone fill the usable memory, leaving no room for a cache: more GPUs (a larger TP degree) or fewer bytes per weight)
     """
 
     kind: str
@@ -530,7 +530,7 @@ def _exact_operator(tag: str, node: list[Any], refs: list[int], kids: list[str],
     return _operator(tag, node, refs, kids, values, False)
 
 
-#: The largest whole exponent the exact code raises to (sympy's exact evaluation goes as far: derivations.sheet).
+#: The largest whole exponent the exact code raises to (sympy's exact evaluation goes as far: derivations.engine.sheet).
 EXACT_MAX_EXPONENT = 512
 
 
@@ -833,7 +833,7 @@ class Plan:
         A float64 each, unless `exact`: then a step whose inputs are all Fractions and whose expression is rational code is
         computed in Fractions (exactly the Rational sympy's substitution gives), and any other in float64 (a log, a power
         with a symbol in its exponent, or a step that reads a float). A sheet's own steps are evaluated so
-        (derivations.solved); tables, claims and sweeps in floats. `values` gains the steps' values (so At steps and later
+        (derivations.engine.run); tables, claims and sweeps in floats. `values` gains the steps' values (so At steps and later
         steps read them).
         """
         out: dict[str, Number | Missing] = {}

@@ -1,6 +1,6 @@
 """The byte store under roofline's caches: a folder the user owns, entries that are data, atomic writes (stdlib only).
 
-`derivations.cache` (solved closed forms, drawn plots, compiled plans) and
+`derivations.engine.cache` (solved closed forms, drawn plots, compiled plans) and
 `roofline.compiled` (the compiled forms the light path of `roofline derive`
 prints from) keep their entries here; this module imports no sympy, pint or
 numpy, so a command answered from the store pays for none of them.

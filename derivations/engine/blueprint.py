@@ -1,13 +1,13 @@
 """A derivation as plain data: what a sheet is built from once its formulas are compiled, without sympy or pint.
 
-A `Derivation` (derivations.engine) holds sympy expressions: the steps, solved and checked. Everything a sheet needs of
+A `Derivation` (derivations.engine.declare) holds sympy expressions: the steps, solved and checked. Everything a sheet needs of
 it besides its numbers and printed formulas is plain data: the question, each step's name, unit, sentence and kind, the
 symbol table's names, units and LaTeX, the inputs with their defaults and domains, the tables, claims and plots as
-declared. `Blueprint` is that data; `Derivation.blueprint` makes it, and `derivations.solved` builds every sheet from it
-(with the numeric plan, derivations.numeric). It round-trips through JSON (`to_json`, `from_json`), so the compiled form
+declared. `Blueprint` is that data; `Derivation.blueprint` makes it, and `derivations.engine.run` builds every sheet from it
+(with the numeric plan, derivations.engine.numeric). It round-trips through JSON (`to_json`, `from_json`), so the compiled form
 of a sheet (roofline.compiled) can be stored and read back by a process that never imports sympy.
 
-Row, Table, Claim and Plot are declared here (derivations.engine re-exports them): a question module declares them as
+Row, Table, Claim and Plot are declared here (derivations.engine.declare re-exports them): a question module declares them as
 plain data, and they stay plain data in the blueprint.
 """
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sympy as sp
 
-from derivations import glossary as gl
+from derivations.physics import glossary as gl
 from specs.counts import gqa_attention_params, gqa_kv_elements_per_token, mla_kv_elements_per_token, mlp_params, swiglu_mlp_params
 
 __all__ = [

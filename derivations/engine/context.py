@@ -22,10 +22,10 @@ import numpy as np
 import pint
 import sympy as sp
 
-from derivations import conventions
-from derivations import glossary as gl
-from derivations.blueprint import BARE_NUMBER_UNITS, DOMAINS, MAX_COUNT, MAX_MAGNITUDE, ZERO_DOMAINS, is_bare_number, within
-from derivations.solved import layout_problem as solved_layout_problem
+from derivations.engine.blueprint import BARE_NUMBER_UNITS, DOMAINS, MAX_COUNT, MAX_MAGNITUDE, ZERO_DOMAINS, is_bare_number, within
+from derivations.engine.run import layout_problem as solved_layout_problem
+from derivations.physics import conventions
+from derivations.physics import glossary as gl
 from specs.counts import swiglu_mlp_params
 from specs.errors import SpecError, shown, suggest
 from specs.hardware import Hardware, SpecWarning
@@ -336,7 +336,7 @@ LAYOUT_SYMBOLS = (gl.n_tp, gl.n_dp, gl.n_ep)
 
 
 def layout_problem(model: Architecture, tp: int, dp: int, ep: int) -> tuple[str, str] | None:
-    """(input, reason) when tp, dp and ep do not make a layout of `model`, else None (derivations.solved.layout_problem)."""
+    """(input, reason) when tp, dp and ep do not make a layout of `model`, else None (derivations.engine.run.layout_problem)."""
     return solved_layout_problem(model.name, model.moe.experts if model.moe else None, tp, dp, ep)
 
 

@@ -1,7 +1,7 @@
 """How far do real servers sit from the step model, and which engine inputs does the dataset give?
 
 Every published record (specs/measurements/) is turned into a measured decode
-step time under a stated rule, and the shared step model (derivations.stepmodel
+step time under a stated rule, and the shared step model (derivations.physics.stepmodel
 DECODE_STEP, the one every sheet uses) is evaluated at the record's hardware,
 model, precisions, batch, mean context and tensor-parallel degree through the
 same context machinery as a sheet. No second step-time formula exists here:
@@ -40,12 +40,12 @@ from pathlib import Path
 import numpy as np
 import sympy as sp
 
-from derivations import glossary as gl
-from derivations import stepmodel as sm
-from derivations.context import BINDINGS, PROFILES_ERROR, Context, fitted, make_context
-from derivations.engine import derivation
-from derivations.sheet import Missing, evaluate, input_values
-from derivations.symbols import Symbols
+from derivations.engine.context import BINDINGS, PROFILES_ERROR, Context, fitted, make_context
+from derivations.engine.declare import derivation
+from derivations.engine.sheet import Missing, evaluate, input_values
+from derivations.engine.symbols import Symbols
+from derivations.physics import glossary as gl
+from derivations.physics import stepmodel as sm
 from specs.catalog import SPECS_DIR, shown_path
 from specs.errors import SpecError, suggest
 from specs.measurements import DEFAULT_PROFILE, PROFILE_SUMMARY, Measurement, Profile, decode_step

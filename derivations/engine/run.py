@@ -1,13 +1,13 @@
 """Solved sheets from plain data: a blueprint, a numeric plan and a setup, evaluated without sympy or pint.
 
-A derivation is solved in two halves. Its formulas are compiled once (derivations.engine builds and checks them with
-sympy; derivations.numeric compiles each step to code; `Derivation.blueprint` is the rest as plain data). A context is
+A derivation is solved in two halves. Its formulas are compiled once (derivations.engine.declare builds and checks them with
+sympy; derivations.engine.numeric compiles each step to code; `Derivation.blueprint` is the rest as plain data). A context is
 then plain data too (`Setup`): the values its chip, model and number formats bind (`SpecData`, in each symbol's own
 unit), the engine profile's inputs, the inputs set. `solve` evaluates the one with the other: each step of the sheet's
 own context in Fractions where the step is rational (exactly what sympy's substitution gives) and in float64 elsewhere
 (Plan.evaluate with exact=True), each table cell and claim in float64, and assembles the `Sheet` every renderer reads.
 
-Both paths to a sheet end here: `derivations.sheet.solve_sheet` (a Derivation and a pint Context, checked against the
+Both paths to a sheet end here: `derivations.engine.sheet.solve_sheet` (a Derivation and a pint Context, checked against the
 exact sympy evaluation) and the light path of `roofline derive` (roofline.compiled: everything read from the compiled
 form, no sympy, no pint imported), so the two print the same sheet byte for byte.
 """
@@ -21,9 +21,21 @@ from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Any
 
-from derivations import conventions
-from derivations.blueprint import BARE_NUMBER_UNITS, ZERO_DOMAINS, Blueprint, Claim, InputEntry, Row, StepEntry, SymbolEntry, Table, is_bare_number, within
-from derivations.numeric import Missing, Number, Plan
+from derivations.engine.blueprint import (
+    BARE_NUMBER_UNITS,
+    ZERO_DOMAINS,
+    Blueprint,
+    Claim,
+    InputEntry,
+    Row,
+    StepEntry,
+    SymbolEntry,
+    Table,
+    is_bare_number,
+    within,
+)
+from derivations.engine.numeric import Missing, Number, Plan
+from derivations.physics import conventions
 from specs.errors import SpecError
 from specs.literal import MAX_MAGNITUDE, MAX_VALUE_LENGTH, MIN_MAGNITUDE, NUMBER_AND_UNIT
 from specs.precisions import Precision
@@ -211,7 +223,7 @@ class SpecData:
     peaks: Mapping[str, Fraction | Missing] = field(default_factory=dict)
     #: a model's: its architecture ("llama"), what its checkpoint ships quantized (None: nothing), its routed experts per
     #: MoE layer (None: a dense model), and the warning a sheet gives when it is named without --weights (a quantized
-    #: checkpoint computed in the default format: derivations.context.checkpoint_warning)
+    #: checkpoint computed in the default format: derivations.engine.context.checkpoint_warning)
     model_type: str = ""
     quantization: str | None = None
     experts: int | None = None
@@ -233,7 +245,7 @@ class Engine:
 
 @dataclass(frozen=True)
 class Bindings:
-    """Where each spec-bound symbol takes its value in a setup (derivations.context declares it, per part):
+    """Where each spec-bound symbol takes its value in a setup (derivations.engine.context declares it, per part):
 
     `parts` maps a symbol to "hardware" or "model" (SpecData.values), "peak" (the chip's peak at the math precision),
     "weights", "kv" or "math" (`precisions`, by the precision's name), or "constant" (`constants`); `twins` maps a primed
@@ -467,7 +479,7 @@ class Sheet:
 
 
 Resolve = Callable[[Setup, Row], Setup]
-#: the check of a table's row against the exact evaluation (derivations.sheet): (setup, its float values, names, where, exact values if known)
+#: the check of a table's row against the exact evaluation (derivations.engine.sheet): (setup, its float values, names, where, exact values if known)
 Check = Callable[[Setup, Mapping[str, Any], Sequence[str], str, Mapping[str, Any] | None], None]
 #: what the steps reduce to, from the structural values of the setup (spec-bound counts that are 0 or 1 here) and the steps
 #: that are n/a here: Identity candidates by step (a `nan` one applies only where the step has no value)
@@ -602,11 +614,11 @@ def _solve_table(bp: Blueprint, plan: Plan, s: Setup, t: Table, resolve: Resolve
 
 
 class UnreadError(ValueError):
-    """A value `read_input` does not read as derivations.context.Input.parse would: the full path reads it, or says why not."""
+    """A value `read_input` does not read as derivations.engine.context.Input.parse would: the full path reads it, or says why not."""
 
 
 def read_input(inp: InputEntry, value: str) -> Fraction:
-    """A value for `inp` (an input's text: `--set`, a table row) as `derivations.context.Input.parse` reads it, without pint:
+    """A value for `inp` (an input's text: `--set`, a table row) as `derivations.engine.context.Input.parse` reads it, without pint:
     a bare number in the input's unit where that unit is a count, the number's and the unit's grammar, sign, range and
     domain checked alike; its magnitude in the input's unit. UnreadError for anything the full path would refuse or read
     with pint's wider grammar (it is then the full path's to read or refuse, in its own words)."""

@@ -18,13 +18,13 @@ from functools import lru_cache
 
 import sympy as sp
 
-from derivations import bounded, cache, exprjson, prose
-from derivations import glossary as gl
-from derivations.blueprint import PLOT_KINDS, Blueprint, Claim, InputEntry, Plot, Row, StepEntry, SymbolEntry, Table
-from derivations.context import BINDINGS, ENGINE_INPUTS, SCENARIO_INPUTS, Input
-from derivations.glossary import GLOSSARY, SECOND_CHIP, SECOND_MODEL
-from derivations.primitives import ArgMax, Pick
-from derivations.symbols import Symbols, default_latex
+from derivations.engine import bounded, cache, exprjson, prose
+from derivations.engine.blueprint import PLOT_KINDS, Blueprint, Claim, InputEntry, Plot, Row, StepEntry, SymbolEntry, Table
+from derivations.engine.context import BINDINGS, ENGINE_INPUTS, SCENARIO_INPUTS, Input
+from derivations.engine.symbols import Symbols, default_latex
+from derivations.physics import glossary as gl
+from derivations.physics.glossary import GLOSSARY, SECOND_CHIP, SECOND_MODEL
+from derivations.physics.primitives import ArgMax, Pick
 from units import Quantity, RooflineError, UnitMismatchError, check_unit, same_unit, unit, unit_text
 
 #: Random points at which every closed form is checked against its equation.
@@ -209,7 +209,7 @@ class Derivation:
 
     @property
     def blueprint(self) -> Blueprint:
-        """The derivation as plain data (derivations.blueprint): everything a sheet reads of it but its formulas (made once
+        """The derivation as plain data (derivations.engine.blueprint): everything a sheet reads of it but its formulas (made once
         per derivation object)."""
         hit = _BLUEPRINTS.get(id(self))
         if hit is None or hit[0] is not self:
@@ -290,7 +290,7 @@ def derivation(
 
     Every step's expansion is bounded (MAX_EXPANDED_TERMS, MAX_DEGREE, no exponential of an exponential). With
     `solve_budget` (a derivation file: equations from input), every closed form is solved in a child process within
-    derivations.bounded's limits, all of them together within the budget's CPU time; without it (a shipped sheet, whose
+    derivations.engine.bounded's limits, all of them together within the budget's CPU time; without it (a shipped sheet, whose
     equations are the project's own and measured by its tests) in this process.
 
     `defaults` gives this sheet its own default for shared scenario inputs
@@ -808,7 +808,7 @@ def _solve(slug: str, step: Solve, expanded: Mapping[str, sp.Expr], table: Symbo
         try:
             if budget is None:  # a shipped sheet's own equation: solved here, where sympy's caches carry over between solves
                 found = _solve_and_verify(slug, step, expanded, earlier, var)
-            else:  # an equation from input: in a child process within derivations.bounded's limits and this budget
+            else:  # an equation from input: in a child process within derivations.engine.bounded's limits and this budget
                 found = bounded.run(_solve_and_verify, slug, step, expanded, earlier, var, what=what, budget=budget)
         except RooflineError:
             raise

@@ -1,0 +1,2 @@
+"""The physics every sheet shares: the glossary of symbols, the primitives, the one step model, the conventions, and
+the published measurements the step model is checked and fitted against (measured, validation)."""

@@ -1,0 +1,126 @@
+"""A figure as plain data: what `renderers.plots` computes from a sheet and `renderers.plot_draw` draws (no drawing, no
+sympy here). Values are floats in the panel's SI units; every label is text ready for matplotlib."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from renderers.figure_refs import stem
+
+
+@dataclass(frozen=True)
+class Curve:
+    label: str
+    x: tuple[float, ...]
+    y: tuple[float, ...]
+    #: the step drawn (for tests and readers of the data)
+    step: str = ""
+
+
+@dataclass(frozen=True)
+class Line:
+    """A marked value: a vertical line at x (axis "x") or a horizontal one at y (axis "y")."""
+
+    label: str
+    axis: str
+    value: float
+    step: str = ""
+
+
+@dataclass(frozen=True)
+class Point:
+    """A placed value: on a roofline an intensity x at attained FLOP/s y; on a scatter a table row.
+
+    `label` names what it is (points with the same label are one thing, drawn as one labelled cluster), `batch` the batch
+    it was evaluated at (text), `roof` the index of the roof it sits on, `series` and `group` its marker and colour classes.
+    """
+
+    label: str
+    x: float
+    y: float
+    step: str = ""
+    batch: str = ""
+    roof: int = 0
+    series: str = ""
+    group: str = ""
+
+
+@dataclass(frozen=True)
+class Roof:
+    """One accelerator's roofline: its name, peak (in the panel's y unit) and ridge (flop/B), and the curve drawn."""
+
+    label: str
+    peak: float
+    ridge: float
+    x: tuple[float, ...]
+    y: tuple[float, ...]
+    peak_text: str
+    ridge_text: str
+    own: bool = False
+
+
+@dataclass(frozen=True)
+class Segment:
+    """One part of a bar: its label, its value in the panel's unit, the step (or term) it is, and the group it belongs to."""
+
+    label: str
+    value: float
+    step: str = ""
+    group: str = ""
+
+
+@dataclass(frozen=True)
+class Bar:
+    """One bar: its label, its parts (stacked in order), its total as text, marks on it, or why it has no value."""
+
+    label: str
+    segments: tuple[Segment, ...] = ()
+    total: str = ""
+    marks: tuple[Line, ...] = ()
+    missing: str = ""
+    #: where the bar starts (a "bars" plot with a base: how far each value moves from it)
+    base: float | None = None
+
+
+@dataclass(frozen=True)
+class Panel:
+    title: str
+    xlabel: str
+    ylabel: str
+    log: str
+    curves: tuple[Curve, ...] = ()
+    lines: tuple[Line, ...] = ()
+    points: tuple[Point, ...] = ()
+    #: a heat map: values (None where the sheet has none), their text, row and column labels, the colour bar's label
+    cells: tuple[tuple[float | None, ...], ...] = ()
+    cell_text: tuple[tuple[str, ...], ...] = ()
+    rows: tuple[str, ...] = ()
+    columns: tuple[str, ...] = ()
+    colorbar: str = ""
+    #: the axis units (SI units in which the values above are given)
+    units: tuple[str, str] = ("", "")
+    #: a roofline: one roof per accelerator, the sheet's own first
+    roofs: tuple[Roof, ...] = ()
+    bars: tuple[Bar, ...] = ()
+    note: str = ""
+    #: x ranges where the setup does not fit in memory (beyond the sheet's largest value that fits), shaded, and their label
+    overflow: tuple[tuple[float, float], ...] = ()
+    overflow_label: str = ""
+
+
+@dataclass(frozen=True)
+class Figure:
+    slug: str
+    name: str
+    kind: str
+    #: the declaration's caption (prose: renderers fill it for their target)
+    caption: str
+    alt: str
+    panels: tuple[Panel, ...] = field(default_factory=tuple)
+    #: the finding, filled with the sheet's values, as matplotlib text
+    title: str = ""
+    answer: bool = False
+
+    @property
+    def stem(self) -> str:
+        return stem(self.slug, self.name)

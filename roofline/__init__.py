@@ -9,7 +9,7 @@ The front door, loaded on first use so that `import roofline` stays light:
 - `render` a sheet as Markdown, LaTeX or JSON;
 - check your own derivation: `check`, `solve`, `evaluate`, `latex`, `symbols`,
   `declare`, `glossary` (see `roofline.formulas`);
-- `grade` an answer (a formula or a number) against a sheet's result (see `roofline.grader`);
+- `grade` an answer (a formula or a number) against a sheet's result (see `roofline.grading.answer`);
 - `ureg`, the project's pint registry (bytes, flops, tokens and parameters are
   dimensions of their own); build Quantities for `inputs` with it.
 
@@ -37,7 +37,7 @@ if TYPE_CHECKING:  # for type checkers and readers; at run time each name loads 
     from renderers.sweep_table import SweepTable
     from roofline.api import InputValue, derive, hardware, model, render, render_sweep, sweep
     from roofline.formulas import check, declare, evaluate, glossary, latex, solve, symbols
-    from roofline.grader import grade
+    from roofline.grading.answer import grade
     from units import RooflineError, ureg
 
 #: where each lazily loaded name lives
@@ -46,7 +46,7 @@ _LAZY = {
     **dict.fromkeys(("check", "declare", "evaluate", "glossary", "latex", "solve", "symbols"), "roofline.formulas"),
     **dict.fromkeys(("Sheet", "Value", "Missing", "NoValueError"), "derivations.engine.run"),
     "SweepTable": "renderers.sweep_table",
-    "grade": "roofline.grader",
+    "grade": "roofline.grading.answer",
     **dict.fromkeys(("ureg", "RooflineError"), "units"),
 }
 

@@ -249,8 +249,8 @@ def _check(args: argparse.Namespace) -> str:
 
 def _grade(args: argparse.Namespace) -> str:
     """`check ANSWER --against SLUG:RESULT`: the verdict in one line, then the details (text), or JSON."""
-    from renderers.grade import render
-    from roofline.grader import grade
+    from roofline.grading.answer import grade
+    from roofline.grading.words import render
 
     for option, given in (("--symbol", args.symbol), ("--expect", args.expect), ("--solve-for", args.solve_for), ("--equals", args.equals),
                           ("--fragment", args.fragment)):
@@ -266,9 +266,9 @@ def _grade(args: argparse.Namespace) -> str:
 
 def _quiz(args: argparse.Namespace) -> int:
     """`roofline quiz`: the paper (or key) to stdout, every file into --out, or the questions put to a candidate with --ask."""
-    from renderers import grade as grade_text
-    from renderers import quiz as quiz_text
     from roofline import quiz
+    from roofline import quiz_paper as quiz_text
+    from roofline.grading import words as grade_text
 
     if args.ask and (args.out is not None or args.key):
         raise RooflineError(f"--ask: asks the questions at a terminal; not with {'--out' if args.out is not None else '--key'}")

@@ -334,9 +334,10 @@ def catalog_json() -> dict[str, Any]:
     """Every shipped chip, model and engine profile as the sheets read them, and the bindings (the full path: pint)."""
     from derivations.engine.context import profiles
     from derivations.engine.sheet import bindings, engine_data, spec_data
-    from roofline import api
     from specs.catalog import hardware_names, model_names
+    from specs.hardware import load_hardware
     from specs.measurements import DEFAULT_PROFILE
+    from specs.models import load_model
     from specs.precisions import PRECISIONS
 
     b = bindings()
@@ -345,8 +346,8 @@ def catalog_json() -> dict[str, Any]:
         "parts": dict(b.parts), "twins": {k: list(v) for k, v in b.twins.items()},
         "precisions": {role: {n: {k: _value_json(v) for k, v in table[n].items()} for n in names} for role, table in b.precisions.items()},
         "constants": {k: _value_json(v) for k, v in b.constants.items()},
-        "hardware": {n: spec_json(spec_data(api.hardware(n))) for n in hardware_names()},
-        "models": {n: spec_json(spec_data(api.model(n))) for n in model_names()},
+        "hardware": {n: spec_json(spec_data(load_hardware(n))) for n in hardware_names()},
+        "models": {n: spec_json(spec_data(load_model(n))) for n in model_names()},
         "engines": {n: engine_json(engine_data(p)) for n, p in profiles().items()}, "default_engine": DEFAULT_PROFILE,
     }
 

@@ -25,7 +25,6 @@ from typing import TextIO
 
 import sympy as sp
 
-from derivations import grading
 from derivations.engine import run
 from derivations.engine.context import BINDINGS, Context, input_value
 from derivations.engine.declare import Derivation, needed_steps
@@ -46,7 +45,8 @@ from derivations.engine.sheet import (
 from derivations.physics import glossary as gl
 from derivations.questions import registry
 from roofline.formulas import CONVENTION_SYMBOLS, HARDWARE_SYMBOLS, SECOND_SYMBOLS, exact_number
-from roofline.grader import context as sheet_context
+from roofline.grading import compare as grading
+from roofline.grading.answer import context as sheet_context
 from specs.catalog import hardware_names, model_names, shown_path
 from specs.errors import SpecError, shown, suggest
 from specs.files import replace_files

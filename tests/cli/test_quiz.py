@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from renderers import quiz as quiz_text
 from roofline import quiz as quiz_mod
+from roofline import quiz_paper as quiz_text
 from roofline.cli import main
 
 SHEETS = ["decode-floor", "prefill-decode-crossover", "ridge-coincidence", "batch-knee", "moe-experts"]
@@ -149,8 +149,8 @@ def test_ask_grades_each_answer_and_shows_the_argument_for_a_miss():
     """--ask's loop with scripted answers: the sheet's own numbers pass; a skipped answer is a miss and shows the sheet's argument."""
     import io
 
-    from renderers import grade as grade_text
     from renderers.numbers import plain
+    from roofline.grading import words as grade_text
 
     q = quiz_mod.draw(seed=5, count=1, sheets=["decode-floor"])
     words = {None: "fixed overheads", "beta": "memory-bound", "pi": "compute-bound", "beta_link": "the link"}

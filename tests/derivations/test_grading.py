@@ -1,4 +1,4 @@
-"""Grading an answer against a sheet (derivations.grading): each verdict on a known case, equivalence under rewrites, the refusals.
+"""Grading an answer against a sheet (roofline.grading.compare): each verdict on a known case, equivalence under rewrites, the refusals.
 
 Every expected value here is the sheet's own (evaluated in the context); the slips
 are checked by the cause the engine names, not by a typed factor.
@@ -14,12 +14,12 @@ import sympy as sp
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from derivations import grading
 from derivations.engine import formula as fm
 from derivations.engine.sheet import evaluate
 from derivations.questions import registry
 from renderers.numbers import plain
-from roofline.grader import context, grade
+from roofline.grading import compare as grading
+from roofline.grading.answer import context, grade
 
 H100, LLAMA_8B, MIXTRAL = "h100-sxm", "llama-3.1-8b", "mixtral-8x7b"
 
@@ -211,7 +211,7 @@ def test_identities_hold_for_every_shipped_model():
 
 
 def test_verdict_words(capsys):
-    from renderers.grade import line, render
+    from roofline.grading.words import line, render
 
     v = grade("P_active*b_w/(eta_bw*beta)", "decode-floor:t_memory", overrides=["batch=8"])
     assert line(v).startswith("missing terms against t_memory (memory time): P_active*b_w/(eta_bw*beta) leaves out the KV-cache bytes per step")

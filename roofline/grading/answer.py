@@ -8,8 +8,8 @@
     'within'
 
 The answer is a formula in the formula language (`roofline check`'s) or a
-number with its unit; the engine's comparison is `derivations.grading`, the
-words `renderers.grade`. The context is built here from the engine's pieces:
+number with its unit; the engine's comparison is `roofline.grading.compare`, the
+words `roofline.grading.words`. The context is built here from the engine's pieces:
 the sheet's default chip and model unless given, its own inputs for `overrides`.
 """
 
@@ -18,14 +18,14 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from derivations import grading
 from derivations.engine import bounded
 from derivations.engine.context import Context
 from derivations.engine.declare import Derivation
 from derivations.engine.sheet import context_label
-from derivations.grading import GradeError, Verdict
 from derivations.questions import registry
 from roofline import api
+from roofline.grading import compare as grading
+from roofline.grading.compare import GradeError, Verdict
 from roofline.userfile import is_derivation_file
 from roofline.userfile import load as load_derivation_file
 from specs.errors import shown, suggest

@@ -19,19 +19,19 @@ from typing import Any
 from derivations.engine import prose
 from derivations.engine.context import BLOCK_UNITS
 from derivations.engine.run import SolvedStep, Value
-from derivations.grading import Bound
 from renderers.forms import forms_of
 from renderers.numbers import display, plain
 from renderers.targets import LATEX, MARKDOWN, Target
 from renderers.templates import LATEX_ENV, MARKDOWN_ENV
 from renderers.unitfmt import SIUNITX_DECLARATIONS
 from renderers.view import shown, step_lines, step_title, value_text
+from roofline.grading.compare import Bound
 from units import unit_text
 
 FORMATS = ("md", "tex", "json")
 _WORDS = {1: "one", 2: "two", 3: "three", 4: "four", 5: "five", 6: "six", 7: "seven", 8: "eight", 16: "sixteen"}
-#: How each resource a time can scale with is named (derivations.grading.RESOURCES), and each engine overhead
-#: (derivations.grading.OVERHEADS: the step model's t_layer, t_fixed and ar_latency).
+#: How each resource a time can scale with is named (roofline.grading.compare.RESOURCES), and each engine overhead
+#: (roofline.grading.compare.OVERHEADS: the step model's t_layer, t_fixed and ar_latency).
 RESOURCE_WORDS = {"beta": "HBM bandwidth", "pi": "the tensor-core peak", "beta_link": "the GPU-to-GPU link"}
 OVERHEAD_WORDS = {"t_layer": "the per-layer overhead", "t_fixed": "the per-step time", "t_ar": "all-reduce latency", "t_seq": "the per-sequence time"}
 #: What no resource moves, together.

@@ -33,7 +33,7 @@ Every sympy operation on a candidate whose cost can grow faster than its size
 of it runs. Walking and compiling a formula, linear in that size, run without a
 clock, so where an approximation stops holding does not depend on how loaded
 the machine is. Nothing
-here reads a file or formats text: a `Verdict` is data, `renderers.grade` words it.
+here reads a file or formats text: a `Verdict` is data, `roofline.grading.words` words it.
 """
 
 from __future__ import annotations

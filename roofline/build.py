@@ -59,6 +59,7 @@ import secrets
 import shutil
 import stat
 import subprocess
+import sys
 import tempfile
 import time
 import warnings
@@ -68,11 +69,11 @@ from pathlib import Path
 from typing import Any
 
 import roofline
-from derivations.engine import cache
+from derivations.engine import cache, store
 from derivations.engine.run import Sheet
 from derivations.questions import registry
 from renderers import book, site
-from renderers.plots import PLOTS_DIR, same_plot
+from renderers.plots import PLOTS_DIR, digest_of, same_plot
 from roofline import api, apidoc, compiled
 from specs.catalog import hardware_names, model_names, shown_path
 from specs.files import folder_option, write_new
@@ -109,7 +110,7 @@ class BuildError(RooflineError):
 
 
 def render_all(sheets: list | None = None, progress: Progress | None = None, engine: str | None = None,
-               pdf: bool = False) -> dict[str, str | bytes]:
+               pdf: bool = False, drawn: Path | None = None, shipped: dict[str, bytes] | None = None) -> dict[str, str | bytes]:
     """File name -> text for every registered sheet and format; `plots/<slug>-<plot>.svg|.pdf` -> bytes for every plot.
 
     `sheets`: the registered sheets already derived on their default contexts (tests share one derivation of each);
@@ -118,6 +119,8 @@ def render_all(sheets: list | None = None, progress: Progress | None = None, eng
     `progress`: told one line per sheet as it is derived and rendered (the CLI prints them on a terminal).
     `engine`: the engine profile every sheet uses (None: the default profile).
     `pdf`: the build compiles the PDFs too, so the site links them (without, it links the sheets' other files).
+    `drawn`: a folder a build wrote (out/), whose figures a sheet built before may take where they draw its data.
+    `shipped`: filled with the cache entries a build of these sheets on the light path reads (`shipped_entries`).
     """
     say = progress or _silent
     if engine is not None:
@@ -125,7 +128,7 @@ def render_all(sheets: list | None = None, progress: Progress | None = None, eng
     slugs = list(registry.SLUGS) if sheets is None else [s.blueprint.slug for s in sheets]
     reference = None
     if sheets is None:
-        parts, reference = _derive_and_render_all(slugs, engine, pdf, say)
+        parts, reference = _derive_and_render_all(slugs, engine, pdf, say, drawn, shipped)
     else:
         parts = []
         for i, sheet in enumerate(sheets, 1):
@@ -156,22 +159,29 @@ def _downloads(pdf: bool) -> site.Downloads:
     return site.Downloads("..", BOOK, pdf)
 
 
-def _derive_and_render(slug: str, slugs: list[str], engine: str | None, pdf: bool) -> tuple[dict[str, Any], float]:
-    """`sheet_parts` of a sheet derived on its default context, and the seconds it took.
+def _derive_and_render(slug: str, slugs: list[str], engine: str | None, pdf: bool, drawn: Path | None = None) -> tuple[dict[str, Any], float, dict[str, bytes]]:
+    """`sheet_parts` of a sheet derived on its default context, the seconds it took, and the cache entries a build of it on
+    the light path reads (what a build ships: derivations.engine.store.recording).
 
     A sheet a build with the same code made before (roofline.compiled.built: its compiled form, the files its figures were
-    drawn in) is made on the light path, without sympy: the same files byte for byte, checked against the exact
-    evaluation when that build made it. Any other is derived on the full path, checked now, and remembered for the next.
+    drawn in, on this machine or, by their data digests, in the folder `drawn`) is made on the light path, without sympy:
+    the same files byte for byte, checked against the exact evaluation when that build made it. Any other is derived on
+    the full path, checked now, and remembered for the next.
     """
     start = time.perf_counter()
-    light = compiled.built(slug, engine)
+    with store.recording() as read:
+        light = compiled.built(slug, engine, drawn)
     if light is not None:
-        return sheet_parts(light[0], slugs, pdf, light[1]), time.perf_counter() - start
+        return sheet_parts(light[0], slugs, pdf, light[1]), time.perf_counter() - start, dict(read)
     sheet = api.derive(slug, engine=engine)
     keys: dict[str, str] = {}
-    parts = sheet_parts(sheet, slugs, pdf, api.plot_files(sheet, PLOTS_DIR, keys))
-    compiled.remember_built(slug, engine, keys)
-    return parts, time.perf_counter() - start
+    plots = api.plot_files(sheet, PLOTS_DIR, keys)
+    parts = sheet_parts(sheet, slugs, pdf, plots)
+    compiled.remember_built(slug, engine, keys, {name: digest_of(data) or "" for name, data in plots.items()})
+    seconds = time.perf_counter() - start
+    with store.recording() as read:  # what the next build of it reads
+        compiled.built(slug, engine)
+    return parts, seconds, dict(read)
 
 
 #: The cache entry holding each sheet's seconds in the last build: the next build starts the longest first (order only).
@@ -188,7 +198,8 @@ def _longest_first(slugs: list[str]) -> list[str]:
     return sorted(slugs, key=lambda s: -known.get(s, float("inf")))
 
 
-def _derive_and_render_all(slugs: list[str], engine: str | None, pdf: bool, say: Progress) -> tuple[list[dict[str, Any]], dict[str, str]]:
+def _derive_and_render_all(slugs: list[str], engine: str | None, pdf: bool, say: Progress, drawn: Path | None = None,
+                           shipped: dict[str, bytes] | None = None) -> tuple[list[dict[str, Any]], dict[str, str]]:
     """`sheet_parts` of every sheet, derived on its default context, in `slugs`' order, and the API reference's pages.
 
     In worker processes forked from this one when there are several cores and the system forks (the solve cache's
@@ -200,8 +211,10 @@ def _derive_and_render_all(slugs: list[str], engine: str | None, pdf: bool, say:
     if n < 2 or "fork" not in multiprocessing.get_all_start_methods():
         parts = []
         for i, slug in enumerate(slugs, 1):
-            part, seconds[slug] = _derive_and_render(slug, slugs, engine, pdf)
+            part, seconds[slug], read = _derive_and_render(slug, slugs, engine, pdf, drawn)
             parts.append(part)
+            if shipped is not None:
+                shipped.update(read)
             say(f"[{i}/{len(slugs)}] derived and rendered {slug} (md, tex, json, plots, page)")
         cache.store_json(cache.key(*_SECONDS_KEY), seconds, "build seconds")
         return parts, api_reference()
@@ -210,12 +223,14 @@ def _derive_and_render_all(slugs: list[str], engine: str | None, pdf: bool, say:
     failures: dict[str, BaseException] = {}
     with ProcessPoolExecutor(max_workers=n, mp_context=multiprocessing.get_context("fork")) as pool:
         try:
-            running = {pool.submit(_derive_and_render, slug, slugs, engine, pdf): slug for slug in _longest_first(slugs)}
+            running = {pool.submit(_derive_and_render, slug, slugs, engine, pdf, drawn): slug for slug in _longest_first(slugs)}
             reference = pool.submit(api_reference)
             for future in as_completed(running):
                 slug = running[future]
                 try:
-                    done[slug], seconds[slug] = future.result()
+                    done[slug], seconds[slug], read = future.result()
+                    if shipped is not None:
+                        shipped.update(read)
                 except Exception as err:  # re-raised below: the first failure in the registry's order
                     failures[slug] = err
                     say(f"[{len(done) + len(failures)}/{len(slugs)}] {slug}: failed")
@@ -292,6 +307,65 @@ def stale(out: Path, files: dict[str, str | bytes]) -> list[str]:
         if not same:
             bad.append(name)
     return bad
+
+
+# --- the shipped cache entries ------------------------------------------------------------------------------------
+
+#: Beside the shipped entries: the environment that made them (their keys hold it, so elsewhere they are never read).
+SHIPPED_ENVIRONMENT = "environment.json"
+
+
+def ships(out: Path, engine: str | None) -> bool:
+    """Whether a build of `out` also writes the shipped cache entries (derivations.engine.store.SHIPPED): the checkout's own
+    out/ folder, built with the default engine profile and the cache on (an installed package is never written)."""
+    root = store.SHIPPED.parents[1]
+    return (engine is None and store.directory() is not None and (root / "pyproject.toml").is_file()
+            and out.resolve() == (root / "out").resolve())
+
+
+def _environment() -> bytes:
+    env = {"python": sys.version, "libraries": compiled.versions()}
+    return (json.dumps(env, indent=1, sort_keys=True) + "\n").encode()
+
+
+def shipped_files(entries: Mapping[str, bytes]) -> dict[str, bytes]:
+    """The shipped folder's files: each entry a build of the shipped sheets reads, and the environment that made them."""
+    return {**{f"{k}.json": data for k, data in sorted(entries.items())}, SHIPPED_ENVIRONMENT: _environment()}
+
+
+def stale_shipped(entries: Mapping[str, bytes]) -> tuple[list[str], str]:
+    """(what differs, a note): the shipped folder against what this build reads. Made in another environment (another
+    Python or library version: every key differs), the entries are not compared, and the note says so."""
+    folder = store.SHIPPED
+    made = (folder / SHIPPED_ENVIRONMENT).read_bytes() if (folder / SHIPPED_ENVIRONMENT).is_file() else b""
+    if made and made != _environment():
+        return [], "the shipped cache entries were made with another Python or library version; not compared"
+    want = shipped_files(entries)
+    have = {p.name for p in folder.glob("*.json")} if folder.is_dir() else set()
+    missing = sorted(n for n in want if n not in have and n != SHIPPED_ENVIRONMENT)
+    differ = sorted(n for n in want if n in have and (folder / n).read_bytes() != want[n])
+    extra = sorted(have - set(want))
+    bad = [f"{shown_path(folder)} ({len(missing)} entries missing, {len(differ)} differ, {len(extra)} left over)"] if missing or differ or extra else []
+    return bad, ""
+
+
+def write_shipped(entries: Mapping[str, bytes]) -> None:
+    """Replace the shipped folder's files by `shipped_files(entries)`: each written to a temporary file and renamed into
+    place, then the files no longer read removed (each entry is checked on read, so a reader never sees half a file)."""
+    folder = store.SHIPPED
+    folder.mkdir(exist_ok=True)
+    want = shipped_files(entries)
+    for name, data in want.items():
+        path = folder / name
+        if path.is_file() and path.read_bytes() == data:
+            continue
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-")
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    for path in folder.glob("*.json"):
+        if path.name not in want:
+            path.unlink()
 
 
 def out_path(out: str | os.PathLike[str]) -> Path:
@@ -699,9 +773,12 @@ def build(out: str | os.PathLike[str], pdf: bool = False, engine: str | None = N
         warnings.warn(BuildWarning(f"--out {shown_path(out)}: was missing after an interrupted build; put back the old folder from {shown_path(restored)}"),
                       stacklevel=2)
     check_out(out)
-    files: dict[str, str | bytes] = dict(render_all(progress=progress, engine=engine, pdf=pdf))
+    shipped: dict[str, bytes] | None = {} if ships(out, engine) else None
+    files: dict[str, str | bytes] = dict(render_all(progress=progress, engine=engine, pdf=pdf, drawn=out if out.is_dir() else None, shipped=shipped))
     if pdf:
         files.update(compile_pdfs(files, progress))
     say(f"writing {len(files)} files")
     write_atomically(out, files)
+    if shipped:
+        write_shipped(shipped)
     return sorted(files)

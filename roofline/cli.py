@@ -375,14 +375,22 @@ def run(argv: Sequence[str] | None = None, light: bool = False) -> int:
         sys.stdout.write(write_defaults(folder_option("--to", args.to) if args.to is not None else None) if args.write_defaults
                          else render_calibrate(args.records, args.format))
     elif args.command == "build":
-        from roofline.build import BOOK, BuildError, build, out_path, render_all, stale
+        from roofline.build import BOOK, BuildError, build, out_path, render_all, ships, stale, stale_shipped
 
         start = time.perf_counter()
         out = out_path(args.out)
         if args.check:
             if out.exists() and not out.is_dir():
                 raise BuildError(f"--out {shown_path(out)}: is a file, expected a folder")
-            bad = stale(out, render_all(engine=args.engine, pdf=(out / f"{BOOK}.pdf").is_file()))  # a --pdf build's site links its PDFs
+            shipped: dict[str, bytes] | None = {} if ships(out, args.engine) else None
+            files = render_all(engine=args.engine, pdf=(out / f"{BOOK}.pdf").is_file(),  # a --pdf build's site links its PDFs
+                               drawn=out if out.is_dir() else None, shipped=shipped)
+            bad = stale(out, files)
+            if shipped is not None:
+                more, note = stale_shipped(shipped)
+                bad += more
+                if note:
+                    _say("warning", note)
             if bad:
                 _say_line(f"roofline: {shown_path(out)} is stale: {', '.join(bad)}; run `roofline build`\n")
                 return EXIT_STALE

@@ -71,13 +71,18 @@ def base_key() -> str:
     return _BASE[0]
 
 
+#: The package's shipped entries (derivations.engine.store.SHIPPED, which a test may point elsewhere): never a source.
+_SHIPPED_SOURCE = Path(store.__file__).resolve().parents[1] / "compiled"
+
+
 def sources_digest() -> str:
     """The digest of every file of roofline's packages (names, sizes and bytes), byte-compiled files left out."""
     h = hashlib.sha256()
     for name in PACKAGES:
         for root in importlib.import_module(name).__path__:  # each package's __init__ is light
             for folder, dirs, files in os.walk(root):
-                dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+                # the shipped entries are made from these sources, not part of them (derivations.engine.store.SHIPPED)
+                dirs[:] = sorted(d for d in dirs if d != "__pycache__" and not (d == "compiled" and Path(folder, d).resolve() == _SHIPPED_SOURCE))
                 for file in sorted(files):
                     if file.endswith((".pyc", ".pyo")):
                         continue
@@ -94,7 +99,8 @@ def _normal(name: str) -> str:
 
 
 def versions() -> dict[str, list[str]]:
-    """The installed versions of DISTRIBUTIONS, from the dist-info (or egg-info) folder names on sys.path, in path order."""
+    """The installed versions of DISTRIBUTIONS, from the dist-info (or egg-info) folder names on sys.path, in path order
+    (the first is the one imported)."""
     wanted = {_normal(n): n for n in DISTRIBUTIONS}
     found: dict[str, list[str]] = {n: [] for n in DISTRIBUTIONS}
     for entry in sys.path:
@@ -108,7 +114,7 @@ def versions() -> dict[str, list[str]]:
                 continue
             name, _, version = stem.partition("-")
             if _normal(name) in wanted:
-                found[wanted[_normal(name)]].append(f"{version} in {entry}")
+                found[wanted[_normal(name)]].append(version)  # in path order; not where (a clone elsewhere shares the shipped entries)
     return found
 
 
@@ -363,32 +369,33 @@ def _built_key(slug: str, engine: str | None) -> str:
     return _key("built", slug, engine, drawing_setup())
 
 
-def remember_built(slug: str, engine: str | None, plots: Mapping[str, str]) -> None:
+def _drawn_key(slug: str, engine: str | None) -> str:
+    """A sheet as a build made it, with the data digest of each figure (whatever machine drew it)."""
+    return _key("built figures", slug, engine)
+
+
+def remember_built(slug: str, engine: str | None, plots: Mapping[str, str], digests: Mapping[str, str]) -> None:
     """A build made `slug`'s sheet on the full path (checked against the exact evaluation) and drew its figures: store the
-    cache keys of the figures' files, so that the next build with the same code makes the sheet on the light path."""
+    cache keys of the figures' files, so that the next build with the same code makes the sheet on the light path; and
+    the figures' data digests, so that a build elsewhere can take them from the files a build wrote (`built`'s `drawn`)."""
     if store.directory() is not None:
-        store.store_json(_built_key(slug, engine), {"plots": dict(plots)}, f"compiled built {slug}")
+        store.store_json(_built_key(slug, engine), {"plots": dict(plots)}, f"compiled built {slug}", record=False)  # this machine's
+        store.store_json(_drawn_key(slug, engine), {"plots": dict(digests)}, f"compiled built figures {slug}")
 
 
-def built(slug: str, engine: str | None) -> tuple[Sheet, dict[str, bytes]] | None:
+def built(slug: str, engine: str | None, drawn: Path | None = None) -> tuple[Sheet, dict[str, bytes]] | None:
     """A shipped sheet on its default context (`engine` the profile of a build, None the default) and its figures' files,
-    from its compiled form and the files a build of it with the same code drew (`remember_built`): the full path's sheet
-    byte for byte, checked then, made now without sympy; None where any of it is not stored."""
+    from its compiled form and the files a build of it with the same code drew (`remember_built`): from this machine's
+    cache, else from the folder `drawn` (the committed `out/`) where each file there draws exactly the data of the figure
+    (its digest); the full path's sheet byte for byte, checked then, made now without sympy; None where any of it is not stored."""
     from types import SimpleNamespace
-
-    from renderers.plots import whole_file
 
     if store.directory() is None:
         return None
-    entry = store.load_json(_built_key(slug, engine), f"compiled built {slug}")
-    if not isinstance(entry, dict) or not isinstance(entry.get("plots"), dict):
+    elsewhere = _drawn_figures(slug, engine, drawn)  # read first whatever happens: it is what a build ships (store.recording)
+    files = _built_figures(slug, engine) or elsewhere
+    if files is None:
         return None
-    files = {}
-    for name, k in entry["plots"].items():
-        data = store.load_bytes(k) if isinstance(k, str) else None  # a drawn figure's entry (renderers.plots: bound to its key)
-        if data is None or not whole_file(data, str(name)):
-            return None
-        files[str(name)] = data
     args = SimpleNamespace(slug=slug, hardware=None, model=None, weights=None, kv=None, math=None, set=[], engine=engine,
                            second_hardware=None, second_model=None)
     try:  # a stored entry that is not what this code writes is a miss, wherever reading it fails
@@ -396,6 +403,41 @@ def built(slug: str, engine: str | None) -> tuple[Sheet, dict[str, bytes]] | Non
     except _READ_ERRORS:
         return None
     return sheet, files
+
+
+def _built_figures(slug: str, engine: str | None) -> dict[str, bytes] | None:
+    """The figures' files this machine drew for the sheet (renderers.plots: each bound to its cache key), or None."""
+    from renderers.plots import whole_file
+
+    entry = store.load_json(_built_key(slug, engine), f"compiled built {slug}", record=False)  # bound to this machine's drawing setup
+    if not isinstance(entry, dict) or not isinstance(entry.get("plots"), dict):
+        return None
+    files = {}
+    for name, k in entry["plots"].items():
+        data = store.load_bytes(k) if isinstance(k, str) else None
+        if data is None or not whole_file(data, str(name)):
+            return None
+        files[str(name)] = data
+    return files
+
+
+def _drawn_figures(slug: str, engine: str | None, folder: Path | None) -> dict[str, bytes] | None:
+    """The figures' files as a build wrote them into `folder`, each drawing the figure's data (its digest), or None."""
+    from renderers.plots import PLOTS_DIR, digest_of, whole_file
+
+    entry = store.load_json(_drawn_key(slug, engine), f"compiled built figures {slug}")
+    if folder is None or not isinstance(entry, dict) or not isinstance(entry.get("plots"), dict):
+        return None
+    files = {}
+    for name, digest in entry["plots"].items():
+        path = folder / str(name)
+        if not isinstance(digest, str) or path.parent.resolve() != (folder / PLOTS_DIR).resolve():  # a figure's file, never a path elsewhere
+            return None
+        data = store.read_entry(path, ours=False)
+        if data is None or digest_of(data) != digest or not whole_file(data, str(name)):
+            return None
+        files[str(name)] = data
+    return files
 
 
 # --- the light path --------------------------------------------------------------------------------------------------

@@ -38,7 +38,7 @@ def test_a_build_with_unchanged_code_makes_its_sheets_on_the_light_path_byte_for
 
     monkeypatch.setattr(build_mod, "workers", lambda: 2)
     real = compiled.built
-    monkeypatch.setattr(compiled, "built", lambda slug, engine: None)
+    monkeypatch.setattr(compiled, "built", lambda slug, engine, drawn=None: None)
     assert build_mod.render_all() == built
     monkeypatch.setattr(compiled, "built", real)
     monkeypatch.setattr(api, "derive", lambda *a, **k: pytest.fail("a sheet took the full path"))

@@ -25,9 +25,10 @@ ROOT = Path(__file__).resolve().parents[2]
 
 @pytest.fixture
 def cache(tmp_path, monkeypatch):
-    """A cache folder of this test's own, on."""
+    """A cache folder of this test's own, on, and nothing shipped."""
     monkeypatch.delenv("ROOFLINE_CACHE", raising=False)
     monkeypatch.setenv("ROOFLINE_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("ROOFLINE_SHIPPED", "off")  # the user's folder alone: a first run is cold (the shipped entries: test_shipped_entries.py)
     return tmp_path / "cache"
 
 
@@ -153,7 +154,7 @@ def _modules_code(marker: Path, fmt: str) -> str:
 def test_the_light_path_imports_no_sympy_pint_or_numpy_and_keys_every_library_the_full_path_imports(fmt, tmp_path):
     from importlib.metadata import packages_distributions
 
-    env = {**os.environ, "ROOFLINE_CACHE_DIR": str(tmp_path / "cache")}
+    env = {**os.environ, "ROOFLINE_CACHE_DIR": str(tmp_path / "cache"), "ROOFLINE_SHIPPED": "off"}
     env.pop("ROOFLINE_CACHE", None)
     marker = tmp_path / "modules.json"
     runs = []

@@ -47,6 +47,7 @@ from derivations.questions import registry
 from roofline.formulas import CONVENTION_SYMBOLS, HARDWARE_SYMBOLS, SECOND_SYMBOLS, exact_number
 from roofline.grading import compare as grading
 from roofline.grading.answer import context as sheet_context
+from roofline.grading.verdict import Verdict
 from specs.catalog import hardware_names, model_names, shown_path
 from specs.errors import SpecError, shown, suggest
 from specs.files import replace_files
@@ -314,7 +315,7 @@ def bound_guess(text: str) -> sp.Symbol | str | None:
 
 
 def ask(quiz: Quiz, read: Callable[[str], str], write: TextIO, question_text: Callable[[Question], str],
-        argument_text: Callable[[Question], str], bound_text: Callable[[grading.Bound], str], verdict_text: Callable[[grading.Verdict], str],
+        argument_text: Callable[[Question], str], bound_text: Callable[[grading.Bound], str], verdict_text: Callable[[Verdict], str],
         tolerance: float = grading.NUMBER_TOLERANCE) -> tuple[int, int]:
     """Put each question, read an answer per result (and what bounds a time), grade each as `check --against` grades a number;
     show the sheet's argument for every question with a miss. Returns (right, asked). An empty answer skips (a miss)."""

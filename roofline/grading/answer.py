@@ -25,12 +25,13 @@ from derivations.engine.sheet import context_label
 from derivations.questions import registry
 from roofline import api
 from roofline.grading import compare as grading
-from roofline.grading.compare import GradeError, Verdict
+from roofline.grading.values import GradeError, is_number, target
+from roofline.grading.verdict import APPROXIMATION_TOLERANCE, Verdict
 from roofline.userfile import is_derivation_file
 from roofline.userfile import load as load_derivation_file
 from specs.errors import shown, suggest
 
-#: The most CPU time grading one formula may take (each sympy operation inside also has a soft limit, grading.SYMPY_SECONDS).
+#: The most CPU time grading one formula may take (each sympy operation inside also has a soft limit, roofline.grading.values.SYMPY_SECONDS).
 GRADE_CPU_SECONDS = 30
 
 __all__ = ["GradeError", "Verdict", "context", "grade", "sheet_and_result"]
@@ -48,7 +49,7 @@ def sheet_and_result(against: str) -> tuple[Derivation, str]:
         d = registry.get(slug)
     else:
         raise GradeError(f"--against: unknown sheet {slug[:40]!r}{suggest(slug, registry.SLUGS)}; `roofline list questions` lists them")
-    return d, grading.target(d, result)
+    return d, target(d, result)
 
 
 def context(d: Derivation, hardware: str | Path | None = None, model: str | Path | None = None, weights: str | None = None,
@@ -76,9 +77,9 @@ def grade(answer: str, against: str, hardware: str | Path | None = None, model: 
     d, result = sheet_and_result(against)
     ctx = context(d, hardware, model, weights, kv, math, overrides, inputs)
     label = context_label(ctx)
-    if grading.is_number(answer):
+    if is_number(answer):
         return grading.grade_number(d, result, answer, ctx, label, grading.NUMBER_TOLERANCE if tolerance is None else tolerance)
-    tol = grading.APPROXIMATION_TOLERANCE if tolerance is None else tolerance
+    tol = APPROXIMATION_TOLERANCE if tolerance is None else tolerance
     # a stranger's formula: the whole comparison runs in a child the kernel bounds (CPU time, memory), as every solve of input does
     return bounded.run(grading.grade_formula, d, result, answer, ctx, label, tol, what="grading the answer",
                        cpu_seconds=GRADE_CPU_SECONDS)

@@ -1,4 +1,4 @@
-"""A grading verdict (`roofline.grading.compare.Verdict`) as words: one line, then the details; or JSON.
+"""A grading verdict (`roofline.grading.verdict.Verdict`) as words: one line, then the details; or JSON.
 
 The line says which verdict holds and why in a sentence a person would say
 ("off by a constant factor: 2*pi/beta is 2 x ridge_point; likely a 2:4-sparse
@@ -16,11 +16,11 @@ from typing import Any
 import sympy as sp
 
 from renderers.numbers import display, number_text, plain
-from roofline.grading.compare import Boundary, Cause, Term, Verdict
+from roofline.grading.verdict import Boundary, Cause, Term, Verdict
 from units import Quantity, unit, unit_text
 
 FORMATS = ("text", "json")
-#: How each level of comparison is said (roofline.grading.compare.LEVELS).
+#: How each level of comparison is said (roofline.grading.formula.LEVELS).
 SCOPES = {
     "general": "as written",
     "architecture": "for this model family",

@@ -18,7 +18,7 @@ from derivations.engine import formula as fm
 from derivations.engine.sheet import evaluate
 from derivations.questions import registry
 from renderers.numbers import plain
-from roofline.grading import compare as grading
+from roofline.grading import values as grading
 from roofline.grading.answer import context, grade
 
 H100, LLAMA_8B, MIXTRAL = "h100-sxm", "llama-3.1-8b", "mixtral-8x7b"

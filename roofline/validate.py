@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from derivations.engine.context import PROFILES
+from derivations.physics import fitting, leave_one_out
 from derivations.physics import validation as v
 from renderers.escape import markdown as md
 from specs.catalog import shown_path
@@ -29,11 +30,11 @@ class Report:
     dataset: v.Validation
     defaults: v.Calibration
     #: today's fits, unrounded, with the texts they round to (`fitted` first, then one per engine family)
-    fresh: tuple[v.FittedProfile, ...]
+    fresh: tuple[fitting.FittedProfile, ...]
     #: every shipped profile
     profiles: tuple[Profile, ...]
-    loo: v.LeaveOneOut
-    oos: v.OutOfSample
+    loo: leave_one_out.LeaveOneOut
+    oos: fitting.OutOfSample
     mbu: tuple[float, float, float]
     #: every record at its own engine family's profile (in sample)
     family: tuple[v.Row, ...]
@@ -48,10 +49,10 @@ def report(directory: Path = MEASUREMENTS_DIR) -> Report:
     records = load_measurements(directory)
     defaults = v.sheet_defaults()
     dataset = v.validate(records, defaults)
-    oos = v.out_of_sample(records)
-    return Report(records, v.validate(records, v.HAND_SET), dataset, defaults, tuple(v.fresh_profiles(records)),
-                  tuple(PROFILES.values()), v.leave_one_out(records), oos, v.measured_mbu_range(records),
-                  v.at_family_profiles(records, PROFILES), v.breakdown(dataset.rows, records), v.breakdown(oos.loso, records))
+    oos = fitting.out_of_sample(records)
+    return Report(records, v.validate(records, v.HAND_SET), dataset, defaults, tuple(fitting.fresh_profiles(records)),
+                  tuple(PROFILES.values()), leave_one_out.leave_one_out(records), oos, v.measured_mbu_range(records),
+                  fitting.at_family_profiles(records, PROFILES), v.breakdown(dataset.rows, records), v.breakdown(oos.loso, records))
 
 
 class DefaultsError(RooflineError):
@@ -81,13 +82,13 @@ def write_defaults(directory: Path | None = None) -> str:
     if not target.is_dir():
         raise DefaultsError(f"{shown_path(target)}: is not a folder; --to names the folder the engine profiles are written to")
     records = load_measurements()
-    written = v.fresh_profiles(records)
-    texts = {target / f"{p.name}.toml": v.profile_file_text(p) for p in written}
+    written = fitting.fresh_profiles(records)
+    texts = {target / f"{p.name}.toml": fitting.profile_file_text(p) for p in written}
     power = None
     if directory is None:  # the power model beside the profiles, fitted to every record with a meter
-        power = v.fit_power(records)
+        power = fitting.fit_power(records)
         chips = sorted({r.hardware.key for r in records if getattr(r, "power", None) is not None})
-        texts[POWER_FILE] = v.power_file_text(power, chips)
+        texts[POWER_FILE] = fitting.power_file_text(power, chips)
     gone = [q.path for q in PROFILES.values() if q.records and q.path.parent.resolve() == target.resolve()
             and q.path.name not in {path.name for path in texts}]
     replace_files(texts, gone, make_folders=False)
@@ -181,7 +182,7 @@ def regime_figures(r: Report) -> dict[str, float | None]:
     high = [x for x in rows if x.batch >= 65]
     moe = [x for x in rows if x.moe]
     energy = r.regimes["energy"][0]
-    med = lambda sel: v._summary("", sel, lambda x: x.error).median_abs_error  # noqa: E731
+    med = lambda sel: v.summary("", sel, lambda x: x.error).median_abs_error  # noqa: E731
     return {"loso": v.memory_summary(r.oos.loso).median_abs_error, "batch_65_up": med(high), "moe": med(moe), "energy": energy.median_abs_error}
 
 
@@ -265,7 +266,7 @@ def render_validate(r: Report, fmt: str) -> str:
         f"- Hand-set (before the dataset): {_params(s.calibration)}: the sheets' old defaults, no per-layer overhead, no all-reduce latency.",
         f"- Default profile (every sheet's defaults, specs/measurements/profiles/{DEFAULT_PROFILE}.toml): "
         f"{_params(d.calibration)}; today's fit {_params(r.fresh[0].calibration)} ({md(r.fresh[0].calibration.how)}), rounded to "
-        f"{v.DEFAULT_FIGURES} significant figures.{stale_line}",
+        f"{fitting.DEFAULT_FIGURES} significant figures.{stale_line}",
         "- Floor: the same step model at the `ideal` profile (eta_bw = eta_flops = 1, no overheads, no all-reduce latency; all-reduce bytes "
         "at link rate kept).",
         "- Error = (predicted - measured) / measured: negative means the model is too fast.",
@@ -324,7 +325,7 @@ def render_validate(r: Report, fmt: str) -> str:
 def render_calibrate(ids: Sequence[str], fmt: str, directory: Path = MEASUREMENTS_DIR) -> str:
     records = load_measurements(directory)
     defaults = v.sheet_defaults()
-    c = v.calibrate(records, ids, defaults)
+    c = leave_one_out.calibrate(records, ids, defaults)
     val = v.validate(records, c)
     used = set(c.ids)
     groups = {(m.engine, m.hardware.key) for m in records if m.id in used}

@@ -2,7 +2,7 @@
 
 Board power of one GPU as a share of its TDP, P/P_TDP = min(1, idle + memory * U_mem + compute * U_flop), with U_mem and
 U_flop the step's use of the datasheet bandwidth and dense peak (derivations.physics.stepmodel.POWER_MODEL). The three shares are
-fitted to measured board power by `roofline calibrate --write-defaults` (derivations.physics.validation.fit_power) and stored with
+fitted to measured board power by `roofline calibrate --write-defaults` (derivations.physics.fitting.fit_power) and stored with
 the family of chips they were measured on, the records and the provenance. A chip outside every measured family uses the
 default family's shares of its own TDP, and the sheet says so.
 """

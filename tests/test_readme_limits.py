@@ -9,7 +9,7 @@ import pytest
 
 from derivations.engine import bounded, cache, declare, exprjson, formula, prose, sheet, sweep
 from derivations.engine import context as ctx
-from derivations.physics import validation
+from derivations.physics import leave_one_out, validation
 from roofline import build, userfile
 from specs import catalog, derivation_files, measurements, models, quantities
 
@@ -50,7 +50,7 @@ BOUNDS = [
     ("`MAX_DIGITS`", exprjson.MAX_DIGITS, "numbers of 4,000 digits"),
     ("specs.measurements.MIN_DECODE_STEP_S", measurements.MIN_DECODE_STEP_S, "0.1 ms to 60 s"),
     ("derivations.physics.validation.MAX_IMPLIED_MBU", validation.MAX_IMPLIED_MBU, "implied MBU at most 1"),
-    ("derivations.physics.validation.MAX_LOO_PEERS", validation.MAX_LOO_PEERS, "| 16 |"),
+    ("derivations.physics.leave_one_out.MAX_LOO_PEERS", leave_one_out.MAX_LOO_PEERS, "| 16 |"),
     ("roofline.build.MAX_OLD_ENTRIES", build.MAX_OLD_ENTRIES, "10,000"),
 ]
 

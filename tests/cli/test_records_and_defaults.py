@@ -16,6 +16,7 @@ from types import SimpleNamespace
 import pytest
 
 from derivations.engine import context
+from derivations.physics import fitting, leave_one_out
 from derivations.physics import validation as v
 from roofline import validate as validate_mod
 from roofline.cli import main
@@ -138,11 +139,13 @@ def test_the_leave_one_out_is_linear_in_the_records(monkeypatch):
     counts = {}
     for n in (120, 480):
         records = _fakes(n)
-        monkeypatch.setattr(v, "evaluate_records", lambda rs, classify=None, records=records: tuple(records))
+        monkeypatch.setattr(leave_one_out, "evaluate_records", lambda rs, classify=None, records=records: tuple(records))
         fits = []
-        real_fit = v.fit
-        monkeypatch.setattr(v, "fit", lambda *a, fits=fits, real_fit=real_fit, **k: fits.append(len(a[0])) or real_fit(*a, **k))
-        loo = v.leave_one_out(records)
+        real_fit = fitting.fit
+        count = lambda *a, fits=fits, real_fit=real_fit, **k: fits.append(len(a[0])) or real_fit(*a, **k)  # noqa: E731
+        monkeypatch.setattr(fitting, "fit", count)  # the full fits of fit_distinct
+        monkeypatch.setattr(leave_one_out, "fit", count)  # and of _calibrate
+        loo = leave_one_out.leave_one_out(records)
         assert len(loo.one) == n
         counts[n] = sum(fits)  # records touched by full fits
         monkeypatch.undo()
@@ -157,15 +160,15 @@ def test_the_fast_leave_one_out_equals_refitting_without_each_record():
     the downdate settles on the one beside the whole set's fit: every record agrees to 1e-9 but that kind, which agrees to 1e-3."""
     records = load_measurements()
     rs = v.evaluate_records(records)
-    loo = v.leave_one_out(records)
+    loo = leave_one_out.leave_one_out(records)
     memory = v.memory_bound(records)
     by_id = {r.m.id: r for r in rs}
     loose = []
     for row in loo.group:
         r = by_id[row.id]
-        held = v.fit_distinct([s for s in memory if s is not r], v.sheet_defaults(), "held")
+        held = fitting.fit_distinct([s for s in memory if s is not r], v.sheet_defaults(), "held")
         peers = [s for s in memory if s is not r and s.group == r.group]
-        full = r.at(v._calibrate(peers, held))
+        full = r.at(leave_one_out._calibrate(peers, held))
         if row.predicted != pytest.approx(full, rel=1e-9):
             loose.append(row.id)
         assert row.predicted == pytest.approx(full, rel=1e-3)

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from derivations.physics import fitting
 from derivations.physics import validation as v
 from roofline import api
 from roofline.cli import main
@@ -110,7 +111,7 @@ def test_calibration_recovers_known_parameters_exactly(eta_bw, t_layer, t_fixed,
     """Records the step model generated give back the four parameters it generated them with (every record, compute-bound
     components and every source weighting included)."""
     records = _generated(v.evaluate_records(RECORDS), eta_bw, t_layer, t_fixed, t_ar)
-    c = v.fit(records)
+    c = fitting.fit(records)
     assert c.eta_bw == pytest.approx(eta_bw, rel=1e-9)
     assert c.t_layer == pytest.approx(t_layer, rel=1e-9, abs=1e-14)
     assert c.t_fixed == pytest.approx(t_fixed, rel=1e-9, abs=1e-12)
@@ -120,34 +121,34 @@ def test_calibration_recovers_known_parameters_exactly(eta_bw, t_layer, t_fixed,
 def test_a_family_fit_recovers_its_own_parameters_and_holds_what_it_cannot_see():
     """One engine family's records generated with its own parameters give them back; records of one GPU hold t_ar."""
     fam = [r for r in v.evaluate_records(RECORDS) if r.family == "gpt-fast"]
-    c = v.fit_distinct(_generated(fam, 0.7, 30e-6, 0.0, 9e-6), v.sheet_defaults(), "held")
+    c = fitting.fit_distinct(_generated(fam, 0.7, 30e-6, 0.0, 9e-6), v.sheet_defaults(), "held")
     assert (c.eta_bw, c.t_layer, c.t_ar) == pytest.approx((0.7, 30e-6, 9e-6), rel=1e-9)
     single = [r for r in _generated(fam, 0.7, 30e-6, 0.0, 9e-6) if r.m.tp == 1]
-    held = v.fit_distinct(single, v.sheet_defaults(), "held")
+    held = fitting.fit_distinct(single, v.sheet_defaults(), "held")
     assert held.t_ar == v.sheet_defaults().t_ar
     assert "t_fixed, t_seq and t_ar held" in held.how  # one GPU at batch 1: no all-reduce, and t_seq is t_fixed there
 
 
 def test_one_record_fits_eta_bw_with_the_rest_held():
     (r,) = _generated([_record("vllm-h200-llama3.1-8b-b8")], 0.7, 20e-6, 1e-3, 0.0)
-    c = v.fit([r], {"t_layer": 20e-6, "t_fixed": 1e-3, "t_ar": 0.0, "t_seq": 0.0})
+    c = fitting.fit([r], {"t_layer": 20e-6, "t_fixed": 1e-3, "t_ar": 0.0, "t_seq": 0.0})
     assert c.eta_bw == pytest.approx(0.7, rel=1e-9) and c.t_fixed == 1e-3 and "held" in c.how
-    with pytest.raises(v.IndistinctError):
-        v.fit([r])
-    with pytest.raises(v.IndistinctError, match="tensor parallelism"):
-        v.fit([r, r, r], {"t_layer": 0.0, "t_seq": 0.0})  # one GPU: no all-reduce, so no all-reduce latency to fit
+    with pytest.raises(fitting.IndistinctError):
+        fitting.fit([r])
+    with pytest.raises(fitting.IndistinctError, match="tensor parallelism"):
+        fitting.fit([r, r, r], {"t_layer": 0.0, "t_seq": 0.0})  # one GPU: no all-reduce, so no all-reduce latency to fit
 
 
 def test_a_record_faster_than_the_datasheet_binds_eta_bw_at_one():
     r = _record("vllm-h200-llama3.1-8b-b8")
     fast = dataclasses.replace(r, measured=0.5 * r.floor())
-    c = v.fit([fast], {"t_layer": 0.0, "t_fixed": 0.0, "t_ar": 0.0, "t_seq": 0.0})
+    c = fitting.fit([fast], {"t_layer": 0.0, "t_fixed": 0.0, "t_ar": 0.0, "t_seq": 0.0})
     assert c.eta_bw == 1.0 and "bound at 1" in c.how
 
 
 def test_every_source_weighs_the_same():
     rs = v.memory_bound(RECORDS)
-    w = v.source_weights(rs)
+    w = fitting.source_weights(rs)
     per_source: dict[str, float] = {}
     for r, wi in zip(rs, w, strict=True):
         per_source[r.source] = per_source.get(r.source, 0.0) + wi * r.measured ** 2
@@ -155,7 +156,7 @@ def test_every_source_weighs_the_same():
 
 
 def test_dataset_defaults_beat_a_wrong_guess():
-    d = v.dataset_defaults(RECORDS)
+    d = fitting.dataset_defaults(RECORDS)
     assert 0 < d.eta_bw <= 1 and d.t_layer >= 0 and d.t_fixed >= 0 and d.t_ar >= 0
     fitted = v.validate(RECORDS, d).summaries
     wrong = v.validate(RECORDS, v.Calibration(0.95, 0.0, 0.0, 0.0, "guess")).summaries
@@ -167,9 +168,9 @@ def test_stored_profiles_are_a_fresh_fit(tmp_path):
     or a step-model change that moves a fit (or the summary the sheets cite) fails here until the files are rewritten."""
     from specs.measurements import PROFILES_DIR
 
-    for p in v.fresh_profiles(RECORDS):
+    for p in fitting.fresh_profiles(RECORDS):
         stored = (PROFILES_DIR / f"{p.name}.toml").read_text(encoding="utf-8")
-        assert v.profile_file_text(p) == stored, f"the {p.name} profile is stale: run `roofline calibrate --write-defaults`, then `roofline build`"
+        assert fitting.profile_file_text(p) == stored, f"the {p.name} profile is stale: run `roofline calibrate --write-defaults`, then `roofline build`"
 
 
 def test_write_profiles_writes_each_file_whole(tmp_path):
@@ -187,7 +188,7 @@ def test_sheet_defaults_are_the_stored_fitted_profile():
 
     stored = load_profiles()["fitted"]
     d = v.sheet_defaults()
-    assert v.default_texts(d) == dict(stored.values)
+    assert fitting.default_texts(d) == dict(stored.values)
     assert d.ids == stored.records and len(stored.records) >= 10
 
 
@@ -196,12 +197,12 @@ def test_family_profiles_have_enough_records():
 
     for name, p in load_profiles().items():
         if name not in ("fitted", "ideal"):
-            assert len(p.records) >= v.MIN_FAMILY_RECORDS
+            assert len(p.records) >= fitting.MIN_FAMILY_RECORDS
             assert {family for family in (v.family_name(m.engine) for m in RECORDS if m.id in p.records)} == {name}
 
 
 def test_out_of_sample_fits_never_see_what_they_predict():
-    oos = v.out_of_sample(RECORDS)
+    oos = fitting.out_of_sample(RECORDS)
     by_id = {m.id: m for m in RECORDS}
     for src, c in oos.loso_fits.items():
         assert all(by_id[i].path.name != src for i in c.ids)
@@ -368,11 +369,11 @@ def test_readme_figures_are_current(validate_json):
         if r["regime"] == mem and r["id"] not in d["excluded"]:
             families.setdefault(r["engine"], []).append(r["id"])
     without = sorted((e for e in families if v.family_name(e) not in profiles), key=str.lower)
-    assert all(len(families[e]) < v.MIN_FAMILY_RECORDS for e in without)
+    assert all(len(families[e]) < fitting.MIN_FAMILY_RECORDS for e in without)
     counts = {len(families[e]) for e in without}
     said = (f"({without[0]} has {counts.pop()})" if len(without) == 1 else f"({' and '.join(without)} have {counts.pop()} each)" if len(counts) == 1
             else "(" + ", ".join(f"{e} has {len(families[e])}" for e in without) + ")")
-    assert f"at least {v.MIN_FAMILY_RECORDS} memory-bound records of it {said}" in text
+    assert f"at least {fitting.MIN_FAMILY_RECORDS} memory-bound records of it {said}" in text
     fitted_profiles = [p for p in profiles.values() if p["records"]]
     assert {p["values"]["eta_flops"] for p in fitted_profiles} == {v.HELD_ETA_FLOPS}
     assert f"eta_flops is {v.HELD_ETA_FLOPS} in every fitted profile, held" in text

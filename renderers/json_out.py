@@ -14,16 +14,16 @@ from derivations.engine.run import FIT_STEP, Sheet, Value
 from renderers import forms as printed_forms
 from renderers.numbers import display
 from renderers.view import step_title
-from units import light
+from units import pintless
 
 #: A product of power and time reads as energy.
-_WATT_SECOND = light.unit("W*s")
+_WATT_SECOND = pintless.unit("W*s")
 _ENERGY = dict(_WATT_SECOND.items)
-_JOULE = light.unit("J") / _WATT_SECOND
+_JOULE = pintless.unit("J") / _WATT_SECOND
 
 
 def si_unit_text(v: Value) -> str:
-    base = light.unit(v.unit).base()
+    base = pintless.unit(v.unit).base()
     exponents = dict(base.items)
     if all(exponents.get(k, 0) >= e for k, e in _ENERGY.items()):
         return (base * _JOULE).text
@@ -32,16 +32,16 @@ def si_unit_text(v: Value) -> str:
 
 def quantity_json(v: Value) -> dict[str, Any]:
     """Value in the shown unit and in base units; `null` with the reason when there is none here. A value is converted
-    from its own unit exactly and rounded once (units.light.convert)."""
+    from its own unit exactly and rounded once (units.pintless.convert)."""
     if v.missing:
-        s_unit = light.unit(v.unit).text if v.display_unit is None else v.display_unit
+        s_unit = pintless.unit(v.unit).text if v.display_unit is None else v.display_unit
         return {"value": None, "unit": s_unit, "si_value": None, "si_unit": si_unit_text(v), v.missing.kind: v.missing.reason}
     s = display(v.exact, v.unit, v.display_unit)
-    own = light.unit(v.unit)
+    own = pintless.unit(v.unit)
     return {
-        "value": float(light.convert(v.exact, own, s.unit)),  # type: ignore[arg-type]
+        "value": float(pintless.convert(v.exact, own, s.unit)),  # type: ignore[arg-type]
         "unit": s.unit.text,
-        "si_value": float(light.convert(v.exact, own, own.base())),  # type: ignore[arg-type]
+        "si_value": float(pintless.convert(v.exact, own, own.base())),  # type: ignore[arg-type]
         "si_unit": si_unit_text(v),
     }
 

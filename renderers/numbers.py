@@ -3,7 +3,7 @@
 A renderer never rounds anywhere else. Values arrive exact (a Fraction) or as a
 float, with their unit; `display` picks the unit to show (the derivation's choice,
 or an SI prefix that puts the mantissa in [1, 1000)) and `digits` the text. Units are
-units.light's (pint-free, read from the same definitions), so numbers are shaped on
+units.pintless's (pint-free, read from the same definitions), so numbers are shaped on
 the light path too.
 """
 
@@ -15,7 +15,7 @@ from fractions import Fraction
 from functools import lru_cache
 from typing import Any
 
-from units import light
+from units import pintless
 
 SIGNIFICANT_FIGURES = 3
 #: Figures print shorter numbers: a value marked on a plot or filled into its title.
@@ -47,18 +47,18 @@ class Number:
 @dataclass(frozen=True)
 class Shown:
     number: Number
-    unit: light.Unit
+    unit: pintless.Unit
 
 
-def as_unit(u: Any) -> light.Unit:
-    """A unit as units.light's: one already, a unit string, or a pint Unit (a renderer holding one of the glossary's)."""
-    if isinstance(u, light.Unit):
+def as_unit(u: Any) -> pintless.Unit:
+    """A unit as units.pintless's: one already, a unit string, or a pint Unit (a renderer holding one of the glossary's)."""
+    if isinstance(u, pintless.Unit):
         return u
     if isinstance(u, str):
-        return light.unit(u)
+        return pintless.unit(u)
     from units import unit_text  # a pint Unit: only a caller that already imported pint passes one
 
-    return light.unit(unit_text(u))
+    return pintless.unit(unit_text(u))
 
 
 def display(exact: Any, u: Any, preferred: str | None = None, figures: int = SIGNIFICANT_FIGURES, exact_unit: bool = False) -> Shown:
@@ -67,7 +67,7 @@ def display(exact: Any, u: Any, preferred: str | None = None, figures: int = SIG
 
 
 @lru_cache(maxsize=8192)
-def _display(value: Fraction | float, u: light.Unit, preferred: str | None = None, figures: int = SIGNIFICANT_FIGURES,
+def _display(value: Fraction | float, u: pintless.Unit, preferred: str | None = None, figures: int = SIGNIFICANT_FIGURES,
              exact_unit: bool = False) -> Shown:
     """The value as it should be shown: an SI prefix that puts the mantissa in [1, 1000).
 
@@ -78,11 +78,11 @@ def _display(value: Fraction | float, u: light.Unit, preferred: str | None = Non
     Memoized: a sheet shows the same value in its steps, tables and JSON.
     """
     if exact_unit and preferred:
-        target = light.unit(preferred)
-        return Shown(digits(light.convert(value, u, target), figures), target)
+        target = pintless.unit(preferred)
+        return Shown(digits(pintless.convert(value, u, target), figures), target)
     if preferred:
-        target = light.unit(preferred)
-        converted = light.convert(value, u, target)
+        target = pintless.unit(preferred)
+        converted = pintless.convert(value, u, target)
         magnitude = abs(converted)  # exact: a Fraction past a float's range compares without overflowing
         if magnitude == 0 or 1 <= magnitude < 1000:
             return Shown(digits(converted, figures), target)
@@ -90,8 +90,8 @@ def _display(value: Fraction | float, u: light.Unit, preferred: str | None = Non
     target = _auto_unit(value, u)
     if preferred and target == u.base():
         # no prefixed unit fits (0.56 J/token has no prefix below 1 here): the sheet's unit reads better than base units (s*W/token)
-        target = light.unit(preferred)
-    return Shown(digits(light.convert(value, u, target), figures), target)
+        target = pintless.unit(preferred)
+    return Shown(digits(pintless.convert(value, u, target), figures), target)
 
 
 def digits(value: Fraction | int | float, figures: int = SIGNIFICANT_FIGURES) -> Number:
@@ -180,23 +180,23 @@ def _fraction(exact: Any) -> Fraction | float:
     return float(exact)
 
 
-def _auto_unit(value: Fraction | float, u: light.Unit) -> light.Unit:
+def _auto_unit(value: Fraction | float, u: pintless.Unit) -> pintless.Unit:
     base = u.base()
-    magnitude = abs(light.convert(value, u, base))
+    magnitude = abs(pintless.convert(value, u, base))
     positive = [(n, e) for n, e in base.items if e > 0]
     if len(positive) != 1 or positive[0][1] != 1:
         return base
     name = positive[0][0]
-    rest = (base / light.Unit(((name, 1),))).text
+    rest = (base / pintless.Unit(((name, 1),))).text
     if name == "second" and rest == "1":
         for prefix, power in _TIME_PREFIXES:
             if magnitude >= Fraction(10) ** power or prefix == "n":
-                return light.unit(f"{prefix}s")
+                return pintless.unit(f"{prefix}s")
     if name in _PREFIXABLE and magnitude > 0 and rest not in _UNPREFIXED_RATIOS:
         for prefix, power in _PREFIXES:
             if magnitude >= Fraction(10) ** power:
                 symbol = _PREFIXABLE[name]
-                return light.unit(f"{prefix}{symbol}" if rest == "1" else f"{prefix}{symbol}*({rest})")
+                return pintless.unit(f"{prefix}{symbol}" if rest == "1" else f"{prefix}{symbol}*({rest})")
     return base
 
 

@@ -6,7 +6,7 @@ from fractions import Fraction
 from typing import Any
 
 from renderers.numbers import PLURALS, as_unit
-from units import light
+from units import pintless
 
 _SI_PREFIX = {
     "exa": r"\exa", "peta": r"\peta", "tera": r"\tera", "giga": r"\giga", "mega": r"\mega", "kilo": r"\kilo",
@@ -36,7 +36,7 @@ def siunitx(u: Any, plural: bool = False) -> str:
     items = sorted(as_unit(u).items, key=lambda kv: (kv[1] < 0, kv[0]))
     numerator = [name for name, exp in items if exp > 0]
     for name, exp in items:
-        prefix, base = light.split_name(name)
+        prefix, base = pintless.split_name(name)
         macro = _SI_PREFIX.get(prefix, "") + _SI_UNIT[base]
         if plural and numerator == [name] and exp == 1 and not prefix and base in _SI_PLURAL:
             macro = _SI_PLURAL[base]

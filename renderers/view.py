@@ -42,14 +42,14 @@ from renderers.forms import Forms, StepForm, at_latex, at_replacements
 from renderers.numbers import Number, Shown, display, float_whole, is_whole, number_text, whole_count
 from renderers.printed import MAX_LINE_WIDTH, math_width, number_latex
 from renderers.targets import Target
-from units import light
+from units import pintless
 
 
 def shown(v: Value) -> Shown:
     return display(v.exact, v.unit, v.display_unit)
 
 
-DIMENSIONLESS = light.unit("1")
+DIMENSIONLESS = pintless.unit("1")
 #: Crossovers in these symbols (glossary names) are physically whole numbers: what the crossover is.
 COUNTS = {"B": "batch", "S": "prompt", "T": "context", "q": "number of tokens per step"}
 #: How a count was made whole, said once where counts are printed.
@@ -96,7 +96,7 @@ def count_shown(step: StepEntry, v: Value) -> Shown | None:
     s = shown(v)
     if s.unit.text == v.unit:
         return Shown(Number(str(n)), s.unit)
-    return Shown(Number(str(n)), light.unit(v.unit))
+    return Shown(Number(str(n)), pintless.unit(v.unit))
 
 
 def count_noun(step: StepEntry, v: Value) -> str:
@@ -662,8 +662,8 @@ def _common_unit(cells: Sequence[Value | None]) -> str | None:
 
 def _in_range(v: Value, u: str) -> bool:
     try:
-        m = abs(float(light.convert(float(v.exact), light.unit(v.unit), light.unit(u))))  # type: ignore[arg-type]
-    except (light.LightUnitError, TypeError, ValueError):
+        m = abs(float(pintless.convert(float(v.exact), pintless.unit(v.unit), pintless.unit(u))))  # type: ignore[arg-type]
+    except (pintless.LightUnitError, TypeError, ValueError):
         return False
     return 1 <= m < 1000
 

@@ -41,7 +41,7 @@ from typing import Any
 from derivations.engine import store
 from derivations.engine.blueprint import Blueprint, Row
 from derivations.engine.numeric import Missing, Plan, PlanError
-from derivations.engine.run import Bindings, Engine, Identity, Setup, Sheet, SpecData, UnreadError, make_setup, read_input, solve, with_changes
+from derivations.engine.run import Bindings, Identity, ProfileData, Setup, Sheet, SpecData, UnreadError, make_setup, read_input, solve, with_changes
 from specs.errors import SpecError, SpecWarning
 
 #: bump when an entry's shape or the recipe of its key changes
@@ -200,13 +200,13 @@ def spec(data: Mapping[str, Any]) -> SpecData:
                     _values(data["peaks"]), str(data["model_type"]), data["quantization"], data["experts"], data["checkpoint_warning"])
 
 
-def engine_json(e: Engine) -> dict[str, Any]:
+def engine_json(e: ProfileData) -> dict[str, Any]:
     return {"name": e.name, "description": e.description, "values": [list(v) for v in e.values],
             "parsed": {k: _number(v) for k, v in e.parsed.items()}, "provenance": e.provenance, "path": e.path}
 
 
-def engine(data: Mapping[str, Any]) -> Engine:
-    return Engine(str(data["name"]), str(data["description"]), tuple((str(k), str(v)) for k, v in data["values"]),
+def engine(data: Mapping[str, Any]) -> ProfileData:
+    return ProfileData(str(data["name"]), str(data["description"]), tuple((str(k), str(v)) for k, v in data["values"]),
                   {str(k): _fraction(v[0], v[1]) for k, v in data["parsed"].items()}, str(data["provenance"]), str(data["path"]))
 
 
@@ -454,7 +454,7 @@ class _Catalog:
         self._data = data
         self.default_engine = str(data["default_engine"])
         self._specs: dict[tuple[str, str], SpecData] = {}
-        self._engines: dict[str, Engine] = {}
+        self._engines: dict[str, ProfileData] = {}
         self.warnings: list[str] = []
 
     def spec(self, kind: str, name: str) -> SpecData:
@@ -475,7 +475,7 @@ class _Catalog:
             self._specs[(kind, name)] = spec(data)
         return self._specs[(kind, name)]
 
-    def engine(self, name: str) -> Engine:
+    def engine(self, name: str) -> ProfileData:
         if name not in self._engines:
             data = self._data["engines"].get(name)
             if data is None:

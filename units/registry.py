@@ -44,14 +44,14 @@ def unit(text: str) -> pint.Unit:
 
 
 def unit_text(u: object) -> str:
-    """Plain-text unit, e.g. "B/s", "flop/(parameter*token)", "1" for none: of a pint Unit, a units.light Unit (the
+    """Plain-text unit, e.g. "B/s", "flop/(parameter*token)", "1" for none: of a pint Unit, a units.pintless Unit (the
     renderers' numbers carry those) or a unit string (a sheet's Value carries its unit as text), all written alike."""
-    from units import light
+    from units import pintless
 
-    if isinstance(u, light.Unit):
+    if isinstance(u, pintless.Unit):
         return u.text
     if isinstance(u, str):
-        return light.unit(u).text
+        return pintless.unit(u).text
     return _pint_text(u)  # type: ignore[arg-type]
 
 

@@ -290,26 +290,36 @@ class Blueprint:
         try:
             if not isinstance(data, dict) or data.get("blueprint") != VERSION:
                 raise ValueError("not a blueprint of this version")
-            tables = tuple(Table(t["title"], tuple(_row(r) for r in t["rows"]), tuple(t["columns"]), t["note"]) for t in data["tables"])
-            claims = tuple(Claim(**{**c, "where": None if c["where"] is None else _row(c["where"])}) for c in data["claims"])
-            plots = tuple(Plot(**{**p, **{k: tuple(p[k]) for k in ("y", "span", "vlines", "hlines", "points", "batches", "split", "row_points")},
-                                  "rows": tuple(_row(r) for r in p["rows"])}) for p in data["plots"])
-            return cls(
-                slug=data["slug"], title=data["title"], question=data["question"],
-                symbols=tuple(SymbolEntry(**s) for s in data["symbols"]), steps=tuple(StepEntry(**s) for s in data["steps"]),
-                results=tuple(data["results"]), inputs=tuple(InputEntry(**i) for i in data["inputs"]),
-                assumptions=tuple(data["assumptions"]), takeaways=tuple(data["takeaways"]), scoring=tuple(data["scoring"]),
-                limits=tuple(data["limits"]), tables=tables, claims=claims, hardware=tuple(data["hardware"]), models=tuple(data["models"]),
-                display_units=dict(data["display_units"]), second_hardware=data["second_hardware"], second_model=data["second_model"],
-                plots=plots, argument=tuple(data["argument"]), answer=tuple(data["answer"]),
-                families=tuple(tuple(f) for f in data["families"]),
-                body_tables=None if data["body_tables"] is None else tuple(data["body_tables"]))
+            # each field as `to_json` wrote it: plain sequences back to tuples, entries and declarations back to their types
+            return cls(**{f.name: _READ.get(f.name, _plain)(data[f.name]) for f in fields(cls)})
         except (KeyError, TypeError, AttributeError) as err:
             raise ValueError(f"malformed blueprint ({type(err).__name__})") from None
 
 
 #: bump when the blueprint's shape changes (it is part of the compiled form's cache key)
 VERSION = 1
+
+
+def _plain(value: Any) -> Any:
+    """A field `to_json` wrote as plain data: a list back to a tuple (of tuples), anything else as it is."""
+    return tuple(_plain(v) for v in value) if isinstance(value, list) else value
+
+
+def _plot(p: Mapping[str, Any]) -> Plot:
+    return Plot(**{**p, **{k: tuple(p[k]) for k in ("y", "span", "vlines", "hlines", "points", "batches", "split", "row_points")},
+                   "rows": tuple(_row(r) for r in p["rows"])})
+
+
+#: How `from_json` reads each field that is not plain data (every other field: `_plain`).
+_READ: dict[str, Any] = {
+    "symbols": lambda v: tuple(SymbolEntry(**s) for s in v),
+    "steps": lambda v: tuple(StepEntry(**s) for s in v),
+    "inputs": lambda v: tuple(InputEntry(**i) for i in v),
+    "tables": lambda v: tuple(Table(t["title"], tuple(_row(r) for r in t["rows"]), tuple(t["columns"]), t["note"]) for t in v),
+    "claims": lambda v: tuple(Claim(**{**c, "where": None if c["where"] is None else _row(c["where"])}) for c in v),
+    "plots": lambda v: tuple(_plot(p) for p in v),
+    "display_units": dict,
+}
 
 
 def _dump(x: Any) -> Any:

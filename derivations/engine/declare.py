@@ -13,7 +13,7 @@ from __future__ import annotations
 import itertools
 import random
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from functools import lru_cache
 
 import sympy as sp
@@ -226,15 +226,12 @@ class Derivation:
                              solve.rhs if solve else "", solve.for_.name if solve and solve.for_ is not None else "",
                              s.of if isinstance(s, At) else "")
 
-        return Blueprint(
-            slug=self.slug, title=self.title, question=self.question,
-            symbols=tuple(SymbolEntry(i.name, unit_text(i.unit), i.latex, i.meaning) for i in self.symbols),
-            steps=tuple(entry(s) for s in self.steps), results=self.results,
-            inputs=tuple(InputEntry(i.name, i.symbol.name, i.default, i.unit, i.meaning, i.domain) for i in self.inputs),
-            assumptions=self.assumptions, takeaways=self.takeaways, scoring=self.scoring, limits=self.limits, tables=self.tables,
-            claims=self.claims, hardware=self.hardware, models=self.models, display_units=dict(self.display_units),
-            second_hardware=self.second_hardware, second_model=self.second_model, plots=self.plots, argument=self.argument,
-            answer=self.answer, families=self.families, body_tables=self.body_tables)
+        # the symbol table, the steps and the inputs as plain entries; every other field of the blueprint is the derivation's own
+        entries = {"symbols": tuple(SymbolEntry(i.name, unit_text(i.unit), i.latex, i.meaning) for i in self.symbols),
+                   "steps": tuple(entry(s) for s in self.steps),
+                   "inputs": tuple(InputEntry(i.name, i.symbol.name, i.default, i.unit, i.meaning, i.domain) for i in self.inputs)}
+        shared = {f.name: getattr(self, f.name) for f in fields(Blueprint) if f.name not in entries}
+        return Blueprint(**entries, **{**shared, "display_units": dict(self.display_units)})
 
     @property
     def free_symbols(self) -> set[sp.Symbol]:
@@ -381,10 +378,13 @@ def _check_argument(slug: str, argument: Sequence[str], steps: Sequence[Step], r
     unknown = [n for n in argument if n not in order]
     if unknown:
         raise DerivationError(f"{slug}: argument names {unknown}, which are not steps")
-    if len(set(argument)) != len(argument):
-        raise DerivationError(f"{slug}: argument names a step twice")
-    if [order[n] for n in argument] != sorted(order[n] for n in argument):
-        raise DerivationError(f"{slug}: argument lists its steps out of the derivation's order")
+    twice = next((n for i, n in enumerate(argument) if n in argument[:i]), None)
+    if twice is not None:
+        raise DerivationError(f"{slug}: argument names the step {twice} twice")
+    early = next((i for i in range(1, len(argument)) if order[argument[i]] < order[argument[i - 1]]), None)
+    if early is not None:
+        raise DerivationError(f"{slug}: argument lists the step {argument[early]} after {argument[early - 1]}, but the derivation "
+                              f"computes {argument[early]} first: list the argument in the derivation's order")
     if len(argument) > MAX_ARGUMENT_STEPS:
         raise DerivationError(f"{slug}: argument has {len(argument)} steps; an argument is about ten (at most {MAX_ARGUMENT_STEPS}), the rest is the appendix's working")
 
@@ -682,8 +682,9 @@ def _inputs_used(slug: str, symbols_of: Mapping[str, frozenset[sp.Symbol]], own:
     if unbound:
         raise DerivationError(f"{slug}: symbols {sorted(map(str, unbound))} have no binding to a spec and are not inputs")
     names = [i.name for i in own]
-    if len(set(names)) != len(names) or set(names) & {i.name for i in SCENARIO_INPUTS}:
-        raise DerivationError(f"{slug}: input names must be unique and not shadow the shared scenario inputs")
+    clash = next((n for i, n in enumerate(names) if n in names[:i] or n in {x.name for x in SCENARIO_INPUTS}), None)
+    if clash is not None:
+        raise DerivationError(f"{slug}: input {clash} is declared twice or shadows a shared scenario input; input names must be unique")
     ordered = [i for i in SCENARIO_INPUTS if i.symbol in used] + [i for i in own if i.symbol in used]
     engine = sorted(set(defaults) & ENGINE_INPUTS)
     if engine:

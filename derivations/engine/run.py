@@ -39,7 +39,7 @@ from derivations.physics import conventions
 from specs.errors import SpecError
 from specs.literal import MAX_MAGNITUDE, MAX_VALUE_LENGTH, MIN_MAGNITUDE, NUMBER_AND_UNIT
 from specs.precisions import Precision
-from units import light
+from units import pintless
 from units.errors import RooflineError
 
 #: A step of this name is the share of HBM a setup needs: above 1, the sheet and its rows say "does not fit".
@@ -231,7 +231,7 @@ class SpecData:
 
 
 @dataclass(frozen=True)
-class Engine:
+class ProfileData:
     """An engine profile as a sheet reads it: its name, what it is, the inputs it supplies (as written and parsed, each in
     its input's unit), where its numbers come from and its file."""
 
@@ -273,12 +273,12 @@ class Setup:
     math_defaulted: bool = True
     second_hardware: SpecData | None = None
     second_model: SpecData | None = None
-    engine: Engine | None = None
+    engine: ProfileData | None = None
 
 
 def make_setup(bindings: Bindings, hardware: SpecData, model: SpecData, weights: Precision, kv: Precision, math: Precision,
                overrides: Mapping[str, Fraction] | None = None, math_defaulted: bool = True, second_hardware: SpecData | None = None,
-               second_model: SpecData | None = None, engine: Engine | None = None) -> Setup:
+               second_model: SpecData | None = None, engine: ProfileData | None = None) -> Setup:
     """A setup, with the value of every spec-bound symbol taken from the part that binds it (`Bindings`)."""
     second = {"hardware": second_hardware or hardware, "model": second_model or model}
     roles = {"weights": weights.name, "kv": kv.name, "math": math.name}
@@ -370,7 +370,7 @@ def input_values(bp: Blueprint, s: Setup, names: Sequence[str] | frozenset[str],
 
 
 def _factor(src: str, dst: str) -> Fraction:
-    return Fraction(1) if src == dst else light.factor(light.unit(src), light.unit(dst))
+    return Fraction(1) if src == dst else pintless.factor(pintless.unit(src), pintless.unit(dst))
 
 
 def _layout_missing(bp: Blueprint, s: Setup, present: Sequence[str], defaults: Mapping[str, Fraction]) -> Missing | None:
@@ -631,13 +631,13 @@ def read_input(inp: InputEntry, value: str) -> Fraction:
     if NUMBER_AND_UNIT.match(text) is None:
         raise UnreadError(text)
     try:
-        m, u = light.parse_quantity(text)
-    except light.LightUnitError:
+        m, u = pintless.parse_quantity(text)
+    except pintless.LightUnitError:
         raise UnreadError(text) from None
-    want = light.unit(inp.unit)
+    want = pintless.unit(inp.unit)
     if u.dimensionality != want.dimensionality or m < 0 or (m == 0 and inp.domain not in ZERO_DOMAINS):
         raise UnreadError(text)
-    m = m * light.factor(u, want)
+    m = m * pintless.factor(u, want)
     if (m != 0 and not MIN_MAGNITUDE <= abs(m) <= MAX_MAGNITUDE) or not within(inp.domain, m):
         raise UnreadError(text)
     return m
@@ -682,7 +682,7 @@ def _read_claim(bp: Blueprint, c: Claim, values: Mapping[str, Number | Missing],
     if c.right in bp.step_names:
         right = _value(bp, c.right, values[c.right])
     else:
-        m, u = light.parse_quantity(c.right)
+        m, u = pintless.parse_quantity(c.right)
         right = Value(m, u.text, left.display_unit if u.text == left.unit else None)
     holds = None
     if left.exact is not None and right.exact is not None:
@@ -696,16 +696,16 @@ def _read_claim(bp: Blueprint, c: Claim, values: Mapping[str, Number | Missing],
 def claim_sides(c: Claim, left: Value, right: Value) -> tuple[float, float]:
     """Both sides as floats in one unit: the right side in the left's unit, or each read as a number under the claim's
     stated conversion; both in base units."""
-    lu, ru = light.unit(left.unit), light.unit(right.unit)
+    lu, ru = pintless.unit(left.unit), pintless.unit(right.unit)
     lv, rv = left.float, right.float
     if c.convert:
-        per = light.unit(c.convert)
+        per = pintless.unit(c.convert)
         if lu.dimensionality == per.dimensionality:
-            lv, lu = light.convert(lv, lu, per), light.unit("1")
+            lv, lu = pintless.convert(lv, lu, per), pintless.unit("1")
         if ru.dimensionality == per.dimensionality:
-            rv, ru = light.convert(rv, ru, per), light.unit("1")
-    rv = light.convert(rv, ru, lu)
-    return light.convert(lv, lu, lu.base()), light.convert(rv, lu, lu.base())
+            rv, ru = pintless.convert(rv, ru, per), pintless.unit("1")
+    rv = pintless.convert(rv, ru, lu)
+    return pintless.convert(lv, lu, lu.base()), pintless.convert(rv, lu, lu.base())
 
 
 # --- what the sheet is worked for ----------------------------------------------------------------------------------
@@ -756,5 +756,20 @@ def sources(s: Setup) -> tuple[tuple[str, tuple[str, ...]], ...]:
     return tuple((x.name, urls(x.source)) for x in specs)
 
 
-__all__ = ["Bindings", "Engine", "Identity", "Missing", "NoValueError", "Setup", "Sheet", "SolvedClaim", "SolvedInput", "SolvedStep",
-           "SolvedTable", "SpecData", "Value", "make_setup", "solve"]
+__all__ = [
+    "Bindings",
+    "Identity",
+    "Missing",
+    "NoValueError",
+    "ProfileData",
+    "Setup",
+    "Sheet",
+    "SolvedClaim",
+    "SolvedInput",
+    "SolvedStep",
+    "SolvedTable",
+    "SpecData",
+    "Value",
+    "make_setup",
+    "solve",
+]

@@ -497,17 +497,17 @@ def bindings() -> run.Bindings:
     return run.Bindings(parts, twins, {role: _PrecisionValues(role) for role in PRECISION_BINDINGS}, constants)
 
 
-_ENGINES: dict[int, tuple[Profile, run.Engine]] = {}
+_ENGINES: dict[int, tuple[Profile, run.ProfileData]] = {}
 
 
-def engine_data(e: Profile) -> run.Engine:
+def engine_data(e: Profile) -> run.ProfileData:
     """An engine profile as plain data: its inputs parsed (each in its input's unit, as `input_value` reads them)."""
     hit = _ENGINES.get(id(e))
     if hit is None or hit[0] is not e:
         from derivations.engine.context import SCENARIO_INPUTS, _profile_value
 
         parsed = {i.name: _magnitude(_profile_value(e, i), unit(i.unit)) for i in SCENARIO_INPUTS if i.name in ENGINE_INPUTS}
-        hit = _ENGINES[id(e)] = (e, run.Engine(e.name, e.description, tuple(e.values.items()), parsed, e.provenance, shown_profile_path(e)))
+        hit = _ENGINES[id(e)] = (e, run.ProfileData(e.name, e.description, tuple(e.values.items()), parsed, e.provenance, shown_profile_path(e)))
     return hit[1]
 
 

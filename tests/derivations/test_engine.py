@@ -80,8 +80,10 @@ def test_the_argument_names_steps_in_order_and_is_about_ten():
     t_mem, t_cmp = _two_steps()
     with pytest.raises(DerivationError, match="not steps"):
         derivation("t", "t", "t", Symbols(parent=gl.GLOSSARY), (t_mem, t_cmp), (), argument=("t_mem", "nope"))
-    with pytest.raises(DerivationError, match="out of the derivation's order"):
+    with pytest.raises(DerivationError, match="lists the step t_mem after t_cmp, but the derivation computes t_mem first"):
         derivation("t", "t", "t", Symbols(parent=gl.GLOSSARY), (t_mem, t_cmp), (), argument=("t_cmp", "t_mem"))
+    with pytest.raises(DerivationError, match="names the step t_mem twice"):
+        derivation("t", "t", "t", Symbols(parent=gl.GLOSSARY), (t_mem, t_cmp), (), argument=("t_mem", "t_mem"))
     many = tuple(Step(f"s{i}", gl.t_fixed * (i + 1), "s", "w") for i in range(16))
     with pytest.raises(DerivationError, match="about ten"):
         derivation("t", "t", "t", Symbols(parent=gl.GLOSSARY), many, (), argument=tuple(s.name for s in many))
@@ -162,3 +164,12 @@ def test_printed_form_factors_a_sum_and_keeps_the_sign_inside():
     assert sp.simplify(shown - e) == 0
     assert not shown.could_extract_minus_sign()
     assert len(sp.sstr(shown)) < len(sp.sstr(e))
+
+
+def test_an_input_that_shadows_a_shared_one_is_named():
+    from derivations.engine.context import Input
+
+    t_mem, t_cmp = _two_steps()
+    own = Input("batch", gl.B, "1", "1", "sequences", "count")
+    with pytest.raises(DerivationError, match="input batch is declared twice or shadows a shared scenario input"):
+        derivation("t", "t", "t", Symbols(parent=gl.GLOSSARY), (t_mem, t_cmp), (), inputs=(own,))

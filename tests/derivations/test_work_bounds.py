@@ -202,7 +202,7 @@ def test_a_zero_denominator_left_unevaluated_is_a_step_with_no_value(tmp_path, f
 
 def test_a_step_in_a_root_of_a_unit_renders(tmp_path):
     """A file the property above found on a fresh clone: a step in s^(1/2) (a root of the input y, in s). The renderers read
-    the step's unit from its text, and the pint-free units (units.light) refused `s^(1/2)`; they read a root now."""
+    the step's unit from its text, and the pint-free units (units.pintless) refused `s^(1/2)`; they read a root now."""
     path = tmp_path / "generated.toml"
     path.write_text(_file(["(y)**(1/2)"], [_unit_of("(y)**(1/2)")], False))
     sheet = api.derive(str(path))

@@ -1,4 +1,4 @@
-"""units.light against pint: the same names, texts, dimensions and exact factors, and no pint on import."""
+"""units.pintless against pint: the same names, texts, dimensions and exact factors, and no pint on import."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from units import Quantity, light, unit, unit_text, ureg
+from units import Quantity, pintless, unit, unit_text, ureg
 
 FIXED = (
     "ns", "µs", "us", "ms", "s", "sec", "second", "min", "h", "hour",
@@ -43,7 +43,7 @@ def pint_facts(u: pint.Unit) -> dict:
     }
 
 
-def light_facts(u: light.Unit) -> dict:
+def light_facts(u: pintless.Unit) -> dict:
     return {
         "items": dict(u.items),
         "text": u.text,
@@ -55,9 +55,9 @@ def light_facts(u: light.Unit) -> dict:
     }
 
 
-def check_same(text: str) -> light.Unit:
-    """light.unit(text) says what pint's unit(text) says; its text reads back to it; its names print as pint's."""
-    lu = light.unit(text)
+def check_same(text: str) -> pintless.Unit:
+    """pintless.unit(text) says what pint's unit(text) says; its text reads back to it; its names print as pint's."""
+    lu = pintless.unit(text)
     facts = light_facts(lu)
     assert facts == pint_facts(unit(text)), text
     assert isinstance(lu.factor, Fraction)
@@ -65,13 +65,13 @@ def check_same(text: str) -> light.Unit:
     assert list(lu.items) == sorted(lu.items) and all(e != 0 for _, e in lu.items)
     assert list(lu.dimensionality) == sorted(lu.dimensionality)
     if pint_unit(lu.text) is not None:
-        assert light.unit(lu.text) == lu, text
+        assert pintless.unit(lu.text) == lu, text
     else:  # a prefixed percent prints as "E%", which neither reads back ("E percent" to pint)
-        with pytest.raises(light.LightUnitError):
-            light.unit(lu.text)
+        with pytest.raises(pintless.LightUnitError):
+            pintless.unit(lu.text)
     for name, _ in lu.items:
-        assert light.symbol(name) == ureg.get_symbol(name)
-        assert light.split_name(name) == ureg.parse_unit_name(name)[0][:2]
+        assert pintless.symbol(name) == ureg.get_symbol(name)
+        assert pintless.split_name(name) == ureg.parse_unit_name(name)[0][:2]
     return lu
 
 
@@ -104,8 +104,8 @@ def test_a_root_of_a_unit_matches_pint(text):
 
 
 def test_a_root_with_no_exact_factor_is_refused():
-    with pytest.raises(light.LightUnitError, match="no exact factor"):
-        light.unit("kB^(1/2)").factor  # noqa: B018
+    with pytest.raises(pintless.LightUnitError, match="no exact factor"):
+        pintless.unit("kB^(1/2)").factor  # noqa: B018
 
 
 def test_every_project_unit_matches_pint():
@@ -168,24 +168,24 @@ def test_random_expressions_match_pint(a, b, n):
     for text, pu in ((a, pa), (b, pb)):
         if pu is None or undefined_names(text):
             # pint cancels names before it looks them up ("GiBs/GiBs" is dimensionless to pint); light refuses them
-            with pytest.raises(light.LightUnitError):
-                light.unit(text)
+            with pytest.raises(pintless.LightUnitError):
+                pintless.unit(text)
         else:
             check_same(text)
     if pa is None or pb is None or undefined_names(a) or undefined_names(b):
         return
-    la, lb = light.unit(a), light.unit(b)
+    la, lb = pintless.unit(a), pintless.unit(b)
     for lu, pu in ((la * lb, pa * pb), (la / lb, pa / pb), (la**n, pa**n)):
         # pint's `u**0` keeps every name with exponent 0 ({'kilobyte': 0, 'second': 0}); light drops them
         assert dict(lu.items) == {name: e for name, e in pu._units.items() if e != 0}
         assert lu.text == unit_text(pu)
     if pa.dimensionality == pb.dimensionality:
-        f = light.factor(la, lb)
+        f = pintless.factor(la, lb)
         assert isinstance(f, Fraction) and f == Quantity(Fraction(1), pa).to(pb).magnitude
-        assert light.convert(Fraction(3, 7), la, lb) == Fraction(3, 7) * f
+        assert pintless.convert(Fraction(3, 7), la, lb) == Fraction(3, 7) * f
     else:
-        with pytest.raises(light.LightUnitError):
-            light.factor(la, lb)
+        with pytest.raises(pintless.LightUnitError):
+            pintless.factor(la, lb)
         with pytest.raises(pint.DimensionalityError):
             Quantity(Fraction(1), pa).to(pb)
 
@@ -197,8 +197,8 @@ def test_random_expressions_match_pint(a, b, n):
     "B # s", "B;s", "B\\s", "s**-", "s**(2", "s**(-2))", "B\n/s", "s\n", "\xa0s", "B/\u2003s", "३",
 ])
 def test_unit_refuses(text):
-    with pytest.raises(light.LightUnitError):
-        light.unit(text)
+    with pytest.raises(pintless.LightUnitError):
+        pintless.unit(text)
 
 
 def test_names_and_symbols_match_pint():
@@ -208,26 +208,26 @@ def test_names_and_symbols_match_pint():
                 spelling = prefix + name + suffix
                 candidates = ureg.parse_unit_name(spelling)
                 if not candidates:
-                    with pytest.raises(light.LightUnitError):
-                        light.split_name(spelling)
-                    with pytest.raises(light.LightUnitError):
-                        light.symbol(spelling)
+                    with pytest.raises(pintless.LightUnitError):
+                        pintless.split_name(spelling)
+                    with pytest.raises(pintless.LightUnitError):
+                        pintless.symbol(spelling)
                     continue
-                assert light.split_name(spelling) == candidates[0][:2], spelling
-                assert light.symbol(spelling) == ureg.get_symbol(spelling), spelling
-    assert light.symbol("terabyte") == "TB" and light.symbol("microsecond") == "µs" and light.symbol("teraflop") == "Tflop"
-    assert light.symbol("parameter") == "parameter" and light.symbol("percent") == "%"
-    assert light.split_name("terabyte") == ("tera", "byte") and light.split_name("second") == ("", "second")
+                assert pintless.split_name(spelling) == candidates[0][:2], spelling
+                assert pintless.symbol(spelling) == ureg.get_symbol(spelling), spelling
+    assert pintless.symbol("terabyte") == "TB" and pintless.symbol("microsecond") == "µs" and pintless.symbol("teraflop") == "Tflop"
+    assert pintless.symbol("parameter") == "parameter" and pintless.symbol("percent") == "%"
+    assert pintless.split_name("terabyte") == ("tera", "byte") and pintless.split_name("second") == ("", "second")
 
 
 def test_unit_items_are_full_names():
-    assert light.Unit((("second", 1), ("terabyte", 1), ("second", -1))) == light.unit("TB")
-    assert light.Unit((("byte", Fraction(2)),)).items == (("byte", 2),)
+    assert pintless.Unit((("second", 1), ("terabyte", 1), ("second", -1))) == pintless.unit("TB")
+    assert pintless.Unit((("byte", Fraction(2)),)).items == (("byte", 2),)
     for bad in ((("TB", 1),), (("kiloterabyte", 1),), (("nope", 1),), (("byte", 1.5),)):
-        with pytest.raises(light.LightUnitError):
-            light.Unit(bad)
-    assert hash(light.unit("kB/token")) == hash(light.unit("kilobyte/token"))
-    assert (light.unit("B") ** Fraction(1, 2)).text == unit_text(unit("B") ** Fraction(1, 2)) == "B^(1/2)"
+        with pytest.raises(pintless.LightUnitError):
+            pintless.Unit(bad)
+    assert hash(pintless.unit("kB/token")) == hash(pintless.unit("kilobyte/token"))
+    assert (pintless.unit("B") ** Fraction(1, 2)).text == unit_text(unit("B") ** Fraction(1, 2)) == "B^(1/2)"
 
 
 # -- quantities --------------------------------------------------------------------------------------------------------
@@ -252,8 +252,8 @@ def test_parse_quantity_matches_pint(d, form, unit_text_, sep):
     text = literal + sep + unit_text_
     glued_digit = sep == "" and unit_text_[:1].isdigit()  # "1" + "1/s" is the literal 11 and "/s"
     try:
-        magnitude, lu = light.parse_quantity(text)
-    except light.LightUnitError:
+        magnitude, lu = pintless.parse_quantity(text)
+    except pintless.LightUnitError:
         exponent = any(c in literal for c in "eE")
         # the only refusals among these: a unit glued to a number it lengthens, or j/J glued to an exponent
         assert glued_digit or (sep == "" and exponent and unit_text_[:1] in ("j", "J")), text
@@ -271,7 +271,7 @@ def test_parse_quantity_matches_pint(d, form, unit_text_, sep):
     ("3(s)", 3, "s"), ("3 1/s", 3, "1/s"), ("1e400 B", 10**400, "B"), ("0.0 s", 0, "s"), ("1E+3 J", 1000, "J"), ("3J", 3, "J"),
 ])
 def test_parse_quantity_examples(text, magnitude, unit_text_):
-    m, u = light.parse_quantity(text)
+    m, u = pintless.parse_quantity(text)
     assert m == magnitude and isinstance(m, Fraction) and u.text == unit_text_
     q = Quantity(text)
     assert q.magnitude == m and dict(q._units) == dict(u.items)
@@ -284,8 +284,8 @@ def test_parse_quantity_examples(text, magnitude, unit_text_):
     "31/s", "3/s", "3 dimensionless s", "3 1s", "1e", "1e+", "--3 s", "+-3 s", "3..5 s", "3.5.5 s", "३ s", "1३ s", "3_s", "3 s_", "3\ns", "\n3 s", "3 s\n", "3\xa0s",
 ])
 def test_parse_quantity_refuses(text):
-    with pytest.raises(light.LightUnitError):
-        light.parse_quantity(text)
+    with pytest.raises(pintless.LightUnitError):
+        pintless.parse_quantity(text)
 
 
 # -- conversion --------------------------------------------------------------------------------------------------------
@@ -298,9 +298,9 @@ SAME_DIMENSION = (("s", "ms", "µs", "ns", "min", "h"), ("B", "kB", "GiB", "EB",
 @given(st.data(), st.floats(allow_nan=False, allow_infinity=False))
 def test_convert_float_rounds_once(data, x):
     group = data.draw(st.sampled_from(SAME_DIMENSION))
-    a, b = light.unit(data.draw(st.sampled_from(group))), light.unit(data.draw(st.sampled_from(group)))
-    f = light.factor(a, b)
-    got = light.convert(x, a, b)
+    a, b = pintless.unit(data.draw(st.sampled_from(group))), pintless.unit(data.draw(st.sampled_from(group)))
+    f = pintless.factor(a, b)
+    got = pintless.convert(x, a, b)
     assert isinstance(got, float)
     try:
         want = float(Fraction(x) * f)
@@ -312,21 +312,21 @@ def test_convert_float_rounds_once(data, x):
 
 
 def test_convert_exact_and_edges():
-    s, ms, EB, B = light.unit("s"), light.unit("ms"), light.unit("EB"), light.unit("B")
-    assert light.convert(Fraction(1, 3), s, ms) == Fraction(1000, 3)
-    assert light.convert(3, s, ms) == 3000 and isinstance(light.convert(3, s, ms), Fraction)
-    assert light.convert(0.1, s, ms) == float(Fraction(0.1) * 1000)
-    assert light.convert(1e308, EB, B) == math.inf and light.convert(-1e308, EB, B) == -math.inf
-    assert light.convert(math.inf, s, ms) == math.inf and math.isnan(light.convert(math.nan, s, ms))
-    assert light.convert(5e-324, ms, s) == 0.0
-    with pytest.raises(light.LightUnitError):
-        light.convert(1.0, s, B)
+    s, ms, EB, B = pintless.unit("s"), pintless.unit("ms"), pintless.unit("EB"), pintless.unit("B")
+    assert pintless.convert(Fraction(1, 3), s, ms) == Fraction(1000, 3)
+    assert pintless.convert(3, s, ms) == 3000 and isinstance(pintless.convert(3, s, ms), Fraction)
+    assert pintless.convert(0.1, s, ms) == float(Fraction(0.1) * 1000)
+    assert pintless.convert(1e308, EB, B) == math.inf and pintless.convert(-1e308, EB, B) == -math.inf
+    assert pintless.convert(math.inf, s, ms) == math.inf and math.isnan(pintless.convert(math.nan, s, ms))
+    assert pintless.convert(5e-324, ms, s) == 0.0
+    with pytest.raises(pintless.LightUnitError):
+        pintless.convert(1.0, s, B)
     with pytest.raises(TypeError):
-        light.convert("1", s, ms)  # type: ignore[arg-type]
+        pintless.convert("1", s, ms)  # type: ignore[arg-type]
 
 
 def test_import_needs_no_pint_sympy_or_numpy():
-    code = ("import sys, units.light as L; L.unit('kB/token').text; L.parse_quantity('3.35 TB/s'); "
+    code = ("import sys, units.pintless as L; L.unit('kB/token').text; L.parse_quantity('3.35 TB/s'); "
             "print(sorted(m for m in ('pint', 'sympy', 'numpy') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
@@ -337,13 +337,13 @@ def test_import_needs_no_pint_sympy_or_numpy():
 def test_whatever_light_reads_pint_reads_the_same(text):
     """Random strings: the few light accepts, pint reads to the same unit (as a unit string and after a number)."""
     try:
-        lu = light.unit(text)
-    except light.LightUnitError:
+        lu = pintless.unit(text)
+    except pintless.LightUnitError:
         return
     assert light_facts(lu) == pint_facts(unit(text)), text
     try:
-        magnitude, qu = light.parse_quantity("2 " + text)
-    except light.LightUnitError:
+        magnitude, qu = pintless.parse_quantity("2 " + text)
+    except pintless.LightUnitError:
         return
     q = Quantity("2 " + text)
     assert magnitude == q.magnitude == 2 and dict(qu.items) == dict(q._units), text
@@ -354,8 +354,8 @@ def test_whatever_light_reads_pint_reads_the_same(text):
 def test_whatever_quantity_light_reads_pint_reads_the_same(text):
     """Random strings of digits, signs, exponents and units: what light reads, pint reads to the same quantity."""
     try:
-        magnitude, lu = light.parse_quantity(text)
-    except light.LightUnitError:
+        magnitude, lu = pintless.parse_quantity(text)
+    except pintless.LightUnitError:
         return
     q = Quantity(text)
     assert isinstance(magnitude, Fraction) and magnitude == q.magnitude and dict(lu.items) == dict(q._units), text

@@ -31,6 +31,7 @@ from derivations.physics.glossary import GLOSSARY
 from derivations.questions import registry
 from renderers import escape, latex, view
 from renderers.numbers import display
+from renderers.sheet_prose import Prose
 from renderers.targets import LATEX
 from renderers.templates import LATEX_ENV
 from specs.hardware import Hardware
@@ -204,7 +205,7 @@ def chapter_input(sheet: Sheet, plots: str | None = None) -> dict[str, Any]:
     slug, title, LaTeX view (`renderers.view.build`, figures linking `plots`) and the conventions it states beyond the
     book's own chapter of them."""
     shared_conventions = set(conventions.CONVENTIONS)
-    p = view.Prose(sheet, LATEX)
+    p = Prose(sheet, LATEX)
     d = sheet.blueprint
     return {"slug": d.slug, "view": view.build(sheet, LATEX, plots),
             "conventions": [p(c) for c in sheet.conventions if c not in shared_conventions],

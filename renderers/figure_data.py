@@ -1,4 +1,4 @@
-"""A figure as plain data: what `renderers.plots` computes from a sheet and `renderers.plot_draw` draws (no drawing, no
+"""A figure as plain data: what `renderers.plots` computes from a sheet and `renderers.draw_kinds` draws (no drawing, no
 sympy here). Values are floats in the panel's SI units; every label is text ready for matplotlib."""
 
 from __future__ import annotations

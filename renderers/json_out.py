@@ -12,8 +12,8 @@ from typing import Any
 from derivations.engine import prose
 from derivations.engine.run import FIT_STEP, Sheet, Value
 from renderers import forms as printed_forms
+from renderers.figure_refs import step_title
 from renderers.numbers import display
-from renderers.view import step_title
 from units import pintless
 
 #: A product of power and time reads as energy.

@@ -24,8 +24,9 @@ from typing import Any
 from derivations.engine.run import Sheet, Value
 from renderers import forms as printed_forms
 from renderers import markdown
+from renderers.equations import step_lines
 from renderers.targets import MARKDOWN
-from renderers.view import shown, step_lines, value_text
+from renderers.value_text import shown, value_text
 
 
 @dataclass(frozen=True)

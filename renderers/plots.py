@@ -19,7 +19,8 @@ and inputs, never from this module:
 Other accelerators and table rows come through the resolver the front door
 passes; nothing here reads a spec file or solves. Titles state each figure's
 finding: the plot's prose with the sheet's values filled in, at
-`numbers.FIGURE_SIGNIFICANT_FIGURES`. Drawing is `renderers.plot_draw`.
+`numbers.FIGURE_SIGNIFICANT_FIGURES`. Drawing is `renderers.draw_kinds`, in the house
+style of `renderers.plot_draw`.
 
 Files: `<slug>-<plot>.svg` (Markdown, HTML) and `<slug>-<plot>.pdf` (LaTeX),
 in the folder `PLOTS_DIR` beside the sheets. The public calls:
@@ -57,7 +58,7 @@ from derivations.engine.sheet import Missing, Sheet, SolvedTable, evaluate, eval
 from derivations.engine.sweep import Axis, sweep
 from derivations.physics import glossary as gl
 from derivations.physics import primitives as pr
-from renderers import figure_data, plot_draw
+from renderers import draw_kinds, figure_data, plot_draw
 from renderers.figure_data import Bar, Curve, Figure, Line, Panel, Point, Roof, Segment
 from renderers.figure_refs import alt_text
 from renderers.figure_refs import name as _name
@@ -604,7 +605,7 @@ def _rounded(x: Any) -> Any:
     return x
 
 
-_CODE_DIGEST = hashlib.sha256(Path(__file__).read_bytes() + Path(plot_draw.__file__).read_bytes()
+_CODE_DIGEST = hashlib.sha256(Path(__file__).read_bytes() + Path(plot_draw.__file__).read_bytes() + Path(draw_kinds.__file__).read_bytes()
                               + Path(figure_data.__file__).read_bytes()).hexdigest()
 
 
@@ -639,7 +640,7 @@ def _render_all(fig: Figure) -> dict[str, bytes]:
     found = {fmt: _cached(fig, fmt) for fmt in FORMATS}
     if all(data is not None for data in found.values()):
         return found  # type: ignore[return-value]
-    drawn = plot_draw.draw(fig, FORMATS, marker(fig))
+    drawn = draw_kinds.draw(fig, FORMATS, marker(fig))
     for fmt, data in drawn.items():
         cache.store_bytes(_cache_key(fig, fmt), data)
     return drawn
@@ -659,7 +660,7 @@ def _cache_key(fig: Figure, fmt: str) -> str:
 
 def draw(fig: Figure, fmt: str) -> bytes:
     """The figure drawn by matplotlib, bypassing the cache."""
-    return plot_draw.draw(fig, (fmt,), marker(fig))[fmt]
+    return draw_kinds.draw(fig, (fmt,), marker(fig))[fmt]
 
 
 def files(sheet: Sheet, resolve: Resolver, folder: str = PLOTS_DIR, keys: dict[str, str] | None = None) -> dict[str, bytes]:

@@ -375,7 +375,9 @@ def run(argv: Sequence[str] | None = None, light: bool = False) -> int:
         sys.stdout.write(write_defaults(folder_option("--to", args.to) if args.to is not None else None) if args.write_defaults
                          else render_calibrate(args.records, args.format))
     elif args.command == "build":
-        from roofline.build import BOOK, BuildError, build, out_path, render_all, ships, stale, stale_shipped
+        from roofline.build import build, render_all, ships, stale, stale_shipped
+        from roofline.build_outputs import BOOK, BuildError
+        from roofline.out_folder import out_path
 
         start = time.perf_counter()
         out = out_path(args.out)

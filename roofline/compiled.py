@@ -7,9 +7,9 @@ A sheet is a function of its context, and everything in it that no context chang
 - per sheet: its blueprint (derivations.engine.blueprint), its numeric plan (derivations.engine.numeric: every step as exprjson data,
   compiled again to code here, through the same whitelist), the printed forms of its formulas (renderers.forms) and its
   inputs' defaults;
-- the catalog: every shipped chip and model as the sheets read them (derivations.engine.run.SpecData: the value of every
+- the catalog: every shipped chip and model as the sheets read them (derivations.engine.setup.SpecData: the value of every
   symbol each binds, in the symbol's unit), the engine profiles, and where each spec-bound symbol takes its value
-  (derivations.engine.run.Bindings);
+  (derivations.engine.setup.Bindings);
 - per sheet and per kind of setup (its structural values: derivations.engine.run.structure): which steps are identities.
 
 Every entry is keyed by the digest of every file of roofline's packages (code, specs, templates), the installed
@@ -40,8 +40,10 @@ from typing import Any
 
 from derivations.engine import store
 from derivations.engine.blueprint import Blueprint, Row
-from derivations.engine.numeric import Missing, Plan, PlanError
-from derivations.engine.run import Bindings, Identity, ProfileData, Setup, Sheet, SpecData, UnreadError, make_setup, read_input, solve, with_changes
+from derivations.engine.codegen import PlanError
+from derivations.engine.numeric import Missing, Plan
+from derivations.engine.run import Identity, Sheet, UnreadError, read_input, solve
+from derivations.engine.setup import Bindings, ProfileData, Setup, SpecData, make_setup, with_changes
 from specs.errors import SpecError, SpecWarning
 
 #: bump when an entry's shape or the recipe of its key changes

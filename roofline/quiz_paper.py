@@ -19,12 +19,14 @@ from typing import Any
 from derivations.engine import prose
 from derivations.engine.context import BLOCK_UNITS
 from derivations.engine.run import SolvedStep, Value
+from renderers.equations import step_lines
+from renderers.figure_refs import step_title
 from renderers.forms import forms_of
 from renderers.numbers import display, plain
 from renderers.targets import LATEX, MARKDOWN, Target
 from renderers.templates import LATEX_ENV, MARKDOWN_ENV
 from renderers.unitfmt import SIUNITX_DECLARATIONS
-from renderers.view import shown, step_lines, step_title, value_text
+from renderers.value_text import shown, value_text
 from roofline.grading.compare import Bound
 from units import unit_text
 

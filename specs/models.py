@@ -5,8 +5,9 @@ Kimi K2, Gemma 2/3, gpt-oss and Llama 4 families (gated MLPs), and GPT-2, OPT,
 Falcon and Phi (plain two-matrix MLPs). How each `model_type` lays out its
 weights (which projections carry biases, norms per layer, gated or plain MLP,
 where the experts are, which layers attend through a window) is written once in
-FAMILIES, from transformers' `modeling_<family>.py`; the defaults of its config
-class fill a field a config.json leaves out, as transformers itself would.
+specs.model_families.FAMILIES, from transformers' `modeling_<family>.py`; the
+defaults of its config class fill a field a config.json leaves out, as
+transformers itself would. A quantization_config is read by specs.quantization.
 
 `head_dim` comes from the config when present (Qwen3 sets 128 with hidden 4096
 and 64 heads, so hidden/heads would be wrong). MoE, MLA, windows and
@@ -19,7 +20,6 @@ status, notes).
 
 from __future__ import annotations
 
-import fnmatch
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -35,7 +35,9 @@ from specs.counts import (
     swiglu_mlp_params,
 )
 from specs.errors import SpecError, shown
+from specs.model_families import FAMILIES, SUPPORTED_TYPES, WRAPPERS, Family
 from specs.precisions import Precision
+from specs.quantization import MATMUL_COMPONENTS, Quantization, read_quantization
 from specs.text import check as check_text
 from specs.text import check_name
 
@@ -51,123 +53,9 @@ LAYER_TYPES = (FULL, SLIDING, CHUNKED)
 #: architecture's; an activation outside this list might itself be a gate (a "swiglu" activation halves its input),
 #: so the MLP cannot be determined and the config is refused
 ACTIVATIONS = ("silu", "swish", "gelu", "gelu_new", "gelu_fast", "gelu_pytorch_tanh", "gelu_accurate", "quick_gelu", "relu", "tanh")
-
-
-@dataclass(frozen=True)
-class Family:
-    """The weight layout of one transformers `model_type`.
-
-    A bias or norm setting is True/False, or the name of the config field that
-    switches it (read with the family's default for that field).
-    """
-
-    #: "gated": gate, up and down projections (3 D x F); "plain": up and down (2 D x F)
-    mlp: str = "gated"
-    #: config fields that name the activation, first found wins
-    act_fields: tuple[str, ...] = ("hidden_act",)
-    #: "rms": one weight per channel; "layer": a weight and a bias per channel
-    norm: str = "rms"
-    #: D-wide norms in each layer (pre-attention, pre-MLP; Gemma adds two post-norms; a parallel block has one)
-    norms_per_layer: int = 2
-    #: a per-head norm with weights on queries and keys (Qwen3, Gemma 3); a field name where it is switchable (Phi)
-    qk_norm: bool | str = False
-    qkv_bias: bool | str = "attention_bias"
-    o_bias: bool | str = "attention_bias"
-    mlp_bias: bool | str = "mlp_bias"
-    lm_head_bias: bool = False
-    #: one learned attention-sink logit per head per layer (gpt-oss)
-    sinks: bool = False
-    #: learned position embeddings: None, "n" (max_position_embeddings rows, GPT-2) or "n+2" (OPT's offset of 2)
-    positions: str | None = None
-    #: how layers attend when the config gives no `layer_types`: "none" (all full), "all" (sliding_window on every
-    #: layer), "qwen" (use_sliding_window from max_window_layers on), "gemma2" (even layers), "gemma3"
-    #: (sliding_window_pattern), "gpt_oss" (even layers), "llama4" (no_rope_layers: RoPE layers chunked)
-    windows: str = "none"
-    #: "mixtral", "qwen3_moe", "deepseek", "gpt_oss", "llama4" or None (dense)
-    moe: str | None = None
-    mla: bool = False
-    #: the router is an nn.Linear an FP8 checkpoint quantizes (DeepSeek's MoEGate is a bare parameter: it is not)
-    router_linear: bool = True
-    #: our field name -> the config's, where the family spells it differently (GPT-2's n_embd)
-    aliases: Mapping[str, str] = field(default_factory=dict)
-    #: the config class's defaults for fields a config.json may omit (transformers configuration_<family>.py)
-    defaults: Mapping[str, object] = field(default_factory=dict)
-
-
-_LLAMA_LIKE = {"tie_word_embeddings": False, "hidden_act": "silu", "attention_bias": False, "mlp_bias": False}
-_GEMMA_DEFAULTS = {"tie_word_embeddings": True, "hidden_activation": "gelu_pytorch_tanh", "attention_bias": False}
-
-#: model_type -> weight layout. Sources: huggingface/transformers src/transformers/models/<family>/modeling_<family>.py
-#: and configuration_<family>.py (gemma3 @ 008f5c8c, llama4 @ 008e5743, gpt_oss @ 00d4b3d2 read for this table).
-FAMILIES: dict[str, Family] = {
-    "llama": Family(defaults=_LLAMA_LIKE),
-    "mistral": Family(windows="all", qkv_bias=False, o_bias=False, mlp_bias=False, defaults=_LLAMA_LIKE),
-    "mixtral": Family(windows="all", qkv_bias=False, o_bias=False, mlp_bias=False, moe="mixtral", defaults=_LLAMA_LIKE),
-    # Qwen2: q, k and v carry a bias although config.json does not say so; o_proj and the MLP have none
-    "qwen2": Family(windows="qwen", qkv_bias=True, o_bias=False, mlp_bias=False, defaults={**_LLAMA_LIKE, "max_window_layers": 28}),
-    "qwen3": Family(windows="qwen", qk_norm=True, mlp_bias=False, defaults={**_LLAMA_LIKE, "max_window_layers": 28}),
-    "qwen3_moe": Family(windows="qwen", qk_norm=True, mlp_bias=False, moe="qwen3_moe", defaults={**_LLAMA_LIKE, "max_window_layers": 28}),
-    "deepseek_v2": Family(mla=True, moe="deepseek", mlp_bias=False, router_linear=False, defaults=_LLAMA_LIKE),
-    "deepseek_v3": Family(mla=True, moe="deepseek", mlp_bias=False, router_linear=False, defaults=_LLAMA_LIKE),
-    # Kimi K2: DeepSeek-V3's architecture (its config names DeepseekV3ForCausalLM and configuration_deepseek.DeepseekV3Config)
-    "kimi_k2": Family(mla=True, moe="deepseek", mlp_bias=False, router_linear=False, defaults=_LLAMA_LIKE),
-    # Gemma 2/3: pre- and post-norms around attention and MLP (4 per layer), tied embeddings, GeGLU MLP
-    "gemma2": Family(act_fields=("hidden_activation", "hidden_act"), norms_per_layer=4, mlp_bias=False, windows="gemma2",
-                     defaults={**_GEMMA_DEFAULTS, "vocab_size": 256000, "head_dim": 256, "num_key_value_heads": 4, "sliding_window": 4096,
-                               "max_position_embeddings": 8192}),
-    "gemma3_text": Family(act_fields=("hidden_activation", "hidden_act"), norms_per_layer=4, qk_norm=True, mlp_bias=False, windows="gemma3",
-                          defaults={**_GEMMA_DEFAULTS, "vocab_size": 262208, "head_dim": 256, "num_key_value_heads": 4,
-                                    "sliding_window": 4096, "sliding_window_pattern": 6, "max_position_embeddings": 131072}),
-    # gpt-oss: q, k, v and o biases, a sink per head, a biased router and biased experts, alternating 128-token windows
-    "gpt_oss": Family(sinks=True, mlp_bias=False, windows="gpt_oss", moe="gpt_oss",
-                      defaults={"tie_word_embeddings": False, "hidden_act": "silu", "attention_bias": True, "sliding_window": 128,
-                                "max_position_embeddings": 131072}),
-    # Llama 4: chunked attention on RoPE layers, a shared expert in each MoE layer, dense layers of intermediate_size_mlp;
-    # its QK norm is an L2 norm without weights (no parameters)
-    "llama4_text": Family(qkv_bias="attention_bias", o_bias="attention_bias", mlp_bias=False, windows="llama4", moe="llama4",
-                          defaults={"tie_word_embeddings": False, "hidden_act": "silu", "attention_bias": False, "head_dim": 128,
-                                    "attention_chunk_size": 8192, "no_rope_layer_interval": 4, "interleave_moe_layer_step": 1,
-                                    "intermediate_size_mlp": 16384, "max_position_embeddings": 131072}),
-    # plain MLPs, LayerNorm with bias, biases on every projection
-    "gpt2": Family(mlp="plain", act_fields=("activation_function",), norm="layer", qkv_bias=True, o_bias=True, mlp_bias=True, positions="n",
-                   aliases={"hidden_size": "n_embd", "num_hidden_layers": "n_layer", "num_attention_heads": "n_head",
-                            "intermediate_size": "n_inner", "max_position_embeddings": "n_positions"},
-                   defaults={"activation_function": "gelu_new", "tie_word_embeddings": True, "n_positions": 1024}),
-    "opt": Family(mlp="plain", act_fields=("activation_function",), norm="layer", qkv_bias="enable_bias", o_bias="enable_bias",
-                  mlp_bias="enable_bias", positions="n+2", aliases={"intermediate_size": "ffn_dim"},
-                  defaults={"activation_function": "relu", "tie_word_embeddings": True, "enable_bias": True, "max_position_embeddings": 2048}),
-    "falcon": Family(mlp="plain", act_fields=("activation",), norm="layer", qkv_bias="bias", o_bias="bias", mlp_bias="bias",
-                     aliases={"intermediate_size": "ffn_hidden_size"},
-                     defaults={"activation": "gelu", "tie_word_embeddings": True, "bias": False, "max_position_embeddings": 2048}),
-    "phi": Family(mlp="plain", act_fields=("hidden_act",), norm="layer", norms_per_layer=1, qk_norm="qk_layernorm", qkv_bias=True,
-                  o_bias=True, mlp_bias=True, lm_head_bias=True,
-                  defaults={"hidden_act": "gelu_new", "tie_word_embeddings": False, "qk_layernorm": False, "max_position_embeddings": 2048}),
-}
-SUPPORTED_TYPES = tuple(FAMILIES)
-#: multimodal configs whose language model sits under text_config, and that language model's model_type
-WRAPPERS = {"gemma3": "gemma3_text", "llama4": "llama4_text"}
-
-#: the parameter groups of ParamCounts that hold weights a checkpoint may store in another format
-MATMUL_COMPONENTS = ("attention", "mlp_dense", "experts_routed", "experts_shared", "router", "embedding", "lm_head")
-#: module names the components go by in Hugging Face checkpoints, to match a quantization_config's modules_to_not_convert
-COMPONENT_MODULES: dict[str, tuple[str, ...]] = {
-    "attention": ("model.layers.0.self_attn.q_proj", "model.layers.0.self_attn.o_proj", "transformer.h.0.attn.c_attn",
-                  "transformer.h.0.self_attention.query_key_value", "model.decoder.layers.0.self_attn.q_proj"),
-    "mlp_dense": ("model.layers.0.mlp.gate_proj", "model.layers.0.mlp.down_proj", "model.layers.0.feed_forward.gate_proj",
-                  "transformer.h.0.mlp.c_fc", "model.layers.0.mlp.fc1"),
-    "experts_routed": ("model.layers.0.mlp.experts.0.gate_proj", "model.layers.0.mlp.experts", "model.layers.0.block_sparse_moe.experts.0.w1",
-                       "model.layers.0.feed_forward.experts"),
-    "experts_shared": ("model.layers.0.mlp.shared_experts.gate_proj", "model.layers.0.mlp.shared_expert.gate_proj",
-                       "model.layers.0.feed_forward.shared_expert.gate_proj"),
-    "router": ("model.layers.0.mlp.router", "model.layers.0.mlp.gate", "model.layers.0.block_sparse_moe.gate", "model.layers.0.feed_forward.router"),
-    "embedding": ("model.embed_tokens", "transformer.wte", "transformer.word_embeddings", "model.decoder.embed_tokens"),
-    "lm_head": ("lm_head",),
-}
 #: how the parameter groups are named in a line of text
 GROUP_NAMES = {"attention": "attention", "mlp_dense": "dense MLPs", "experts_routed": "routed experts", "experts_shared": "shared experts",
                "router": "router", "embedding": "embedding", "lm_head": "LM head", "norms": "norms", "biases": "biases"}
-#: torch dtype names in config.json -> our precisions
-TORCH_DTYPES = {"bfloat16": "bf16", "float16": "fp16", "float32": "fp32"}
 
 
 @dataclass(frozen=True)
@@ -191,22 +79,6 @@ class MLA:
     rope_dim: int
     nope_dim: int
     v_dim: int
-
-
-@dataclass(frozen=True)
-class Quantization:
-    """A checkpoint's quantization_config, read: which format each parameter group is stored in."""
-
-    #: quant_method as the config writes it
-    method: str
-    #: (ParamCounts group, precision name) for MATMUL_COMPONENTS, then norms and biases; empty when the method is not read
-    formats: tuple[tuple[str, str], ...]
-    #: what the format leaves out (scales, zero points), or why the method is not read
-    note: str
-
-    @property
-    def read(self) -> bool:
-        return bool(self.formats)
 
 
 @dataclass(frozen=True)
@@ -583,7 +455,7 @@ def parse_config(data: Mapping[str, object], path: Path, meta: Mapping[str, str]
     F = _dense_width(c, model_type, D, needed=moe is None or len(moe.moe_layers) < L)
     layer_attention, layer_windows = _windows(c, fam, L)
     norms_per_layer, final_norm = _norm_layout(c, model_type, fam)
-    quant = _quantization(data, text, path, fam)
+    quant = read_quantization(data, text, path, fam)
     return Architecture(
         key=path.stem,
         path=path,
@@ -795,64 +667,3 @@ def _family_layer_types(c: _Config, fam: Family, L: int) -> tuple[str, ...]:
         chunked = c.optional_int("attention_chunk_size") is not None
         return tuple(CHUNKED if f and chunked else FULL for f in flags[:L])
     return (FULL,) * L
-
-
-def _quantization(top: Mapping[str, object], text: Mapping[str, object], path: Path, fam: Family) -> Quantization | None:
-    """The checkpoint's storage format per parameter group, from quantization_config (AWQ, GPTQ, FP8, MXFP4)."""
-    q = text.get("quantization_config", top.get("quantization_config"))
-    if q is None:
-        return None
-    if not isinstance(q, dict):
-        raise SpecError(path, "quantization_config", f"expected a JSON object, found {shown(q)}")
-    method = q.get("quant_method")
-    if not isinstance(method, str):
-        raise SpecError(path, "quantization_config.quant_method", f"expected text (awq, gptq, fp8, mxfp4, ...), found {shown(method)}")
-    dtype = text.get("torch_dtype", text.get("dtype", top.get("torch_dtype", top.get("dtype"))))
-    # a config without a dtype: the unquantized tensors are taken as BF16 (gpt-oss ships them in BF16, its model card says)
-    if dtype is not None and dtype not in TORCH_DTYPES:
-        raise SpecError(path, "torch_dtype", f"expected one of {', '.join(TORCH_DTYPES)} (the unquantized tensors' format), found {shown(dtype)}")
-    base = TORCH_DTYPES[dtype] if dtype is not None else "bf16"
-    keep = q.get("modules_to_not_convert") or []
-    if not isinstance(keep, list) or not all(isinstance(m, str) for m in keep):
-        raise SpecError(path, "quantization_config.modules_to_not_convert", f"expected a list of module names, found {shown(keep)}")
-    fmt, converted, note = _quantized_format(q, method, fam)
-    if fmt is None:
-        return Quantization(method, (), note)
-    converted = tuple(comp for comp in converted if not _kept(comp, keep))
-    formats = (*((comp, fmt if comp in converted else base) for comp in MATMUL_COMPONENTS), ("norms", base), ("biases", base))
-    return Quantization(method, formats, note)
-
-
-def _quantized_format(q: Mapping[str, object], method: str, fam: Family) -> tuple[str | None, tuple[str, ...], str]:
-    """(precision of the quantized weights, the groups a method converts by default, a note) or (None, (), why not read)."""
-    blocks = ("attention", "mlp_dense", "experts_routed", "experts_shared") + (("router",) if fam.router_linear else ())
-    if method == "mxfp4":
-        # transformers' mxfp4 integration replaces the MoE experts only; modules_to_not_convert names the rest
-        return "mxfp4", ("experts_routed", "experts_shared"), " (4-bit E2M1, one E8M0 scale per 32)"
-    if method == "fp8":
-        block = q.get("weight_block_size")
-        note = f" ({q.get('fmt', 'e4m3')}, {block[0]}x{block[1]} blocks; their FP32 scales, {4 / (block[0] * block[1]):.3%} more, not counted)" \
-            if isinstance(block, list) and len(block) == 2 and all(isinstance(b, int) and b > 0 for b in block) else ""
-        return "fp8", blocks, note
-    if method in ("awq", "gptq"):
-        bits = q.get("bits", q.get("w_bit"))
-        group = q.get("group_size", q.get("q_group_size"))
-        if bits not in (4, 8) or isinstance(bits, bool) or not isinstance(group, int) or isinstance(group, bool) or group == 0 or group < -1:
-            return None, (), f"with bits {shown(bits)} and group_size {shown(group)} is not read (4-bit, or 8-bit per channel, are)"
-        if bits == 8 and group != -1:
-            return None, (), f"8-bit with group_size {group} is not read (no grouped 8-bit format)"
-        fmt = ("int4" if group == -1 else f"int4-g{group}") if bits == 4 else "int8"
-        return fmt, blocks, " (zero points, 4 bits per group, not counted)" if group != -1 else ""
-    return None, (), "is not read (awq, gptq, fp8 and mxfp4 are)"
-
-
-def _kept(component: str, patterns: list[str]) -> bool:
-    """Whether modules_to_not_convert names the component (glob patterns, or module-name parts)."""
-    for name in COMPONENT_MODULES[component]:
-        for p in patterns:
-            if "*" in p or "?" in p:
-                if fnmatch.fnmatchcase(name, p) or fnmatch.fnmatchcase(name, p + ".*"):
-                    return True
-            elif f".{p}." in f".{name}.":
-                return True
-    return False

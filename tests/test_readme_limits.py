@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from derivations.engine import bounded, cache, declare, exprjson, formula, prose, sheet, sweep
+from derivations.engine import bounded, cache, expansion, exprjson, formula, prose, sheet, sweep
 from derivations.engine import context as ctx
 from derivations.physics import leave_one_out, validation
-from roofline import build, userfile
+from roofline import out_folder, userfile
 from specs import catalog, derivation_files, measurements, models, quantities
 
 README = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
@@ -35,8 +35,8 @@ BOUNDS = [
     ("roofline.userfile.MAX_ITEMS", userfile.MAX_ITEMS, "200 each"),
     ("`MAX_TEXT`", userfile.MAX_TEXT, "2,000 characters"),
     ("roofline.userfile.MAX_TABLE_CELLS", userfile.MAX_TABLE_CELLS, "| 2,000 |"),
-    ("derivations.engine.declare.MAX_EXPANDED_TERMS", declare.MAX_EXPANDED_TERMS, "350,000 terms"),
-    ("`MAX_DEGREE`", declare.MAX_DEGREE, "degree 4,096"),
+    ("derivations.engine.expansion.MAX_EXPANDED_TERMS", expansion.MAX_EXPANDED_TERMS, "350,000 terms"),
+    ("`MAX_DEGREE`", expansion.MAX_DEGREE, "degree 4,096"),
     ("derivations.engine.bounded.SOLVE_CPU_SECONDS", bounded.SOLVE_CPU_SECONDS, "5 s of CPU time"),
     ("`SOLVE_MEMORY_BYTES`", bounded.SOLVE_MEMORY_BYTES, "2 GiB of memory"),
     ("derivations.engine.bounded.FILE_SOLVE_CPU_SECONDS", bounded.FILE_SOLVE_CPU_SECONDS, "20 s of CPU time"),
@@ -51,7 +51,7 @@ BOUNDS = [
     ("specs.measurements.MIN_DECODE_STEP_S", measurements.MIN_DECODE_STEP_S, "0.1 ms to 60 s"),
     ("derivations.physics.validation.MAX_IMPLIED_MBU", validation.MAX_IMPLIED_MBU, "implied MBU at most 1"),
     ("derivations.physics.leave_one_out.MAX_LOO_PEERS", leave_one_out.MAX_LOO_PEERS, "| 16 |"),
-    ("roofline.build.MAX_OLD_ENTRIES", build.MAX_OLD_ENTRIES, "10,000"),
+    ("roofline.out_folder.MAX_OLD_ENTRIES", out_folder.MAX_OLD_ENTRIES, "10,000"),
 ]
 
 #: what each constant's value must be for the table's text to be true

@@ -23,6 +23,7 @@ import pytest
 from derivations.engine import cache
 from roofline import api
 from roofline import build as build_mod
+from roofline import out_folder as out_folder_mod
 from roofline.cli import main
 from specs.catalog import HARDWARE_DIR
 from specs.errors import SpecError
@@ -151,8 +152,8 @@ def test_a_kill_between_the_two_renames_left_no_out(tmp_path, built, monkeypatch
     out = tmp_path / "out"
     assert main(["build", "--out", str(out)]) == 0
     seen = []
-    real = build_mod.exchange
-    monkeypatch.setattr(build_mod, "exchange", lambda a, b: seen.append(b.is_dir()) or real(a, b))
+    real = out_folder_mod.exchange
+    monkeypatch.setattr(out_folder_mod, "exchange", lambda a, b: seen.append(b.is_dir()) or real(a, b))
     assert main(["build", "--out", str(out)]) == 0
     assert seen == [True] and out.is_dir()
 

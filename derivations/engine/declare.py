@@ -5,7 +5,8 @@ sentence on why. A Solve is a step whose expression is found by sympy from an
 equation between two earlier steps. `derivation(...)` assembles the steps of
 one question, checks every step's unit, solves and verifies every closed form
 (symbolically where sympy can, numerically at random points always) and
-returns a frozen Derivation. Nothing here reads a file or formats text.
+returns a frozen Derivation. Nothing here reads a file or formats text. Beside it: expansion (a step written out, and its
+bounds), closed_forms (kinks, printed grouping, the solve cache) and declaration_checks (plots, claims, inputs, answer).
 """
 
 from __future__ import annotations
@@ -14,34 +15,35 @@ import itertools
 import random
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
-from functools import lru_cache
 
 import sympy as sp
 
-from derivations.engine import bounded, cache, exprjson, prose
-from derivations.engine.blueprint import PLOT_KINDS, Blueprint, Claim, InputEntry, Plot, Row, StepEntry, SymbolEntry, Table
-from derivations.engine.context import BINDINGS, ENGINE_INPUTS, SCENARIO_INPUTS, Input
+from derivations.engine import bounded, cache, closed_forms, expansion, prose
+from derivations.engine.blueprint import Blueprint, Claim, InputEntry, Plot, Row, StepEntry, SymbolEntry, Table
+from derivations.engine.closed_forms import (
+    MAX_KINKS,
+    bounded_below,
+    cached_solve,
+    grouped,
+    kinks_of,
+    leading_sign_inside,
+    positive_numerator,
+    solve_key,
+    store_solve,
+)
+from derivations.engine.context import SCENARIO_INPUTS, Input
+from derivations.engine.declaration_checks import DeclarationError, check_answer, check_claim_units, check_plots, check_second, inputs_used
+from derivations.engine.expansion import ExpansionError, Measure, expand_by_cases, expand_steps
 from derivations.engine.symbols import Symbols, default_latex
 from derivations.physics import glossary as gl
 from derivations.physics.glossary import GLOSSARY, SECOND_CHIP, SECOND_MODEL
-from derivations.physics.primitives import ArgMax, Pick
-from units import Quantity, RooflineError, UnitMismatchError, check_unit, same_unit, unit, unit_text
+from units import RooflineError, UnitMismatchError, check_unit, same_unit, unit, unit_text
 
 #: Random points at which every closed form is checked against its equation.
 NUMERIC_CHECK_POINTS = 8
 NUMERIC_CHECK_TOLERANCE = sp.Rational(1, 10**9)
-#: How a closed form was checked against its equation (the numeric check always runs; "symbolic" when sympy also proves it).
-VERIFICATIONS = ("symbolic", "numeric")
-#: the code that solves and verifies: part of every cached solve's key
-_ENGINE_SOURCE = cache.source_digest(__file__)
-#: The most terms a step may expand to (its expression with every earlier step written out, each occurrence counted): the
-#: largest shipped expansion has about 115,000 (speculative-decoding's throughput at the peak batch: the serving step's prompt,
-#: grouped-GEMM and permutation terms inside seventeen draft lengths); the bound keeps three times that. Past it, unit inference,
-#: sweeps and solves would take minutes.
-MAX_EXPANDED_TERMS = 350_000
-#: The highest degree a step may expand to: the exponents along a product of powers, multiplied as in the formula language
-#: (formula.MAX_TOTAL_EXPONENT), over every earlier step it uses (the shipped maximum is 172). `s_k = s_(k-1)**2` passes it at k = 13.
-MAX_DEGREE = 4096
+#: the code that solves and verifies (this module's, and the expansion and closed-form helpers it calls): part of every cached solve's key
+_ENGINE_SOURCE = cache.source_digest(__file__, closed_forms.__file__, expansion.__file__)
 
 
 class DerivationError(RooflineError):
@@ -302,7 +304,7 @@ def derivation(
     table = Symbols(parent=symbols)
     expanded: dict[str, sp.Expr] = {}
     symbols_of: dict[str, frozenset[sp.Symbol]] = {}
-    measure = _Measure()
+    measure = Measure()
     done: list[Step] = []
     for step in steps:
         if step.name in expanded:
@@ -316,20 +318,26 @@ def derivation(
         _check_known_symbols(slug, step, units)
         check_unit(step.expr, units, step.unit or "1", what=f"{slug}: step {step.name}")
         table.add(step.name, step.unit, step.latex or default_latex(step.name), step.meaning or step.title or step.why)
-        expanded[step.name] = _expand_by_cases(step.expr, expanded)
-        symbols_of[step.name] = measure.check(slug, step.name, expanded[step.name])
+        expanded[step.name] = expand_by_cases(step.expr, expanded)
+        try:
+            symbols_of[step.name] = measure.check(slug, step.name, expanded[step.name])
+        except ExpansionError as err:  # a bound of derivations.engine.expansion: this derivation's error
+            raise DerivationError(str(err)) from None
         done.append(step)
-    all_inputs = _inputs_used(slug, symbols_of, inputs, defaults or {})
-    _check_second(slug, symbols_of, second_hardware, second_model)
-    missing = [r for r in results if r not in expanded]
-    if missing:
-        raise DerivationError(f"{slug}: headline results {missing} are not steps")
-    for c in claims:
-        _check_claim_units(slug, c, table)
-    _check_prose(slug, title, question, done, assumptions, takeaways, scoring, limits, tables, claims, inputs, table, expanded, answer)
-    _check_plots(slug, plots, table, expanded, all_inputs, tables)
-    _check_argument(slug, argument, done, results)
-    _check_answer(slug, answer, results)
+    try:  # the checks in derivations.engine.declaration_checks refuse with a DeclarationError: this derivation's error
+        all_inputs = inputs_used(slug, symbols_of, inputs, defaults or {})
+        check_second(slug, symbols_of, second_hardware, second_model)
+        missing = [r for r in results if r not in expanded]
+        if missing:
+            raise DerivationError(f"{slug}: headline results {missing} are not steps")
+        for c in claims:
+            check_claim_units(slug, c, table)
+        _check_prose(slug, title, question, done, assumptions, takeaways, scoring, limits, tables, claims, inputs, table, expanded, answer)
+        check_plots(slug, plots, table, expanded, all_inputs, tables)
+        _check_argument(slug, argument, done, results)
+        check_answer(slug, answer, results)
+    except DeclarationError as err:
+        raise DerivationError(str(err)) from None
     if body_tables is not None and (len(set(body_tables)) != len(body_tables) or any(not 0 <= i < len(tables) for i in body_tables)):
         raise DerivationError(f"{slug}: body_tables {tuple(body_tables)} must name each of the {len(tables)} tables at most once, by position")
     for step in done:
@@ -389,16 +397,6 @@ def _check_argument(slug: str, argument: Sequence[str], steps: Sequence[Step], r
         raise DerivationError(f"{slug}: argument has {len(argument)} steps; an argument is about ten (at most {MAX_ARGUMENT_STEPS}), the rest is the appendix's working")
 
 
-def _check_answer(slug: str, answer: Sequence[str], results: Sequence[str]) -> None:
-    """The answer's sentences mention every headline result by placeholder: the reader meets each number on page one."""
-    if not answer:
-        return
-    named = {n for text in answer for n in prose.placeholders(text)}
-    missing = [r for r in results if r not in named]
-    if missing:
-        raise DerivationError(f"{slug}: the answer's sentences do not mention the headline results {missing} (write {{name}} where each belongs)")
-
-
 def families(steps: Sequence[Step]) -> tuple[tuple[str, ...], ...]:
     """Groups of at least MIN_FAMILY steps that differ only by a parameter, in step order.
 
@@ -444,116 +442,6 @@ def _shared_title(members: Sequence[Step]) -> list[Step]:
     return max(heads.values(), key=len, default=[])
 
 
-def _check_plots(slug: str, plots: Sequence[Plot], table: Symbols, expanded: Mapping[str, sp.Expr], inputs: Sequence[Input],
-                 tables: Sequence[Table]) -> None:
-    """Every name a plot draws is a step (or, where a mark may be one, an input of the sheet) of the unit its axis shows."""
-    names = {info.name for info in table}
-    values = set(expanded) | {i.name for i in (*SCENARIO_INPUTS, *inputs)}
-    by_name = {i.name: i for i in inputs}
-    seen: set[str] = set()
-
-    def unit_of(name: str) -> object:
-        return table.info(by_name[name].symbol).unit if name in by_name and name not in expanded else table[name].unit
-
-    for p in plots:
-        where = f"{slug}: plot {p.name!r}"
-        if not p.name or not all(c.isascii() and (c.isalnum() or c == "-") for c in p.name) or p.name in seen:
-            raise DerivationError(f"{where}: a plot name is unique and made of letters, digits and '-' (it names the file)")
-        seen.add(p.name)
-        if p.kind not in PLOT_KINDS:
-            raise DerivationError(f"{where}: kind {p.kind!r}; expected one of {', '.join(PLOT_KINDS)}")
-        if set(p.log) - {"x", "y"}:
-            raise DerivationError(f"{where}: log={p.log!r}; expected 'x', 'y', 'xy' or ''")
-        if not p.title:
-            raise DerivationError(f"{where}: a plot states its finding in a title")
-        texts = [("caption", p.caption), ("title", p.title), *((f"label of {n}", t) for n, t in p.labels.items()),
-                 *((f"row {r.label[:30]!r}", r.label) for r in p.rows)]
-        for what, text in texts:
-            try:
-                prose.check(text, names, values, f"{where}: {what}")
-            except prose.ProseError as err:
-                raise DerivationError(str(err)) from None
-        drawn = (*p.y, *p.hlines, *p.points, *p.row_points, *((p.base,) if p.base else ()), *((p.x,) if p.kind == "scatter" else ()),
-                 *((p.fits_up_to,) if p.fits_up_to else ()))
-        marks = [n for n in p.vlines if not (p.kind == "sweep" and n in by_name)]
-        batch_steps = [b for b in p.batches if b in expanded]
-        unknown = [n for n in (*drawn, *marks, *batch_steps) if n not in expanded]
-        if unknown:
-            raise DerivationError(f"{where}: draws {unknown}, which are not steps")
-        stray = sorted((set(p.labels) - {*drawn, *p.vlines}) | (set(p.split) - set(p.y)))
-        if stray and p.kind not in ("bars", "stack"):
-            raise DerivationError(f"{where}: labels or splits {stray} name nothing the plot draws")
-        if set(p.split) - set(p.y):
-            raise DerivationError(f"{where}: splits {sorted(set(p.split) - set(p.y))}, which it does not draw")
-        if p.kind == "sweep":
-            _check_sweep(where, p, table, by_name, unit_of)
-        elif p.kind == "roofline":
-            _check_roofline(where, p, table, inputs, expanded)
-        elif p.kind == "heatmap":
-            if p.table is None or not 0 <= p.table < len(tables) or not p.y or set(p.y) - set(tables[p.table].columns):
-                raise DerivationError(f"{where}: a heat map draws columns of one of the sheet's tables")
-        else:
-            _check_bars(where, p, table, tables, by_name)
-
-
-def _same(where: str, what: str, name: str, found: object, axis: object) -> None:
-    if not same_unit(found, axis):
-        raise UnitMismatchError(f"{where}: {what} {name} is in {unit_text(found)}, the axis in {unit_text(axis)}")
-
-
-def _check_sweep(where: str, p: Plot, table: Symbols, by_name: Mapping[str, Input], unit_of: Callable[[str], object]) -> None:
-    if p.x not in by_name:
-        raise DerivationError(f"{where}: sweeps {p.x!r}, which is not an input of this sheet")
-    x_unit = table.info(by_name[p.x].symbol).unit
-    if not p.y or len({table[n].unit for n in p.y}) != 1:
-        raise DerivationError(f"{where}: a sweep draws one or more steps of one unit")
-    for name in (*p.vlines, *((p.fits_up_to,) if p.fits_up_to else ())):
-        _same(where, "vertical line", name, unit_of(name), x_unit)
-    for name in p.hlines:
-        _same(where, "horizontal line", name, table[name].unit, table[p.y[0]].unit)
-    for text in p.span:
-        by_name[p.x].parse(text, f"{where}: span")
-
-
-def _check_roofline(where: str, p: Plot, table: Symbols, inputs: Sequence[Input], expanded: Mapping[str, sp.Expr]) -> None:
-    if not p.points:
-        raise DerivationError(f"{where}: a roofline places one or more intensity steps")
-    for name in p.points:
-        _same(where, "point", name, table[name].unit, unit("flop/B"))
-    for name in p.row_points:
-        _same(where, "point", name, table[name].unit, unit("flop/B"))
-    if p.batches:
-        batch = next((i for i in inputs if i.name == "batch"), None)
-        if batch is None:
-            raise DerivationError(f"{where}: batches are values of the sheet's batch input, which it has none of")
-        for text in p.batches:
-            if text in expanded:
-                _same(where, "batch", text, table[text].unit, unit("1"))
-            else:
-                batch.parse(text, f"{where}: batches")
-
-
-def _check_bars(where: str, p: Plot, table: Symbols, tables: Sequence[Table], by_name: Mapping[str, Input]) -> None:
-    if not p.y:
-        raise DerivationError(f"{where}: a {p.kind} plot draws one or more steps")
-    if p.kind in ("stack", "scatter") and p.table is not None and not 0 <= p.table < len(tables):
-        raise DerivationError(f"{where}: table {p.table}; the sheet has {len(tables)} tables")
-    if p.kind == "scatter":
-        if p.table is None:
-            raise DerivationError(f"{where}: a scatter draws the rows of one of the sheet's tables")
-        _same(where, "x", p.x, table[p.x].unit, table[p.y[0]].unit)
-        for name in p.hlines:
-            _same(where, "band", name, table[name].unit, unit("1"))
-        if p.group and p.group not in by_name:
-            raise DerivationError(f"{where}: groups by {p.group!r}, which is not an input of this sheet")
-        return
-    axis = table[p.y[0]].unit
-    for name in (*p.y, *p.vlines, *((p.base,) if p.base else ())):
-        _same(where, "bar" if name in p.y else "mark", name, table[name].unit, axis)
-    if p.kind == "bars" and p.table is not None:
-        raise DerivationError(f"{where}: bars draw the sheet's own values; a stack draws a table's rows")
-
-
 def prose_strings(d: Derivation) -> list[tuple[str, str]]:
     """(where, text) for every piece of prose a derivation carries."""
     out = _prose(d.title, d.question, d.steps, d.assumptions, d.takeaways, d.scoring, d.limits, d.tables, d.claims, d.inputs)
@@ -591,20 +479,6 @@ def _check_prose(slug: str, title: str, question: str, steps: Sequence[Step], as
             raise DerivationError(str(err)) from None
 
 
-def _check_claim_units(slug: str, c: Claim, table: Symbols) -> None:
-    """A claim compares like with like: the same dimension on both sides, after its stated conversion."""
-    if c.left not in table:
-        raise DerivationError(f"{slug}: claim {c.text[:40]!r} compares {c.left}, which is not a step")
-    left = table[c.left].unit
-    right = table[c.right].unit if c.right in table else Quantity(c.right).units
-    if c.convert:
-        per = unit(c.convert)
-        left, right = (unit("1") if u.dimensionality == per.dimensionality else u for u in (left, right))
-    if left.dimensionality != right.dimensionality:
-        raise UnitMismatchError(f"{slug}: claim {c.text[:40]!r} compares {c.left} in {unit_text(left)} with {c.right} in {unit_text(right)}; "
-                                "state the conversion (Claim.convert) or compare like with like")
-
-
 def _check_latex(slug: str, step: Step) -> None:
     """A step's symbol is LaTeX math: the prose macro \\sym{...} is not defined there (it would reach the PDF as is)."""
     if step.latex and "\\sym" in step.latex:
@@ -616,97 +490,6 @@ def _check_known_symbols(slug: str, step: Step, units: Mapping[sp.Symbol, object
     for s in step.expr.free_symbols:
         if s not in units:
             raise DerivationError(f"{slug}: step {step.name} uses {s}, which is neither a glossary symbol, an input nor an earlier step")
-
-
-def _expand(expr: sp.Expr, expanded: Mapping[str, sp.Expr]) -> sp.Expr:
-    """`expr` with earlier steps replaced by their expansions, which are not re-evaluated.
-
-    Re-evaluating would make sympy try to prove an ordering between large
-    expansions (a Max or Piecewise over several step times: minutes, and it
-    never succeeds); the values decide when a context is evaluated.
-    """
-    mapping = {sp.Symbol(n, positive=True): e for n, e in expanded.items()}
-    with sp.evaluate(False):
-        return expr.xreplace(mapping)
-
-
-@lru_cache(maxsize=8192)
-def _choice(expr: sp.Expr) -> tuple[ArgMax, sp.Expr, sp.Expr] | None:
-    """For a chosen label, first + stride * argmax(...) (`primitives.best_of`): the argmax, first and stride; else None."""
-    first, rest = _split_numbers(expr) if isinstance(expr, sp.Add) else (sp.S.Zero, expr)
-    stride, am = _split_numbers(rest) if isinstance(rest, sp.Mul) else (sp.S.One, rest)
-    if isinstance(am, ArgMax):
-        return am, first, stride
-    return None
-
-
-def _split_numbers(expr: sp.Add | sp.Mul) -> tuple[sp.Expr, sp.Expr | None]:
-    """A sum or product as (its numbers combined, the one argument that is not a number), or (its numbers, None) when
-    not exactly one is: by structure, so a large step model is never searched for an argmax."""
-    numbers = [a for a in expr.args if a.is_number]
-    rest = [a for a in expr.args if not a.is_number]
-    return expr.func(*numbers), (rest[0] if len(rest) == 1 else None)
-
-
-def _expand_by_cases(expr: sp.Expr, expanded: Mapping[str, sp.Expr]) -> sp.Expr:
-    """`_expand`, except that a step reading one chosen label (a best draft length) is written case by case.
-
-    Substituting the label's expansion, an argmax over whole step models, at every place it appears multiplies the size
-    by the number of places (speculative-decoding's throughput at the low-load draft length reads it a dozen times); written
-    as pick(argmax, value at the first label, ..., value at the last) the argmax appears once, and inside each case a step
-    already written by cases on the same argmax is its own case. The value is the same; only the expansion's size differs.
-    A step reading two chosen labels is expanded plainly.
-    """
-    chosen = [(sym, c) for sym in expr.free_symbols if sym.name in expanded and (c := _choice(expanded[sym.name])) is not None]
-    if len(chosen) != 1:
-        return _expand(expr, expanded)
-    label, (am, first, stride) = chosen[0]
-    reads = {sym: expanded[sym.name] for sym in expr.free_symbols if sym.name in expanded and sym != label}
-    picks = {sym: [p for p in e.atoms(Pick) if p.args[0] == am] for sym, e in reads.items()}  # found once, used for every case
-    cases = []
-    for k in range(len(am.args)):
-        mapping: dict[sp.Basic, sp.Expr] = {label: first + stride * k}
-        for sym, e in reads.items():
-            own = {p: p.args[1 + k] for p in picks[sym]}
-            with sp.evaluate(False):
-                mapping[sym] = e.xreplace(own) if own else e
-        with sp.evaluate(False):
-            cases.append(expr.xreplace(mapping))
-    return Pick(am, *cases, evaluate=False)
-
-
-def _inputs_used(slug: str, symbols_of: Mapping[str, frozenset[sp.Symbol]], own: Sequence[Input], defaults: Mapping[str, str]) -> tuple[Input, ...]:
-    used: set[sp.Symbol] = set().union(*symbols_of.values())
-    by_symbol = {i.symbol: i for i in (*SCENARIO_INPUTS, *own)}
-    unbound = [s for s in used if s not in BINDINGS and s not in by_symbol]
-    if unbound:
-        raise DerivationError(f"{slug}: symbols {sorted(map(str, unbound))} have no binding to a spec and are not inputs")
-    names = [i.name for i in own]
-    clash = next((n for i, n in enumerate(names) if n in names[:i] or n in {x.name for x in SCENARIO_INPUTS}), None)
-    if clash is not None:
-        raise DerivationError(f"{slug}: input {clash} is declared twice or shadows a shared scenario input; input names must be unique")
-    ordered = [i for i in SCENARIO_INPUTS if i.symbol in used] + [i for i in own if i.symbol in used]
-    engine = sorted(set(defaults) & ENGINE_INPUTS)
-    if engine:
-        raise DerivationError(f"{slug}: defaults for {engine}, which the engine profile supplies (--engine); a sheet does not override them")
-    unknown = sorted(set(defaults) - {i.name for i in ordered})
-    if unknown:
-        raise DerivationError(f"{slug}: defaults for {unknown}, which are not inputs of this sheet")
-    for name, text in defaults.items():
-        inp = next(i for i in ordered if i.name == name)
-        inp.parse(text, f"{slug} default")  # a default outside the input's domain fails the build
-    return tuple(replace(i, default=defaults[i.name]) if i.name in defaults else i for i in ordered)
-
-
-def _check_second(slug: str, symbols_of: Mapping[str, frozenset[sp.Symbol]], hardware: str | None, model: str | None) -> None:
-    """A sheet that uses primed symbols names its default second chip or model; one that does not, names none."""
-    used: set[sp.Symbol] = set().union(*symbols_of.values())
-    for kind, twins, default in (("second_hardware", SECOND_CHIP, hardware), ("second_model", SECOND_MODEL, model)):
-        uses = bool(used & set(twins.values()))
-        if uses and default is None:
-            raise DerivationError(f"{slug}: its steps use primed symbols of a second chip or model; name the default with {kind}=")
-        if default is not None and not uses:
-            raise DerivationError(f"{slug}: {kind}={default!r}, but no step uses its primed symbols")
 
 
 def _at(slug: str, step: At, expanded: Mapping[str, sp.Expr], table: Symbols) -> At:
@@ -725,67 +508,9 @@ def _at(slug: str, step: At, expanded: Mapping[str, sp.Expr], table: Symbols) ->
         _check_known_symbols(slug, replace(step, expr=value), units)
         check_unit(value, units, units[symbol], what=f"{slug}: step {step.name}, the value replacing {symbol}")
         applied.append((symbol, value))
-    with sp.evaluate(False):  # as in _expand: re-evaluating a large step model only tries to order its Max terms
+    with sp.evaluate(False):  # as in expand_steps: re-evaluating a large step model only tries to order its Max terms
         expr = base.xreplace(dict(applied))
     return replace(step, expr=expr, where=tuple(applied))
-
-
-class _Measure:
-    """Size, degree and free symbols of expanded steps, each distinct subexpression measured once (expansions share them)."""
-
-    def __init__(self) -> None:
-        self.size: dict[sp.Basic, int] = {}
-        self.degree: dict[sp.Basic, int] = {}
-        #: holds an exponential: exp(...) or a power with a symbol in its exponent
-        self.grows: dict[sp.Basic, bool] = {}
-        self.free: dict[sp.Basic, frozenset[sp.Symbol]] = {}
-
-    def check(self, slug: str, name: str, expr: sp.Basic) -> frozenset[sp.Symbol]:
-        """The free symbols of one expanded step; a DerivationError when it is past a bound."""
-        stack: list[tuple[sp.Basic, bool]] = [(expr, False)]
-        while stack:
-            node, ready = stack.pop()
-            if node in self.size:
-                continue
-            if not ready:
-                stack.append((node, True))
-                stack.extend((a, False) for a in node.args if a not in self.size)
-                continue
-            args = node.args
-            self.size[node] = min(1 + sum(self.size[a] for a in args), 2 * MAX_EXPANDED_TERMS)
-            if isinstance(node, sp.Symbol):
-                self.free[node] = frozenset((node,))
-            elif type(node).free_symbols is not sp.Basic.free_symbols:
-                self.free[node] = frozenset(node.free_symbols)
-            else:
-                self.free[node] = frozenset().union(*(self.free[a] for a in args)) if args else frozenset()
-            exp_like = isinstance(node, sp.exp) or (isinstance(node, sp.Pow) and bool(self.free[node.exp]))
-            if isinstance(node, sp.exp) and any(self.grows[a] for a in args):
-                raise DerivationError(f"{slug}: step {name} takes an exponential of an exponential, which no number can hold; "
-                                      "write the exponent as a step of its own and bound it")
-            self.grows[node] = exp_like or any(self.grows[a] for a in args)
-            self.degree[node] = min(self._degree(node), 2 * MAX_DEGREE)
-        if self.size[expr] > MAX_EXPANDED_TERMS:
-            raise DerivationError(f"{slug}: step {name} expands to more than {MAX_EXPANDED_TERMS:,} terms (with every earlier step "
-                                  "written out); the bound keeps unit checks, solves and sweeps fast")
-        if self.degree[expr] > MAX_DEGREE:
-            raise DerivationError(f"{slug}: step {name} has degree above {MAX_DEGREE:,} in its inputs (powers of earlier steps "
-                                  "multiply); the bound keeps exact values and solves finite")
-        return self.free[expr]
-
-    def _degree(self, node: sp.Basic) -> int:
-        if isinstance(node, sp.Symbol):
-            return 1
-        if not self.free[node]:
-            return 0
-        if isinstance(node, sp.Pow):
-            e = node.exp
-            if e.is_Rational:
-                return self.degree[node.base] * max(abs(int(e.p)), 1) * int(e.q)
-            return self.degree[node.base] + self.degree[e]
-        if isinstance(node, sp.Mul):
-            return sum(self.degree[a] for a in node.args)
-        return max((self.degree[a] for a in node.args), default=0)
 
 
 def _solve(slug: str, step: Solve, expanded: Mapping[str, sp.Expr], table: Symbols, earlier: Sequence[Step],
@@ -802,8 +527,8 @@ def _solve(slug: str, step: Solve, expanded: Mapping[str, sp.Expr], table: Symbo
     var_unit = table.info(var).unit
     if not same_unit(var_unit, unit(step.unit or "1")):
         raise UnitMismatchError(f"{slug}: step {step.name} is declared in {step.unit} but solves for {var} in {unit_text(var_unit)}")
-    key = cache.key(_ENGINE_SOURCE, slug, step.name, step.lhs, step.rhs, var, step.keep, step.pick, *(_step_key(s.name, s.expr) for s in earlier))
-    found = _cached_solve(key)
+    key = cache.key(_ENGINE_SOURCE, slug, step.name, step.lhs, step.rhs, var, step.keep, step.pick, *(solve_key(s.name, s.expr) for s in earlier))
+    found = cached_solve(key)
     if found is None:
         what = f"{slug}: {step.name}: solving {step.lhs} = {step.rhs} for {var}"
         try:
@@ -816,47 +541,21 @@ def _solve(slug: str, step: Solve, expanded: Mapping[str, sp.Expr], table: Symbo
         except (ArithmeticError, AttributeError, LookupError, NotImplementedError, RecursionError, TypeError, ValueError) as err:
             # sympy gives up on the equation in one of many ways: say so in one line
             raise DerivationError(f"{what}: sympy finds no closed form ({type(err).__name__}: {' '.join(str(err).split())[:80]})") from None
-        _store_solve(key, *found)
+        store_solve(key, *found)
     root, verified, printed = found
     return replace(step, expr=root, equation=(lhs, rhs), verified=verified, printed=printed)
-
-
-@lru_cache(maxsize=8192)
-def _step_key(name: str, expr: sp.Expr) -> str:
-    """An earlier step's part of a solve's key, made once per step (a sheet's later solves read every earlier step)."""
-    return cache.key(name, expr)
-
-
-def _cached_solve(key: str) -> tuple[sp.Expr, str, sp.Expr] | None:
-    """A solve's cached root, verification and printed form (one entry: the printed form as exprjson text); None for a miss."""
-    found = cache.load_expr(key, ("verified", "printed"))
-    if found is None or found[1]["verified"] not in VERIFICATIONS:
-        return None
-    try:
-        printed = exprjson.loads(found[1]["printed"])
-    except exprjson.RefusedError:
-        return None
-    return found[0], found[1]["verified"], printed
-
-
-def _store_solve(key: str, root: sp.Expr, verified: str, printed: sp.Expr) -> None:
-    try:
-        text = exprjson.dumps(printed)
-    except exprjson.RefusedError:
-        return  # a form outside the whitelist is not stored: solved again next time
-    cache.store_expr(key, root, verified=verified, printed=text)
 
 
 def _solve_and_verify(slug: str, step: Solve, expanded: Mapping[str, sp.Expr], earlier: Sequence[Step], var: sp.Symbol) -> tuple[sp.Expr, str, sp.Expr]:
     """The one positive root of the step's equation, how it was verified, and its printed form: the costly part, cached by `_solve`."""
     held = _expand_except(earlier, step.keep, var)
     sides = [sp.Symbol(n, positive=True) if n in step.keep else held[n] for n in (step.lhs, step.rhs)]
-    kinks = _kinks(sides[0] - sides[1], var)
+    kinks = kinks_of(sides[0] - sides[1], var)
     if not kinks:
         root = _one_root(slug, step, sides, var)
     else:
         root = _branch_roots(slug, step, sides, var, kinks)
-    verified = _verify(slug, step.name, expanded[step.lhs], expanded[step.rhs], var, _expand(root, expanded))
+    verified = _verify(slug, step.name, expanded[step.lhs], expanded[step.rhs], var, expand_steps(root, expanded))
     return root, verified, printed_form(slug, step.name, root)
 
 
@@ -867,27 +566,7 @@ def _one_root(slug: str, step: Solve, sides: Sequence[sp.Expr], var: sp.Symbol) 
         roots = [step.pick(roots)]
     if len(roots) != 1:
         raise DerivationError(f"{slug}: {step.name}: expected one positive root of {step.lhs} = {step.rhs} in {var}, found {len(roots)}")
-    return _positive_numerator(sp.simplify(roots[0]))
-
-
-#: At most this many Min/Max kinks in the solved-for symbol (2**n branches are solved).
-MAX_KINKS = 3
-
-
-def _kinks(expr: sp.Expr, var: sp.Symbol) -> list[sp.Expr]:
-    """The Min and Max terms of `expr` whose arguments involve `var` (a windowed layer's min(T, W)), innermost first."""
-    found = [a for a in expr.atoms(sp.Min, sp.Max) if var in a.free_symbols]
-    return sorted(found, key=lambda a: (sp.count_ops(a), sp.default_sort_key(a)))
-
-
-def _bounded_below(conditions: list[sp.Basic], root: sp.Expr) -> bool:
-    """Whether a condition already says `root` is at least a positive quantity (W <= root): then root > 0 goes without saying."""
-    for c in conditions:
-        if isinstance(c, sp.LessThan | sp.StrictLessThan) and c.rhs == root and c.lhs.is_positive:
-            return True
-        if isinstance(c, sp.GreaterThan | sp.StrictGreaterThan) and c.lhs == root and c.rhs.is_positive:
-            return True
-    return False
+    return positive_numerator(sp.simplify(roots[0]))
 
 
 def _branch_roots(slug: str, step: Solve, sides: Sequence[sp.Expr], var: sp.Symbol, kinks: list[sp.Expr]) -> sp.Expr:
@@ -914,7 +593,7 @@ def _branch_roots(slug: str, step: Solve, sides: Sequence[sp.Expr], var: sp.Symb
         if step.pick is not None and roots:
             roots = [step.pick(roots)]
         for found in roots:  # a quadratic branch (a windowed prefill) has two roots: the positive one on its branch counts
-            root = _positive_numerator(sp.simplify(found))
+            root = positive_numerator(sp.simplify(found))
             conditions = []
             for k, i in zip(kinks, choice, strict=True):
                 picked = k.args[i].xreplace({var: root})
@@ -922,7 +601,7 @@ def _branch_roots(slug: str, step: Solve, sides: Sequence[sp.Expr], var: sp.Symb
                     if j != i:
                         other = other.xreplace({var: root})
                         conditions.append(picked <= other if isinstance(k, sp.Min) else picked >= other)
-            if not root.is_positive and not _bounded_below(conditions, root):
+            if not root.is_positive and not bounded_below(conditions, root):
                 conditions.append(root > 0)
             pieces.append((root, sp.And(*conditions)))
     if not pieces:
@@ -934,7 +613,7 @@ def printed_form(slug: str, name: str, expr: sp.Expr) -> sp.Expr:
     """A closed form as a reader wants it: unit markers set to 1, common factors pulled out of every sum, the shortest of that,
     sympy's `factor` and the solver's own form. Checked equal to the solver's form (expansion, else numerically at random points)."""
     base = expr.xreplace({u: sp.S.One for u in UNIT_MARKERS})
-    candidates = [base, _leading_sign_inside(grouped(base))]
+    candidates = [base, leading_sign_inside(grouped(base))]
     try:
         candidates.append(sp.factor(base))
     except (sp.PolynomialError, TypeError, ValueError):
@@ -951,50 +630,6 @@ def printed_form(slug: str, name: str, expr: sp.Expr) -> sp.Expr:
     return best
 
 
-def grouped(expr: sp.Expr) -> sp.Expr:
-    """Every sum with its common factors pulled out, greedily: the factor most of its terms share first (L w_c (T + gamma + 1) + ...)."""
-    if expr.is_Atom or not expr.args:
-        return expr
-    args = [grouped(a) for a in expr.args]
-    expr = expr.func(*args)
-    return _group_sum(expr) if expr.is_Add else expr
-
-
-def _factors(term: sp.Expr) -> list[sp.Expr]:
-    return [f for f in sp.Mul.make_args(term) if not f.is_Number]
-
-
-def _group_sum(expr: sp.Expr) -> sp.Expr:
-    terms = list(sp.Add.make_args(expr))
-    if len(terms) < 2:
-        return expr
-    counts: dict[sp.Expr, int] = {}
-    for t in terms:
-        for f in set(_factors(t)):
-            counts[f] = counts.get(f, 0) + 1
-    shared = [(n, len(sp.sstr(f)), sp.sstr(f), f) for f, n in counts.items() if n >= 2]
-    if not shared:
-        return expr
-    f = max(shared, key=lambda x: (x[0], x[1], x[2]))[3]
-    inside = [t for t in terms if f in _factors(t)]
-    rest = [t for t in terms if f not in _factors(t)]
-    common = [g for g in _factors(inside[0]) if all(g in _factors(t) for t in inside)]
-    factor = sp.Mul(*common)
-    inner = _group_sum(sp.Add(*[sp.cancel(t / factor) for t in inside]))
-    if inner.is_Add:
-        inner = sp.factor_terms(inner)  # 2 a + 2 b as 2 (a + b)
-    out = -factor * -inner if inner.could_extract_minus_sign() else factor * inner
-    return out + _group_sum(sp.Add(*rest)) if rest else out
-
-
-def _leading_sign_inside(expr: sp.Expr) -> sp.Expr:
-    """-(a + b)/c as (-a - b)/c regrouped: a closed form reads with its sign inside the numerator, positive terms first."""
-    if not expr.could_extract_minus_sign():
-        return expr
-    num, den = sp.fraction(-expr)
-    return grouped(sp.expand(-num)) / den if sp.expand(num).is_Add else expr
-
-
 def _expand_except(earlier: Sequence[Step], keep: Sequence[str], var: sp.Symbol) -> dict[str, sp.Expr]:
     """Earlier steps expanded down to inputs, except the steps in `keep` (which must not involve `var`)."""
     out: dict[str, sp.Expr] = {}
@@ -1002,16 +637,10 @@ def _expand_except(earlier: Sequence[Step], keep: Sequence[str], var: sp.Symbol)
         mapping = {sp.Symbol(n, positive=True): e for n, e in out.items() if n not in keep}
         out[s.name] = s.expr.xreplace(mapping)
     for name in keep:
-        full = _expand(out[name], {n: e for n, e in out.items()})
+        full = expand_steps(out[name], {n: e for n, e in out.items()})
         if name not in out or var in full.free_symbols:
             raise DerivationError(f"keep={name!r}: it must be an earlier step that does not involve {var}")
     return out
-
-
-def _positive_numerator(root: sp.Expr) -> sp.Expr:
-    """Write -a/(b - c) as a/(c - b): the same value, easier to read."""
-    num, den = sp.fraction(sp.together(root))
-    return (-num) / (-den) if num.could_extract_minus_sign() else root
 
 
 def _verify(slug: str, name: str, lhs: sp.Expr, rhs: sp.Expr, var: sp.Symbol, root: sp.Expr) -> str:

@@ -5,9 +5,10 @@ without either (`derivations.engine.numeric`).
 
 from __future__ import annotations
 
-from derivations.engine import cache, exprjson, numeric
+from derivations.engine import cache, codegen, exprjson, numeric
+from derivations.engine.codegen import PlanError
 from derivations.engine.declare import At, Derivation, Solve, needed_steps
-from derivations.engine.numeric import VERSION, Plan, PlanError, PlanStep
+from derivations.engine.numeric import VERSION, Plan, PlanStep
 
 
 def plan_of(d: Derivation) -> Plan:
@@ -38,7 +39,7 @@ def plan_key(d: Derivation) -> str:
     """The cache key of `d`'s plan: everything it is made from (each step's expression, kind, rule, At data), this module and the
     plan's runtime."""
     # this module and the format it stores; the rule that picks the steps a result needs (its code)
-    parts: list[object] = ["numeric-plan", VERSION, cache.source_digest(__file__, numeric.__file__, exprjson.__file__), needed_steps, d.slug]
+    parts: list[object] = ["numeric-plan", VERSION, cache.source_digest(__file__, numeric.__file__, codegen.__file__, exprjson.__file__), needed_steps, d.slug]
     for s in d.steps:
         parts += [s.name, type(s).__name__, s.unit, s.none, s.signed, isinstance(s, Solve) and (s.lhs, s.rhs)]
         # an At step is its `of` step evaluated again at `where` (its `expr`, the expansion of `of`, is not what it runs)

@@ -40,23 +40,8 @@ from derivations.engine.context import (
 from derivations.engine.declare import UNIT_MARKERS, At, Derivation, Row, Solve, Step, needed_steps
 from derivations.engine.numeric import CHECK_TOLERANCE, VALUE_LIMIT_EXPONENT, Missing, out_of_range
 from derivations.engine.planning import plan_of
-from derivations.engine.run import (
-    FIT_STEP,
-    Identity,
-    NoValueError,
-    Setup,
-    Sheet,
-    SolvedClaim,
-    SolvedInput,
-    SolvedStep,
-    SolvedTable,
-    SpecData,
-    Value,
-    context_label,
-    sources,
-    spec_facts,
-    urls,
-)
+from derivations.engine.run import FIT_STEP, Identity, NoValueError, Sheet, SolvedClaim, SolvedInput, SolvedStep, SolvedTable, Value
+from derivations.engine.setup import Bindings, ProfileData, Setup, SpecData, context_label, make_setup, sources, spec_facts, urls
 from derivations.physics import glossary as gl
 from specs.catalog import SPECS_DIR
 from specs.errors import SpecError
@@ -204,10 +189,10 @@ def _free_symbols(expr: sp.Expr) -> frozenset[sp.Symbol]:
 
 @lru_cache(maxsize=8192)
 def _rational_code(expr: sp.Expr) -> tuple[Callable[..., object], tuple[sp.Symbol, ...]] | None:
-    """`expr` as exact code over Fractions (derivations.engine.numeric, `exact`) and the symbols it reads, in order; None where
+    """`expr` as exact code over Fractions (derivations.engine.codegen, `exact`) and the symbols it reads, in order; None where
     it is not rational code (a power with a symbol in its exponent, a log, a float) and sympy evaluates it."""
     from derivations.engine import exprjson
-    from derivations.engine.numeric import PlanError, compile_function
+    from derivations.engine.codegen import PlanError, compile_function
 
     symbols = tuple(sorted(_free_symbols(expr), key=lambda s: s.name))
     try:
@@ -401,7 +386,7 @@ def value_at(expr: sp.Expr, values: Mapping[sp.Symbol, sp.Expr]) -> sp.Expr:
 def _piecewise_value(pw: sp.Piecewise, values: Mapping[sp.Symbol, sp.Expr]) -> sp.Expr:
     """A Piecewise at `values`: the first branch whose condition holds, NaN (no value) where none does.
 
-    A closed form solved branch by branch (engine._branch_roots) has roots that are no number in some contexts
+    A closed form solved branch by branch (declare._branch_roots) has roots that are no number in some contexts
     (a division by L - L_win = 0 when every layer has a window); a condition over such a root does not hold,
     where sympy would refuse to compare it.
     """
@@ -487,37 +472,37 @@ class _PrecisionValues(dict):
 
 
 @lru_cache(maxsize=1)
-def bindings() -> run.Bindings:
+def bindings() -> Bindings:
     """Where each spec-bound symbol takes its value (derivations.engine.context's part tables), as plain data."""
     parts = {**{s.name: "hardware" for s in HARDWARE_BINDINGS}, **{s.name: "peak" for s in PEAK_BINDINGS},
              **{s.name: "model" for s in MODEL_BINDINGS}, **{s.name: role for role, t in PRECISION_BINDINGS.items() for s in t},
              **{s.name: "constant" for s in CONSTANT_BINDINGS}}
     twins = {**{t.name: ("hardware", s.name) for s, t in gl.SECOND_CHIP.items()}, **{t.name: ("model", s.name) for s, t in gl.SECOND_MODEL.items()}}
     constants = {s.name: _part(f, s) for s, f in CONSTANT_BINDINGS.items()}
-    return run.Bindings(parts, twins, {role: _PrecisionValues(role) for role in PRECISION_BINDINGS}, constants)
+    return Bindings(parts, twins, {role: _PrecisionValues(role) for role in PRECISION_BINDINGS}, constants)
 
 
-_ENGINES: dict[int, tuple[Profile, run.ProfileData]] = {}
+_ENGINES: dict[int, tuple[Profile, ProfileData]] = {}
 
 
-def engine_data(e: Profile) -> run.ProfileData:
+def engine_data(e: Profile) -> ProfileData:
     """An engine profile as plain data: its inputs parsed (each in its input's unit, as `input_value` reads them)."""
     hit = _ENGINES.get(id(e))
     if hit is None or hit[0] is not e:
         from derivations.engine.context import SCENARIO_INPUTS, _profile_value
 
         parsed = {i.name: _magnitude(_profile_value(e, i), unit(i.unit)) for i in SCENARIO_INPUTS if i.name in ENGINE_INPUTS}
-        hit = _ENGINES[id(e)] = (e, run.ProfileData(e.name, e.description, tuple(e.values.items()), parsed, e.provenance, shown_profile_path(e)))
+        hit = _ENGINES[id(e)] = (e, ProfileData(e.name, e.description, tuple(e.values.items()), parsed, e.provenance, shown_profile_path(e)))
     return hit[1]
 
 
 def setup_of(d: Derivation, ctx: Context) -> Setup:
-    """A Context as plain data (derivations.engine.run.Setup): every spec-bound value as a Fraction, the inputs `d` reads that
+    """A Context as plain data (derivations.engine.setup.Setup): every spec-bound value as a Fraction, the inputs `d` reads that
     it sets as magnitudes in their own units."""
     by_name = {i.name: i for i in d.inputs}
     overrides = {name: _magnitude(q, unit(by_name[name].unit)) for name, q in ctx.overrides.items() if name in by_name}
     engine = ctx.engine if ctx.engine is not None else fitted()  # None: a profile file is broken, and fitted() says so
-    return run.make_setup(bindings(), spec_data(ctx.hardware), spec_data(ctx.model), ctx.weights, ctx.kv, ctx.math, overrides,
+    return make_setup(bindings(), spec_data(ctx.hardware), spec_data(ctx.model), ctx.weights, ctx.kv, ctx.math, overrides,
                              ctx.math_defaulted, spec_data(ctx.second_hardware) if ctx.second_hardware else None,
                              spec_data(ctx.second_model) if ctx.second_model else None, engine_data(engine))
 

@@ -28,10 +28,11 @@ from fractions import Fraction
 
 import numpy as np
 
+from derivations.engine.codegen import ABSENT
 from derivations.engine.context import BARE_NUMBER_UNITS, Context, Input, input_value
 from derivations.engine.declare import Derivation, Solve, Step
-from derivations.engine.numeric import ABSENT, out_of_range
 from derivations.engine.numeric import Plan as NumericPlan
+from derivations.engine.numeric import out_of_range
 from derivations.engine.planning import plan_of
 from derivations.engine.run import LAYOUT_INPUTS, layout_problem
 from derivations.engine.sheet import VALUE_LIMIT, Missing, evaluate, input_floats
@@ -423,7 +424,7 @@ def _plan_step(numeric: NumericPlan, step: Step, constants: Mapping[str, float |
 
 def _compile(step: Step | None, f: Callable[..., object], scalar: Callable[..., object], args: Sequence[str],
              constants: Mapping[str, float | Missing]) -> _Compiled:
-    """`f` with the constants among `args` bound (a missing one as numeric.ABSENT): a function of the others.
+    """`f` with the constants among `args` bound (a missing one as codegen.ABSENT): a function of the others.
 
     A varying value that the constants make unneeded (a term multiplied by a zero constant: the MLA terms of a model
     without MLA) is passed as ABSENT, so its missing points do not reach this step, as in the exact evaluation; the

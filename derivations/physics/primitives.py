@@ -537,7 +537,7 @@ class Pick(sp.Function):
     """pick(i, x_0, ..., x_n): x_i, the value at position i (from 0).
 
     The engine writes a step that reads a chosen label (`best_of`'s first + stride * argmax)
-    as a Pick over that argmax, one value per label (`engine._expand_by_cases`): the same
+    as a Pick over that argmax, one value per label (`expansion.expand_by_cases`): the same
     value, with the argmax written once instead of wherever the label appears. It evaluates
     when the position is a whole number; the position is a plain number and the values share
     one unit, the unit of the result (`unit_rule`, read by the unit checker).

@@ -242,7 +242,7 @@ def context_values(d: Derivation, ctx: Context, symbols: set[sp.Symbol], unused:
 
 
 def expand(d: Derivation, expr: sp.Expr) -> sp.Expr:
-    """`expr` with the sheet's step names replaced by their expansions (not re-evaluated: see engine._expand)."""
+    """`expr` with the sheet's step names replaced by their expansions (not re-evaluated: see expansion.expand_steps)."""
     mapping = {sp.Symbol(n, positive=True): e for n, e in d.expanded.items()}
     with sp.evaluate(False):
         return expr.xreplace({s: mapping[s] for s in expr.free_symbols if s in mapping})

@@ -5,6 +5,9 @@ from pathlib import Path
 import pytest
 
 from roofline import build as build_mod
+from roofline import out_folder as out_folder_mod
+from roofline import pdfs as pdfs_mod
+from roofline.build_outputs import BuildError
 from roofline.cli import main
 
 
@@ -20,7 +23,7 @@ def test_build_writes_every_sheet_and_is_byte_identical(tmp_path, built, monkeyp
     out = tmp_path / "out"
     assert main(["build", "--out", str(out)]) == 0
     first = _files(out)
-    manifest = json.loads(first.pop(build_mod.MANIFEST))
+    manifest = json.loads(first.pop(out_folder_mod.MANIFEST))
     second = {name: data.encode() if isinstance(data, str) else data for name, data in built.items()}
     assert first == second
     assert manifest["files"] == sorted(second)  # what the next build may delete: exactly what this one wrote
@@ -58,11 +61,11 @@ def test_workers_fail_with_the_first_failed_sheet_and_time_the_rest(tmp_path, sh
 
     def failing(slug, **kwargs):
         if slug != "ridge-coincidence":
-            raise build_mod.BuildError(f"{slug}: derivation failed")
+            raise BuildError(f"{slug}: derivation failed")
         return derive(slug, **kwargs)
 
     monkeypatch.setattr(build_mod.api, "derive", failing)
-    with pytest.raises(build_mod.BuildError, match=r"^joules-per-token: derivation failed$"):
+    with pytest.raises(BuildError, match=r"^joules-per-token: derivation failed$"):
         build_mod.render_all()
     assert build_mod._longest_first(list(three)) == list(three)  # no timing from a failed build: the registry's order
     monkeypatch.setattr(build_mod.api, "derive", derive)
@@ -96,7 +99,7 @@ def test_failed_build_leaves_out_untouched(tmp_path, sheets, built, monkeypatch,
 
     def boom(sheet, fmt, **options):
         if sheet.derivation.slug == "ridge-coincidence" and fmt == "json":
-            raise build_mod.BuildError("render failed")
+            raise BuildError("render failed")
         return real(sheet, fmt, **options)
 
     real = build_mod.api.render
@@ -119,7 +122,7 @@ def test_build_pdf(tmp_path, capsys):
     assert main(["build", "--out", str(out), "--pdf"]) == 0
     pdfs = sorted(p.name for p in out.glob("*.pdf"))
     assert pdfs and all((out / n).stat().st_size > 10_000 for n in pdfs)
-    assert [n for n in os.listdir(out) if n.startswith(".")] == [build_mod.MANIFEST]
+    assert [n for n in os.listdir(out) if n.startswith(".")] == [out_folder_mod.MANIFEST]
 
 
 # --- progress and parallel, cached PDFs (issue 25) ---------------------------------------------------------------------
@@ -158,9 +161,9 @@ def _fake_pdflatex(monkeypatch, calls: list[str], running: list[int]):
             running[0] -= 1
         return b"%PDF-1.5 " + name.encode()
 
-    monkeypatch.setattr(build_mod, "compile_pdf", compile_pdf)
-    monkeypatch.setattr(build_mod, "workers", lambda: 4)
-    monkeypatch.setattr(build_mod, "_pdflatex_version", lambda: "pdfTeX (test)")
+    monkeypatch.setattr(pdfs_mod, "compile_pdf", compile_pdf)
+    monkeypatch.setattr(pdfs_mod, "workers", lambda: 4)
+    monkeypatch.setattr(pdfs_mod, "_pdflatex_version", lambda: "pdfTeX (test)")
 
 
 def test_build_says_what_it_does_on_a_terminal_and_nothing_otherwise(tmp_path, fast_build, monkeypatch, capsys):
@@ -195,30 +198,30 @@ def test_pdfs_compile_in_parallel_and_again_only_when_their_inputs_change(tmp_pa
     running = [0, 0]
     _fake_pdflatex(monkeypatch, calls, running)
     monkeypatch.setenv("ROOFLINE_CACHE_DIR", str(tmp_path / "cache"))
-    first = build_mod.compile_pdfs(dict(fast_build))
+    first = pdfs_mod.compile_pdfs(dict(fast_build))
     texs = sorted(n[:-4] for n in fast_build if n.endswith(".tex"))
     assert sorted(calls) == texs and sorted(n[:-4] for n in first) == texs
     assert running[1] > 1  # several pdflatex runs at once
     assert calls[0] == "book"  # the longest document starts first
     calls.clear()
-    assert build_mod.compile_pdfs(dict(fast_build)) == first and calls == []  # nothing changed: every PDF from the cache
+    assert pdfs_mod.compile_pdfs(dict(fast_build)) == first and calls == []  # nothing changed: every PDF from the cache
     changed = dict(fast_build)
     changed["decode-floor.tex"] = str(changed["decode-floor.tex"]).replace("decode", "Decode", 1)
     plot = next(n for n in fast_build if n.startswith("plots/batch-knee-") and n.endswith(".pdf"))
     changed[plot] = bytes(changed[plot]) + b"\n% another drawing"
-    build_mod.compile_pdfs(changed)
+    pdfs_mod.compile_pdfs(changed)
     assert sorted(calls) == ["batch-knee", "book", "decode-floor"]  # its .tex, or a figure it includes, changed
 
 
 def test_a_failed_pdf_fails_the_build_naming_the_first_sheet(tmp_path, fast_build, monkeypatch):
     monkeypatch.setenv("ROOFLINE_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setattr(build_mod, "_pdflatex_version", lambda: "pdfTeX (test)")
+    monkeypatch.setattr(pdfs_mod, "_pdflatex_version", lambda: "pdfTeX (test)")
 
     def compile_pdf(tex, name, graphics=None):
         if name in ("int4-flip", "batch-knee"):
-            raise build_mod.BuildError(f"{name}.tex: pdflatex failed: ! Undefined control sequence.")
+            raise BuildError(f"{name}.tex: pdflatex failed: ! Undefined control sequence.")
         return b"%PDF-1.5"
 
-    monkeypatch.setattr(build_mod, "compile_pdf", compile_pdf)
-    with pytest.raises(build_mod.BuildError, match=r"^batch-knee\.tex: pdflatex failed"):
-        build_mod.compile_pdfs(dict(fast_build))
+    monkeypatch.setattr(pdfs_mod, "compile_pdf", compile_pdf)
+    with pytest.raises(BuildError, match=r"^batch-knee\.tex: pdflatex failed"):
+        pdfs_mod.compile_pdfs(dict(fast_build))

@@ -267,7 +267,7 @@ def _user_document(preamble: str, body_name: str) -> str:
 @pytest.mark.slow
 def test_a_fragment_compiles_inside_a_minimal_user_document(capsys, tmp_path):
     assert shutil.which("pdflatex"), "pdflatex is needed for the slow tests"
-    from roofline.build import safe_tex_env
+    from roofline.pdfs import safe_tex_env
 
     preamble = run(capsys, "tex-preamble")[1]
     (tmp_path / "sheet.tex").write_text(run(capsys, "derive", str(EXAMPLE), "--format", "tex", "--fragment")[1], encoding="utf-8")
@@ -284,7 +284,7 @@ def test_a_fragment_compiles_inside_a_minimal_user_document(capsys, tmp_path):
 @pytest.mark.slow
 def test_every_glossary_symbol_latex_compiles(tmp_path):
     assert shutil.which("pdflatex"), "pdflatex is needed for the slow tests"
-    from roofline.build import compile_pdf
+    from roofline.pdfs import compile_pdf
 
     lines = [rf"${roofline.latex(i.name)}$ \par" for i in roofline.glossary()]
     doc = "\n".join([r"\documentclass{article}", r"\usepackage{amsmath}", r"\begin{document}", *lines, r"\end{document}"])

@@ -22,8 +22,7 @@ import pytest
 import roofline
 from derivations.engine.context import Input
 from derivations.engine.sheet import NoValueError
-from roofline import api, apidoc
-from roofline import build as build_mod
+from roofline import api, apidoc, build_outputs
 from specs.errors import SpecError
 from units import unit, ureg
 
@@ -278,7 +277,7 @@ def test_the_docstring_examples_run(module_name: str) -> None:
 
 
 def test_the_api_reference_builds_and_the_site_links_it(built: dict[str, str | bytes]) -> None:
-    folder = f"{build_mod.SITE_DIR}/{build_mod.API_DIR}"
+    folder = f"{build_outputs.SITE_DIR}/{build_outputs.API_DIR}"
     pages = {name[len(folder) + 1:]: text for name, text in built.items() if name.startswith(f"{folder}/")}
     assert set(pages) == {"index.html", "roofline.html", "roofline/api.html"}
     assert pages == apidoc.pages()  # the same bytes again: nothing in them depends on the run
@@ -287,7 +286,7 @@ def test_the_api_reference_builds_and_the_site_links_it(built: dict[str, str | b
         assert f'id="{name}"' in front, f"{name} is not on the API page"
     assert front.count('<span class="gp">&gt;&gt;&gt; </span>') > 20, "the docstrings' examples, highlighted"
     assert not re.search(r" at 0x[0-9a-f]+", front) and "search.js" not in front
-    index = str(built[f"{build_mod.SITE_DIR}/index.html"])
+    index = str(built[f"{build_outputs.SITE_DIR}/index.html"])
     assert 'href="api/index.html"' in index
     assert "url=./roofline.html" in str(pages["index.html"])
 

@@ -21,12 +21,16 @@ import pytest
 from derivations.questions.registry import DERIVATIONS
 from roofline import api
 from roofline import build as build_mod
+from roofline import out_folder as out_folder_mod
+from roofline import pdfs as pdfs_mod
+from roofline.build_outputs import BuildError
 from roofline.cli import main
 from specs import files as files_mod
 from specs.catalog import MODELS_DIR, shown_path
 from specs.errors import SpecError
 from specs.hardware import FIELDS, load_hardware
-from specs.models import SUPPORTED_TYPES, load_model
+from specs.model_families import SUPPORTED_TYPES
+from specs.models import load_model
 
 ROOT = os.geteuid() == 0
 README = Path(__file__).resolve().parents[2] / "README.md"
@@ -232,7 +236,7 @@ def _with_manifest(tmp: Path, files: dict[str, str | bytes]) -> Path:
     """tmp/out as a build writes it (manifest included)."""
     out = tmp / "out"
     assert main(["build", "--out", str(out)]) == 0
-    assert (out / build_mod.MANIFEST).is_file()
+    assert (out / out_folder_mod.MANIFEST).is_file()
     return out
 
 
@@ -272,14 +276,14 @@ def test_a_build_replaces_a_previous_builds_files_and_drops_its_stale_pdfs(tmp_p
     # these stand-in PDFs must not reach the real cache: they did, under the real PDFs' keys, and a later `build --pdf`
     # (tests/cli/test_build.py::test_build_pdf, on the same machine) wrote 20-byte PDFs taken from it
     monkeypatch.setenv("ROOFLINE_CACHE", "off")
-    monkeypatch.setattr(build_mod, "compile_pdf", lambda tex, name, graphics=None: b"%PDF-1.5 " + name.encode())
+    monkeypatch.setattr(pdfs_mod, "compile_pdf", lambda tex, name, graphics=None: b"%PDF-1.5 " + name.encode())
     out = tmp_path / "out"
     assert main(["build", "--out", str(out), "--pdf"]) == 0
     assert list(out.glob("*.pdf"))
     (out / "decode-floor.md").write_text("an older sheet")
     assert main(["build", "--out", str(out)]) == 0
     after = snapshot(out)
-    manifest = json.loads(after.pop(build_mod.MANIFEST))
+    manifest = json.loads(after.pop(out_folder_mod.MANIFEST))
     assert manifest["files"] == sorted(fast_build)
     # plots/, site/ and the folders inside them (site/api/): their files are compared
     folders = {str(parent) for n in fast_build for parent in Path(n).parents if str(parent) != "."}
@@ -289,16 +293,16 @@ def test_a_build_replaces_a_previous_builds_files_and_drops_its_stale_pdfs(tmp_p
 
 def test_a_folder_built_before_manifests_is_a_builds_when_every_name_is(tmp_path, fast_build, capsys):
     layout(tmp_path, fast_build)
-    assert not (tmp_path / "out" / build_mod.MANIFEST).exists()
+    assert not (tmp_path / "out" / out_folder_mod.MANIFEST).exists()
     assert main(["build", "--out", str(tmp_path / "out")]) == 0
-    assert (tmp_path / "out" / build_mod.MANIFEST).is_file()
+    assert (tmp_path / "out" / out_folder_mod.MANIFEST).is_file()
 
 
 def test_the_swap_is_one_exchange_of_the_two_folders(tmp_path, fast_build, monkeypatch, capsys):
     """Where the system has it (Linux's renameat2), the old and the new folder trade places in one call: never no out/."""
     out = _with_manifest(tmp_path, fast_build)
     calls = []
-    real = build_mod.exchange
+    real = out_folder_mod.exchange
 
     def spy(a, b):
         calls.append((a.name, b.name, b.exists()))
@@ -306,8 +310,8 @@ def test_the_swap_is_one_exchange_of_the_two_folders(tmp_path, fast_build, monke
         assert done, "renameat2(RENAME_EXCHANGE) works on this file system"
         return done
 
-    monkeypatch.setattr(build_mod, "exchange", spy)
-    monkeypatch.setattr(build_mod.os, "rename", lambda *a: pytest.fail("a two-rename swap where the exchange works"))
+    monkeypatch.setattr(out_folder_mod, "exchange", spy)
+    monkeypatch.setattr(out_folder_mod.os, "rename", lambda *a: pytest.fail("a two-rename swap where the exchange works"))
     assert main(["build", "--out", str(out)]) == 0
     assert len(calls) == 1 and calls[0][1] == "out" and calls[0][2]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
@@ -322,11 +326,11 @@ def test_a_two_rename_swap_interrupted_between_its_renames_is_recovered(tmp_path
     os.rename(out, tmp_path / ".out.roofline-old-0123abcd")  # the state a kill between the two renames leaves
     (tmp_path / ".out.roofline-new-4567cdef").mkdir()
     monkeypatch.setattr(build_mod, "render_all", lambda *args, **kwargs: pytest.fail("the old folder must be back before rendering"))
-    with pytest.warns(build_mod.BuildWarning, match="put back the old folder"), pytest.raises(pytest.fail.Exception):
+    with pytest.warns(out_folder_mod.BuildWarning, match="put back the old folder"), pytest.raises(pytest.fail.Exception):
         build_mod.build(out)
     assert snapshot(out) == old
     monkeypatch.setattr(build_mod, "render_all", lambda *args, **kwargs: dict(fast_build))
-    monkeypatch.setattr(build_mod, "exchange", lambda a, b: False)  # the fallback swap, to its end this time
+    monkeypatch.setattr(out_folder_mod, "exchange", lambda a, b: False)  # the fallback swap, to its end this time
     assert main(["build", "--out", str(out)]) == 0
     assert (out / "decode-floor.md").read_text(encoding="utf-8") == fast_build["decode-floor.md"]
 
@@ -334,14 +338,14 @@ def test_a_two_rename_swap_interrupted_between_its_renames_is_recovered(tmp_path
 def test_a_file_added_while_the_build_runs_is_kept(tmp_path, fast_build, monkeypatch, capsys):
     out = _with_manifest(tmp_path, fast_build)
 
-    real = build_mod.manifest_text
+    real = out_folder_mod.manifest_text
 
     def write_and_meanwhile_add(files):  # runs while the new folder is written: after every check, before the swap
         (out / "notes.txt").write_text("written while the build ran")
         return real(files)
 
-    monkeypatch.setattr(build_mod, "manifest_text", write_and_meanwhile_add)
-    with pytest.warns(build_mod.BuildWarning, match="notes.txt is not in the manifest"):
+    monkeypatch.setattr(out_folder_mod, "manifest_text", write_and_meanwhile_add)
+    with pytest.warns(out_folder_mod.BuildWarning, match="notes.txt is not in the manifest"):
         build_mod.build(out)
     kept = [p for p in tmp_path.iterdir() if p.name != "out"]
     assert len(kept) == 1 and (kept[0] / "notes.txt").read_text() == "written while the build ran"
@@ -350,14 +354,14 @@ def test_a_file_added_while_the_build_runs_is_kept(tmp_path, fast_build, monkeyp
 def test_build_creates_missing_parents(tmp_path, fast_build, capsys):
     out = tmp_path / "a" / "b" / "out"
     assert main(["build", "--out", str(out)]) == 0
-    assert {p.name for p in out.iterdir()} == {n.split("/")[0] for n in fast_build} | {build_mod.MANIFEST}
+    assert {p.name for p in out.iterdir()} == {n.split("/")[0] for n in fast_build} | {out_folder_mod.MANIFEST}
 
 
 def _fail_swap(monkeypatch):
     def exchange(a, b):
         raise OSError(16, "Device or resource busy")
 
-    monkeypatch.setattr(build_mod, "exchange", exchange)
+    monkeypatch.setattr(out_folder_mod, "exchange", exchange)
 
 
 def _fail_fifth_write(monkeypatch):
@@ -376,9 +380,9 @@ def _fail_pdf(monkeypatch):
     monkeypatch.setenv("ROOFLINE_CACHE", "off")  # no compiled PDF from an earlier build: this one must compile, and fail
 
     def compile_pdf(tex, name, graphics=None):
-        raise build_mod.BuildError(f"{name}.tex: pdflatex failed: ! Undefined control sequence.")
+        raise BuildError(f"{name}.tex: pdflatex failed: ! Undefined control sequence.")
 
-    monkeypatch.setattr(build_mod, "compile_pdf", compile_pdf)
+    monkeypatch.setattr(pdfs_mod, "compile_pdf", compile_pdf)
 
 
 # (id, how it fails, argv tail, first stderr line with {out})
@@ -415,7 +419,7 @@ def test_failed_build_removes_the_parents_it_made(tmp_path, fast_build, monkeypa
 
 def test_pdfs_go_in_the_same_swap(tmp_path, fast_build, monkeypatch, capsys):
     monkeypatch.setenv("ROOFLINE_CACHE", "off")  # these stand-in PDFs must not reach the real cache
-    monkeypatch.setattr(build_mod, "compile_pdf", lambda tex, name, graphics=None: b"%PDF-1.5 " + name.encode())
+    monkeypatch.setattr(pdfs_mod, "compile_pdf", lambda tex, name, graphics=None: b"%PDF-1.5 " + name.encode())
     out = tmp_path / "out"
     assert main(["build", "--out", str(out), "--pdf"]) == 0
     pdfs = {p.name: p.read_bytes() for p in out.glob("*.pdf")}

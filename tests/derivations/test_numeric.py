@@ -8,8 +8,9 @@ import math
 import pytest
 import sympy as sp
 
-from derivations.engine import cache, numeric, planning
-from derivations.engine.numeric import ABSENT, Missing, Plan, PlanError, compile_function
+from derivations.engine import cache, codegen, numeric, planning
+from derivations.engine.codegen import ABSENT, PlanError, compile_function
+from derivations.engine.numeric import Missing, Plan
 from derivations.engine.planning import make_plan, plan_of
 from derivations.engine.sheet import NumericMismatchError, evaluate, evaluate_numbers
 from derivations.questions.registry import DERIVATIONS
@@ -165,11 +166,11 @@ def test_exact_code_is_rational_or_refuses():
     root = compile_function(_doc("sqrt(x)"), ("x",), numpy=False, exact=True)
     assert power(Fraction(2, 3), Fraction(3)) == Fraction(8, 27) and root(Fraction(9, 4)) == Fraction(3, 2)
     for irrational in (lambda: power(Fraction(2), Fraction(1, 2)), lambda: root(Fraction(2)), lambda: power(Fraction(2), Fraction(10**6))):
-        with pytest.raises(numeric.InexactError):  # sqrt(2) is not rational; 2**(10**6) is past the exact range: sympy says
+        with pytest.raises(codegen.InexactError):  # sqrt(2) is not rational; 2**(10**6) is past the exact range: sympy says
             irrational()
     with pytest.raises(ZeroDivisionError):  # sympy's zoo: the caller falls back to sympy
         compile_function(_doc("1/(x - y)"), ("x", "y"), numpy=False, exact=True)(Fraction(2), Fraction(2))
-    with pytest.raises(numeric.InexactError):  # a float never enters the exact code
+    with pytest.raises(codegen.InexactError):  # a float never enters the exact code
         compile_function(_doc("ceiling(x)"), ("x",), numpy=False, exact=True)(0.5)
 
 
@@ -201,7 +202,7 @@ def test_a_root_of_huge_degree_is_inexact_at_once():
     least the bit length of the number is never whole (2**k > n), so it is inexact at once."""
     from fractions import Fraction
 
-    from derivations.engine.numeric import InexactError, _int_root, _x_pow
+    from derivations.engine.codegen import InexactError, _int_root, _x_pow
 
     assert _int_root(2**64, 64) == 2 and _int_root(10**30, 3) == 10**10
     assert _int_root(12345, 10**9) ** 1 != 12345

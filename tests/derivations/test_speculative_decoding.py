@@ -15,7 +15,7 @@ import sympy as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from derivations.engine import declare
+from derivations.engine import expansion
 from derivations.engine.declare import At, DerivationError, Step, at, derivation
 from derivations.engine.sheet import Missing, evaluate, input_values, substitute
 from derivations.engine.symbols import Symbols
@@ -228,7 +228,7 @@ def test_pick_takes_the_value_at_a_whole_position_and_waits_for_one():
 @pytest.mark.parametrize("batch", ["1", "64"])
 def test_a_step_reading_the_chosen_draft_length_is_written_by_cases_with_the_plain_value(name, batch):
     """At the low-load draft length the expansion is pick(argmax, one case per draft length): the plain substitution's value, the sheet's."""
-    by_cases, plain = SD.expanded[name], declare._expand(SD.step(name).expr, SD.expanded)
+    by_cases, plain = SD.expanded[name], expansion.expand_steps(SD.step(name).expr, SD.expanded)
     assert isinstance(by_cases, Pick) and len(by_cases.args) == 1 + len(sd_module.DRAFT_LENGTHS)
     ctx = context("h100-sxm", TARGET, second_model=DRAFTER, tp="8", batch=batch)
     point = input_values(SD, ctx, set(plain.free_symbols))

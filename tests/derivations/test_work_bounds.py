@@ -1,6 +1,6 @@
 """Issue 22, family 5: a derivation file and `check` have a bound on work: the size of what is built and the time of every solve.
 
-Each bound is a named constant (derivations.engine.declare, derivations.engine.bounded, roofline.userfile, specs.derivation_files)
+Each bound is a named constant (derivations.engine.expansion, derivations.engine.bounded, roofline.userfile, specs.derivation_files)
 stated in the README. A file past one is refused in one line naming the file and the step; a solve past its CPU time is
 refused with its reason; and a property test checks that any derivation file the parser accepts renders in bounded time.
 """
@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from derivations.engine import bounded, declare
+from derivations.engine import bounded, expansion
 from derivations.engine import formula as fm
 from derivations.engine.sheet import NumericMismatchError
 from derivations.engine.sweep import SweepError
@@ -42,9 +42,9 @@ def _one_line(capsys) -> str:
 
 #: (id, file text, what the error line says): each was minutes of work (or forever) before the bound
 TOO_MUCH = [
-    ("200-chained-squarings", _chain(199, "{p}*{p}"), f"has degree above {declare.MAX_DEGREE:,} in its inputs"),
-    ("chained-sums-that-double", _chain(40, "{p} + {p}*x"), f"expands to more than {declare.MAX_EXPANDED_TERMS:,} terms"),
-    ("a-power-of-a-power", _chain(3, "{p}**64"), f"has degree above {declare.MAX_DEGREE:,}"),
+    ("200-chained-squarings", _chain(199, "{p}*{p}"), f"has degree above {expansion.MAX_DEGREE:,} in its inputs"),
+    ("chained-sums-that-double", _chain(40, "{p} + {p}*x"), f"expands to more than {expansion.MAX_EXPANDED_TERMS:,} terms"),
+    ("a-power-of-a-power", _chain(3, "{p}**64"), f"has degree above {expansion.MAX_DEGREE:,}"),
     ("exp-of-exp-across-steps", _chain(2, "exp({p})"), "takes an exponential of an exponential"),
     ("a-file-past-its-size", "# " + "x" * MAX_DERIVATION_FILE_BYTES + "\n", f"expected a file of at most {MAX_DERIVATION_FILE_BYTES:,} bytes"),
     ("too-many-table-cells", HEAD.format(result="a") + '[[steps]]\nname = "a"\nformula = "x"\nunit = "1"\nwhy = "w"\n'
@@ -118,12 +118,12 @@ def test_shipped_sheets_stay_well_inside_the_bounds():
     """The bounds leave room: the largest shipped expansion, and its degree, are far below them."""
     from derivations.questions.registry import DERIVATIONS
 
-    measure = declare._Measure()
+    measure = expansion.Measure()
     for d in DERIVATIONS:
         for name, e in d.expanded.items():
             measure.check(d.slug, name, e)
-    assert max(measure.size.values()) < declare.MAX_EXPANDED_TERMS / 3
-    assert max(measure.degree.values()) < declare.MAX_DEGREE / 20
+    assert max(measure.size.values()) < expansion.MAX_EXPANDED_TERMS / 3
+    assert max(measure.degree.values()) < expansion.MAX_DEGREE / 20
 
 
 # --- property: any file the parser accepts renders in bounded time -------------------------------------

@@ -15,7 +15,7 @@ import sympy as sp
 
 from derivations.engine.declare import MAX_ARGUMENT_STEPS
 from derivations.questions.registry import DERIVATIONS
-from renderers import forms, view
+from renderers import equations, forms, sheet_prose, value_text, view
 from renderers.numbers import number_text
 from renderers.targets import LATEX, MARKDOWN
 
@@ -43,7 +43,7 @@ def _answer_block(md: str) -> str:
 
 def _value(sheet, name: str, target=MARKDOWN) -> str:
     d = sheet.derivation
-    return view.step_value_text(d.step(name), sheet.results[name], target)
+    return value_text.step_value_text(d.step(name), sheet.results[name], target)
 
 
 def test_every_sheet_marks_an_argument_that_ends_in_its_answer():
@@ -58,7 +58,7 @@ def test_the_answer_holds_every_headline_value_and_every_verdict(sheets, built):
         d = sheet.derivation
         block = _answer_block(str(built[f"{d.slug}.md"]))
         for name, v in sheet.results.items():
-            expected = view.reason_text(v.missing, MARKDOWN) if v.missing else _value(sheet, name)
+            expected = value_text.reason_text(v.missing, MARKDOWN) if v.missing else _value(sheet, name)
             assert expected in block, f"{d.slug}: the answer does not give {name} ({expected})"
         for c in sheet.claims:
             verdict = {True: "Holds", False: "Does not hold", None: "Cannot be checked"}[c.holds]
@@ -71,7 +71,7 @@ def test_the_first_lines_hold_the_question_and_every_headline_value(sheets, buil
         d = sheet.derivation
         md = str(built[f"{d.slug}.md"])
         head = "\n".join(md.splitlines()[:ANSWER_LINES])
-        assert f"> {view.Prose(sheet, MARKDOWN)(d.question)}" in head, d.slug
+        assert f"> {sheet_prose.Prose(sheet, MARKDOWN)(d.question)}" in head, d.slug
         for name, v in sheet.results.items():
             if not v.missing:
                 assert _value(sheet, name) in head, f"{d.slug}: {name} is not in the first {ANSWER_LINES} lines"
@@ -177,7 +177,7 @@ def test_no_heading_is_repeated_as_the_first_sentence(sheets):
         for s in (*v["argument"], *v["steps"]):
             if s["kind"] == "step":
                 first = re.split(r"[.:;] ", s["why"])[0].removeprefix("The ").removeprefix("A ")
-                assert view._words(first) != view._words(s["title"]), f"{sheet.derivation.slug}: {s['title']!r} repeated"
+                assert equations._words(first) != equations._words(s["title"]), f"{sheet.derivation.slug}: {s['title']!r} repeated"
 
 
 def test_json_keeps_every_step_and_name(sheets, built):
@@ -195,7 +195,7 @@ def test_a_missing_value_in_prose_is_one_sentence_with_its_reason(sheets):
     if not missing:
         pytest.skip("every bucket has a value at the defaults")
     v = view.build(sheet, MARKDOWN)
-    reasons = {view.reason_text(m, MARKDOWN) for m in missing.values()}
+    reasons = {value_text.reason_text(m, MARKDOWN) for m in missing.values()}
     text = " ".join(v["takeaways"] + v["answer"])
     for reason in reasons:
         assert text.count(reason) <= 2  # once in the answer, once in the takeaways
@@ -206,11 +206,11 @@ def test_counts_print_whole_with_their_noun_and_the_rounding_stated(sheets):
     sheet = next(s for s in sheets if s.derivation.slug == "batch-knee")
     b_knee = sheet.results["B_knee"]
     assert b_knee.exact != int(b_knee.float)
-    text = view.step_value_text(sheet.derivation.step("B_knee"), b_knee, MARKDOWN)
+    text = value_text.step_value_text(sheet.derivation.step("B_knee"), b_knee, MARKDOWN)
     assert re.fullmatch(r"\d[\d,]* sequences", text), text
     v = view.build(sheet, MARKDOWN)
     assert "rounded up" in v["tables"][0]["note"]
-    assert view.step_value_text(sheet.derivation.step("B_knee"), b_knee, LATEX).startswith(r"\num{")
+    assert value_text.step_value_text(sheet.derivation.step("B_knee"), b_knee, LATEX).startswith(r"\num{")
 
 
 def test_tables_keep_one_unit_per_column(built):
@@ -237,7 +237,7 @@ def _pdf_pages(pdf: bytes, tmp_path) -> list[str]:
 @pytest.mark.slow
 def test_page_one_holds_the_answer_and_the_body_fits(sheets, built, tmp_path, capsys):
     """Every PDF: the headline values on page 1; sections 1 to 5 on at most BODY_PAGES pages (the appendix starts a page)."""
-    from roofline.build import compile_pdf
+    from roofline.pdfs import compile_pdf
 
     report = []
     for sheet in sheets:
@@ -250,7 +250,7 @@ def test_page_one_holds_the_answer_and_the_body_fits(sheets, built, tmp_path, ca
         for name, v in sheet.results.items():
             if v.missing:
                 continue
-            c = view.count_shown(sheet.derivation.step(name), v) or view.shown(v)
+            c = value_text.count_shown(sheet.derivation.step(name), v) or value_text.shown(v)
             number = number_text(c.number)
             if c.number.exponent is not None:
                 number = c.number.mantissa

@@ -15,7 +15,7 @@ from derivations.engine.sheet import Missing, evaluate
 from derivations.engine.symbols import Symbols
 from derivations.physics import glossary as gl
 from derivations.questions.registry import DERIVATIONS
-from renderers import plot_draw, plots, view
+from renderers import plot_draw, plots, value_text
 from renderers.numbers import FIGURE_SIGNIFICANT_FIGURES, plain
 from roofline import api
 from units import Quantity, UnitMismatchError, unit
@@ -65,7 +65,7 @@ def test_every_sheet_marks_the_figure_that_is_its_answer():
 def _printed(sheet, name: str, v) -> str:
     """A value's number as the sheet prints it (renderers.view: a count whole, rounded as its step says)."""
     d = sheet.derivation
-    n = view.whole(d.step(name), v) if name in d.expanded else None
+    n = value_text.whole(d.step(name), v) if name in d.expanded else None
     return plain(v.exact if n is None else sp.Integer(n), v.unit, v.display_unit, FIGURE_SIGNIFICANT_FIGURES).split(" ")[0]
 
 

@@ -10,7 +10,7 @@ import pytest
 
 from derivations.questions.registry import DERIVATIONS
 from roofline import api
-from roofline.build import compile_pdf, compile_pdf_with_log
+from roofline.pdfs import compile_pdf, compile_pdf_with_log
 from specs.catalog import HARDWARE_DIR, MODELS_DIR
 
 pytestmark = pytest.mark.slow

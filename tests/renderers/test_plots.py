@@ -18,6 +18,8 @@ from renderers import latex, markdown, notebook, plots
 from renderers.notebook import NotebookSheet, NotebookValue
 from roofline import api
 from roofline import build as build_mod
+from roofline import out_folder as out_folder_mod
+from roofline import pdfs as pdfs_mod
 from roofline.cli import main
 from specs.catalog import HARDWARE_DIR, MODELS_DIR
 from units import Quantity, UnitMismatchError, unit
@@ -296,8 +298,8 @@ def test_stale_compares_plot_files_by_their_data(tmp_path):
 
 def test_a_build_replaces_the_plots_folder_whole(tmp_path):
     out = tmp_path / "out"
-    build_mod.write_atomically(out, {"a.md": "x", "plots/old.svg": b"1"})
-    build_mod.write_atomically(out, {"a.md": "x", "plots/new.svg": b"2"})
+    out_folder_mod.write_atomically(out, {"a.md": "x", "plots/old.svg": b"1"})
+    out_folder_mod.write_atomically(out, {"a.md": "x", "plots/new.svg": b"2"})
     assert sorted(p.name for p in (out / "plots").iterdir()) == ["new.svg"]  # a plot the last build wrote and this one does not
 
 
@@ -376,7 +378,7 @@ def test_a_sheet_with_its_plots_compiles_without_overfull_boxes(slug, drawn, def
     """The .tex that `build` writes includes the plot PDFs: it compiles with them beside it, as build --pdf does."""
     tex = latex.render(default_sheets[slug], plots="plots")
     graphics = {n: b for n, b in drawn[slug][1].items() if n.endswith(".pdf")}
-    pdf, log = build_mod.compile_pdf_with_log(tex, slug, graphics)
+    pdf, log = pdfs_mod.compile_pdf_with_log(tex, slug, graphics)
     assert pdf.startswith(b"%PDF")
     assert [line for line in log.splitlines() if line.startswith("Overfull")] == []
     assert all(f"<{name}>" in log or name in log for name in graphics)  # pdflatex read every plot

@@ -16,7 +16,7 @@ from derivations.questions.registry import DERIVATIONS
 from renderers import site, view
 from renderers.figure_refs import refs as plot_refs
 from roofline import api
-from roofline.build import BOOK, SITE_DIR, output_names
+from roofline.build_outputs import BOOK, SITE_DIR, output_names
 from specs.catalog import HARDWARE_DIR
 from tests import untrusted
 

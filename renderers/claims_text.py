@@ -1,0 +1,87 @@
+"""Each claim as text: its verdict, its two sides as read, where another reading of it holds, and where its verdict
+changes on the other step of the step model; and the 'Worked for' line that says which step a sheet is worked on."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from derivations.engine.blueprint import Blueprint
+from derivations.engine.run import Sheet, Value
+from renderers.sheet_prose import Prose, either_words
+from renderers.targets import Target
+from renderers.value_text import breakable_paths, reason_text, shown, step_value_text
+
+
+def claim_items(sheet: Sheet, target: Target, p: Prose, names: Mapping[str, str]) -> list[dict[str, Any]]:
+    """Each claim's verdict with its two sides; a claim that fails where another reading of it holds says under which."""
+    d = sheet.blueprint
+    holding: dict[tuple[str, str, bool], list[str]] = {}
+    for c, decl in zip(sheet.claims, d.claims, strict=True):
+        if c.holds and decl.where is not None:
+            holding.setdefault((c.left_name, decl.right, decl.at_least), []).append(p(decl.where.label))
+    out = []
+    for c, decl in zip(sheet.claims, d.claims, strict=True):
+        verdict = {True: "holds", False: "does not hold", None: "cannot be checked"}[c.holds]
+        only = holding.get((c.left_name, decl.right, decl.at_least), []) if c.holds is False else []
+        detail = _claim_detail(c, decl, target, p, names)
+        other = _other_step_note(sheet, c, target, names)
+        out.append({"text": breakable_paths(p(c.text), target), "holds": c.holds, "verdict": verdict,
+                    "detail": detail + (target.text("; ") + other if other else ""),
+                    "only_if": either_words(only, target)})
+    return out
+
+
+def _serving_words(sheet: Sheet, output_len: Value, target: Target) -> str:
+    """'each sequence's 2,048-token prompt computed within its 700 output tokens', from the sheet's prompt length."""
+    prompt = next(i.value for i in sheet.inputs if i.name == "prompt_len")
+    return (target.text("each sequence's ") + target.quantity_text(shown(prompt)) + target.text(" of prompt computed within its ")
+            + target.quantity_text(shown(output_len)) + target.text(" of output"))
+
+
+def step_label_text(sheet: Sheet, target: Target) -> str:
+    """Which step a step-model sheet is worked on, as the 'Worked for' line says it; '' for a sheet without the step model."""
+    t = target.text
+    if sheet.step == "decode-only":
+        label = t("on the decode-only step (no prompt joins the batch while it decodes; an output length above 0 gives the serving step)")
+        other = next((c.other_step.output_len for c in sheet.claims if c.other_step is not None and c.other_step.output_len), None)
+        if other is not None:  # the claims' other reading, said once here rather than in every claim
+            label += t("; the claims are read on the serving step too, with ") + _serving_words(sheet, Value(other, "token"), target)
+        return label
+    if sheet.step == "serving":
+        output = next(i.value for i in sheet.inputs if i.name == "output_len")
+        label = t("on the serving step (") + _serving_words(sheet, output, target) + t(")")
+        if any(c.other_step is not None for c in sheet.claims):
+            label += t("; the claims are read on the decode-only step too (no prompt in the batch, the context held)")
+        return label
+    return ""
+
+
+def _other_step_note(sheet: Sheet, c: Any, target: Target, names: Mapping[str, str]) -> str:
+    """Where a claim's verdict changes on the other step of the step model (its context held): which step it holds on and
+    the value there; '' where both steps agree or one has no value."""
+    o = c.other_step
+    if o is None or o.holds is None or c.holds is None or o.holds == c.holds:
+        return ""
+    t = target.text
+    other = t("the serving step") if o.output_len else t("the decode-only step")  # the 'Worked for' line says what each holds
+    return t("on ") + other + t(" it holds: " if o.holds else " it does not hold: ") + _sides(o, sheet.blueprint, target, names)
+
+
+def _claim_detail(c: Any, decl: Any, target: Target, p: Prose, names: Mapping[str, str]) -> str:
+    """'σ* = 1.71 against the claimed 3; α = 0.8' or, without a value, why it cannot be checked (once)."""
+    t = target.text
+    gone = next((v.missing for v in (c.left, c.right) if v.missing), None)
+    where = "; ".join(x for x in (p(c.where), t(f"read as numbers in {c.convert}" if c.convert else "")) if x)
+    if gone is not None:
+        return reason_text(gone, target) + (t("; ") + where if where else "")
+    return _sides(c, p.d, target, names) + (t("; ") + where if where else "")
+
+
+def _sides(c: Any, d: Blueprint, target: Target, names: Mapping[str, str]) -> str:
+    """'σ* = 1.71 against the claimed 3' or 'σ = 2.03 against σ' = 1.99': a claim's two sides as read."""
+    t = target.text
+    left = target.inline_math(names[c.left_name]) + t(" = ") + step_value_text(d.step(c.left_name), c.left, target)
+    if c.right_name:
+        return left + t(" against ") + target.inline_math(names[c.right_name]) + t(" = ") + step_value_text(d.step(c.right_name), c.right, target)
+    return left + t(" against the claimed ") + target.quantity_text(shown(c.right))

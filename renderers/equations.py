@@ -1,0 +1,131 @@
+"""A step as printed: its displayed equation (symbol = formula = numbers = result), the lead-in after its sentence (how a
+closed form was found and checked, the whole count a reader runs, or why it has no value), and its sentence without an
+opening that repeats its heading.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+
+from derivations.engine.blueprint import StepEntry
+from derivations.engine.run import SolvedStep, Value
+from renderers.figure_refs import step_title
+from renderers.forms import StepForm, at_latex
+from renderers.numbers import Shown, display, is_whole
+from renderers.printed import MAX_LINE_WIDTH, math_width
+from renderers.targets import Target
+from renderers.value_text import COUNTS, ROUNDING_WORDS, is_count, reason_text, shown, step_value_text, whole
+
+
+def equation(step: SolvedStep, form: StepForm, names: Mapping[str, str], target: Target) -> tuple[str, list[dict[str, str]]]:
+    """(left side, rows) of a step's displayed equation: symbol = formula (= numbers) (= result).
+
+    Each row is {"op": "=", "math": ...} or, for a long sum broken over lines, {"op": "", "math": "+ ..."}. A numbers line
+    that would not fit even broken is left out (the given values are in the appendix); nothing is shrunk.
+    """
+    at = step.step.kind == "at"
+    if at:
+        rows = [{"op": "=", "math": at_latex(form, names)}]
+    else:
+        rows = _rows(form.formula.lines({}))
+        if len(rows) == 1 and math_width(rows[0]["math"]) > MAX_LINE_WIDTH:
+            # one term (a fraction, a product) too wide for the line and with no sum to break: said, not shrunk
+            rows = [{"op": "=", "math": r"\text{a formula too wide to print here (the JSON holds it)}"}]
+    formula = rows[0]["math"] if len(rows) == 1 else None
+    if step.value.missing:
+        return step.latex, rows
+    rounded = set(form.rounded)
+    numbers = {n: names[n] if v.missing else target.quantity_math(_operand_shown(v, n in rounded)) for n, v in step.operands.items()}
+    result = target.quantity_math(shown(step.value))
+    if at:
+        substituted = [at_latex(form, numbers)]
+    elif form.numbers.symbols and not (form.formula.cases and len(rows) > 1):
+        # a case split printed a case a line reads its value in the case that applies: no numbers line of every case
+        substituted = form.numbers.lines(numbers)
+    else:
+        substituted = []
+    fits = all(math_width(line) <= MAX_LINE_WIDTH for line in substituted)
+    if substituted and fits and substituted[0] not in (result, formula) and len(substituted) <= 4:
+        rows += _rows(substituted)
+    rows.append({"op": "=", "math": result})
+    return step.latex, rows
+
+
+#: Significant figures of a value inside a floor or ceiling, where three would hide which side of a whole number it is.
+ROUNDING_FIGURES = 6
+
+
+def _operand_shown(v: Value, more: bool) -> Shown:
+    if more and v.exact is not None and not is_whole(v.exact):
+        return display(v.exact, v.unit, v.display_unit, figures=ROUNDING_FIGURES)
+    return shown(v)
+
+
+def _rows(lines: Sequence[str]) -> list[dict[str, str]]:
+    return [{"op": "=" if i == 0 else "", "math": line} for i, line in enumerate(lines)]
+
+
+def step_lead(step: SolvedStep, form: StepForm, names: Mapping[str, str], target: Target) -> str:
+    """What comes after a step's sentence: how a closed form was found and checked, its whole count; or why it has no value."""
+    s = step.step
+    if step.value.missing:
+        return target.text("No value here: ") + reason_text(step.value.missing, target) + target.text(".")
+    figures = target.text(f" Inside the {form.rounding} the value has {ROUNDING_FIGURES} significant figures, to show which side of a "
+                          "whole number it falls.") if _rounds_an_operand(step, form) else ""
+    if s.kind != "solve":
+        return (_whole_lead(step, target) + figures).lstrip()
+    how = "symbolically and numerically" if s.verified == "symbolic" else "numerically at random points"
+    lead = target.text("Set ") + target.inline_math(f"{names[s.lhs]} = {names[s.rhs]}") \
+        + target.text(" and solve for ") + target.inline_math(names[s.for_]) + target.text(f" (checked {how}).")
+    return lead + _whole_lead(step, target) + figures
+
+
+def _rounds_an_operand(step: SolvedStep, form: StepForm) -> bool:
+    """Whether the step's numbers line shows an operand of a floor or ceiling with more figures (it is not whole)."""
+    if step.value.missing:
+        return False
+    inside = set(form.rounded)
+    return any(v.exact is not None and not is_whole(v.exact) for n, v in step.operands.items() if n in inside)
+
+
+def _whole_lead(step: SolvedStep, target: Target) -> str:
+    """For a count whose value is not whole: the whole number a reader runs, and how it was rounded."""
+    s, v = step.step, step.value
+    n = whole(s, v)
+    if n is None or is_count(n, v.exact):
+        return ""
+    what = COUNTS.get(s.for_) if s.kind == "solve" else None
+    text = step_value_text(s, v, target)
+    if what and s.rounds == "down":
+        return target.text(f" In whole numbers, the largest {what} within it: ") + text + target.text(".")
+    if what:
+        return target.text(f" In whole numbers, the first {what} at or past it: ") + text + target.text(".")
+    return target.text(" In whole numbers: ") + text + target.text(f" ({ROUNDING_WORDS[s.rounds]}).")
+
+
+def step_lines(step: SolvedStep, form: StepForm, names: Mapping[str, str], target: Target) -> tuple[str, list[str]]:
+    """(lead-in text, math lines): 'symbol = formula', then each further right-hand side (broken sums joined)."""
+    lhs, rows = equation(step, form, names, target)
+    lines: list[str] = []
+    for row in rows:
+        if row["op"] or not lines:
+            lines.append(row["math"])
+        else:
+            lines[-1] += " " + row["math"]
+    lines[0] = f"{lhs} = {lines[0]}"
+    return step_lead(step, form, names, target), lines
+
+
+def step_why(step: StepEntry) -> str:
+    """The step's sentence, without an opening that only repeats its heading ("Step time. The step time: ..." reads "... ")."""
+    title = _words(step_title(step))
+    m = re.match(r"(?:The |A )?([^.:;]*)[.:;]\s+", step.why)
+    if m and _words(m.group(1)) == title and m.end() < len(step.why):
+        rest = step.why[m.end():]
+        return rest[:1].upper() + rest[1:]
+    return step.why
+
+
+def _words(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", " ", text.lower()).strip()

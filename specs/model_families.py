@@ -1,0 +1,108 @@
+"""How each Hugging Face `model_type` lays out its weights: one `Family` per supported type, in FAMILIES.
+
+Which projections carry biases, norms per layer, gated or plain MLP, where the
+experts are, which layers attend through a window: written once per family from
+transformers' `modeling_<family>.py`, with the defaults of its config class
+(`configuration_<family>.py`) for the fields a config.json may leave out.
+specs.models reads a config.json by these layouts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Family:
+    """The weight layout of one transformers `model_type`.
+
+    A bias or norm setting is True/False, or the name of the config field that
+    switches it (read with the family's default for that field).
+    """
+
+    #: "gated": gate, up and down projections (3 D x F); "plain": up and down (2 D x F)
+    mlp: str = "gated"
+    #: config fields that name the activation, first found wins
+    act_fields: tuple[str, ...] = ("hidden_act",)
+    #: "rms": one weight per channel; "layer": a weight and a bias per channel
+    norm: str = "rms"
+    #: D-wide norms in each layer (pre-attention, pre-MLP; Gemma adds two post-norms; a parallel block has one)
+    norms_per_layer: int = 2
+    #: a per-head norm with weights on queries and keys (Qwen3, Gemma 3); a field name where it is switchable (Phi)
+    qk_norm: bool | str = False
+    qkv_bias: bool | str = "attention_bias"
+    o_bias: bool | str = "attention_bias"
+    mlp_bias: bool | str = "mlp_bias"
+    lm_head_bias: bool = False
+    #: one learned attention-sink logit per head per layer (gpt-oss)
+    sinks: bool = False
+    #: learned position embeddings: None, "n" (max_position_embeddings rows, GPT-2) or "n+2" (OPT's offset of 2)
+    positions: str | None = None
+    #: how layers attend when the config gives no `layer_types`: "none" (all full), "all" (sliding_window on every
+    #: layer), "qwen" (use_sliding_window from max_window_layers on), "gemma2" (even layers), "gemma3"
+    #: (sliding_window_pattern), "gpt_oss" (even layers), "llama4" (no_rope_layers: RoPE layers chunked)
+    windows: str = "none"
+    #: "mixtral", "qwen3_moe", "deepseek", "gpt_oss", "llama4" or None (dense)
+    moe: str | None = None
+    mla: bool = False
+    #: the router is an nn.Linear an FP8 checkpoint quantizes (DeepSeek's MoEGate is a bare parameter: it is not)
+    router_linear: bool = True
+    #: our field name -> the config's, where the family spells it differently (GPT-2's n_embd)
+    aliases: Mapping[str, str] = field(default_factory=dict)
+    #: the config class's defaults for fields a config.json may omit (transformers configuration_<family>.py)
+    defaults: Mapping[str, object] = field(default_factory=dict)
+
+
+_LLAMA_LIKE = {"tie_word_embeddings": False, "hidden_act": "silu", "attention_bias": False, "mlp_bias": False}
+_GEMMA_DEFAULTS = {"tie_word_embeddings": True, "hidden_activation": "gelu_pytorch_tanh", "attention_bias": False}
+
+#: model_type -> weight layout. Sources: huggingface/transformers src/transformers/models/<family>/modeling_<family>.py
+#: and configuration_<family>.py (gemma3 @ 008f5c8c, llama4 @ 008e5743, gpt_oss @ 00d4b3d2 read for this table).
+FAMILIES: dict[str, Family] = {
+    "llama": Family(defaults=_LLAMA_LIKE),
+    "mistral": Family(windows="all", qkv_bias=False, o_bias=False, mlp_bias=False, defaults=_LLAMA_LIKE),
+    "mixtral": Family(windows="all", qkv_bias=False, o_bias=False, mlp_bias=False, moe="mixtral", defaults=_LLAMA_LIKE),
+    # Qwen2: q, k and v carry a bias although config.json does not say so; o_proj and the MLP have none
+    "qwen2": Family(windows="qwen", qkv_bias=True, o_bias=False, mlp_bias=False, defaults={**_LLAMA_LIKE, "max_window_layers": 28}),
+    "qwen3": Family(windows="qwen", qk_norm=True, mlp_bias=False, defaults={**_LLAMA_LIKE, "max_window_layers": 28}),
+    "qwen3_moe": Family(windows="qwen", qk_norm=True, mlp_bias=False, moe="qwen3_moe", defaults={**_LLAMA_LIKE, "max_window_layers": 28}),
+    "deepseek_v2": Family(mla=True, moe="deepseek", mlp_bias=False, router_linear=False, defaults=_LLAMA_LIKE),
+    "deepseek_v3": Family(mla=True, moe="deepseek", mlp_bias=False, router_linear=False, defaults=_LLAMA_LIKE),
+    # Kimi K2: DeepSeek-V3's architecture (its config names DeepseekV3ForCausalLM and configuration_deepseek.DeepseekV3Config)
+    "kimi_k2": Family(mla=True, moe="deepseek", mlp_bias=False, router_linear=False, defaults=_LLAMA_LIKE),
+    # Gemma 2/3: pre- and post-norms around attention and MLP (4 per layer), tied embeddings, GeGLU MLP
+    "gemma2": Family(act_fields=("hidden_activation", "hidden_act"), norms_per_layer=4, mlp_bias=False, windows="gemma2",
+                     defaults={**_GEMMA_DEFAULTS, "vocab_size": 256000, "head_dim": 256, "num_key_value_heads": 4, "sliding_window": 4096,
+                               "max_position_embeddings": 8192}),
+    "gemma3_text": Family(act_fields=("hidden_activation", "hidden_act"), norms_per_layer=4, qk_norm=True, mlp_bias=False, windows="gemma3",
+                          defaults={**_GEMMA_DEFAULTS, "vocab_size": 262208, "head_dim": 256, "num_key_value_heads": 4,
+                                    "sliding_window": 4096, "sliding_window_pattern": 6, "max_position_embeddings": 131072}),
+    # gpt-oss: q, k, v and o biases, a sink per head, a biased router and biased experts, alternating 128-token windows
+    "gpt_oss": Family(sinks=True, mlp_bias=False, windows="gpt_oss", moe="gpt_oss",
+                      defaults={"tie_word_embeddings": False, "hidden_act": "silu", "attention_bias": True, "sliding_window": 128,
+                                "max_position_embeddings": 131072}),
+    # Llama 4: chunked attention on RoPE layers, a shared expert in each MoE layer, dense layers of intermediate_size_mlp;
+    # its QK norm is an L2 norm without weights (no parameters)
+    "llama4_text": Family(qkv_bias="attention_bias", o_bias="attention_bias", mlp_bias=False, windows="llama4", moe="llama4",
+                          defaults={"tie_word_embeddings": False, "hidden_act": "silu", "attention_bias": False, "head_dim": 128,
+                                    "attention_chunk_size": 8192, "no_rope_layer_interval": 4, "interleave_moe_layer_step": 1,
+                                    "intermediate_size_mlp": 16384, "max_position_embeddings": 131072}),
+    # plain MLPs, LayerNorm with bias, biases on every projection
+    "gpt2": Family(mlp="plain", act_fields=("activation_function",), norm="layer", qkv_bias=True, o_bias=True, mlp_bias=True, positions="n",
+                   aliases={"hidden_size": "n_embd", "num_hidden_layers": "n_layer", "num_attention_heads": "n_head",
+                            "intermediate_size": "n_inner", "max_position_embeddings": "n_positions"},
+                   defaults={"activation_function": "gelu_new", "tie_word_embeddings": True, "n_positions": 1024}),
+    "opt": Family(mlp="plain", act_fields=("activation_function",), norm="layer", qkv_bias="enable_bias", o_bias="enable_bias",
+                  mlp_bias="enable_bias", positions="n+2", aliases={"intermediate_size": "ffn_dim"},
+                  defaults={"activation_function": "relu", "tie_word_embeddings": True, "enable_bias": True, "max_position_embeddings": 2048}),
+    "falcon": Family(mlp="plain", act_fields=("activation",), norm="layer", qkv_bias="bias", o_bias="bias", mlp_bias="bias",
+                     aliases={"intermediate_size": "ffn_hidden_size"},
+                     defaults={"activation": "gelu", "tie_word_embeddings": True, "bias": False, "max_position_embeddings": 2048}),
+    "phi": Family(mlp="plain", act_fields=("hidden_act",), norm="layer", norms_per_layer=1, qk_norm="qk_layernorm", qkv_bias=True,
+                  o_bias=True, mlp_bias=True, lm_head_bias=True,
+                  defaults={"hidden_act": "gelu_new", "tie_word_embeddings": False, "qk_layernorm": False, "max_position_embeddings": 2048}),
+}
+SUPPORTED_TYPES = tuple(FAMILIES)
+#: multimodal configs whose language model sits under text_config, and that language model's model_type
+WRAPPERS = {"gemma3": "gemma3_text", "llama4": "llama4_text"}

@@ -1,7 +1,7 @@
 """Robustness regressions (issue 22): one test per reported bug (hostile text, cache, bounds, build, Ctrl-C), named after it, on its own example.
 
 The family tests (tests/cli/test_untrusted_text.py, test_bounded_values.py, test_sweep_streaming.py, test_reliability.py,
-test_records_and_defaults.py, test_interrupts_and_encodings.py, tests/derivations/test_cache_safety.py, test_work_bounds.py,
+test_records_and_defaults.py, test_interrupts_and_encodings.py, tests/derivations/engine/test_cache_safety.py, test_work_bounds.py,
 test_exprjson.py, tests/renderers/test_site.py and test_latex_compile.py) cover the other members of each family. The
 examples that take seconds are tested once, there: the `check` solve that took 70 s
 (test_work_bounds.py::test_a_check_solve_that_does_not_finish_is_refused_with_its_reason), a truncated defaults file

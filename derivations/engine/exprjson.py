@@ -29,7 +29,7 @@ recursion); the last is usually the root. Tags:
   ArgMax and Pick).
 
 Every node is rebuilt with `evaluate=False`, so `loads(dumps(e)) == e`
-structurally (tests/derivations/test_exprjson.py checks it for every
+structurally (tests/derivations/engine/test_exprjson.py checks it for every
 expression of every shipped sheet).
 """
 

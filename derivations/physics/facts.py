@@ -3,7 +3,7 @@
 `roofline show` must not import sympy, so the two figures it derives are
 written here on quantities: the ridge point (`primitives.ridge_point`, peak
 over bandwidth) and KV bytes per token (`primitives.kv_bytes_per_token`,
-elements times bytes each). tests/derivations/test_facts.py checks both
+elements times bytes each). tests/derivations/physics/test_facts.py checks both
 against the primitives, so the definitions cannot drift apart.
 """
 

@@ -99,7 +99,7 @@ def project_unit_strings() -> tuple[str, ...]:
 @pytest.mark.parametrize("text", ["s^(1/2)", "1/B^(1/2)", "MB^(1/2)", "flop/s^(3/2)", "token^(2/3)*W", "s**(1/2)", "s^(-1/2)"])
 def test_a_root_of_a_unit_matches_pint(text):
     """A derivation file's formula may take a root of a unit (a step in s^(1/2)): pint's unit text writes it `s^(1/2)`, and
-    the renderers read that text back (the build of such a file failed on it: tests/derivations/test_work_bounds.py)."""
+    the renderers read that text back (the build of such a file failed on it: tests/derivations/engine/test_work_bounds.py)."""
     check_same(text)
 
 

@@ -237,6 +237,15 @@ def stale(out: Path, files: dict[str, str | bytes]) -> list[str]:
 SHIPPED_ENVIRONMENT = "environment.json"
 
 
+def drawn_folder(out: Path) -> Path | None:
+    """Where a build takes the figures a build with the same code drew (by their data digests): the folder it writes, else
+    the checkout's own out/ (a build into a new folder of a fresh clone), else nowhere."""
+    if out.is_dir():
+        return out
+    committed = store.SHIPPED.parents[1] / "out"
+    return committed if (committed.parent / "pyproject.toml").is_file() and committed.is_dir() else None
+
+
 def ships(out: Path, engine: str | None) -> bool:
     """Whether a build of `out` also writes the shipped cache entries (derivations.engine.store.SHIPPED): the checkout's own
     out/ folder, built with the default engine profile and the cache on (an installed package is never written)."""
@@ -304,7 +313,7 @@ def build(out: str | os.PathLike[str], pdf: bool = False, engine: str | None = N
                       stacklevel=2)
     check_out(out)
     shipped: dict[str, bytes] | None = {} if ships(out, engine) else None
-    files: dict[str, str | bytes] = dict(render_all(progress=progress, engine=engine, pdf=pdf, drawn=out if out.is_dir() else None, shipped=shipped))
+    files: dict[str, str | bytes] = dict(render_all(progress=progress, engine=engine, pdf=pdf, drawn=drawn_folder(out), shipped=shipped))
     if pdf:
         files.update(compile_pdfs(files, progress))
     say(f"writing {len(files)} files")

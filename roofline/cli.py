@@ -375,7 +375,7 @@ def run(argv: Sequence[str] | None = None, light: bool = False) -> int:
         sys.stdout.write(write_defaults(folder_option("--to", args.to) if args.to is not None else None) if args.write_defaults
                          else render_calibrate(args.records, args.format))
     elif args.command == "build":
-        from roofline.build import build, render_all, ships, stale, stale_shipped
+        from roofline.build import build, drawn_folder, render_all, ships, stale, stale_shipped
         from roofline.build_outputs import BOOK, BuildError
         from roofline.out_folder import out_path
 
@@ -386,7 +386,7 @@ def run(argv: Sequence[str] | None = None, light: bool = False) -> int:
                 raise BuildError(f"--out {shown_path(out)}: is a file, expected a folder")
             shipped: dict[str, bytes] | None = {} if ships(out, args.engine) else None
             files = render_all(engine=args.engine, pdf=(out / f"{BOOK}.pdf").is_file(),  # a --pdf build's site links its PDFs
-                               drawn=out if out.is_dir() else None, shipped=shipped)
+                               drawn=drawn_folder(out), shipped=shipped)
             bad = stale(out, files)
             if shipped is not None:
                 more, note = stale_shipped(shipped)

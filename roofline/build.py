@@ -254,14 +254,15 @@ def ships(out: Path, engine: str | None) -> bool:
             and out.resolve() == (root / "out").resolve())
 
 
-def _environment() -> bytes:
+def shipped_environment() -> bytes:
+    """The Python and library versions the shipped entries are made with (every key holds them), as the file beside them."""
     env = {"python": sys.version, "libraries": compiled.versions()}
     return (json.dumps(env, indent=1, sort_keys=True) + "\n").encode()
 
 
 def shipped_files(entries: Mapping[str, bytes]) -> dict[str, bytes]:
     """The shipped folder's files: each entry a build of the shipped sheets reads, and the environment that made them."""
-    return {**{f"{k}.json": data for k, data in sorted(entries.items())}, SHIPPED_ENVIRONMENT: _environment()}
+    return {**{f"{k}.json": data for k, data in sorted(entries.items())}, SHIPPED_ENVIRONMENT: shipped_environment()}
 
 
 def stale_shipped(entries: Mapping[str, bytes]) -> tuple[list[str], str]:
@@ -269,7 +270,7 @@ def stale_shipped(entries: Mapping[str, bytes]) -> tuple[list[str], str]:
     Python or library version: every key differs), the entries are not compared, and the note says so."""
     folder = store.SHIPPED
     made = (folder / SHIPPED_ENVIRONMENT).read_bytes() if (folder / SHIPPED_ENVIRONMENT).is_file() else b""
-    if made and made != _environment():
+    if made and made != shipped_environment():
         return [], "the shipped cache entries were made with another Python or library version; not compared"
     want = shipped_files(entries)
     have = {p.name for p in folder.glob("*.json")} if folder.is_dir() else set()

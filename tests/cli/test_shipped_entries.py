@@ -20,11 +20,20 @@ from roofline.cli import _parser, main
 ROOT = Path(__file__).resolve().parents[2]
 
 
+def _made_here() -> None:
+    """Skip unless the shipped entries were made with this Python and these library versions (their keys hold both: made
+    elsewhere, no lookup finds them, by design; CI on another image checks them with a warning instead)."""
+    made = store.SHIPPED / build_mod.SHIPPED_ENVIRONMENT
+    if not made.is_file() or made.read_bytes() != build_mod.shipped_environment():
+        pytest.skip("the shipped entries were made with another Python or library version")
+
+
 def _what(path: Path) -> str:
     return json.loads(path.read_bytes().partition(b"\n")[0])["what"]
 
 
 def test_a_fresh_cache_answers_from_the_shipped_entries_without_sympy(tmp_path: Path) -> None:
+    _made_here()
     code = ("import sys, io, contextlib\nfrom roofline.cli import main\nout = io.StringIO()\n"
             "with contextlib.redirect_stdout(out):\n    main(['derive', 'decode-floor', '--format', 'json'], light=True)\n"
             "print(sorted(m for m in ('sympy', 'pint', 'numpy') if m in sys.modules))\nprint(out.getvalue())")
@@ -53,6 +62,7 @@ def shipped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def test_a_tampered_shipped_entry_is_a_miss(shipped: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _made_here()
     argv = ["derive", "decode-floor", "--format", "json"]
     assert compiled.derive(_parser().parse_args(argv)) is not None, "the shipped entries answer"
     entry = next(p for p in shipped.glob("*.json") if p.name != build_mod.SHIPPED_ENVIRONMENT and _what(p) == "compiled sheet decode-floor")

@@ -23,6 +23,7 @@ import pint
 import sympy as sp
 
 from derivations.engine.blueprint import BARE_NUMBER_UNITS, DOMAINS, MAX_COUNT, MAX_MAGNITUDE, ZERO_DOMAINS, is_bare_number, within
+from derivations.engine.run import layout_problem as solved_layout_problem
 from derivations.physics import conventions
 from derivations.physics import glossary as gl
 from specs.counts import swiglu_mlp_params
@@ -330,8 +331,13 @@ def _window(m: Architecture) -> tuple[int, int]:
 #: min(T, W) is T; with no windowed layer (L_win = 0) it changes no value, and a closed form solved branch by branch of min(T, W)
 #: takes the full-context branch.
 NO_WINDOW = MAX_COUNT
-#: the layout's inputs, checked together (derivations.engine.run.layout_missing)
+#: the layout's inputs, checked together (layout_problem)
 LAYOUT_SYMBOLS = (gl.n_tp, gl.n_dp, gl.n_ep)
+
+
+def layout_problem(model: Architecture, tp: int, dp: int, ep: int) -> tuple[str, str] | None:
+    """(input, reason) when tp, dp and ep do not make a layout of `model`, else None (derivations.engine.run.layout_problem)."""
+    return solved_layout_problem(model.name, model.moe.experts if model.moe else None, tp, dp, ep)
 
 
 def _moe_value(m: Architecture, pick: Callable[[MoE], int], dense: int) -> pint.Quantity:

@@ -35,6 +35,7 @@ from derivations.engine.context import (
     default_value,
     fitted,
     input_value,
+    layout_problem,
 )
 from derivations.engine.declare import UNIT_MARKERS, At, Derivation, Row, Solve, Step, needed_steps
 from derivations.engine.numeric import CHECK_TOLERANCE, VALUE_LIMIT_EXPONENT, Missing, out_of_range
@@ -97,9 +98,17 @@ def _check_layout(d: Derivation, ctx: Context, values: dict[sp.Symbol, sp.Expr |
 
 
 def _layout_missing(d: Derivation, ctx: Context, present: Sequence[sp.Symbol]) -> Missing | None:
-    """Why the layout of `ctx` is no layout of its model (derivations.engine.run.layout_missing on the context's setup: one
-    rule for both paths); None when it is one."""
-    return run.layout_missing(d.blueprint, setup_of(d, ctx), [s.name for s in present], defaults_of(d))
+    """Why the layout of `ctx` is no layout of its model, as the Missing value of its inputs; None when it is one (or when
+    `present`, the layout symbols read, holds neither dp nor ep: tensor parallelism alone needs no check)."""
+    if not (set(LAYOUT_SYMBOLS) - {gl.n_tp}) & set(present):
+        return None
+    by_symbol = {i.symbol: i for i in d.inputs}
+    degree = {s: int(input_value(by_symbol[s], ctx)[0].magnitude) if s in by_symbol else 1 for s in LAYOUT_SYMBOLS}
+    problem = layout_problem(ctx.model, degree[gl.n_tp], degree[gl.n_dp], degree[gl.n_ep])
+    if problem is None:
+        return None
+    name, reason = problem
+    return Missing("n/a", reason, SpecError("--set", name, reason))
 
 
 def evaluate(d: Derivation, ctx: Context, only: Sequence[str] | None = None) -> dict[str, sp.Expr | Missing]:

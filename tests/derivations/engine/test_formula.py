@@ -258,11 +258,22 @@ def _unit_or_none(text: str):
     return u(ast.parse(text, mode="eval").body)
 
 
+def _same_value(a: object, b: object) -> bool:
+    """Two sides the parser reads as the same expression ('1' and '(1)**2'): their difference is 0 before units are checked."""
+    import ast
+
+    try:
+        return bool(fm.parse(ast.unparse(a)).expr == fm.parse(ast.unparse(b)).expr)  # type: ignore[arg-type]
+    except Exception:
+        return False
+
+
 def _cancels(text: str) -> bool:
     import ast
 
     for node in ast.walk(ast.parse(text, mode="eval")):
-        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Sub) and ast.dump(node.left) == ast.dump(node.right):
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Sub) and (
+                ast.dump(node.left) == ast.dump(node.right) or _same_value(node.left, node.right)):
             return True
         if isinstance(node, ast.Call) and len({ast.dump(a) for a in node.args}) < len(node.args):
             return True

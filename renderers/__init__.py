@@ -15,7 +15,7 @@ _MODULES = {"md": "markdown", "tex": "latex", "json": "json_out"}
 
 def _lazy(fmt: str) -> Callable[[Any], str]:
     def render(sheet: Any, **options: Any) -> str:
-        return importlib.import_module(f"renderers.{_MODULES[fmt]}").render(sheet, **options)
+        return importlib.import_module(f".{_MODULES[fmt]}", __package__).render(sheet, **options)
 
     render.__name__ = f"render_{fmt}"
     return render

@@ -23,20 +23,20 @@ from typing import Any
 
 import pint
 
-from derivations.engine import prose
-from derivations.engine.run import Sheet
-from derivations.physics import conventions
-from derivations.physics.facts import hardware_facts, model_facts
-from derivations.physics.glossary import GLOSSARY
-from derivations.questions import registry
-from renderers import escape, latex, view
-from renderers.numbers import display
-from renderers.sheet_prose import Prose
-from renderers.targets import LATEX
-from renderers.templates import LATEX_ENV
-from specs.hardware import Hardware
-from specs.models import Architecture
-from units import RooflineError
+from ..derivations.engine import prose
+from ..derivations.engine.run import Sheet
+from ..derivations.physics import conventions
+from ..derivations.physics.facts import hardware_facts, model_facts
+from ..derivations.physics.glossary import GLOSSARY
+from ..derivations.questions import registry
+from ..specs.hardware import Hardware
+from ..specs.models import Architecture
+from ..units import RooflineError
+from . import escape, latex, view
+from .numbers import display
+from .sheet_prose import Prose
+from .targets import LATEX
+from .templates import LATEX_ENV
 
 TITLE = "roofline: the physics of LLM inference"
 _DOCUMENT = re.compile(r"\\begin\{document\}\n(?P<body>.*)\\end\{document\}\s*\Z", re.S)

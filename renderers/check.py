@@ -7,14 +7,14 @@ from typing import Any
 
 import sympy as sp
 
-from derivations.engine import prose
-from derivations.engine.formula import Checked
-from renderers import escape
-from renderers.numbers import Shown, display, plain
-from renderers.printer import latex_math, term_ranks
-from renderers.targets import LATEX, MARKDOWN, Target
-from renderers.unitfmt import SIUNITX_DECLARATIONS
-from units import Quantity, unit_text
+from ..derivations.engine import prose
+from ..derivations.engine.formula import Checked
+from ..units import Quantity, unit_text
+from . import escape
+from .numbers import Shown, display, plain
+from .printer import latex_math, term_ranks
+from .targets import LATEX, MARKDOWN, Target
+from .unitfmt import SIUNITX_DECLARATIONS
 
 FORMATS = ("text", "md", "tex", "json")
 

@@ -6,11 +6,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from derivations.engine.blueprint import Blueprint
-from derivations.engine.run import Sheet, Value
-from renderers.sheet_prose import Prose, either_words
-from renderers.targets import Target
-from renderers.value_text import breakable_paths, reason_text, shown, step_value_text
+from ..derivations.engine.blueprint import Blueprint
+from ..derivations.engine.run import Sheet, Value
+from .sheet_prose import Prose, either_words
+from .targets import Target
+from .value_text import breakable_paths, reason_text, shown, step_value_text
 
 
 def claim_items(sheet: Sheet, target: Target, p: Prose, names: Mapping[str, str]) -> list[dict[str, Any]]:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from renderers.plot_draw import (
+from .plot_draw import (
     FALLBACK_SERIF,
     INK,
     LABEL_SIZE,
@@ -32,7 +32,7 @@ from renderers.plot_draw import (
 )
 
 if TYPE_CHECKING:
-    from renderers.figure_data import Figure, Panel
+    from .figure_data import Figure, Panel
 
 #: candidate offsets (points) of a point's label, nearest first
 _AROUND = ((6, 0, "left", "center"), (-6, 0, "right", "center"), (0, 6, "center", "bottom"), (0, -6, "center", "top"),

@@ -8,14 +8,14 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
-from derivations.engine.blueprint import StepEntry
-from derivations.engine.run import SolvedStep, Value
-from renderers.figure_refs import step_title
-from renderers.forms import StepForm, at_latex
-from renderers.numbers import Shown, display, is_whole
-from renderers.printed import MAX_LINE_WIDTH, math_width
-from renderers.targets import Target
-from renderers.value_text import COUNTS, ROUNDING_WORDS, is_count, reason_text, shown, step_value_text, whole
+from ..derivations.engine.blueprint import StepEntry
+from ..derivations.engine.run import SolvedStep, Value
+from .figure_refs import step_title
+from .forms import StepForm, at_latex
+from .numbers import Shown, display, is_whole
+from .printed import MAX_LINE_WIDTH, math_width
+from .targets import Target
+from .value_text import COUNTS, ROUNDING_WORDS, is_count, reason_text, shown, step_value_text, whole
 
 
 def equation(step: SolvedStep, form: StepForm, names: Mapping[str, str], target: Target) -> tuple[str, list[dict[str, str]]]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from renderers.figure_refs import stem
+from .figure_refs import stem
 
 
 @dataclass(frozen=True)

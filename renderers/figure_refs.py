@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from derivations.engine.blueprint import Blueprint, Plot, StepEntry
+from ..derivations.engine.blueprint import Blueprint, Plot, StepEntry
 
 _INLINE_MATH = re.compile(r"\$[^$]*\$")
 

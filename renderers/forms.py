@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from renderers.printed import Printed
+from .printed import Printed
 
 #: bump when the forms' shape or the printer changes (part of the compiled form's cache key)
 VERSION = 2
@@ -109,9 +109,9 @@ def forms_of(d: Any) -> Forms:
 def _make(d: Any) -> Forms:
     import sympy as sp
 
-    from derivations.engine.declare import UNIT_MARKERS, At, Solve
-    from derivations.physics import glossary as gl
-    from renderers.printer import printed, term_ranks
+    from ..derivations.engine.declare import UNIT_MARKERS, At, Solve
+    from ..derivations.physics import glossary as gl
+    from .printer import printed, term_ranks
 
     names = dict(d.symbols.latex_names())
     by_name = {k.name: v for k, v in names.items()}
@@ -168,7 +168,7 @@ def _plain(expr: Any) -> str:
 
 def _at_text(s: Any, twins: Mapping[Any, Any]) -> str:
     """An At step as `of` with its replacements: `t_step[q=u_token*(gamma + 1)]`, naming a second chip or model it reads."""
-    from derivations.physics import glossary as gl
+    from ..derivations.physics import glossary as gl
 
     second = [what for what, group in (("second chip", gl.SECOND_CHIP), ("second model", gl.SECOND_MODEL))
               if any(group.get(k) == v for k, v in s.where)]

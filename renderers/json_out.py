@@ -9,12 +9,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from derivations.engine import prose
-from derivations.engine.run import FIT_STEP, Sheet, Value
-from renderers import forms as printed_forms
-from renderers.figure_refs import step_title
-from renderers.numbers import display
-from units import pintless
+from ..derivations.engine import prose
+from ..derivations.engine.run import FIT_STEP, Sheet, Value
+from ..units import pintless
+from . import forms as printed_forms
+from .figure_refs import step_title
+from .numbers import display
 
 #: A product of power and time reads as energy.
 _WATT_SECOND = pintless.unit("W*s")

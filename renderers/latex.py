@@ -3,11 +3,11 @@
 from collections.abc import Mapping
 from typing import Any
 
-from derivations.engine.run import Sheet
-from renderers.targets import LATEX
-from renderers.templates import LATEX_ENV, TEMPLATES
-from renderers.unitfmt import SIUNITX_DECLARATIONS
-from renderers.view import build
+from ..derivations.engine.run import Sheet
+from .targets import LATEX
+from .templates import LATEX_ENV, TEMPLATES
+from .unitfmt import SIUNITX_DECLARATIONS
+from .view import build
 
 #: Preamble lines of the standalone sheet that a fragment leaves to the user's document: class, page, fonts, title, spacing.
 STANDALONE_ONLY = (r"\documentclass", r"\usepackage[utf8]{inputenc}", r"\usepackage{lmodern}", r"\usepackage[margin", r"\title",

@@ -1,9 +1,9 @@
 """A solved sheet as GitHub-flavoured Markdown (math in $$)."""
 
-from derivations.engine.run import Sheet
-from renderers.targets import MARKDOWN
-from renderers.templates import MARKDOWN_ENV
-from renderers.view import build
+from ..derivations.engine.run import Sheet
+from .targets import MARKDOWN
+from .templates import MARKDOWN_ENV
+from .view import build
 
 
 def render(sheet: Sheet, plots: str | None = None) -> str:

@@ -21,12 +21,12 @@ from __future__ import annotations
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
-from derivations.engine.run import Sheet, Value
-from renderers import forms as printed_forms
-from renderers import markdown
-from renderers.equations import step_lines
-from renderers.targets import MARKDOWN
-from renderers.value_text import shown, value_text
+from ..derivations.engine.run import Sheet, Value
+from . import forms as printed_forms
+from . import markdown
+from .equations import step_lines
+from .targets import MARKDOWN
+from .value_text import shown, value_text
 
 
 @dataclass(frozen=True)
@@ -51,7 +51,7 @@ class NotebookValue(Value):
 def _plain(v: Value) -> str:
     if v.missing:
         return v.missing.label
-    from renderers.numbers import plain
+    from .numbers import plain
 
     return plain(v.exact, v.unit, v.display_unit)
 

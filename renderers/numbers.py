@@ -15,7 +15,7 @@ from fractions import Fraction
 from functools import lru_cache
 from typing import Any
 
-from units import pintless
+from ..units import pintless
 
 SIGNIFICANT_FIGURES = 3
 #: Figures print shorter numbers: a value marked on a plot or filled into its title.
@@ -56,7 +56,7 @@ def as_unit(u: Any) -> pintless.Unit:
         return u
     if isinstance(u, str):
         return pintless.unit(u)
-    from units import unit_text  # a pint Unit: only a caller that already imported pint passes one
+    from ..units import unit_text  # a pint Unit: only a caller that already imported pint passes one
 
     return pintless.unit(unit_text(u))
 

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 if TYPE_CHECKING:
-    from renderers.figure_data import Figure
+    from .figure_data import Figure
 
 #: Okabe and Ito's colour-blind-safe palette (https://jfly.uni-koeln.de/color/), yellow left out: too light on white.
 PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000")

@@ -51,22 +51,22 @@ import numpy as np
 import pint
 import sympy as sp
 
-from derivations.engine import cache, prose
-from derivations.engine.context import Context, Input, input_value
-from derivations.engine.declare import At, Derivation, Plot, Row, Solve
-from derivations.engine.sheet import Missing, Sheet, SolvedTable, evaluate, evaluate_numbers, input_values
-from derivations.engine.sweep import Axis, sweep
-from derivations.physics import glossary as gl
-from derivations.physics import primitives as pr
-from renderers import draw_kinds, figure_data, plot_draw
-from renderers.figure_data import Bar, Curve, Figure, Line, Panel, Point, Roof, Segment
-from renderers.figure_refs import alt_text
-from renderers.figure_refs import name as _name
-from renderers.figure_refs import step_title as _step_title
-from renderers.numbers import FIGURE_SIGNIFICANT_FIGURES, display, number_text, plain, whole_count
-from renderers.printer import latex_math, term_ranks
-from specs.errors import SpecError
-from units import Quantity, unit, unit_text
+from ..derivations.engine import cache, prose
+from ..derivations.engine.context import Context, Input, input_value
+from ..derivations.engine.declare import At, Derivation, Plot, Row, Solve
+from ..derivations.engine.sheet import Missing, Sheet, SolvedTable, evaluate, evaluate_numbers, input_values
+from ..derivations.engine.sweep import Axis, sweep
+from ..derivations.physics import glossary as gl
+from ..derivations.physics import primitives as pr
+from ..specs.errors import SpecError
+from ..units import Quantity, unit, unit_text
+from . import draw_kinds, figure_data, plot_draw
+from .figure_data import Bar, Curve, Figure, Line, Panel, Point, Roof, Segment
+from .figure_refs import alt_text
+from .figure_refs import name as _name
+from .figure_refs import step_title as _step_title
+from .numbers import FIGURE_SIGNIFICANT_FIGURES, display, number_text, plain, whole_count
+from .printer import latex_math, term_ranks
 
 Resolver = Callable[[Context, Row], Context]
 

@@ -15,7 +15,7 @@ from functools import lru_cache
 import sympy as sp
 from sympy.printing.latex import LatexPrinter
 
-from renderers.printed import Piece, Pieces, Printed
+from .printed import Piece, Pieces, Printed
 
 
 class _Printer(LatexPrinter):

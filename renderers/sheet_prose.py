@@ -6,12 +6,12 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from derivations.engine import prose
-from derivations.engine.numeric import Missing
-from derivations.engine.run import Sheet, Value
-from renderers.figure_refs import step_title
-from renderers.targets import Target
-from renderers.value_text import count_noun, reason_text, shown, step_value_text
+from ..derivations.engine import prose
+from ..derivations.engine.numeric import Missing
+from ..derivations.engine.run import Sheet, Value
+from .figure_refs import step_title
+from .targets import Target
+from .value_text import count_noun, reason_text, shown, step_value_text
 
 
 def join_words(items: Sequence[str], target: Target) -> str:

@@ -30,17 +30,17 @@ import pint
 from latex2mathml.converter import convert
 from markupsafe import Markup
 
-from derivations.engine import prose
-from derivations.engine.run import Sheet
-from derivations.physics import conventions
-from derivations.physics.glossary import GLOSSARY
-from derivations.questions import registry
-from renderers import view
-from renderers.numbers import Shown, number_text, readable_unit, unit_word
-from renderers.targets import MARKDOWN, Target
-from renderers.templates import TEMPLATES
-from renderers.unitfmt import mathrm
-from units import unit_text
+from ..derivations.engine import prose
+from ..derivations.engine.run import Sheet
+from ..derivations.physics import conventions
+from ..derivations.physics.glossary import GLOSSARY
+from ..derivations.questions import registry
+from ..units import unit_text
+from . import view
+from .numbers import Shown, number_text, readable_unit, unit_word
+from .targets import MARKDOWN, Target
+from .templates import TEMPLATES
+from .unitfmt import mathrm
 
 TITLE = "roofline: the physics of LLM inference"
 INDEX = "index.html"

@@ -18,10 +18,10 @@ from itertools import islice
 
 import pint
 
-from derivations.engine import sweep as sweep_module
-from derivations.engine.sweep import Plan, Sweep
-from specs.errors import SpecError
-from units import Quantity, unit, unit_text
+from ..derivations.engine import sweep as sweep_module
+from ..derivations.engine.sweep import Plan, Sweep
+from ..specs.errors import SpecError
+from ..units import Quantity, unit, unit_text
 
 #: The formats `pieces` writes.
 FORMATS = ("csv", "json", "jsonl")

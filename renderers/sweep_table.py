@@ -19,12 +19,12 @@ from pathlib import Path
 import numpy as np
 import pint
 
-import units
-from renderers.sweep_out import Labelled
-from renderers.sweep_out import render as render_text
-from specs.errors import SpecError
-from specs.files import replace_files
-from units import Quantity, unit_text
+from .. import units
+from ..specs.errors import SpecError
+from ..specs.files import replace_files
+from ..units import Quantity, unit_text
+from .sweep_out import Labelled
+from .sweep_out import render as render_text
 
 LABELS = ("hardware", "model")
 MISSING = "missing"

@@ -13,14 +13,14 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
-from derivations.engine.blueprint import Blueprint, StepEntry
-from derivations.engine.run import SolvedTable, Value
-from renderers.numbers import Shown, display
-from renderers.printed import math_width
-from renderers.sheet_prose import Prose, join_words
-from renderers.targets import Target
-from renderers.value_text import DIMENSIONLESS, ROUNDING_WORDS, count_shown, is_count, reason_text, shown, whole
-from units import pintless
+from ..derivations.engine.blueprint import Blueprint, StepEntry
+from ..derivations.engine.run import SolvedTable, Value
+from ..units import pintless
+from .numbers import Shown, display
+from .printed import math_width
+from .sheet_prose import Prose, join_words
+from .targets import Target
+from .value_text import DIMENSIONLESS, ROUNDING_WORDS, count_shown, is_count, reason_text, shown, whole
 
 #: A column whose value is the same on at least this many rows moves into the table's note.
 MIN_ROWS_TO_DROP_A_CONSTANT_COLUMN = 3

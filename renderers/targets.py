@@ -10,9 +10,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from renderers import escape
-from renderers.numbers import Number, Shown, number_text, readable_unit, unit_word
-from renderers.unitfmt import mathrm, siunitx
+from . import escape
+from .numbers import Number, Shown, number_text, readable_unit, unit_word
+from .unitfmt import mathrm, siunitx
 
 
 @dataclass(frozen=True)

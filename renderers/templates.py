@@ -6,7 +6,7 @@ from pathlib import Path
 
 import jinja2
 
-from renderers.escape import tex_document
+from .escape import tex_document
 
 TEMPLATES = Path(__file__).with_name("templates")
 

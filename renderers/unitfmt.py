@@ -5,8 +5,8 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import Any
 
-from renderers.numbers import PLURALS, as_unit
-from units import pintless
+from ..units import pintless
+from .numbers import PLURALS, as_unit
 
 _SI_PREFIX = {
     "exa": r"\exa", "peta": r"\peta", "tera": r"\tera", "giga": r"\giga", "mega": r"\mega", "kilo": r"\kilo",

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import re
 
-from derivations.engine import prose
-from derivations.engine.blueprint import StepEntry
-from derivations.engine.numeric import Missing
-from derivations.engine.run import Value
-from renderers.numbers import Number, Shown, display, float_whole, whole_count
-from renderers.targets import Target
-from units import pintless
+from ..derivations.engine import prose
+from ..derivations.engine.blueprint import StepEntry
+from ..derivations.engine.numeric import Missing
+from ..derivations.engine.run import Value
+from ..units import pintless
+from .numbers import Number, Shown, display, float_whole, whole_count
+from .targets import Target
 
 
 def shown(v: Value) -> Shown:

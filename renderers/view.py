@@ -34,19 +34,19 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from derivations.engine.run import Sheet, SolvedStep
-from renderers import forms as printed_forms
-from renderers.claims_text import claim_items, step_label_text
-from renderers.equations import equation, step_lead, step_why
-from renderers.figure_refs import refs as plot_refs
-from renderers.figure_refs import step_title
-from renderers.forms import Forms, at_replacements
-from renderers.numbers import number_text
-from renderers.printed import number_latex
-from renderers.sheet_prose import Prose
-from renderers.tables import split_to_fit, table_items
-from renderers.targets import Target
-from renderers.value_text import breakable_paths, reason_text, shown, step_value_text, value_text
+from ..derivations.engine.run import Sheet, SolvedStep
+from . import forms as printed_forms
+from .claims_text import claim_items, step_label_text
+from .equations import equation, step_lead, step_why
+from .figure_refs import refs as plot_refs
+from .figure_refs import step_title
+from .forms import Forms, at_replacements
+from .numbers import number_text
+from .printed import number_latex
+from .sheet_prose import Prose
+from .tables import split_to_fit, table_items
+from .targets import Target
+from .value_text import breakable_paths, reason_text, shown, step_value_text, value_text
 
 #: Claims printed above a sheet's answer figure on page 1; the rest follow the figure, so the figure keeps its size.
 PAGE_ONE_CLAIMS = 3

@@ -32,22 +32,55 @@ __version__ = "0.1.0"
 #: Bump it with `__version__` (and pyproject.toml's version).
 RELEASE_DATE = "2026-12-01"
 
+#: The layers below the front door. Installed, each is a folder inside this one (roofline/units/, ...), so roofline claims
+#: no import name but its own; in a checkout they are the folders beside it (units/, ...), which `_Checkout` maps.
+LAYERS = ("units", "specs", "derivations", "renderers")
+
+
+class _Checkout:
+    """Finds `roofline.units` and the other layers in the folders beside roofline/ in a checkout (a meta path finder:
+    https://docs.python.org/3/reference/import.html#the-meta-path); installed, they are inside roofline/ and it is not used."""
+
+    def __init__(self, root: str) -> None:
+        self.root = root
+
+    def find_spec(self, fullname: str, path: object = None, target: object = None) -> object:
+        if fullname.startswith("roofline.") and fullname[9:] in LAYERS:
+            from importlib.machinery import PathFinder
+
+            return PathFinder.find_spec(fullname, [self.root])
+        return None
+
+
+def _in_a_checkout() -> None:
+    import os
+    import sys
+
+    here = os.path.dirname(os.path.abspath(__file__))
+    root = os.path.dirname(here)
+    if not os.path.isdir(os.path.join(here, "units")) and all(os.path.isfile(os.path.join(root, layer, "__init__.py")) for layer in LAYERS):
+        if not any(isinstance(f, _Checkout) for f in sys.meta_path):
+            sys.meta_path.insert(0, _Checkout(root))
+
+
+_in_a_checkout()
+
 if TYPE_CHECKING:  # for type checkers and readers; at run time each name loads on first use (`__getattr__`)
-    from derivations.engine.run import Missing, NoValueError, Sheet, Value
-    from renderers.sweep_table import SweepTable
-    from roofline.api import InputValue, derive, hardware, model, render, render_sweep, sweep
-    from roofline.formulas import check, declare, evaluate, glossary, latex, solve, symbols
-    from roofline.grading.answer import grade
-    from units import RooflineError, ureg
+    from .api import InputValue, derive, hardware, model, render, render_sweep, sweep
+    from .derivations.engine.run import Missing, NoValueError, Sheet, Value
+    from .formulas import check, declare, evaluate, glossary, latex, solve, symbols
+    from .grading.answer import grade
+    from .renderers.sweep_table import SweepTable
+    from .units import RooflineError, ureg
 
 #: where each lazily loaded name lives
 _LAZY = {
     **dict.fromkeys(("derive", "sweep", "hardware", "model", "render", "render_sweep", "InputValue"), "roofline.api"),
     **dict.fromkeys(("check", "declare", "evaluate", "glossary", "latex", "solve", "symbols"), "roofline.formulas"),
-    **dict.fromkeys(("Sheet", "Value", "Missing", "NoValueError"), "derivations.engine.run"),
-    "SweepTable": "renderers.sweep_table",
+    **dict.fromkeys(("Sheet", "Value", "Missing", "NoValueError"), "roofline.derivations.engine.run"),
+    "SweepTable": "roofline.renderers.sweep_table",
     "grade": "roofline.grading.answer",
-    **dict.fromkeys(("ureg", "RooflineError"), "units"),
+    **dict.fromkeys(("ureg", "RooflineError"), "roofline.units"),
 }
 
 

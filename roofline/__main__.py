@@ -1,3 +1,3 @@
-from roofline.cli import main
+from .cli import main
 
 raise SystemExit(main())

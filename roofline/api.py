@@ -27,29 +27,29 @@ from typing import Any, TypeAlias
 import numpy as np
 import pint
 
-from derivations.engine.context import Context, input_overrides, make_context, parse_overrides, warn_checkpoint
-from derivations.engine.declare import Derivation, Row
-from derivations.engine.sheet import NumericMismatchError, Sheet, solve_sheet
-from derivations.engine.sweep import MAX_AXIS, Axis, SweepError, check_points, grid_points, parse_axis
-from derivations.engine.sweep import plan as sweep_plan
-from derivations.engine.sweep import sweep as sweep_grid
-from derivations.questions import registry
-from renderers import FORMATS, notebook
-from renderers import plots as plot_renderer
-from renderers.sweep_out import Labelled
-from renderers.sweep_out import pieces as render_sweep_pieces
-from renderers.sweep_out import render as render_sweep_text
-from renderers.sweep_table import SweepTable
-from roofline import compiled
-from roofline.userfile import is_derivation_file
-from roofline.userfile import load as load_derivation_file
-from specs.catalog import shown_path
-from specs.errors import SpecError, shown, suggest
-from specs.hardware import Hardware, load_hardware
-from specs.measurements import profile as engine_profile
-from specs.models import Architecture, load_model
-from specs.precisions import precision
-from specs.text import check_name
+from . import compiled
+from .derivations.engine.context import Context, input_overrides, make_context, parse_overrides, warn_checkpoint
+from .derivations.engine.declare import Derivation, Row
+from .derivations.engine.sheet import NumericMismatchError, Sheet, solve_sheet
+from .derivations.engine.sweep import MAX_AXIS, Axis, SweepError, check_points, grid_points, parse_axis
+from .derivations.engine.sweep import plan as sweep_plan
+from .derivations.engine.sweep import sweep as sweep_grid
+from .derivations.questions import registry
+from .renderers import FORMATS, notebook
+from .renderers import plots as plot_renderer
+from .renderers.sweep_out import Labelled
+from .renderers.sweep_out import pieces as render_sweep_pieces
+from .renderers.sweep_out import render as render_sweep_text
+from .renderers.sweep_table import SweepTable
+from .specs.catalog import shown_path
+from .specs.errors import SpecError, shown, suggest
+from .specs.hardware import Hardware, load_hardware
+from .specs.measurements import profile as engine_profile
+from .specs.models import Architecture, load_model
+from .specs.precisions import precision
+from .specs.text import check_name
+from .userfile import is_derivation_file
+from .userfile import load as load_derivation_file
 
 __all__ = ["InputValue", "SweepTable", "derive", "get", "hardware", "model", "plot_files", "render", "render_sweep", "sweep", "tex_preamble",
            "user_derivation", "validation"]
@@ -364,7 +364,7 @@ def tex_preamble() -> str:
     >>> "usepackage{siunitx}" in api.tex_preamble()
     True
     """
-    from renderers.latex import preamble
+    from .renderers.latex import preamble
 
     return preamble()
 
@@ -583,6 +583,6 @@ def validation() -> Any:
     >>> from roofline import api
     >>> report = api.validation()  # doctest: +SKIP
     """
-    from roofline.validate import report
+    from .validate import report
 
     return report()

@@ -28,7 +28,8 @@ def pages() -> dict[str, str]:
     import pdoc.render
 
     import roofline
-    from units import RooflineError
+
+    from .units import RooflineError
 
     for name in roofline.__all__:  # load the front door's lazy names, so pdoc finds them in the module's namespace
         getattr(roofline, name)

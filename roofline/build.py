@@ -23,17 +23,18 @@ from pathlib import Path
 from typing import Any
 
 import roofline
-from derivations.engine import cache, store
-from derivations.engine.run import Sheet
-from derivations.questions import registry
-from renderers import book, site
-from renderers.plots import PLOTS_DIR, digest_of, same_plot
-from roofline import api, apidoc, compiled
-from roofline.build_outputs import API_DIR, BOOK, SITE_DIR, BuildError, Progress, silent
-from roofline.out_folder import BuildWarning, check_out, out_path, recover_interrupted_swap, write_atomically
-from roofline.pdfs import compile_pdfs, workers
-from specs.catalog import hardware_names, model_names, shown_path
-from specs.measurements import profile as engine_profile
+
+from . import api, apidoc, compiled
+from .build_outputs import API_DIR, BOOK, SITE_DIR, BuildError, Progress, silent
+from .derivations.engine import cache, store
+from .derivations.engine.run import Sheet
+from .derivations.questions import registry
+from .out_folder import BuildWarning, check_out, out_path, recover_interrupted_swap, write_atomically
+from .pdfs import compile_pdfs, workers
+from .renderers import book, site
+from .renderers.plots import PLOTS_DIR, digest_of, same_plot
+from .specs.catalog import hardware_names, model_names, shown_path
+from .specs.measurements import profile as engine_profile
 
 
 def render_all(sheets: list | None = None, progress: Progress | None = None, engine: str | None = None,

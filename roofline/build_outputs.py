@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from renderers.plots import PLOTS_DIR
-from roofline import api
-from units import RooflineError
+from . import api
+from .renderers.plots import PLOTS_DIR
+from .units import RooflineError
 
 OUTPUT_SUFFIXES = (".md", ".tex", ".json", ".pdf")
 #: The book of every sheet: `book.tex` (`book.pdf` with --pdf); the HTML site's folder.

@@ -16,11 +16,11 @@ from typing import Any, NoReturn
 # Only light modules here (the standard library and roofline's pint-free ones): `--help`, `list` and `show` never import
 # sympy, and a `derive` answered by the light path (roofline.compiled) imports neither sympy, pint nor numpy.
 # Each command imports what it needs when it runs (roofline.api, and with it the engine, for a command that derives).
-from specs.catalog import hardware_names, model_names, shown_path
-from specs.errors import SpecWarning
-from specs.files import folder_option
-from specs.text import escaped
-from units.errors import RooflineError
+from .specs.catalog import hardware_names, model_names, shown_path
+from .specs.errors import SpecWarning
+from .specs.files import folder_option
+from .specs.text import escaped
+from .units.errors import RooflineError
 
 EXIT_BAD_INPUT = 2
 EXIT_STALE = 1
@@ -137,7 +137,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _quantity_rows(facts: dict[str, Any]) -> list[str]:
-    from renderers.numbers import plain
+    from .renderers.numbers import plain
 
     width = max(len(k) for k in facts)
     return [f"  {k:<{width}}  {plain(v.magnitude, v.units)}" for k, v in facts.items()]
@@ -152,9 +152,9 @@ def _json_numbers(facts: dict[str, Any]) -> dict[str, Any]:
 
 
 def _show(kind: str, name: str, fmt: str) -> str:
-    from derivations.physics.facts import hardware_facts, model_facts
-    from specs.hardware import load_hardware
-    from specs.models import load_model
+    from .derivations.physics.facts import hardware_facts, model_facts
+    from .specs.hardware import load_hardware
+    from .specs.models import load_model
 
     if kind == "hardware":
         hw = load_hardware(name)
@@ -202,16 +202,16 @@ def _windows_line(m: Any) -> str:
 
 
 def _list(what: str) -> str:
-    from derivations.questions.registry import QUESTIONS
-    from specs.hardware import load_hardware
-    from specs.models import load_model
+    from .derivations.questions.registry import QUESTIONS
+    from .specs.hardware import load_hardware
+    from .specs.models import load_model
 
     if what == "hardware":
         return "\n".join(f"{n:<16} {load_hardware(n).name}" for n in hardware_names())
     if what == "models":
         return "\n".join(f"{n:<18} {load_model(n).name}" for n in model_names())
     if what == "symbols":
-        from derivations.physics.glossary import GLOSSARY
+        from .derivations.physics.glossary import GLOSSARY
 
         return "\n".join(f"{i.name:<12} {i.unit_text:<24} {i.meaning.replace('$', '')}" for i in GLOSSARY)
     return "\n".join(f"{q.slug:<26} {q.title}" for q in QUESTIONS)
@@ -232,8 +232,8 @@ def _pairs(items: list[str], option: str, what: str) -> dict[str, str]:
 
 
 def _check(args: argparse.Namespace) -> str:
-    from renderers.check import render
-    from roofline.formulas import check_formula, symbols
+    from .formulas import check_formula, symbols
+    from .renderers.check import render
 
     if args.against is not None:
         return _grade(args)
@@ -249,8 +249,8 @@ def _check(args: argparse.Namespace) -> str:
 
 def _grade(args: argparse.Namespace) -> str:
     """`check ANSWER --against SLUG:RESULT`: the verdict in one line, then the details (text), or JSON."""
-    from roofline.grading.answer import grade
-    from roofline.grading.words import render
+    from .grading.answer import grade
+    from .grading.words import render
 
     for option, given in (("--symbol", args.symbol), ("--expect", args.expect), ("--solve-for", args.solve_for), ("--equals", args.equals),
                           ("--fragment", args.fragment)):
@@ -266,9 +266,9 @@ def _grade(args: argparse.Namespace) -> str:
 
 def _quiz(args: argparse.Namespace) -> int:
     """`roofline quiz`: the paper (or key) to stdout, every file into --out, or the questions put to a candidate with --ask."""
-    from roofline import quiz
-    from roofline import quiz_paper as quiz_text
-    from roofline.grading import words as grade_text
+    from . import quiz
+    from . import quiz_paper as quiz_text
+    from .grading import words as grade_text
 
     if args.ask and (args.out is not None or args.key):
         raise RooflineError(f"--ask: asks the questions at a terminal; not with {'--out' if args.out is not None else '--key'}")
@@ -303,7 +303,7 @@ _PLOTS_FOLDER = re.compile(r"[A-Za-z0-9._/-]+")
 
 
 def _plots_folder(text: str) -> str:
-    from specs.errors import SpecError
+    from .specs.errors import SpecError
 
     if not _PLOTS_FOLDER.fullmatch(text):
         raise SpecError("--plots", None, f"expected a folder path of letters, digits, '.', '_', '-' and '/' (it is written into the links), found {text[:40]!r}")
@@ -312,7 +312,7 @@ def _plots_folder(text: str) -> str:
 
 def _write_plots(files: dict[str, bytes]) -> None:
     """Write the plot files through specs.files: all of them or none (a link where one goes is replaced, not followed)."""
-    from specs.files import replace_files
+    from .specs.files import replace_files
 
     replace_files({Path(name): data for name, data in sorted(files.items())}, option="--plots")
 
@@ -333,13 +333,13 @@ def run(argv: Sequence[str] | None = None, light: bool = False) -> int:
     elif args.command == "show":
         print(escaped(_show(args.kind, args.name, args.format)))
     elif args.command == "derive":
-        from roofline import compiled
+        from . import compiled
 
         text = compiled.derive(args) if light else None  # the light path: no sympy or pint; None where it cannot answer
         if text is not None:
             sys.stdout.write(text)
             return 0
-        from roofline import api
+        from . import api
 
         sheet = api.derive(args.slug, args.hardware, args.model, args.weights, args.kv, args.math, args.set,
                            second_hardware=args.second_hardware, second_model=args.second_model, engine=args.engine)
@@ -352,11 +352,11 @@ def run(argv: Sequence[str] | None = None, light: bool = False) -> int:
     elif args.command == "quiz":
         return _quiz(args)
     elif args.command == "tex-preamble":
-        from renderers.latex import preamble
+        from .renderers.latex import preamble
 
         sys.stdout.write(preamble())
     elif args.command == "sweep":
-        from roofline import api
+        from . import api
 
         split = lambda values: None if values is None else [n.strip() for v in values for n in v.split(",")]  # noqa: E731
         for piece in api.sweep_pieces(args.slug, args.result, args.over, split(args.hardware), split(args.model), args.weights, args.kv, args.math,
@@ -364,20 +364,20 @@ def run(argv: Sequence[str] | None = None, light: bool = False) -> int:
                                       engine=args.engine):
             sys.stdout.write(piece)
     elif args.command == "validate":
-        from roofline.validate import render_validate, report
+        from .validate import render_validate, report
 
         sys.stdout.write(render_validate(report(), args.format))
     elif args.command == "calibrate":
-        from roofline.validate import render_calibrate, write_defaults
+        from .validate import render_calibrate, write_defaults
 
         if args.to is not None and not args.write_defaults:
             raise RooflineError("--to: goes with --write-defaults (the folder the refit engine profiles are written to)")
         sys.stdout.write(write_defaults(folder_option("--to", args.to) if args.to is not None else None) if args.write_defaults
                          else render_calibrate(args.records, args.format))
     elif args.command == "build":
-        from roofline.build import build, drawn_folder, render_all, ships, stale, stale_shipped
-        from roofline.build_outputs import BOOK, BuildError
-        from roofline.out_folder import out_path
+        from .build import build, drawn_folder, render_all, ships, stale, stale_shipped
+        from .build_outputs import BOOK, BuildError
+        from .out_folder import out_path
 
         start = time.perf_counter()
         out = out_path(args.out)

@@ -38,13 +38,13 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from derivations.engine import store
-from derivations.engine.blueprint import Blueprint, Row
-from derivations.engine.codegen import PlanError
-from derivations.engine.numeric import Missing, Plan
-from derivations.engine.run import Identity, Sheet, UnreadError, read_input, solve
-from derivations.engine.setup import Bindings, ProfileData, Setup, SpecData, make_setup, with_changes
-from specs.errors import SpecError, SpecWarning
+from .derivations.engine import store
+from .derivations.engine.blueprint import Blueprint, Row
+from .derivations.engine.codegen import PlanError
+from .derivations.engine.numeric import Missing, Plan
+from .derivations.engine.run import Identity, Sheet, UnreadError, read_input, solve
+from .derivations.engine.setup import Bindings, ProfileData, Setup, SpecData, make_setup, with_changes
+from .specs.errors import SpecError, SpecWarning
 
 #: bump when an entry's shape or the recipe of its key changes
 FORMAT = 1
@@ -81,10 +81,13 @@ def sources_digest() -> str:
     """The digest of every file of roofline's packages (names, sizes and bytes), byte-compiled files left out."""
     h = hashlib.sha256()
     for name in PACKAGES:
-        for root in importlib.import_module(name).__path__:  # each package's __init__ is light
+        package = "roofline" if name == "roofline" else f"roofline.{name}"
+        for root in importlib.import_module(package).__path__:  # each package's __init__ is light
             for folder, dirs, files in os.walk(root):
-                # the shipped entries are made from these sources, not part of them (derivations.engine.store.SHIPPED)
-                dirs[:] = sorted(d for d in dirs if d != "__pycache__" and not (d == "compiled" and Path(folder, d).resolve() == _SHIPPED_SOURCE))
+                # the shipped entries are made from these sources, not part of them (derivations.engine.store.SHIPPED);
+                # installed, the layers are folders inside roofline/, each walked under its own name (as in a checkout)
+                dirs[:] = sorted(d for d in dirs if d != "__pycache__" and not (d == "compiled" and Path(folder, d).resolve() == _SHIPPED_SOURCE)
+                                 and not (name == "roofline" and folder == root and d in PACKAGES))
                 for file in sorted(files):
                     if file.endswith((".pyc", ".pyo")):
                         continue
@@ -239,7 +242,7 @@ def _signature(structural: Mapping[str, Fraction], not_here: frozenset[str]) -> 
 def forms(d: Any) -> Any:
     """The printed forms of a shipped sheet's formulas (renderers.forms): stored ones where the compiled form has them, else
     made now (sympy)."""
-    from renderers.forms import Forms, forms_of
+    from .renderers.forms import Forms, forms_of
 
     if store.directory() is not None:
         data = _get("sheet", d.slug)
@@ -256,7 +259,7 @@ def forms(d: Any) -> Any:
 def identities(d: Any) -> Any:
     """What a shipped sheet's steps reduce to in a setup of a given structure (derivations.engine.run.Identities): stored where
     the compiled form has it, else found now (derivations.engine.sheet.identity_finder: sympy)."""
-    from derivations.engine.sheet import identity_finder
+    from .derivations.engine.sheet import identity_finder
 
     find = identity_finder(d)
 
@@ -281,9 +284,9 @@ def remember(d: Any, ctx: Any = None) -> None:
         return
     if ctx is not None:
         _remember_files(ctx)
-    from derivations.engine.planning import plan_of
-    from derivations.engine.sheet import defaults_of, identities_known
-    from renderers.forms import forms_of
+    from .derivations.engine.planning import plan_of
+    from .derivations.engine.sheet import defaults_of, identities_known
+    from .renderers.forms import forms_of
 
     if not _stored("sheet", d.slug):
         _put({"blueprint": d.blueprint.to_json(), "plan": plan_of(d).to_json(), "forms": forms_of(d).to_json(),
@@ -298,9 +301,9 @@ def remember(d: Any, ctx: Any = None) -> None:
 
 def _remember_files(ctx: Any) -> None:
     """The chips and models of a context that are your own files, as the sheets read them, each keyed by its file's bytes."""
-    from derivations.engine.sheet import spec_data
-    from specs.catalog import HARDWARE_DIR, MODELS_DIR
-    from specs.hardware import Hardware, implausible
+    from .derivations.engine.sheet import spec_data
+    from .specs.catalog import HARDWARE_DIR, MODELS_DIR
+    from .specs.hardware import Hardware, implausible
 
     for spec_obj in (ctx.hardware, ctx.model, ctx.second_hardware, ctx.second_model):
         if spec_obj is None:
@@ -330,7 +333,7 @@ def _file_key(kind: str, text: str) -> str | None:
 def _digest(path: Path) -> str | None:
     """The sha256 of a spec file's text as the full path reads it (specs.catalog.read_text: a regular file, within the
     size limit); None where that read fails (absent, a FIFO, larger)."""
-    from specs.catalog import read_text
+    from .specs.catalog import read_text
 
     try:
         return hashlib.sha256(read_text(path).encode()).hexdigest()
@@ -340,13 +343,13 @@ def _digest(path: Path) -> str | None:
 
 def catalog_json() -> dict[str, Any]:
     """Every shipped chip, model and engine profile as the sheets read them, and the bindings (the full path: pint)."""
-    from derivations.engine.context import profiles
-    from derivations.engine.sheet import bindings, engine_data, spec_data
-    from specs.catalog import hardware_names, model_names
-    from specs.hardware import load_hardware
-    from specs.measurements import DEFAULT_PROFILE
-    from specs.models import load_model
-    from specs.precisions import PRECISIONS
+    from .derivations.engine.context import profiles
+    from .derivations.engine.sheet import bindings, engine_data, spec_data
+    from .specs.catalog import hardware_names, model_names
+    from .specs.hardware import load_hardware
+    from .specs.measurements import DEFAULT_PROFILE
+    from .specs.models import load_model
+    from .specs.precisions import PRECISIONS
 
     b = bindings()
     names = [*PRECISIONS, "int4-g128"]
@@ -366,7 +369,7 @@ def catalog_json() -> dict[str, Any]:
 def _built_key(slug: str, engine: str | None) -> str:
     """A sheet as a build made it (its default context, under `engine`), with the figures' drawing setup (matplotlib's
     version and the font files it finds: what a drawn figure's cache key holds beside its data)."""
-    from renderers.plot_draw import drawing_setup
+    from .renderers.plot_draw import drawing_setup
 
     return _key("built", slug, engine, drawing_setup())
 
@@ -409,7 +412,7 @@ def built(slug: str, engine: str | None, drawn: Path | None = None) -> tuple[She
 
 def _built_figures(slug: str, engine: str | None) -> dict[str, bytes] | None:
     """The figures' files this machine drew for the sheet (renderers.plots: each bound to its cache key), or None."""
-    from renderers.plots import whole_file
+    from .renderers.plots import whole_file
 
     entry = store.load_json(_built_key(slug, engine), f"compiled built {slug}", record=False)  # bound to this machine's drawing setup
     if not isinstance(entry, dict) or not isinstance(entry.get("plots"), dict):
@@ -425,7 +428,7 @@ def _built_figures(slug: str, engine: str | None) -> dict[str, bytes] | None:
 
 def _drawn_figures(slug: str, engine: str | None, folder: Path | None) -> dict[str, bytes] | None:
     """The figures' files as a build wrote them into `folder`, each drawing the figure's data (its digest), or None."""
-    from renderers.plots import PLOTS_DIR, digest_of, whole_file
+    from .renderers.plots import PLOTS_DIR, digest_of, whole_file
 
     entry = store.load_json(_drawn_key(slug, engine), f"compiled built figures {slug}")
     if folder is None or not isinstance(entry, dict) or not isinstance(entry.get("plots"), dict):
@@ -507,7 +510,7 @@ _READ_ERRORS = (MissError, SpecError, PlanError, KeyError, ValueError, TypeError
 
 
 def _read(slug: str) -> tuple[Any, ...]:
-    from renderers.forms import Forms
+    from .renderers.forms import Forms
 
     data = _load("sheet", slug)
     if not isinstance(data, dict):
@@ -537,7 +540,7 @@ def _strings(data: Any) -> list[str]:
 def _checked_blueprint(data: Any) -> Any:
     """A stored blueprint whose math passes the checks a derivation file's does (derivations.engine.prose): every symbol's and step's
     LaTeX, and the math of every prose string; ValueError (a miss) for any other."""
-    from derivations.engine import prose
+    from .derivations.engine import prose
 
     try:
         for entry in (*data["symbols"], *data["steps"]):
@@ -552,7 +555,7 @@ def _checked_blueprint(data: Any) -> Any:
 
 def _checked_forms(data: Any) -> Any:
     """Stored printed forms whose every piece passes derivations.engine.prose.check_form; ValueError (a miss) for any other."""
-    from derivations.engine import prose
+    from .derivations.engine import prose
 
     try:
         for text in _strings(data):
@@ -563,7 +566,7 @@ def _checked_forms(data: Any) -> Any:
 
 
 def _derive(args: Any, bp: Blueprint, plan: Plan, forms: Any, defaults: dict[str, Fraction], cat: _Catalog) -> str:
-    from renderers import FORMATS
+    from .renderers import FORMATS
 
     if args.fragment and args.format != "tex":
         raise MissError("a fragment is LaTeX only: the full path says")
@@ -577,8 +580,8 @@ def _derive(args: Any, bp: Blueprint, plan: Plan, forms: Any, defaults: dict[str
 def _sheet(args: Any, bp: Blueprint, plan: Plan, forms: Any, defaults: dict[str, Fraction], cat: _Catalog) -> tuple[Sheet, list[str]]:
     """The sheet `roofline derive` prints for `args`, and the warnings the full path gives for it, in its order (a chip
     file's as it loads, then a quantized checkpoint's); MissError where the full path would answer otherwise."""
-    from derivations.physics import conventions
-    from specs.precisions import MATH_PRECISIONS, precision
+    from .derivations.physics import conventions
+    from .specs.precisions import MATH_PRECISIONS, precision
 
     # `is None`, never `or`: an empty name is not the default (the full path refuses it, through specs.text.check_name)
     hw = cat.spec("hardware", bp.hardware[0] if args.hardware is None else args.hardware)
@@ -619,7 +622,7 @@ def _sheet(args: Any, bp: Blueprint, plan: Plan, forms: Any, defaults: dict[str,
 
 def _resolve(cat: _Catalog, bp: Blueprint, s: Setup, row: Row) -> Setup:
     """The setup a table row describes (roofline.api.resolve_row, on plain data)."""
-    from specs.precisions import precision
+    from .specs.precisions import precision
 
     changes: dict[str, Any] = {}
     if row.hardware:

@@ -24,16 +24,16 @@ from typing import Any
 import pint
 import sympy as sp
 
-from derivations.engine import formula as fm
-from derivations.engine.context import BINDINGS, SCENARIO_INPUTS, make_context
-from derivations.engine.symbols import SymbolInfo, Symbols
-from derivations.physics import glossary as gl
-from renderers.printer import latex_math
-from specs.errors import SpecError, suggest
-from specs.hardware import load_hardware
-from specs.models import load_model
-from specs.quantities import parse_quantity
-from units import Quantity, unit_text, ureg
+from .derivations.engine import formula as fm
+from .derivations.engine.context import BINDINGS, SCENARIO_INPUTS, make_context
+from .derivations.engine.symbols import SymbolInfo, Symbols
+from .derivations.physics import glossary as gl
+from .renderers.printer import latex_math
+from .specs.errors import SpecError, suggest
+from .specs.hardware import load_hardware
+from .specs.models import load_model
+from .specs.quantities import parse_quantity
+from .units import Quantity, unit_text, ureg
 
 __all__ = ["Symbols", "check", "check_formula", "declare", "evaluate", "glossary", "latex", "solve", "symbols"]
 

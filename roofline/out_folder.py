@@ -54,10 +54,10 @@ import stat
 import warnings
 from pathlib import Path
 
-from renderers.plots import PLOTS_DIR
-from roofline.build_outputs import API_DIR, OUTPUT_FOLDERS, SITE_DIR, BuildError, output_names
-from specs.catalog import shown_path
-from specs.files import folder_option, write_new
+from .build_outputs import API_DIR, OUTPUT_FOLDERS, SITE_DIR, BuildError, output_names
+from .renderers.plots import PLOTS_DIR
+from .specs.catalog import shown_path
+from .specs.files import folder_option, write_new
 
 #: The list of every file a build wrote, in --out: what the next build may delete.
 MANIFEST = ".roofline-manifest.json"

@@ -17,10 +17,10 @@ import tempfile
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
-from derivations.engine import cache
-from renderers import book
-from renderers.plots import PLOTS_DIR
-from roofline.build_outputs import BOOK, BuildError, Progress, silent
+from .build_outputs import BOOK, BuildError, Progress, silent
+from .derivations.engine import cache
+from .renderers import book
+from .renderers.plots import PLOTS_DIR
 
 PDFLATEX_ARGS = ("-no-shell-escape", "-halt-on-error", "-interaction=nonstopmode")
 PDFLATEX_TIMEOUT_S = 120

@@ -25,11 +25,11 @@ from typing import TextIO
 
 import sympy as sp
 
-from derivations.engine import run
-from derivations.engine.context import BINDINGS, Context, input_value
-from derivations.engine.declare import Derivation, needed_steps
-from derivations.engine.planning import plan_of
-from derivations.engine.sheet import (
+from .derivations.engine import run
+from .derivations.engine.context import BINDINGS, Context, input_value
+from .derivations.engine.declare import Derivation, needed_steps
+from .derivations.engine.planning import plan_of
+from .derivations.engine.sheet import (
     FIT_STEP,
     Missing,
     SolvedInput,
@@ -42,17 +42,17 @@ from derivations.engine.sheet import (
     input_values,
     setup_of,
 )
-from derivations.physics import glossary as gl
-from derivations.questions import registry
-from roofline.formulas import CONVENTION_SYMBOLS, HARDWARE_SYMBOLS, SECOND_SYMBOLS, exact_number
-from roofline.grading import compare as grading
-from roofline.grading.answer import context as sheet_context
-from roofline.grading.verdict import Verdict
-from specs.catalog import hardware_names, model_names, shown_path
-from specs.errors import SpecError, shown, suggest
-from specs.files import replace_files
-from specs.hardware import Hardware, load_hardware
-from units import RooflineError
+from .derivations.physics import glossary as gl
+from .derivations.questions import registry
+from .formulas import CONVENTION_SYMBOLS, HARDWARE_SYMBOLS, SECOND_SYMBOLS, exact_number
+from .grading import compare as grading
+from .grading.answer import context as sheet_context
+from .grading.verdict import Verdict
+from .specs.catalog import hardware_names, model_names, shown_path
+from .specs.errors import SpecError, shown, suggest
+from .specs.files import replace_files
+from .specs.hardware import Hardware, load_hardware
+from .units import RooflineError
 
 __all__ = ["Answer", "Question", "Quiz", "QuizError", "ask", "draw"]
 

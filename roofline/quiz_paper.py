@@ -16,19 +16,19 @@ import re
 from fractions import Fraction
 from typing import Any
 
-from derivations.engine import prose
-from derivations.engine.context import BLOCK_UNITS
-from derivations.engine.run import SolvedStep, Value
-from renderers.equations import step_lines
-from renderers.figure_refs import step_title
-from renderers.forms import forms_of
-from renderers.numbers import display, plain
-from renderers.targets import LATEX, MARKDOWN, Target
-from renderers.templates import LATEX_ENV, MARKDOWN_ENV
-from renderers.unitfmt import SIUNITX_DECLARATIONS
-from renderers.value_text import shown, value_text
-from roofline.grading.compare import Bound
-from units import unit_text
+from .derivations.engine import prose
+from .derivations.engine.context import BLOCK_UNITS
+from .derivations.engine.run import SolvedStep, Value
+from .grading.compare import Bound
+from .renderers.equations import step_lines
+from .renderers.figure_refs import step_title
+from .renderers.forms import forms_of
+from .renderers.numbers import display, plain
+from .renderers.targets import LATEX, MARKDOWN, Target
+from .renderers.templates import LATEX_ENV, MARKDOWN_ENV
+from .renderers.unitfmt import SIUNITX_DECLARATIONS
+from .renderers.value_text import shown, value_text
+from .units import unit_text
 
 FORMATS = ("md", "tex", "json")
 _WORDS = {1: "one", 2: "two", 3: "three", 4: "four", 5: "five", 6: "six", 7: "seven", 8: "eight", 16: "sixteen"}
@@ -231,7 +231,7 @@ def render(quiz: Any, fmt: str, key: bool = False) -> str:
 
 
 def _number(v: Value) -> dict[str, Any]:
-    from units import Quantity
+    from .units import Quantity
 
     s = display(v.exact, v.unit, v.display_unit)
     q = Quantity(float(v.exact), v.unit)

@@ -16,16 +16,16 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from derivations.engine import bounded, prose
-from derivations.engine import formula as fm
-from derivations.engine.context import DOMAINS, ENGINE_INPUTS, SCENARIO_INPUTS, Input
-from derivations.engine.declare import Claim, Derivation, Row, Step, Table, derivation, solve
-from derivations.engine.symbols import Symbols
-from derivations.physics.glossary import GLOSSARY
-from specs import text as text_rule
-from specs.derivation_files import read_derivation_file
-from specs.errors import SpecError, shown, suggest
-from units import RooflineError, same_unit, unit_text
+from .derivations.engine import bounded, prose
+from .derivations.engine import formula as fm
+from .derivations.engine.context import DOMAINS, ENGINE_INPUTS, SCENARIO_INPUTS, Input
+from .derivations.engine.declare import Claim, Derivation, Row, Step, Table, derivation, solve
+from .derivations.engine.symbols import Symbols
+from .derivations.physics.glossary import GLOSSARY
+from .specs import text as text_rule
+from .specs.derivation_files import read_derivation_file
+from .specs.errors import SpecError, shown, suggest
+from .units import RooflineError, same_unit, unit_text
 
 #: Most steps, inputs, tables, rows and list items (assumptions, ...) a file may hold.
 MAX_ITEMS = 200
@@ -293,8 +293,8 @@ def _table(f: _Fields, item: Mapping[str, Any], path: str, names: list[str], inp
 
 def _spec_name(f: _Fields, value: str, path: str, kind: str) -> str:
     """A shipped hardware or model name as it is; a path (a `/`, or a .toml / .json name) relative to the derivation file's folder."""
-    from specs.catalog import hardware_names, model_names
-    from specs.text import check_name
+    from .specs.catalog import hardware_names, model_names
+    from .specs.text import check_name
 
     check_name(value, f.where, path, f"a shipped {kind} name or a path")
     if "/" in value or value.endswith((".toml", ".json")):
@@ -328,7 +328,7 @@ def _latex(f: _Fields, item: Mapping[str, Any], path: str) -> str | None:
 
 def _prose_links(where: str, path: str, text: str) -> None:
     """An @slug in the file's prose names a shipped sheet."""
-    from derivations.questions import registry
+    from .derivations.questions import registry
 
     shipped = registry.SLUGS if hasattr(registry, "SLUGS") else tuple(registry.BY_SLUG)
     try:

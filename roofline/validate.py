@@ -10,15 +10,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from derivations.engine.context import PROFILES
-from derivations.physics import fitting, leave_one_out
-from derivations.physics import validation as v
-from renderers.escape import markdown as md
-from specs.catalog import shown_path
-from specs.files import replace_files
-from specs.measurements import DEFAULT_PROFILE, MEASUREMENTS_DIR, PROFILES_DIR, Measurement, Profile, load_measurements
-from specs.power import POWER_FILE
-from units import RooflineError
+from .derivations.engine.context import PROFILES
+from .derivations.physics import fitting, leave_one_out
+from .derivations.physics import validation as v
+from .renderers.escape import markdown as md
+from .specs.catalog import shown_path
+from .specs.files import replace_files
+from .specs.measurements import DEFAULT_PROFILE, MEASUREMENTS_DIR, PROFILES_DIR, Measurement, Profile, load_measurements
+from .specs.power import POWER_FILE
+from .units import RooflineError
 
 
 @dataclass(frozen=True)

@@ -11,8 +11,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from specs import text as text_rule
-from specs.errors import SpecError, suggest
+from . import text as text_rule
+from .errors import SpecError, suggest
 
 SPECS_DIR = Path(__file__).parent
 HARDWARE_DIR = SPECS_DIR / "hardware"

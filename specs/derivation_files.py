@@ -10,8 +10,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from specs.catalog import parse_toml, read_text
-from specs.errors import SpecError
+from .catalog import parse_toml, read_text
+from .errors import SpecError
 
 #: The largest derivation file read (the shipped example is 3 kB; a file of 200 steps, the most one may hold, about 60 kB).
 MAX_DERIVATION_FILE_BYTES = 200_000

@@ -6,7 +6,7 @@ import difflib
 from collections.abc import Iterable
 from pathlib import Path
 
-from units.errors import RooflineError
+from ..units.errors import RooflineError
 
 
 class SpecError(RooflineError, ValueError):

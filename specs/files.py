@@ -15,8 +15,8 @@ import tempfile
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from specs.catalog import shown_path
-from units.errors import RooflineError
+from ..units.errors import RooflineError
+from .catalog import shown_path
 
 
 class WriteError(RooflineError):

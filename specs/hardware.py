@@ -14,12 +14,12 @@ from pathlib import Path
 
 import pint
 
-from specs.catalog import HARDWARE_DIR, hardware_names, parse_toml, read_text, resolve
-from specs.errors import SpecError, SpecWarning, shown, suggest
-from specs.precisions import MATH_PRECISIONS
-from specs.quantities import parse_quantity
-from specs.text import check as check_text
-from specs.text import check_name
+from .catalog import HARDWARE_DIR, hardware_names, parse_toml, read_text, resolve
+from .errors import SpecError, SpecWarning, shown, suggest
+from .precisions import MATH_PRECISIONS
+from .quantities import parse_quantity
+from .text import check as check_text
+from .text import check_name
 
 #: field -> (unit it must convert to, required). Text fields have unit None.
 FIELDS: dict[str, tuple[str | None, bool]] = {

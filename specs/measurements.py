@@ -34,16 +34,16 @@ from pathlib import Path
 
 import pint
 
-from specs.catalog import SPECS_DIR, hardware_names, model_names, parse_toml, read_text, shown_path
-from specs.errors import SpecError, shown, suggest
-from specs.hardware import Hardware, load_hardware
-from specs.literal import MAX_MAGNITUDE, MAX_VALUE_LENGTH, MIN_MAGNITUDE
-from specs.models import Architecture, load_model
-from specs.precisions import precision
-from specs.quantities import parse_quantity
-from specs.text import check as check_text
-from specs.text import check_name
-from units import Quantity
+from ..units import Quantity
+from .catalog import SPECS_DIR, hardware_names, model_names, parse_toml, read_text, shown_path
+from .errors import SpecError, shown, suggest
+from .hardware import Hardware, load_hardware
+from .literal import MAX_MAGNITUDE, MAX_VALUE_LENGTH, MIN_MAGNITUDE
+from .models import Architecture, load_model
+from .precisions import precision
+from .quantities import parse_quantity
+from .text import check as check_text
+from .text import check_name
 
 MEASUREMENTS_DIR = SPECS_DIR / "measurements"
 #: Engine profiles (specs/measurements/profiles/NAME.toml): not measurement files, so kept in a sub-folder the record loader does not read.

@@ -25,8 +25,8 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
 
-from specs.catalog import MODELS_DIR, model_names, parse_json, parse_toml, read_text, resolve
-from specs.counts import (
+from .catalog import MODELS_DIR, model_names, parse_json, parse_toml, read_text, resolve
+from .counts import (
     gqa_attention_params,
     gqa_kv_elements_per_token,
     mla_attention_params,
@@ -34,12 +34,12 @@ from specs.counts import (
     mlp_params,
     swiglu_mlp_params,
 )
-from specs.errors import SpecError, shown
-from specs.model_families import FAMILIES, SUPPORTED_TYPES, WRAPPERS, Family
-from specs.precisions import Precision
-from specs.quantization import MATMUL_COMPONENTS, Quantization, read_quantization
-from specs.text import check as check_text
-from specs.text import check_name
+from .errors import SpecError, shown
+from .model_families import FAMILIES, SUPPORTED_TYPES, WRAPPERS, Family
+from .precisions import Precision
+from .quantization import MATMUL_COMPONENTS, Quantization, read_quantization
+from .text import check as check_text
+from .text import check_name
 
 METADATA_FIELDS = ("name", "hf_repo", "status", "source", "notes")
 #: Metadata fields that may span lines (the rest are one line).

@@ -15,9 +15,9 @@ from fractions import Fraction
 from functools import cache
 from pathlib import Path
 
-from specs.catalog import SPECS_DIR, parse_toml, read_text, shown_path
-from specs.errors import SpecError, shown, suggest
-from specs.quantities import parse_quantity
+from .catalog import SPECS_DIR, parse_toml, read_text, shown_path
+from .errors import SpecError, shown, suggest
+from .quantities import parse_quantity
 
 POWER_FILE = SPECS_DIR / "measurements" / "power" / "power.toml"
 #: the shares a family stores -> what each is

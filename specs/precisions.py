@@ -19,8 +19,8 @@ import re
 from dataclasses import dataclass
 from fractions import Fraction
 
-from specs.errors import SpecError, suggest
-from specs.text import check_name
+from .errors import SpecError, suggest
+from .text import check_name
 
 
 @dataclass(frozen=True)

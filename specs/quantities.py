@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pint
 
-from specs.errors import SpecError, shown
-from specs.literal import MAX_MAGNITUDE, MAX_VALUE_LENGTH, MIN_MAGNITUDE, NUMBER_AND_UNIT
-from units import Quantity, unit, unit_text, ureg
-from units.errors import unknown_unit
+from ..units import Quantity, unit, unit_text, ureg
+from ..units.errors import unknown_unit
+from .errors import SpecError, shown
+from .literal import MAX_MAGNITUDE, MAX_VALUE_LENGTH, MIN_MAGNITUDE, NUMBER_AND_UNIT
 
 
 def parse_quantity(value: object, expected: str, where: str | Path, field: str, *, allow_zero: bool = False) -> pint.Quantity:

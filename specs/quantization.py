@@ -11,8 +11,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from specs.errors import SpecError, shown
-from specs.model_families import Family
+from .errors import SpecError, shown
+from .model_families import Family
 
 #: the parameter groups of ParamCounts that hold weights a checkpoint may store in another format
 MATMUL_COMPONENTS = ("attention", "mlp_dense", "experts_routed", "experts_shared", "router", "embedding", "lm_head")

@@ -60,7 +60,7 @@ def problem(text: str, multiline: bool = True) -> str | None:
 
 def check(value: str, where: str | Path, field: str | None, multiline: bool = True) -> str:
     """`value` unchanged, or a SpecError naming the file and the field."""
-    from specs.errors import SpecError
+    from .errors import SpecError
 
     why = problem(value, multiline)
     if why is not None:
@@ -102,7 +102,7 @@ def check_name(value: str, where: str | Path, field: str | None, expected: str) 
     """`value` unchanged, or one SpecError: 'WHERE: FIELD: expected EXPECTED, found an empty string' (or only spaces, only
     invisible characters, a stack of combining marks). Every name roofline reads passes here: an option (--model, --hardware,
     --engine, --weights, ...) on the command line and in the Python API, and a name in a file (a chip's or a model's)."""
-    from specs.errors import SpecError
+    from .errors import SpecError
 
     why = name_problem(value)
     if why is not None:

@@ -9,14 +9,53 @@ ROOT = Path(__file__).resolve().parents[1]
 LAYERS = ["units", "specs", "derivations", "renderers", "roofline"]
 
 
-def _imported_roots(path: Path) -> set[str]:
-    roots = set()
+def _module_name(path: Path) -> str:
+    """A file's module as installed: roofline/api.py is roofline.api, units/errors.py roofline.units.errors."""
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts if parts[0] == "roofline" else ["roofline", *parts])
+
+
+def _layer(module: str) -> str | None:
+    """The layer a module (as installed) belongs to; None for a module outside the project."""
+    parts = module.split(".")
+    if parts[0] != "roofline":
+        return None
+    return parts[1] if len(parts) > 1 and parts[1] in LAYERS[:-1] else "roofline"
+
+
+def _imported(path: Path) -> set[str]:
+    """Every module `path` imports anywhere in it, relative imports resolved, as installed names (`from ..units import x`
+    in roofline/derivations/engine gives roofline.units and roofline.units.x)."""
+    name = _module_name(path)
+    package = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
+    found = set()
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.Import):
-            roots.update(a.name.split(".")[0] for a in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            roots.add(node.module.split(".")[0])
-    return roots
+            found.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = ".".join(package[:len(package) - node.level + 1] + ([node.module] if node.module else [])) if node.level else node.module
+            found.add(base)
+            found.update(f"{base}.{a.name}" for a in node.names)
+    return found
+
+
+def _imported_roots(path: Path) -> set[str]:
+    """The layers `path` imports, and the top-level names of everything else it imports (the `roofline` package itself,
+    which every layer sits in when installed, aside: `from .. import units` loads it on the way)."""
+    return {_layer(m) or m.split(".")[0] for m in _imported(path) if m != "roofline"}
+
+
+def test_every_import_of_the_project_is_relative():
+    """Installed, the layers are packages inside `roofline` (roofline.units, ...): an absolute `import units` would find
+    another distribution's package, or none."""
+    absolute = [f"{p.relative_to(ROOT)}: {node.module if isinstance(node, ast.ImportFrom) else node.names[0].name}"
+                for layer in LAYERS[:-1] for p in sorted((ROOT / layer).rglob("*.py"))
+                for node in ast.walk(ast.parse(p.read_text(encoding="utf-8")))
+                if (isinstance(node, ast.ImportFrom) and node.level == 0 and (node.module or "").split(".")[0] in LAYERS)
+                or (isinstance(node, ast.Import) and any(a.name.split(".")[0] in LAYERS for a in node.names))]
+    assert absolute == []
 
 
 @pytest.mark.parametrize("rank, layer", list(enumerate(LAYERS)))
@@ -36,26 +75,12 @@ def test_derivations_never_read_files_or_format_text():
 
 
 def _modules() -> dict[str, Path]:
-    out = {}
-    for layer in LAYERS:
-        for p in (ROOT / layer).rglob("*.py"):
-            parts = list(p.relative_to(ROOT).with_suffix("").parts)
-            if parts[-1] == "__init__":
-                parts.pop()
-            out[".".join(parts)] = p
-    return out
+    return {_module_name(p): p for layer in LAYERS for p in (ROOT / layer).rglob("*.py")}
 
 
 def _imports(path: Path, modules: dict[str, Path]) -> set[str]:
     """The project modules `path` imports anywhere in it (module level, in a function or under TYPE_CHECKING)."""
-    found = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.Import):
-            found.update(a.name for a in node.names if a.name in modules)
-        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module in modules:
-            found.add(node.module)
-            found.update(f"{node.module}.{a.name}" for a in node.names if f"{node.module}.{a.name}" in modules)
-    return found
+    return {m for m in _imported(path) if m in modules}
 
 
 def test_no_module_reaches_itself_through_imports():
@@ -63,7 +88,7 @@ def test_no_module_reaches_itself_through_imports():
     in units/__init__.py, aside): each folder's modules can be read from the bottom up."""
     modules = _modules()
     graph = {name: {m for m in _imports(path, modules) if not (path.name == "__init__.py" and m.startswith(name + "."))}
-             for name, path in modules.items() if name != "units"}
+             for name, path in modules.items() if name != "roofline.units"}
     circles, state = [], {}
 
     def visit(name: str, trail: list[str]) -> None:

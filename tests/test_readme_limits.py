@@ -6,12 +6,12 @@ from fractions import Fraction
 from pathlib import Path
 
 import pytest
+from roofline.derivations.engine import bounded, cache, expansion, exprjson, formula, prose, sheet, sweep
+from roofline.derivations.engine import context as ctx
+from roofline.derivations.physics import leave_one_out, validation
+from roofline.specs import catalog, derivation_files, measurements, models, quantities
 
-from derivations.engine import bounded, cache, expansion, exprjson, formula, prose, sheet, sweep
-from derivations.engine import context as ctx
-from derivations.physics import leave_one_out, validation
 from roofline import out_folder, userfile
-from specs import catalog, derivation_files, measurements, models, quantities
 
 README = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
 LIMITS = README.split("## Limits", 1)[1].split("\n## ", 1)[0]

@@ -19,15 +19,15 @@ import re
 from pathlib import Path
 
 import pytest
+from roofline.derivations.engine import cache
+from roofline.specs.catalog import HARDWARE_DIR
+from roofline.specs.errors import SpecError
+from roofline.specs.measurements import load_measurement_file
 
-from derivations.engine import cache
 from roofline import api
 from roofline import build as build_mod
 from roofline import out_folder as out_folder_mod
 from roofline.cli import main
-from specs.catalog import HARDWARE_DIR
-from specs.errors import SpecError
-from specs.measurements import load_measurement_file
 from tests.specs.test_measurements import GOOD
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "kv-offload.toml"
@@ -119,7 +119,7 @@ def test_an_838_kb_file_of_100_tables_took_three_minutes(tmp_path, capsys):
 
 
 def test_a_sweep_over_13_chips_took_10_times_its_point_cap(capsys):
-    from specs.catalog import hardware_names
+    from roofline.specs.catalog import hardware_names
 
     assert main(["sweep", "decode-floor", "t_step", "--over", "batch=1:1000000:1", "--over", "context=1024:10240:1024",
                  "--hardware", ",".join(hardware_names())]) == 2

@@ -11,7 +11,7 @@ import re
 from html.parser import HTMLParser
 from pathlib import Path
 
-from specs.catalog import HARDWARE_DIR, MODELS_DIR
+from roofline.specs.catalog import HARDWARE_DIR, MODELS_DIR
 
 #: What a page's title becomes, and the global a script sets, if any payload ran.
 PWNED = "PWNED"

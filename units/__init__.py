@@ -9,15 +9,15 @@ pint (loading a spec, `roofline show`) never imports sympy.
 
 from typing import TYPE_CHECKING, Any
 
-from units.errors import RooflineError, UnitMismatchError
+from .errors import RooflineError, UnitMismatchError
 
 if TYPE_CHECKING:
-    from units.registry import Quantity, Unit, loads, same_unit, unit, unit_text, ureg
-    from units.symbolic import check_unit, infer_unit
+    from .registry import Quantity, Unit, loads, same_unit, unit, unit_text, ureg
+    from .symbolic import check_unit, infer_unit
 
 #: where each lazily imported name lives
-_LAZY = {**dict.fromkeys(("Quantity", "Unit", "loads", "same_unit", "unit", "unit_text", "ureg"), "units.registry"),
-         **dict.fromkeys(("check_unit", "infer_unit"), "units.symbolic")}
+_LAZY = {**dict.fromkeys(("Quantity", "Unit", "loads", "same_unit", "unit", "unit_text", "ureg"), ".registry"),
+         **dict.fromkeys(("check_unit", "infer_unit"), ".symbolic")}
 
 __all__ = [
     "Quantity",
@@ -40,6 +40,6 @@ def __getattr__(name: str) -> Any:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     from importlib import import_module
 
-    value = getattr(import_module(module), name)
+    value = getattr(import_module(module, __name__), name)
     globals()[name] = value  # loaded once; later lookups find it here
     return value

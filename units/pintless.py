@@ -37,7 +37,7 @@ from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import NamedTuple
 
-from units.errors import RooflineError
+from .errors import RooflineError
 
 __all__ = ["DEFINITIONS", "LightUnitError", "Unit", "convert", "factor", "parse_quantity", "split_name", "symbol", "unit"]
 

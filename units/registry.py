@@ -46,7 +46,7 @@ def unit(text: str) -> pint.Unit:
 def unit_text(u: object) -> str:
     """Plain-text unit, e.g. "B/s", "flop/(parameter*token)", "1" for none: of a pint Unit, a units.pintless Unit (the
     renderers' numbers carry those) or a unit string (a sheet's Value carries its unit as text), all written alike."""
-    from units import pintless
+    from . import pintless
 
     if isinstance(u, pintless.Unit):
         return u.text

@@ -20,8 +20,8 @@ from fractions import Fraction
 import pint
 import sympy as sp
 
-from units.errors import UnitMismatchError
-from units.registry import same_unit, unit_text, ureg
+from .errors import UnitMismatchError
+from .registry import same_unit, unit_text, ureg
 
 UnitMap = Mapping[sp.Symbol, pint.Unit]
 #: the units of the subexpressions met so far in one inference (a closed form or a step evaluated again repeats its parts)

@@ -19,7 +19,7 @@ from fractions import Fraction
 from functools import cached_property
 from typing import Any
 
-from specs.literal import MAX_MAGNITUDE
+from ...specs.literal import MAX_MAGNITUDE
 
 #: The domains an input can declare, and how each is said in an error line.
 DOMAINS = {

@@ -37,7 +37,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from units import RooflineError, loads
+from ...units import RooflineError, loads
 
 #: The most CPU time one solve (with its verification) may take. The slowest shipped solve takes about 1.7 s cold.
 SOLVE_CPU_SECONDS = 5

@@ -25,7 +25,7 @@ from typing import Any
 
 import sympy as sp
 
-from derivations.engine.store import (
+from .store import (
     FOLDER_MODE,
     MAX_ENTRY_BYTES,
     CacheWarning,
@@ -71,7 +71,7 @@ def key(*parts: object) -> str:
 
 def load_expr(k: str, fields: tuple[str, ...] = ()) -> tuple[sp.Basic, dict[str, str]] | None:
     """A closed form stored with `store_expr`, and its text fields; None for a miss (no entry, any shape or whitelist problem)."""
-    from derivations.engine import exprjson
+    from . import exprjson
 
     value = load_json(k, "solve")
     if not isinstance(value, dict) or set(value) != {"expr", *fields} or not all(isinstance(value[f], str) for f in fields):
@@ -84,7 +84,7 @@ def load_expr(k: str, fields: tuple[str, ...] = ()) -> tuple[sp.Basic, dict[str,
 
 def store_expr(k: str, expr: sp.Basic, **fields: str) -> None:
     """Store a closed form (as derivations.engine.exprjson data) and text fields; an expression outside the whitelist is not stored."""
-    from derivations.engine import exprjson
+    from . import exprjson
 
     try:
         doc = exprjson.dump(expr)

@@ -15,7 +15,7 @@ from functools import lru_cache
 
 import sympy as sp
 
-from derivations.engine import cache, exprjson
+from . import cache, exprjson
 
 #: At most this many Min/Max kinks in the solved-for symbol (2**n branches are solved).
 MAX_KINKS = 3

@@ -22,20 +22,20 @@ import numpy as np
 import pint
 import sympy as sp
 
-from derivations.engine.blueprint import BARE_NUMBER_UNITS, DOMAINS, MAX_COUNT, MAX_MAGNITUDE, ZERO_DOMAINS, is_bare_number, within
-from derivations.engine.run import layout_problem as solved_layout_problem
-from derivations.physics import conventions
-from derivations.physics import glossary as gl
-from specs.counts import swiglu_mlp_params
-from specs.errors import SpecError, shown, suggest
-from specs.hardware import Hardware, SpecWarning
-from specs.measurements import DEFAULT_PROFILE, PROFILE_INPUTS, Profile, load_profiles
-from specs.measurements import profile as engine_profile
-from specs.models import Architecture, MoE
-from specs.power import PowerFamily, load_power
-from specs.precisions import MATH_PRECISIONS, Precision, precision
-from specs.quantities import check_sign, parse_quantity
-from units import Quantity, unit, unit_text, ureg
+from ...specs.counts import swiglu_mlp_params
+from ...specs.errors import SpecError, shown, suggest
+from ...specs.hardware import Hardware, SpecWarning
+from ...specs.measurements import DEFAULT_PROFILE, PROFILE_INPUTS, Profile, load_profiles
+from ...specs.measurements import profile as engine_profile
+from ...specs.models import Architecture, MoE
+from ...specs.power import PowerFamily, load_power
+from ...specs.precisions import MATH_PRECISIONS, Precision, precision
+from ...specs.quantities import check_sign, parse_quantity
+from ...units import Quantity, unit, unit_text, ureg
+from ..physics import conventions
+from ..physics import glossary as gl
+from .blueprint import BARE_NUMBER_UNITS, DOMAINS, MAX_COUNT, MAX_MAGNITUDE, ZERO_DOMAINS, is_bare_number, within
+from .run import layout_problem as solved_layout_problem
 
 
 @dataclass(frozen=True)

@@ -16,12 +16,12 @@ from dataclasses import replace
 
 import sympy as sp
 
-from derivations.engine import prose
-from derivations.engine.blueprint import PLOT_KINDS, Claim, Plot, Table
-from derivations.engine.context import BINDINGS, ENGINE_INPUTS, SCENARIO_INPUTS, Input
-from derivations.engine.symbols import Symbols
-from derivations.physics.glossary import SECOND_CHIP, SECOND_MODEL
-from units import Quantity, RooflineError, UnitMismatchError, same_unit, unit, unit_text
+from ...units import Quantity, RooflineError, UnitMismatchError, same_unit, unit, unit_text
+from ..physics.glossary import SECOND_CHIP, SECOND_MODEL
+from . import prose
+from .blueprint import PLOT_KINDS, Claim, Plot, Table
+from .context import BINDINGS, ENGINE_INPUTS, SCENARIO_INPUTS, Input
+from .symbols import Symbols
 
 
 class DeclarationError(RooflineError):

@@ -18,9 +18,12 @@ from dataclasses import dataclass, field, fields, replace
 
 import sympy as sp
 
-from derivations.engine import bounded, cache, closed_forms, expansion, prose
-from derivations.engine.blueprint import Blueprint, Claim, InputEntry, Plot, Row, StepEntry, SymbolEntry, Table
-from derivations.engine.closed_forms import (
+from ...units import RooflineError, UnitMismatchError, check_unit, same_unit, unit, unit_text
+from ..physics import glossary as gl
+from ..physics.glossary import GLOSSARY, SECOND_CHIP, SECOND_MODEL
+from . import bounded, cache, closed_forms, expansion, prose
+from .blueprint import Blueprint, Claim, InputEntry, Plot, Row, StepEntry, SymbolEntry, Table
+from .closed_forms import (
     MAX_KINKS,
     bounded_below,
     cached_solve,
@@ -31,13 +34,10 @@ from derivations.engine.closed_forms import (
     solve_key,
     store_solve,
 )
-from derivations.engine.context import SCENARIO_INPUTS, Input
-from derivations.engine.declaration_checks import DeclarationError, check_answer, check_claim_units, check_plots, check_second, inputs_used
-from derivations.engine.expansion import ExpansionError, Measure, expand_by_cases, expand_steps
-from derivations.engine.symbols import Symbols, default_latex
-from derivations.physics import glossary as gl
-from derivations.physics.glossary import GLOSSARY, SECOND_CHIP, SECOND_MODEL
-from units import RooflineError, UnitMismatchError, check_unit, same_unit, unit, unit_text
+from .context import SCENARIO_INPUTS, Input
+from .declaration_checks import DeclarationError, check_answer, check_claim_units, check_plots, check_second, inputs_used
+from .expansion import ExpansionError, Measure, expand_by_cases, expand_steps
+from .symbols import Symbols, default_latex
 
 #: Random points at which every closed form is checked against its equation.
 NUMERIC_CHECK_POINTS = 8

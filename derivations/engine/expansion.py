@@ -17,8 +17,8 @@ from functools import lru_cache
 
 import sympy as sp
 
-from derivations.physics.primitives import ArgMax, Pick
-from units import RooflineError
+from ...units import RooflineError
+from ..physics.primitives import ArgMax, Pick
 
 #: The most terms a step may expand to (its expression with every earlier step written out, each occurrence counted): the
 #: largest shipped expansion has about 115,000 (speculative-decoding's throughput at the peak batch: the serving step's prompt,

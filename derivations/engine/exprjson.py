@@ -78,7 +78,7 @@ _TAG_OF: dict[type, str] = {cls: tag for tag, (cls, _, _) in NODES.items()}
 
 def project_functions() -> dict[str, type]:
     """PROJECT_FUNCTIONS, looked up in derivations.physics.primitives (each must be a sympy Function class defined there)."""
-    primitives = importlib.import_module("derivations.physics.primitives")
+    primitives = importlib.import_module("..physics.primitives", __package__)
     out = {}
     for name in PROJECT_FUNCTIONS:
         cls = getattr(primitives, name, None)

@@ -31,10 +31,10 @@ from fractions import Fraction
 import pint
 import sympy as sp
 
-from derivations.engine.symbols import Symbols, default_latex
-from derivations.physics.glossary import GLOSSARY
-from units import RooflineError, UnitMismatchError, infer_unit, same_unit, unit, unit_text, ureg
-from units.errors import unknown_unit
+from ...units import RooflineError, UnitMismatchError, infer_unit, same_unit, unit, unit_text, ureg
+from ...units.errors import unknown_unit
+from ..physics.glossary import GLOSSARY
+from .symbols import Symbols, default_latex
 
 #: Longest formula accepted, in characters.
 MAX_CHARS = 2000
@@ -495,7 +495,7 @@ def solve(lhs: Formula, rhs: Formula, for_: str, where: str = "--solve-for") -> 
     This is the engine's own Solve step (declare.solve), so a user's closed
     form is verified exactly as a sheet's is.
     """
-    from derivations.engine import bounded, declare  # the engine imports nothing of ours; a late import keeps this module light
+    from . import bounded, declare  # the engine imports nothing of ours; a late import keeps this module light
 
     table = Symbols(parent=lhs.symbols)
     if not isinstance(for_, str) or for_ not in lhs.symbols:

@@ -35,10 +35,10 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
-from derivations.engine.codegen import ABSENT, MIXED, AbsentError, PlanError, compile_function, compile_functions
+from .codegen import ABSENT, MIXED, AbsentError, PlanError, compile_function, compile_functions
 
 if TYPE_CHECKING:
-    from specs.errors import SpecError
+    from ...specs.errors import SpecError
 
 #: bump when the plan's shape or the generated code changes (it is part of every plan's cache key)
 VERSION = 1

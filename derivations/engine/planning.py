@@ -5,10 +5,10 @@ without either (`derivations.engine.numeric`).
 
 from __future__ import annotations
 
-from derivations.engine import cache, codegen, exprjson, numeric
-from derivations.engine.codegen import PlanError
-from derivations.engine.declare import At, Derivation, Solve, needed_steps
-from derivations.engine.numeric import VERSION, Plan, PlanStep
+from . import cache, codegen, exprjson, numeric
+from .codegen import PlanError
+from .declare import At, Derivation, Solve, needed_steps
+from .numeric import VERSION, Plan, PlanStep
 
 
 def plan_of(d: Derivation) -> Plan:

@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Collection, Mapping
 
-from units import RooflineError
+from ...units import RooflineError
 
 #: LaTeX commands allowed in prose math (a backslash followed by letters).
 ALLOWED_COMMANDS = frozenset({

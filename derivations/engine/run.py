@@ -20,7 +20,12 @@ from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Any
 
-from derivations.engine.blueprint import (
+from ...specs.errors import SpecError
+from ...specs.literal import MAX_MAGNITUDE, MAX_VALUE_LENGTH, MIN_MAGNITUDE, NUMBER_AND_UNIT
+from ...units import pintless
+from ...units.errors import RooflineError
+from ..physics import conventions
+from .blueprint import (
     BARE_NUMBER_UNITS,
     ZERO_DOMAINS,
     Blueprint,
@@ -33,13 +38,8 @@ from derivations.engine.blueprint import (
     is_bare_number,
     within,
 )
-from derivations.engine.numeric import Missing, Number, Plan
-from derivations.engine.setup import Bindings, Setup, context_label, sources, spec_facts
-from derivations.physics import conventions
-from specs.errors import SpecError
-from specs.literal import MAX_MAGNITUDE, MAX_VALUE_LENGTH, MIN_MAGNITUDE, NUMBER_AND_UNIT
-from units import pintless
-from units.errors import RooflineError
+from .numeric import Missing, Number, Plan
+from .setup import Bindings, Setup, context_label, sources, spec_facts
 
 #: A step of this name is the share of HBM a setup needs: above 1, the sheet and its rows say "does not fit".
 FIT_STEP = "memory_fraction"
@@ -109,7 +109,7 @@ class Value:
 
         The exact value stays in `exact`; raises NoValueError (with the reason) when the value is missing.
         """
-        from units import Quantity
+        from ...units import Quantity
 
         return Quantity(self.float, self.unit)
 

@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
-from derivations.engine.numeric import Missing
-from specs.precisions import Precision
+from ...specs.precisions import Precision
+from .numeric import Missing
 
 # --- setups: what a sheet is evaluated for, as plain data ----------------------------------------------------------
 

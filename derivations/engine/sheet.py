@@ -19,8 +19,16 @@ import mpmath
 import pint
 import sympy as sp
 
-from derivations.engine import run
-from derivations.engine.context import (
+from ...specs.catalog import SPECS_DIR
+from ...specs.errors import SpecError
+from ...specs.hardware import Hardware
+from ...specs.measurements import Profile
+from ...specs.models import Architecture
+from ...specs.precisions import MATH_PRECISIONS, precision
+from ...units import RooflineError, unit
+from ..physics import glossary as gl
+from . import run
+from .context import (
     BINDINGS,
     CONSTANT_BINDINGS,
     ENGINE_INPUTS,
@@ -37,19 +45,11 @@ from derivations.engine.context import (
     input_value,
     layout_problem,
 )
-from derivations.engine.declare import UNIT_MARKERS, At, Derivation, Row, Solve, Step, needed_steps
-from derivations.engine.numeric import CHECK_TOLERANCE, VALUE_LIMIT_EXPONENT, Missing, out_of_range
-from derivations.engine.planning import plan_of
-from derivations.engine.run import FIT_STEP, Identity, NoValueError, Sheet, SolvedClaim, SolvedInput, SolvedStep, SolvedTable, Value
-from derivations.engine.setup import Bindings, ProfileData, Setup, SpecData, context_label, make_setup, sources, spec_facts, urls
-from derivations.physics import glossary as gl
-from specs.catalog import SPECS_DIR
-from specs.errors import SpecError
-from specs.hardware import Hardware
-from specs.measurements import Profile
-from specs.models import Architecture
-from specs.precisions import MATH_PRECISIONS, precision
-from units import RooflineError, unit
+from .declare import UNIT_MARKERS, At, Derivation, Row, Solve, Step, needed_steps
+from .numeric import CHECK_TOLERANCE, VALUE_LIMIT_EXPONENT, Missing, out_of_range
+from .planning import plan_of
+from .run import FIT_STEP, Identity, NoValueError, Sheet, SolvedClaim, SolvedInput, SolvedStep, SolvedTable, Value
+from .setup import Bindings, ProfileData, Setup, SpecData, context_label, make_setup, sources, spec_facts, urls
 
 Resolver = Callable[[Context, Row], Context]
 
@@ -191,8 +191,8 @@ def _free_symbols(expr: sp.Expr) -> frozenset[sp.Symbol]:
 def _rational_code(expr: sp.Expr) -> tuple[Callable[..., object], tuple[sp.Symbol, ...]] | None:
     """`expr` as exact code over Fractions (derivations.engine.codegen, `exact`) and the symbols it reads, in order; None where
     it is not rational code (a power with a symbol in its exponent, a log, a float) and sympy evaluates it."""
-    from derivations.engine import exprjson
-    from derivations.engine.codegen import PlanError, compile_function
+    from . import exprjson
+    from .codegen import PlanError, compile_function
 
     symbols = tuple(sorted(_free_symbols(expr), key=lambda s: s.name))
     try:
@@ -489,7 +489,7 @@ def engine_data(e: Profile) -> ProfileData:
     """An engine profile as plain data: its inputs parsed (each in its input's unit, as `input_value` reads them)."""
     hit = _ENGINES.get(id(e))
     if hit is None or hit[0] is not e:
-        from derivations.engine.context import SCENARIO_INPUTS, _profile_value
+        from .context import SCENARIO_INPUTS, _profile_value
 
         parsed = {i.name: _magnitude(_profile_value(e, i), unit(i.unit)) for i in SCENARIO_INPUTS if i.name in ENGINE_INPUTS}
         hit = _ENGINES[id(e)] = (e, ProfileData(e.name, e.description, tuple(e.values.items()), parsed, e.provenance, shown_profile_path(e)))

@@ -106,7 +106,7 @@ def directory() -> Path | None:
 
 
 def _shown(path: Path) -> str:
-    from specs.catalog import shown_path
+    from ...specs.catalog import shown_path
 
     return shown_path(path)
 
@@ -256,7 +256,7 @@ def _checked_strings(payload: bytes, value: Any) -> Any:
     (specs.text); an ASCII payload with no escape that could spell a refused character needs no look at its strings."""
     if payload.isascii() and _RISKY_ESCAPE.search(payload) is None:
         return value
-    from specs.text import MULTI_LINE_ALLOWED, unsafe_character
+    from ...specs.text import MULTI_LINE_ALLOWED, unsafe_character
 
     stack = [value]
     while stack:

@@ -28,17 +28,17 @@ from fractions import Fraction
 
 import numpy as np
 
-from derivations.engine.codegen import ABSENT
-from derivations.engine.context import BARE_NUMBER_UNITS, Context, Input, input_value
-from derivations.engine.declare import Derivation, Solve, Step
-from derivations.engine.numeric import Plan as NumericPlan
-from derivations.engine.numeric import out_of_range
-from derivations.engine.planning import plan_of
-from derivations.engine.run import LAYOUT_INPUTS, layout_problem
-from derivations.engine.sheet import VALUE_LIMIT, Missing, evaluate, input_floats
-from specs.errors import SpecError, suggest
-from specs.quantities import parse_quantity
-from units import RooflineError, unit_text
+from ...specs.errors import SpecError, suggest
+from ...specs.quantities import parse_quantity
+from ...units import RooflineError, unit_text
+from .codegen import ABSENT
+from .context import BARE_NUMBER_UNITS, Context, Input, input_value
+from .declare import Derivation, Solve, Step
+from .numeric import Plan as NumericPlan
+from .numeric import out_of_range
+from .planning import plan_of
+from .run import LAYOUT_INPUTS, layout_problem
+from .sheet import VALUE_LIMIT, Missing, evaluate, input_floats
 
 #: The most points one sweep command evaluates: all its chips times its models times the grid (one bound per command).
 MAX_POINTS = 10_000_000

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import pint
 import sympy as sp
 
-from units import RooflineError, unit, unit_text
+from ...units import RooflineError, unit, unit_text
 
 
 @dataclass(frozen=True)

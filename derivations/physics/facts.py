@@ -13,10 +13,10 @@ from typing import Any
 
 import pint
 
-from specs.hardware import Hardware
-from specs.models import Architecture
-from specs.precisions import PRECISIONS
-from units import Quantity
+from ...specs.hardware import Hardware
+from ...specs.models import Architecture
+from ...specs.precisions import PRECISIONS
+from ...units import Quantity
 
 
 def hardware_facts(hw: Hardware) -> dict[str, pint.Quantity]:

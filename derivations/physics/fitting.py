@@ -32,7 +32,9 @@ from itertools import product
 
 import numpy as np
 
-from derivations.physics.validation import (
+from ...specs.measurements import DEFAULT_PROFILE, PROFILE_SUMMARY, Measurement, Profile
+from ...units import Quantity
+from .validation import (
     HELD_ETA_FLOPS,
     MEMORY_BOUND,
     Calibration,
@@ -51,8 +53,6 @@ from derivations.physics.validation import (
     summarise,
     summary,
 )
-from specs.measurements import DEFAULT_PROFILE, PROFILE_SUMMARY, Measurement, Profile
-from units import Quantity
 
 _MAX_FIT_ROUNDS = 50
 #: An engine family gets its own profile when the dataset holds at least this many memory-bound decode records of it.

@@ -8,7 +8,7 @@ One letter means one thing everywhere.
 
 from __future__ import annotations
 
-from derivations.engine.symbols import Symbols
+from ..engine.symbols import Symbols
 
 GLOSSARY = Symbols()
 g = GLOSSARY.add

@@ -11,10 +11,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from itertools import product
 
-from derivations.physics.fitting import BOUNDS, NAMES, PARAMS, IndistinctError, fit, fit_distinct, local_line, solve
-from derivations.physics.validation import MEMORY_BOUND, Calibration, Record, Row, Summary, evaluate_records, memo, row, start, summarise
-from specs.errors import SpecError, suggest
-from specs.measurements import Measurement
+from ...specs.errors import SpecError, suggest
+from ...specs.measurements import Measurement
+from .fitting import BOUNDS, NAMES, PARAMS, IndistinctError, fit, fit_distinct, local_line, solve
+from .validation import MEMORY_BOUND, Calibration, Record, Row, Summary, evaluate_records, memo, row, start, summarise
 
 # --- calibration on a few records, and leave-one-out -----------------------------------------------
 

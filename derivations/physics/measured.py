@@ -12,11 +12,11 @@ MEASURED_STEP (0: none given).
 
 from __future__ import annotations
 
-from derivations.engine.context import Input, fitted
-from derivations.engine.declare import Step
-from derivations.physics import glossary as gl
-from derivations.physics import primitives as pr
-from derivations.physics import stepmodel as sm
+from ..engine.context import Input, fitted
+from ..engine.declare import Step
+from . import glossary as gl
+from . import primitives as pr
+from . import stepmodel as sm
 
 _FROM = f"of the {len(fitted().records)} memory-bound decode records of published measurements (`roofline validate`)"
 

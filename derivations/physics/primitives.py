@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import sympy as sp
 
-from derivations.physics import glossary as gl
-from specs.counts import gqa_attention_params, gqa_kv_elements_per_token, mla_kv_elements_per_token, mlp_params, swiglu_mlp_params
+from ...specs.counts import gqa_attention_params, gqa_kv_elements_per_token, mla_kv_elements_per_token, mlp_params, swiglu_mlp_params
+from . import glossary as gl
 
 __all__ = [
     "attended_pairs",

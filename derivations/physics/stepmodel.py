@@ -36,9 +36,9 @@ from __future__ import annotations
 
 import sympy as sp
 
-from derivations.engine.declare import Row, Step
-from derivations.physics import glossary as gl
-from derivations.physics import primitives as pr
+from ..engine.declare import Row, Step
+from . import glossary as gl
+from . import primitives as pr
 
 prompts = Step("prompt_tokens_step", pr.prompt_tokens_per_step(), "token",
                r"A server at load replaces each finished request with a new one and runs the new prompts in the same steps as the "

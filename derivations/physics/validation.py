@@ -28,17 +28,17 @@ from pathlib import Path
 
 import sympy as sp
 
-from derivations.engine.context import BINDINGS, PROFILES_ERROR, Context, fitted, make_context
-from derivations.engine.declare import derivation
-from derivations.engine.sheet import Missing, evaluate, input_values
-from derivations.engine.symbols import Symbols
-from derivations.physics import glossary as gl
-from derivations.physics import stepmodel as sm
-from specs.catalog import SPECS_DIR, shown_path
-from specs.errors import SpecError
-from specs.measurements import Measurement, Profile, decode_step
-from specs.power import load_power
-from units import Quantity
+from ...specs.catalog import SPECS_DIR, shown_path
+from ...specs.errors import SpecError
+from ...specs.measurements import Measurement, Profile, decode_step
+from ...specs.power import load_power
+from ...units import Quantity
+from ..engine.context import BINDINGS, PROFILES_ERROR, Context, fitted, make_context
+from ..engine.declare import derivation
+from ..engine.sheet import Missing, evaluate, input_values
+from ..engine.symbols import Symbols
+from . import glossary as gl
+from . import stepmodel as sm
 
 #: The step model alone, as a derivation (never rendered; evaluated like a sheet).
 STEP_MODEL = derivation(

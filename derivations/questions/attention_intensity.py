@@ -10,10 +10,10 @@ one latent, which lifts it to N*(4*r_kv + 2*d_R) / ((r_kv + d_R) * b_kv).
 Assumes one layer, dense peaks, the architecture-neutral widths of the glossary.
 """
 
-from derivations.engine.declare import Claim, Plot, Row, Step, Table, derivation, solve
-from derivations.engine.symbols import Symbols
-from derivations.physics import glossary as gl
-from derivations.physics import primitives as pr
+from ..engine.declare import Claim, Plot, Row, Step, Table, derivation, solve
+from ..engine.symbols import Symbols
+from ..physics import glossary as gl
+from ..physics import primitives as pr
 
 S = Symbols(parent=gl.GLOSSARY)
 tokens = gl.B * gl.q

@@ -26,13 +26,13 @@ the shared step model (derivations.physics.stepmodel).
 
 import sympy as sp
 
-from derivations.engine.context import Input
-from derivations.engine.declare import Claim, Plot, Row, Step, Table, at, derivation, solve
-from derivations.engine.symbols import Symbols
-from derivations.physics import glossary as gl
-from derivations.physics import measured as ms
-from derivations.physics import primitives as pr
-from derivations.physics import stepmodel as sm
+from ..engine.context import Input
+from ..engine.declare import Claim, Plot, Row, Step, Table, at, derivation, solve
+from ..engine.symbols import Symbols
+from ..physics import glossary as gl
+from ..physics import measured as ms
+from ..physics import primitives as pr
+from ..physics import stepmodel as sm
 
 S = Symbols(parent=gl.GLOSSARY)
 rho_obs = S.add("rho_obs", "1", r"\rho_{\mathrm{obs}}", "observed step time over the floor (the measured ratio)")

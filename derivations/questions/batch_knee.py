@@ -17,12 +17,12 @@ are every expert (a batch at the knee touches nearly all of them).
 
 import sympy as sp
 
-from derivations.engine.context import Input
-from derivations.engine.declare import Claim, Plot, Row, Step, Table, at, derivation, solve
-from derivations.engine.symbols import Symbols
-from derivations.physics import glossary as gl
-from derivations.physics import primitives as pr
-from derivations.physics import stepmodel as sm
+from ..engine.context import Input
+from ..engine.declare import Claim, Plot, Row, Step, Table, at, derivation, solve
+from ..engine.symbols import Symbols
+from ..physics import glossary as gl
+from ..physics import primitives as pr
+from ..physics import stepmodel as sm
 
 S = Symbols(parent=gl.GLOSSARY)
 f_use = S.add("f_use", "1", r"f_{\mathrm{use}}", "usable share of the HBM capacity (what the server may fill with weights and cache)")

@@ -13,12 +13,12 @@ MBU range the sheet cites (derivations.physics.measured).
 
 import sympy as sp
 
-from derivations.engine.declare import Plot, Row, Step, Table, derivation, solve
-from derivations.engine.symbols import Symbols
-from derivations.physics import glossary as gl
-from derivations.physics import measured as ms
-from derivations.physics import primitives as pr
-from derivations.physics import stepmodel as sm
+from ..engine.declare import Plot, Row, Step, Table, derivation, solve
+from ..engine.symbols import Symbols
+from ..physics import glossary as gl
+from ..physics import measured as ms
+from ..physics import primitives as pr
+from ..physics import stepmodel as sm
 
 S = Symbols(parent=gl.GLOSSARY)
 

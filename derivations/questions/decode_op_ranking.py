@@ -20,11 +20,11 @@ L - L_MoE and L_MoE times. A kernel a model does not run is n/a on its sheet
 
 import sympy as sp
 
-from derivations.engine.context import Input
-from derivations.engine.declare import Claim, Plot, Row, Step, Table, derivation, solve
-from derivations.engine.symbols import Symbols
-from derivations.physics import glossary as gl
-from derivations.physics import primitives as pr
+from ..engine.context import Input
+from ..engine.declare import Claim, Plot, Row, Step, Table, derivation, solve
+from ..engine.symbols import Symbols
+from ..physics import glossary as gl
+from ..physics import primitives as pr
 
 S = Symbols(parent=gl.GLOSSARY)
 t_k = S.add("t_k", "s", r"t_{k}", "fixed time each small kernel costs beyond its bytes: launch, ramp-up, tail")

@@ -14,11 +14,11 @@ without SMs or an L2 (a TPU) they are n/a with the reason.
 
 import sympy as sp
 
-from derivations.engine.context import Input
-from derivations.engine.declare import Claim, Plot, Row, Step, Table, derivation, solve
-from derivations.engine.symbols import Symbols
-from derivations.physics import glossary as gl
-from derivations.physics import primitives as pr
+from ..engine.context import Input
+from ..engine.declare import Claim, Plot, Row, Step, Table, derivation, solve
+from ..engine.symbols import Symbols
+from ..physics import glossary as gl
+from ..physics import primitives as pr
 
 S = Symbols(parent=gl.GLOSSARY)
 n = S.add("n", "1", "n", "sequence length of one attention call (rows of Q, K and V)")

@@ -9,10 +9,10 @@ mixture-of-experts; the exact counts come from the spec layer for any family,
 MLA included.
 """
 
-from derivations.engine.declare import Claim, Plot, Row, Step, Table, derivation, solve
-from derivations.engine.symbols import Symbols
-from derivations.physics import glossary as gl
-from derivations.physics import primitives as pr
+from ..engine.declare import Claim, Plot, Row, Step, Table, derivation, solve
+from ..engine.symbols import Symbols
+from ..physics import glossary as gl
+from ..physics import primitives as pr
 
 S = Symbols(parent=gl.GLOSSARY)
 

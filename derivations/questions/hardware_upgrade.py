@@ -17,12 +17,12 @@ second chip's (primed) symbols (engine.At).
 
 import sympy as sp
 
-from derivations.engine.context import Input
-from derivations.engine.declare import Claim, Plot, Row, Step, Table, at, derivation, solve
-from derivations.engine.symbols import Symbols
-from derivations.physics import glossary as gl
-from derivations.physics import stepmodel as sm
-from derivations.questions import batch_knee as bk
+from ..engine.context import Input
+from ..engine.declare import Claim, Plot, Row, Step, Table, at, derivation, solve
+from ..engine.symbols import Symbols
+from ..physics import glossary as gl
+from ..physics import stepmodel as sm
+from . import batch_knee as bk
 
 S = Symbols(parent=bk.S)
 NEW = gl.SECOND_CHIP

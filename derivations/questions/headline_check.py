@@ -22,12 +22,12 @@ printed inputs. The default claim is illustrative: the teaser states no number.
 
 import sympy as sp
 
-from derivations.engine.context import Input
-from derivations.engine.declare import Plot, Row, Step, Table, derivation, solve
-from derivations.engine.symbols import Symbols
-from derivations.physics import glossary as gl
-from derivations.physics import primitives as pr
-from derivations.physics import stepmodel as sm
+from ..engine.context import Input
+from ..engine.declare import Plot, Row, Step, Table, derivation, solve
+from ..engine.symbols import Symbols
+from ..physics import glossary as gl
+from ..physics import primitives as pr
+from ..physics import stepmodel as sm
 
 S = Symbols(parent=gl.GLOSSARY)
 tau = S.add("tau_claim", "token/s", r"\tau_{\mathrm{claim}}", "claimed decode speed per user (one stream)")

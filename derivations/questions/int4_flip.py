@@ -25,12 +25,12 @@ a table.
 
 import sympy as sp
 
-from derivations.engine.context import Input
-from derivations.engine.declare import Claim, Plot, Row, Step, Table, derivation, solve
-from derivations.engine.symbols import Symbols
-from derivations.physics import glossary as gl
-from derivations.physics import primitives as pr
-from derivations.physics import stepmodel as sm
+from ..engine.context import Input
+from ..engine.declare import Claim, Plot, Row, Step, Table, derivation, solve
+from ..engine.symbols import Symbols
+from ..physics import glossary as gl
+from ..physics import primitives as pr
+from ..physics import stepmodel as sm
 
 S = Symbols(parent=gl.GLOSSARY)
 n_bits = S.add("n_bits", "1", r"n_{\mathrm{bit}}", "bits per quantized weight value, before its group's scale (4 for INT4)")

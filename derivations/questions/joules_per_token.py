@@ -13,12 +13,12 @@ given as a share of TDP (n/a on chips whose spec lists no TDP).
 
 import sympy as sp
 
-from derivations.engine.context import Input
-from derivations.engine.declare import Claim, Plot, Row, Step, Table, derivation
-from derivations.engine.symbols import Symbols
-from derivations.physics import glossary as gl
-from derivations.physics import stepmodel as sm
-from derivations.questions import batch_knee as bk
+from ..engine.context import Input
+from ..engine.declare import Claim, Plot, Row, Step, Table, derivation
+from ..engine.symbols import Symbols
+from ..physics import glossary as gl
+from ..physics import stepmodel as sm
+from . import batch_knee as bk
 
 S = Symbols(parent=bk.S)
 phi = S.add("phi_power", "1", r"\phi", "board power at the sheet's batch, as a share of the TDP")

@@ -26,13 +26,13 @@ the implied MBU range of published measurements (derivations.physics.measured).
 
 import sympy as sp
 
-from derivations.engine.context import Input
-from derivations.engine.declare import Claim, Plot, Row, Step, Table, derivation
-from derivations.engine.symbols import Symbols
-from derivations.physics import glossary as gl
-from derivations.physics import measured as ms
-from derivations.physics import primitives as pr
-from derivations.physics import stepmodel as sm
+from ..engine.context import Input
+from ..engine.declare import Claim, Plot, Row, Step, Table, derivation
+from ..engine.symbols import Symbols
+from ..physics import glossary as gl
+from ..physics import measured as ms
+from ..physics import primitives as pr
+from ..physics import stepmodel as sm
 
 S = Symbols(parent=gl.GLOSSARY)
 U = S.add("U_mbu", "1", r"\mathrm{MBU}", "measured memory-bandwidth utilisation: bytes that must move per step over (step time times datasheet bandwidth)")

@@ -12,10 +12,10 @@ it every step, up-projecting each cached latent to every head's K and V: far
 more FLOPs than either. Per layer, per sequence; softmax left out.
 """
 
-from derivations.engine.declare import Claim, Plot, Row, Step, Table, derivation, solve
-from derivations.engine.symbols import Symbols
-from derivations.physics import glossary as gl
-from derivations.physics import primitives as pr
+from ..engine.declare import Claim, Plot, Row, Step, Table, derivation, solve
+from ..engine.symbols import Symbols
+from ..physics import glossary as gl
+from ..physics import primitives as pr
 
 S = Symbols(parent=gl.GLOSSARY)
 ONE = 1  # per cached token: the attention primitives at T = 1 give FLOPs and bytes per cached token

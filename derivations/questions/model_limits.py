@@ -30,17 +30,17 @@ Each comes with the measurement that catches it before a capacity plan rests on 
 
 import sympy as sp
 
-from derivations.engine.context import Input, fitted
-from derivations.engine.declare import Claim, Plot, Row, Step, Table, at, derivation
-from derivations.engine.symbols import Symbols
-from derivations.physics import glossary as gl
-from derivations.physics import measured as ms
-from derivations.physics import primitives as pr
-from derivations.physics import stepmodel as sm
-from derivations.physics.validation import measured_step, record_inputs
-from derivations.questions import batch1_gap as bg
-from derivations.questions import batch_knee as bk
-from specs.measurements import load_measurements
+from ...specs.measurements import load_measurements
+from ..engine.context import Input, fitted
+from ..engine.declare import Claim, Plot, Row, Step, Table, at, derivation
+from ..engine.symbols import Symbols
+from ..physics import glossary as gl
+from ..physics import measured as ms
+from ..physics import primitives as pr
+from ..physics import stepmodel as sm
+from ..physics.validation import measured_step, record_inputs
+from . import batch1_gap as bg
+from . import batch_knee as bk
 
 S = Symbols(parent=bk.S)
 n_out = S.add("n_out", "token", r"n_{\mathrm{out}}", "tokens each request generates (its decode steps)")

@@ -21,12 +21,12 @@ experts: the sheet refuses it (one line) rather than print trivial numbers.
 
 import sympy as sp
 
-from derivations.engine.context import Input
-from derivations.engine.declare import Claim, Plot, Row, Step, Table, at, derivation, solve
-from derivations.engine.symbols import Symbols
-from derivations.physics import glossary as gl
-from derivations.physics import primitives as pr
-from derivations.physics import stepmodel as sm
+from ..engine.context import Input
+from ..engine.declare import Claim, Plot, Row, Step, Table, at, derivation, solve
+from ..engine.symbols import Symbols
+from ..physics import glossary as gl
+from ..physics import primitives as pr
+from ..physics import stepmodel as sm
 
 S = Symbols(parent=gl.GLOSSARY)
 phi = S.add("phi", "1", r"\varphi", "share of the routed experts that counts as nearly all")

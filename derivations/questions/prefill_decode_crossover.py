@@ -7,10 +7,10 @@ S**2 attention term takes over at long prompts.
 Assumes one prompt prefilled alone, datasheet peak and bandwidth.
 """
 
-from derivations.engine.declare import Plot, Row, Step, Table, derivation, solve
-from derivations.engine.symbols import Symbols
-from derivations.physics import glossary as gl
-from derivations.physics import primitives as pr
+from ..engine.declare import Plot, Row, Step, Table, derivation, solve
+from ..engine.symbols import Symbols
+from ..physics import glossary as gl
+from ..physics import primitives as pr
 
 S = Symbols(parent=gl.GLOSSARY)
 

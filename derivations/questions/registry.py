@@ -15,7 +15,7 @@ from functools import cache
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from derivations.engine.declare import Derivation
+    from ..engine.declare import Derivation
 
 
 @dataclass(frozen=True)
@@ -82,10 +82,10 @@ def by_part(slugs: Sequence[str]) -> list[tuple[Part | None, list[str]]]:
 @cache
 def get(slug: str) -> Derivation:
     """The built derivation of a registered sheet (KeyError for an unknown slug)."""
-    from derivations.engine.declare import DerivationError
+    from ..engine.declare import DerivationError
 
     entry = _BY_SLUG_ENTRY[slug]
-    d = importlib.import_module(f"derivations.questions.{entry.module}").DERIVATION
+    d = importlib.import_module(f".{entry.module}", __package__).DERIVATION
     if (d.slug, d.title) != (entry.slug, entry.title):
         raise DerivationError(f"registry: {entry.module} builds {d.slug!r} ({d.title!r}), registered as {entry.slug!r} ({entry.title!r})")
     check_links(d)
@@ -94,8 +94,8 @@ def get(slug: str) -> Derivation:
 
 def check_links(d: Derivation) -> None:
     """Every `@slug` in the sheet's prose names a registered sheet."""
-    from derivations.engine import prose
-    from derivations.engine.declare import DerivationError, prose_strings
+    from ..engine import prose
+    from ..engine.declare import DerivationError, prose_strings
 
     for where, text in prose_strings(d):
         for link in prose.links(text):

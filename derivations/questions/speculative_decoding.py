@@ -24,13 +24,13 @@ textbook (`ideal`) profile. Every step time comes from the shared step model
 
 import sympy as sp
 
-from derivations.engine.context import PROFILES, Input
-from derivations.engine.declare import Claim, Plot, Row, Step, Table, at, derivation, solve
-from derivations.engine.symbols import Symbols
-from derivations.physics import glossary as gl
-from derivations.physics import primitives as pr
-from derivations.physics import stepmodel as sm
-from derivations.questions import batch_knee as bk
+from ..engine.context import PROFILES, Input
+from ..engine.declare import Claim, Plot, Row, Step, Table, at, derivation, solve
+from ..engine.symbols import Symbols
+from ..physics import glossary as gl
+from ..physics import primitives as pr
+from ..physics import stepmodel as sm
+from . import batch_knee as bk
 
 S = Symbols(parent=bk.S)
 

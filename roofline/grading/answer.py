@@ -18,18 +18,18 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from derivations.engine import bounded
-from derivations.engine.context import Context
-from derivations.engine.declare import Derivation
-from derivations.engine.sheet import context_label
-from derivations.questions import registry
-from roofline import api
-from roofline.grading import compare as grading
-from roofline.grading.values import GradeError, is_number, target
-from roofline.grading.verdict import APPROXIMATION_TOLERANCE, Verdict
-from roofline.userfile import is_derivation_file
-from roofline.userfile import load as load_derivation_file
-from specs.errors import shown, suggest
+from .. import api
+from ..derivations.engine import bounded
+from ..derivations.engine.context import Context
+from ..derivations.engine.declare import Derivation
+from ..derivations.engine.sheet import context_label
+from ..derivations.questions import registry
+from ..specs.errors import shown, suggest
+from ..userfile import is_derivation_file
+from ..userfile import load as load_derivation_file
+from . import compare as grading
+from .values import GradeError, is_number, target
+from .verdict import APPROXIMATION_TOLERANCE, Verdict
 
 #: The most CPU time grading one formula may take (each sympy operation inside also has a soft limit, roofline.grading.values.SYMPY_SECONDS).
 GRADE_CPU_SECONDS = 30

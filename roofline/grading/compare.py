@@ -52,14 +52,16 @@ import numpy as np
 import pint
 import sympy as sp
 
-from derivations.engine import formula as fm
-from derivations.engine.context import Context
-from derivations.engine.declare import At, Derivation, Solve, needed_steps
-from derivations.engine.sheet import Missing, evaluate
-from derivations.physics import glossary as gl
-from roofline.grading import formula
-from roofline.grading.formula import MAX_CHANGED_TERMS, Formula, split_terms, term_step
-from roofline.grading.values import (
+from ..derivations.engine import formula as fm
+from ..derivations.engine.context import Context
+from ..derivations.engine.declare import At, Derivation, Solve, needed_steps
+from ..derivations.engine.sheet import Missing, evaluate
+from ..derivations.physics import glossary as gl
+from ..specs.errors import shown
+from ..units import Quantity, unit, unit_text
+from . import formula
+from .formula import MAX_CHANGED_TERMS, Formula, split_terms, term_step
+from .values import (
     DIGITS,
     GradeError,
     apply_identities,
@@ -76,9 +78,7 @@ from roofline.grading.values import (
     title,
     values_at,
 )
-from roofline.grading.verdict import APPROXIMATION_TOLERANCE, RATIO_SLIPS, SLIPS, Boundary, Cause, Regime, Slip, Term, Verdict
-from specs.errors import shown
-from units import Quantity, unit, unit_text
+from .verdict import APPROXIMATION_TOLERANCE, RATIO_SLIPS, SLIPS, Boundary, Cause, Regime, Slip, Term, Verdict
 
 #: A number within this relative error of the step's value is right (an interview answer carries two or three figures).
 NUMBER_TOLERANCE = 0.05

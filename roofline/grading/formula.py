@@ -18,10 +18,10 @@ from dataclasses import dataclass, field
 import numpy as np
 import sympy as sp
 
-from derivations.engine.context import MAX_COUNT, Context, Input
-from derivations.engine.declare import At, Derivation, Solve
-from roofline.grading.values import CHECK_POINTS, DIGITS, Identity, apply_identities, caught, free_after_identities, inputs, num, points
-from roofline.grading.verdict import Boundary
+from ..derivations.engine.context import MAX_COUNT, Context, Input
+from ..derivations.engine.declare import At, Derivation, Solve
+from .values import CHECK_POINTS, DIGITS, Identity, apply_identities, caught, free_after_identities, inputs, num, points
+from .verdict import Boundary
 
 #: The most additive terms a step is split into, and the most of them (and of the candidate's) one explanation names.
 MAX_TERMS = 12

@@ -28,12 +28,12 @@ import mpmath
 import pint
 import sympy as sp
 
-from derivations.engine import formula as fm
-from derivations.engine.context import BARE_NUMBER_UNITS, BINDINGS, SCENARIO_INPUTS, Context, Input, input_value
-from derivations.engine.declare import Derivation
-from derivations.physics import glossary as gl
-from specs.errors import SpecError, suggest
-from units import Quantity, RooflineError, unit_text
+from ..derivations.engine import formula as fm
+from ..derivations.engine.context import BARE_NUMBER_UNITS, BINDINGS, SCENARIO_INPUTS, Context, Input, input_value
+from ..derivations.engine.declare import Derivation
+from ..derivations.physics import glossary as gl
+from ..specs.errors import SpecError, suggest
+from ..units import Quantity, RooflineError, unit_text
 
 #: The longest any one sympy operation on a candidate may run, in seconds.
 SYMPY_SECONDS = 2.0

@@ -13,10 +13,10 @@ from dataclasses import dataclass
 import pint
 import sympy as sp
 
-from derivations.engine.context import Input
-from derivations.engine.symbols import Symbols
-from derivations.physics import glossary as gl
-from roofline.grading.values import Identity
+from ..derivations.engine.context import Input
+from ..derivations.engine.symbols import Symbols
+from ..derivations.physics import glossary as gl
+from .values import Identity
 
 #: A formula within this relative error of the step at the sheet's context is an approximation there; past it, it stops holding.
 APPROXIMATION_TOLERANCE = 0.10

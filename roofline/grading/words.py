@@ -15,9 +15,9 @@ from typing import Any
 
 import sympy as sp
 
-from renderers.numbers import display, number_text, plain
-from roofline.grading.verdict import Boundary, Cause, Term, Verdict
-from units import Quantity, unit, unit_text
+from ..renderers.numbers import display, number_text, plain
+from ..units import Quantity, unit, unit_text
+from .verdict import Boundary, Cause, Term, Verdict
 
 FORMATS = ("text", "json")
 #: How each level of comparison is said (roofline.grading.formula.LEVELS).

@@ -13,14 +13,14 @@ from fractions import Fraction
 from pathlib import Path
 
 import pytest
+from roofline.renderers.numbers import display, plain
+from roofline.specs.catalog import HARDWARE_DIR, MAX_NESTING, MODELS_DIR
+from roofline.specs.errors import SpecError
+from roofline.specs.measurements import MEASUREMENTS_DIR, load_measurement_file
+from roofline.units import unit
 
-from renderers.numbers import display, plain
 from roofline import api
 from roofline.cli import main
-from specs.catalog import HARDWARE_DIR, MAX_NESTING, MODELS_DIR
-from specs.errors import SpecError
-from specs.measurements import MEASUREMENTS_DIR, load_measurement_file
-from units import unit
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "kv-offload.toml"
 

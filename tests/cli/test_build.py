@@ -27,7 +27,7 @@ def test_build_writes_every_sheet_and_is_byte_identical(tmp_path, built, monkeyp
     second = {name: data.encode() if isinstance(data, str) else data for name, data in built.items()}
     assert first == second
     assert manifest["files"] == sorted(second)  # what the next build may delete: exactly what this one wrote
-    from derivations.questions.registry import DERIVATIONS
+    from roofline.derivations.questions.registry import DERIVATIONS
     assert {f"{d.slug}.{ext}" for d in DERIVATIONS for ext in ("md", "tex", "json")} <= set(first)
     plots = {n for n in first if n.startswith("plots/")}
     assert plots == {f"plots/{d.slug}-{p.name}.{fmt}" for d in DERIVATIONS for p in d.plots for fmt in ("svg", "pdf")}
@@ -51,7 +51,7 @@ def test_a_build_with_unchanged_code_makes_its_sheets_on_the_light_path_byte_for
 def test_workers_fail_with_the_first_failed_sheet_and_time_the_rest(tmp_path, sheets, monkeypatch):
     """A sheet failing in a worker fails the build with the error of the first failed sheet in the registry's order (as
     one process would stop there); a build that succeeds records each sheet's seconds, and the next starts the longest first."""
-    from derivations.questions import registry
+    from roofline.derivations.questions import registry
 
     monkeypatch.setenv("ROOFLINE_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setattr(build_mod, "workers", lambda: 2)

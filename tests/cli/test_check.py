@@ -9,9 +9,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from roofline.derivations.engine import formula as fm
 
 import roofline
-from derivations.engine import formula as fm
 from roofline import api, userfile
 from roofline.cli import main
 

@@ -5,9 +5,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from roofline.specs.catalog import HARDWARE_DIR, MODELS_DIR
 
 from roofline.cli import main
-from specs.catalog import HARDWARE_DIR, MODELS_DIR
 
 
 def run(capsys, *argv):
@@ -162,7 +162,6 @@ def test_engine_option_on_derive_sweep_and_build(capsys, tmp_path, monkeypatch):
         assert code == 2 and not out and err.count("\n") == 1 and "unknown engine profile" in err
     assert not (tmp_path / "o").exists()
     import roofline.build as build_mod
-
     seen = []
     monkeypatch.setattr(build_mod, "render_all", lambda *args, engine=None, **kwargs: seen.append(engine) or {})
     monkeypatch.setattr(build_mod, "write_atomically", lambda out, files: None)

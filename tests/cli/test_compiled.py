@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from roofline.derivations.engine import store
 
-from derivations.engine import store
 from roofline import api, compiled
 from roofline.cli import _parser, main
 from tests import cache_entries

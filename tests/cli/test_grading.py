@@ -13,11 +13,11 @@ import pytest
 import sympy as sp
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from roofline.derivations.engine import formula as fm
+from roofline.derivations.engine.sheet import evaluate
+from roofline.derivations.questions import registry
+from roofline.renderers.numbers import plain
 
-from derivations.engine import formula as fm
-from derivations.engine.sheet import evaluate
-from derivations.questions import registry
-from renderers.numbers import plain
 from roofline.grading import values as grading
 from roofline.grading.answer import context, grade
 
@@ -31,14 +31,14 @@ def _value(slug: str, result: str, **kw) -> sp.Expr:
 
 def _in(value: sp.Expr, unit_text: str, unit: str) -> str:
     """`value` (in the step's unit `unit_text`) written as a number in `unit`, six figures: what a candidate would type."""
-    from units import Quantity
+    from roofline.units import Quantity
 
     return f"{float(Quantity(float(value), unit_text).to(unit).magnitude):.6g} {unit}"
 
 
 def _eta_bw() -> float:
     """The default engine profile's achieved bandwidth fraction (fitted to measurements: it moves with the dataset)."""
-    from derivations.engine.context import DEFAULT_ENGINE
+    from roofline.derivations.engine.context import DEFAULT_ENGINE
 
     return float(DEFAULT_ENGINE.values["eta_bw"])
 
@@ -199,7 +199,7 @@ def test_every_sympy_operation_is_bounded():
 
 def test_identities_hold_for_every_shipped_model():
     """Each identity of a model's families holds at its values: none is skipped for any shipped model."""
-    from specs.catalog import model_names
+    from roofline.specs.catalog import model_names
 
     d = registry.get("decode-floor")
     for name in model_names():

@@ -9,12 +9,12 @@ from __future__ import annotations
 import math
 
 import pytest
+from roofline.derivations.engine.context import BARE_NUMBER_UNITS, parse_overrides
+from roofline.derivations.engine.sheet import Missing, evaluate
+from roofline.derivations.questions.registry import DERIVATIONS
+from roofline.units import RooflineError
 
-from derivations.engine.context import BARE_NUMBER_UNITS, parse_overrides
-from derivations.engine.sheet import Missing, evaluate
-from derivations.questions.registry import DERIVATIONS
 from tests.derivations.helpers import context
-from units import RooflineError
 
 VALUES = ("1e-9", "0.5", "1", "2", "1000", "1000000000")
 

@@ -8,11 +8,11 @@ import os
 import sys
 
 import pytest
+from roofline.specs import files as files_mod
 
 from roofline import api
 from roofline import cli as cli_mod
 from roofline.cli import main
-from specs import files as files_mod
 
 
 def _interrupt(*args, **kwargs):

@@ -7,12 +7,12 @@ import json
 import shutil
 
 import pytest
+from roofline.specs.catalog import HARDWARE_DIR, MODELS_DIR
+from roofline.specs.errors import SpecError
+from roofline.specs.text import MAX_MARKS, name_problem
 
 from roofline import api
 from roofline.cli import main
-from specs.catalog import HARDWARE_DIR, MODELS_DIR
-from specs.errors import SpecError
-from specs.text import MAX_MARKS, name_problem
 
 MARKS = "\u0301" * 1500
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 
 import pytest
+from roofline.specs.catalog import HARDWARE_DIR
 
 from roofline.cli import main
-from specs.catalog import HARDWARE_DIR
 
 
 def run(capsys, *argv):
@@ -82,12 +82,12 @@ def test_no_non_finite_number_reaches_json(capsys):
 
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
+from roofline.derivations.engine.context import parse_overrides  # noqa: E402
+from roofline.derivations.engine.sheet import Missing, evaluate  # noqa: E402
+from roofline.derivations.questions.registry import DERIVATIONS  # noqa: E402
+from roofline.units import RooflineError  # noqa: E402
 
-from derivations.engine.context import parse_overrides  # noqa: E402
-from derivations.engine.sheet import Missing, evaluate  # noqa: E402
-from derivations.questions.registry import DERIVATIONS  # noqa: E402
 from tests.derivations.helpers import context  # noqa: E402
-from units import RooflineError  # noqa: E402
 
 INPUTS = [(d, i) for d in DERIVATIONS for i in d.inputs]
 NUMBERS = st.one_of(

@@ -149,7 +149,8 @@ def test_ask_grades_each_answer_and_shows_the_argument_for_a_miss():
     """--ask's loop with scripted answers: the sheet's own numbers pass; a skipped answer is a miss and shows the sheet's argument."""
     import io
 
-    from renderers.numbers import plain
+    from roofline.renderers.numbers import plain
+
     from roofline.grading import words as grade_text
 
     q = quiz_mod.draw(seed=5, count=1, sheets=["decode-floor"])

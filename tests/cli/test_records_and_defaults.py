@@ -14,15 +14,15 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+from roofline.derivations.engine import context
+from roofline.derivations.physics import fitting, leave_one_out
+from roofline.derivations.physics import validation as v
+from roofline.specs.catalog import shown_path
+from roofline.specs.errors import SpecError
+from roofline.specs.measurements import MEASUREMENTS_DIR, PROFILES_DIR, load_measurement_file, load_measurements
 
-from derivations.engine import context
-from derivations.physics import fitting, leave_one_out
-from derivations.physics import validation as v
 from roofline import validate as validate_mod
 from roofline.cli import main
-from specs.catalog import shown_path
-from specs.errors import SpecError
-from specs.measurements import MEASUREMENTS_DIR, PROFILES_DIR, load_measurement_file, load_measurements
 from tests.specs.test_measurements import GOOD
 
 ROOT = Path(__file__).resolve().parents[2]

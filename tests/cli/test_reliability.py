@@ -17,20 +17,20 @@ import tomllib
 from pathlib import Path
 
 import pytest
+from roofline.derivations.questions.registry import DERIVATIONS
+from roofline.specs import files as files_mod
+from roofline.specs.catalog import MODELS_DIR, shown_path
+from roofline.specs.errors import SpecError
+from roofline.specs.hardware import FIELDS, load_hardware
+from roofline.specs.model_families import SUPPORTED_TYPES
+from roofline.specs.models import load_model
 
-from derivations.questions.registry import DERIVATIONS
 from roofline import api
 from roofline import build as build_mod
 from roofline import out_folder as out_folder_mod
 from roofline import pdfs as pdfs_mod
 from roofline.build_outputs import BuildError
 from roofline.cli import main
-from specs import files as files_mod
-from specs.catalog import MODELS_DIR, shown_path
-from specs.errors import SpecError
-from specs.hardware import FIELDS, load_hardware
-from specs.model_families import SUPPORTED_TYPES
-from specs.models import load_model
 
 ROOT = os.geteuid() == 0
 README = Path(__file__).resolve().parents[2] / "README.md"

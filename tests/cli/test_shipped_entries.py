@@ -11,8 +11,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from roofline.derivations.engine import store
 
-from derivations.engine import store
 from roofline import build as build_mod
 from roofline import compiled
 from roofline.cli import _parser, main

@@ -7,9 +7,9 @@ from __future__ import annotations
 import os
 
 import pytest
+from roofline.specs.models import load_model
 
 from roofline.cli import main
-from specs.models import load_model
 
 
 def _lines(text: str) -> list[str]:

@@ -11,15 +11,15 @@ import sys
 from pathlib import Path
 
 import pytest
+from roofline.derivations.engine import cache
 
-from derivations.engine import cache
 from roofline.cli import main
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 #: The list of sheets: a light module inside the questions package, which every command reads; a question module is any other.
-QUESTION_LIST = "derivations.questions.registry"
+QUESTION_LIST = "roofline.derivations.questions.registry"
 
 
 def _python(code: str, **env: str) -> subprocess.CompletedProcess[str]:
@@ -38,7 +38,7 @@ def test_light_commands_import_no_sympy(argv: list[str]) -> None:
         f"        main({argv!r})\n"
         "    except SystemExit:\n"
         "        pass\n"
-        "print(sorted(m for m in sys.modules if m == 'sympy' or m.startswith('derivations.questions.') and m != QUESTION_LIST))\n"
+        "print(sorted(m for m in sys.modules if m == 'sympy' or m.startswith('roofline.derivations.questions.') and m != QUESTION_LIST))\n"
     )
     r = _python(code)
     assert r.returncode == 0, r.stderr
@@ -51,14 +51,14 @@ def test_derive_builds_only_its_own_sheet() -> None:
         "from roofline.cli import main\n"
         "with contextlib.redirect_stdout(io.StringIO()):\n"
         "    main(['derive', 'decode-floor', '--format', 'json'])\n"
-        f"print(sorted(m.rsplit('.', 1)[1] for m in sys.modules if m.startswith('derivations.questions.') and m != {QUESTION_LIST!r}))\n",
+        f"print(sorted(m.rsplit('.', 1)[1] for m in sys.modules if m.startswith('roofline.derivations.questions.') and m != {QUESTION_LIST!r}))\n",
     )  # the modules imported do not depend on the cache: the session's (warm) cache spares a cold solve
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == "['decode_floor']"
 
 
 def test_list_questions_titles_match_the_built_sheets(capsys: pytest.CaptureFixture[str]) -> None:
-    from derivations.questions.registry import DERIVATIONS
+    from roofline.derivations.questions.registry import DERIVATIONS
 
     assert main(["list", "questions"]) == 0
     lines = capsys.readouterr().out.splitlines()
@@ -67,7 +67,7 @@ def test_list_questions_titles_match_the_built_sheets(capsys: pytest.CaptureFixt
 
 
 SOLVE = (
-    "from derivations.questions.registry import get\n"
+    "from roofline.derivations.questions.registry import get\n"
     "d = get('prefill-decode-crossover')\n"
     "print([(s.name, str(s.expr), s.verified) for s in d.steps if s.kind == 'solve'])\n"
 )

@@ -9,11 +9,11 @@ import json
 import tracemalloc
 
 import pytest
+from roofline.derivations.engine import sweep as sweep_mod
+from roofline.specs.catalog import hardware_names
 
-from derivations.engine import sweep as sweep_mod
 from roofline import api
 from roofline.cli import main
-from specs.catalog import hardware_names
 
 
 def _run(capsys, *argv: str) -> tuple[int, str, str]:

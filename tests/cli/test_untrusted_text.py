@@ -19,15 +19,15 @@ import re
 from pathlib import Path
 
 import pytest
+from roofline.renderers import site
+from roofline.specs.catalog import HARDWARE_DIR, MODELS_DIR
+from roofline.specs.errors import SpecError
+from roofline.specs.measurements import MEASUREMENTS_DIR, parse_measurements
+from roofline.specs.models import parse_config
+from roofline.specs.text import escaped, problem
 
-from renderers import site
 from roofline import api
 from roofline.cli import main
-from specs.catalog import HARDWARE_DIR, MODELS_DIR
-from specs.errors import SpecError
-from specs.measurements import MEASUREMENTS_DIR, parse_measurements
-from specs.models import parse_config
-from specs.text import escaped, problem
 from tests import untrusted
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "kv-offload.toml"

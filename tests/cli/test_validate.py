@@ -8,12 +8,12 @@ import statistics
 from pathlib import Path
 
 import pytest
+from roofline.derivations.physics import fitting
+from roofline.derivations.physics import validation as v
+from roofline.specs.measurements import load_measurements, parse_measurements
 
-from derivations.physics import fitting
-from derivations.physics import validation as v
 from roofline import api
 from roofline.cli import main
-from specs.measurements import load_measurements, parse_measurements
 
 RECORDS = load_measurements()
 
@@ -166,7 +166,7 @@ def test_dataset_defaults_beat_a_wrong_guess():
 def test_stored_profiles_are_a_fresh_fit(tmp_path):
     """specs/measurements/profiles/ holds what `roofline calibrate --write-defaults` writes today: a new record, a model change
     or a step-model change that moves a fit (or the summary the sheets cite) fails here until the files are rewritten."""
-    from specs.measurements import PROFILES_DIR
+    from roofline.specs.measurements import PROFILES_DIR
 
     for p in fitting.fresh_profiles(RECORDS):
         stored = (PROFILES_DIR / f"{p.name}.toml").read_text(encoding="utf-8")
@@ -184,7 +184,7 @@ def test_write_profiles_writes_each_file_whole(tmp_path):
 
 
 def test_sheet_defaults_are_the_stored_fitted_profile():
-    from specs.measurements import load_profiles
+    from roofline.specs.measurements import load_profiles
 
     stored = load_profiles()["fitted"]
     d = v.sheet_defaults()
@@ -193,7 +193,7 @@ def test_sheet_defaults_are_the_stored_fitted_profile():
 
 
 def test_family_profiles_have_enough_records():
-    from specs.measurements import load_profiles
+    from roofline.specs.measurements import load_profiles
 
     for name, p in load_profiles().items():
         if name not in ("fitted", "ideal"):

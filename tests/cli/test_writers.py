@@ -8,11 +8,11 @@ import os
 from pathlib import Path
 
 import pytest
+from roofline.specs import files as files_mod
+from roofline.specs.files import WriteError, replace_files, write_new
 
 from roofline import api
 from roofline.cli import main
-from specs import files as files_mod
-from specs.files import WriteError, replace_files, write_new
 
 
 def _quiz(folder: Path) -> list[str]:

@@ -2,8 +2,9 @@
 
 from dataclasses import replace
 
-from derivations.engine.context import Context, make_context
-from derivations.engine.declare import Derivation
+from roofline.derivations.engine.context import Context, make_context
+from roofline.derivations.engine.declare import Derivation
+
 from roofline import api
 
 #: The hand-set engine inputs every sheet defaulted to before they came from engine profiles fitted to measurements

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from roofline.renderers import plots
 
-from renderers import plots
 from roofline import api
 
 

@@ -12,12 +12,11 @@ import subprocess
 
 import pytest
 import sympy as sp
-
-from derivations.engine.declare import MAX_ARGUMENT_STEPS
-from derivations.questions.registry import DERIVATIONS
-from renderers import equations, forms, sheet_prose, value_text, view
-from renderers.numbers import number_text
-from renderers.targets import LATEX, MARKDOWN
+from roofline.derivations.engine.declare import MAX_ARGUMENT_STEPS
+from roofline.derivations.questions.registry import DERIVATIONS
+from roofline.renderers import equations, forms, sheet_prose, value_text, view
+from roofline.renderers.numbers import number_text
+from roofline.renderers.targets import LATEX, MARKDOWN
 
 #: Sections 1 to 5 (question, answer, argument, results, scoring and limits) of every sheet fit this many pages.
 BODY_PAGES = 6
@@ -122,7 +121,7 @@ def test_a_dense_model_prints_no_expert_identities(sheets):
 
 def test_a_family_of_steps_is_one_table(sheets):
     """speculative-decoding's speedup at each draft length is one table in the appendix, not seventeen steps."""
-    from derivations.questions.speculative_decoding import DRAFT_LENGTHS
+    from roofline.derivations.questions.speculative_decoding import DRAFT_LENGTHS
 
     sheet = next(s for s in sheets if s.derivation.slug == "speculative-decoding")
     v = view.build(sheet, MARKDOWN)

@@ -6,18 +6,18 @@ import shutil
 import subprocess
 
 import pytest
+from roofline.derivations.physics.conventions import CONVENTIONS
+from roofline.derivations.physics.glossary import GLOSSARY
+from roofline.derivations.questions import registry
+from roofline.derivations.questions.registry import DERIVATIONS, PARTS
+from roofline.renderers import book, escape, latex, view
+from roofline.renderers.targets import LATEX
+from roofline.specs.catalog import hardware_names, model_names
 
-from derivations.physics.conventions import CONVENTIONS
-from derivations.physics.glossary import GLOSSARY
-from derivations.questions import registry
-from derivations.questions.registry import DERIVATIONS, PARTS
-from renderers import book, escape, latex, view
-from renderers.targets import LATEX
 from roofline import api
 from roofline import build as build_mod
 from roofline.build_outputs import BuildError
 from roofline.pdfs import compile_pdf_with_log
-from specs.catalog import hardware_names, model_names
 
 _CHAPTER = re.compile(r"\\chapter\{(.*)\}\\label\{([^}]*)\}")
 VERSION, DATE = "9.8.7", "3 March 2031"
@@ -103,7 +103,6 @@ def test_title_page_and_pdf_metadata(tex):
 def test_the_books_date_comes_from_the_version_or_source_date_epoch(monkeypatch):
     """Never the clock: the version's release date, or the day SOURCE_DATE_EPOCH names (reproducible builds)."""
     import roofline
-
     monkeypatch.delenv("SOURCE_DATE_EPOCH", raising=False)
     year, _, day = (int(x) for x in roofline.RELEASE_DATE.split("-"))
     assert build_mod.book_date().startswith(f"{day} ") and build_mod.book_date().endswith(f" {year}")

@@ -9,16 +9,16 @@ import re
 
 import pytest
 import sympy as sp
+from roofline.derivations.engine.declare import DerivationError, Plot, Step, derivation
+from roofline.derivations.engine.sheet import Missing, evaluate
+from roofline.derivations.engine.symbols import Symbols
+from roofline.derivations.physics import glossary as gl
+from roofline.derivations.questions.registry import DERIVATIONS
+from roofline.renderers import plot_draw, plots, value_text
+from roofline.renderers.numbers import FIGURE_SIGNIFICANT_FIGURES, plain
+from roofline.units import Quantity, UnitMismatchError, unit
 
-from derivations.engine.declare import DerivationError, Plot, Step, derivation
-from derivations.engine.sheet import Missing, evaluate
-from derivations.engine.symbols import Symbols
-from derivations.physics import glossary as gl
-from derivations.questions.registry import DERIVATIONS
-from renderers import plot_draw, plots, value_text
-from renderers.numbers import FIGURE_SIGNIFICANT_FIGURES, plain
 from roofline import api
-from units import Quantity, UnitMismatchError, unit
 
 #: The sheets issue 23 names as shapes, plus the six that had a plot before it.
 SHAPES = ("ridge-coincidence", "attention-intensity", "int4-flip", "decode-floor", "model-limits", "mbu-diagnosis", "batch1-gap",

@@ -7,11 +7,11 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from roofline.derivations.questions.registry import DERIVATIONS
+from roofline.specs.catalog import HARDWARE_DIR, MODELS_DIR
 
-from derivations.questions.registry import DERIVATIONS
 from roofline import api
 from roofline.pdfs import compile_pdf, compile_pdf_with_log
-from specs.catalog import HARDWARE_DIR, MODELS_DIR
 
 pytestmark = pytest.mark.slow
 HOSTILE = r"x_{1}&%$#\input{/etc/hostname}"
@@ -36,8 +36,8 @@ def test_every_sheet_compiles_without_overfull_boxes(slug):
 @pytest.mark.parametrize("slug", [d.slug for d in DERIVATIONS])
 def test_every_step_is_one_unbreakable_block(slug):
     """A step's heading, text and equation sit in one minipage (the \\rooflinestep macro), so a page break never splits them."""
-    from renderers import view
-    from renderers.targets import LATEX
+    from roofline.renderers import view
+    from roofline.renderers.targets import LATEX
 
     sheet = api.derive(slug)
     tex = api.render(sheet, "tex")

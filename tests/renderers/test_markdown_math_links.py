@@ -12,9 +12,9 @@ from pathlib import Path
 
 import markdown2
 import pytest
+from roofline.renderers import escape
+from roofline.renderers.targets import MARKDOWN
 
-from renderers import escape
-from renderers.targets import MARKDOWN
 from roofline.cli import main
 from tests.renderers.test_tex_carets import BASE, PLAIN
 

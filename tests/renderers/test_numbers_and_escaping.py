@@ -1,9 +1,8 @@
 import pytest
 import sympy as sp
-
-from renderers import escape
-from renderers.numbers import display, number_text
-from units import unit, unit_text
+from roofline.renderers import escape
+from roofline.renderers.numbers import display, number_text
+from roofline.units import unit, unit_text
 
 
 def shown(value, u, preferred=None):
@@ -93,7 +92,7 @@ def test_number_format_table(value, u, preferred, expected):
 ])
 def test_count_units_take_a_plural(value, u, expected_md, expected_tex):
     """Plural unit names after a number other than 1 (issue 21: "8,192 token"), in each format."""
-    from renderers.targets import LATEX, MARKDOWN
+    from roofline.renderers.targets import LATEX, MARKDOWN
 
     s = display(sp.nsimplify(value) if isinstance(value, float) else sp.Integer(value), unit(u))
     assert MARKDOWN.quantity_text(s) == expected_md
@@ -102,8 +101,8 @@ def test_count_units_take_a_plural(value, u, expected_md, expected_tex):
 
 def test_one_thousands_separator_per_format():
     """Text and Markdown write 8,192; the LaTeX sheets set siunitx to the same comma; Markdown math groups with {,}."""
-    from renderers.targets import MARKDOWN
-    from renderers.templates import TEMPLATES
+    from roofline.renderers.targets import MARKDOWN
+    from roofline.renderers.templates import TEMPLATES
 
     assert "group-separator={,}" in (TEMPLATES / "sheet.tex.j2").read_text()
     assert MARKDOWN.quantity_math(display(sp.Integer(8192), unit("token"))) == r"8{,}192\,\mathrm{tokens}"

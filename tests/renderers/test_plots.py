@@ -8,21 +8,21 @@ from dataclasses import fields, replace
 from pathlib import Path
 
 import pytest
+from roofline.derivations.engine.declare import DerivationError, Plot, Step, derivation
+from roofline.derivations.engine.sheet import Missing, Sheet, evaluate
+from roofline.derivations.engine.symbols import Symbols
+from roofline.derivations.physics import glossary as gl
+from roofline.derivations.questions.registry import DERIVATIONS
+from roofline.renderers import latex, markdown, notebook, plots
+from roofline.renderers.notebook import NotebookSheet, NotebookValue
+from roofline.specs.catalog import HARDWARE_DIR, MODELS_DIR
+from roofline.units import Quantity, UnitMismatchError, unit
 
-from derivations.engine.declare import DerivationError, Plot, Step, derivation
-from derivations.engine.sheet import Missing, Sheet, evaluate
-from derivations.engine.symbols import Symbols
-from derivations.physics import glossary as gl
-from derivations.questions.registry import DERIVATIONS
-from renderers import latex, markdown, notebook, plots
-from renderers.notebook import NotebookSheet, NotebookValue
 from roofline import api
 from roofline import build as build_mod
 from roofline import out_folder as out_folder_mod
 from roofline import pdfs as pdfs_mod
 from roofline.cli import main
-from specs.catalog import HARDWARE_DIR, MODELS_DIR
-from units import Quantity, UnitMismatchError, unit
 
 PLOTTED = [d.slug for d in DERIVATIONS if d.plots]
 #: one sheet per kind of figure: drawn twice with the cache off (drawing every figure twice would double the suite's plot time)
@@ -71,9 +71,8 @@ def test_a_drawing_cached_with_fonts_at_other_paths_is_not_read(drawn, tmp_path,
     drawing (a home folder carried to a clone elsewhere) must not hand its bytes to this one."""
     import matplotlib
     from matplotlib import font_manager
-
-    from derivations.engine import cache
-    from renderers import plot_draw
+    from roofline.derivations.engine import cache
+    from roofline.renderers import plot_draw
 
     setup = plot_draw.drawing_setup()
     assert matplotlib.get_data_path() in setup.splitlines()  # the Computer Modern and DejaVu files matplotlib ships

@@ -11,12 +11,11 @@ import random
 
 import pytest
 import sympy as sp
-
-from derivations.engine.declare import UNIT_MARKERS, At, Solve
-from derivations.questions import registry
-from renderers.forms import Forms, forms_of
-from renderers.printed import Printed, number_latex
-from renderers.printer import _Printer, printed, term_ranks
+from roofline.derivations.engine.declare import UNIT_MARKERS, At, Solve
+from roofline.derivations.questions import registry
+from roofline.renderers.forms import Forms, forms_of
+from roofline.renderers.printed import Printed, number_latex
+from roofline.renderers.printer import _Printer, printed, term_ranks
 
 #: what a symbol prints as on a numbers line, in both targets: numbers with units, powers of ten, a missing value's name
 NUMBER_STRINGS = (r"\qty{8192}{\token}", r"8{,}192\,\mathrm{tokens}", "0.8", r"1.2 \times 10^{-5}", r"\qty{3.35}{\tera\byte\per\second}",
@@ -38,7 +37,7 @@ def _direct(expr: sp.Expr, names: dict, ranks: dict, dots: bool) -> tuple[str, l
 
 
 def _filled(form: Printed, names: dict[str, str]) -> tuple[str, list[str], list[tuple[str, str]]]:
-    from renderers.printed import fill
+    from roofline.renderers.printed import fill
 
     return form.fill(names), [fill(t, names) for t in form.terms], [(fill(v, names), fill(c, names)) for v, c in form.cases]
 

@@ -10,14 +10,14 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
+from roofline.derivations.questions import registry
+from roofline.derivations.questions.registry import DERIVATIONS
+from roofline.renderers import site, view
+from roofline.renderers.figure_refs import refs as plot_refs
+from roofline.specs.catalog import HARDWARE_DIR
 
-from derivations.questions import registry
-from derivations.questions.registry import DERIVATIONS
-from renderers import site, view
-from renderers.figure_refs import refs as plot_refs
 from roofline import api
 from roofline.build_outputs import BOOK, SITE_DIR, output_names
-from specs.catalog import HARDWARE_DIR
 from tests import untrusted
 
 PLOTS = "../plots"

@@ -13,11 +13,11 @@ import re
 from pathlib import Path
 
 import pytest
+from roofline.derivations.engine import prose
+from roofline.renderers import escape
+from roofline.renderers.targets import LATEX
+from roofline.renderers.templates import LATEX_ENV
 
-from derivations.engine import prose
-from renderers import escape
-from renderers.targets import LATEX
-from renderers.templates import LATEX_ENV
 from roofline.cli import main
 
 #: Math that spells a command, or a character TeX cannot compile, with caret notation.

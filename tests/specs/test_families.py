@@ -11,14 +11,14 @@ from fractions import Fraction
 from pathlib import Path
 
 import pytest
+from roofline.derivations.engine.context import make_context
+from roofline.specs.catalog import MODELS_DIR
+from roofline.specs.errors import SpecError
+from roofline.specs.hardware import SpecWarning, load_hardware
+from roofline.specs.models import load_model, parse_config
+from roofline.specs.precisions import precision
 
-from derivations.engine.context import make_context
 from roofline import api
-from specs.catalog import MODELS_DIR
-from specs.errors import SpecError
-from specs.hardware import SpecWarning, load_hardware
-from specs.models import load_model, parse_config
-from specs.precisions import precision
 
 GIB = 2**30
 

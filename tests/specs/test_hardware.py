@@ -4,10 +4,9 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-from specs.catalog import HARDWARE_DIR, hardware_names
-from specs.errors import SpecError
-from specs.hardware import FIELDS, load_hardware, parse_hardware
+from roofline.specs.catalog import HARDWARE_DIR, hardware_names
+from roofline.specs.errors import SpecError
+from roofline.specs.hardware import FIELDS, load_hardware, parse_hardware
 
 REQUIRED = ["a100-sxm-80gb", "a100-sxm-40gb", "h100-sxm", "h100-pcie", "h200", "h800", "h20", "b200", "gb200", "l40s", "l4", "mi300x", "mi325x",
             "tpu-v5e", "tpu-v5p", "tpu-v6e"]

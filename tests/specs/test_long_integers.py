@@ -14,11 +14,11 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from roofline.specs.catalog import HARDWARE_DIR, MAX_INT_DIGITS, MODELS_DIR, parse_json, parse_toml
+from roofline.specs.errors import SpecError
+from roofline.specs.measurements import MEASUREMENTS_DIR, PROFILES_DIR, load_measurement_file, load_profile_file
 
 from roofline.cli import main
-from specs.catalog import HARDWARE_DIR, MAX_INT_DIGITS, MODELS_DIR, parse_json, parse_toml
-from specs.errors import SpecError
-from specs.measurements import MEASUREMENTS_DIR, PROFILES_DIR, load_measurement_file, load_profile_file
 
 #: Integer literals too long to read: (TOML spelling, JSON spelling or None where JSON has no such literal, digits shown)
 LONG = [

@@ -10,9 +10,9 @@ from fractions import Fraction
 from pathlib import Path
 
 import pytest
+from roofline.specs.errors import SpecError
+from roofline.specs.measurements import MEASUREMENTS_DIR, load_measurement_file
 
-from specs.errors import SpecError
-from specs.measurements import MEASUREMENTS_DIR, load_measurement_file
 from tests.specs.test_measurements import _write
 
 ML_ENERGY = MEASUREMENTS_DIR / "ml-energy-v3-h100.toml"

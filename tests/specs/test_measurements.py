@@ -3,9 +3,8 @@
 from pathlib import Path
 
 import pytest
-
-from specs.errors import SpecError
-from specs.measurements import MEASUREMENTS_DIR, METRICS, load_measurement_file, load_measurements, measurement_files
+from roofline.specs.errors import SpecError
+from roofline.specs.measurements import MEASUREMENTS_DIR, METRICS, load_measurement_file, load_measurements, measurement_files
 
 GOOD = '''
 source = "A benchmark page"
@@ -125,7 +124,7 @@ def test_every_metric_has_a_unit():
 # --- engine profiles (specs/measurements/profiles/) ---
 
 def test_the_shipped_profiles_load_and_are_not_measurement_files():
-    from specs.measurements import DEFAULT_PROFILE, PROFILE_INPUTS, PROFILE_SUMMARY, PROFILES_DIR, load_profiles
+    from roofline.specs.measurements import DEFAULT_PROFILE, PROFILE_INPUTS, PROFILE_SUMMARY, PROFILES_DIR, load_profiles
 
     profiles = load_profiles()
     assert {DEFAULT_PROFILE, "ideal"} <= set(profiles)
@@ -165,7 +164,7 @@ mbu_high = "0.7"
     ('mbu_high = "0.7"', 'mbu_high = "0.7"\nmbu_max = "1"', "unknown field"),
 ])
 def test_bad_profiles_are_one_line(tmp_path, old, new, words):
-    from specs.measurements import load_profile_file
+    from roofline.specs.measurements import load_profile_file
 
     assert load_profile_file(_write(tmp_path, PROFILE, "good.toml")).values["t_fixed"] == "2 ms"
     path = _write(tmp_path, PROFILE.replace(old, new), "bad.toml")
@@ -175,7 +174,7 @@ def test_bad_profiles_are_one_line(tmp_path, old, new, words):
 
 
 def test_a_profile_folder_needs_the_default_profile(tmp_path):
-    from specs.measurements import load_profiles
+    from roofline.specs.measurements import load_profiles
 
     _write(tmp_path, PROFILE, "other.toml")
     with pytest.raises(SpecError, match="default engine profile is missing"):
@@ -186,7 +185,7 @@ def test_a_profile_folder_needs_the_default_profile(tmp_path):
 
 
 def test_an_unknown_profile_is_one_line_with_the_closest_names():
-    from specs.measurements import profile
+    from roofline.specs.measurements import profile
 
     with pytest.raises(SpecError, match=r"--engine: unknown engine profile 'fited' \(did you mean fitted") as err:
         profile("fited")

@@ -4,11 +4,10 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-from specs.catalog import MODELS_DIR, model_names
-from specs.errors import SpecError
-from specs.models import load_model, parse_config
-from specs.precisions import precision
+from roofline.specs.catalog import MODELS_DIR, model_names
+from roofline.specs.errors import SpecError
+from roofline.specs.models import load_model, parse_config
+from roofline.specs.precisions import precision
 
 REQUIRED = ["llama-2-7b", "llama-2-70b", "llama-3.1-8b", "llama-3.1-70b", "llama-3.1-405b", "llama-3.3-70b", "llama-3.2-1b",
             "mistral-7b", "mixtral-8x7b", "mixtral-8x22b", "qwen2.5-72b", "qwen3-235b-a22b", "deepseek-v2-lite", "deepseek-v3",

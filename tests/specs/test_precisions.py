@@ -1,9 +1,8 @@
 from fractions import Fraction
 
 import pytest
-
-from specs.errors import SpecError
-from specs.precisions import precision
+from roofline.specs.errors import SpecError
+from roofline.specs.precisions import precision
 
 
 @pytest.mark.parametrize("name, nbytes", [("bf16", 2), ("fp16", 2), ("fp8", 1), ("int8", 1), ("int4", Fraction(1, 2)), ("fp4", Fraction(1, 2))])

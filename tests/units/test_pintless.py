@@ -14,8 +14,7 @@ import pint
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from units import Quantity, pintless, unit, unit_text, ureg
+from roofline.units import Quantity, pintless, unit, unit_text, ureg
 
 FIXED = (
     "ns", "µs", "us", "ms", "s", "sec", "second", "min", "h", "hour",
@@ -83,9 +82,9 @@ def test_fixed_units_match_pint(text):
 @cache
 def project_unit_strings() -> tuple[str, ...]:
     """Every unit string the project uses: symbols' units, sheets' display units, inputs' units."""
-    from derivations.engine.context import SCENARIO_INPUTS
-    from derivations.physics import glossary
-    from derivations.questions import registry
+    from roofline.derivations.engine.context import SCENARIO_INPUTS
+    from roofline.derivations.physics import glossary
+    from roofline.derivations.questions import registry
 
     texts = {info.unit_text for info in glossary.GLOSSARY}
     texts |= {i.unit for i in SCENARIO_INPUTS}
@@ -326,7 +325,7 @@ def test_convert_exact_and_edges():
 
 
 def test_import_needs_no_pint_sympy_or_numpy():
-    code = ("import sys, units.pintless as L; L.unit('kB/token').text; L.parse_quantity('3.35 TB/s'); "
+    code = ("import sys, roofline.units.pintless as L; L.unit('kB/token').text; L.parse_quantity('3.35 TB/s'); "
             "print(sorted(m for m in ('pint', 'sympy', 'numpy') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"

@@ -1,7 +1,6 @@
 import pint
 import pytest
-
-from units import Quantity, unit, ureg
+from roofline.units import Quantity, unit, ureg
 
 
 def test_byte_is_its_own_dimension():

@@ -2,8 +2,7 @@ import pytest
 import sympy as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from units import UnitMismatchError, check_unit, infer_unit, same_unit, unit, unit_text
+from roofline.units import UnitMismatchError, check_unit, infer_unit, same_unit, unit, unit_text
 
 P, b, beta, B, pi, q, t = sp.symbols("P b_w beta B pi q t", positive=True)
 x = sp.Symbol("x", positive=True)

@@ -17,8 +17,7 @@ import sys
 from pathlib import Path
 
 import pytest
-
-from derivations.engine import cache, store
+from roofline.derivations.engine import cache, store
 
 ROOT = Path(__file__).resolve().parents[3]
 IS_ROOT = hasattr(os, "geteuid") and os.geteuid() == 0
@@ -36,10 +35,10 @@ class _Payload:
 
 def _derive() -> list[tuple[str, str, str]]:
     """A small derivation with one closed form, built (and so solved, through the cache) afresh."""
-    from derivations.engine.declare import Step, derivation, solve
-    from derivations.engine.symbols import Symbols
-    from derivations.physics import glossary as gl
-    from derivations.physics import primitives as pr
+    from roofline.derivations.engine.declare import Step, derivation, solve
+    from roofline.derivations.engine.symbols import Symbols
+    from roofline.derivations.physics import glossary as gl
+    from roofline.derivations.physics import primitives as pr
 
     t_mem = Step("t_mem", pr.memory_time(pr.weight_bytes()), "s", "w")
     t_cmp = Step("t_cmp", pr.compute_time(pr.gemm_flops()), "s", "w")

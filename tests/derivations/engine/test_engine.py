@@ -1,11 +1,10 @@
 import pytest
 import sympy as sp
-
-from derivations.engine.declare import DerivationError, Step, derivation, solve
-from derivations.engine.symbols import Symbols
-from derivations.physics import glossary as gl
-from derivations.physics import primitives as pr
-from units import UnitMismatchError
+from roofline.derivations.engine.declare import DerivationError, Step, derivation, solve
+from roofline.derivations.engine.symbols import Symbols
+from roofline.derivations.physics import glossary as gl
+from roofline.derivations.physics import primitives as pr
+from roofline.units import UnitMismatchError
 
 
 def _d(steps, results=()):
@@ -107,7 +106,7 @@ def test_body_tables_are_named_by_position_once():
 
 
 def test_a_step_at_each_value_of_a_parameter_is_a_family():
-    from derivations.engine.declare import at, families
+    from roofline.derivations.engine.declare import at, families
 
     t_mem, t_cmp = _two_steps()
     each = tuple(at(f"t_cmp_b{b}", t_cmp, {gl.B: b}, f"At batch {b}.", title=f"Compute time at batch {b}") for b in (1, 2, 4))
@@ -116,7 +115,7 @@ def test_a_step_at_each_value_of_a_parameter_is_a_family():
 
 
 def test_the_same_formula_over_parallel_steps_is_a_family_only_with_a_shared_title():
-    from derivations.engine.declare import families
+    from roofline.derivations.engine.declare import families
 
     fl = [Step(f"flops_{k}", gl.kappa * gl.P_active * gl.B * gl.q * (i + 1), "flop", "f") for i, k in enumerate("abc")]
     by = [Step(f"bytes_{k}", gl.P_active * gl.b_w * (i + 1), "B", "b") for i, k in enumerate("abc")]
@@ -131,8 +130,8 @@ def test_printed_closed_forms_equal_the_solvers_and_carry_no_unit_markers():
     """The form a sheet prints is simplified and factored, never the solver's raw output, and is the same function."""
     import random
 
-    from derivations.engine.declare import UNIT_MARKERS, Solve
-    from derivations.questions.registry import DERIVATIONS
+    from roofline.derivations.engine.declare import UNIT_MARKERS, Solve
+    from roofline.derivations.questions.registry import DERIVATIONS
 
     rng = random.Random(21)
     for d in DERIVATIONS:
@@ -156,7 +155,7 @@ def test_printed_closed_forms_equal_the_solvers_and_carry_no_unit_markers():
 
 
 def test_printed_form_factors_a_sum_and_keeps_the_sign_inside():
-    from derivations.engine.declare import printed_form
+    from roofline.derivations.engine.declare import printed_form
 
     a, b, c, x = sp.symbols("a b c x", positive=True)
     e = -(a * x + b * x - c) / (a * b * x + a * c * x)
@@ -167,7 +166,7 @@ def test_printed_form_factors_a_sum_and_keeps_the_sign_inside():
 
 
 def test_an_input_that_shadows_a_shared_one_is_named():
-    from derivations.engine.context import Input
+    from roofline.derivations.engine.context import Input
 
     t_mem, t_cmp = _two_steps()
     own = Input("batch", gl.B, "1", "1", "sequences", "count")

@@ -5,11 +5,10 @@ import random
 import mpmath
 import pytest
 import sympy as sp
-
-from derivations.engine.declare import Solve, identically_zero
-from derivations.engine.sheet import value_at
-from derivations.questions.registry import DERIVATIONS
-from units import check_unit
+from roofline.derivations.engine.declare import Solve, identically_zero
+from roofline.derivations.engine.sheet import value_at
+from roofline.derivations.questions.registry import DERIVATIONS
+from roofline.units import check_unit
 
 STEPS = [(d, s) for d in DERIVATIONS for s in d.steps]
 SOLVES = [(d, s) for d, s in STEPS if isinstance(s, Solve)]

@@ -12,12 +12,11 @@ import pytest
 import sympy as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from roofline.derivations.engine import exprjson
+from roofline.derivations.physics import validation
+from roofline.derivations.physics.primitives import ArgMax, Pick
+from roofline.derivations.questions.registry import DERIVATIONS
 from sympy.core.evalf import PrecisionExhausted
-
-from derivations.engine import exprjson
-from derivations.physics import validation
-from derivations.physics.primitives import ArgMax, Pick
-from derivations.questions.registry import DERIVATIONS
 
 
 def test_every_shipped_expression_round_trips():

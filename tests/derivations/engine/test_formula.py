@@ -9,10 +9,9 @@ import pytest
 import sympy as sp
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-from derivations.engine import formula as fm
-from derivations.physics import glossary as gl
-from units import UnitMismatchError
+from roofline.derivations.engine import formula as fm
+from roofline.derivations.physics import glossary as gl
+from roofline.units import UnitMismatchError
 
 # --- the whitelist: every refused construct gives its own one-line message ---------------------------------------
 
@@ -226,7 +225,7 @@ def _unit_or_none(text: str):
     """Ground truth from the grammar, without the parser: the unit, or None when some + - max min mixes units."""
     import ast
 
-    from units import same_unit, ureg
+    from roofline.units import same_unit, ureg
 
     def u(node):
         if isinstance(node, ast.Constant):
@@ -283,7 +282,7 @@ def _cancels(text: str) -> bool:
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_terms())
 def test_grammar_formulas_check_when_well_typed_and_raise_the_mismatch_error_when_not(text):
-    from units import same_unit
+    from roofline.units import same_unit
 
     want = _unit_or_none(text)
     start = time.perf_counter()
@@ -326,7 +325,7 @@ def test_parsing_never_executes_anything(tmp_path):
 
 
 def test_every_glossary_symbol_parses_and_prints_its_latex():
-    from renderers.printer import latex_math
+    from roofline.renderers.printer import latex_math
 
     names = gl.GLOSSARY.latex_names()
     for info in gl.GLOSSARY:

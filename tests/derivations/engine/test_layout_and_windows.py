@@ -16,13 +16,13 @@ import pytest
 import sympy as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from roofline.derivations.engine.context import input_value
+from roofline.derivations.engine.sheet import Missing, evaluate
+from roofline.derivations.physics import glossary as gl
+from roofline.derivations.physics import primitives as pr
+from roofline.derivations.physics import stepmodel as sm
+from roofline.derivations.questions.registry import BY_SLUG
 
-from derivations.engine.context import input_value
-from derivations.engine.sheet import Missing, evaluate
-from derivations.physics import glossary as gl
-from derivations.physics import primitives as pr
-from derivations.physics import stepmodel as sm
-from derivations.questions.registry import BY_SLUG
 from roofline import api
 from tests.derivations.helpers import context
 

@@ -7,13 +7,13 @@ import math
 
 import pytest
 import sympy as sp
+from roofline.derivations.engine import cache, codegen, numeric, planning
+from roofline.derivations.engine.codegen import ABSENT, PlanError, compile_function
+from roofline.derivations.engine.numeric import Missing, Plan
+from roofline.derivations.engine.planning import make_plan, plan_of
+from roofline.derivations.engine.sheet import NumericMismatchError, evaluate, evaluate_numbers
+from roofline.derivations.questions.registry import DERIVATIONS
 
-from derivations.engine import cache, codegen, numeric, planning
-from derivations.engine.codegen import ABSENT, PlanError, compile_function
-from derivations.engine.numeric import Missing, Plan
-from derivations.engine.planning import make_plan, plan_of
-from derivations.engine.sheet import NumericMismatchError, evaluate, evaluate_numbers
-from derivations.questions.registry import DERIVATIONS
 from roofline import api
 
 
@@ -50,8 +50,7 @@ def test_contexts_with_missing_values_agree(slug, hardware, model, inputs):
 
 def _doc(expr_text: str):
     import sympy as sp
-
-    from derivations.engine import exprjson
+    from roofline.derivations.engine import exprjson
 
     return exprjson.dump(sp.sympify(expr_text, locals={n: sp.Symbol(n, positive=True) for n in "xyz"}))
 
@@ -78,9 +77,8 @@ def test_floor_and_ceiling_snap_float_noise_to_the_whole_number():
 def test_pick_takes_the_value_at_the_argmax_in_both_codes():
     import numpy as np
     import sympy as sp
-
-    from derivations.engine import exprjson
-    from derivations.physics.primitives import ArgMax, Pick
+    from roofline.derivations.engine import exprjson
+    from roofline.derivations.physics.primitives import ArgMax, Pick
 
     x, y, z = (sp.Symbol(n, positive=True) for n in "xyz")
     doc = exprjson.dump(Pick(ArgMax(x, y, evaluate=False), z, 2 * z, evaluate=False))
@@ -104,7 +102,7 @@ def test_a_stored_plan_reads_back_and_evaluates_the_same(sheets):
     d = sheet.derivation
     plan = make_plan(d)
     back = Plan.from_json(json.loads(json.dumps(plan.to_json())))
-    from derivations.engine.sheet import input_floats
+    from roofline.derivations.engine.sheet import input_floats
 
     a = plan.evaluate(input_floats(d, sheet.context, plan.reads(None)))
     b = back.evaluate(input_floats(d, sheet.context, back.reads(None)))
@@ -177,7 +175,7 @@ def test_exact_code_is_rational_or_refuses():
 @pytest.mark.parametrize("slug", ["decode-floor", "moe-experts", "speculative-decoding", "flash-attention-io"])
 def test_every_step_computed_in_fractions_equals_sympys_substitution(slug, sheets):
     """At the sheet's own values, each step the Fraction code computes is the Rational that sympy's substitution gives."""
-    from derivations.engine import sheet as sheet_mod
+    from roofline.derivations.engine import sheet as sheet_mod
 
     s = next(x for x in sheets if x.derivation.slug == slug)
     d = s.derivation
@@ -202,7 +200,7 @@ def test_a_root_of_huge_degree_is_inexact_at_once():
     least the bit length of the number is never whole (2**k > n), so it is inexact at once."""
     from fractions import Fraction
 
-    from derivations.engine.codegen import InexactError, _int_root, _x_pow
+    from roofline.derivations.engine.codegen import InexactError, _int_root, _x_pow
 
     assert _int_root(2**64, 64) == 2 and _int_root(10**30, 3) == 10**10
     assert _int_root(12345, 10**9) ** 1 != 12345

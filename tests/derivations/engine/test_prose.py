@@ -5,13 +5,12 @@ from __future__ import annotations
 import re
 
 import pytest
-
-from derivations.engine import prose
-from derivations.engine.declare import DerivationError, Step, derivation, prose_strings
-from derivations.engine.symbols import Symbols
-from derivations.physics.conventions import CONVENTIONS
-from derivations.physics.glossary import GLOSSARY
-from derivations.questions.registry import DERIVATIONS, SLUGS
+from roofline.derivations.engine import prose
+from roofline.derivations.engine.declare import DerivationError, Step, derivation, prose_strings
+from roofline.derivations.engine.symbols import Symbols
+from roofline.derivations.physics.conventions import CONVENTIONS
+from roofline.derivations.physics.glossary import GLOSSARY
+from roofline.derivations.questions.registry import DERIVATIONS, SLUGS
 
 #: Single letters that are also plain English in our prose ("K and V" are keys and values).
 ENGLISH_LETTERS = {"K", "V"}
@@ -95,7 +94,7 @@ def test_a_sheet_named_in_prose_is_a_link(slug):
 
 
 def test_links_to_unregistered_sheets_fail_the_registry():
-    from derivations.questions import registry
+    from roofline.derivations.questions import registry
 
     d = registry.get(registry.SLUGS[0])
     registry.check_links(d)

@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from roofline.derivations.engine.sheet import Missing, evaluate
+from roofline.derivations.engine.sweep import parse_axis, sweep
+from roofline.derivations.questions.registry import QUESTIONS, get
+from roofline.specs.errors import SpecError
 
-from derivations.engine.sheet import Missing, evaluate
-from derivations.engine.sweep import parse_axis, sweep
-from derivations.questions.registry import QUESTIONS, get
-from specs.errors import SpecError
 from tests.derivations.helpers import context, sheet_context
 
 MODELS = ("llama-3.1-8b", "llama-3.1-70b", "mixtral-8x7b", "deepseek-v3", "qwen3-235b-a22b")

@@ -9,11 +9,11 @@ from __future__ import annotations
 import itertools
 
 import pytest
+from roofline.derivations.engine.sweep import MAX_LAYOUTS, parse_axis, plan
+from roofline.derivations.questions.registry import get
+from roofline.specs.errors import SpecError
 
 import roofline
-from derivations.engine.sweep import MAX_LAYOUTS, parse_axis, plan
-from derivations.questions.registry import get
-from specs.errors import SpecError
 from tests.derivations.helpers import sheet_context
 
 #: (sheet, result, model, inputs set for the whole grid, the grid: input -> values)
@@ -63,7 +63,7 @@ def test_every_point_of_a_layout_sweep_is_what_derive_says(slug, result, model, 
 
 def test_the_exact_check_covers_every_distinct_layout(monkeypatch) -> None:
     """Each distinct layout of the grid is evaluated exactly once, not only the grid's first and last points."""
-    from derivations.engine import sweep as sweep_module
+    from roofline.derivations.engine import sweep as sweep_module
 
     d = get("decode-floor")
     ctx = sheet_context(d, "h100-sxm", "mixtral-8x7b")

@@ -12,17 +12,17 @@ import time
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from roofline.derivations.engine import bounded, expansion
+from roofline.derivations.engine import formula as fm
+from roofline.derivations.engine.sheet import NumericMismatchError
+from roofline.derivations.engine.sweep import SweepError
+from roofline.specs.catalog import shown_path
+from roofline.specs.derivation_files import MAX_DERIVATION_FILE_BYTES
+from roofline.specs.errors import SpecError
+from roofline.units import RooflineError
 
-from derivations.engine import bounded, expansion
-from derivations.engine import formula as fm
-from derivations.engine.sheet import NumericMismatchError
-from derivations.engine.sweep import SweepError
 from roofline import api, userfile
 from roofline.cli import main
-from specs.catalog import shown_path
-from specs.derivation_files import MAX_DERIVATION_FILE_BYTES
-from specs.errors import SpecError
-from units import RooflineError
 
 HEAD = 'title = "t"\nquestion = "q"\nresults = ["{result}"]\n[[inputs]]\nname = "x"\nunit = "1"\ndefault = "2"\nmeaning = "m"\n'
 
@@ -116,7 +116,7 @@ def _raise(message: str) -> None:
 
 def test_shipped_sheets_stay_well_inside_the_bounds():
     """The bounds leave room: the largest shipped expansion, and its degree, are far below them."""
-    from derivations.questions.registry import DERIVATIONS
+    from roofline.derivations.questions.registry import DERIVATIONS
 
     measure = expansion.Measure()
     for d in DERIVATIONS:

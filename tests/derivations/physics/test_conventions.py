@@ -2,10 +2,11 @@
 
 import json
 
-from derivations.physics import conventions
-from derivations.questions.registry import DERIVATIONS
+from roofline.derivations.physics import conventions
+from roofline.derivations.questions.registry import DERIVATIONS
+from roofline.units import Quantity
+
 from roofline import api
-from units import Quantity
 
 
 def test_two_flops_per_weight_per_token():

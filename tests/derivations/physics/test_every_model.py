@@ -17,17 +17,17 @@ import pytest
 import sympy as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from roofline.derivations.engine.declare import Claim, Step, derivation
+from roofline.derivations.engine.sheet import Missing, evaluate, evaluate_numbers
+from roofline.derivations.engine.symbols import Symbols
+from roofline.derivations.physics import glossary as gl
+from roofline.derivations.physics import primitives as pr
+from roofline.derivations.questions.registry import BY_SLUG, DERIVATIONS
+from roofline.specs.catalog import hardware_names, model_names
+from roofline.units import UnitMismatchError
 
-from derivations.engine.declare import Claim, Step, derivation
-from derivations.engine.sheet import Missing, evaluate, evaluate_numbers
-from derivations.engine.symbols import Symbols
-from derivations.physics import glossary as gl
-from derivations.physics import primitives as pr
-from derivations.questions.registry import BY_SLUG, DERIVATIONS
 from roofline import api
-from specs.catalog import hardware_names, model_names
 from tests.derivations.helpers import context, sheet_context
-from units import UnitMismatchError
 
 HARDWARE = hardware_names()
 MODELS = model_names()
@@ -251,7 +251,7 @@ def test_single_gpu_step_needs_no_link_bandwidth():
     """A chip without a GPU-to-GPU link still has a step time on one GPU; with TP > 1 the all-reduce is n/a with the reason."""
     from dataclasses import replace
 
-    from derivations.engine.context import make_context
+    from roofline.derivations.engine.context import make_context
 
     hw = replace(api.hardware("h100-sxm"), scaleup_bandwidth_per_direction=None)
     ctx = make_context(hw, api.model("llama-3.1-8b"))

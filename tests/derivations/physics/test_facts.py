@@ -6,14 +6,13 @@ from fractions import Fraction
 
 import pytest
 import sympy as sp
-
-from derivations.physics import glossary as gl
-from derivations.physics import primitives as pr
-from derivations.physics.facts import hardware_facts, model_facts
-from specs.catalog import hardware_names, model_names
-from specs.hardware import load_hardware
-from specs.models import load_model
-from specs.precisions import PRECISIONS
+from roofline.derivations.physics import glossary as gl
+from roofline.derivations.physics import primitives as pr
+from roofline.derivations.physics.facts import hardware_facts, model_facts
+from roofline.specs.catalog import hardware_names, model_names
+from roofline.specs.hardware import load_hardware
+from roofline.specs.models import load_model
+from roofline.specs.precisions import PRECISIONS
 
 
 def _value(expr: sp.Expr, values: dict[sp.Symbol, Fraction]) -> Fraction:

@@ -3,9 +3,9 @@
 import json
 
 import pytest
+from roofline.derivations.engine.sheet import evaluate
+from roofline.derivations.questions.registry import BY_SLUG
 
-from derivations.engine.sheet import evaluate
-from derivations.questions.registry import BY_SLUG
 from tests.derivations.helpers import context
 
 FPT = BY_SLUG["flops-per-token"]

@@ -7,14 +7,14 @@ import pytest
 import sympy as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from roofline.derivations.engine.sheet import evaluate, input_values
+from roofline.derivations.physics import glossary as gl
+from roofline.derivations.physics import primitives as pr
+from roofline.derivations.physics import stepmodel as sm
+from roofline.derivations.physics.validation import STEP_MODEL
+from roofline.derivations.questions.registry import get
+from roofline.specs.power import load_power
 
-from derivations.engine.sheet import evaluate, input_values
-from derivations.physics import glossary as gl
-from derivations.physics import primitives as pr
-from derivations.physics import stepmodel as sm
-from derivations.physics.validation import STEP_MODEL
-from derivations.questions.registry import get
-from specs.power import load_power
 from tests.derivations.helpers import context
 
 NAMES = ("prompt_tokens_step", "tokens_per_step", "t_step", "t_overhead", "flops_gemm_gpu", "kv_bytes_step", "kept_context")
@@ -123,8 +123,9 @@ def test_the_power_model_stays_between_idle_and_the_tdp(model, hardware, tp, bat
 def test_a_claim_on_the_other_step_is_the_sheet_read_there_with_the_context_held(slug):
     """Each claim of a decode-only sheet is read again on the serving step (conventions.SERVING_OUTPUT_LEN, the context
     of the claim's own setup held), and its value there is what the sheet gives with those inputs set."""
+    from roofline.derivations.physics import conventions
+
     import roofline
-    from derivations.physics import conventions
 
     sheet = roofline.derive(slug)
     assert sheet.step == "decode-only"
@@ -145,8 +146,9 @@ def test_a_claim_on_the_other_step_is_the_sheet_read_there_with_the_context_held
 
 
 def test_the_sheet_says_which_step_it_is_worked_on_and_where_a_claim_holds_on_one_only():
+    from roofline.renderers.markdown import render
+
     import roofline
-    from renderers.markdown import render
 
     lines = render(roofline.derive("moe-experts")).splitlines()
     worked = next(line for line in lines if line.startswith("*Worked for"))
@@ -169,8 +171,9 @@ def test_the_sheet_says_which_step_it_is_worked_on_and_where_a_claim_holds_on_on
 def test_the_json_names_the_step_and_each_claim_on_the_other_step():
     import json
 
+    from roofline.renderers.json_out import render
+
     import roofline
-    from renderers.json_out import render
 
     d = json.loads(render(roofline.derive("joules-per-token")))
     assert d["context"]["step"] == "decode-only"

@@ -4,13 +4,13 @@ from pathlib import Path
 
 import pytest
 import sympy as sp
+from roofline.derivations.engine.sheet import Missing, evaluate
+from roofline.derivations.physics import glossary as gl
+from roofline.derivations.physics import primitives as pr
+from roofline.derivations.physics.validation import STEP_MODEL
+from roofline.specs.errors import SpecError
 
-from derivations.engine.sheet import Missing, evaluate
-from derivations.physics import glossary as gl
-from derivations.physics import primitives as pr
-from derivations.physics.validation import STEP_MODEL
 from roofline import api
-from specs.errors import SpecError
 from tests.derivations.helpers import context, sheet_context
 
 

@@ -9,10 +9,10 @@ import pytest
 import sympy as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from roofline.derivations.engine.sheet import evaluate
+from roofline.derivations.physics import glossary as gl
+from roofline.derivations.questions.registry import BY_SLUG
 
-from derivations.engine.sheet import evaluate
-from derivations.physics import glossary as gl
-from derivations.questions.registry import BY_SLUG
 from roofline import api
 from tests.derivations.helpers import context
 

@@ -13,12 +13,12 @@ import pytest
 import sympy as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from roofline.derivations.engine.sheet import Missing, evaluate
+from roofline.derivations.physics import glossary as gl
+from roofline.derivations.questions.registry import BY_SLUG
+from roofline.specs.catalog import model_names
 
-from derivations.engine.sheet import Missing, evaluate
-from derivations.physics import glossary as gl
-from derivations.questions.registry import BY_SLUG
 from roofline import api
-from specs.catalog import model_names
 from tests.derivations.helpers import HAND_SET, context
 
 BK = BY_SLUG["batch-knee"]

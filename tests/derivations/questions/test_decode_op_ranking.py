@@ -14,14 +14,14 @@ import pytest
 import sympy as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from roofline.derivations.engine.sheet import Missing, evaluate, evaluate_numbers, input_values
+from roofline.derivations.physics import glossary as gl
+from roofline.derivations.physics import primitives as pr
+from roofline.derivations.questions.decode_op_ranking import KERNELS
+from roofline.derivations.questions.registry import BY_SLUG
+from roofline.specs.catalog import model_names
 
-from derivations.engine.sheet import Missing, evaluate, evaluate_numbers, input_values
-from derivations.physics import glossary as gl
-from derivations.physics import primitives as pr
-from derivations.questions.decode_op_ranking import KERNELS
-from derivations.questions.registry import BY_SLUG
 from roofline import api
-from specs.catalog import model_names
 from tests.derivations.helpers import context
 
 DOR = BY_SLUG["decode-op-ranking"]

@@ -7,9 +7,9 @@ again by substitution into the equation they solve, and against the values the s
 from __future__ import annotations
 
 import pytest
+from roofline.derivations.engine.sheet import FIT_STEP
+from roofline.derivations.questions.registry import DERIVATIONS
 
-from derivations.engine.sheet import FIT_STEP
-from derivations.questions.registry import DERIVATIONS
 from roofline import api
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
@@ -34,8 +34,9 @@ SPEC = "speculative-decoding"
 
 
 def _spec(**inputs):
-    from derivations.engine.sheet import evaluate
-    from derivations.questions.registry import BY_SLUG
+    from roofline.derivations.engine.sheet import evaluate
+    from roofline.derivations.questions.registry import BY_SLUG
+
     from tests.derivations.helpers import sheet_context
 
     d = BY_SLUG[SPEC]
@@ -77,7 +78,7 @@ def test_speculative_context_past_which_verification_is_never_compute_bound():
 def test_speculative_search_runs_past_the_best_draft_length():
     """At acceptance 0.9 (batch 1, context 1,024, the sheet's engine profile) the best draft length is 9: past the old bound of 8,
     an interior maximum of the search."""
-    from derivations.questions.speculative_decoding import DRAFT_LENGTHS
+    from roofline.derivations.questions.speculative_decoding import DRAFT_LENGTHS
 
     v = _spec(batch="1", acceptance="0.9", context="1024 token")
     best = int(v["best_draft_length"])
@@ -226,9 +227,9 @@ def test_decode_floor_fixed_latency_in_its_parts():
 def test_model_limits_striking_distance_is_judged_against_a_measurement():
     """Issue 26: 'within striking distance of a real server' against a dataset record at the worked setup (its model, TP degree and
     batch; the dataset has no eight-H100 record, so on A100s) and against the dataset's median error, not the model plus its breaks."""
-    from derivations.physics.validation import measured_step
-    from derivations.questions import model_limits as ml
-    from specs.measurements import load_measurements
+    from roofline.derivations.physics.validation import measured_step
+    from roofline.derivations.questions import model_limits as ml
+    from roofline.specs.measurements import load_measurements
 
     record = {m.id: m for m in load_measurements()}[ml.NEAREST]
     assert (record.model.key, record.tp, record.batch) == ("llama-3.1-70b", 8, 1)

@@ -10,14 +10,14 @@ import pytest
 import sympy as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from roofline.derivations.engine.context import BINDINGS
+from roofline.derivations.engine.sheet import Missing, evaluate
+from roofline.derivations.physics import glossary as gl
+from roofline.derivations.physics import primitives as pr
+from roofline.derivations.questions.registry import BY_SLUG
+from roofline.specs.errors import SpecError
 
-from derivations.engine.context import BINDINGS
-from derivations.engine.sheet import Missing, evaluate
-from derivations.physics import glossary as gl
-from derivations.physics import primitives as pr
-from derivations.questions.registry import BY_SLUG
 from roofline import api
-from specs.errors import SpecError
 from tests.derivations.helpers import context
 
 MLA, FA = BY_SLUG["mla-absorption"], BY_SLUG["flash-attention-io"]

@@ -6,10 +6,10 @@ import pytest
 import sympy as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from roofline.derivations.engine.sheet import evaluate
+from roofline.derivations.engine.sweep import parse_axis, sweep
+from roofline.derivations.questions.registry import BY_SLUG
 
-from derivations.engine.sheet import evaluate
-from derivations.engine.sweep import parse_axis, sweep
-from derivations.questions.registry import BY_SLUG
 from tests.derivations.helpers import context
 
 DF, FPT, PDC, RC = (BY_SLUG[s] for s in ("decode-floor", "flops-per-token", "prefill-decode-crossover", "ridge-coincidence"))

@@ -15,15 +15,15 @@ import pytest
 import sympy as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from roofline.derivations.engine.declare import identically_zero
+from roofline.derivations.engine.sheet import Missing, evaluate, evaluate_numbers
+from roofline.derivations.questions import batch1_gap as bg
+from roofline.derivations.questions import model_limits as ml
+from roofline.derivations.questions import registry
+from roofline.specs.catalog import hardware_names, model_names
 
-from derivations.engine.declare import identically_zero
-from derivations.engine.sheet import Missing, evaluate, evaluate_numbers
-from derivations.questions import batch1_gap as bg
-from derivations.questions import model_limits as ml
-from derivations.questions import registry
 from roofline import api
 from roofline.cli import main
-from specs.catalog import hardware_names, model_names
 from tests.derivations.helpers import context, sheet_context
 
 GAP = registry.get("batch1-gap")
@@ -308,8 +308,8 @@ def test_observed_ratio_is_easy_to_give(capsys):
 def test_the_validation_table_is_roofline_validate():
     """model-limits' validation table shows, for every record the default profile is fitted to, the same prediction and error as
     `roofline validate` at the default profile."""
-    from derivations.physics import validation as val
-    from specs.measurements import load_measurements
+    from roofline.derivations.physics import validation as val
+    from roofline.specs.measurements import load_measurements
 
     rows = {r.id: r for r in val.validate(load_measurements(), val.sheet_defaults()).rows}
     (table,) = [t for t in api.derive("model-limits").tables if t.title.startswith("Against published measurements")]

@@ -11,13 +11,13 @@ from fractions import Fraction
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from roofline.derivations.engine.declare import Row
+from roofline.derivations.engine.sheet import Missing, evaluate
+from roofline.derivations.questions.registry import BY_SLUG
+from roofline.specs.catalog import hardware_names, model_names
+from roofline.specs.errors import SpecError
 
-from derivations.engine.declare import Row
-from derivations.engine.sheet import Missing, evaluate
-from derivations.questions.registry import BY_SLUG
 from roofline import api
-from specs.catalog import hardware_names, model_names
-from specs.errors import SpecError
 from tests.derivations.helpers import context
 
 HU = BY_SLUG["hardware-upgrade"]
@@ -139,7 +139,7 @@ def test_a_row_can_set_the_second_chip():
 def test_the_vendors_h200_figure_is_read_in_its_own_regime():
     """NVIDIA's 1.9x (Llama 2 70B FP8, one GPU, 2,048 in / 128 out, batch 8 on H100 and 32 on H200): the offline speedup, prefill
     included, lies between the bandwidth ratio and the batch ratio; neither claim is bent to hold."""
-    from derivations.questions import hardware_upgrade as hu
+    from roofline.derivations.questions import hardware_upgrade as hu
 
     r = hu.VENDOR
     ctx = context(r.hardware, r.model, r.weights, r.kv, second_hardware=r.second_hardware, **r.set)

@@ -11,13 +11,13 @@ import pytest
 import sympy as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from roofline.derivations.engine.declare import Solve
+from roofline.derivations.engine.sheet import Missing, evaluate, input_values
+from roofline.derivations.questions.headline_check import DEFAULT_CLAIM
+from roofline.derivations.questions.registry import BY_SLUG
+from roofline.specs.errors import SpecError
 
-from derivations.engine.declare import Solve
-from derivations.engine.sheet import Missing, evaluate, input_values
-from derivations.questions.headline_check import DEFAULT_CLAIM
-from derivations.questions.registry import BY_SLUG
 from roofline import api
-from specs.errors import SpecError
 from tests.derivations.helpers import context
 
 HC = BY_SLUG["headline-check"]

@@ -11,12 +11,12 @@ from fractions import Fraction
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from roofline.derivations.engine.sheet import Missing, evaluate
+from roofline.derivations.questions.registry import BY_SLUG
+from roofline.specs.catalog import hardware_names, model_names
+from roofline.specs.precisions import precision
 
-from derivations.engine.sheet import Missing, evaluate
-from derivations.questions.registry import BY_SLUG
 from roofline import api
-from specs.catalog import hardware_names, model_names
-from specs.precisions import precision
 from tests.derivations.helpers import context
 
 INT4 = BY_SLUG["int4-flip"]

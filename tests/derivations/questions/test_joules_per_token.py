@@ -11,14 +11,14 @@ import functools
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from roofline.derivations.engine.sheet import Missing, evaluate
+from roofline.derivations.questions.registry import BY_SLUG
+from roofline.renderers.numbers import display, number_text
+from roofline.specs.errors import SpecError
+from roofline.units import unit_text
 
-from derivations.engine.sheet import Missing, evaluate
-from derivations.questions.registry import BY_SLUG
-from renderers.numbers import display, number_text
 from roofline import api
-from specs.errors import SpecError
 from tests.derivations.helpers import HAND_SET, context
-from units import unit_text
 
 JPT = BY_SLUG["joules-per-token"]
 FAST = settings(max_examples=40, deadline=None)

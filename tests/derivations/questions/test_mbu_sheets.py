@@ -16,13 +16,13 @@ import pytest
 import sympy as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from roofline.derivations.engine.sheet import Missing, evaluate, evaluate_numbers
+from roofline.derivations.physics import glossary as gl
+from roofline.derivations.questions.registry import get
+from roofline.specs.catalog import hardware_names, model_names
 
-from derivations.engine.sheet import Missing, evaluate, evaluate_numbers
-from derivations.physics import glossary as gl
-from derivations.questions.registry import get
 from roofline import api
 from roofline.cli import main
-from specs.catalog import hardware_names, model_names
 from tests.derivations.helpers import context
 
 DIAG = get("mbu-diagnosis")

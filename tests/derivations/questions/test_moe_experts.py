@@ -13,13 +13,13 @@ import pytest
 import sympy as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from roofline.derivations.engine.sheet import evaluate
+from roofline.derivations.physics import primitives as pr
+from roofline.derivations.questions.registry import BY_SLUG
+from roofline.specs.catalog import hardware_names, model_names
+from roofline.specs.errors import SpecError
 
-from derivations.engine.sheet import evaluate
-from derivations.physics import primitives as pr
-from derivations.questions.registry import BY_SLUG
 from roofline import api
-from specs.catalog import hardware_names, model_names
-from specs.errors import SpecError
 from tests.derivations.helpers import context
 
 MOE = BY_SLUG["moe-experts"]

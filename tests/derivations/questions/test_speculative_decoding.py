@@ -14,19 +14,19 @@ import pytest
 import sympy as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from roofline.derivations.engine import expansion
+from roofline.derivations.engine.declare import At, DerivationError, Step, at, derivation
+from roofline.derivations.engine.sheet import Missing, evaluate, input_values, substitute
+from roofline.derivations.engine.symbols import Symbols
+from roofline.derivations.physics import glossary as gl
+from roofline.derivations.physics.primitives import ArgMax, Pick
+from roofline.derivations.questions import speculative_decoding as sd_module
+from roofline.derivations.questions.registry import BY_SLUG
+from roofline.specs.errors import SpecError
+from roofline.units import UnitMismatchError
 
-from derivations.engine import expansion
-from derivations.engine.declare import At, DerivationError, Step, at, derivation
-from derivations.engine.sheet import Missing, evaluate, input_values, substitute
-from derivations.engine.symbols import Symbols
-from derivations.physics import glossary as gl
-from derivations.physics.primitives import ArgMax, Pick
-from derivations.questions import speculative_decoding as sd_module
-from derivations.questions.registry import BY_SLUG
 from roofline import api
-from specs.errors import SpecError
 from tests.derivations.helpers import HAND_SET, context
-from units import UnitMismatchError
 
 SD = BY_SLUG["speculative-decoding"]
 DF = BY_SLUG["decode-floor"]
@@ -97,7 +97,7 @@ def test_the_drafter_step_is_the_shared_step_of_the_second_model(tp_draft):
 @FAST
 @given(st.integers(1, 512), st.sampled_from(["1024 token", "8192 token"]), st.sampled_from(["0.6", "0.8", "0.9"]))
 def test_best_draft_length_is_the_argmax_of_the_table(batch, ctx_len, acceptance):
-    from derivations.questions.speculative_decoding import DRAFT_LENGTHS
+    from roofline.derivations.questions.speculative_decoding import DRAFT_LENGTHS
 
     names = [f"speedup_g{g}" for g in DRAFT_LENGTHS]
     v = spec(only=(*names, "best_draft_length", "best_speedup"), batch=str(batch), context=ctx_len, acceptance=acceptance)

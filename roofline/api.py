@@ -180,6 +180,7 @@ def derive(
     *,
     inputs: Mapping[str, InputValue] | None = None,
     engine: str | None = None,
+    check: bool = False,
 ) -> Sheet:
     """One sheet: the derivation evaluated for the given (or default) context.
 
@@ -195,6 +196,10 @@ def derive(
     the engine profile (specs/measurements/profiles/) that supplies eta_bw, eta_flops,
     t_layer, t_fixed and ar_latency unless `inputs` or `overrides` sets them; None means the
     default profile (`fitted`).
+
+    Every value is computed by the sheet's compiled plan. `check=True` also evaluates the sheet exactly (sympy) and compares,
+    raising NumericMismatchError on a disagreement, as `roofline build` does for every shipped sheet; a derivation file of
+    your own is always checked so.
 
     Every value of the sheet (`sheet.results`, `sheet.values`, each step's `.value`)
     converts to a pint Quantity with `.to(unit)` or `.quantity`; the exact number (a Fraction where the arithmetic is rational, else a float)
@@ -216,10 +221,10 @@ def derive(
     grid = tuple(Row("", hardware=h, model=m) for m in model_names for h in hw_names)
     if is_derivation_file(slug):
         with _naming_the_file(slug):
-            return notebook.wrap(solve_sheet(d, ctx, resolve_row, grid))
+            return notebook.wrap(solve_sheet(d, ctx, resolve_row, grid, check=True))
     # a shipped sheet: its identities and printed forms where the compiled form stores them (else made now), and what the
     # light path of `roofline derive` needs stored for next time (roofline.compiled)
-    sheet = solve_sheet(d, ctx, resolve_row, grid, identities=compiled.identities(d))
+    sheet = solve_sheet(d, ctx, resolve_row, grid, identities=compiled.identities(d), check=check)
     sheet = replace(sheet, forms=compiled.forms(d))
     compiled.remember(d, ctx)
     return notebook.wrap(sheet)
@@ -433,7 +438,7 @@ def sweep(
     """
     setups = _sweep_setups(slug, over, hardware, model, weights, kv, math, overrides, second_hardware, second_model, inputs, engine)
     with _naming_the_file(slug):
-        return SweepTable([Labelled(h, m, sweep_grid(d, ctx, result, axes)) for h, m, d, ctx, axes in setups])
+        return SweepTable([Labelled(h, m, sweep_grid(d, ctx, result, axes, is_derivation_file(slug))) for h, m, d, ctx, axes in setups])
 
 
 def sweep_pieces(
@@ -466,7 +471,7 @@ def sweep_pieces(
         raise SpecError("--format", None, f"unknown sweep format {str(fmt)[:20]!r}; known: csv, json, jsonl")
     setups = _sweep_setups(slug, over, hardware, model, weights, kv, math, overrides, second_hardware, second_model, inputs, engine)
     with _naming_the_file(slug):
-        plans = [Labelled(h, m, sweep_plan(d, ctx, result, axes)) for h, m, d, ctx, axes in setups]
+        plans = [Labelled(h, m, sweep_plan(d, ctx, result, axes, is_derivation_file(slug))) for h, m, d, ctx, axes in setups]
     return render_sweep_pieces(plans, fmt, unit or plans[0].sweep.display_unit)
 
 

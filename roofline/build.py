@@ -101,7 +101,7 @@ def _derive_and_render(slug: str, slugs: list[str], engine: str | None, pdf: boo
         light = compiled.built(slug, engine, drawn)
     if light is not None:
         return sheet_parts(light[0], slugs, pdf, light[1]), time.perf_counter() - start, dict(read)
-    sheet = api.derive(slug, engine=engine)
+    sheet = api.derive(slug, engine=engine, check=True)  # the build checks the compiled plan against sympy's exact evaluation
     keys: dict[str, str] = {}
     plots = api.plot_files(sheet, PLOTS_DIR, keys)
     parts = sheet_parts(sheet, slugs, pdf, plots)

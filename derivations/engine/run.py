@@ -239,6 +239,8 @@ def input_magnitude(inp: InputEntry, s: Setup, defaults: Mapping[str, Fraction])
         served = conventions.serving_context(*(s.overrides.get(k, defaults.get(k, Fraction(0))) for k in conventions.SERVING_CONTEXT_INPUTS))
         if served is not None:
             return served, False
+    if inp.name not in defaults:  # an engine input, and no profile to read it from (derivations.engine.sheet.setup_of)
+        raise SpecError(f"--set {inp.name}", None, "no engine profile supplies it (a profile file is broken: `roofline derive` names it); set it")
     return defaults[inp.name], False
 
 

@@ -2,9 +2,10 @@
 
 `derivations.engine.run` builds every sheet from plain data: the derivation's blueprint and numeric plan, and a `Setup` (a
 context's values as Fractions). Here a pint Context becomes that Setup (`setup_of`: each chip, model and format's values
-computed once, by the bindings of derivations.engine.context), and the sheet it gives is checked against the exact evaluation
-by sympy substitution (`evaluate`): the sheet's own steps (a Fraction must be the Rational sympy gives, a float agree to
-CHECK_TOLERANCE) and one row of every table. The exact evaluation stays the reference: tests, sweeps and the quiz use it.
+computed once, by the bindings of derivations.engine.context). Every value is computed by the compiled plan (`evaluate`,
+`evaluate_numbers`, `solve_sheet`); sympy substitution (`evaluate_exactly`) is only the reference it is checked against:
+by a build (`solve_sheet(check=True)`: the sheet's own steps, where a Fraction must be the Rational sympy gives and a float
+agree to CHECK_TOLERANCE, and one row of every table), for a user's derivation file on every run, and by the tests.
 Spec files are never read here: the front door passes a `resolve` callable that turns a table row into a Context.
 """
 
@@ -63,8 +64,11 @@ def _to_sympy(q: pint.Quantity, target: pint.Unit) -> sp.Expr:
     return sp.nsimplify(magnitude, rational=True)
 
 
-def input_values(d: Derivation, ctx: Context, symbols: set[sp.Symbol] | None = None) -> dict[sp.Symbol, sp.Expr | Missing]:
-    """Exact values, in each symbol's declared unit, of every symbol the derivation needs (or only `symbols`).
+def context_values(d: Derivation, ctx: Context, symbols: set[sp.Symbol] | None = None) -> dict[sp.Symbol, sp.Expr | Missing]:
+    """Exact values, in each symbol's declared unit, of every symbol the derivation needs (or only `symbols`), read from the
+    pint Context by the bindings: the exact reference's own reading (`input_values` is the compiled path's), and what a fit
+    binds before it compiles the step model as a function of the efficiencies (derivations.physics.validation), which needs
+    no engine profile.
 
     A spec-bound symbol that this model or chip does not have (K of an MLA
     model, the L2 of a chip that lists none) is Missing, and so is every step
@@ -112,7 +116,34 @@ def _layout_missing(d: Derivation, ctx: Context, present: Sequence[sp.Symbol]) -
 
 
 def evaluate(d: Derivation, ctx: Context, only: Sequence[str] | None = None) -> dict[str, sp.Expr | Missing]:
-    """Every step's exact value in `ctx`, by step name; with `only`, just those steps and what they need.
+    """Every step's value in `ctx`, by step name, as a sympy number (or Missing); with `only`, just those steps and what they
+    need. Computed by the compiled plan, exactly where the arithmetic is rational (a Rational), else in float64 (a Float):
+    the one evaluator every caller runs (quiz, grading, figures, validation). `evaluate_exactly` is the reference it is
+    checked against at build time and in the tests."""
+    values = run.input_values(d.blueprint, setup_of(d, ctx, strict=False), plan_of(d).reads(only), defaults_of(d))
+    return {name: _as_sympy(v) for name, v in plan_of(d).evaluate(dict(values), only, exact=True).items()}
+
+
+def input_values(d: Derivation, ctx: Context, symbols: set[sp.Symbol] | None = None) -> dict[sp.Symbol, sp.Expr | Missing]:
+    """Exact values, in each symbol's declared unit, of every symbol the derivation needs (or only `symbols`), as sympy
+    numbers: the compiled path's reading of the context (derivations.engine.run.input_values). A spec-bound symbol this model
+    or chip does not have (K of an MLA model) is Missing; a layout that is no layout of the model makes its inputs Missing."""
+    names = [s.name for s in (d.free_symbols if symbols is None else symbols)]
+    values = run.input_values(d.blueprint, setup_of(d, ctx, strict=False), names, defaults_of(d))
+    return {sp.Symbol(n, positive=True): _as_sympy(v) for n, v in values.items()}
+
+
+def _as_sympy(v: Fraction | float | Missing) -> sp.Expr | Missing:
+    if isinstance(v, Missing):
+        return v
+    if isinstance(v, Fraction):
+        return sp.Rational(v.numerator, v.denominator)
+    return sp.Float(v)
+
+
+def evaluate_exactly(d: Derivation, ctx: Context, only: Sequence[str] | None = None) -> dict[str, sp.Expr | Missing]:
+    """Every step's exact value in `ctx` by sympy substitution, by step name; with `only`, just those steps and what they need:
+    the reference the compiled plan is checked against (`check_numbers`, a build, the tests), never a second evaluator.
 
     A step that uses a Missing value is Missing for the same reason; a closed
     form whose root falls outside its domain (not a finite positive number) is
@@ -125,7 +156,7 @@ def evaluate(d: Derivation, ctx: Context, only: Sequence[str] | None = None) -> 
         need = needed_steps(d, only)
         steps = tuple(s for s in d.steps if s.name in need)
         symbols = set().union(*(d.symbols_of[s.name] for s in steps))
-    values = input_values(d, ctx, symbols)
+    values = context_values(d, ctx, symbols)
     out: dict[str, sp.Expr | Missing] = {}
     for step in steps:
         v = _step_value(d, step, values)
@@ -140,13 +171,13 @@ def evaluate_numbers(d: Derivation, ctx: Context, only: Sequence[str] | None = N
     The same values as `evaluate`, to float precision (`check_numbers` compares them); with `only`, just those steps
     and what they need. Tables, claims, figures and sweeps use it; `evaluate` stays the exact reference.
     """
-    return run.evaluate_numbers(d.blueprint, plan_of(d), setup_of(d, ctx), defaults_of(d), only)
+    return run.evaluate_numbers(d.blueprint, plan_of(d), setup_of(d, ctx, strict=False), defaults_of(d), only)
 
 
 def input_floats(d: Derivation, ctx: Context, names: frozenset[str], layout: bool = True) -> dict[str, float | Missing]:
     """Float values, in each symbol's declared unit, of the inputs and spec-bound symbols named (as `input_values`, in float64;
     `layout=False`: the layout's inputs unchecked, see derivations.engine.run.input_values)."""
-    values = run.input_values(d.blueprint, setup_of(d, ctx), names, defaults_of(d), layout)
+    values = run.input_values(d.blueprint, setup_of(d, ctx, strict=False), names, defaults_of(d), layout)
     return {k: (v if isinstance(v, Missing) else float(v)) for k, v in values.items()}
 
 
@@ -158,7 +189,7 @@ def check_numbers(d: Derivation, ctx: Context, got: Mapping[str, float | Missing
                   exact: Mapping[str, sp.Expr | Missing] | None = None) -> None:
     """The float values `got` of `names` agree with the exact evaluation in `ctx` (CHECK_TOLERANCE, relative); else
     NumericMismatchError. `exact`: that evaluation, where the caller has it already."""
-    exact = evaluate(d, ctx, list(names)) if exact is None else exact
+    exact = evaluate_exactly(d, ctx, list(names)) if exact is None else exact
     for n in names:
         e, f = exact[n], got[n]
         if isinstance(e, Missing) or isinstance(f, Missing):
@@ -496,15 +527,26 @@ def engine_data(e: Profile) -> ProfileData:
     return hit[1]
 
 
-def setup_of(d: Derivation, ctx: Context) -> Setup:
+def setup_of(d: Derivation, ctx: Context, strict: bool = True) -> Setup:
     """A Context as plain data (derivations.engine.setup.Setup): every spec-bound value as a Fraction, the inputs `d` reads that
-    it sets as magnitudes in their own units."""
+    it sets as magnitudes in their own units.
+
+    A context without an engine profile (the profile file is broken) takes the default one, which raises the file's own
+    error where `d` has engine inputs the context does not set; `strict=False` (a value asked for by name) leaves the
+    profile out instead, and only an engine input that is then read raises (derivations.engine.run.input_magnitude), so
+    `roofline calibrate --write-defaults` can evaluate the step model's other steps to mend the file."""
     by_name = {i.name: i for i in d.inputs}
     overrides = {name: _magnitude(q, unit(by_name[name].unit)) for name, q in ctx.overrides.items() if name in by_name}
-    engine = ctx.engine if ctx.engine is not None else fitted()  # None: a profile file is broken, and fitted() says so
+    engine = ctx.engine
+    if engine is None and any(i.name in ENGINE_INPUTS and i.name not in overrides for i in d.inputs):
+        try:
+            engine = fitted()
+        except SpecError:
+            if strict:
+                raise
     return make_setup(bindings(), spec_data(ctx.hardware), spec_data(ctx.model), ctx.weights, ctx.kv, ctx.math, overrides,
-                             ctx.math_defaulted, spec_data(ctx.second_hardware) if ctx.second_hardware else None,
-                             spec_data(ctx.second_model) if ctx.second_model else None, engine_data(engine))
+                      ctx.math_defaulted, spec_data(ctx.second_hardware) if ctx.second_hardware else None,
+                      spec_data(ctx.second_model) if ctx.second_model else None, engine_data(engine) if engine is not None else None)
 
 
 @lru_cache(maxsize=4096)
@@ -528,10 +570,14 @@ def defaults_of(d: Derivation) -> dict[str, Fraction]:
 # --- the full path ----------------------------------------------------------------------------------------------------
 
 
-def solve_sheet(d: Derivation, ctx: Context, resolve: Resolver, grid: tuple[Row, ...], identities: run.Identities | None = None) -> Sheet:
-    """The derivation evaluated in `ctx`, its tables and claims, and a headline grid over `grid` (derivations.engine.run.solve),
-    checked against the exact evaluation: every step of the sheet's own context, and one row of every table. `identities`
-    finds what the steps reduce to (default: `identity_finder`, sympy)."""
+def solve_sheet(d: Derivation, ctx: Context, resolve: Resolver, grid: tuple[Row, ...], identities: run.Identities | None = None,
+                check: bool = False) -> Sheet:
+    """The derivation evaluated in `ctx`, its tables and claims, and a headline grid over `grid` (derivations.engine.run.solve).
+    `identities` finds what the steps reduce to (default: `identity_finder`, sympy).
+
+    `check`: also evaluate exactly (`evaluate_exactly`, sympy) and compare, every step of the sheet's own context and one
+    row of every table, raising NumericMismatchError on a disagreement: what `roofline build` does for every shipped sheet,
+    and every run of a user's derivation file (whose formulas no build has checked). Otherwise sympy evaluates nothing."""
     contexts: dict[int, Context] = {}
 
     def setup(c: Context) -> Setup:
@@ -544,12 +590,13 @@ def solve_sheet(d: Derivation, ctx: Context, resolve: Resolver, grid: tuple[Row,
     def resolve_setup(s: Setup, row: Row) -> Setup:
         return setup(resolve(contexts[id(s)], row))
 
-    def check(s: Setup, got: Mapping[str, object], names: Sequence[str], where: str, exact: Mapping[str, object] | None) -> None:
+    def check_row(s: Setup, got: Mapping[str, object], names: Sequence[str], where: str, exact: Mapping[str, object] | None) -> None:
         check_numbers(d, contexts[id(s)], got, names, where, exact)  # type: ignore[arg-type]
 
-    sheet = run.solve(d.blueprint, plan_of(d), bindings(), own, defaults_of(d), resolve_setup, grid, identities or identity_finder(d), check)
-    exact = evaluate(d, ctx)
-    _check_own(d, {s.step.name: s.value for s in sheet.steps}, exact)
+    sheet = run.solve(d.blueprint, plan_of(d), bindings(), own, defaults_of(d), resolve_setup, grid, identities or identity_finder(d),
+                      check_row if check else None)
+    if check:
+        _check_own(d, {s.step.name: s.value for s in sheet.steps}, evaluate_exactly(d, ctx))
     return replace(sheet, derivation=d, context=ctx)
 
 
@@ -630,5 +677,5 @@ def shown_profile_path(e: Profile) -> str:
 
 
 __all__ = ["FIT_STEP", "Input", "Missing", "NoValueError", "NumericMismatchError", "Sheet", "SolvedClaim", "SolvedInput", "SolvedStep",
-           "SolvedTable", "Value", "check_numbers", "context_label", "evaluate", "evaluate_numbers", "setup_of", "solve_sheet",
+           "SolvedTable", "Value", "check_numbers", "context_label", "context_values", "evaluate", "evaluate_exactly", "evaluate_numbers", "setup_of", "solve_sheet",
            "sources", "spec_facts", "urls"]

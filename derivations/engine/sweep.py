@@ -1,4 +1,4 @@
-"""One result over a grid of inputs: compiled once to numpy, evaluated block by block, checked against the exact evaluation.
+"""One result over a grid of inputs: compiled once to numpy, evaluated block by block, its corners checked point by point.
 
 `parse_axis` reads `--over NAME=VALUES` (a list `1024,8192,32768`, a doubling
 range `1:1024:log2`, or an arithmetic range `0.5:1:0.1`; the ends and step of a
@@ -10,8 +10,11 @@ as the exact evaluation: a closed form whose root is not finite and positive,
 or a step whose value is not finite or out of range, has no value there, and
 neither has any step that needs it. Spec values a model or chip lacks make the
 steps that need them n/a for the whole grid. The grid's first and last points
-are re-evaluated exactly (`derivations.engine.sheet.evaluate`) and must agree to
-1e-9: a float cancellation would fail loudly, never print a wrong number.
+are re-evaluated one at a time by the sheet's scalar plan, in exact Fractions
+wherever the arithmetic is rational (`derivations.engine.sheet.evaluate`), and must
+agree to 1e-9: a float cancellation would fail loudly, never print a wrong number.
+A user's derivation file, whose formulas no build has checked, is re-evaluated by
+sympy instead (`evaluate_exactly`).
 
 `Plan.blocks` evaluates the grid in blocks of at most `BLOCK_POINTS` points in
 grid order, so a caller that writes each block out (`roofline sweep`) holds
@@ -38,7 +41,7 @@ from .numeric import Plan as NumericPlan
 from .numeric import out_of_range
 from .planning import plan_of
 from .run import LAYOUT_INPUTS, layout_problem
-from .sheet import VALUE_LIMIT, Missing, evaluate, input_floats
+from .sheet import VALUE_LIMIT, Missing, evaluate, evaluate_exactly, input_floats
 
 #: The most points one sweep command evaluates: all its chips times its models times the grid (one bound per command).
 MAX_POINTS = 10_000_000
@@ -294,8 +297,9 @@ class Plan:
             yield Block(start, values, reasons)
 
 
-def plan(d: Derivation, ctx: Context, result: str, axes: Sequence[Axis]) -> Plan:
-    """Compile `result` over the grid of `axes` (the other inputs as in `ctx`) and check its first and last points exactly."""
+def plan(d: Derivation, ctx: Context, result: str, axes: Sequence[Axis], exactly: bool = False) -> Plan:
+    """Compile `result` over the grid of `axes` (the other inputs as in `ctx`) and check its first and last points against the
+    sheet's compiled plan (`exactly`: against sympy's exact evaluation, for a user's derivation file no build has checked)."""
     if result not in d.expanded:
         raise SpecError("result", result[:40], f"{d.slug} has no step by that name{suggest(result, d.expanded)}; its results: {', '.join(d.results)}")
     names = [a.input.name for a in axes]
@@ -313,13 +317,13 @@ def plan(d: Derivation, ctx: Context, result: str, axes: Sequence[Axis]) -> Plan
     steps = {st.name: st for st in d.steps}
     ops = tuple(_plan_step(numeric, steps[ps.name], constants, steps) for ps in numeric.subset([result]))
     p = Plan(d, result, tuple(axes), ops, layout=layout)
-    _check_corners(d, ctx, p)
+    _check_corners(d, ctx, p, evaluate_exactly if exactly else evaluate)
     return p
 
 
-def sweep(d: Derivation, ctx: Context, result: str, axes: Sequence[Axis]) -> Sweep:
-    """`result` over the cartesian product of `axes`, the other inputs as in `ctx`: the whole grid at once."""
-    p = plan(d, ctx, result, axes)
+def sweep(d: Derivation, ctx: Context, result: str, axes: Sequence[Axis], exactly: bool = False) -> Sweep:
+    """`result` over the cartesian product of `axes`, the other inputs as in `ctx`: the whole grid at once (`exactly`: as `plan`)."""
+    p = plan(d, ctx, result, axes, exactly)
     values, reasons = p.evaluate(np.arange(p.points))
     shape = tuple(len(a.values) for a in axes)
     return Sweep(result, p.unit, tuple(axes), values.reshape(shape), reasons.reshape(shape), p.reason_texts, p.display_unit)
@@ -577,9 +581,10 @@ def _far(value: np.ndarray, finite: np.ndarray) -> np.ndarray | None:
     return finite & ~_in_range(value)
 
 
-def _check_corners(d: Derivation, ctx: Context, p: Plan) -> None:
-    """The first and last point of the grid, and the first point of each distinct layout it sweeps, evaluated exactly, agree
-    with the compiled values: a value where the exact evaluation has one, no value (with its reason) where it has none."""
+def _check_corners(d: Derivation, ctx: Context, p: Plan, reference: Callable[..., Mapping[str, object]]) -> None:
+    """The first and last point of the grid, and the first point of each distinct layout it sweeps, evaluated one at a time by
+    `reference` (the sheet's scalar plan, or sympy's exact evaluation), agree with the grid's values: a value where the
+    reference has one, no value (with its reason) where it has none."""
     last = p.points - 1
     corners = sorted({0, last, *(p.layout.firsts(p.axes) if p.layout is not None else ())})
     values, codes = p.evaluate(np.array(corners))
@@ -588,7 +593,7 @@ def _check_corners(d: Derivation, ctx: Context, p: Plan) -> None:
         index = np.unravel_index(flat, shape) if p.axes else ()
         # the point the compiled grid was evaluated at: each axis's float, read exactly as the decimal it prints as
         point = {a.input.name: a.input.value(float(a.values[i]), "--over") for a, i in zip(p.axes, index, strict=True)}
-        exact = evaluate(d, ctx.with_overrides(**point), only=[p.result])[p.result]
+        exact = reference(d, ctx.with_overrides(**point), only=[p.result])[p.result]
         where = ", ".join(f"{a.input.name}={a.texts[i]}" for a, i in zip(p.axes, index, strict=True)) or "the sheet's inputs"
         if isinstance(exact, Missing):
             if not math.isnan(got):

@@ -35,7 +35,7 @@ from ...specs.power import load_power
 from ...units import Quantity
 from ..engine.context import BINDINGS, PROFILES_ERROR, Context, fitted, make_context
 from ..engine.declare import derivation
-from ..engine.sheet import Missing, evaluate, input_values
+from ..engine.sheet import Missing, context_values, evaluate
 from ..engine.symbols import Symbols
 from . import glossary as gl
 from . import stepmodel as sm
@@ -142,7 +142,7 @@ def step_function(ctx: Context) -> StepFunction:
     Compiled once for every record (the record's values bound as floats); a record with a value its chip or model lacks (one
     the step needs only as a term multiplied by zero) is substituted exactly instead, which drops such terms."""
     args, compiled = _t_step_compiled()
-    values = input_values(STEP_MODEL, ctx, set(args))
+    values = context_values(STEP_MODEL, ctx, set(args))
     if not any(isinstance(v, Missing) for v in values.values()):
         bound = tuple(float(values[s]) for s in args)
         return lambda eta_bw, eta_flops, t_layer, t_fixed, t_ar, t_seq: float(compiled(*bound, eta_bw, eta_flops, t_layer, t_fixed, t_ar, t_seq))

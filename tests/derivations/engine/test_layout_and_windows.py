@@ -17,7 +17,7 @@ import sympy as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from roofline.derivations.engine.context import input_value
-from roofline.derivations.engine.sheet import Missing, evaluate
+from roofline.derivations.engine.sheet import Missing, evaluate_exactly
 from roofline.derivations.physics import glossary as gl
 from roofline.derivations.physics import primitives as pr
 from roofline.derivations.physics import stepmodel as sm
@@ -31,7 +31,7 @@ README = Path(__file__).resolve().parents[3] / "README.md"
 
 
 def _values(model: str, hardware: str = "h100-sxm", weights: str | None = None, **inputs: str) -> dict[str, object]:
-    return evaluate(DECODE, context(hardware, model, weights, **inputs))
+    return evaluate_exactly(DECODE, context(hardware, model, weights, **inputs))
 
 
 def _kv_per_layer_token(model: str) -> int:
@@ -173,13 +173,13 @@ def test_alltoall_bytes_and_link_by_hand():
 def test_ep_beyond_the_scale_up_domain_needs_a_scale_out_figure():
     """B200's spec gives an 8-GPU scale-up domain and no scale-out NIC: EP16 is n/a naming the field, EP8 inside the node is not;
     A100's spec gives neither (the line names one of them); ep = 1 needs neither."""
-    wide = evaluate(DECODE, context("b200", "deepseek-v3", "fp8", dp="16", ep="16", batch="16"), ("t_alltoall",))["t_alltoall"]
+    wide = evaluate_exactly(DECODE, context("b200", "deepseek-v3", "fp8", dp="16", ep="16", batch="16"), ("t_alltoall",))["t_alltoall"]
     assert isinstance(wide, Missing) and "scaleout_bandwidth_per_direction" in wide.reason
-    node = evaluate(DECODE, context("b200", "deepseek-v3", "fp8", dp="8", ep="8", batch="16"), ("t_alltoall",))["t_alltoall"]
+    node = evaluate_exactly(DECODE, context("b200", "deepseek-v3", "fp8", dp="8", ep="8", batch="16"), ("t_alltoall",))["t_alltoall"]
     assert not isinstance(node, Missing) and node > 0
-    a100 = evaluate(DECODE, context("a100-sxm-80gb", "mixtral-8x7b", tp="8", ep="8", batch="16"), ("t_alltoall",))["t_alltoall"]
+    a100 = evaluate_exactly(DECODE, context("a100-sxm-80gb", "mixtral-8x7b", tp="8", ep="8", batch="16"), ("t_alltoall",))["t_alltoall"]
     assert isinstance(a100, Missing) and ("scaleup_domain" in a100.reason or "scaleout_bandwidth_per_direction" in a100.reason)
-    plain = evaluate(DECODE, context("a100-sxm-80gb", "mixtral-8x7b", tp="8", batch="16"), ("t_alltoall", "t_step"))
+    plain = evaluate_exactly(DECODE, context("a100-sxm-80gb", "mixtral-8x7b", tp="8", batch="16"), ("t_alltoall", "t_step"))
     assert plain["t_alltoall"] == 0 and not isinstance(plain["t_step"], Missing)
 
 
@@ -243,7 +243,7 @@ def test_bytes_per_gpu_between_the_replicated_share_and_the_whole_model(layout, 
     counts = m.param_counts()
     base = counts.active_matmul - counts.experts_routed_active
     whole = counts.matmul
-    v = evaluate(DECODE, context("h800", "deepseek-v3", "fp8", tp=str(tp), dp=str(dp), ep=str(ep), batch=str(batch),
+    v = evaluate_exactly(DECODE, context("h800", "deepseek-v3", "fp8", tp=str(tp), dp=str(dp), ep=str(ep), batch=str(batch),
                                  context=f"{context_tokens} token"), ("weight_bytes_gpu", "memory_per_gpu"))
     w = Fraction(str(v["weight_bytes_gpu"]))
     assert Fraction(base, tp) <= w * (1 + Fraction(1, 10**12))
@@ -262,7 +262,7 @@ def test_the_step_is_compared_with_the_floor_of_its_own_layout(layout, model, ba
     tp, dp, ep = layout
     if model != "deepseek-v3":
         dp = ep = 1  # dp and ep are MoE layouts; a dense model runs tensor parallelism alone
-    v = evaluate(DECODE, context("h800", model, tp=str(tp), dp=str(dp), ep=str(ep), batch=str(batch), context=f"{context_tokens} token"),
+    v = evaluate_exactly(DECODE, context("h800", model, tp=str(tp), dp=str(dp), ep=str(ep), batch=str(batch), context=f"{context_tokens} token"),
                  ("weight_bytes_gpu", "t_floor", "t_floor_layout", "t_step", "step_over_floor"))
     beta = float(api.hardware("h800").memory_bandwidth.to("B/s").magnitude)
     assert float(v["t_floor_layout"]) == pytest.approx(float(v["weight_bytes_gpu"]) / beta, rel=1e-12)
@@ -277,8 +277,8 @@ def test_the_step_is_compared_with_the_floor_of_its_own_layout(layout, model, ba
 @given(dp=st.sampled_from([1, 2, 4, 8, 16, 32, 64, 128]), batch=st.integers(1, 256))
 def test_more_replicas_never_read_more_weights_per_gpu(dp, batch):
     """Spreading the experts over more GPUs (ep = dp) never raises a GPU's weight bytes, nor changes its own KV."""
-    base = evaluate(DECODE, context("h800", "deepseek-v3", "fp8", dp=str(dp), ep=str(dp), batch=str(batch)), ("weight_bytes_gpu", "kv_bytes_step"))
-    wider = evaluate(DECODE, context("h800", "deepseek-v3", "fp8", dp=str(2 * dp), ep=str(2 * dp), batch=str(batch)),
+    base = evaluate_exactly(DECODE, context("h800", "deepseek-v3", "fp8", dp=str(dp), ep=str(dp), batch=str(batch)), ("weight_bytes_gpu", "kv_bytes_step"))
+    wider = evaluate_exactly(DECODE, context("h800", "deepseek-v3", "fp8", dp=str(2 * dp), ep=str(2 * dp), batch=str(batch)),
                      ("weight_bytes_gpu", "kv_bytes_step"))
     assert float(wider["weight_bytes_gpu"]) <= float(base["weight_bytes_gpu"]) * (1 + 1e-12)
     assert wider["kv_bytes_step"] == base["kv_bytes_step"]

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from roofline.derivations.engine.sheet import Missing, evaluate
+from roofline.derivations.engine.sheet import Missing, evaluate_exactly
 from roofline.derivations.engine.sweep import parse_axis, sweep
 from roofline.derivations.questions.registry import QUESTIONS, get
 from roofline.specs.errors import SpecError
@@ -38,7 +38,7 @@ def test_every_headline_result_sweeps_to_the_exact_values(slug: str) -> None:
             s = sweep(d, ctx, result, axes)
             for texts, value, reason in s.points():
                 point = {a.input.name: a.input.parse(t) for a, t in zip(axes, texts, strict=True)}
-                exact = evaluate(d, ctx.with_overrides(**point), only=[result])[result]
+                exact = evaluate_exactly(d, ctx.with_overrides(**point), only=[result])[result]
                 if isinstance(exact, Missing):
                     assert value is None and exact.reason in reason, (slug, result, texts)
                 else:
@@ -54,7 +54,7 @@ def test_decode_step_sweep_matches_single_points(model: str, hardware: str, log_
     s = sweep(d, ctx, "t_step", [parse_axis(d, f"batch={2**log_batch}:{2**(log_batch + 3)}:log2"), parse_axis(d, "context=1024,32768")])
     assert s.values.shape == (4, 2)
     b = 2 ** (log_batch + 1)
-    exact = evaluate(d, ctx.with_overrides(batch=str(b), context="32768 token"), only=["t_step"])["t_step"]
+    exact = evaluate_exactly(d, ctx.with_overrides(batch=str(b), context="32768 token"), only=["t_step"])["t_step"]
     assert s.values[1, 1] == pytest.approx(float(exact), rel=1e-9)
     assert np.all(np.diff(s.values[:, 0]) >= 0)  # a larger batch never steps faster
 

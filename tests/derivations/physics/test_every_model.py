@@ -18,7 +18,7 @@ import sympy as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from roofline.derivations.engine.declare import Claim, Step, derivation
-from roofline.derivations.engine.sheet import Missing, evaluate, evaluate_numbers
+from roofline.derivations.engine.sheet import Missing, evaluate_exactly, evaluate_numbers
 from roofline.derivations.engine.symbols import Symbols
 from roofline.derivations.physics import glossary as gl
 from roofline.derivations.physics import primitives as pr
@@ -63,7 +63,7 @@ def _check_value(where: str, name: str, v: object, headline: bool) -> str:
 
 def _does_not_fit(d, hardware: str, model: str) -> bool:
     """At the sheet's defaults the weights and one sequence's cache (the shared memory fit) exceed the usable memory: no batch fits."""
-    v = evaluate(d, sheet_context(d, hardware, model), ["memory_per_gpu", "usable_memory"])
+    v = evaluate_exactly(d, sheet_context(d, hardware, model), ["memory_per_gpu", "usable_memory"])
     return v["memory_per_gpu"] > v["usable_memory"]
 
 
@@ -101,7 +101,7 @@ def test_matrix_sample_agrees_with_the_exact_evaluation(slug):
             if (slug, m) in REFUSALS_ALLOWED:
                 continue
             ctx = sheet_context(d, h, m)
-            exact, got = evaluate(d, ctx, d.results), evaluate_numbers(d, ctx, d.results)
+            exact, got = evaluate_exactly(d, ctx, d.results), evaluate_numbers(d, ctx, d.results)
             for r in d.results:
                 e, f = exact[r], got[r]
                 if isinstance(e, Missing) or isinstance(f, Missing):
@@ -117,7 +117,7 @@ def test_every_step_is_finite_and_non_negative_at_drawn_inputs(slug, model, hard
     d = BY_SLUG[slug]
     if (slug, model) in REFUSALS_ALLOWED:
         return
-    values = evaluate(d, sheet_context(d, hardware, model, batch=str(batch), context=f"{ctx_len} token", tp=str(tp)))
+    values = evaluate_exactly(d, sheet_context(d, hardware, model, batch=str(batch), context=f"{ctx_len} token", tp=str(tp)))
     for name, v in values.items():
         _check_value(f"{slug} {hardware} {model} B={batch} T={ctx_len} TP={tp}", name, v, headline=name in d.results)
 
@@ -131,7 +131,7 @@ DF = BY_SLUG["decode-floor"]
 @given(st.sampled_from(MODELS), st.sampled_from(["h100-sxm", "h200", "b200", "mi300x", "tpu-v5e", "l4"]),
        st.integers(1, 4096), st.integers(1, 131072), st.integers(1, 16))
 def test_step_time_is_at_least_its_compute_and_its_memory_time(model, hardware, batch, ctx_len, tp):
-    v = evaluate(DF, context(hardware, model, batch=str(batch), context=f"{ctx_len} token", tp=str(tp)))
+    v = evaluate_exactly(DF, context(hardware, model, batch=str(batch), context=f"{ctx_len} token", tp=str(tp)))
     assert v["t_step"] >= v["t_compute"] and v["t_step"] >= v["t_memory"]
     assert v["t_step"] >= v["t_gemm"] + v["t_attention"]
 
@@ -140,8 +140,8 @@ def test_step_time_is_at_least_its_compute_and_its_memory_time(model, hardware, 
 @given(st.sampled_from(MODELS), st.integers(1, 2048), st.integers(1, 2048))
 def test_experts_touched_is_between_top_k_and_all_and_rises_with_batch(model, b1, b2):
     lo, hi = sorted((b1, b2))
-    a = evaluate(DF, context(model=model, batch=str(lo)), ["experts_touched"])["experts_touched"]
-    b = evaluate(DF, context(model=model, batch=str(hi)), ["experts_touched"])["experts_touched"]
+    a = evaluate_exactly(DF, context(model=model, batch=str(lo)), ["experts_touched"])["experts_touched"]
+    b = evaluate_exactly(DF, context(model=model, batch=str(hi)), ["experts_touched"])["experts_touched"]
     moe = api.model(model).moe
     k, experts = (moe.top_k, moe.experts) if moe else (1, 1)
     assert k - 1e-9 <= a <= b <= experts + 1e-9
@@ -153,7 +153,7 @@ def test_experts_touched_is_between_top_k_and_all_and_rises_with_batch(model, b1
 @given(st.sampled_from(MODELS), st.integers(1, 512), st.integers(1, 65536), st.integers(1, 16))
 def test_kv_bytes_per_gpu_never_fall_below_the_replicated_share(model, batch, ctx_len, tp):
     m = api.model(model)
-    v = evaluate(DF, context(model=model, batch=str(batch), context=f"{ctx_len} token", tp=str(tp)),
+    v = evaluate_exactly(DF, context(model=model, batch=str(batch), context=f"{ctx_len} token", tp=str(tp)),
                  ["kv_bytes_step", "kv_bytes_per_token", "kept_context"])
     streams = 1 if m.mla else m.num_kv_heads
     per_stream = v["kv_bytes_per_token"] / streams  # one cached stream of every layer
@@ -167,7 +167,7 @@ def test_kv_bytes_per_gpu_never_fall_below_the_replicated_share(model, batch, ct
 
 def test_decode_floor_has_a_compute_term_llama_8b_batch_1024():
     """Before: 9.6 ms and about 106,000 token/s at B=1024, T=128 on H100 SXM, above the chip's compute ceiling."""
-    v = evaluate(DF, context("h100-sxm", "llama-3.1-8b", batch="1024", context="128 token"))
+    v = evaluate_exactly(DF, context("h100-sxm", "llama-3.1-8b", batch="1024", context="128 token"))
     compute_at_peak = 2 * 7_504_658_432 * 1024 / 989.4e12  # kappa * P_act * B / pi, about 15.5 ms
     assert float(v["t_step"]) > compute_at_peak
     assert float(v["throughput"]) < 1024 / compute_at_peak  # below the compute ceiling, about 66,000 token/s
@@ -176,8 +176,8 @@ def test_decode_floor_has_a_compute_term_llama_8b_batch_1024():
 
 def test_mixtral_decode_reads_the_experts_the_batch_touches():
     """Before: t_step at B=64 read the top-2 experts only."""
-    one = evaluate(DF, context("h100-sxm", "mixtral-8x7b", batch="1"))
-    many = evaluate(DF, context("h100-sxm", "mixtral-8x7b", batch="64"))
+    one = evaluate_exactly(DF, context("h100-sxm", "mixtral-8x7b", batch="1"))
+    many = evaluate_exactly(DF, context("h100-sxm", "mixtral-8x7b", batch="64"))
     assert one["experts_touched"] == 2
     assert float(many["experts_touched"]) == pytest.approx(8 * (1 - (6 / 8) ** 64))
     assert float(many["weight_bytes"]) > 3 * float(one["weight_bytes"])
@@ -185,7 +185,7 @@ def test_mixtral_decode_reads_the_experts_the_batch_touches():
 
 def test_mixtral_prefill_crossover_reads_every_expert():
     """Before: T_cross 295 tokens and ttft_at_cross 7.6 ms (top-2 weights); with all experts about 1,080 tokens and 28 ms."""
-    v = evaluate(BY_SLUG["prefill-decode-crossover"], context("h100-sxm", "mixtral-8x7b"))
+    v = evaluate_exactly(BY_SLUG["prefill-decode-crossover"], context("h100-sxm", "mixtral-8x7b"))
     assert float(v["T_cross"]) == pytest.approx(1079, abs=1)
     assert float(v["ttft_at_cross"]) == pytest.approx(28.1e-3, rel=0.01)
     assert float(v["expert_coverage_at_cross"]) == pytest.approx(1, abs=1e-9)
@@ -193,15 +193,15 @@ def test_mixtral_prefill_crossover_reads_every_expert():
 
 def test_deepseek_latent_is_on_every_gpu():
     """Before: DeepSeek-V3 at TP=8, B=64 divided the latent by 8 (4.6 GB of KV per GPU instead of 36.8 GB)."""
-    v = evaluate(DF, context("h100-sxm", "deepseek-v3", batch="64", tp="8"))
+    v = evaluate_exactly(DF, context("h100-sxm", "deepseek-v3", batch="64", tp="8"))
     assert v["kv_bytes_step"] == 64 * 8192 * 61 * 576 * 2
 
 
 def test_kv_heads_replicate_beyond_their_count():
     """Llama 3.1 70B has 8 KV heads: at TP=16 each GPU still holds one whole head per layer."""
-    tp8 = evaluate(DF, context("h100-sxm", "llama-3.1-70b", tp="8"), ["kv_bytes_per_token_gpu"])
-    tp16 = evaluate(DF, context("h100-sxm", "llama-3.1-70b", tp="16"), ["kv_bytes_per_token_gpu"])
-    tp3 = evaluate(DF, context("h100-sxm", "llama-3.1-70b", tp="3"), ["kv_bytes_per_token_gpu"])
+    tp8 = evaluate_exactly(DF, context("h100-sxm", "llama-3.1-70b", tp="8"), ["kv_bytes_per_token_gpu"])
+    tp16 = evaluate_exactly(DF, context("h100-sxm", "llama-3.1-70b", tp="16"), ["kv_bytes_per_token_gpu"])
+    tp3 = evaluate_exactly(DF, context("h100-sxm", "llama-3.1-70b", tp="3"), ["kv_bytes_per_token_gpu"])
     assert tp8["kv_bytes_per_token_gpu"] == tp16["kv_bytes_per_token_gpu"] == 80 * 256 * 2
     assert tp3["kv_bytes_per_token_gpu"] == 80 * 256 * 2 * 3  # ceil(8/3) heads on the busiest GPU
 
@@ -220,13 +220,13 @@ def test_flops_per_token_knows_deepseek_params_total():
 
 def test_moe_rebuild_from_the_config_matches_the_exact_count():
     for m in ("mixtral-8x7b", "mixtral-8x22b", "qwen3-235b-a22b"):
-        v = evaluate(BY_SLUG["flops-per-token"], context(model=m), ["params_matmul_rebuilt", "params_matmul"])
+        v = evaluate_exactly(BY_SLUG["flops-per-token"], context(model=m), ["params_matmul_rebuilt", "params_matmul"])
         assert v["params_matmul_rebuilt"] == v["params_matmul"], m
 
 
 def test_ridge_t_max_is_none_when_attention_reaches_the_ridge():
     """Before: ridge-coincidence --set tokens_per_step=40 printed T_max = -688,177 tokens (Llama 3.1 70B row)."""
-    v = evaluate(BY_SLUG["ridge-coincidence"], context("h100-sxm", "llama-3.1-70b", tokens_per_step="40 token"))
+    v = evaluate_exactly(BY_SLUG["ridge-coincidence"], context("h100-sxm", "llama-3.1-70b", tokens_per_step="40 token"))
     assert isinstance(v["T_max"], Missing) and v["T_max"].kind == "none"
     assert "at or above the ridge" in v["T_max"].reason
     sheet = api.derive("ridge-coincidence", model="llama-3.1-70b", overrides=["tokens_per_step=40"])
@@ -235,7 +235,7 @@ def test_ridge_t_max_is_none_when_attention_reaches_the_ridge():
 
 
 def test_moe_expert_gemms_turn_compute_bound_e_over_k_times_later():
-    v = evaluate(BY_SLUG["ridge-coincidence"], context("h100-sxm", "mixtral-8x7b"))
+    v = evaluate_exactly(BY_SLUG["ridge-coincidence"], context("h100-sxm", "mixtral-8x7b"))
     assert v["B_cross_expert"] == v["B_cross"] * 8 / 2
 
 
@@ -255,8 +255,8 @@ def test_single_gpu_step_needs_no_link_bandwidth():
 
     hw = replace(api.hardware("h100-sxm"), scaleup_bandwidth_per_direction=None)
     ctx = make_context(hw, api.model("llama-3.1-8b"))
-    assert evaluate(DF, ctx)["t_comm"] == 0
-    two = evaluate(DF, ctx.with_overrides(tp="2"))
+    assert evaluate_exactly(DF, ctx)["t_comm"] == 0
+    two = evaluate_exactly(DF, ctx.with_overrides(tp="2"))
     assert isinstance(two["t_comm"], Missing) and "scaleup_bandwidth_per_direction" in two["t_comm"].reason
 
 

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 import sympy as sp
-from roofline.derivations.engine.sheet import Missing, evaluate
+from roofline.derivations.engine.sheet import Missing, evaluate_exactly
 from roofline.derivations.physics import glossary as gl
 from roofline.derivations.physics import primitives as pr
 from roofline.derivations.physics.validation import STEP_MODEL
@@ -20,16 +20,16 @@ def _t(v) -> float:
 
 @pytest.mark.parametrize("model, layers", [("llama-3.1-8b", 32), ("llama-3.1-70b", 80), ("llama-3.2-1b", 16)])
 def test_per_layer_overhead_is_proportional_to_depth(model, layers):
-    base = evaluate(STEP_MODEL, context(model=model, t_layer="0 s", t_fixed="0 s", t_seq="0 s"), ("t_overhead", "t_step"))
-    more = evaluate(STEP_MODEL, context(model=model, t_layer="10 us", t_fixed="0 s", t_seq="0 s"), ("t_overhead", "t_step"))
+    base = evaluate_exactly(STEP_MODEL, context(model=model, t_layer="0 s", t_fixed="0 s", t_seq="0 s"), ("t_overhead", "t_step"))
+    more = evaluate_exactly(STEP_MODEL, context(model=model, t_layer="10 us", t_fixed="0 s", t_seq="0 s"), ("t_overhead", "t_step"))
     assert _t(more["t_overhead"]) == pytest.approx(layers * 10e-6, rel=1e-12)
     assert _t(more["t_step"]) - _t(base["t_step"]) == pytest.approx(layers * 10e-6, rel=1e-9)
 
 
 def _latency(hardware: str, tp: int, model: str = "llama-3.1-70b") -> tuple[float, float]:
     """The all-reduces' latency part of one step: t_comm at ar_latency = 1 us minus t_comm at 0."""
-    on = evaluate(STEP_MODEL, context(hardware, model, tp=str(tp), ar_latency="1 us"), ("t_comm", "allreduce_rounds"))
-    off = evaluate(STEP_MODEL, context(hardware, model, tp=str(tp), ar_latency="0 s"), ("t_comm",))
+    on = evaluate_exactly(STEP_MODEL, context(hardware, model, tp=str(tp), ar_latency="1 us"), ("t_comm", "allreduce_rounds"))
+    off = evaluate_exactly(STEP_MODEL, context(hardware, model, tp=str(tp), ar_latency="0 s"), ("t_comm",))
     return _t(on["t_comm"]) - _t(off["t_comm"]), _t(on["allreduce_rounds"])
 
 
@@ -66,24 +66,24 @@ def test_a_chip_without_a_topology_makes_tensor_parallel_steps_na_but_not_one_gp
     text = (api.hardware("h100-sxm").path.read_text(encoding="utf-8")).replace('scaleup_topology = "switch"\n', "")
     path = tmp_path / "no-topology.toml"
     path.write_text(text, encoding="utf-8")
-    one = evaluate(STEP_MODEL, context(str(path), "llama-3.1-8b", tp="1"), ("t_step",))
+    one = evaluate_exactly(STEP_MODEL, context(str(path), "llama-3.1-8b", tp="1"), ("t_step",))
     assert not isinstance(one["t_step"], Missing)
-    eight = evaluate(STEP_MODEL, context(str(path), "llama-3.1-8b", tp="8"), ("t_step",))
+    eight = evaluate_exactly(STEP_MODEL, context(str(path), "llama-3.1-8b", tp="8"), ("t_step",))
     assert isinstance(eight["t_step"], Missing) and "scaleup_topology" in eight["t_step"].reason
 
 
 def test_the_drafter_pays_the_per_layer_overhead_for_its_own_depth():
     d = api.get("speculative-decoding")
     names = ("t_draft", "t_step")
-    lean = evaluate(d, sheet_context(d, "h100-sxm", "llama-3.3-70b", tp="8", t_layer="0 s"), names)
-    full = evaluate(d, sheet_context(d, "h100-sxm", "llama-3.3-70b", tp="8", t_layer="50 us"), names)
+    lean = evaluate_exactly(d, sheet_context(d, "h100-sxm", "llama-3.3-70b", tp="8", t_layer="0 s"), names)
+    full = evaluate_exactly(d, sheet_context(d, "h100-sxm", "llama-3.3-70b", tp="8", t_layer="50 us"), names)
     assert _t(full["t_draft"]) - _t(lean["t_draft"]) == pytest.approx(16 * 50e-6, rel=1e-9)  # Llama 3.2 1B: 16 layers
     assert _t(full["t_step"]) - _t(lean["t_step"]) == pytest.approx(80 * 50e-6, rel=1e-9)  # the target: 80
 
 
 def test_the_ideal_profile_is_the_textbook_roofline():
     sheet = api.derive("decode-floor", "h100-sxm", "llama-3.1-8b", overrides=["batch=1"], engine="ideal")
-    v = evaluate(sheet.derivation, sheet.context, ("t_step", "t_gemm", "t_attention", "t_overhead", "t_comm"))
+    v = evaluate_exactly(sheet.derivation, sheet.context, ("t_step", "t_gemm", "t_attention", "t_overhead", "t_comm"))
     assert _t(v["t_overhead"]) == 0 and _t(v["t_comm"]) == 0
     assert _t(v["t_step"]) == pytest.approx(_t(v["t_gemm"]) + _t(v["t_attention"]), rel=1e-12)
     inputs = {i.name: i for i in sheet.inputs}
@@ -93,7 +93,7 @@ def test_the_ideal_profile_is_the_textbook_roofline():
 
 def test_set_overrides_one_input_of_the_profile():
     a = api.derive("decode-floor", overrides=["t_layer=10us"], engine="ideal")
-    v = evaluate(a.derivation, a.context, ("t_overhead", "t_step"))
+    v = evaluate_exactly(a.derivation, a.context, ("t_overhead", "t_step"))
     assert _t(v["t_overhead"]) == pytest.approx(32 * 10e-6, rel=1e-12)
     assert {i.name: i.is_set for i in a.inputs}["t_layer"]
 

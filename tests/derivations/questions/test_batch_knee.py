@@ -13,7 +13,7 @@ import pytest
 import sympy as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from roofline.derivations.engine.sheet import Missing, evaluate
+from roofline.derivations.engine.sheet import Missing, evaluate_exactly
 from roofline.derivations.physics import glossary as gl
 from roofline.derivations.questions.registry import BY_SLUG
 from roofline.specs.catalog import model_names
@@ -30,7 +30,7 @@ CHIPS = ["h100-sxm", "h200", "b200", "mi300x", "l4", "tpu-v5e"]
 def _v(only=None, **kw):
     """The sheet's values at a context (`only`: just these steps, and what they read)."""
     hw, model = kw.pop("hardware", "h100-sxm"), kw.pop("model", "llama-3.1-8b")
-    return evaluate(BK, context(hw, model, **kw), only)
+    return evaluate_exactly(BK, context(hw, model, **kw), only)
 
 
 # --- anchors ---------------------------------------------------------------------------------------
@@ -83,8 +83,8 @@ def test_knee_closed_form_is_half_the_ceiling():
 @given(st.sampled_from(MODELS), st.sampled_from(CHIPS), st.integers(1, 2048), st.integers(1, 131072), st.sampled_from(["1", "2", "8"]))
 def test_throughput_never_exceeds_its_ceiling_and_rises_with_batch(model, hw, batch, ctx_len, tp):
     names = ["throughput", "throughput_line", "throughput_ceiling", "throughput_ceiling_compute"]
-    a = evaluate(BK, context(hw, model, batch=str(batch), context=f"{ctx_len} token", tp=tp), names)
-    b = evaluate(BK, context(hw, model, batch=str(2 * batch), context=f"{ctx_len} token", tp=tp), names)
+    a = evaluate_exactly(BK, context(hw, model, batch=str(batch), context=f"{ctx_len} token", tp=tp), names)
+    b = evaluate_exactly(BK, context(hw, model, batch=str(2 * batch), context=f"{ctx_len} token", tp=tp), names)
     if any(isinstance(x, Missing) for x in (*a.values(), *b.values())):
         assert all(x.kind == "n/a" for x in (*a.values(), *b.values()) if isinstance(x, Missing))  # a chip without a link at TP > 1
         return
@@ -100,20 +100,20 @@ def test_throughput_never_exceeds_its_ceiling_and_rises_with_batch(model, hw, ba
 @FAST
 @given(st.sampled_from([m for m in MODELS if api.model(m).moe is None]), st.sampled_from(CHIPS), st.integers(1, 131072), st.sampled_from(["1", "4"]))
 def test_the_line_is_the_step_model_until_compute_binds_dense(model, hw, ctx_len, tp):
-    base = evaluate(BK, context(hw, model, context=f"{ctx_len} token", tp=tp), ["B_compute", "B_knee"])
+    base = evaluate_exactly(BK, context(hw, model, context=f"{ctx_len} token", tp=tp), ["B_compute", "B_knee"])
     if any(isinstance(x, Missing) for x in base.values()):
         return
     for batch in {1, max(1, math.floor(float(base["B_compute"]))), max(1, math.floor(float(base["B_knee"])))}:
         if batch > float(base["B_compute"]):
             continue
-        v = evaluate(BK, context(hw, model, batch=str(batch), context=f"{ctx_len} token", tp=tp), ["throughput", "throughput_line"])
+        v = evaluate_exactly(BK, context(hw, model, batch=str(batch), context=f"{ctx_len} token", tp=tp), ["throughput", "throughput_line"])
         assert float(v["throughput"]) == pytest.approx(float(v["throughput_line"]), rel=1e-9)
 
 
 @FAST
 @given(st.sampled_from(MODELS), st.sampled_from(CHIPS), st.integers(1, 131072), st.sampled_from(["1", "2", "8"]))
 def test_knee_is_where_the_line_reaches_half_its_ceiling(model, hw, ctx_len, tp):
-    v = evaluate(BK, context(hw, model, context=f"{ctx_len} token", tp=tp), ["t_zero", "t_per_sequence", "B_knee", "throughput_ceiling"])
+    v = evaluate_exactly(BK, context(hw, model, context=f"{ctx_len} token", tp=tp), ["t_zero", "t_per_sequence", "B_knee", "throughput_ceiling"])
     if any(isinstance(x, Missing) for x in v.values()):
         return
     t0, c, knee, q = float(v["t_zero"]), float(v["t_per_sequence"]), float(v["B_knee"]), 1.0

@@ -14,7 +14,7 @@ import pytest
 import sympy as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from roofline.derivations.engine.sheet import Missing, evaluate, evaluate_numbers, input_values
+from roofline.derivations.engine.sheet import Missing, context_values, evaluate_exactly, evaluate_numbers
 from roofline.derivations.physics import glossary as gl
 from roofline.derivations.physics import primitives as pr
 from roofline.derivations.questions.decode_op_ranking import KERNELS
@@ -30,7 +30,7 @@ MODELS = model_names()
 GQA_KERNELS = ("qkv", "o", "gate_up", "down", "lm_head", "attn", "ew")
 MLA_KERNELS = ("dqkv", "uq", "uk", "uv")
 MOE_KERNELS = ("router", "experts", "ew_moe")
-ATTN_LLAMA_70B = evaluate(DOR, context(model="llama-3.1-70b"), ["intensity_attn"])["intensity_attn"]
+ATTN_LLAMA_70B = evaluate_exactly(DOR, context(model="llama-3.1-70b"), ["intensity_attn"])["intensity_attn"]
 
 
 def _swiglu(d: int, f: int) -> int:
@@ -43,7 +43,7 @@ def _swiglu(d: int, f: int) -> int:
     ("llama-3.1-70b", "bf16", 8), ("llama-3.1-70b", "fp8", 16), ("llama-3.1-8b", "bf16", 4), ("llama-3.1-8b", "fp8", 8),
 ])
 def test_b_flip_anchors(model, kv, flip):
-    assert evaluate(DOR, context(model=model, kv=kv))["B_flip"] == flip
+    assert evaluate_exactly(DOR, context(model=model, kv=kv))["B_flip"] == flip
 
 
 def test_b_flip_closed_forms_meet_their_equations():
@@ -63,12 +63,12 @@ def test_b_flip_closed_forms_meet_their_equations():
 
 
 def test_time_flip_for_llama_70b_is_4_at_8k_and_8_at_4k():
-    assert evaluate(DOR, context(model="llama-3.1-70b"))["B_flip_time"] == 4
-    assert evaluate(DOR, context(model="llama-3.1-70b", context="4096 token"))["B_flip_time"] == 8
+    assert evaluate_exactly(DOR, context(model="llama-3.1-70b"))["B_flip_time"] == 4
+    assert evaluate_exactly(DOR, context(model="llama-3.1-70b", context="4096 token"))["B_flip_time"] == 8
 
 
 def test_dense_llama_70b_runs_todays_kernels_and_keeps_b_flip_8():
-    v = evaluate(DOR, context(model="llama-3.1-70b"))
+    v = evaluate_exactly(DOR, context(model="llama-3.1-70b"))
     assert v["B_flip"] == 8 and v["B_flip_experts"] == 8
     assert v["flops_qkv"] == 2 * 8192 * (64 + 2 * 8) * 128
     assert v["flops_gate_up"] == 2 * 8192 * 2 * 28672 and v["flops_down"] == 2 * 28672 * 8192
@@ -83,7 +83,7 @@ def test_dense_llama_70b_runs_todays_kernels_and_keeps_b_flip_8():
 
 
 def test_every_kernel_is_memory_bound_at_batch_1():
-    v = evaluate(DOR, context(model="llama-3.1-70b"))
+    v = evaluate_exactly(DOR, context(model="llama-3.1-70b"))
     for k in GQA_KERNELS:
         assert v[f"intensity_{k}"] < v["intensity_gemm_limit"] * 10
 
@@ -93,7 +93,7 @@ def test_every_kernel_is_memory_bound_at_batch_1():
 def test_decode_weight_gemms_tie_and_attention_does_not_move(batch):
     """The tie holds while B*q is well below D (at B*q = D the O projection's activations equal its weights)."""
     names = [f"intensity_{k}" for k in ("qkv", "o", "gate_up", "down", "lm_head", "attn", "ew")] + ["intensity_gemm_limit"]
-    v = evaluate(DOR, context(model="llama-3.1-70b", batch=str(batch)), names)
+    v = evaluate_exactly(DOR, context(model="llama-3.1-70b", batch=str(batch)), names)
     gemms = [v[f"intensity_{k}"] for k in ("qkv", "o", "gate_up", "down", "lm_head")]
     assert max(gemms) < v["intensity_gemm_limit"]
     assert min(gemms) > v["intensity_gemm_limit"] * sp.Rational(3, 4)
@@ -104,7 +104,7 @@ def test_decode_weight_gemms_tie_and_attention_does_not_move(batch):
 @FAST
 @given(st.integers(1, 64))
 def test_attention_outranks_the_gemms_exactly_below_b_flip(batch):
-    v = evaluate(DOR, context(model="llama-3.1-70b", batch=str(batch)), ["intensity_gemm_limit", "intensity_attn_limit", "B_flip"])
+    v = evaluate_exactly(DOR, context(model="llama-3.1-70b", batch=str(batch)), ["intensity_gemm_limit", "intensity_attn_limit", "B_flip"])
     assert (v["intensity_gemm_limit"] < v["intensity_attn_limit"]) == (batch < v["B_flip"])
 
 
@@ -112,14 +112,14 @@ def test_attention_outranks_the_gemms_exactly_below_b_flip(batch):
 
 def test_mixtral_routed_experts_read_top_2_at_batch_1_and_nearly_all_8_at_64():
     expert = _swiglu(4096, 14336) * 2  # bytes of one expert's gate, up and down in BF16
-    one = evaluate(DOR, context(model="mixtral-8x7b", batch="1"))
-    many = evaluate(DOR, context(model="mixtral-8x7b", batch="64"))
+    one = evaluate_exactly(DOR, context(model="mixtral-8x7b", batch="1"))
+    many = evaluate_exactly(DOR, context(model="mixtral-8x7b", batch="64"))
     assert one["experts_touched"] == 2
     assert one["weight_bytes_experts"] == 2 * expert
     assert one["flops_experts"] == 2 * 2 * _swiglu(4096, 14336)  # kappa * top-2 experts * one token
     # (1 - 6/8)**64 is about 1e-8: the engine's exact-number step may snap 7.99999992 experts to 8
     assert float(many["weight_bytes_experts"]) == pytest.approx(8 * (1 - (6 / 8) ** 64) * expert, rel=1e-7)
-    assert float(evaluate(DOR, context(model="mixtral-8x7b", batch="8"))["experts_touched"]) == pytest.approx(8 * (1 - (6 / 8) ** 8))
+    assert float(evaluate_exactly(DOR, context(model="mixtral-8x7b", batch="8"))["experts_touched"]) == pytest.approx(8 * (1 - (6 / 8) ** 8))
     assert float(many["weight_bytes_experts"]) > 7.99 * expert
     assert many["flops_experts"] == 64 * one["flops_experts"]  # each token still multiplies by its top 2 only
     assert isinstance(one["t_mlp_dense"], Missing)  # every Mixtral layer is MoE
@@ -128,13 +128,13 @@ def test_mixtral_routed_experts_read_top_2_at_batch_1_and_nearly_all_8_at_64():
 
 
 def test_routed_experts_sit_k_over_e_read_below_the_tie():
-    v = evaluate(DOR, context(model="mixtral-8x7b", batch="64"))
+    v = evaluate_exactly(DOR, context(model="mixtral-8x7b", batch="64"))
     assert float(v["intensity_experts"]) < float(v["intensity_experts_limit"]) < float(v["intensity_gemm_limit"]) / 3.9
     assert v["B_flip_experts"] == 4 * v["B_flip"] == 16  # E/k_E = 4 times the tied GEMMs' flip
 
 
 def test_qwen3_expert_gemm_uses_moe_intermediate_size_not_intermediate_size():
-    v = evaluate(DOR, context(model="qwen3-235b-a22b", batch="1"))
+    v = evaluate_exactly(DOR, context(model="qwen3-235b-a22b", batch="1"))
     assert v["weight_bytes_experts"] == 8 * _swiglu(4096, 1536) * 2
     assert v["flops_experts"] == 2 * 8 * _swiglu(4096, 1536)
     for k in ("gate_up", "down", "ew_mlp"):  # intermediate_size 12288 is used by no layer
@@ -144,7 +144,7 @@ def test_qwen3_expert_gemm_uses_moe_intermediate_size_not_intermediate_size():
 
 
 def test_deepseek_v3_shared_expert_router_and_dense_layers():
-    v = evaluate(DOR, context(model="deepseek-v3", batch="1"))
+    v = evaluate_exactly(DOR, context(model="deepseek-v3", batch="1"))
     assert v["experts_touched"] == 8
     assert v["flops_shared"] == 2 * _swiglu(7168, 2048)
     assert v["flops_router"] == 2 * 7168 * 256
@@ -157,7 +157,7 @@ def test_deepseek_v3_shared_expert_router_and_dense_layers():
 def test_deepseek_v3_derives_with_mla_kernel_shapes():
     sheet = api.derive("decode-op-ranking", model="deepseek-v3")
     assert all(not r.missing for r in sheet.results.values())
-    v = evaluate(DOR, context(model="deepseek-v3", batch="1"))
+    v = evaluate_exactly(DOR, context(model="deepseek-v3", batch="1"))
     kv_down = 7168 * (512 + 64)  # D x (r_kv + d_R) = 7168 * 576
     q_down = 7168 * 1536
     assert v["flops_dqkv"] == 2 * (q_down + kv_down)  # fused: one GEMM reads the hidden state for both latents
@@ -174,21 +174,21 @@ def test_deepseek_v3_derives_with_mla_kernel_shapes():
 
 
 def test_deepseek_v2_lite_projects_its_query_from_the_hidden_state():
-    v = evaluate(DOR, context(model="deepseek-v2-lite", batch="1"))
+    v = evaluate_exactly(DOR, context(model="deepseek-v2-lite", batch="1"))
     assert v["flops_dqkv"] == 2 * 2048 * (512 + 64)  # no query latent: the KV down-projection alone
     assert v["flops_uq"] == 2 * 2048 * 16 * (128 + 64)  # q_proj, D x N(d_nope + d_R)
     assert v["flops_shared"] == 2 * 2 * _swiglu(2048, 1408)
 
 
 def test_mla_flip_is_attentions_constant_and_the_time_flip_uses_the_o_projection():
-    v = evaluate(DOR, context(model="deepseek-v3"))
+    v = evaluate_exactly(DOR, context(model="deepseek-v3"))
     assert v["B_flip"] == sp.Rational(128 * (2 * 512 + 64), 576)  # kappa_attn*N*(2r + d_R)*b_w/(2*kappa*(r + d_R)*b_kv), about 242
     assert v["intensity_attn_limit"] == v["B_flip"]  # in BF16 weights, one flop/B per sequence
     assert v["B_flip_time"] == sp.Rational(128 * 128 * 7168, 8192 * 576)  # N*d_v*D weights vs T*(r + d_R) cache per sequence
 
 
 def test_mla_absorbed_up_projections_never_reach_the_tie():
-    v = evaluate(DOR, context(model="deepseek-v3", batch="4096"))
+    v = evaluate_exactly(DOR, context(model="deepseek-v3", batch="4096"))
     limit = sp.Rational(2 * 128 * 512, (128 + 512) * 2)  # kappa*d_nope*r_kv/((d_nope + r_kv)*b_a)
     assert v["intensity_uk"] < limit and v["intensity_uv"] < limit < v["intensity_o"]
 
@@ -211,8 +211,8 @@ def test_every_headline_is_finite_and_positive(model):
        st.integers(1, 4096), st.integers(1, 131072))
 def test_every_kernel_takes_at_least_its_memory_and_its_compute_time(model, hardware, batch, ctx_len):
     ctx = context(hardware, model, batch=str(batch), context=f"{ctx_len} token")
-    v = evaluate(DOR, ctx)
-    machine = input_values(DOR, ctx, {gl.pi, gl.beta})
+    v = evaluate_exactly(DOR, ctx)
+    machine = context_values(DOR, ctx, {gl.pi, gl.beta})
     ran = 0
     for k in KERNELS:
         t, f, b = v[f"t_{k}"], v[f"flops_{k}"], v[f"bytes_{k}"]

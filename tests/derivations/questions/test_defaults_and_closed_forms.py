@@ -34,13 +34,13 @@ SPEC = "speculative-decoding"
 
 
 def _spec(**inputs):
-    from roofline.derivations.engine.sheet import evaluate
+    from roofline.derivations.engine.sheet import evaluate_exactly
     from roofline.derivations.questions.registry import BY_SLUG
 
     from tests.derivations.helpers import sheet_context
 
     d = BY_SLUG[SPEC]
-    return evaluate(d, sheet_context(d, model="llama-3.3-70b", **{"tp": "8", **inputs}))
+    return evaluate_exactly(d, sheet_context(d, model="llama-3.3-70b", **{"tp": "8", **inputs}))
 
 
 def test_speculative_compute_bound_limit_is_the_speedup_at_a_huge_batch_of_short_contexts():

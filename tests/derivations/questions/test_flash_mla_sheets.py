@@ -11,7 +11,7 @@ import sympy as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from roofline.derivations.engine.context import BINDINGS
-from roofline.derivations.engine.sheet import Missing, evaluate
+from roofline.derivations.engine.sheet import Missing, evaluate_exactly
 from roofline.derivations.physics import glossary as gl
 from roofline.derivations.physics import primitives as pr
 from roofline.derivations.questions.registry import BY_SLUG
@@ -33,14 +33,14 @@ def expanded(d, name):
 
 def test_naive_is_the_reference_cache_81920_flops_per_cached_token_deepseek_v3():
     """Issue 7: the non-absorbed baseline attends over per-head K (d_nope + d_R) and V (d_v): 2*128*(192 + 128) = 81,920."""
-    v = evaluate(MLA, context(model="deepseek-v3"))
+    v = evaluate_exactly(MLA, context(model="deepseek-v3"))
     assert v["flops_per_cached_token_naive"] == 81_920 == 2 * 128 * (128 + 64 + 128)
     assert v["bytes_per_cached_token_naive"] == 128 * (128 + 64 + 128) * 2  # BF16 k_cache + v_cache, B/token
     assert v["intensity_naive"] == 1  # multi-head attention: 2q/b_kv flop/B
 
 
 def test_mla_per_cached_token_anchors_deepseek_v3():
-    v = evaluate(MLA, context(model="deepseek-v3"))
+    v = evaluate_exactly(MLA, context(model="deepseek-v3"))
     assert v["bytes_per_cached_token"] == (512 + 64) * 2
     assert v["flops_per_cached_token_absorbed"] == 128 * (4 * 512 + 2 * 64) == 278_528
     assert v["flops_upproject_per_cached_token"] == 2 * 512 * 128 * (128 + 128)
@@ -52,7 +52,7 @@ def test_mla_per_cached_token_anchors_deepseek_v3():
 @pytest.mark.parametrize("model", ["deepseek-v3", "deepseek-v2-lite"])
 def test_three_variants_ordered_reference_then_absorbed_then_decompress(model):
     """FLOPs per cached token: the reference kernel < absorbed (the bill) < decompress every step; bytes: latent << per-head K and V."""
-    v = evaluate(MLA, context(model=model))
+    v = evaluate_exactly(MLA, context(model=model))
     assert v["flops_per_cached_token_naive"] < v["flops_per_cached_token_absorbed"] < v["flops_per_cached_token_decompress"]
     assert v["bytes_per_cached_token"] < v["bytes_per_cached_token_naive"]
     assert v["absorbed_over_naive"] > 1 and v["absorbed_over_naive_bytes"] < 1 and v["decompress_over_absorbed"] > 1
@@ -62,7 +62,7 @@ def test_three_variants_ordered_reference_then_absorbed_then_decompress(model):
 @given(st.integers(1, 170), st.sampled_from(["deepseek-v3", "deepseek-v2-lite"]))
 def test_absorbed_beats_decompress_and_loses_to_the_reference_in_flops_at_decode(q, model):
     """Below q = r_kv (d_nope + d_v) / (2 r_kv - d_nope - d_v) = 170.7 tokens per step, absorbed < decompress per cached token."""
-    v = evaluate(MLA, context(model=model, tokens_per_step=f"{q} token"))
+    v = evaluate_exactly(MLA, context(model=model, tokens_per_step=f"{q} token"))
     assert v["flops_per_cached_token_naive"] < v["flops_per_cached_token_absorbed"] < v["flops_per_cached_token_decompress"]
     assert v["T_absorb"] > 0
 
@@ -74,33 +74,33 @@ def test_t_absorb_solves_absorbed_against_decompress():
     assert sp.simplify(expanded(MLA, "flops_step_decompress").xreplace({gl.T: T_abs})
                        - expanded(MLA, "flops_step_absorbed").xreplace({gl.T: T_abs})) == 0
     assert gl.T not in T_abs.free_symbols
-    v = evaluate(MLA, context(model="deepseek-v3"))
+    v = evaluate_exactly(MLA, context(model="deepseek-v3"))
     assert float(v["T_absorb"]) == pytest.approx(2 * 512 * 128 * 256 / (2 * 512 * 128 * 256 + 81_920 - 278_528))
 
 
 def test_t_absorb_is_none_with_a_reason_at_prefill_sized_steps():
-    v = evaluate(MLA, context(model="deepseek-v3", tokens_per_step="171 token"))
+    v = evaluate_exactly(MLA, context(model="deepseek-v3", tokens_per_step="171 token"))
     assert isinstance(v["T_absorb"], Missing) and v["T_absorb"].kind == "none"
     assert "prefill" in v["T_absorb"].reason
 
 
 def test_reference_kernel_time_over_absorbed_is_the_byte_ratio_on_h100():
     """Both memory-bound on H100 at 8K: t_naive / t_abs = s_naive / s_lat = 81,920 / 1,152."""
-    v = evaluate(MLA, context("h100-sxm", "deepseek-v3"))
+    v = evaluate_exactly(MLA, context("h100-sxm", "deepseek-v3"))
     assert v["naive_over_absorbed_time"] == sp.Rational(81_920, 1_152)
     assert v["time_step_absorbed"] < v["time_step_naive"] < v["time_step_decompress"]
 
 
 def test_mla_generic_attention_equals_the_absorbed_formula():
     for model in ("deepseek-v3", "deepseek-v2-lite"):
-        v = evaluate(MLA, context(model=model))
+        v = evaluate_exactly(MLA, context(model=model))
         assert v["intensity_attention"] == v["intensity_mla"]
         assert v["flops_per_cached_token_attention"] == v["flops_per_cached_token_absorbed"]
 
 
 def test_mla_sheet_compares_with_gqa_through_the_generic_steps():
     """A GQA model cannot bind r_kv; the table and claim rows evaluate only the steps they need."""
-    v = evaluate(MLA, context(model="llama-3.1-70b"), ["intensity_attention", "group_size"])
+    v = evaluate_exactly(MLA, context(model="llama-3.1-70b"), ["intensity_attention", "group_size"])
     assert v["intensity_attention"] == v["group_size"] == 8
     sheet = api.derive("mla-absorption")
     gqa = next(t for t in sheet.tables if "GQA" in t.title)
@@ -117,8 +117,8 @@ def test_mla_claims_hold_on_the_default_sheet_and_compare_like_units():
 @FAST
 @given(st.sampled_from(["deepseek-v3", "deepseek-v2-lite"]), st.sampled_from(["h100-sxm", "h200", "b200"]))
 def test_mla_intensity_doubles_when_latent_bytes_halve(model, hardware):
-    bf16 = evaluate(MLA, context(hardware, model, kv="bf16"))
-    fp8 = evaluate(MLA, context(hardware, model, kv="fp8"))
+    bf16 = evaluate_exactly(MLA, context(hardware, model, kv="bf16"))
+    fp8 = evaluate_exactly(MLA, context(hardware, model, kv="fp8"))
     assert fp8["bytes_per_cached_token"] * 2 == bf16["bytes_per_cached_token"]
     assert fp8["intensity_mla"] == 2 * bf16["intensity_mla"]
 
@@ -134,7 +134,7 @@ def test_mla_intensity_primitive_halving_bytes_doubles_it(r, d_r, n_heads, q):
 # --- flash-attention-io --------------------------------------------------------------------------
 
 def test_flash_anchors_at_8k_d128():
-    v = evaluate(FA, context(model="llama-3.1-8b"))
+    v = evaluate_exactly(FA, context(model="llama-3.1-8b"))
     n, d, b = 8192, 128, 2
     assert v["head_width"] == d
     assert v["io_naive"] == (4 * n * d + 4 * n * n) * b
@@ -151,17 +151,17 @@ def test_h100_shared_memory_binds_228_kib():
     """Issue 7: 228 KiB per SM, binary: 233,472 B, not 228,000."""
     ctx = context("h100-sxm", "llama-3.1-8b")
     assert BINDINGS[gl.M_smem](ctx).to("B").magnitude == 233_472
-    v = evaluate(FA, ctx)
+    v = evaluate_exactly(FA, ctx)
     assert v["block_cols_fa1"] == sp.Rational(233_472, 4 * 128 * 2) == 228
 
 
 def test_shared_memory_comes_from_each_chip():
-    rows = {h: evaluate(FA, context(h, "llama-3.1-8b"), ["block_rows_fa1"])["block_rows_fa1"] for h in ("a100-sxm-80gb", "b200", "l4")}
+    rows = {h: evaluate_exactly(FA, context(h, "llama-3.1-8b"), ["block_rows_fa1"])["block_rows_fa1"] for h in ("a100-sxm-80gb", "b200", "l4")}
     assert rows == {"a100-sxm-80gb": 128, "b200": 128, "l4": 100}  # 164 KiB, 228 KiB, 100 KiB: ceil(102400 / 1024) = 100
 
 
 def test_tpu_has_no_l2_and_no_sms_but_the_counts_hold():
-    v = evaluate(FA, context("tpu-v5e", "llama-3.1-8b"))
+    v = evaluate_exactly(FA, context("tpu-v5e", "llama-3.1-8b"))
     for name in ("block_cols_fa1", "block_rows_fa1", "io_textbook_fa1", "l2_size", "n_l2_max", "heads_in_flight", "l2_working_set", "l2_fraction"):
         assert isinstance(v[name], Missing) and v[name].kind == "n/a", name
         assert "has no SMs" in v[name].reason or "has no L2" in v[name].reason
@@ -177,7 +177,7 @@ def test_tpu_has_no_l2_and_no_sms_but_the_counts_hold():
 
 
 def test_amd_uses_the_infinity_cache_and_says_why_the_block_rule_is_missing():
-    v = evaluate(FA, context("mi300x", "llama-3.1-8b"))
+    v = evaluate_exactly(FA, context("mi300x", "llama-3.1-8b"))
     assert v["l2_size"] == 256 * 10**6
     assert v["heads_in_flight"] == 5  # ceil(304 CUs / 64 blocks per head)
     assert isinstance(v["block_rows_fa1"], Missing) and "shared_memory_per_sm" in v["block_rows_fa1"].reason
@@ -185,7 +185,7 @@ def test_amd_uses_the_infinity_cache_and_says_why_the_block_rule_is_missing():
 
 def test_working_set_counts_every_in_flight_head_whole_h100_8k():
     """132 SMs, 64 query blocks per head: the resident blocks span ceil(132/64) = 3 heads, each with all of its K and V."""
-    v = evaluate(FA, context("h100-sxm", "llama-3.1-8b"))
+    v = evaluate_exactly(FA, context("h100-sxm", "llama-3.1-8b"))
     assert v["heads_in_flight"] == 3
     assert v["l2_working_set"] == 3 * 2 * 8192 * 128 * 2
     assert v["l2_fraction"] == sp.Rational(3 * 2 * 8192 * 128 * 2, 50 * 10**6)
@@ -193,7 +193,7 @@ def test_working_set_counts_every_in_flight_head_whole_h100_8k():
 
 def test_seq_len_64_textbook_never_below_reading_qkvo_once():
     """Issue 9: a 128-row block on a 64-token sequence is clamped to 64 rows; the textbook count is then exactly 4nd."""
-    v = evaluate(FA, context(model="llama-3.1-8b", seq_len="64"))
+    v = evaluate_exactly(FA, context(model="llama-3.1-8b", seq_len="64"))
     assert v["query_block_used"] == 64
     assert v["io_textbook"] >= 4 * 64 * 128 * 2
     assert v["io_textbook"] == v["io_l2"]
@@ -201,20 +201,20 @@ def test_seq_len_64_textbook_never_below_reading_qkvo_once():
 
 def test_d64_block_rule_llama_3_2_1b():
     """FlashAttention-1's rule at d = 64 on H100: min(ceil(233472 / (4*64*2)), 64) = 64 = d, so its count is exactly 2x."""
-    v = evaluate(FA, context("h100-sxm", "llama-3.2-1b"))
+    v = evaluate_exactly(FA, context("h100-sxm", "llama-3.2-1b"))
     assert v["head_width"] == 64
     assert v["block_rows_fa1"] == 64 == v["B_q_2x"]
     assert v["ratio_textbook_fa1"] == 2
     # the headline count uses the query_block input (default 128 rows, FlashAttention-2's tile), stated on the sheet
     assert v["query_block_used"] == 128 and v["ratio_textbook"] == sp.Rational(2 * (8192 + 64) * 128, 64 * (8192 + 128))
-    assert evaluate(FA, context("h100-sxm", "llama-3.2-1b", query_block="64"))["ratio_textbook"] == 2
+    assert evaluate_exactly(FA, context("h100-sxm", "llama-3.2-1b", query_block="64"))["ratio_textbook"] == 2
     sheet = api.derive("flash-attention-io", model="llama-3.2-1b")
     rule = next(c for c in sheet.claims if "block rule" in c.text)
     assert rule.holds
 
 
 def test_mla_models_prefill_over_the_mean_of_key_and_value_widths():
-    v = evaluate(FA, context(model="deepseek-v3"))
+    v = evaluate_exactly(FA, context(model="deepseek-v3"))
     assert v["head_width"] == (192 + 128) // 2
     assert v["kv_bytes_per_head"] == 8192 * (192 + 128) * 2
 
@@ -261,7 +261,7 @@ def test_textbook_and_naive_never_below_reading_each_once(n, data):
     """For any sequence and any block of 1..n rows (and blocks past n, clamped): Q_text >= Q_L2 and Q_naive >= Q_L2."""
     block = data.draw(st.integers(1, 2 * n))
     model = data.draw(st.sampled_from(["llama-3.1-8b", "llama-3.2-1b", "deepseek-v3"]))
-    v = evaluate(FA, context(model=model, seq_len=str(n), query_block=str(block)), ["io_naive", "io_textbook", "io_l2", "query_block_used"])
+    v = evaluate_exactly(FA, context(model=model, seq_len=str(n), query_block=str(block)), ["io_naive", "io_textbook", "io_l2", "query_block_used"])
     assert v["query_block_used"] == min(block, n)
     assert v["io_textbook"] >= v["io_l2"]
     assert v["io_naive"] >= v["io_l2"]
@@ -270,7 +270,7 @@ def test_textbook_and_naive_never_below_reading_each_once(n, data):
 @FAST
 @given(st.integers(1, 131072), st.integers(1, 1024), st.sampled_from(GPUS))
 def test_working_set_is_at_least_one_whole_head(n, block, hardware):
-    v = evaluate(FA, context(hardware, "llama-3.1-8b", seq_len=str(n), query_block=str(block)),
+    v = evaluate_exactly(FA, context(hardware, "llama-3.1-8b", seq_len=str(n), query_block=str(block)),
                  ["heads_in_flight", "l2_working_set", "kv_bytes_per_head"])
     assert 1 <= v["heads_in_flight"] <= 32 and v["heads_in_flight"] == int(v["heads_in_flight"])
     assert v["l2_working_set"] == v["heads_in_flight"] * v["kv_bytes_per_head"] >= v["kv_bytes_per_head"]
@@ -280,8 +280,8 @@ def test_working_set_is_at_least_one_whole_head(n, block, hardware):
 @given(st.integers(1, 2**18), st.integers(1, 2**18))
 def test_l2_ratio_grows_with_the_sequence(n1, n2):
     lo, hi = sorted((n1, n2))
-    a = evaluate(FA, context(model="llama-3.1-8b", seq_len=str(lo)), ["ratio_l2", "io_l2", "io_naive"])
-    b = evaluate(FA, context(model="llama-3.1-8b", seq_len=str(hi)), ["ratio_l2"])
+    a = evaluate_exactly(FA, context(model="llama-3.1-8b", seq_len=str(lo)), ["ratio_l2", "io_l2", "io_naive"])
+    b = evaluate_exactly(FA, context(model="llama-3.1-8b", seq_len=str(hi)), ["ratio_l2"])
     assert a["ratio_l2"] <= b["ratio_l2"]
     assert a["io_l2"] <= a["io_naive"]
 
@@ -289,4 +289,4 @@ def test_l2_ratio_grows_with_the_sequence(n1, n2):
 @FAST
 @given(st.integers(128, 2**18))
 def test_textbook_ratio_is_exactly_2_whenever_the_block_equals_d(n):
-    assert evaluate(FA, context(model="llama-3.1-8b", seq_len=str(n), query_block="128"), ["ratio_textbook"])["ratio_textbook"] == 2
+    assert evaluate_exactly(FA, context(model="llama-3.1-8b", seq_len=str(n), query_block="128"), ["ratio_textbook"])["ratio_textbook"] == 2

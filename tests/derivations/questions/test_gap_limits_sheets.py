@@ -16,7 +16,7 @@ import sympy as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from roofline.derivations.engine.declare import identically_zero
-from roofline.derivations.engine.sheet import Missing, evaluate, evaluate_numbers
+from roofline.derivations.engine.sheet import Missing, evaluate_exactly, evaluate_numbers
 from roofline.derivations.questions import batch1_gap as bg
 from roofline.derivations.questions import model_limits as ml
 from roofline.derivations.questions import registry
@@ -83,8 +83,8 @@ def test_gap_is_the_ratio_less_one_times_the_floor_and_vanishes_at_one():
 
 def test_a_measured_time_sets_the_ratio_and_the_gap():
     """Issue 26: batch1-gap takes the measurement as a time too (--set t_observed=11.3ms), the ratio derived from it."""
-    stated = evaluate(GAP, sheet_context(GAP))
-    v = evaluate(GAP, sheet_context(GAP, t_observed="11.3 ms"))
+    stated = evaluate_exactly(GAP, sheet_context(GAP))
+    v = evaluate_exactly(GAP, sheet_context(GAP, t_observed="11.3 ms"))
     floor = stated["t_floor"]
     assert v["t_floor"] == floor  # the floor does not depend on the measurement
     assert v["t_step_observed"] == Fraction(113, 10**4)
@@ -97,10 +97,10 @@ def test_a_measured_time_sets_the_ratio_and_the_gap():
     assert float(floor) == pytest.approx(4.8009e-3, rel=1e-4)
     assert float(v["gap_ratio_observed"]) == pytest.approx(2.3537, rel=1e-4) and float(v["gap"]) == pytest.approx(6.4991e-3, rel=1e-4)
     # the same time as a ratio gives the same sheet
-    same = evaluate(GAP, sheet_context(GAP, gap_ratio=str(float(v["gap_ratio_observed"]))))
+    same = evaluate_exactly(GAP, sheet_context(GAP, gap_ratio=str(float(v["gap_ratio_observed"]))))
     assert float(same["gap"]) == pytest.approx(float(v["gap"]), rel=1e-12)
     # no value at all, with the reason, for a measured step faster than the floor
-    fast = evaluate(GAP, sheet_context(GAP, t_observed="3 ms"))
+    fast = evaluate_exactly(GAP, sheet_context(GAP, t_observed="3 ms"))
     for name in ("gap_ratio_observed", "gap", "eta_bw_alone", "share_gpu_slow"):
         assert isinstance(fast[name], Missing) and "shorter than the floor" in fast[name].reason, name
 
@@ -155,8 +155,8 @@ def test_identities_hold_numerically_for_every_model_and_chip(tp):
 def test_dense_models_have_no_moe_spread_and_moe_models_do_past_one_token():
     for m in MODELS:
         moe = api.model(m).moe
-        one = evaluate(LIM, sheet_context(LIM, "h200", m, batch="1"), ["experts_spread"])["experts_spread"]
-        many = evaluate(LIM, sheet_context(LIM, "h200", m, batch="8"), ["experts_spread"])["experts_spread"]
+        one = evaluate_exactly(LIM, sheet_context(LIM, "h200", m, batch="1"), ["experts_spread"])["experts_spread"]
+        many = evaluate_exactly(LIM, sheet_context(LIM, "h200", m, batch="8"), ["experts_spread"])["experts_spread"]
         assert one == 0, m  # one token always reads exactly its top-k
         assert (float(many) > 0) == (moe is not None and moe.top_k < moe.experts), m
 
@@ -164,7 +164,7 @@ def test_dense_models_have_no_moe_spread_and_moe_models_do_past_one_token():
 # --- anchors, computed by hand from the configs and the datasheet ---
 
 def test_batch1_gap_for_llama_8b_on_h100():
-    v = evaluate(GAP, sheet_context(GAP, "h100-sxm", "llama-3.1-8b", eta_bw="0.8"))
+    v = evaluate_exactly(GAP, sheet_context(GAP, "h100-sxm", "llama-3.1-8b", eta_bw="0.8"))
     floor = (2 * P_8B + 8192 * KV_8B_PER_TOKEN) / BETA  # about 4.80 ms
     assert v["t_floor"] == floor
     assert v["gap"] == Fraction(3, 2) * floor
@@ -179,7 +179,7 @@ def test_batch1_gap_for_llama_8b_on_h100():
 
 def test_model_limits_worked_prediction_llama_70b_tp8_h100():
     # the sheet's tp 8, batch 1, 8K context; engine inputs pinned (the default profile is fitted to measurements and moves with the dataset)
-    v = evaluate(LIM, sheet_context(LIM, "h100-sxm", "llama-3.1-70b", eta_bw="0.8", t_layer="0 s", t_fixed="0.2 ms", ar_latency="1 us", t_seq="0 s"))
+    v = evaluate_exactly(LIM, sheet_context(LIM, "h100-sxm", "llama-3.1-70b", eta_bw="0.8", t_layer="0 s", t_fixed="0.2 ms", ar_latency="1 us", t_seq="0 s"))
     p = api.model("llama-3.1-70b").param_counts().active_matmul
     eta_beta = Fraction(4, 5) * BETA
     gemm = Fraction(2 * p, 8) / eta_beta
@@ -197,16 +197,16 @@ def test_model_limits_worked_prediction_llama_70b_tp8_h100():
 
 
 def test_prefill_mix_turns_the_gemms_compute_bound_at_large_batch():
-    small = evaluate(LIM, sheet_context(LIM, "h100-sxm", "llama-3.1-70b", batch="8"), ["break_prefill_mix"])
-    large = evaluate(LIM, sheet_context(LIM, "h100-sxm", "llama-3.1-70b", batch="128"), ["break_prefill_mix", "t_gemm"])
+    small = evaluate_exactly(LIM, sheet_context(LIM, "h100-sxm", "llama-3.1-70b", batch="8"), ["break_prefill_mix"])
+    large = evaluate_exactly(LIM, sheet_context(LIM, "h100-sxm", "llama-3.1-70b", batch="128"), ["break_prefill_mix", "t_gemm"])
     assert small["break_prefill_mix"] == 0
     assert float(large["break_prefill_mix"]) > 0.5 * float(large["t_gemm"])
 
 
 def test_dequantization_applies_only_to_weight_only_formats():
-    bf16 = evaluate(LIM, sheet_context(LIM, "h100-sxm", "llama-3.1-70b", tp="2"), ["weight_only_quantized", "break_dequantization"])
+    bf16 = evaluate_exactly(LIM, sheet_context(LIM, "h100-sxm", "llama-3.1-70b", tp="2"), ["weight_only_quantized", "break_dequantization"])
     assert bf16["weight_only_quantized"] == 0 and bf16["break_dequantization"] == 0
-    int4 = evaluate(LIM, context("h100-sxm", "llama-3.1-70b", weights="int4-g128", tp="2"), ["weight_only_quantized", "break_dequantization"])
+    int4 = evaluate_exactly(LIM, context("h100-sxm", "llama-3.1-70b", weights="int4-g128", tp="2"), ["weight_only_quantized", "break_dequantization"])
     assert int4["weight_only_quantized"] == 1 and float(int4["break_dequantization"]) > 0
 
 
@@ -217,7 +217,7 @@ def test_dequantization_applies_only_to_weight_only_formats():
        st.sampled_from(["h100-sxm", "h200", "b200"]), st.sampled_from(["1", "2", "8"]))
 def test_shares_are_fractions_and_the_gap_vanishes_only_at_ratio_one(thousandths, model, hardware, tp):
     ratio = Fraction(thousandths, 1000)
-    v = evaluate(GAP, sheet_context(GAP, hardware, model, tp=tp, gap_ratio=f"{thousandths / 1000}"))
+    v = evaluate_exactly(GAP, sheet_context(GAP, hardware, model, tp=tp, gap_ratio=f"{thousandths / 1000}"))
     gap = _num(v["gap"])
     assert (gap == 0) == (ratio == 1)
     for s in (*SHARES, "share_gpu_slow", "share_not_gpu", "eta_bw_alone"):
@@ -231,7 +231,7 @@ def test_shares_are_fractions_and_the_gap_vanishes_only_at_ratio_one(thousandths
 @FAST
 @given(st.sampled_from(MODELS), st.integers(1, 512), st.integers(1, 131072), st.sampled_from(["1", "2", "4", "8"]))
 def test_breaks_are_non_negative_and_the_model_share_a_fraction(model, batch, ctx_len, tp):
-    v = evaluate(LIM, sheet_context(LIM, "h200", model, batch=str(batch), context=f"{ctx_len} token", tp=tp))
+    v = evaluate_exactly(LIM, sheet_context(LIM, "h200", model, batch=str(batch), context=f"{ctx_len} token", tp=tp))
     for b in BREAKS:
         assert _num(v[b]) >= 0, b
     assert 0 < _num(v["share_modelled"]) <= 1
@@ -241,8 +241,8 @@ def test_breaks_are_non_negative_and_the_model_share_a_fraction(model, batch, ct
 @given(st.sampled_from(["llama-3.1-8b", "llama-3.1-70b", "mixtral-8x7b"]), st.fractions(Fraction(1, 10), 1), st.fractions(Fraction(1, 10), 1))
 def test_a_faster_streaming_kernel_only_shrinks_the_bandwidth_suspects(model, eta_lo, eta_hi):
     lo, hi = sorted((eta_lo, eta_hi))
-    a = evaluate(GAP, sheet_context(GAP, "h100-sxm", model, eta_bw=str(float(lo))), ["t_slow_weights", "t_launch_gaps", "gap"])
-    b = evaluate(GAP, sheet_context(GAP, "h100-sxm", model, eta_bw=str(float(hi))), ["t_slow_weights", "t_launch_gaps", "gap"])
+    a = evaluate_exactly(GAP, sheet_context(GAP, "h100-sxm", model, eta_bw=str(float(lo))), ["t_slow_weights", "t_launch_gaps", "gap"])
+    b = evaluate_exactly(GAP, sheet_context(GAP, "h100-sxm", model, eta_bw=str(float(hi))), ["t_slow_weights", "t_launch_gaps", "gap"])
     assert _num(a["t_slow_weights"]) >= _num(b["t_slow_weights"])
     assert a["t_launch_gaps"] == b["t_launch_gaps"] and a["gap"] == b["gap"]  # the measurement does not depend on the suspects
 
@@ -297,7 +297,7 @@ def test_observed_ratio_is_easy_to_give(capsys):
     assert main(["derive", "batch1-gap", "--set", "gap_ratio=3", "--format", "json"]) == 0
     out = capsys.readouterr().out
     assert '"gap"' in out
-    v = evaluate(GAP, sheet_context(GAP, gap_ratio="3"), ["gap", "t_floor"])
+    v = evaluate_exactly(GAP, sheet_context(GAP, gap_ratio="3"), ["gap", "t_floor"])
     assert v["gap"] == 2 * v["t_floor"]
     assert main(["derive", "batch1-gap", "--set", "t_observed=11.3ms", "--format", "json"]) == 0
     import json

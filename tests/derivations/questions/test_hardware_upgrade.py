@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from roofline.derivations.engine.declare import Row
-from roofline.derivations.engine.sheet import Missing, evaluate
+from roofline.derivations.engine.sheet import Missing, evaluate_exactly
 from roofline.derivations.questions.registry import BY_SLUG
 from roofline.specs.catalog import hardware_names, model_names
 from roofline.specs.errors import SpecError
@@ -28,7 +28,7 @@ CHIPS = hardware_names()
 
 
 def upgrade(first: str = "h100-sxm", second: str = "h200", model: str = "llama-3.1-70b", only=SPEEDUPS, **inputs: str) -> dict:
-    return evaluate(HU, context(first, model, second_hardware=second, **inputs), only)
+    return evaluate_exactly(HU, context(first, model, second_hardware=second, **inputs), only)
 
 
 @FAST
@@ -132,7 +132,7 @@ def test_a_row_can_set_the_second_chip():
     from roofline.api import resolve_row
 
     ctx = resolve_row(context(), Row("", hardware="a100-sxm-80gb", second_hardware="h100-sxm"))
-    v = evaluate(HU, ctx, ("speedup_compute",))
+    v = evaluate_exactly(HU, ctx, ("speedup_compute",))
     assert float(v["speedup_compute"]) == pytest.approx(989.4 / 312)
 
 
@@ -143,7 +143,7 @@ def test_the_vendors_h200_figure_is_read_in_its_own_regime():
 
     r = hu.VENDOR
     ctx = context(r.hardware, r.model, r.weights, r.kv, second_hardware=r.second_hardware, **r.set)
-    v = {k: float(x) for k, x in evaluate(HU, ctx, ["speedup_offline", "speedup_memory", "throughput_offline", "t_prefill_request",
+    v = {k: float(x) for k, x in evaluate_exactly(HU, ctx, ["speedup_offline", "speedup_memory", "throughput_offline", "t_prefill_request",
                                                     "t_decode_offline"]).items()}
     assert v["speedup_memory"] < v["speedup_offline"] < 32 / 8
     # the offline throughput is its definition: B n_out / (B t_pre + n_out t_dec)

@@ -12,7 +12,7 @@ import sympy as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from roofline.derivations.engine.declare import Solve
-from roofline.derivations.engine.sheet import Missing, evaluate, input_values
+from roofline.derivations.engine.sheet import Missing, context_values, evaluate_exactly
 from roofline.derivations.questions.headline_check import DEFAULT_CLAIM
 from roofline.derivations.questions.registry import BY_SLUG
 from roofline.specs.errors import SpecError
@@ -34,7 +34,7 @@ BETA = Fraction(335, 100) * 10**12
 
 
 def test_the_division_for_llama_8b_on_h100():
-    v = evaluate(HC, context(claimed_tokens_per_s="500 token/s"))
+    v = evaluate_exactly(HC, context(claimed_tokens_per_s="500 token/s"))
     assert v["bytes_per_token"] == W + KV  # per token at q = 1: every weight and the cache once
     assert v["bandwidth_needed"] == (W + KV) * 500
     assert v["bandwidth_ratio"] == (W + KV) * 500 / BETA  # about 2.4
@@ -43,7 +43,7 @@ def test_the_division_for_llama_8b_on_h100():
 
 
 def test_conditions_sized_for_llama_8b_on_h100():
-    v = evaluate(HC, context(claimed_tokens_per_s="500 token/s"))
+    v = evaluate_exactly(HC, context(claimed_tokens_per_s="500 token/s"))
     budget = BETA / 500  # bytes one step may move
     assert v["max_bits_per_weight"] == 8 * (budget - KV) / P_READ  # about 6.0 bits: INT4 fits, FP8 does not
     assert float(v["max_bits_per_weight"]) == pytest.approx(5.9976, rel=1e-4)
@@ -61,7 +61,7 @@ def test_default_claim_is_the_illustrative_input_and_is_printed():
     inp = next(i for i in HC.inputs if i.name == "claimed_tokens_per_s")
     assert inp.default == DEFAULT_CLAIM and "illustrative" in inp.meaning
     sheet = api.derive("headline-check")
-    assert sheet.results["bandwidth_needed"].float == pytest.approx(float(evaluate(HC, context())["bandwidth_needed"]))
+    assert sheet.results["bandwidth_needed"].float == pytest.approx(float(evaluate_exactly(HC, context())["bandwidth_needed"]))
     with pytest.raises(SpecError):
         inp.parse("0 token/s")
     assert inp.parse("500").to("token/s").magnitude == 500  # a rate of tokens: a bare number is read in token/s
@@ -71,7 +71,7 @@ def test_default_claim_is_the_illustrative_input_and_is_printed():
 
 def _at_root(step: Solve, ctx) -> tuple[float, float]:
     """Both sides of a closed form's equation in a real context, the root substituted for its variable."""
-    values = {s: x for s, x in input_values(HC, ctx).items() if not isinstance(x, Missing)}
+    values = {s: x for s, x in context_values(HC, ctx).items() if not isinstance(x, Missing)}
     root = HC.expanded[step.name].xreplace(values)
     lhs, rhs = step.equation
     point = {**values, step.for_: root}
@@ -82,7 +82,7 @@ def _at_root(step: Solve, ctx) -> tuple[float, float]:
                                               ("deepseek-v3", "8", "1"), ("qwen3-235b-a22b", "4", "32")])
 def test_every_closed_form_meets_its_equation_in_real_contexts(model, tp, batch):
     ctx = context("h200", model, tp=tp, batch=batch, context="2048 token", claimed_tokens_per_s="100 token/s")
-    values = evaluate(HC, ctx)
+    values = evaluate_exactly(HC, ctx)
     for step in HC.steps:
         if isinstance(step, Solve) and not isinstance(values[step.name], Missing):
             lhs, rhs = _at_root(step, ctx)
@@ -94,10 +94,10 @@ def test_every_closed_form_meets_its_equation_in_real_contexts(model, tp, batch)
        st.fractions(Fraction(1, 100), Fraction(99, 100)))
 def test_a_claim_below_the_bandwidth_floor_is_reported_physical(model, chip, batch, ctx_len, tp, share):
     inputs = {"batch": str(batch), "context": f"{ctx_len} token", "tp": str(tp)}
-    floor = evaluate(HC, context(chip, model, **inputs), ["bytes_per_token", "bandwidth_datasheet"])
+    floor = evaluate_exactly(HC, context(chip, model, **inputs), ["bytes_per_token", "bandwidth_datasheet"])
     ceiling = floor["bandwidth_datasheet"] / floor["bytes_per_token"]  # token/s per user at the datasheet bandwidth
     claim = sp.Float(sp.Rational(share.numerator, share.denominator) * ceiling, 30)
-    v = evaluate(HC, context(chip, model, claimed_tokens_per_s=f"{claim} token/s", **inputs))
+    v = evaluate_exactly(HC, context(chip, model, claimed_tokens_per_s=f"{claim} token/s", **inputs))
     assert float(v["bandwidth_ratio"]) == pytest.approx(float(share), rel=1e-9)
     assert v["bandwidth_ratio"] < 1
     # each condition then asks for no more than the setup already has
@@ -113,8 +113,8 @@ def test_a_claim_below_the_bandwidth_floor_is_reported_physical(model, chip, bat
 def test_needed_bandwidth_scales_linearly_with_the_claim(model, chip, batch, ctx_len, tp, claim, factor):
     inputs = {"batch": str(batch), "context": f"{ctx_len} token", "tp": str(tp)}
     names = ["bandwidth_needed", "bandwidth_ratio", "compute_ratio"]
-    one = evaluate(HC, context(chip, model, claimed_tokens_per_s=f"{claim} token/s", **inputs), names)
-    many = evaluate(HC, context(chip, model, claimed_tokens_per_s=f"{claim * factor} token/s", **inputs), names)
+    one = evaluate_exactly(HC, context(chip, model, claimed_tokens_per_s=f"{claim} token/s", **inputs), names)
+    many = evaluate_exactly(HC, context(chip, model, claimed_tokens_per_s=f"{claim * factor} token/s", **inputs), names)
     for name in names:
         assert float(many[name]) == pytest.approx(factor * float(one[name]), rel=1e-12), name
 
@@ -122,7 +122,7 @@ def test_needed_bandwidth_scales_linearly_with_the_claim(model, chip, batch, ctx
 @FAST
 @given(st.sampled_from(MODELS), st.integers(1, 256), st.integers(1, 65536), st.integers(1, 16), st.integers(10, 5000))
 def test_moe_bounds_are_ordered_and_agree_for_dense_models(model, batch, ctx_len, tp, claim):
-    v = evaluate(HC, context("b200", model, batch=str(batch), context=f"{ctx_len} token", tp=str(tp),
+    v = evaluate_exactly(HC, context("b200", model, batch=str(batch), context=f"{ctx_len} token", tp=str(tp),
                              claimed_tokens_per_s=f"{claim} token/s"))
     dense = api.model(model).moe is None
     assert v["q_speculative"] <= v["q_speculative_all_experts"] * (1 + 1e-12)
@@ -137,24 +137,24 @@ def test_moe_bounds_are_ordered_and_agree_for_dense_models(model, batch, ctx_len
 
 def test_gpus_needed_is_where_the_per_gpu_bytes_meet_the_budget():
     """Llama 3.1 70B (8 KV heads): past 8 GPUs each keeps one head, so the replicated count decides."""
-    v = evaluate(HC, context("h100-sxm", "llama-3.1-70b", claimed_tokens_per_s="1000 token/s", context="1024 token"))
+    v = evaluate_exactly(HC, context("h100-sxm", "llama-3.1-70b", claimed_tokens_per_s="1000 token/s", context="1024 token"))
     assert v["n_gpus_split"] > 8 and v["gpus_needed"] == v["n_gpus_replicated"] > v["n_gpus_split"]
-    few = evaluate(HC, context("h100-sxm", "llama-3.1-70b", claimed_tokens_per_s="100 token/s", context="1024 token"))
+    few = evaluate_exactly(HC, context("h100-sxm", "llama-3.1-70b", claimed_tokens_per_s="100 token/s", context="1024 token"))
     assert few["n_gpus_split"] < 8 and few["gpus_needed"] == few["n_gpus_split"]
 
 
 def test_no_weight_width_fits_when_the_cache_alone_is_too_slow():
     """Llama 2 7B (MHA, 512 kB per token) at 8K context: 4.3 GB of cache per step, 2.1 TB/s at 500 token/s on an A100's 2.04."""
-    v = evaluate(HC, context("a100-sxm-80gb", "llama-2-7b", claimed_tokens_per_s="500 token/s"))
+    v = evaluate_exactly(HC, context("a100-sxm-80gb", "llama-2-7b", claimed_tokens_per_s="500 token/s"))
     assert v["max_bits_per_weight"].kind == "none" and "KV cache alone" in v["max_bits_per_weight"].reason
     assert v["B_aggregate"].kind == "none"
     assert float(v["bandwidth_ratio"]) > 1
 
 
 def test_a_sparse_peak_halves_the_compute_ratio_but_buys_no_bandwidth():
-    v = evaluate(HC, context(claimed_tokens_per_s="20000 token/s"))
+    v = evaluate_exactly(HC, context(claimed_tokens_per_s="20000 token/s"))
     assert v["compute_ratio_sparse"] == v["compute_ratio"] / 2
     flops_per_token = 2 * P_READ + 4 * 32 * 32 * 128 * 8192  # kappa P_act + attention at T = 8192
     assert v["compute_ratio"] == Fraction(flops_per_token * 20000) / (Fraction(9894, 10) * 10**12)
-    s4 = evaluate(HC, context(claimed_tokens_per_s="20000 token/s", sparse_peak_factor="4"))
+    s4 = evaluate_exactly(HC, context(claimed_tokens_per_s="20000 token/s", sparse_peak_factor="4"))
     assert s4["bandwidth_ratio"] == v["bandwidth_ratio"] and s4["compute_ratio_sparse"] == v["compute_ratio"] / 4

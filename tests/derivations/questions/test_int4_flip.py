@@ -11,7 +11,7 @@ from fractions import Fraction
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from roofline.derivations.engine.sheet import Missing, evaluate
+from roofline.derivations.engine.sheet import Missing, evaluate_exactly
 from roofline.derivations.questions.registry import BY_SLUG
 from roofline.specs.catalog import hardware_names, model_names
 from roofline.specs.precisions import precision
@@ -28,7 +28,7 @@ FLIPS = ("B_flip", "B_flip_bf16", "B_even_bf16", "B_even_fp8", "B_flip_fp8_weigh
 
 
 def values(hardware="h100-sxm", model="llama-3.1-8b", names=FLIPS, **inputs):
-    return evaluate(INT4, context(hardware, model, **inputs), names)
+    return evaluate_exactly(INT4, context(hardware, model, **inputs), names)
 
 
 def ridge(hardware):
@@ -128,5 +128,5 @@ def test_claim_quarter_holds_only_with_free_dequantization():
 
 def test_every_model_and_chip_has_finite_headlines():
     for h in HARDWARE:
-        v = evaluate(INT4, context(h, "deepseek-v3"), INT4.results)
+        v = evaluate_exactly(INT4, context(h, "deepseek-v3"), INT4.results)
         assert all(float(v[r]) > 0 for r in INT4.results), h

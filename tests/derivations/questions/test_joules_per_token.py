@@ -11,7 +11,7 @@ import functools
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from roofline.derivations.engine.sheet import Missing, evaluate
+from roofline.derivations.engine.sheet import Missing, evaluate_exactly
 from roofline.derivations.questions.registry import BY_SLUG
 from roofline.renderers.numbers import display, number_text
 from roofline.specs.errors import SpecError
@@ -26,7 +26,7 @@ WITH_TDP = ["h100-sxm", "h200", "b200", "mi300x", "l4", "a100-sxm-80gb"]
 
 
 def _v(hardware="h200", model="llama-3.1-70b", **kw):
-    return evaluate(JPT, context(hardware, model, **kw))
+    return evaluate_exactly(JPT, context(hardware, model, **kw))
 
 
 @functools.cache
@@ -71,7 +71,7 @@ def test_power_swing_is_cap_over_idle_and_the_swing_ratio_multiplies():
 @given(st.sampled_from(WITH_TDP), st.sampled_from(["llama-3.1-8b", "mixtral-8x7b", "llama-3.1-70b"]), st.integers(1, 1024),
        st.integers(1, 65536), st.sampled_from(["1", "2", "8"]), st.integers(1, 100))
 def test_power_is_capped_and_the_floor_is_the_least_energy(hw, model, batch, ctx_len, tp, percent):
-    v = evaluate(JPT, context(hw, model, batch=str(batch), context=f"{ctx_len} token", tp=tp, power_fraction=f"{percent / 100}"),
+    v = evaluate_exactly(JPT, context(hw, model, batch=str(batch), context=f"{ctx_len} token", tp=tp, power_fraction=f"{percent / 100}"),
                  ["power_per_gpu", "joules_per_token", "joules_per_token_floor", "B_max_kv", "throughput_ratio"])
     tdp = api.hardware(hw).tdp.to("W").magnitude
     if isinstance(v["power_per_gpu"], Missing):

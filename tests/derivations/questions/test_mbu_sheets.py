@@ -16,7 +16,7 @@ import pytest
 import sympy as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from roofline.derivations.engine.sheet import Missing, evaluate, evaluate_numbers
+from roofline.derivations.engine.sheet import Missing, evaluate_exactly, evaluate_numbers
 from roofline.derivations.physics import glossary as gl
 from roofline.derivations.questions.registry import get
 from roofline.specs.catalog import hardware_names, model_names
@@ -112,7 +112,7 @@ def test_identities_hold_for_every_model_and_chip(mbu, share_with_room):
        st.integers(1, 256), st.integers(1, 65536))
 def test_factors_are_fractions_and_the_buckets_add_up(model, hardware, permille, idle, nonstream, latency, tp, batch, ctx_len):
     mbu = permille / 1000
-    v = evaluate(DIAG, context(hardware, model, mbu=str(mbu), idle_share=str(idle / 100), nonstreaming_share=str(nonstream / 100),
+    v = evaluate_exactly(DIAG, context(hardware, model, mbu=str(mbu), idle_share=str(idle / 100), nonstreaming_share=str(nonstream / 100),
                                ar_latency=f"{latency * 10} us", tp=tp, batch=str(batch), context=f"{ctx_len} token"))
     for f in ("f_busy", "f_stream"):
         assert 0 < float(v[f]) <= 1
@@ -137,7 +137,7 @@ def test_shares_are_none_not_above_one_when_the_inputs_contradict():
     """Found by running Mixtral 8x7B at TP 8, batch 1 on H200: the collective share of the missing time read 1.2 while the
     bandwidth bucket was none; every share is now taken of the buckets' sum, so all are none together. An MBU above what the
     default shares leave room for (0.95 x 0.9) makes the bandwidth factor none again."""
-    v = evaluate(DIAG, context("h200", "mixtral-8x7b", tp="8", batch="1", mbu="0.95"))
+    v = evaluate_exactly(DIAG, context("h200", "mixtral-8x7b", tp="8", batch="1", mbu="0.95"))
     assert isinstance(v["f_bandwidth"], Missing)
     assert all(isinstance(v[s], Missing) for s in ("share_idle", "share_collective", "share_nonstream", "share_bandwidth"))
 
@@ -145,14 +145,14 @@ def test_shares_are_none_not_above_one_when_the_inputs_contradict():
 @FAST
 @given(st.integers(1, 1000), st.sampled_from(MODELS))
 def test_missing_time_is_zero_exactly_when_the_mbu_is_one(permille, model):
-    v = evaluate(DIAG, context("h100-sxm", model, mbu=str(permille / 1000)), ["gap", "missing_share"])
+    v = evaluate_exactly(DIAG, context("h100-sxm", model, mbu=str(permille / 1000)), ["gap", "missing_share"])
     assert (v["gap"] == 0) == (permille == 1000)
     assert float(v["gap"]) >= 0
     assert float(v["missing_share"]) == pytest.approx(1 - permille / 1000, abs=1e-12)
 
 
 def test_mbu_of_one_with_no_idle_or_small_kernels_on_one_gpu_leaves_every_factor_at_one():
-    v = evaluate(DIAG, context("h100-sxm", "llama-3.1-8b", mbu="1", idle_share="0", nonstreaming_share="0", tp="1"))
+    v = evaluate_exactly(DIAG, context("h100-sxm", "llama-3.1-8b", mbu="1", idle_share="0", nonstreaming_share="0", tp="1"))
     assert [v[f] for f in FACTORS] == [1, 1, 1, 1]
     assert [v[b] for b in BUCKETS] == [0, 0, 0, 0]
     assert isinstance(v["share_idle"], Missing)  # a share of no missing time has no value
@@ -164,7 +164,7 @@ def test_floor_and_implied_step_llama_70b_tp8_h100():
     """Llama 3.1 70B, TP 8, batch 16, 8K context: weights/8 plus 16 x 8192 tokens x 80 layers x 1 KV head x 256 x 2 B per GPU."""
     active = api.model("llama-3.1-70b").param_counts().active_matmul
     nbytes = active * 2 / 8 + 16 * 8192 * 80 * 256 * 2
-    v = evaluate(DIAG, context("h100-sxm", "llama-3.1-70b", tp="8", batch="16", ar_latency="1 us"), ["t_floor", "tpot", "gap", "t_collective"])
+    v = evaluate_exactly(DIAG, context("h100-sxm", "llama-3.1-70b", tp="8", batch="16", ar_latency="1 us"), ["t_floor", "tpot", "gap", "t_collective"])
     assert float(v["t_floor"]) == pytest.approx(nbytes / 3.35e12, rel=1e-12)
     assert float(v["tpot"]) == pytest.approx(nbytes / 3.35e12 / 0.6, rel=1e-12)
     # collectives: 160 all-reduces of 16 x 8192 x 2 B, ring bytes over 450 GB/s, plus one one-shot round of 1 us each (NVSwitch)
@@ -172,7 +172,7 @@ def test_floor_and_implied_step_llama_70b_tp8_h100():
 
 
 def test_one_gpu_has_no_collective_bucket():
-    v = evaluate(DIAG, context("h100-sxm", "llama-3.1-8b", tp="1"), ["t_collective_bucket", "f_collective"])
+    v = evaluate_exactly(DIAG, context("h100-sxm", "llama-3.1-8b", tp="1"), ["t_collective_bucket", "f_collective"])
     assert v["t_collective_bucket"] == 0 and v["f_collective"] == 1
 
 
@@ -193,7 +193,7 @@ def test_default_sheets_claims():
 
 @functools.cache
 def _def(model="llama-3.1-70b", **kw):
-    return evaluate(DEF, context("h100-sxm", model, tp="8", batch="16", **kw))
+    return evaluate_exactly(DEF, context("h100-sxm", model, tp="8", batch="16", **kw))
 
 
 def test_definition_mbu_is_bytes_over_step_time_and_datasheet_bandwidth():
@@ -230,7 +230,7 @@ def test_every_parameter_overcounts_a_moe_model_far_more_than_a_dense_one():
     moe, dense = _def("qwen3-235b-a22b"), _def()
     assert float(moe["points_all_params"]) > 10 * float(dense["points_all_params"])
     # at a large batch every expert is read and the slip shrinks to the embedding
-    big = evaluate(DEF, context("h100-sxm", "qwen3-235b-a22b", tp="8", batch="256"), ["points_all_params"])
+    big = evaluate_exactly(DEF, context("h100-sxm", "qwen3-235b-a22b", tp="8", batch="256"), ["points_all_params"])
     assert float(big["points_all_params"]) < 1
 
 
@@ -238,7 +238,7 @@ def test_every_parameter_overcounts_a_moe_model_far_more_than_a_dense_one():
 @given(st.sampled_from(MODELS), st.sampled_from(["h100-sxm", "h200", "b200", "mi300x"]), st.integers(1, 256), st.integers(1, 65536),
        st.sampled_from(["1", "2", "8"]))
 def test_true_mbu_is_a_fraction_and_slips_go_the_stated_way(model, hardware, batch, ctx_len, tp):
-    v = evaluate(DEF, context(hardware, model, batch=str(batch), context=f"{ctx_len} token", tp=tp))
+    v = evaluate_exactly(DEF, context(hardware, model, batch=str(batch), context=f"{ctx_len} token", tp=tp))
     assert 0 < v["mbu"] < 1
     assert v["mbu_no_kv"] < v["mbu"] < v["mbu_achievable_peak"]
     assert v["mbu_binary"] < v["mbu"] and v["mbu_prefill_in_time"] < v["mbu"]
@@ -263,6 +263,6 @@ def test_bad_input_is_one_line_and_exit_2(capsys, argv, first_line):
 
 
 def test_an_idle_share_of_one_is_none_not_negative():
-    v = evaluate(DIAG, context("h100-sxm", "llama-3.1-8b", idle_share="1"), ["f_busy", "t_idle", "f_bandwidth"])
+    v = evaluate_exactly(DIAG, context("h100-sxm", "llama-3.1-8b", idle_share="1"), ["f_busy", "t_idle", "f_bandwidth"])
     assert isinstance(v["f_busy"], Missing) and "idle share" in v["f_busy"].reason
     assert isinstance(v["f_bandwidth"], Missing)

@@ -13,7 +13,7 @@ import pytest
 import sympy as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from roofline.derivations.engine.sheet import evaluate
+from roofline.derivations.engine.sheet import evaluate_exactly
 from roofline.derivations.physics import primitives as pr
 from roofline.derivations.questions.registry import BY_SLUG
 from roofline.specs.catalog import hardware_names, model_names
@@ -29,7 +29,7 @@ DENSE_MODELS = sorted(m for m in model_names() if api.model(m).moe is None)
 
 
 def values(model, *names, hardware="h100-sxm", **inputs):
-    return evaluate(MOE, context(hardware, model, **inputs), names)
+    return evaluate_exactly(MOE, context(hardware, model, **inputs), names)
 
 
 # --- experts touched -------------------------------------------------------------------------------
@@ -199,5 +199,5 @@ def test_skew_with_share_equal_to_fraction_is_uniform(model):
 def test_every_moe_model_on_every_chip_has_finite_headlines():
     for m in MOE_MODELS:
         for h in hardware_names():
-            v = evaluate(MOE, context(h, m), MOE.results)
+            v = evaluate_exactly(MOE, context(h, m), MOE.results)
             assert all(float(v[r]) > 0 and math.isfinite(float(v[r])) for r in MOE.results), (m, h)

@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from roofline.derivations.engine import expansion
 from roofline.derivations.engine.declare import At, DerivationError, Step, at, derivation
-from roofline.derivations.engine.sheet import Missing, evaluate, input_values, substitute
+from roofline.derivations.engine.sheet import Missing, context_values, evaluate_exactly, substitute
 from roofline.derivations.engine.symbols import Symbols
 from roofline.derivations.physics import glossary as gl
 from roofline.derivations.physics.primitives import ArgMax, Pick
@@ -37,7 +37,7 @@ DENSE = ("llama-3.1-8b", "llama-3.3-70b", "qwen2.5-72b", "mistral-7b")
 
 def spec(model: str = TARGET, drafter: str = DRAFTER, hardware: str = "h100-sxm", only=("speedup",), **inputs: str) -> dict:
     inputs.setdefault("tp", "8")
-    return evaluate(SD, context(hardware, model, second_model=drafter, **inputs), only)
+    return evaluate_exactly(SD, context(hardware, model, second_model=drafter, **inputs), only)
 
 
 @FAST
@@ -83,14 +83,14 @@ def test_expected_tokens_is_the_geometric_sum(acceptance, draft):
 
 def test_verification_is_the_shared_step_at_k_plus_one_tokens():
     v = spec(only=("t_verify", "t_draft"), batch="32", draft_length="5")
-    plain = evaluate(DF, context("h100-sxm", TARGET, batch="32", tokens_per_step="6 token", tp="8"), ["t_step"])
+    plain = evaluate_exactly(DF, context("h100-sxm", TARGET, batch="32", tokens_per_step="6 token", tp="8"), ["t_step"])
     assert v["t_verify"] == plain["t_step"]
 
 
 @pytest.mark.parametrize("tp_draft", ["1", "8"])
 def test_the_drafter_step_is_the_shared_step_of_the_second_model(tp_draft):
     v = spec(only=("t_draft",), batch="16", tp_draft=tp_draft)
-    alone = evaluate(DF, context("h100-sxm", DRAFTER, batch="16", tp=tp_draft), ["t_step"])
+    alone = evaluate_exactly(DF, context("h100-sxm", DRAFTER, batch="16", tp=tp_draft), ["t_step"])
     assert v["t_draft"] == alone["t_step"]
 
 
@@ -196,7 +196,7 @@ def test_at_evaluates_the_step_again_with_new_inputs():
     t = Step("t", gl.B * gl.q, "token", "t")
     d = _tiny(t, at("t2", t, {gl.B: 3 * gl.B}, "t at three times the batch"))
     assert isinstance(d.step("t2"), At)
-    v = evaluate(d, context(batch="5"))
+    v = evaluate_exactly(d, context(batch="5"))
     assert v["t2"] == 3 * v["t"] == 15
 
 
@@ -231,7 +231,7 @@ def test_a_step_reading_the_chosen_draft_length_is_written_by_cases_with_the_pla
     by_cases, plain = SD.expanded[name], expansion.expand_steps(SD.step(name).expr, SD.expanded)
     assert isinstance(by_cases, Pick) and len(by_cases.args) == 1 + len(sd_module.DRAFT_LENGTHS)
     ctx = context("h100-sxm", TARGET, second_model=DRAFTER, tp="8", batch=batch)
-    point = input_values(SD, ctx, set(plain.free_symbols))
-    sheet = evaluate(SD, ctx, [name])[name]
+    point = context_values(SD, ctx, set(plain.free_symbols))
+    sheet = evaluate_exactly(SD, ctx, [name])[name]
     a, b = sp.N(substitute(by_cases, point), 30), sp.N(substitute(plain, point), 30)
     assert a.is_positive and abs(a - b) <= 1e-20 * b and abs(a - sheet) <= 1e-12 * a

@@ -35,7 +35,6 @@ from ...units import Quantity, unit, unit_text, ureg
 from ..physics import conventions
 from ..physics import glossary as gl
 from .blueprint import BARE_NUMBER_UNITS, DOMAINS, MAX_COUNT, MAX_MAGNITUDE, ZERO_DOMAINS, is_bare_number, within
-from .run import layout_problem as solved_layout_problem
 
 
 @dataclass(frozen=True)
@@ -331,13 +330,8 @@ def _window(m: Architecture) -> tuple[int, int]:
 #: min(T, W) is T; with no windowed layer (L_win = 0) it changes no value, and a closed form solved branch by branch of min(T, W)
 #: takes the full-context branch.
 NO_WINDOW = MAX_COUNT
-#: the layout's inputs, checked together (layout_problem)
+#: the layout's inputs, checked together (derivations.engine.run.layout_problem)
 LAYOUT_SYMBOLS = (gl.n_tp, gl.n_dp, gl.n_ep)
-
-
-def layout_problem(model: Architecture, tp: int, dp: int, ep: int) -> tuple[str, str] | None:
-    """(input, reason) when tp, dp and ep do not make a layout of `model`, else None (derivations.engine.run.layout_problem)."""
-    return solved_layout_problem(model.name, model.moe.experts if model.moe else None, tp, dp, ep)
 
 
 def _moe_value(m: Architecture, pick: Callable[[MoE], int], dense: int) -> pint.Quantity:

@@ -15,6 +15,7 @@ import itertools
 import random
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
+from typing import Any
 
 import sympy as sp
 
@@ -165,75 +166,37 @@ def at(name: str, of: Step, where: Mapping[sp.Symbol, sp.Expr], why: str, latex:
               of=of.name, where=tuple((k, sp.sympify(v)) for k, v in where.items()))
 
 
+#: The plain fields of a derivation (slug, title, results, tables, claims, plots, ...): declared once, in Blueprint, and read
+#: by a Derivation from its blueprint. symbols, steps and inputs are each twice, as sympy (here) and as plain entries (there).
+PLAIN_FIELDS = frozenset(f.name for f in fields(Blueprint)) - {"symbols", "steps", "inputs"}
+
+
 @dataclass(frozen=True)
 class Derivation:
-    slug: str
-    title: str
-    question: str
+    """One question's derivation: its formulas (sympy: the symbol table, the steps, the inputs, every step expanded) and its
+    blueprint, the plain data every sheet is made from (derivations.engine.blueprint). The blueprint's plain fields read as
+    the derivation's own: `d.slug` is `d.blueprint.slug`, `d.results` `d.blueprint.results`. A new field of a sheet is declared
+    in Blueprint and given by `derivation()`'s parameter of the same name."""
+
+    blueprint: Blueprint
     symbols: Symbols
     steps: tuple[Step, ...]
-    results: tuple[str, ...]
     inputs: tuple[Input, ...]
-    assumptions: tuple[str, ...]
-    takeaways: tuple[str, ...]
-    scoring: tuple[str, ...]
-    limits: tuple[str, ...]
-    tables: tuple[Table, ...]
-    claims: tuple[Claim, ...]
-    hardware: tuple[str, ...]
-    models: tuple[str, ...]
-    display_units: Mapping[str, str]
     #: every step's expression with earlier steps substituted: only inputs remain
     expanded: Mapping[str, sp.Expr]
-    #: the default second chip and second model (shipped names) whose primed symbols the sheet uses; None when it uses none
-    second_hardware: str | None = None
-    second_model: str | None = None
     #: the inputs and spec-bound symbols each step's value depends on (the free symbols of its expansion)
     symbols_of: Mapping[str, frozenset[sp.Symbol]] = field(default_factory=dict)
-    #: the figures the sheet shows (renderers.plots draws them)
-    plots: tuple[Plot, ...] = ()
-    #: the steps that carry the argument, in the order of `steps`: a sheet's body prints these; the appendix prints every step
-    argument: tuple[str, ...] = ()
-    #: the answer in sentences (prose with `{result}` placeholders); together they mention every headline result
-    answer: tuple[str, ...] = ()
-    #: groups of steps that differ only by a parameter (a step at each draft length, the same formula for each kernel):
-    #: each is printed as one table, not as n steps (see `families`)
-    families: tuple[tuple[str, ...], ...] = ()
-    #: which of `tables` (by position) a sheet's body shows beside the headline table; the rest are the appendix's.
-    #: None: all of them
-    body_tables: tuple[int, ...] | None = None
+
+    def __getattr__(self, name: str) -> Any:
+        if name in PLAIN_FIELDS:
+            return getattr(self.blueprint, name)
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def step(self, name: str) -> Step:
         for s in self.steps:
             if s.name == name:
                 return s
         raise KeyError(name)
-
-    @property
-    def blueprint(self) -> Blueprint:
-        """The derivation as plain data (derivations.engine.blueprint): everything a sheet reads of it but its formulas (made once
-        per derivation object)."""
-        hit = _BLUEPRINTS.get(id(self))
-        if hit is None or hit[0] is not self:
-            if len(_BLUEPRINTS) > 256:
-                _BLUEPRINTS.clear()
-            hit = _BLUEPRINTS[id(self)] = (self, self._blueprint())
-        return hit[1]
-
-    def _blueprint(self) -> Blueprint:
-        def entry(s: Step) -> StepEntry:
-            solve = s if isinstance(s, Solve) else None
-            return StepEntry(s.name, s.kind, unit_text(self.symbols[s.name].unit), s.why, self.symbols[s.name].latex, s.meaning, s.title,
-                             s.none, s.signed, s.counts, s.rounds, solve.verified if solve else "", solve.lhs if solve else "",
-                             solve.rhs if solve else "", solve.for_.name if solve and solve.for_ is not None else "",
-                             s.of if isinstance(s, At) else "")
-
-        # the symbol table, the steps and the inputs as plain entries; every other field of the blueprint is the derivation's own
-        entries = {"symbols": tuple(SymbolEntry(i.name, unit_text(i.unit), i.latex, i.meaning) for i in self.symbols),
-                   "steps": tuple(entry(s) for s in self.steps),
-                   "inputs": tuple(InputEntry(i.name, i.symbol.name, i.default, i.unit, i.meaning, i.domain) for i in self.inputs)}
-        shared = {f.name: getattr(self, f.name) for f in fields(Blueprint) if f.name not in entries}
-        return Blueprint(**entries, **{**shared, "display_units": dict(self.display_units)})
 
     @property
     def free_symbols(self) -> set[sp.Symbol]:
@@ -252,10 +215,6 @@ def needed_steps(d: Derivation, names: Sequence[str]) -> set[str]:
             if isinstance(step, At):
                 need.add(step.of)
     return need
-
-
-#: blueprints by derivation (kept beside the derivation they were made from, so an id is never reused for another)
-_BLUEPRINTS: dict[int, tuple[Derivation, Blueprint]] = {}
 
 
 def derivation(
@@ -343,33 +302,29 @@ def derivation(
     for step in done:
         if step.rounds not in ROUNDINGS:
             raise DerivationError(f"{slug}: step {step.name}: rounds must be one of {', '.join(ROUNDINGS)}, found {step.rounds!r}")
-    return Derivation(
-        slug=slug,
-        title=title,
-        question=question,
-        symbols=table,
-        steps=tuple(done),
-        results=tuple(results),
-        inputs=all_inputs,
-        assumptions=tuple(assumptions),
-        takeaways=tuple(takeaways),
-        scoring=tuple(scoring),
-        limits=tuple(limits),
-        tables=tuple(tables),
-        claims=tuple(claims),
-        hardware=tuple(hardware),
-        models=tuple(models),
-        display_units=dict(display_units or {}),
-        expanded=expanded,
-        second_hardware=second_hardware,
-        second_model=second_model,
-        symbols_of=symbols_of,
-        plots=tuple(plots),
-        argument=tuple(argument),
-        answer=tuple(answer),
-        families=families(done),
-        body_tables=None if body_tables is None else tuple(body_tables),
-    )
+    plain = {"slug": slug, "title": title, "question": question, "results": tuple(results), "assumptions": tuple(assumptions),
+             "takeaways": tuple(takeaways), "scoring": tuple(scoring), "limits": tuple(limits), "tables": tuple(tables),
+             "claims": tuple(claims), "hardware": tuple(hardware), "models": tuple(models), "display_units": dict(display_units or {}),
+             "second_hardware": second_hardware, "second_model": second_model, "plots": tuple(plots), "argument": tuple(argument),
+             "answer": tuple(answer), "families": families(done), "body_tables": None if body_tables is None else tuple(body_tables)}
+    return Derivation(_blueprint(table, tuple(done), all_inputs, plain), table, tuple(done), all_inputs, expanded, symbols_of)
+
+
+def _blueprint(symbols: Symbols, steps: tuple[Step, ...], inputs: tuple[Input, ...], plain: Mapping[str, Any]) -> Blueprint:
+    """The blueprint of a derivation: its symbol table, steps and inputs as plain entries, and its plain fields. An entry's
+    field is its declaration's field of the same name (a field a step kind lacks keeps the entry's default), but for the
+    unit and LaTeX (the symbol table's) and the symbols named (by name)."""
+    def entry(s: Step) -> StepEntry:
+        named = {"unit": unit_text(symbols[s.name].unit), "latex": symbols[s.name].latex,
+                 "for_": s.for_.name if isinstance(s, Solve) and s.for_ is not None else ""}
+        return StepEntry(**{f.name: named[f.name] if f.name in named else getattr(s, f.name) for f in fields(StepEntry)
+                            if f.name in named or hasattr(s, f.name)})
+
+    def input_entry(i: Input) -> InputEntry:
+        return InputEntry(**{f.name: i.symbol.name if f.name == "symbol" else getattr(i, f.name) for f in fields(InputEntry)})
+
+    return Blueprint(symbols=tuple(SymbolEntry(i.name, unit_text(i.unit), i.latex, i.meaning) for i in symbols),
+                     steps=tuple(entry(s) for s in steps), inputs=tuple(input_entry(i) for i in inputs), **plain)
 
 
 #: How a count is made whole (Step.rounds).

@@ -258,7 +258,7 @@ def input_values(bp: Blueprint, s: Setup, names: Sequence[str] | frozenset[str],
             continue
         m, _ = input_magnitude(inp, s, defaults)
         values[name] = m * _factor(inp.unit, bp.symbol(name).unit)
-    missing = _layout_missing(bp, s, [n for n in LAYOUT_INPUTS if n in values], defaults) if layout else None
+    missing = layout_missing(bp, s, [n for n in LAYOUT_INPUTS if n in values], defaults) if layout else None
     if missing is not None:
         for n in LAYOUT_INPUTS:
             if n in values:
@@ -270,7 +270,7 @@ def _factor(src: str, dst: str) -> Fraction:
     return Fraction(1) if src == dst else pintless.factor(pintless.unit(src), pintless.unit(dst))
 
 
-def _layout_missing(bp: Blueprint, s: Setup, present: Sequence[str], defaults: Mapping[str, Fraction]) -> Missing | None:
+def layout_missing(bp: Blueprint, s: Setup, present: Sequence[str], defaults: Mapping[str, Fraction]) -> Missing | None:
     """Why the layout of `s` is no layout of its model, as the Missing value of its inputs; None when it is one (or when
     `present`, the layout symbols read, holds neither dp nor ep: tensor parallelism alone needs no check)."""
     if not {"n_dp", "n_ep"} & set(present):

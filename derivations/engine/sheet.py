@@ -44,7 +44,6 @@ from .context import (
     default_value,
     fitted,
     input_value,
-    layout_problem,
 )
 from .declare import UNIT_MARKERS, At, Derivation, Row, Solve, Step, needed_steps
 from .numeric import CHECK_TOLERANCE, VALUE_LIMIT_EXPONENT, Missing, out_of_range
@@ -92,27 +91,13 @@ def context_values(d: Derivation, ctx: Context, symbols: set[sp.Symbol] | None =
 
 
 def _check_layout(d: Derivation, ctx: Context, values: dict[sp.Symbol, sp.Expr | Missing]) -> None:
-    """A layout (tp, dp, ep) that is no layout of the model makes its inputs Missing, with the one-line reason as the error:
-    the sheet's own context raises it (solve_sheet), a table row shows n/a."""
+    """A layout (tp, dp, ep) that is no layout of the model makes its inputs Missing, with the one-line reason as the error
+    (the rule once: derivations.engine.run.layout_missing): the sheet's own context raises it, a table row shows n/a."""
     present = [s for s in LAYOUT_SYMBOLS if s in values]
-    missing = _layout_missing(d, ctx, present)
+    missing = run.layout_missing(d.blueprint, setup_of(d, ctx, strict=False), [s.name for s in present], defaults_of(d))
     if missing is not None:
         for s in present:
             values[s] = missing
-
-
-def _layout_missing(d: Derivation, ctx: Context, present: Sequence[sp.Symbol]) -> Missing | None:
-    """Why the layout of `ctx` is no layout of its model, as the Missing value of its inputs; None when it is one (or when
-    `present`, the layout symbols read, holds neither dp nor ep: tensor parallelism alone needs no check)."""
-    if not (set(LAYOUT_SYMBOLS) - {gl.n_tp}) & set(present):
-        return None
-    by_symbol = {i.symbol: i for i in d.inputs}
-    degree = {s: int(input_value(by_symbol[s], ctx)[0].magnitude) if s in by_symbol else 1 for s in LAYOUT_SYMBOLS}
-    problem = layout_problem(ctx.model, degree[gl.n_tp], degree[gl.n_dp], degree[gl.n_ep])
-    if problem is None:
-        return None
-    name, reason = problem
-    return Missing("n/a", reason, SpecError("--set", name, reason))
 
 
 def evaluate(d: Derivation, ctx: Context, only: Sequence[str] | None = None) -> dict[str, sp.Expr | Missing]:

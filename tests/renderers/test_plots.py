@@ -265,7 +265,8 @@ def test_markdown_and_latex_link_the_plot_files(slug, drawn, default_sheets):
 
 def test_sheets_without_plots_render_as_before(default_sheets):
     sheet = default_sheets["decode-floor"]
-    bare = replace(sheet, derivation=replace(sheet.derivation, plots=()), blueprint=replace(sheet.blueprint, plots=()))
+    bp = replace(sheet.blueprint, plots=())
+    bare = replace(sheet, derivation=replace(sheet.derivation, blueprint=bp), blueprint=bp)
     assert markdown.render(bare, plots="plots") == markdown.render(bare)
     assert api.plot_files(bare) == {}
 

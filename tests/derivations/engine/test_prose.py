@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 import pytest
 from roofline.derivations.engine import prose
@@ -98,6 +99,6 @@ def test_links_to_unregistered_sheets_fail_the_registry():
 
     d = registry.get(registry.SLUGS[0])
     registry.check_links(d)
-    broken = type(d)(**{**d.__dict__, "limits": (*d.limits, "see @no-such-sheet")})
+    broken = replace(d, blueprint=replace(d.blueprint, limits=(*d.limits, "see @no-such-sheet")))
     with pytest.raises(DerivationError, match="@no-such-sheet"):
         registry.check_links(broken)

@@ -161,6 +161,8 @@ def _show(kind: str, name: str, fmt: str) -> str:
         facts = hardware_facts(hw)
         meta = {"key": hw.key, "name": hw.name, "vendor": hw.vendor, "status": hw.status, "source": hw.source, "notes": hw.notes.strip()}
         extra = {k: v for k, v in (("on_chip_memory_kind", hw.on_chip_memory_kind), ("compute_unit_kind", hw.compute_unit_kind), ("scaleup_interconnect", hw.scaleup_interconnect), ("scaleup_topology", hw.scaleup_topology)) if v}
+        if hw.field_status:  # each figure's status (C primary, S secondary, D derived, U unconfirmed)
+            extra["field_status"] = dict(hw.field_status) if fmt == "json" else ", ".join(f"{k} {v}" for k, v in hw.field_status.items())
     else:
         m = load_model(name)
         facts = model_facts(m)

@@ -43,8 +43,12 @@ FIELDS: dict[str, tuple[str | None, bool]] = {
     "scaleup_domain": ("1", False),
     "scaleout_bandwidth_per_direction": ("B/s", False),
     "peak_dense": ("flop/s", True),
+    "field_status": (None, False),
 }
 STATUSES = ("C", "S", "U")
+#: A stored figure's status (the optional [field_status] table, field -> status): read in a primary source (C), in a
+#: secondary one reproducing it (S), derived by arithmetic from stated figures (D, the notes say how), unconfirmed (U).
+FIELD_STATUSES = ("C", "S", "D", "U")
 #: How the GPUs of one scale-up domain reach each other (it decides an all-reduce's latency law):
 #: "switch" (every GPU one hop from every other through a switch: NVSwitch), "mesh" (a direct link to every peer: an
 #: 8-GPU Infinity Fabric mesh), "torus" (neighbour links only: TPU ICI), "pcie" (no scale-up link; through the host's PCIe).
@@ -86,6 +90,8 @@ class Hardware:
     scaleup_domain: int | None = None
     #: the scale-out network (InfiniBand, RoCE) per GPU, per direction: its NIC's line rate
     scaleout_bandwidth_per_direction: pint.Quantity | None = None
+    #: each stored figure's status where the file gives one (FIELD_STATUSES; "peak_dense.fp8" for a peak); `status` is the file's
+    field_status: Mapping[str, str] | None = None
 
     def peak(self, math: str) -> pint.Quantity:
         """Dense tensor peak for math precision `math`."""
@@ -158,6 +164,8 @@ def parse_hardware(data: Mapping[str, object], path: Path) -> Hardware:
         raw = data[field]
         if field == "peak_dense":
             values[field] = _parse_peaks(raw, path)
+        elif field == "field_status":
+            values[field] = raw  # checked below, against the fields the file stores
         elif expected is None:
             if not isinstance(raw, str) or len(raw) > MAX_TEXT:
                 raise SpecError(path, field, f"expected text, found {shown(raw)}")
@@ -175,7 +183,26 @@ def parse_hardware(data: Mapping[str, object], path: Path) -> Hardware:
         raise SpecError(path, "status", f"expected one of {', '.join(STATUSES)}, found {shown(values['status'])}")
     if "scaleup_topology" in values and values["scaleup_topology"] not in TOPOLOGIES:
         raise SpecError(path, "scaleup_topology", f"expected one of {', '.join(TOPOLOGIES)}, found {shown(values['scaleup_topology'])}")
+    if "field_status" in values:
+        values["field_status"] = _field_status(values["field_status"], values, path)
     return Hardware(key=path.stem, path=path, **values)
+
+
+def _field_status(raw: object, values: Mapping[str, object], path: Path) -> dict[str, str]:
+    """The [field_status] table: each key a figure the file stores ("memory_bandwidth", "peak_dense.fp8"), each value one of
+    FIELD_STATUSES."""
+    if not isinstance(raw, Mapping):
+        raise SpecError(path, "field_status", f"expected a table of field = status, found {shown(raw)}")
+    stored = {f for f, (unit, _) in FIELDS.items() if unit is not None and f in values and f != "peak_dense"}
+    stored |= {f"peak_dense.{p}" for p in values["peak_dense"]}  # type: ignore[attr-defined]
+    out = {}
+    for field, status in raw.items():
+        if field not in stored:
+            raise SpecError(path, f"field_status.{str(field)[:40]}", f"not a figure this file stores{suggest(str(field), sorted(stored))}")
+        if status not in FIELD_STATUSES:
+            raise SpecError(path, f"field_status.{field}", f"expected one of {', '.join(FIELD_STATUSES)}, found {shown(status)}")
+        out[field] = status
+    return out
 
 
 def _parse_peaks(raw: object, path: Path) -> dict[str, pint.Quantity]:

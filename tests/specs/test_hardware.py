@@ -89,6 +89,10 @@ def _write(tmp_path: Path, text: str) -> Path:
     (lambda t: t.replace('bf16 = "989.4 Tflop/s"', 'bf16 = "989.4 TB/s"'), "peak_dense.bf16", "flop/s"),
     (lambda t: t.replace("[peak_dense]", "[peak_dense]\nfp6 = \"1 Tflop/s\""), "peak_dense.fp6", "unknown precision"),
     (lambda t: t.replace('scaleup_topology = "switch"', 'scaleup_topology = "nvswitch"'), "scaleup_topology", "expected one of switch, mesh, torus, pcie"),
+    (lambda t: t + '\n[field_status]\nmemory_bandwith = "C"\n', "field_status.memory_bandwith", "not a figure this file stores"),
+    (lambda t: t + '\n[field_status]\n"peak_dense.fp4" = "C"\n', "field_status.peak_dense.fp4", "not a figure this file stores"),
+    (lambda t: t + '\n[field_status]\nmemory_bandwidth = "primary"\n', "field_status.memory_bandwidth", "expected one of C, S, D, U"),
+    (lambda t: t.replace('status = "', 'field_status = "C"\nstatus = "', 1), "field_status", "expected a table"),
 ])
 def test_bad_fields_give_one_line_naming_file_and_field(tmp_path, edit, field, message):
     path = _write(tmp_path, edit(H100))
@@ -177,3 +181,11 @@ def test_shared_memory_per_sm_must_be_bytes(tmp_path):
 def test_scaleup_topology_is_read_from_the_spec(name, topology):
     """The all-reduce latency law follows the link's topology (issue 20): it is a sourced spec field, never guessed."""
     assert load_hardware(name).scaleup_topology == topology
+
+
+def test_a_figures_status_is_read_per_field(tmp_path):
+    """[field_status]: each stored figure's status (C primary, S secondary, D derived, U unconfirmed), shown by `show hardware`."""
+    path = _write(tmp_path, H100 + '\n[field_status]\nmemory_bandwidth = "C"\n"peak_dense.fp8" = "D"\n')
+    hw = load_hardware(str(path))
+    assert hw.field_status == {"memory_bandwidth": "C", "peak_dense.fp8": "D"}
+    assert load_hardware("h100-sxm").field_status is None

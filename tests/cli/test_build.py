@@ -18,8 +18,10 @@ def _files(out: Path) -> dict[str, bytes]:
 
 def test_build_writes_every_sheet_and_is_byte_identical(tmp_path, built, monkeypatch, capsys):
     """A real build (its sheets derived and rendered in two forked workers) equals the session's own render in one process,
-    byte for byte."""
+    byte for byte. (Its figures drawn on this machine: a build into a new folder may take the checkout's committed figures,
+    drawn elsewhere, which the next test checks.)"""
     monkeypatch.setattr(build_mod, "workers", lambda: 2)
+    monkeypatch.setattr(build_mod, "drawn_folder", lambda out: None)
     out = tmp_path / "out"
     assert main(["build", "--out", str(out)]) == 0
     first = _files(out)
@@ -31,6 +33,23 @@ def test_build_writes_every_sheet_and_is_byte_identical(tmp_path, built, monkeyp
     assert {f"{d.slug}.{ext}" for d in DERIVATIONS for ext in ("md", "tex", "json")} <= set(first)
     plots = {n for n in first if n.startswith("plots/")}
     assert plots == {f"plots/{d.slug}-{p.name}.{fmt}" for d in DERIVATIONS for p in d.plots for fmt in ("svg", "pdf")}
+
+
+def test_a_build_into_a_new_folder_takes_the_committed_figures_that_draw_its_data(tmp_path, built, monkeypatch):
+    """A fresh clone's build into a new folder takes a figure from the checkout's committed out/ where that file draws the
+    figure's data (its data digest: renderers.plots.same_plot), so its bytes may be another machine's matplotlib's; every
+    other file is the session's own render byte for byte."""
+    from roofline.renderers.plots import same_plot
+
+    committed = build_mod.drawn_folder(tmp_path / "new")
+    assert committed is not None and (committed / "decode-floor.md").is_file()
+    assert main(["build", "--out", str(tmp_path / "new")]) == 0
+    first = _files(tmp_path / "new")
+    first.pop(out_folder_mod.MANIFEST)
+    second = {name: data.encode() if isinstance(data, str) else data for name, data in built.items()}
+    assert sorted(first) == sorted(second)
+    assert {n: v for n, v in first.items() if not n.startswith("plots/")} == {n: v for n, v in second.items() if not n.startswith("plots/")}
+    assert all(same_plot(first[n], second[n]) for n in first if n.startswith("plots/"))
 
 
 def test_a_build_with_unchanged_code_makes_its_sheets_on_the_light_path_byte_for_byte(built, monkeypatch):

@@ -189,11 +189,11 @@ def parse_hardware(data: Mapping[str, object], path: Path) -> Hardware:
 
 
 def _field_status(raw: object, values: Mapping[str, object], path: Path) -> dict[str, str]:
-    """The [field_status] table: each key a figure the file stores ("memory_bandwidth", "peak_dense.fp8"), each value one of
-    FIELD_STATUSES."""
+    """The [field_status] table: each key a fact the file stores ("memory_bandwidth", "peak_dense.fp8", "scaleup_topology"),
+    each value one of FIELD_STATUSES."""
     if not isinstance(raw, Mapping):
         raise SpecError(path, "field_status", f"expected a table of field = status, found {shown(raw)}")
-    stored = {f for f, (unit, _) in FIELDS.items() if unit is not None and f in values and f != "peak_dense"}
+    stored = {f for f in FIELDS if f in values and f not in ("name", "vendor", "status", "source", "notes", "peak_dense", "field_status")}
     stored |= {f"peak_dense.{p}" for p in values["peak_dense"]}  # type: ignore[attr-defined]
     out = {}
     for field, status in raw.items():

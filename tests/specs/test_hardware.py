@@ -9,7 +9,7 @@ from roofline.specs.errors import SpecError
 from roofline.specs.hardware import FIELDS, load_hardware, parse_hardware
 
 REQUIRED = ["a100-sxm-80gb", "a100-sxm-40gb", "h100-sxm", "h100-pcie", "h200", "h800", "h20", "b200", "gb200", "l40s", "l4", "mi300x", "mi325x",
-            "tpu-v5e", "tpu-v5p", "tpu-v6e"]
+            "tpu-v5e", "tpu-v5p", "tpu-v6e", "b300", "gb300", "mi355x", "tpu7x", "trn2", "trn3", "gaudi3"]
 H100 = (HARDWARE_DIR / "h100-sxm.toml").read_text()
 
 
@@ -189,3 +189,20 @@ def test_a_figures_status_is_read_per_field(tmp_path):
     hw = load_hardware(str(path))
     assert hw.field_status == {"memory_bandwidth": "C", "peak_dense.fp8": "D"}
     assert load_hardware("h100-sxm").field_status is None
+
+
+def test_the_2026_chips_keep_their_datasheet_traps():
+    """Blackwell Ultra cut INT8 to about 0.15 POPS dense (aiconfigurator's b300_sxm.yaml: 307 TOPS sparse); Trainium3's MXFP4
+    runs at its MXFP8 peak (AWS Neuron docs: '2,517 MXFP8/MXFP4'); Gaudi 3's FP8 equals its BF16 (1,835 TFLOPS); TPU7x and
+    Trainium capacities are quoted in GiB (TPU7x: 192 GiB); GB300's NVLink domain is the 72-GPU rack."""
+    b300, gb300 = load_hardware("b300"), load_hardware("gb300")
+    for chip in (b300, gb300):
+        assert 100 < _tera(chip.peak("int8")) < 200 and _tera(chip.peak("int8")) < _tera(chip.peak("fp8")) / 20
+        assert _tera(chip.peak("fp4")) > _tera(load_hardware("b200").peak("fp4"))
+    assert gb300.scaleup_domain == 72 and b300.scaleup_domain == 8
+    trn3, gaudi3, tpu7x = load_hardware("trn3"), load_hardware("gaudi3"), load_hardware("tpu7x")
+    assert _tera(trn3.peak("fp4")) == _tera(trn3.peak("fp8"))
+    assert _tera(gaudi3.peak("fp8")) == _tera(gaudi3.peak("bf16")) == 1835
+    assert tpu7x.memory_capacity.to("B").magnitude == 192 * 2**30
+    assert load_hardware("trn2").memory_capacity.to("B").magnitude == 96 * 2**30
+    assert all(load_hardware(n).field_status for n in ("b300", "gb300", "mi355x", "tpu7x", "trn2", "trn3", "gaudi3"))

@@ -58,7 +58,8 @@ _LLAMA_LIKE = {"tie_word_embeddings": False, "hidden_act": "silu", "attention_bi
 _GEMMA_DEFAULTS = {"tie_word_embeddings": True, "hidden_activation": "gelu_pytorch_tanh", "attention_bias": False}
 
 #: model_type -> weight layout. Sources: huggingface/transformers src/transformers/models/<family>/modeling_<family>.py
-#: and configuration_<family>.py (gemma3 @ 008f5c8c, llama4 @ 008e5743, gpt_oss @ 00d4b3d2 read for this table).
+#: and configuration_<family>.py (gemma3 @ 008f5c8c, llama4 @ 008e5743, gpt_oss @ 00d4b3d2, glm4_moe @ a0699c97 (modeling)
+#: and c7ec229a (configuration), phi3 @ 43c2b481 (modeling) and d7991107 (configuration) read for this table).
 FAMILIES: dict[str, Family] = {
     "llama": Family(defaults=_LLAMA_LIKE),
     "mistral": Family(windows="all", qkv_bias=False, o_bias=False, mlp_bias=False, defaults=_LLAMA_LIKE),
@@ -67,6 +68,21 @@ FAMILIES: dict[str, Family] = {
     "qwen2": Family(windows="qwen", qkv_bias=True, o_bias=False, mlp_bias=False, defaults={**_LLAMA_LIKE, "max_window_layers": 28}),
     "qwen3": Family(windows="qwen", qk_norm=True, mlp_bias=False, defaults={**_LLAMA_LIKE, "max_window_layers": 28}),
     "qwen3_moe": Family(windows="qwen", qk_norm=True, mlp_bias=False, moe="qwen3_moe", defaults={**_LLAMA_LIKE, "max_window_layers": 28}),
+    # GLM-4.5 / 4.5-Air (Glm4MoeForCausalLM): GQA with q/k/v biases per attention_bias and an o_proj without one, a per-head
+    # q/k norm only with use_qk_norm, DeepSeek-V3's MoE (first_k_dense_replace dense layers of intermediate_size, then
+    # n_routed_experts of moe_intermediate_size plus n_shared_experts, a bare-Parameter router with an always-registered
+    # e_score_correction_bias: Glm4MoeTopkRouter is DeepseekV3TopkRouter, hence topk_method noaux_tc, which Glm4MoeConfig does
+    # not spell). partial_rotary_factor rotates part of each head and changes no parameter and no cached element.
+    "glm4_moe": Family(qkv_bias="attention_bias", o_bias=False, mlp_bias=False, qk_norm="use_qk_norm", moe="deepseek", router_linear=False,
+                       defaults={"tie_word_embeddings": False, "hidden_act": "silu", "attention_bias": False, "use_qk_norm": False,
+                                 "vocab_size": 151552, "max_position_embeddings": 131072, "n_routed_experts": 128, "n_shared_experts": 1,
+                                 "num_experts_per_tok": 8, "moe_intermediate_size": 1408, "first_k_dense_replace": 1,
+                                 "topk_method": "noaux_tc"}),
+    # Phi-3 / Phi-4 (Phi3ForCausalLM): one fused qkv_proj (D x (N + 2K) H) and one fused gate_up_proj (D x 2F), no biases at all
+    # (the modeling ignores attention_bias); the same parameters as separate projections. sliding_window, when set, is passed
+    # to every layer's attention.
+    "phi3": Family(windows="all", qkv_bias=False, o_bias=False, mlp_bias=False,
+                   defaults={"tie_word_embeddings": False, "hidden_act": "silu", "vocab_size": 32064, "max_position_embeddings": 4096}),
     "deepseek_v2": Family(mla=True, moe="deepseek", mlp_bias=False, router_linear=False, defaults=_LLAMA_LIKE),
     "deepseek_v3": Family(mla=True, moe="deepseek", mlp_bias=False, router_linear=False, defaults=_LLAMA_LIKE),
     # Kimi K2: DeepSeek-V3's architecture (its config names DeepseekV3ForCausalLM and configuration_deepseek.DeepseekV3Config)

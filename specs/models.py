@@ -1,7 +1,8 @@
 """Model architectures from Hugging Face config.json files.
 
 Reads the Llama, Mistral, Mixtral, Qwen2/3 (dense and MoE), DeepSeek-V2/V3 and
-Kimi K2, Gemma 2/3, gpt-oss and Llama 4 families (gated MLPs), and GPT-2, OPT,
+Kimi K2, GLM-4.5 (glm4_moe), Phi-3/Phi-4, Gemma 2/3, gpt-oss and Llama 4 families
+(gated MLPs), and GPT-2, OPT,
 Falcon and Phi (plain two-matrix MLPs). How each `model_type` lays out its
 weights (which projections carry biases, norms per layer, gated or plain MLP,
 where the experts are, which layers attend through a window) is written once in
@@ -478,7 +479,7 @@ def parse_config(data: Mapping[str, object], path: Path, meta: Mapping[str, str]
         qk_norm=c.flag(fam.qk_norm),
         moe=moe,
         mla=mla,
-        extra={"topk_method": text.get("topk_method")},
+        extra={"topk_method": c.raw("topk_method")},
         mlp_kind=fam.mlp,
         hidden_act=act,
         norm=fam.norm,

@@ -11,6 +11,13 @@ the gpt-oss model card (arXiv 2508.10925, section 2: "MXFP4 format (4.25 bits)")
 docs.rs float4 MXFP4Block ("17 bytes for 32 values"). Where no FP4 tensor core
 runs it (Hopper), the MXFP4 MoE kernels dequantize to BF16 (vLLM's and
 transformers' Triton MXFP4 paths), so its math is BF16 like weight-only INT4.
+
+`nvfp4` is NVIDIA's NVFP4: FP4 (E2M1) values with one FP8 (E4M3) scale per 16 and one FP32 scale per tensor, 4 + 8/16 =
+4.5 bits per weight (the per-tensor scale is one number per matrix and is not counted). `fp4-g16` counts its scale as BF16
+(5 bits): it is not NVFP4. Its math is the chip's FP4 peak (Blackwell's tensor cores run it). Source: NVIDIA technical blog
+"Introducing NVFP4 for Efficient and Accurate Low-Precision Inference" (developer.nvidia.com/blog/introducing-nvfp4-for-
+efficient-and-accurate-low-precision-inference/: "a 16-value micro-block ... FP8 E4M3 scale ... a second-level FP32 scalar").
+`mxfp8` is OCP MXFP8: FP8 values in blocks of 32 sharing one E8M0 scale, 8 + 8/32 = 8.25 bits (OCP MX v1.0, section 5).
 """
 
 from __future__ import annotations
@@ -65,6 +72,8 @@ PRECISIONS: dict[str, Precision] = {
         Precision("int4", 4, math="bf16"),
         Precision("fp4", 4, math="fp4"),
         Precision("mxfp4", 4, group_size=32, scale_bytes=1, math="bf16"),
+        Precision("nvfp4", 4, group_size=16, scale_bytes=1, math="fp4"),
+        Precision("mxfp8", 8, group_size=32, scale_bytes=1, math="fp8"),
     )
 }
 #: Precisions a chip may list under [peak_dense].

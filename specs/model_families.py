@@ -120,5 +120,16 @@ FAMILIES: dict[str, Family] = {
                   defaults={"hidden_act": "gelu_new", "tie_word_embeddings": False, "qk_layernorm": False, "max_position_embeddings": 2048}),
 }
 SUPPORTED_TYPES = tuple(FAMILIES)
+#: model_types of 2025-26 whose layers are not the attention the step model counts (every layer a full, windowed or chunked
+#: KV cache): read as one, their KV bytes, bytes read per step and FLOPs would be wrong, so they are refused with the reason
+#: (transformers' modeling_<family>.py for each; the layer kinds are the step model's next physics)
+UNMODELLED_LAYERS = {
+    "qwen3_next": "gated linear attention (Gated DeltaNet) in three of every four layers: a fixed-size state per sequence, no KV growth",
+    "qwen3_5_moe": "gated linear attention (Gated DeltaNet) in three of every four layers: a fixed-size state per sequence, no KV growth",
+    "kimi_linear": "linear attention (Kimi Delta Attention) in most layers: a fixed-size state per sequence, no KV growth",
+    "deepseek_v32": "DeepSeek Sparse Attention: an indexer pass over the whole cache, then attention over its top-k tokens only",
+    "glm_moe_dsa": "DeepSeek Sparse Attention: an indexer pass over the whole cache, then attention over its top-k tokens only",
+    "nemotron_h": "Mamba-2 state-space layers (a conv and SSM state per sequence) with a few attention layers",
+}
 #: multimodal configs whose language model sits under text_config, and that language model's model_type
 WRAPPERS = {"gemma3": "gemma3_text", "llama4": "llama4_text"}

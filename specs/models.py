@@ -36,7 +36,7 @@ from .counts import (
     swiglu_mlp_params,
 )
 from .errors import SpecError, shown
-from .model_families import FAMILIES, SUPPORTED_TYPES, WRAPPERS, Family
+from .model_families import FAMILIES, SUPPORTED_TYPES, UNMODELLED_LAYERS, WRAPPERS, Family
 from .precisions import Precision
 from .quantization import MATMUL_COMPONENTS, Quantization, read_quantization
 from .text import check as check_text
@@ -419,6 +419,9 @@ def _language_model(data: Mapping[str, object], path: Path) -> tuple[Mapping[str
     if model_type in FAMILIES:
         return data, model_type, ""
     text = data.get("text_config")
+    if model_type in UNMODELLED_LAYERS:
+        raise SpecError(path, "model_type", f"{model_type}'s layers are {UNMODELLED_LAYERS[model_type]}; roofline's step model counts only "
+                        "full, windowed or chunked attention, so it refuses rather than count them as that")
     if model_type not in WRAPPERS and text is None:
         raise SpecError(path, "model_type", f"unsupported architecture {shown(model_type)}; supported: {', '.join(SUPPORTED_TYPES)}")
     if not isinstance(text, dict):

@@ -129,3 +129,16 @@ def test_phi3_config_class_defaults():
     cfg = {"model_type": "phi3", "hidden_size": 3072, "intermediate_size": 8192, "num_hidden_layers": 32, "num_attention_heads": 32}
     m = _parse(cfg)
     assert (m.vocab_size, m.num_kv_heads, m.tie_embeddings, m.hidden_act) == (32064, 32, False, "silu")
+
+
+@pytest.mark.parametrize("model_type, words", [("qwen3_next", "linear attention"), ("qwen3_5_moe", "linear attention"),
+                                               ("kimi_linear", "linear attention"), ("deepseek_v32", "Sparse Attention"),
+                                               ("glm_moe_dsa", "Sparse Attention"), ("nemotron_h", "Mamba-2")])
+def test_families_whose_layers_the_step_model_lacks_are_refused_with_the_reason(tmp_path, model_type, words):
+    """Read as full attention, a hybrid or sparse model's KV bytes and reads would be wrong: one line says which layers it has."""
+    config = {**json.loads((MODELS_DIR / "llama-3.1-8b.json").read_text()), "model_type": model_type}
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(config))
+    with pytest.raises(SpecError) as err:
+        load_model(str(path))
+    assert err.value.field == "model_type" and words in str(err.value) and "\n" not in str(err.value)

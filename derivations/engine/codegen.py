@@ -264,20 +264,33 @@ _NUMBER_TAGS = ("Integer", "Rational", "Float")
 
 
 def _literal(node: list[Any]) -> tuple[str, float | int]:
+    """A number's literal in float code. A whole number or a ratio beyond float64's range is +-INF there (a user's
+    `((1e3)**64)**2`): the step's value is then out of range, as the exact evaluation finds it, never a crash."""
     tag = node[0]
     try:
         if tag == "Integer":
             n = int(node[1])
-            return (repr(n), n) if abs(n) < 2**53 else (repr(float(n)), float(n))
-        if tag == "Rational":
-            x = int(node[1]) / int(node[2])
-            return repr(x), x
-        x = float(node[1])
-    except (ValueError, TypeError, OverflowError, IndexError):
+            if abs(n) < 2**53:
+                return repr(n), n
+            x = _beyond_range(lambda: float(n), n)
+        elif tag == "Rational":
+            p, q = int(node[1]), int(node[2])
+            x = _beyond_range(lambda: p / q, p * q)
+        else:
+            x = float(node[1])
+    except (ValueError, TypeError, OverflowError, IndexError, ZeroDivisionError):
         raise PlanError(f"{tag}: not a number") from None
     if math.isnan(x):
         raise PlanError(f"{tag}: not a number (NaN)")
     return ("INF" if x > 0 else "(-INF)") if math.isinf(x) else repr(x), x
+
+
+def _beyond_range(convert: Callable[[], float], sign: int) -> float:
+    """convert(), or an infinity of `sign`'s sign where the number is beyond float64's range."""
+    try:
+        return convert()
+    except OverflowError:
+        return math.inf if sign > 0 else -math.inf
 
 
 def expression_source(doc: Mapping[str, Any], names: Mapping[str, str], numpy: bool, exact: bool | str = False) -> str:

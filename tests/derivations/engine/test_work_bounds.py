@@ -235,3 +235,17 @@ def test_a_formula_the_two_evaluations_disagree_on_is_refused_naming_the_file(tm
     with pytest.raises(SweepError) as swept:  # a sweep checks its first and last points the same way
         api.sweep(str(path), "s0", ["x=1:3:1"])
     assert str(swept.value).startswith(f"{shown_path(path)}: ") and "\n" not in str(swept.value)
+
+
+def test_a_constant_beyond_float_range_is_one_line_naming_the_file(tmp_path):
+    """Hypothesis found `((1e3)**64)**2` (10^384): the float code's literal overflowed and derive ended in a PlanError
+    traceback. The literal is now infinite in float code, so the compiled and the exact evaluation are compared and the file
+    is refused in one line (or its step has no value), never a traceback."""
+    path = tmp_path / "generated.toml"
+    path.write_text(_file(["((1e3)**64)**2"], ["1"], False))
+    try:
+        sheet = api.derive(str(path))
+    except RooflineError as err:
+        assert str(err).startswith(f"{shown_path(path)}: ") and "\n" not in str(err)
+    else:
+        assert sheet.results["s0"].missing is not None

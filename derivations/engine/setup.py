@@ -134,7 +134,8 @@ def spec_facts(s: Setup) -> tuple[tuple[str, str], ...]:
         ("Model", f"{m.name} ({m.key}; {m.model_type}; status {m.status})"),
         ("Weights", s.weights.description + (f"; the checkpoint ships {m.quantization}" if m.quantization is not None else "")),
         ("KV cache", s.kv.description),
-        ("Math", f"{s.math.math} tensor-core peak" + (f" (default: the math of {s.weights.name} weights)" if s.math_defaulted else " (set with --math)")),
+        ("Math", f"{s.math.math} tensor-core peak" + (f" (default: the math of {s.weights.name} weights)" if s.math_defaulted else " (set with --math)")
+         + _no_faster(h.peaks, s.math.math)),
     ]
     e = s.engine
     if e is not None:
@@ -148,6 +149,21 @@ def spec_facts(s: Setup) -> tuple[tuple[str, str], ...]:
         m2 = s.second_model
         facts.append(("Second model (primed symbols)", f"{m2.name} ({m2.key}; {m2.model_type}; status {m2.status}); change with --second-model"))
     return tuple(facts)
+
+
+#: The wider format a narrower math precision is expected to outrun (twice as fast on most tensor cores)
+WIDER_MATH = {"fp8": "bf16", "int8": "bf16", "fp4": "fp8"}
+
+
+def _no_faster(peaks: Mapping[str, Fraction | Missing], math: str) -> str:
+    """'; on this chip fp4 runs no faster than fp8 (...)' where a narrower math precision's dense peak is not above the
+    wider one's (Trainium3's FP4, Gaudi 3's FP8, Blackwell Ultra's INT8), else ''."""
+    wider = WIDER_MATH.get(math)
+    mine, theirs = peaks.get(math), peaks.get(wider) if wider else None
+    if not isinstance(mine, Fraction) or not isinstance(theirs, Fraction) or mine > theirs:
+        return ""
+    speed = "no faster than" if mine == theirs else f"slower than ({float(mine / theirs):.0%} of)"
+    return f"; on this chip {math} runs {speed} {wider}: {float(mine) / 1e12:,.0f} against {float(theirs) / 1e12:,.0f} Tflop/s dense"
 
 
 #: A web address in a spec's `source` text: RFC 3986's characters up to the first that is not one (a space, a brace, a quote,

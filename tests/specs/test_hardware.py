@@ -206,3 +206,17 @@ def test_the_2026_chips_keep_their_datasheet_traps():
     assert tpu7x.memory_capacity.to("B").magnitude == 192 * 2**30
     assert load_hardware("trn2").memory_capacity.to("B").magnitude == 96 * 2**30
     assert all(load_hardware(n).field_status for n in ("b300", "gb300", "mi355x", "tpu7x", "trn2", "trn3", "gaudi3"))
+
+
+@pytest.mark.parametrize("hardware, math, words", [
+    ("trn3", "fp4", "fp4 runs no faster than fp8: 2,517 against 2,517 Tflop/s"),
+    ("gaudi3", "fp8", "fp8 runs no faster than bf16: 1,835 against 1,835 Tflop/s"),
+    ("b300", "int8", "int8 runs slower than (7% of) bf16: 154 against 2,250 Tflop/s"),
+])
+def test_a_math_precision_a_chip_runs_no_faster_than_a_wider_one_is_said(hardware, math, words):
+    """Issue 37: precisions a chip runs no faster than another are said as such, on the sheet's Math line."""
+    from roofline import api
+
+    facts = dict(api.derive("decode-floor", hardware=hardware, math=math).spec_facts)
+    assert words in facts["Math"]
+    assert "runs" not in dict(api.derive("decode-floor", hardware="h100-sxm", math="fp8").spec_facts)["Math"]

@@ -109,7 +109,7 @@ def test_approximation_says_where_it_stops_holding():
     v = grade("P_active*b_w/beta", "decode-floor:t_floor", H100, MIXTRAL)
     assert v.kind == "approximation" and abs(v.error) < 1e-12
     batch = [b for b in v.boundaries if b.input.name == "batch" and b.direction == "up"]
-    assert batch and batch[0].value == 2 and batch[0].error > 0.1
+    assert batch and batch[0].value == 2 and batch[0].error > 0.1, [(b.input.name, b.direction, b.value, b.error) for b in v.boundaries]
     d = registry.get("decode-floor")
     ctx = context(d, H100, MIXTRAL, overrides=["batch=2"])
     at2 = evaluate(d, ctx, only=["t_floor"])["t_floor"]

@@ -116,17 +116,26 @@ def _least_squares(cols: dict[str, list[float]], ys: Sequence[float], w: Sequenc
                    values: dict[str, float]) -> tuple[dict[str, float], tuple[str, ...]]:
     """Weighted least squares of y = sum(col * param) over the `free` parameters (the others at `values`), each at or above
     its bound: the best feasible solution over every choice of bounds that bind. Returns the parameters and those bound."""
-    best: tuple[float, dict[str, float], tuple[str, ...]] | None = None
     col = {p: np.asarray(cols[p], dtype=float) for p in PARAMS}
-    y_all, w_all = np.asarray(ys, dtype=float), np.asarray(w, dtype=float)
+    col["y"] = np.asarray(ys, dtype=float)
+    w_all = np.asarray(w, dtype=float)
+    names = (*PARAMS, "y")
+    return least_squares_gram({(p, q): float(np.dot(w_all * col[p], col[q])) for p in names for q in names}, free, values)
+
+
+def least_squares_gram(gram: Mapping[tuple[str, str], float], free: Sequence[str], values: Mapping[str, float]
+                       ) -> tuple[dict[str, float], tuple[str, ...]]:
+    """`_least_squares` from the weighted sums of the records (their Gram matrix, `(p, q)` and `(p, "y")` and `("y", "y")`):
+    what leave-one-out calibration updates record by record without the records."""
+    best: tuple[float, dict[str, float], tuple[str, ...]] | None = None
     for binds in product((False, True), repeat=len(free)):
         bound = tuple(p for p, b in zip(free, binds, strict=True) if b)
         fit_these = [p for p in free if p not in bound]
         vals = {**values, **{p: BOUNDS[p] for p in bound}}
-        rest = y_all - sum(col[p] * vals[p] for p in PARAMS if p not in fit_these)
+        fixed = [p for p in PARAMS if p not in fit_these]
         if fit_these:
-            a = [[float(np.dot(w_all * col[p], col[q])) for q in fit_these] for p in fit_these]
-            b = [float(np.dot(w_all * col[p], rest)) for p in fit_these]
+            a = [[gram[(p, q)] for q in fit_these] for p in fit_these]
+            b = [gram[(p, "y")] - sum(vals[f] * gram[(p, f)] for f in fixed) for p in fit_these]
             sol = solve(a, b)
             if sol is None:
                 if not bound:
@@ -135,7 +144,8 @@ def _least_squares(cols: dict[str, list[float]], ys: Sequence[float], w: Sequenc
             vals.update(zip(fit_these, sol, strict=True))
             if any(vals[p] < BOUNDS[p] for p in fit_these):
                 continue
-        cost = float(np.dot(w_all, (y_all - sum(col[p] * vals[p] for p in PARAMS)) ** 2))
+        cost = (gram[("y", "y")] - 2 * sum(vals[p] * gram[(p, "y")] for p in PARAMS)
+                + sum(vals[p] * vals[q] * gram[(p, q)] for p in PARAMS for q in PARAMS))
         if best is None or cost < best[0] * (1 - 1e-12):
             best = (cost, vals, bound)
     assert best is not None  # every parameter at its bound is always feasible

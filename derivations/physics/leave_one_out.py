@@ -9,11 +9,10 @@ from __future__ import annotations
 import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from itertools import product
 
 from ...specs.errors import SpecError, suggest
 from ...specs.measurements import Measurement
-from .fitting import BOUNDS, NAMES, PARAMS, IndistinctError, fit, fit_distinct, local_line, solve
+from .fitting import PARAMS, IndistinctError, fit, fit_distinct, least_squares_gram, local_line
 from .validation import MEMORY_BOUND, Calibration, Record, Row, Summary, evaluate_records, memo, row, start, summarise
 
 # --- calibration on a few records, and leave-one-out -----------------------------------------------
@@ -160,40 +159,13 @@ class _Linearised:
         if count < len(free) or ("t_ar" in free and not with_tp):
             return None
         try:
-            vals, _ = _least_squares_gram(gram, free, {**held, "x": self.x})
+            vals, _ = least_squares_gram(gram, free, {**held, "x": self.x})
         except IndistinctError:
             return None
         x = vals["x"]
         if not lo <= x <= hi:
             return None
         return Calibration(1 / x, float(vals["t_layer"]), float(vals["t_fixed"]), float(vals["t_ar"]), "", (), self.eta_flops, float(vals["t_seq"]))
-
-
-def _least_squares_gram(gram: Mapping[tuple[str, str], float], free: Sequence[str], values: Mapping[str, float]) -> tuple[dict[str, float], tuple[str, ...]]:
-    """`_least_squares` from the weighted sums of the records (their Gram matrix) instead of the records: the same choice of bounds."""
-    best: tuple[float, dict[str, float], tuple[str, ...]] | None = None
-    for binds in product((False, True), repeat=len(free)):
-        bound = tuple(p for p, b in zip(free, binds, strict=True) if b)
-        fit_these = [p for p in free if p not in bound]
-        vals = {**values, **{p: BOUNDS[p] for p in bound}}
-        fixed = [p for p in PARAMS if p not in fit_these]
-        if fit_these:
-            a = [[gram[(p, q)] for q in fit_these] for p in fit_these]
-            b = [gram[(p, "y")] - sum(vals[f] * gram[(p, f)] for f in fixed) for p in fit_these]
-            sol = solve(a, b)
-            if sol is None:
-                if not bound:
-                    raise IndistinctError(f"these records cannot tell {' from '.join(NAMES[p] for p in fit_these)} apart; hold one")
-                continue
-            vals.update(zip(fit_these, sol, strict=True))
-            if any(vals[p] < BOUNDS[p] for p in fit_these):
-                continue
-        cost = (gram[("y", "y")] - 2 * sum(vals[p] * gram[(p, "y")] for p in PARAMS)
-                + sum(vals[p] * vals[q] * gram[(p, q)] for p in PARAMS for q in PARAMS))
-        if best is None or cost < best[0] * (1 - 1e-12):
-            best = (cost, vals, bound)
-    assert best is not None  # every parameter at its bound is always feasible
-    return best[1], best[2]
 
 
 _HELD_LOO = "held at the sheets' defaults"

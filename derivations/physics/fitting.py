@@ -108,6 +108,10 @@ def solve(a: list[list[float]], b: list[float]) -> list[float] | None:
     return out
 
 
+#: how a fit out of sample says where the times it cannot tell apart are held
+HELD_AT_DEFAULTS = "held at the sheets' defaults"
+
+
 class IndistinctError(ValueError):
     """The records cannot tell the free parameters apart: hold one."""
 
@@ -301,12 +305,12 @@ def out_of_sample(records: Sequence[Measurement], classify: Calibration | None =
     defaults = classify or start()
     loso, fits = [], {}
     for src in sorted({r.source for r in rs}):
-        c = fit_distinct([r for r in rs if r.source != src], defaults, "held at the sheets' defaults")
+        c = fit_distinct([r for r in rs if r.source != src], defaults, HELD_AT_DEFAULTS)
         fits[src] = c
         loso += [row(r, c) for r in rs if r.source == src]
     loso.sort(key=lambda x: [r.m.id for r in rs].index(x.id))
     small, eight = [r for r in rs if r.m.tp <= 4], [r for r in rs if r.m.tp == 8]
-    c8 = fit_distinct(small, defaults, "held at the sheets' defaults") if small and eight else None
+    c8 = fit_distinct(small, defaults, HELD_AT_DEFAULTS) if small and eight else None
     return OutOfSample(tuple(loso), fits, tuple(row(r, c8) for r in eight) if c8 else (), c8)
 
 

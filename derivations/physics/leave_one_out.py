@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 
 from ...specs.errors import SpecError, suggest
 from ...specs.measurements import Measurement
-from .fitting import PARAMS, IndistinctError, fit, fit_distinct, least_squares_gram, local_line
+from .fitting import HELD_AT_DEFAULTS, PARAMS, IndistinctError, fit, fit_distinct, least_squares_gram, local_line
 from .validation import MEMORY_BOUND, Calibration, Record, Row, Summary, evaluate_records, memo, row, start, summarise
 
 # --- calibration on a few records, and leave-one-out -----------------------------------------------
@@ -168,9 +168,6 @@ class _Linearised:
         return Calibration(1 / x, float(vals["t_layer"]), float(vals["t_fixed"]), float(vals["t_ar"]), "", (), self.eta_flops, float(vals["t_seq"]))
 
 
-_HELD_LOO = "held at the sheets' defaults"
-
-
 @memo
 def leave_one_out(records: Sequence[Measurement], classify: Calibration | None = None) -> LeaveOneOut:
     """See LeaveOneOut. Linear in the number of records: each refit without one record is the dataset's sums less that record's
@@ -179,7 +176,7 @@ def leave_one_out(records: Sequence[Measurement], classify: Calibration | None =
     defaults = classify or start()
     memory = [s for s in rs if s.regime == MEMORY_BOUND and getattr(s.m, "excluded", None) is None]  # what every fit uses
     ef = start().eta_flops  # what `fit` holds
-    everything = _Linearised(memory, 1 / fit_distinct(memory, defaults, _HELD_LOO).eta_bw, ef) if memory else None
+    everything = _Linearised(memory, 1 / fit_distinct(memory, defaults, HELD_AT_DEFAULTS).eta_bw, ef) if memory else None
     groups: dict[tuple[str, str], list[Record]] = {}
     for s in memory:
         groups.setdefault(s.group, []).append(s)
@@ -191,7 +188,7 @@ def leave_one_out(records: Sequence[Measurement], classify: Calibration | None =
             skipped.append(r.m.id)
             continue
         held = ((everything.fit_without(r, {}) if everything is not None else None)
-                or fit_distinct([s for s in memory if s is not r], defaults, _HELD_LOO))
+                or fit_distinct([s for s in memory if s is not r], defaults, HELD_AT_DEFAULTS))
         errs = [abs(_error(r, _calibrate([s], held))) for s in peers[:MAX_LOO_PEERS]]
         cg = _group_calibration(r, peers, held, groups[r.group], group_fits, ef)
         one.append(replace(row(r, cg), error=statistics.median(errs)))

@@ -38,6 +38,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
+from . import LAYERS
 from .derivations.engine import store
 from .derivations.engine.blueprint import Blueprint, Row
 from .derivations.engine.codegen import PlanError
@@ -49,7 +50,7 @@ from .specs.errors import SpecError, SpecWarning
 #: bump when an entry's shape or the recipe of its key changes
 FORMAT = 1
 #: the packages whose every file (code, specs, templates) a compiled form is made from
-PACKAGES = ("units", "specs", "derivations", "renderers", "roofline")
+PACKAGES = (*LAYERS, "roofline")
 #: the distributions the full path imports, whose versions shape what it compiles (sympy prints the formulas, pint reads the
 #: specs); tests/cli/test_compiled.py checks this list against what a derive imports
 DISTRIBUTIONS = ("sympy", "mpmath", "pint", "flexcache", "flexparser", "platformdirs", "typing_extensions", "numpy", "jinja2", "markupsafe")

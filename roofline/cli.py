@@ -179,6 +179,8 @@ def _show(kind: str, name: str, fmt: str) -> str:
                           "expert_ffn": m.moe.expert_ffn, "moe_layers": len(m.moe.moe_layers), "dense_layers": m.dense_layers})
         extra["mlp"] = f"{m.mlp_kind} ({m.hidden_act}): {m.mlp_matrices} weight matrices per MLP"
         extra["attention"] = _windows_line(m)
+        if m.blocks:
+            extra["blocks"] = f"{m.blocks} of one sublayer each; two make one of the step model's {m.num_layers} layers"
         if m.nested_in:
             extra["language_model"] = f"read from {m.nested_in}; the vision tower is not counted"
         if m.quantization:
@@ -196,11 +198,20 @@ def _show(kind: str, name: str, fmt: str) -> str:
     return "\n".join(lines)
 
 
+#: how `roofline show model` names a kind of layer, by its type (a span in tokens where it has one)
+LAYER_KIND_TEXT = {"full_attention": "full context", "sliding_attention": "sliding window of {w} tokens", "chunked_attention": "chunks of {w} tokens",
+                   "sparse_attention": "sparse attention, top {w} tokens of the whole context", "linear_attention": "linear attention (a fixed-size state)",
+                   "mamba": "Mamba-2 (a fixed-size state)", "mlp": "MLP only"}
+
+
 def _windows_line(m: Any) -> str:
-    """'10 layers full context, 52 layers sliding window of 1024 tokens' from an Architecture's attention windows."""
-    kind = dict(zip(m.layer_windows, m.layer_attention, strict=True))
-    span = lambda w: "full context" if w is None else f"{'chunks' if kind[w] == 'chunked_attention' else 'sliding window'} of {w} tokens"  # noqa: E731
-    return ", ".join(f"{n} layer{'s' * (n != 1)} {span(w)}" for n, w in m.attention_windows)
+    """'10 layers full context, 52 layers sliding window of 1024 tokens' from an Architecture's layer types and spans."""
+    counts: dict[tuple[str, int | None], int] = {}
+    for t, w in zip(m.layer_types, m.layer_windows or (None,) * m.num_layers, strict=True):
+        counts[(t, w)] = counts.get((t, w), 0) + 1
+    order = sorted(counts, key=lambda k: (list(LAYER_KIND_TEXT).index(k[0]), k[1] or 0))
+    unit = "block" if m.blocks else "layer"
+    return ", ".join(f"{counts[k]} {unit}{'s' * (counts[k] != 1)} {LAYER_KIND_TEXT[k[0]].format(w=k[1])}" for k in order)
 
 
 def _list(what: str) -> str:

@@ -47,3 +47,22 @@ def gqa_kv_elements_per_token(L: N_, K: N_, H: N_) -> N_:
 def mla_kv_elements_per_token(L: N_, kv_rank: N_, rope: N_) -> N_:
     """Cached elements per token: the shared latent plus the decoupled RoPE key, per layer."""
     return L * (kv_rank + rope)
+
+
+def gated_deltanet_params(D: N_, k_heads: N_, v_heads: N_, k_dim: N_, v_dim: N_) -> N_:
+    """Gated DeltaNet (Qwen3-Next's linear attention) matrices of one layer: in_proj_qkvz (D x (2 k_heads k_dim + 2 v_heads v_dim):
+    queries, keys, values and the output gate), in_proj_ba (D x 2 v_heads: the write strength and the decay) and out_proj
+    (v_heads v_dim x D)."""
+    return D * (2 * k_heads * k_dim + 2 * v_heads * v_dim) + D * 2 * v_heads + v_heads * v_dim * D
+
+
+def dsa_indexer_params(D: N_, q_rank: N_, heads: N_, dim: N_) -> N_:
+    """DeepSeek Sparse Attention's lightning indexer, one layer: wq_b (q_rank x heads*dim, from the query latent), wk (D x dim,
+    one key shared by its heads) and weights_proj (D x heads, each head's weight per query)."""
+    return q_rank * heads * dim + D * dim + D * heads
+
+
+def mamba2_params(D: N_, inner: N_, groups: N_, state: N_, heads: N_) -> N_:
+    """Mamba-2 mixer matrices of one block: in_proj (D x (2 inner + 2 groups state + heads): the gate z, the input x, B, C and
+    the step dt) and out_proj (inner x D)."""
+    return D * (2 * inner + 2 * groups * state + heads) + inner * D

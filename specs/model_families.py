@@ -41,11 +41,22 @@ class Family:
     positions: str | None = None
     #: how layers attend when the config gives no `layer_types`: "none" (all full), "all" (sliding_window on every
     #: layer), "qwen" (use_sliding_window from max_window_layers on), "gemma2" (even layers), "gemma3"
-    #: (sliding_window_pattern), "gpt_oss" (even layers), "llama4" (no_rope_layers: RoPE layers chunked)
+    #: (sliding_window_pattern), "gpt_oss" (even layers), "llama4" (no_rope_layers: RoPE layers chunked), "qwen3_next"
+    #: (linear attention but every full_attention_interval-th layer), "blocks" (Nemotron-H: hybrid_override_pattern, one
+    #: sublayer per block)
     windows: str = "none"
     #: "mixtral", "qwen3_moe", "deepseek", "gpt_oss", "llama4" or None (dense)
     moe: str | None = None
     mla: bool = False
+    #: the recurrent layers' kind where some layers keep a fixed-size state instead of a KV cache: "gated_deltanet"
+    #: (Qwen3-Next's linear attention), "mamba2" (Nemotron-H's state-space mixers) or None
+    linear: str | None = None
+    #: the query projection also yields a per-channel output gate (Qwen3-Next's gated attention: q_proj is D x 2 N H)
+    attn_output_gate: bool = False
+    #: DeepSeek Sparse Attention: a lightning indexer in every layer picks the top index_topk cached tokens each query reads
+    indexer: bool = False
+    #: the shared expert's output is scaled by a sigmoid gate of its own (a D x 1 projection per MoE layer: Qwen2-MoE, Qwen3-Next)
+    shared_expert_gate: bool = False
     #: the router is an nn.Linear an FP8 checkpoint quantizes (DeepSeek's MoEGate is a bare parameter: it is not)
     router_linear: bool = True
     #: our field name -> the config's, where the family spells it differently (GPT-2's n_embd)
@@ -83,6 +94,29 @@ FAMILIES: dict[str, Family] = {
     # to every layer's attention.
     "phi3": Family(windows="all", qkv_bias=False, o_bias=False, mlp_bias=False,
                    defaults={"tie_word_embeddings": False, "hidden_act": "silu", "vocab_size": 32064, "max_position_embeddings": 4096}),
+    # Qwen3-Next (Qwen3NextForCausalLM): three Gated DeltaNet layers (linear attention, a fixed-size state per sequence) for every
+    # full-attention layer (layer_types, else one full layer every full_attention_interval); the full layers are gated attention
+    # (q_proj D x 2 N H: queries and an output gate) with per-head q/k norms; every layer's MLP is a Qwen3-MoE block with one
+    # shared expert of shared_expert_intermediate_size behind a sigmoid gate (D x 1). The MTP layer (mtp_num_hidden_layers),
+    # which transformers does not load, is not counted.
+    "qwen3_next": Family(windows="qwen3_next", qk_norm=True, mlp_bias=False, moe="qwen3_next", linear="gated_deltanet", attn_output_gate=True,
+                         shared_expert_gate=True,
+                         defaults={**_LLAMA_LIKE, "vocab_size": 151936, "head_dim": 256, "full_attention_interval": 4,
+                                   "linear_conv_kernel_dim": 4, "linear_key_head_dim": 128, "linear_value_head_dim": 128,
+                                   "linear_num_key_heads": 16, "linear_num_value_heads": 32, "decoder_sparse_step": 1,
+                                   "max_position_embeddings": 32768}),
+    # DeepSeek-V3.2 (DeepseekV32ForCausalLM): DeepSeek-V3 with DeepSeek Sparse Attention in every layer: a lightning indexer
+    # (index_n_heads heads of index_head_dim over the query latent, one shared key per token cached in FP8) scores the whole
+    # cache and the MLA attention reads only its top index_topk tokens
+    "deepseek_v32": Family(mla=True, moe="deepseek", mlp_bias=False, router_linear=False, indexer=True,
+                           defaults={**_LLAMA_LIKE, "index_n_heads": 64, "index_head_dim": 128, "index_topk": 2048}),
+    # Nemotron-H (NemotronHForCausalLM, vLLM nemotron_h.py): blocks of one sublayer each behind one RMSNorm, from
+    # hybrid_override_pattern: M a Mamba-2 mixer, * GQA attention (attention_head_dim, no RoPE), - a plain MLP (up and down,
+    # squared ReLU); no biases but the convolution's (use_conv_bias). Its 'E' MoE blocks (Nemotron 3) are not read.
+    "nemotron_h": Family(mlp="plain", act_fields=("mlp_hidden_act",), norms_per_layer=1, qkv_bias="attention_bias", o_bias="attention_bias",
+                         mlp_bias="mlp_bias", windows="blocks", linear="mamba2", aliases={"head_dim": "attention_head_dim"},
+                         defaults={"tie_word_embeddings": False, "attention_bias": False, "mlp_bias": False, "mlp_hidden_act": "relu2",
+                                   "use_conv_bias": True, "conv_kernel": 4, "max_position_embeddings": 4096}),
     "deepseek_v2": Family(mla=True, moe="deepseek", mlp_bias=False, router_linear=False, defaults=_LLAMA_LIKE),
     "deepseek_v3": Family(mla=True, moe="deepseek", mlp_bias=False, router_linear=False, defaults=_LLAMA_LIKE),
     # Kimi K2: DeepSeek-V3's architecture (its config names DeepseekV3ForCausalLM and configuration_deepseek.DeepseekV3Config)
@@ -120,16 +154,12 @@ FAMILIES: dict[str, Family] = {
                   defaults={"hidden_act": "gelu_new", "tie_word_embeddings": False, "qk_layernorm": False, "max_position_embeddings": 2048}),
 }
 SUPPORTED_TYPES = tuple(FAMILIES)
-#: model_types of 2025-26 whose layers are not the attention the step model counts (every layer a full, windowed or chunked
-#: KV cache): read as one, their KV bytes, bytes read per step and FLOPs would be wrong, so they are refused with the reason
-#: (transformers' modeling_<family>.py for each; the layer kinds are the step model's next physics)
+#: model_types of 2025-26 whose layers roofline does not read yet: read as another family, their KV bytes, state bytes, bytes
+#: read per step and FLOPs would be wrong, so they are refused with the reason (transformers' modeling_<family>.py for each)
 UNMODELLED_LAYERS = {
-    "qwen3_next": "gated linear attention (Gated DeltaNet) in three of every four layers: a fixed-size state per sequence, no KV growth",
-    "qwen3_5_moe": "gated linear attention (Gated DeltaNet) in three of every four layers: a fixed-size state per sequence, no KV growth",
+    "qwen3_5_moe": "a vision-language wrapper around Gated DeltaNet layers whose config roofline has not read from a published file",
     "kimi_linear": "linear attention (Kimi Delta Attention) in most layers: a fixed-size state per sequence, no KV growth",
-    "deepseek_v32": "DeepSeek Sparse Attention: an indexer pass over the whole cache, then attention over its top-k tokens only",
-    "glm_moe_dsa": "DeepSeek Sparse Attention: an indexer pass over the whole cache, then attention over its top-k tokens only",
-    "nemotron_h": "Mamba-2 state-space layers (a conv and SSM state per sequence) with a few attention layers",
+    "glm_moe_dsa": "DeepSeek Sparse Attention on GLM's MoE layout, whose config roofline has not read from a published file",
 }
 #: multimodal configs whose language model sits under text_config, and that language model's model_type
 WRAPPERS = {"gemma3": "gemma3_text", "llama4": "llama4_text"}

@@ -28,8 +28,11 @@ from pathlib import Path
 
 from .catalog import MODELS_DIR, model_names, parse_json, parse_toml, read_text, resolve
 from .counts import (
+    dsa_indexer_params,
+    gated_deltanet_params,
     gqa_attention_params,
     gqa_kv_elements_per_token,
+    mamba2_params,
     mla_attention_params,
     mla_kv_elements_per_token,
     mlp_params,
@@ -47,13 +50,26 @@ METADATA_FIELDS = ("name", "hf_repo", "status", "source", "notes")
 MULTI_LINE_FIELDS = ("source", "notes")
 MAX_TEXT = 4000
 MAX_DIMENSION = 10**7
-#: transformers' names for a layer's attention (config `layer_types`): the whole context, a sliding window, a chunk
-FULL, SLIDING, CHUNKED = "full_attention", "sliding_attention", "chunked_attention"
+#: transformers' names for a layer's attention (config `layer_types`): the whole context, a sliding window, a chunk, and
+#: linear attention (Qwen3-Next's Gated DeltaNet: a fixed-size state, no KV cache)
+FULL, SLIDING, CHUNKED, LINEAR = "full_attention", "sliding_attention", "chunked_attention", "linear_attention"
 LAYER_TYPES = (FULL, SLIDING, CHUNKED)
+#: roofline's name for a DeepSeek Sparse Attention layer: it keeps every token and reads its indexer's top-k
+SPARSE = "sparse_attention"
+#: Nemotron-H's blocks of one sublayer (hybrid_override_pattern): M a Mamba-2 mixer, * attention, - an MLP
+MAMBA, MLP_BLOCK = "mamba", "mlp"
+BLOCK_TYPES = {"M": MAMBA, "*": FULL, "-": MLP_BLOCK}
+#: layer types that keep a fixed-size state, and those with no sequence mixing of their own
+RECURRENT_TYPES = (LINEAR, MAMBA)
+NOT_ATTENTION = (LINEAR, MAMBA, MLP_BLOCK)
+#: the bytes of one FP32 scale, and the block of elements it scales, in DSA's FP8 indexer cache
+INDEX_SCALE_BYTES, INDEX_SCALE_BLOCK = 4, 128
+#: config dtypes -> bytes per element of a recurrent state kept in that dtype (the model's own, unless the config names one)
+STATE_DTYPES = {"bfloat16": 2, "float16": 2, "float32": 4, "bf16": 2, "fp16": 2, "fp32": 4}
 #: activations transformers' ACT2FN maps to an elementwise function: the MLP's structure (gated or plain) is the
 #: architecture's; an activation outside this list might itself be a gate (a "swiglu" activation halves its input),
 #: so the MLP cannot be determined and the config is refused
-ACTIVATIONS = ("silu", "swish", "gelu", "gelu_new", "gelu_fast", "gelu_pytorch_tanh", "gelu_accurate", "quick_gelu", "relu", "tanh")
+ACTIVATIONS = ("silu", "swish", "gelu", "gelu_new", "gelu_fast", "gelu_pytorch_tanh", "gelu_accurate", "quick_gelu", "relu", "relu2", "tanh")
 #: how the parameter groups are named in a line of text
 GROUP_NAMES = {"attention": "attention", "mlp_dense": "dense MLPs", "experts_routed": "routed experts", "experts_shared": "shared experts",
                "router": "router", "embedding": "embedding", "lm_head": "LM head", "norms": "norms", "biases": "biases"}
@@ -83,6 +99,121 @@ class MLA:
 
 
 @dataclass(frozen=True)
+class LinearAttention:
+    """Gated DeltaNet layers (Qwen3-Next's linear attention; transformers modeling_qwen3_next.Qwen3NextGatedDeltaNet).
+
+    Each layer keeps, per sequence, a k_dim x v_dim state for each of its v_heads value heads (keys are shared by
+    v_heads/k_heads value heads) and the last conv_kernel - 1 inputs of its causal convolution over the queries, keys and
+    values (vLLM's mamba_utils.gated_delta_net_state_shape); nothing grows with the context.
+    """
+
+    k_heads: int
+    v_heads: int
+    k_dim: int
+    v_dim: int
+    conv_kernel: int
+
+    @property
+    def conv_channels(self) -> int:
+        """Channels of the short convolution: queries, keys and values (2 k_heads k_dim + v_heads v_dim)."""
+        return 2 * self.k_heads * self.k_dim + self.v_heads * self.v_dim
+
+    @property
+    def recurrent_elements(self) -> int:
+        """Elements of one layer's delta-rule state per sequence: v_heads x k_dim x v_dim."""
+        return self.v_heads * self.k_dim * self.v_dim
+
+    @property
+    def conv_elements(self) -> int:
+        """Elements of one layer's convolution state per sequence: the last conv_kernel - 1 inputs of every channel."""
+        return self.conv_channels * (self.conv_kernel - 1)
+
+    def matmul_params(self, D: int) -> int:
+        return gated_deltanet_params(D, self.k_heads, self.v_heads, self.k_dim, self.v_dim)
+
+    @property
+    def other_params(self) -> int:
+        """No-matmul parameters of one layer: the depthwise convolution's weights, dt_bias and A_log (one each per value head)."""
+        return self.conv_channels * self.conv_kernel + 2 * self.v_heads
+
+    @property
+    def norm_params(self) -> int:
+        """The gated RMSNorm over each value head's output: one weight per channel of a head."""
+        return self.v_dim
+
+
+@dataclass(frozen=True)
+class Mamba2:
+    """Mamba-2 state-space mixers (Nemotron-H; vLLM nemotron_h.py and mamba_utils.mamba2_state_shape).
+
+    Each block keeps, per sequence, a head_dim x state SSM state for each of its heads and the last conv_kernel - 1 inputs
+    of its causal convolution over x, B and C; nothing grows with the context.
+    """
+
+    heads: int
+    head_dim: int
+    groups: int
+    state: int
+    conv_kernel: int
+    conv_bias: bool
+
+    @property
+    def inner(self) -> int:
+        return self.heads * self.head_dim
+
+    @property
+    def conv_channels(self) -> int:
+        """Channels of the short convolution: x, B and C (inner + 2 groups state)."""
+        return self.inner + 2 * self.groups * self.state
+
+    @property
+    def recurrent_elements(self) -> int:
+        """Elements of one block's SSM state per sequence: heads x head_dim x state."""
+        return self.heads * self.head_dim * self.state
+
+    @property
+    def conv_elements(self) -> int:
+        return self.conv_channels * (self.conv_kernel - 1)
+
+    def matmul_params(self, D: int) -> int:
+        return mamba2_params(D, self.inner, self.groups, self.state, self.heads)
+
+    @property
+    def other_params(self) -> int:
+        """No-matmul parameters of one block: the depthwise convolution (and its bias), A_log, D and dt_bias per head."""
+        return self.conv_channels * (self.conv_kernel + (1 if self.conv_bias else 0)) + 3 * self.heads
+
+    @property
+    def norm_params(self) -> int:
+        """The gated RMSNorm over the mixer's output: one weight per inner channel."""
+        return self.inner
+
+
+@dataclass(frozen=True)
+class Indexer:
+    """DeepSeek Sparse Attention's lightning indexer (DeepSeek-V3.2): `heads` heads of `dim` over the query latent score one
+    `dim`-wide key per cached token; the attention then reads only the `topk` best tokens."""
+
+    heads: int
+    dim: int
+    topk: int
+
+    def matmul_params(self, D: int, q_rank: int) -> int:
+        return dsa_indexer_params(D, q_rank, self.heads, self.dim)
+
+    @property
+    def norm_params(self) -> int:
+        """k_norm, a LayerNorm over the key: a weight and a bias per channel."""
+        return 2 * self.dim
+
+    @property
+    def cache_bytes_per_token(self) -> int:
+        """One layer's cached indexer key: dim FP8 values and one FP32 scale per 128 of them (vLLM's DeepseekV32IndexerCache,
+        head_dim 128 + 128 // 128 * 4 bytes; DeepSeek's reference k_cache and k_scale_cache)."""
+        return self.dim + INDEX_SCALE_BYTES * -(-self.dim // INDEX_SCALE_BLOCK)
+
+
+@dataclass(frozen=True)
 class ParamCounts:
     """Exact parameter counts by component (whole model, main layers only)."""
 
@@ -95,7 +226,8 @@ class ParamCounts:
     embedding: int
     lm_head: int
     norms: int
-    #: every bias, plus per-head attention sinks and DeepSeek's expert score-correction bias (no matmul)
+    #: every bias, plus the other per-channel parameters that do no matmul: per-head attention sinks, DeepSeek's expert
+    #: score-correction bias, and a recurrent layer's decays, dt biases and short-convolution weights
     biases: int
     #: routed experts' weights one token uses (top_k of them)
     experts_routed_active: int
@@ -167,10 +299,26 @@ class Architecture:
     attention_sinks: bool = False
     #: rows of learned position embeddings (GPT-2, OPT); 0 for rotary models
     position_embeddings: int = 0
-    #: per layer, transformers' layer type: full_attention, sliding_attention or chunked_attention
+    #: per layer, transformers' layer type: full_attention, sliding_attention, chunked_attention or linear_attention, and
+    #: roofline's sparse_attention (DeepSeek Sparse Attention); per block for a block-structured model (mamba, mlp, full_attention)
     layer_attention: tuple[str, ...] = ()
-    #: per layer, the tokens one query attends over: None for the whole context, else the window or chunk
+    #: per layer, the tokens one query attends over: None for the whole context (and for a layer that keeps a state instead),
+    #: else the window, the chunk or the sparse top-k
     layer_windows: tuple[int | None, ...] = ()
+    #: the recurrent layers' shape (Qwen3-Next's Gated DeltaNet, Nemotron-H's Mamba-2), or None
+    linear: LinearAttention | Mamba2 | None = None
+    #: DeepSeek Sparse Attention's indexer, or None
+    indexer: Indexer | None = None
+    #: the full-attention q_proj also yields an output gate (D x 2 N H)
+    attn_output_gate: bool = False
+    #: each MoE layer's shared expert has a D x 1 sigmoid gate
+    shared_expert_gate: bool = False
+    #: bytes per element of the recurrent state: the model's dtype (vLLM's mamba_ssm_cache_dtype "auto"), or the config's
+    #: mamba_ssm_cache_dtype
+    state_element_bytes: int = 2
+    #: blocks of one sublayer each (Nemotron-H: a mixer or an MLP behind one norm); 0 where a layer is attention plus an MLP.
+    #: num_layers is then half of them, so the per-layer all-reduces and overheads count one per block
+    blocks: int = 0
     #: the checkpoint's quantization_config, read; None for an unquantized checkpoint
     quantization: Quantization | None = None
     #: the config nests the language model under this key ("text_config"), or ""
@@ -183,6 +331,9 @@ class Architecture:
 
     @property
     def dense_layers(self) -> int:
+        """Layers (blocks) with a dense MLP."""
+        if self.blocks:
+            return sum(t == MLP_BLOCK for t in self.layer_types)
         return self.num_layers - (len(self.moe.moe_layers) if self.moe else 0)
 
     @property
@@ -191,11 +342,55 @@ class Architecture:
         return 3 if self.mlp_kind == "gated" else 2
 
     @property
+    def layer_types(self) -> tuple[str, ...]:
+        """Each layer's type (each block's, for a block-structured model)."""
+        return self.layer_attention or (FULL,) * self.num_layers
+
+    @property
+    def attention_layers(self) -> int:
+        """Layers that keep a KV cache (full, windowed, chunked or sparse attention); the rest keep a fixed-size state."""
+        return sum(t not in NOT_ATTENTION for t in self.layer_types)
+
+    @property
+    def recurrent_layers(self) -> int:
+        """Layers that keep a fixed-size state per sequence instead of a KV cache (linear attention, Mamba-2)."""
+        return sum(t in RECURRENT_TYPES for t in self.layer_types)
+
+    @property
+    def dropping_layers(self) -> int:
+        """Windowed layers that keep only their window (sliding, chunked); a sparse layer keeps every token."""
+        return sum(t in (SLIDING, CHUNKED) for t in self.layer_types)
+
+    @property
+    def sparse_layers(self) -> int:
+        return sum(t == SPARSE for t in self.layer_types)
+
+    @property
     def attention_windows(self) -> tuple[tuple[int, int | None], ...]:
-        """(layer count, window in tokens) groups: None is the whole context; full layers first, then windows ascending."""
-        windows = self.layer_windows or (None,) * self.num_layers
+        """(layer count, window in tokens) groups of the attention layers: None is the whole context; full layers first, then
+        windows (or a sparse top-k) ascending. Layers that keep a state are not among them."""
+        windows = [w for w, t in zip(self.layer_windows or (None,) * len(self.layer_types), self.layer_types, strict=True)
+                   if t not in NOT_ATTENTION]
         distinct = sorted(set(windows), key=lambda w: (w is not None, w or 0))
         return tuple((windows.count(w), w) for w in distinct)
+
+    def state_bytes_per_sequence(self) -> int:
+        """Bytes of the recurrent layers' state per sequence (recurrent state and convolution state); 0 without such layers."""
+        if self.linear is None:
+            return 0
+        return self.recurrent_layers * (self.linear.recurrent_elements + self.linear.conv_elements) * self.state_element_bytes
+
+    def recurrent_elements(self) -> int:
+        """Elements of the recurrent state (convolution state excluded) per sequence over all recurrent layers."""
+        return self.recurrent_layers * self.linear.recurrent_elements if self.linear else 0
+
+    def index_bytes_per_token(self) -> int:
+        """Bytes of the sparse layers' indexer cache per token over all layers; 0 without sparse attention."""
+        return self.sparse_layers * self.indexer.cache_bytes_per_token if self.indexer else 0
+
+    def index_elements(self) -> int:
+        """Indexer channels one query scores per cached token over all sparse layers (heads x width per layer)."""
+        return self.sparse_layers * self.indexer.heads * self.indexer.dim if self.indexer else 0
 
     @property
     def weight_formats(self) -> tuple[tuple[str, str], ...]:
@@ -235,19 +430,30 @@ class Architecture:
     def param_counts(self) -> ParamCounts:
         D, L, V = self.hidden_size, self.num_layers, self.vocab_size
         N, K, H = self.num_heads, self.num_kv_heads, self.head_dim
+        L_att = self.attention_layers
         per_norm = 2 if self.norm == "layer" else 1  # LayerNorm: weight and bias
-        norms_per_layer = self.norms_per_layer * D * per_norm
+        # a block-structured model has one norm per block; a layer has its family's norms
+        norms = (self.blocks or L * self.norms_per_layer) * D * per_norm
         if self.mla:
             m = self.mla
-            attention = L * mla_attention_params(D, N, m.q_rank, m.kv_rank, m.rope_dim, m.nope_dim, m.v_dim)
-            norms_per_layer += m.kv_rank + (m.q_rank or 0)
+            attention = L_att * mla_attention_params(D, N, m.q_rank, m.kv_rank, m.rope_dim, m.nope_dim, m.v_dim)
+            norms += L_att * (m.kv_rank + (m.q_rank or 0))
         else:
-            attention = L * gqa_attention_params(D, N, K, H)
+            attention = L_att * gqa_attention_params(D, N, K, H)
+        if self.attn_output_gate:
+            attention += L_att * D * N * H
         if self.qk_norm:
-            norms_per_layer += 2 * H * per_norm
-        biases = L * ((N * H + 2 * K * H) if self.qkv_bias else 0) + L * (D if self.o_bias else 0)
+            norms += L_att * 2 * H * per_norm
+        biases = L_att * ((N * H + 2 * K * H) if self.qkv_bias else 0) + L_att * (D if self.o_bias else 0)
         if self.attention_sinks:
-            biases += L * N
+            biases += L_att * N
+        if self.linear:
+            attention += self.recurrent_layers * self.linear.matmul_params(D)
+            norms += self.recurrent_layers * self.linear.norm_params
+            biases += self.recurrent_layers * self.linear.other_params
+        if self.indexer and self.mla and self.mla.q_rank:
+            attention += self.sparse_layers * self.indexer.matmul_params(D, self.mla.q_rank)
+            norms += self.sparse_layers * self.indexer.norm_params
         F = self.intermediate_size
         mlp_dense = self.dense_layers * mlp_params(D, F, self.mlp_matrices)
         if self.mlp_bias:
@@ -260,7 +466,7 @@ class Architecture:
             routed = n_moe * e.experts * expert
             routed_active = n_moe * e.top_k * expert
             shared = n_moe * e.shared_experts * expert
-            router = n_moe * D * e.experts
+            router = n_moe * D * (e.experts + (1 if self.shared_expert_gate and e.shared_experts else 0))
             if e.router_bias:
                 biases += n_moe * e.experts
             if e.expert_bias:
@@ -281,7 +487,7 @@ class Architecture:
             # tied: one matrix, counted once, as the LM head (a GEMM operand); the gather is free
             embedding=(0 if self.tie_embeddings else V * D) + self.position_embeddings * D,
             lm_head=V * D,
-            norms=L * norms_per_layer + (D * per_norm if self.final_norm else 0),
+            norms=norms + (D * per_norm if self.final_norm else 0),
             biases=biases,
             experts_routed_active=routed_active,
             experts_routed_biases=routed_biases,
@@ -289,10 +495,11 @@ class Architecture:
         )
 
     def kv_elements_per_token(self) -> int:
-        """Cached elements per token across all layers at full context (the MLA latent for MLA models); windows not applied."""
+        """Cached elements per token across all attention layers at full context (the MLA latent for MLA models); windows not
+        applied; a layer that keeps a state caches none (state_bytes_per_sequence)."""
         if self.mla:
-            return mla_kv_elements_per_token(self.num_layers, self.mla.kv_rank, self.mla.rope_dim)
-        return gqa_kv_elements_per_token(self.num_layers, self.num_kv_heads, self.head_dim)
+            return mla_kv_elements_per_token(self.attention_layers, self.mla.kv_rank, self.mla.rope_dim)
+        return gqa_kv_elements_per_token(self.attention_layers, self.num_kv_heads, self.head_dim)
 
     def kv_bytes_per_token(self, kv: Precision) -> Fraction:
         return self.kv_elements_per_token() * kv.bytes_per_element
@@ -420,8 +627,8 @@ def _language_model(data: Mapping[str, object], path: Path) -> tuple[Mapping[str
         return data, model_type, ""
     text = data.get("text_config")
     if model_type in UNMODELLED_LAYERS:
-        raise SpecError(path, "model_type", f"{model_type}'s layers are {UNMODELLED_LAYERS[model_type]}; roofline's step model counts only "
-                        "full, windowed or chunked attention, so it refuses rather than count them as that")
+        raise SpecError(path, "model_type", f"{model_type}'s layers are {UNMODELLED_LAYERS[model_type]}; roofline does not read this family "
+                        "yet, so it refuses rather than count its layers as another kind")
     if model_type not in WRAPPERS and text is None:
         raise SpecError(path, "model_type", f"unsupported architecture {shown(model_type)}; supported: {', '.join(SUPPORTED_TYPES)}")
     if not isinstance(text, dict):
@@ -443,6 +650,12 @@ def parse_config(data: Mapping[str, object], path: Path, meta: Mapping[str, str]
     D = c.int("hidden_size")
     N = c.int("num_attention_heads")
     L = c.int("num_hidden_layers")
+    blocks = _blocks(c, L) if fam.windows == "blocks" else ()
+    if blocks:
+        # blocks of one sublayer: two make one layer of the step model (its all-reduces and per-layer overheads, one per block)
+        if L % 2:
+            raise SpecError(path, c.where("num_hidden_layers"), f"expected an even number of blocks (two make one layer), found {L}")
+        L //= 2
     K, kv_field = _kv_heads(c, model_type, N)
     if N % K:
         raise SpecError(path, c.where(kv_field), f"expected a divisor of num_attention_heads ({N}), found {K}")
@@ -457,7 +670,22 @@ def parse_config(data: Mapping[str, object], path: Path, meta: Mapping[str, str]
     moe = _moe(c, fam, L)
     act = _activation(c, fam)
     F = _dense_width(c, model_type, D, needed=moe is None or len(moe.moe_layers) < L)
-    layer_attention, layer_windows = _windows(c, fam, L)
+    linear = (_linear(c) if fam.linear == "gated_deltanet" else _mamba2(c)) if fam.linear else None
+    indexer = _indexer(c, mla) if fam.indexer else None
+    if blocks:
+        layer_attention, layer_windows = blocks, (None,) * len(blocks)
+    elif indexer:
+        # every layer of DeepSeek-V3.2 is sparse: it keeps every token and reads its indexer's top-k
+        layer_attention, layer_windows = (SPARSE,) * L, (indexer.topk,) * L
+    else:
+        layer_attention, layer_windows = _windows(c, fam, L)
+    if LINEAR in layer_attention and linear is None:
+        raise SpecError(path, c.where("layer_types"), f"{model_type} has no linear-attention layer; found linear_attention in layer_types")
+    if moe and fam.shared_expert_gate:
+        width = c.int("shared_expert_intermediate_size", default=0, minimum=0)
+        if width not in (0, moe.expert_ffn):
+            raise SpecError(path, c.where("shared_expert_intermediate_size"), f"expected 0 or moe_intermediate_size ({moe.expert_ffn}): a shared "
+                            f"expert of another width is not counted, found {width}")
     norms_per_layer, final_norm = _norm_layout(c, model_type, fam)
     quant = read_quantization(data, text, path, fam)
     return Architecture(
@@ -495,6 +723,12 @@ def parse_config(data: Mapping[str, object], path: Path, meta: Mapping[str, str]
         position_embeddings=_positions(c, fam),
         layer_attention=layer_attention,
         layer_windows=layer_windows,
+        linear=linear,
+        indexer=indexer,
+        attn_output_gate=fam.attn_output_gate,
+        shared_expert_gate=fam.shared_expert_gate,
+        state_element_bytes=_state_bytes(c) if linear else 2,
+        blocks=len(blocks),
         quantization=quant,
         nested_in=nested,
     )
@@ -569,6 +803,46 @@ def _mla(c: _Config) -> MLA:
     )
 
 
+def _blocks(c: _Config, count: int) -> tuple[str, ...]:
+    """Each block's type from hybrid_override_pattern (Nemotron-H: M Mamba-2, * attention, - MLP), one character per block."""
+    pattern = c.raw("hybrid_override_pattern")
+    if not isinstance(pattern, str) or len(pattern) != count:
+        raise SpecError(c.path, c.where("hybrid_override_pattern"), f"expected a string of {count} block types (M, * or -), found {shown(pattern)}")
+    unknown = sorted(set(pattern) - set(BLOCK_TYPES))
+    if unknown:
+        what = "a MoE block (E), which roofline does not read yet" if unknown[0] == "E" else f"block type {unknown[0]!r}"
+        raise SpecError(c.path, c.where("hybrid_override_pattern"), f"unsupported {what}; supported: M (Mamba-2), * (attention), - (MLP)")
+    return tuple(BLOCK_TYPES[ch] for ch in pattern)
+
+
+def _linear(c: _Config) -> LinearAttention:
+    return LinearAttention(k_heads=c.int("linear_num_key_heads"), v_heads=c.int("linear_num_value_heads"), k_dim=c.int("linear_key_head_dim"),
+                           v_dim=c.int("linear_value_head_dim"), conv_kernel=c.int("linear_conv_kernel_dim"))
+
+
+def _mamba2(c: _Config) -> Mamba2:
+    return Mamba2(heads=c.int("mamba_num_heads"), head_dim=c.int("mamba_head_dim"), groups=c.int("n_groups"), state=c.int("ssm_state_size"),
+                  conv_kernel=c.int("conv_kernel"), conv_bias=c.bool("use_conv_bias", True))
+
+
+def _indexer(c: _Config, mla: MLA | None) -> Indexer:
+    if mla is None or mla.q_rank is None:
+        raise SpecError(c.path, c.where("q_lora_rank"), "missing: DeepSeek Sparse Attention's indexer reads the query latent (q_lora_rank)")
+    return Indexer(heads=c.int("index_n_heads"), dim=c.int("index_head_dim"), topk=c.int("index_topk"))
+
+
+def _state_bytes(c: _Config) -> int:
+    """Bytes per recurrent-state element: the config's mamba_ssm_cache_dtype where it names one, else the model's dtype."""
+    for name in ("mamba_ssm_cache_dtype", "torch_dtype", "dtype"):
+        value = c.raw(name)
+        if value is None or value == "auto":
+            continue
+        if not isinstance(value, str) or value not in STATE_DTYPES:
+            raise SpecError(c.path, c.where(name), f"unknown dtype {shown(value)}; known: {', '.join(STATE_DTYPES)}")
+        return STATE_DTYPES[value]
+    return 2
+
+
 def _moe(c: _Config, fam: Family, L: int) -> MoE | None:
     if fam.moe == "mixtral":
         experts, ffn = c.int("num_local_experts"), c.int("intermediate_size")
@@ -579,6 +853,15 @@ def _moe(c: _Config, fam: Family, L: int) -> MoE | None:
         dense_only = c.index_list("mlp_only_layers", L) or ()
         layers = tuple(i for i in range(L) if i not in dense_only and (i + 1) % step == 0)
         return MoE(experts, _top_k(c, experts), 0, c.int("moe_intermediate_size"), layers)
+    if fam.moe == "qwen3_next":
+        # Qwen3NextSparseMoeBlock: routed experts in every decoder_sparse_step-th layer outside mlp_only_layers, plus one shared
+        # expert where shared_expert_intermediate_size is set
+        experts = c.int("num_experts")
+        step = c.int("decoder_sparse_step", default=1)
+        dense_only = c.index_list("mlp_only_layers", L) or ()
+        layers = tuple(i for i in range(L) if i not in dense_only and (i + 1) % step == 0)
+        shared = 1 if c.int("shared_expert_intermediate_size", default=0, minimum=0) else 0
+        return MoE(experts, _top_k(c, experts), shared, c.int("moe_intermediate_size"), layers)
     if fam.moe == "deepseek":
         experts = c.int("n_routed_experts")
         first_dense = c.int("first_k_dense_replace", default=0, minimum=0)
@@ -617,9 +900,10 @@ def _windows(c: _Config, fam: Family, L: int) -> tuple[tuple[str, ...], tuple[in
     if given is not None:
         if not isinstance(given, list) or len(given) != L or not all(isinstance(t, str) for t in given):
             raise SpecError(c.path, c.where("layer_types"), f"expected a list of {L} layer types (one per layer), found {shown(given)}")
-        unknown = sorted({t for t in given if t not in LAYER_TYPES})
+        known = (*LAYER_TYPES, LINEAR) if fam.linear else LAYER_TYPES
+        unknown = sorted({t for t in given if t not in known})
         if unknown:
-            raise SpecError(c.path, c.where("layer_types"), f"unsupported layer type {shown(unknown[0])}; supported: {', '.join(LAYER_TYPES)}")
+            raise SpecError(c.path, c.where("layer_types"), f"unsupported layer type {shown(unknown[0])}; supported: {', '.join(known)}")
         types = tuple(given)
     else:
         types = _family_layer_types(c, fam, L)
@@ -652,6 +936,10 @@ def _family_layer_types(c: _Config, fam: Family, L: int) -> tuple[str, ...]:
             return (FULL,) * L
         first = c.int("max_window_layers", minimum=0)
         return tuple(SLIDING if i >= first else FULL for i in range(L))
+    if rule == "qwen3_next":
+        # Qwen3NextConfig: linear attention except in every full_attention_interval-th layer
+        interval = c.int("full_attention_interval")
+        return tuple(LINEAR if (i + 1) % interval else FULL for i in range(L))
     if rule in ("gemma2", "gpt_oss"):
         # Gemma2Config and GptOssConfig: sliding on even layers (bool((i + 1) % 2)), full on odd ones
         return tuple(SLIDING if (i + 1) % 2 else FULL for i in range(L))

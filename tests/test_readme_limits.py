@@ -35,7 +35,7 @@ BOUNDS = [
     ("roofline.userfile.MAX_ITEMS", userfile.MAX_ITEMS, "200 each"),
     ("`MAX_TEXT`", userfile.MAX_TEXT, "2,000 characters"),
     ("roofline.userfile.MAX_TABLE_CELLS", userfile.MAX_TABLE_CELLS, "| 2,000 |"),
-    ("derivations.engine.expansion.MAX_EXPANDED_TERMS", expansion.MAX_EXPANDED_TERMS, "350,000 terms"),
+    ("derivations.engine.expansion.MAX_EXPANDED_TERMS", expansion.MAX_EXPANDED_TERMS, "600,000 terms"),
     ("`MAX_DEGREE`", expansion.MAX_DEGREE, "degree 4,096"),
     ("derivations.engine.bounded.SOLVE_CPU_SECONDS", bounded.SOLVE_CPU_SECONDS, "5 s of CPU time"),
     ("`SOLVE_MEMORY_BYTES`", bounded.SOLVE_MEMORY_BYTES, "2 GiB of memory"),
@@ -58,7 +58,7 @@ BOUNDS = [
 VALUES = {
     "1,000,000 bytes": 1_000_000, "200,000 bytes": 200_000, "32 levels": 32, "1e-30 to 1e30": 10**30, "10^7": 10**7, "10^9": 10**9,
     "1e-300 to 1e300": 10**300, "2,000 characters": 2000, "500 nodes": 500, "50 levels": 50, "exponents up to 64": 64,
-    "nested exponents up to 4,096": 4096, "400 characters": 400, "200 each": 200, "| 2,000 |": 2000, "350,000 terms": 350_000,
+    "nested exponents up to 4,096": 4096, "400 characters": 400, "200 each": 200, "| 2,000 |": 2000, "600,000 terms": 600_000,
     "degree 4,096": 4096, "5 s of CPU time": 5, "2 GiB of memory": 2 * 2**30, "20 s of CPU time": 20, "120 s": 120,
     "10,000,000": 10_000_000, "1,000,000": 1_000_000, "65,536": 65_536, "1,024 layouts": 1024, "4,000 digits": 4000, "8 MiB": 8 * 2**20, "200,000 nodes": 200_000,
     "numbers of 4,000 digits": 4000, "0.1 ms to 60 s": Fraction(1, 10_000), "implied MBU at most 1": 1, "| 16 |": 16, "10,000": 10_000,

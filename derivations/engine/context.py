@@ -315,10 +315,14 @@ def _topology_flag(flag: sp.Symbol) -> Callable[[Hardware], pint.Quantity]:
 
 
 def _window(m: Architecture) -> tuple[int, int]:
-    """(layers, tokens) of the model's windowed layers: a sliding window or an attention chunk; (0, NO_WINDOW) when every layer is full.
+    """(layers, tokens) of the model's windowed layers: a sliding window, an attention chunk or a sparse top-k; (0, NO_WINDOW)
+    when every attention layer reads the whole context.
 
-    One window size per model (every shipped one has at most one); a config with two is refused in one line.
+    One window size per model (every shipped one has at most one); a config with two is refused in one line, and so is one
+    with sparse layers beside windowed ones (the window symbols describe one kind).
     """
+    if m.sparse_layers and m.dropping_layers:
+        raise SpecError(m.path, "layer_types", f"{m.name} has sparse-attention layers beside sliding or chunked ones; the step model takes one kind")
     groups = [(n, w) for n, w in m.attention_windows if w is not None]
     if len(groups) > 1:
         raise SpecError(m.path, "layer_types", f"{m.name} has windowed layers of {len(groups)} sizes "
@@ -388,6 +392,15 @@ def _last_level_cache(h: Hardware) -> pint.Quantity:
     return h.require("on_chip_memory")
 
 
+def _kernels_listed(m: Architecture) -> Architecture:
+    """A model whose layers are the attention (GQA or MLA) plus MLP whose kernels decode-op-ranking lists; a linear-attention,
+    Mamba-2 or sparse-attention layer runs kernels it does not list, so it is refused rather than ranked as attention."""
+    if m.recurrent_layers or m.sparse_layers:
+        kind = "sparse-attention layers (an indexer kernel)" if m.sparse_layers else "layers that keep a state (linear attention or Mamba-2)"
+        raise SpecError(m.path, "layer_types", f"{m.name} has {kind}, whose kernels the per-layer ranking does not list")
+    return m
+
+
 def _moe_layer(m: Architecture) -> MoE:
     if m.moe is None:
         raise SpecError(m.path, None, f"{m.name} is a dense model: it has no MoE layer (no router, no experts)")
@@ -441,8 +454,15 @@ MODEL_BINDINGS: dict[sp.Symbol, Callable[[Architecture], pint.Quantity]] = {
     gl.K: lambda m: _count(_gqa(m).num_kv_heads),
     gl.H: lambda m: _count(_gqa(m).head_dim),
     gl.e_kv: lambda m: _count(m.kv_elements_per_token()),
+    gl.L_att: lambda m: _count(m.attention_layers),
+    gl.L_rec: lambda m: _count(m.recurrent_layers),
     gl.L_win: lambda m: _count(_window(m)[0]),
     gl.W_win: lambda m: Quantity(Fraction(_window(m)[1]), "token"),
+    gl.L_drop: lambda m: _count(m.dropping_layers),
+    gl.s_idx: lambda m: Quantity(Fraction(m.index_bytes_per_token()), "B/token"),
+    gl.e_idx: lambda m: _count(m.index_elements()),
+    gl.s_st: lambda m: Quantity(Fraction(m.state_bytes_per_sequence()), "B"),
+    gl.e_rec: lambda m: _count(m.recurrent_elements()),
     gl.V: lambda m: _count(m.vocab_size),
     gl.r_kv: lambda m: _count(_mla(m).kv_rank),
     gl.d_R: lambda m: _count(_mla(m).rope_dim),
@@ -474,8 +494,8 @@ MODEL_BINDINGS: dict[sp.Symbol, Callable[[Architecture], pint.Quantity]] = {
     # the kernels of one layer (decode-op-ranking): a part the model lacks is n/a, so its kernel is too
     gl.F_dense: _dense_ffn,
     gl.F_moe: lambda m: _count(_moe_layer(m).expert_ffn),
-    gl.P_rtr: lambda m: Quantity(Fraction(m.hidden_size * _moe_layer(m).experts), "parameter"),
-    gl.delta_mla: lambda m: _count(1 if m.mla else 0),
+    gl.P_rtr: lambda m: Quantity(Fraction(m.param_counts().router, len(_moe_layer(m).moe_layers)), "parameter"),
+    gl.delta_mla: lambda m: _count(1 if _kernels_listed(m).mla else 0),
     gl.r_q: lambda m: _count(_mla(m).q_rank or 0),
     gl.d_q: lambda m: _count(_mla(m).q_rank or m.hidden_size),
     # always-read weights by component (moe-experts)
@@ -498,6 +518,7 @@ CONSTANT_BINDINGS: dict[sp.Symbol, Callable[[], pint.Quantity]] = {
     gl.u_param: lambda: Quantity(Fraction(1), "parameter"),
     gl.kappa: lambda: Quantity(conventions.FLOPS_PER_WEIGHT_PER_TOKEN),
     gl.kappa_attn: lambda: Quantity(conventions.ATTENTION_FLOPS_PER_CHANNEL),
+    gl.kappa_st: lambda: Quantity(conventions.RECURRENT_FLOPS_PER_STATE_ELEMENT),
     gl.u_token: lambda: Quantity(Fraction(1), "token"),
     gl.m_tile: lambda: Quantity(conventions.GROUPED_GEMM_TILE),
     # the power model's shares (specs/measurements/power.toml): the default family's, applied to every chip's own TDP

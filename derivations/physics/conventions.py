@@ -11,6 +11,9 @@ from fractions import Fraction
 FLOPS_PER_WEIGHT_PER_TOKEN = "2 flop/(parameter*token)"
 #: Attention per query token and per cached token, per head channel: QK^T (2) + PV (2).
 ATTENTION_FLOPS_PER_CHANNEL = "4 flop/token**2"
+#: A recurrent layer per token and per state element: a multiply-add to update it (decay and write) and one to read it out.
+#: The leading term of Gated DeltaNet's delta rule and of Mamba-2's SSM step; gates, norms and the short convolution are left out.
+RECURRENT_FLOPS_PER_STATE_ELEMENT = "4 flop/token"
 #: Rows of one grouped-GEMM tile of the routed experts: vLLM's fused MoE kernel computes BLOCK_SIZE_M = 64 rows per tile
 #: once a step has more tokens than experts (vllm-project/vllm, vllm/model_executor/layers/fused_moe/fused_moe.py,
 #: get_default_config, commit 000d1458098ebf47491dad470d164d443ab18a9c; 16 below that, where the expert GEMMs are memory-bound

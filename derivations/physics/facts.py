@@ -61,4 +61,8 @@ def model_facts(m: Architecture) -> dict[str, Any]:
     for name in ("bf16", "fp8"):
         b_kv = Quantity(PRECISIONS[name].bytes_per_element, "B/token")
         facts[f"kv_bytes_per_token_{name}"] = elements * b_kv
+    if m.state_bytes_per_sequence():
+        facts["state_bytes_per_sequence"] = Quantity(m.state_bytes_per_sequence(), "B")
+    if m.index_bytes_per_token():
+        facts["index_bytes_per_token"] = Quantity(m.index_bytes_per_token(), "B/token")
     return facts

@@ -82,9 +82,22 @@ w_c = g("w_c", "1", r"w_{c}", r"cached elements per token per stream per layer (
 n_SM = g("n_SM", "1", r"n_{\mathrm{SM}}", "streaming multiprocessors (compute units) per chip")
 u_token = g("u_token", "token", r"\mathrm{tok}", "one token: turns bytes per element per token into bytes per element")
 
-# windowed attention (config sliding_window, layer_types, attention_chunk_size): a model without windows has L_win = 0
-L_win = g("L_win", "1", r"L_{\mathrm{win}}", "layers that attend through a sliding window or an attention chunk (0 when every layer sees the whole context)")
-W_win = g("W_win", "token", r"W_{\mathrm{win}}", "tokens a windowed layer keeps and reads: the sliding window, or the chunk of chunked attention ($10^{9}$ without windows: longer than any context)")
+# the kinds of layer (config layer_types, full_attention_interval, index_topk): which layers keep a KV cache, which read only
+# part of it, which keep a fixed-size state instead. A model whose every layer is full attention has L_att = L and the rest 0.
+L_att = g("L_att", "1", r"L_{\mathrm{att}}", "layers that attend over a KV cache (full, windowed or sparse attention); the rest keep a fixed-size state ($L$ for most models)")
+L_rec = g("L_rec", "1", r"L_{\mathrm{rec}}", "layers (or blocks) that keep a fixed-size state instead of a KV cache: linear attention, Mamba-2 (0 for most models)")
+# windowed attention (config sliding_window, layer_types, attention_chunk_size) and sparse attention (DeepSeek Sparse Attention,
+# index_topk): a model without either has L_win = L_drop = 0
+L_win = g("L_win", "1", r"L_{\mathrm{win}}", r"attention layers that read at most $W_{\mathrm{win}}$ tokens per query: a sliding window, an attention chunk, or a sparse top-$k$ selection (0 when every layer reads the whole context)")
+W_win = g("W_win", "token", r"W_{\mathrm{win}}", "tokens a windowed layer reads per query: the sliding window, the chunk of chunked attention, or the top-$k$ of sparse attention ($10^{9}$ without: longer than any context)")
+L_drop = g("L_drop", "1", r"L_{\mathrm{drop}}", r"windowed layers that also drop the tokens outside their window (a sliding window or chunk); a sparse top-$k$ layer keeps every token ($L_{\mathrm{win}}$ for most models)")
+# sparse attention's indexer (DeepSeek-V3.2): a small key per token per sparse layer, scored against every cached token
+s_idx = g("s_idx", "B/token", r"s_{\mathrm{idx}}", "indexer-cache bytes per token over all sparse-attention layers (0 without sparse attention)")
+e_idx = g("e_idx", "1", r"e_{\mathrm{idx}}", "indexer channels one query scores per cached token over all sparse layers: indexer heads times their width (0 without sparse attention)")
+# recurrent layers (linear attention such as Gated DeltaNet, state-space layers such as Mamba-2): a fixed-size state per sequence
+s_st = g("s_st", "B", r"s_{\mathrm{st}}", "recurrent-state bytes per sequence over all linear-attention and state-space layers, convolution state included (0 for a model whose every layer attends)")
+e_rec = g("e_rec", "1", r"e_{\mathrm{rec}}", "elements of the recurrent (delta-rule or SSM) state per sequence over all recurrent layers, each updated and read once per token")
+kappa_st = g("kappa_st", "flop/token", r"\kappa_{\mathrm{st}}", "FLOPs per recurrent-state element per token: a multiply-add to update it and one to read it out")
 
 # mixture of experts (a dense model is bound as E = k_E = 1, L_moe = 0, P_exp = 0: every weight is in P_base)
 E = g("E", "1", "E", "routed experts per MoE layer (1 for a dense model)")
@@ -118,7 +131,7 @@ n_blk = g("n_blk", "1", r"n_{\mathrm{blk}}", "thread blocks the chip runs at onc
 # the kernels of one layer of any architecture (decode-op-ranking): bound only where the model has that part
 F_dense = g("F_dense", "1", r"F_{\mathrm{dense}}", "MLP width of the dense (non-MoE) layers (intermediate_size); none when every layer is a mixture of experts")
 F_moe = g("F_moe", "1", r"F_{\mathrm{MoE}}", r"FFN width of each routed or shared expert of a MoE layer ($F_{E}$ where a MoE layer exists; none for a dense model)")
-P_rtr = g("P_rtr", "parameter", r"P_{\mathrm{rtr}}", r"router weights of one MoE layer, $D \times E$ (none for a dense model)")
+P_rtr = g("P_rtr", "parameter", r"P_{\mathrm{rtr}}", r"router weights of one MoE layer: $D \times E$, and a shared expert's $D \times 1$ gate where it has one (none for a dense model)")
 delta_mla = g("delta_mla", "1", r"\delta_{\mathrm{MLA}}", "1 for multi-head latent attention (DeepSeek-V2/V3), 0 for GQA: which attention projections a layer runs")
 r_q = g("r_q", "1", r"r_{q}", "MLA query latent rank (q_lora_rank); 0 where the query is projected straight from the hidden state (DeepSeek-V2-Lite)")
 d_q = g("d_q", "1", r"d_{q}", r"width MLA's query up-projection reads: $r_{q}$, or $D$ where there is no query latent")
@@ -140,7 +153,7 @@ def _twin(symbol: object, what: str) -> object:
 SECOND_CHIP = {s: _twin(s, "second chip") for s in (pi, beta, C_mem, beta_link, d_1shot, d_ring, d_torus, n_dom, beta_out)}
 #: model symbols of the shared step model and memory fit -> the second model's twins
 SECOND_MODEL = {s: _twin(s, "second model") for s in (D, L, N, n_kv, w_k, w_v, w_c, e_kv, P_total, P_active, P_base, P_exp, E, k_E, L_moe,
-                                                     L_win, W_win)}
+                                                     L_att, L_rec, L_win, W_win, L_drop, s_idx, e_idx, s_st, e_rec)}
 
 # fixed number formats beside the context's own (int4-flip compares INT4 weights with BF16 and FP8 in one sheet)
 pi_bf16 = g("pi_bf16", "flop/s", r"\pi_{\mathrm{BF16}}", "dense BF16 tensor peak, whatever the context's math precision")

@@ -18,6 +18,7 @@ __all__ = [
     "gemm_flops",
     "gqa_attention_params",
     "gqa_kv_elements_per_token",
+    "indexer_flops_per_token",
     "intensity",
     "kept_context",
     "kv_bytes_per_token",
@@ -26,6 +27,8 @@ __all__ = [
     "mla_kv_elements_per_token",
     "mlp_params",
     "prefill_attention_flops",
+    "read_context",
+    "recurrent_flops_per_token",
     "ridge_point",
     "roofline_time",
     "swiglu_mlp_params",
@@ -49,49 +52,73 @@ def gemm_flops(P: sp.Expr = gl.P_active, tokens: sp.Expr = gl.B * gl.q) -> sp.Ex
     return matmul_flops_per_token(P) * tokens
 
 
-def kept_context(T: sp.Expr = gl.T, L: sp.Expr = gl.L, L_w: sp.Expr = gl.L_win, W: sp.Expr = gl.W_win) -> sp.Expr:
-    """Tokens one layer keeps in its cache and reads per decode query at context T, averaged over the L layers [token].
+def read_context(T: sp.Expr = gl.T, L: sp.Expr = gl.L_att, L_w: sp.Expr = gl.L_win, W: sp.Expr = gl.W_win) -> sp.Expr:
+    """Tokens one attention layer reads per decode query at context T, averaged over the L attention layers [token].
 
-    Windowed attention, the one rule every KV byte, KV capacity and attention FLOP uses: a full layer keeps all
-    T tokens; each of the L_w windowed layers min(T, W) (a sliding window of W tokens: Mistral 7B v0.1 4096 in
-    every layer; Gemma 3 1024 in five layers of six; gpt-oss 128 in every other layer). Chunked attention
-    (Llama 4, attention_chunk_size C) is taken as a window of C, an upper bound: a query at position T reads
-    the T mod C + 1 tokens of its own chunk (C/2 on average over a long sequence), and the cache holds at most
-    one chunk, as vLLM sizes it (vllm/v1/kv_cache_interface.py, ChunkedLocalAttentionSpec: "we hold KV for at
-    most one chunk window"). A model without windows has L_w = 0: exactly T.
+    The one rule every KV byte read and every attention FLOP uses: a full layer reads all T tokens; each of the L_w
+    windowed layers min(T, W). A sliding window of W tokens (Mistral 7B v0.1 4096 in every layer; Gemma 3 1024 in five
+    layers of six; gpt-oss 128 in every other layer); chunked attention (Llama 4, attention_chunk_size C) taken as a window
+    of C, an upper bound: a query at position T reads the T mod C + 1 tokens of its own chunk (C/2 on average over a long
+    sequence); sparse attention (DeepSeek-V3.2's DSA, index_topk 2048 in every layer) reads the top-W tokens its indexer
+    picks. A model without either has L_w = 0: exactly T. Linear-attention layers read no cache and are not among the L.
     """
     return ((L - L_w) * T + L_w * sp.Min(T, W)) / L
 
 
-def attended_pairs(S: sp.Expr = gl.S, L: sp.Expr = gl.L, L_w: sp.Expr = gl.L_win, W: sp.Expr = gl.W_win) -> sp.Expr:
-    """(query, key) pairs a causal S-token prefill scores in one layer, averaged over the L layers [token**2].
+def kept_context(T: sp.Expr = gl.T, L: sp.Expr = gl.L_att, L_d: sp.Expr = gl.L_drop, W: sp.Expr = gl.W_win) -> sp.Expr:
+    """Tokens one attention layer keeps in its cache at context T, averaged over the L attention layers [token].
 
-    A full layer scores S**2/2 (each query the tokens before it); a windowed one at most W per query:
+    What the cache holds: a sliding-window or chunked layer (one of the L_d) keeps at most W tokens, as vLLM sizes it
+    (vllm/v1/kv_cache_interface.py, ChunkedLocalAttentionSpec: "we hold KV for at most one chunk window"); a sparse layer
+    keeps every token, since any may be among a later query's top-k; a full layer keeps all T.
+    """
+    return ((L - L_d) * T + L_d * sp.Min(T, W)) / L
+
+
+def attended_pairs(S: sp.Expr = gl.S, L: sp.Expr = gl.L_att, L_w: sp.Expr = gl.L_win, W: sp.Expr = gl.W_win) -> sp.Expr:
+    """(query, key) pairs a causal S-token prefill scores in one attention layer, averaged over the L attention layers [token**2].
+
+    A full layer scores S**2/2 (each query the tokens before it); a windowed or sparse one at most W per query:
     sum over positions of min(t, W) = m (S - m/2) with m = min(S, W), which is S**2/2 again for S <= W.
     """
     m = sp.Min(S, W)
     return ((L - L_w) * S**2 / 2 + L_w * m * (S - m / 2)) / L
 
 
-def attention_flops_per_token(T: sp.Expr | None = None, L: sp.Expr = gl.L, N: sp.Expr = gl.N,
+def indexer_flops_per_token(T: sp.Expr = gl.T, e: sp.Expr = gl.e_idx) -> sp.Expr:
+    """Sparse attention's indexer for one query token: every cached token scored over the indexer's e channels (all sparse
+    layers), one multiply-add each [flop/token]. It grows with T while the attention behind it reads only the top-k."""
+    return gl.kappa_attn / 2 * e * T
+
+
+def recurrent_flops_per_token(e: sp.Expr = gl.e_rec) -> sp.Expr:
+    """A recurrent layer's state update and read-out for one token, all recurrent layers: kappa_st per state element, whatever
+    the context [flop/token]."""
+    return gl.kappa_st * e
+
+
+def attention_flops_per_token(T: sp.Expr | None = None, L: sp.Expr = gl.L_att, N: sp.Expr = gl.N,
                               w_k: sp.Expr = gl.w_k, w_v: sp.Expr = gl.w_v) -> sp.Expr:
-    """QK^T and PV FLOPs of one decode query token against T cached tokens, all layers [flop/token].
+    """QK^T and PV FLOPs of one decode query token against T cached tokens, all attention layers [flop/token].
 
     Scores over w_k channels and the value sum over w_v per head: 4*L*N*H*T for
     GQA (w_k = w_v = H); absorbed MLA works in the latent (r_kv + d_R and r_kv).
-    T defaults to the tokens a layer keeps (kept_context: windows applied).
+    T defaults to the tokens a layer reads (read_context: windows and top-k applied).
     """
-    return gl.kappa_attn / 2 * L * N * (w_k + w_v) * (kept_context() if T is None else T)
+    return gl.kappa_attn / 2 * L * N * (w_k + w_v) * (read_context() if T is None else T)
 
 
-def prefill_attention_flops(S: sp.Expr = gl.S, L: sp.Expr = gl.L, N: sp.Expr = gl.N,
+def prefill_attention_flops(S: sp.Expr = gl.S, L: sp.Expr = gl.L_att, N: sp.Expr = gl.N,
                             h_k: sp.Expr = gl.h_k, h_v: sp.Expr = gl.h_v) -> sp.Expr:
-    """Causal attention FLOPs of a whole S-token prefill over materialised K and V: S**2/2 pairs per layer, fewer through windows [flop].
+    """Sequence-mixing FLOPs of a whole S-token prefill: causal attention over materialised K and V (S**2/2 pairs per attention
+    layer, fewer through windows or a sparse top-k), a sparse layer's indexer over every earlier token (S**2/2 scores), and
+    the recurrent layers' state updates (linear in S) [flop].
 
     Prefill kernels do not absorb MLA's projections: K and V are decompressed
     once (d_nope + d_R and d_v per head), so the widths are h_k and h_v.
     """
-    return gl.kappa_attn / 2 * L * N * (h_k + h_v) * attended_pairs(S, L)
+    return (gl.kappa_attn / 2 * L * N * (h_k + h_v) * attended_pairs(S, L) + indexer_flops_per_token(S / 2) * S
+            + recurrent_flops_per_token() * S)
 
 
 def kv_bytes_per_token(elements: sp.Expr = gl.e_kv, b_kv: sp.Expr = gl.b_kv) -> sp.Expr:
@@ -319,17 +346,17 @@ def decode_attention_flops(T: sp.Expr | None = None, q: sp.Expr = gl.q, heads: s
     """QK^T and PV FLOPs of q query tokens of one sequence against T cached tokens, one layer [flop].
 
     kappa_attn/2 per channel per matmul; with w_k = w_v = H this is the convention 4*N*H*T per query token.
-    T defaults to the tokens a layer keeps (kept_context: windows applied).
+    T defaults to the tokens a layer reads (read_context: windows and top-k applied).
     """
-    return gl.kappa_attn / 2 * heads * q * (kept_context() if T is None else T) * (w_k + w_v)
+    return gl.kappa_attn / 2 * heads * q * (read_context() if T is None else T) * (w_k + w_v)
 
 
 def decode_attention_cache_bytes(T: sp.Expr | None = None, streams: sp.Expr = gl.n_kv, w_c: sp.Expr = gl.w_c,
                                  b_kv: sp.Expr = gl.b_kv) -> sp.Expr:
     """KV-cache bytes one sequence's attention reads in one layer: every kept token of every stream once [B].
 
-    T defaults to the tokens a layer keeps (kept_context: windows applied)."""
-    return streams * w_c * (kept_context() if T is None else T) * b_kv
+    T defaults to the tokens a layer reads (read_context: windows and top-k applied)."""
+    return streams * w_c * (read_context() if T is None else T) * b_kv
 
 
 def decode_attention_io_bytes(q: sp.Expr = gl.q, heads: sp.Expr = gl.N, w_k: sp.Expr = gl.w_k,

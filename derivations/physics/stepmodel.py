@@ -5,10 +5,12 @@ n_TP tensor-parallel GPUs:
 
 - weights: the GEMM weights every token uses plus the routed experts the
   batch touches (uniform top-k routing), split n_TP ways;
-- KV cache: every sequence reads the tokens its layers keep (T, or min(T, W) in a
-  layer with a window: primitives.kept_context); a GPU holds ceil(n_kv/n_TP)
-  cached streams, so KV heads are replicated past their count and an MLA
-  latent sits on every GPU;
+- KV cache: every sequence reads the tokens its attention layers read (T, or
+  min(T, W) in a layer with a window or a sparse top-k: primitives.read_context);
+  a GPU holds ceil(n_kv/n_TP) cached streams, so KV heads are replicated past
+  their count and an MLA latent sits on every GPU; a sparse layer's indexer
+  reads its small key of every cached token; a linear-attention layer reads and
+  writes its fixed-size state instead;
 - time: per component (weight GEMMs, attention) the roofline at achieved
   rates, max(bytes/(eta_bw*beta), FLOPs/(eta_flops*pi)), summed; plus two
   all-reduces per layer for tensor parallelism, each its bytes over the link
@@ -75,12 +77,28 @@ kv_tok_gpu = Step("kv_bytes_per_token_gpu", pr.kv_bytes_per_token_per_gpu(), "B/
                   "so KV heads are replicated past their count and an MLA latent is on every GPU.",
                   latex=r"s_{\mathrm{kv,GPU}}", title="KV-cache bytes per token on one GPU")
 kept = Step("kept_context", pr.kept_context(), "token",
-            r"What a layer keeps of each sequence's $T$ tokens, averaged over layers: all of them in a full layer, at most "
-            r"$\sym{W_win}$ in each of the $\sym{L_win}$ layers that attend through a sliding window or a chunk; exactly $T$ without windows.",
-            latex=r"T_{\mathrm{kv}}", meaning="tokens a layer keeps per sequence, averaged over layers (windows applied)", title="Tokens each layer keeps")
-kv_step = Step("kv_bytes_step", gl.B * kept.s * kv_tok_gpu.s, "B",
-               r"Each of the $B$ sequences reads every token its layers keep, every step; batching does not amortise it.",
+            r"What an attention layer keeps of each sequence's $T$ tokens, averaged over the $\sym{L_att}$ attention layers: all of them in a "
+            r"full or sparse layer, at most $\sym{W_win}$ in each of the $\sym{L_drop}$ layers with a sliding window or a chunk; exactly $T$ "
+            "without windows.",
+            latex=r"T_{\mathrm{kv}}", meaning="tokens an attention layer keeps per sequence, averaged over the attention layers (windows applied)",
+            title="Tokens each layer keeps")
+read = Step("read_context", pr.read_context(), "token",
+            r"What an attention layer reads of them per query: all it keeps, but at most $\sym{W_win}$ in each of the $\sym{L_win}$ layers "
+            "with a window, a chunk or a sparse top-$k$ (DeepSeek Sparse Attention reads only the tokens its indexer picks).",
+            latex=r"T_{\mathrm{read}}", meaning="tokens an attention layer reads per query, averaged over the attention layers (windows and top-k applied)",
+            title="Tokens each layer reads")
+kv_step = Step("kv_bytes_step", gl.B * read.s * kv_tok_gpu.s, "B",
+               r"Each of the $B$ sequences reads every token its layers read, every step; batching does not amortise it.",
                latex=r"W_{\mathrm{kv}}", meaning="KV-cache bytes read per step on one GPU", title="KV-cache bytes per step")
+index_step = Step("index_bytes_step", gl.B * gl.T * gl.s_idx, "B",
+                  r"A sparse layer's indexer scores every cached token to pick the top-$k$: each sequence reads its whole indexer cache, "
+                  r"$\sym{s_idx}$ per token, every step (on every GPU: the indexer is not split); zero without sparse attention.",
+                  latex=r"W_{\mathrm{idx}}", meaning="indexer-cache bytes read per step on one GPU", title="Indexer bytes per step")
+state_step = Step("state_bytes_step", 2 * gl.B * gl.s_st / gl.n_tp, "B",
+                  r"A linear-attention or state-space layer keeps a fixed-size state per sequence instead of a cache: each step reads it "
+                  r"and writes it back, $2\,\sym{s_st}$ per sequence whatever the context, split with the heads over the GPUs; zero for a "
+                  "model whose every layer attends.",
+                  latex=r"W_{\mathrm{st}}", meaning="recurrent-state bytes read and written per step on one GPU", title="Recurrent-state bytes per step")
 kv_prompt = Step("kv_bytes_prompt", prompts.s * kv_tok_gpu.s, "B",
                  "The prompts of a serving step write their new cache once: zero for the decode-only step.",
                  latex=r"W_{\mathrm{kv,pre}}", meaning="KV-cache bytes the step's prompts write on one GPU", title="Prompt cache written per step")
@@ -93,7 +111,7 @@ permute = Step("permute_bytes_gpu", gl.L_moe * pr.moe_permute_bytes(tokens.s * g
                r"A MoE layer gathers each token's rows into its experts' groups and scatters the results back: its share of the group's "
                r"$\sym{tokens_per_step}\,\sym{n_dp}$ tokens, $k_{E}$ rows of $D$ each way; zero for a dense model.",
                latex=r"W_{\mathrm{perm}}", meaning="token-permutation bytes of the MoE layers per GPU", title="MoE token permutation")
-bytes_gpu = Step("bytes_per_gpu", weights_gpu.s + kv_step.s + kv_prompt.s + permute.s, "B",
+bytes_gpu = Step("bytes_per_gpu", weights_gpu.s + kv_step.s + index_step.s + state_step.s + kv_prompt.s + permute.s, "B",
                  "Everything one GPU streams per step.", latex=r"W_{\mathrm{GPU}}", title="Bytes per GPU per step")
 #: the routed experts' share of P_active (k_E experts per MoE layer); the rest every token multiplies in dense GEMMs
 ROUTED_ACTIVE = gl.L_moe * gl.k_E * gl.P_exp
@@ -107,22 +125,32 @@ flops_gemm = Step("flops_gemm_gpu", pr.tp_split(gl.kappa * ((gl.P_active - ROUTE
                   r"GPUs. The routed experts run as grouped GEMMs: each expert read computes at least one tile of $\sym{m_tile}$ rows, "
                   "so at a small batch the padding, not the tokens, sets their FLOPs.",
                   latex=r"F_{\mathrm{gemm}}", title="GEMM FLOPs per GPU")
-flops_attn = Step("flops_attention_gpu", pr.tp_split(gl.B * gl.L * pr.decode_attention_flops(kept.s)), "flop",
-                  r"Each query token scores against, and sums values over, the tokens each layer keeps of its sequence; heads split over the GPUs.",
+flops_attn = Step("flops_attention_gpu", pr.tp_split(gl.B * gl.L_att * pr.decode_attention_flops(read.s)), "flop",
+                  r"Each query token scores against, and sums values over, the tokens each attention layer reads of its sequence; heads split over the GPUs.",
                   latex=r"F_{\mathrm{att}}", title="Attention FLOPs per GPU")
+flops_index = Step("flops_index", gl.B * gl.q * pr.indexer_flops_per_token(), "flop",
+                   r"A sparse layer's indexer scores every cached token of each query before the attention reads its top $\sym{W_win}$: "
+                   "it grows with the context, on every GPU (the indexer is not split); zero without sparse attention.",
+                   latex=r"F_{\mathrm{idx}}", title="Indexer FLOPs per GPU")
+flops_rec = Step("flops_recurrent_gpu", pr.tp_split(pr.recurrent_flops_per_token() * gl.B * gl.q), "flop",
+                 r"A linear-attention or state-space layer updates its state and reads it out for every token, "
+                 r"$\sym{kappa_st}$ per element whatever the context; heads split over the GPUs; zero for a model whose every layer attends.",
+                 latex=r"F_{\mathrm{st}}", title="Recurrent-layer FLOPs per GPU")
 flops_attn_prompt = Step("flops_attention_prompt_gpu", pr.tp_split(pr.serving_prompt_attention_flops()), "flop",
                          r"The prompts of a serving step, $B/\sym{N_out}$ of $S$ tokens each, attend causally over their own prefix: zero "
                          "for the decode-only step; heads split over the GPUs.",
                          latex=r"F_{\mathrm{att,pre}}", title="Prompt attention FLOPs per GPU")
 t_memory = Step("t_memory", pr.memory_time(bytes_gpu.s, gl.eta_bw * gl.beta), "s",
                 "The memory side alone: the step's bytes at the achieved bandwidth.", latex=r"t_{\mathrm{mem}}", title="Memory time")
-t_compute = Step("t_compute", pr.compute_time(flops_gemm.s + flops_attn.s + flops_attn_prompt.s, gl.eta_flops * gl.pi), "s",
+t_compute = Step("t_compute", pr.compute_time(flops_gemm.s + flops_attn.s + flops_index.s + flops_rec.s + flops_attn_prompt.s, gl.eta_flops * gl.pi), "s",
                  "The compute side alone: the step's FLOPs at the achieved fraction of the dense peak.", latex=r"t_{\mathrm{cmp}}", title="Compute time")
 t_gemm = Step("t_gemm", pr.roofline_component_time(flops_gemm.s, weights_gpu.s + permute.s), "s",
               "The weight GEMMs on the roofline: memory-bound until the batch reaches the ridge, compute-bound after.",
               latex=r"t_{\mathrm{gemm}}", title="Weight GEMMs on the roofline")
-t_attn = Step("t_attention", pr.roofline_component_time(flops_attn.s + flops_attn_prompt.s, kv_step.s + kv_prompt.s), "s",
-              "Attention on the roofline: its intensity does not grow with the batch, so for GQA it stays memory-bound.",
+t_attn = Step("t_attention", pr.roofline_component_time(flops_attn.s + flops_index.s + flops_rec.s + flops_attn_prompt.s,
+                                                       kv_step.s + index_step.s + state_step.s + kv_prompt.s), "s",
+              "Attention on the roofline, with what stands in for it where a model has them (a sparse layer's indexer, a recurrent "
+              "layer's state): its intensity does not grow with the batch, so for GQA it stays memory-bound.",
               latex=r"t_{\mathrm{att}}", title="Attention on the roofline")
 ar_rounds = Step("allreduce_rounds", pr.allreduce_rounds(), "1",
                  r"A decode all-reduce carries a few kB, so its latency, not its bytes, sets its time: one round on a switched or fully "
@@ -169,8 +197,10 @@ throughput = Step("throughput", gl.B * gl.q / t_step.s, "token/s",
                   r"All $B$ sequences advance $q$ tokens per step.", latex=r"\Theta", title="Throughput")
 
 #: The step-time model in reading order; a sheet includes these and adds its own.
-DECODE_STEP: tuple[Step, ...] = (gpus, prompts, tokens, experts, params, weight_bytes, weights_gpu, kv_tok, kv_tok_gpu, kept, kv_step, kv_prompt, permute, bytes_gpu,
-                                 flops_gemm, flops_attn, flops_attn_prompt, t_memory, t_compute, t_gemm, t_attn, ar_rounds, t_comm, a2a_bytes, t_a2a,
+DECODE_STEP: tuple[Step, ...] = (gpus, prompts, tokens, experts, params, weight_bytes, weights_gpu, kv_tok, kv_tok_gpu, kept, read, kv_step, index_step,
+                                 state_step, kv_prompt, permute, bytes_gpu,
+                                 flops_gemm, flops_attn, flops_index, flops_rec, flops_attn_prompt, t_memory, t_compute, t_gemm, t_attn,
+                                 ar_rounds, t_comm, a2a_bytes, t_a2a,
                                  t_overhead, t_step,
                                  throughput)
 #: The step model up to the bytes one GPU streams (weights and KV), for sheets that build on the bytes before the times.
@@ -180,10 +210,11 @@ COMM_STEPS: tuple[Step, ...] = (ar_rounds, t_comm)
 
 ROUTED_ALL = gl.L_moe * gl.E * gl.P_exp
 memory_gpu = Step("memory_per_gpu", (pr.tp_split(gl.P_total - ROUTED_ALL) + ROUTED_ALL / pr.layout_gpus()) * gl.b_w
-                  + gl.B * (kept.s + gl.q) * kv_tok_gpu.s, "B",
+                  + gl.B * ((kept.s + gl.q) * kv_tok_gpu.s + (gl.T + gl.q) * gl.s_idx + gl.s_st / gl.n_tp), "B",
                   r"What must be resident per GPU: the weights (the embedding included) split over $\sym{n_tp}$ and replicated over the replicas, "
-                  "the routed experts spread over every GPU of the layout, and what each of its own sequences' layers keep of the cache plus "
-                  "this step's tokens (a full window holds them until it drops its oldest).",
+                  "the routed experts spread over every GPU of the layout, and for each of its own sequences what its layers keep of the cache "
+                  "plus this step's tokens (a full window holds them until it drops its oldest), the indexer's keys of every token, and the "
+                  "recurrent layers' state.",
                   latex=r"M_{\mathrm{GPU}}", title="Memory needed per GPU")
 memory_fraction = Step("memory_fraction", memory_gpu.s / gl.C_mem, "1",
                        "Above 1 the model and its cache do not fit: more GPUs, a smaller batch or a shorter context.",
@@ -194,7 +225,7 @@ MEMORY_FIT: tuple[Step, ...] = (memory_gpu, memory_fraction)
 u_mem = Step("bandwidth_utilisation", bytes_gpu.s / (gl.beta * t_step.s), "1",
              "The share of the datasheet bandwidth the step uses: its bytes over the step time (the MBU of the step model).",
              latex=r"U_{\mathrm{mem}}", title="Bandwidth utilisation")
-u_flop = Step("flop_utilisation", (flops_gemm.s + flops_attn.s + flops_attn_prompt.s) / (gl.pi * t_step.s), "1",
+u_flop = Step("flop_utilisation", (flops_gemm.s + flops_attn.s + flops_index.s + flops_rec.s + flops_attn_prompt.s) / (gl.pi * t_step.s), "1",
               "The share of the dense peak the step uses: its FLOPs over the step time (the MFU of the step model).",
               latex=r"U_{\mathrm{flop}}", title="Compute utilisation")
 power_share = Step("power_share_model", sp.Min(1, gl.phi_0 + gl.a_mem * u_mem.s + gl.a_flop * u_flop.s), "1",
@@ -219,7 +250,8 @@ LAYOUT_NOTE = (r"DeepSeek-V3 in FP8 on H800 at a 4K context: TP8 on one node (it
                "Past one node of 8 the all-to-alls cross the 50 GB/s InfiniBand NIC of each GPU.")
 
 DISPLAY_UNITS = {"weight_bytes": "GB", "kv_bytes_per_token": "kB/token", "kv_bytes_per_token_gpu": "kB/token", "kv_bytes_step": "GB", "kv_bytes_prompt": "GB", "flops_attention_prompt_gpu": "Tflop", "kept_context": "token",
-                 "weight_bytes_gpu": "GB", "bytes_per_gpu": "GB", "flops_gemm_gpu": "Tflop", "flops_attention_gpu": "Tflop",
+                 "read_context": "token", "index_bytes_step": "GB", "state_bytes_step": "GB",
+                 "weight_bytes_gpu": "GB", "bytes_per_gpu": "GB", "flops_gemm_gpu": "Tflop", "flops_attention_gpu": "Tflop", "flops_index": "Tflop", "flops_recurrent_gpu": "Tflop",
                  "t_memory": "ms", "t_compute": "ms", "t_gemm": "ms", "t_attention": "ms", "t_comm": "ms", "t_alltoall": "ms", "alltoall_bytes": "MB", "permute_bytes_gpu": "MB", "t_overhead": "ms", "t_step": "ms",
                  "throughput": "token/s", "memory_per_gpu": "GB", "params_read": "parameter"}
 

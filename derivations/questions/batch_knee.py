@@ -47,9 +47,12 @@ tokens_fit = solve("tokens_fit", memory_alone, usable, gl.T, "token",
                    "the context a lone sequence could reach if it had all the room and no layer had a window.",
                    latex=r"T_{\mathrm{fit}}", keep=(usable, weights_resident, sm.kv_tok_gpu), title="Cached tokens that fit", rounds="down",
                    none="the weights alone fill the usable memory, leaving no room for a cache: more GPUs (a larger TP degree) or fewer bytes per weight")
-b_fit = Step("B_fit", tokens_fit.s / (sm.kept.s + gl.q), "1",
-             r"The cached tokens that fit over what each sequence's layers keep, $\sym{kept_context} + q$ with this step's tokens ($T + q$ "
-             "without windows): the batch that fills the usable memory exactly.",
+#: what one sequence holds: its kept tokens and this step's in every attention layer, its indexer keys and its recurrent state
+SEQUENCE_BYTES = sm.memory_gpu.expr.diff(gl.B)
+b_fit = Step("B_fit", tokens_fit.s * sm.kv_tok_gpu.s / SEQUENCE_BYTES, "1",
+             r"The room the cached tokens that fit take, over what each sequence holds: its layers' cache of $\sym{kept_context} + q$ tokens "
+             "with this step's ($T + q$ without windows), and where the model has them its indexer keys and its recurrent state: the batch "
+             "that fills the usable memory exactly.",
              latex=r"B_{\mathrm{fit}}", title="Batch that fills the memory")
 memory_whole = at("memory_whole_sequences", sm.memory_gpu, {gl.B: sp.floor(b_fit.s)},
                   "The memory needed by the whole sequences that fit: a sequence whose cache does not fit whole cannot decode.",
@@ -77,10 +80,10 @@ t_zero = Step("t_zero", t_weights.s + sm.OVERHEAD_FIXED + sm.COMM_LATENCY + sm.A
               "The part of the step no batch changes: the weights, the overheads per layer and per step and the latency of the all-reduces "
               "and all-to-alls (zero on one GPU).",
               latex=r"t_{0}", title="Intercept of the line")
-t_att_tok = Step("t_attention_per_token", pr.roofline_component_time(sm.flops_attn.s / (gl.B * sm.kept.s), sm.kv_step.s / (gl.B * sm.kept.s)),
+t_att_tok = Step("t_attention_per_token", pr.roofline_component_time(sm.flops_attn.s / (gl.B * sm.read.s), sm.kv_step.s / (gl.B * sm.read.s)),
                  "s/token",
-                 r"Attention's roofline time per sequence per kept token: its KV reads (or, where attention is compute-bound, its FLOPs). "
-                 r"It is $\sym{t_attention}$ divided by $B \sym{kept_context}$.",
+                 r"Attention's roofline time per sequence per token it reads: its KV reads (or, where attention is compute-bound, its FLOPs). "
+                 r"It is $\sym{t_attention}$ of the decode step divided by $B \sym{read_context}$.",
                  latex=r"x", title="Attention time per cached token")
 t_comm_seq = Step("t_reduce_per_sequence", sm.COMM_BYTES / gl.B + sm.A2A_BYTES / gl.B, "s",
                   "Each sequence's share of the collectives' bytes: its activation rows cross the link twice per layer (zero on one GPU), "
@@ -91,9 +94,14 @@ t_prompt_seq = Step("t_prompt_per_sequence", pr.roofline_component_time(sm.flops
                     r"At load each sequence also brings its share of the new prompts, $S/\sym{N_out}$ tokens a step: their attention over "
                     "their own prefix and the cache they write; zero for the decode-only step.",
                     latex=r"c_{\mathrm{pre}}", title="Prompt attention per sequence")
-c_seq = Step("t_per_sequence", sm.kept.s * t_att_tok.s + t_prompt_seq.s + t_comm_seq.s + gl.t_seq, "s",
-             r"The slope of the line: what one more sequence adds to the step, its cache reads, its share of the prompts and of the "
-             r"collectives and the engine's host work per sequence $\sym{t_seq}$. Batching shares the weights, never this.",
+#: what one sequence's indexer keys and recurrent state add on their own roofline (zero where the model has neither; the step
+#: model takes them on attention's roofline, which is the same while both are memory-bound, as they are at decode)
+T_SPARSE_AND_STATE = pr.roofline_component_time(sm.flops_index.expr / gl.B + sm.flops_rec.expr / gl.B,
+                                                  sm.index_step.expr / gl.B + sm.state_step.expr / gl.B)
+c_seq = Step("t_per_sequence", sm.read.s * t_att_tok.s + T_SPARSE_AND_STATE + t_prompt_seq.s + t_comm_seq.s + gl.t_seq, "s",
+             r"The slope of the line: what one more sequence adds to the step, its cache reads (and its indexer's and recurrent state's, "
+             r"where the model has them), its share of the prompts and of the collectives and the engine's host work per sequence "
+             r"$\sym{t_seq}$. Batching shares the weights, never this.",
              latex=r"c", title="Slope of the line")
 ceiling = Step("throughput_ceiling", gl.q / c_seq.s, "token/s",
                r"As $B$ grows the intercept is shared by ever more sequences and throughput tends to $q/c$: the ceiling is set by the slope, "

@@ -38,14 +38,20 @@ over_floor = Step("step_over_floor", sm.t_step.s / floor_layout.s, "1",
                   "How far the modelled step sits above the floor of its own layout: the same weights on the same GPUs, streamed at "
                   "datasheet bandwidth.", latex=r"t_{\mathrm{step}}/t_{\mathrm{floor,GPU}}",
                   title="Step time over the floor of its layout")
-kv_equal = solve("T_kv_equal", sm.weights_gpu, sm.kv_step, gl.T, "token",
-                 "The context at which the batch's KV reads cost as much as the weights: beyond it the cache, not the model, sets the floor.",
+cache_step = Step("cache_bytes_step", sm.kv_step.s + sm.index_step.s + sm.state_step.s, "B",
+                  "What the batch's sequences read of their own per step: the KV cache, and where the model has them its sparse layers' "
+                  "indexer keys and its recurrent layers' state.",
+                  latex=r"W_{\mathrm{seq}}", title="Per-sequence bytes per step")
+kv_equal = solve("T_kv_equal", sm.weights_gpu, cache_step, gl.T, "token",
+                 "The context at which the batch's cache reads cost as much as the weights: beyond it the cache, not the model, sets the floor.",
                  latex=r"T_{=}", keep=(sm.weights_gpu, sm.kv_tok_gpu), title="Context where the cache costs as much as the weights",
-                 none="every layer attends through a window, and at this batch the windowed cache stays below the weights at any context")
+                 none="every layer attends through a window or keeps a fixed state, and at this batch what the sequences read stays below "
+                      "the weights at any context")
 
 # --- the smallest TP degree that fits, and its floor (issue 26) -----------------------------------------
-mem_whole = Step("memory_whole_model", gl.P_total * gl.b_w + gl.B * (sm.kept.s + gl.q) * sm.kv_tok.s, "B",
-                 "Everything that must be resident, over all GPUs together: every weight (all experts, the embedding) and each sequence's cache.",
+mem_whole = Step("memory_whole_model", gl.P_total * gl.b_w + gl.B * ((sm.kept.s + gl.q) * sm.kv_tok.s + (gl.T + gl.q) * gl.s_idx + gl.s_st), "B",
+                 "Everything that must be resident, over all GPUs together: every weight (all experts, the embedding) and each sequence's cache "
+                 "(with its indexer keys and recurrent state, where the model has them).",
                  latex=r"M_{\mathrm{all}}", title="Memory the setup needs, all GPUs")
 mem_split = Step("memory_split", mem_whole.s / gl.n_tp, "B",
                  r"Shared evenly by $\sym{n_tp}$ GPUs (the cache too, while the KV heads outnumber the GPUs).",
@@ -96,7 +102,7 @@ lat_share = Step("share_latency_fixed", lat_fixed.s / sm.t_step.s, "1",
                  "The fixed latency's share of the modelled step.", latex=r"t_{0}/t_{\mathrm{step}}", title="Fixed latency, share of the step")
 
 _READ = sm.DECODE_STEP.index(sm.weight_bytes) + 1
-STEPS = (*sm.DECODE_STEP[:_READ], t_floor, ceiling, *sm.DECODE_STEP[_READ:], floor_layout, over_floor, kv_equal, *sm.MEMORY_FIT, *ms.MBU_STEPS,
+STEPS = (*sm.DECODE_STEP[:_READ], t_floor, ceiling, *sm.DECODE_STEP[_READ:], floor_layout, over_floor, cache_step, kv_equal, *sm.MEMORY_FIT, *ms.MBU_STEPS,
          mem_whole, mem_split, capacity, tp_fit, tp_min, floor_tp_min, floor_all, floor_gap, lat_layers, lat_step, lat_ar, lat_a2a, lat_fixed, lat_seq, lat_share)
 
 DERIVATION = derivation(

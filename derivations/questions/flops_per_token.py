@@ -55,17 +55,20 @@ per_ctx = Step("attention_flops_per_context_token", pr.attention_flops_per_token
                r"($w_{k} = w_{v} = H$ for GQA; absorbed MLA scores over its latent and RoPE key and sums values in the latent); "
                "query heads count, not KV heads.",
                latex=r"a", meaning="attention FLOPs per token per token of context", title="Attention FLOPs per token of context")
-attn = Step("attention_flops", per_ctx.s * pr.kept_context(), "flop/token",
-            r"A decode token attends to the tokens each layer keeps: all $T$ cached tokens, or at most $\sym{W_win}$ in a layer with a window.", latex=r"f_{\mathrm{att}}", title="Attention FLOPs per decode token")
+attn = Step("attention_flops", per_ctx.s * pr.read_context() + pr.indexer_flops_per_token() + pr.recurrent_flops_per_token(), "flop/token",
+            r"A decode token attends to the tokens each attention layer reads: all $T$ cached tokens, or at most $\sym{W_win}$ in a layer "
+            "with a window or a sparse top-$k$ (whose indexer scores all $T$ first); a recurrent layer updates its state instead, whatever "
+            "the context.", latex=r"f_{\mathrm{att}}", title="Attention FLOPs per decode token")
 ctx_break = solve("ctx_break", attn, flops_params, gl.T, "token",
                   r"The context where attention FLOPs equal the weight FLOPs: beyond it the rule undercounts by more than $2\times$.",
                   latex=r"T_{\mathrm{break}}", title="Context where attention matches the weights",
                   none="every layer attends through a window, which caps attention's FLOPs below the weights' at any context")
-per_ctx_prefill = Step("attention_flops_per_context_token_prefill", pr.attention_flops_per_token(1, gl.L, gl.N, gl.h_k, gl.h_v), "flop/token**2",
+per_ctx_prefill = Step("attention_flops_per_context_token_prefill", pr.attention_flops_per_token(1, gl.L_att, gl.N, gl.h_k, gl.h_v), "flop/token**2",
                        r"Prefill runs attention over materialised K and V (per head $h_{k}$ and $h_{v}$ wide; MLA decompresses its latent once "
                        "rather than absorbing): the same as decode for GQA.",
                        latex=r"a_{\mathrm{pre}}", title="Prefill attention FLOPs per token of context")
-attn_prefill = Step("attention_flops_prefill_avg", per_ctx_prefill.s * pr.attended_pairs() / gl.S, "flop/token",
+attn_prefill = Step("attention_flops_prefill_avg", per_ctx_prefill.s * pr.attended_pairs() / gl.S + pr.indexer_flops_per_token(gl.S / 2)
+                    + pr.recurrent_flops_per_token(), "flop/token",
                     r"In a causal prefill of $S$ tokens, query $i$ sees $i$ tokens ($S/2$ on average), or at most $\sym{W_win}$ in a layer "
                     "with a window.", latex=r"\bar{f}_{\mathrm{att}}",
                     title="Average attention FLOPs per prefill token")
@@ -107,7 +110,7 @@ DERIVATION = derivation(
     ),
     assumptions=(
         "The rebuild from the config writes GQA attention and gated (SwiGLU) MLPs, dense or mixture-of-experts (Llama, Mistral, Mixtral, Qwen); "
-        r"MLA attention (DeepSeek) has other projections, so its rebuild is not applicable, while the exact counts ($\sym{params_matmul}$, $\sym{params_no_arithmetic}$) "
+        r"MLA attention (DeepSeek) and linear attention (Qwen3-Next's Gated DeltaNet) have other projections, so their rebuild is not applicable, while the exact counts ($\sym{params_matmul}$, $\sym{params_no_arithmetic}$) "
         "come from the spec layer for every family, including Qwen's QKV biases, tied embeddings, MoE experts and MLA.",
         "Norm weights, biases and the embedding are counted as parameters that do no matmul; their elementwise work (at most a few FLOPs per element of activation) is left out.",
         r"Attention FLOPs count $QK^{\top}$ and $PV$ only; softmax, RoPE and masking are left out (a few FLOPs per score, not per weight).",

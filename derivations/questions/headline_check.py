@@ -117,7 +117,7 @@ b_fit = solve("B_fits", sm.memory_gpu, capacity, gl.B, "1",
 
 # --- more GPUs ----------------------------------------------------------------------------------
 
-kv_all = Step("kv_bytes_step_all", gl.B * sm.kept.s * sm.kv_tok.s, "B",
+kv_all = Step("kv_bytes_step_all", gl.B * sm.read.s * sm.kv_tok.s, "B",
               "The KV cache the step reads over the whole tensor-parallel group.", latex=r"W_{\mathrm{kv,all}}",
               title="KV-cache bytes per step, all GPUs")
 bw_split = Step("bandwidth_split", (pr.tp_split(sm.weight_bytes.s) + pr.tp_split(kv_all.s)) * tau / gl.q, "B/s",
@@ -126,7 +126,7 @@ bw_split = Step("bandwidth_split", (pr.tp_split(sm.weight_bytes.s) + pr.tp_split
 n_split = solve("n_gpus_split", bw_split, bw_ds, gl.n_tp, "1",
                 "The GPU count if weights and cache both divided: right while the GPUs are no more than the cached streams.",
                 latex=r"n_{\mathrm{split}}", keep=(sm.weight_bytes, kv_all), title="GPUs needed, cache split")
-kv_one = Step("kv_bytes_step_one_stream", gl.B * sm.kept.s * pr.kv_bytes_per_token_per_gpu(degree=gl.n_kv), "B",
+kv_one = Step("kv_bytes_step_one_stream", gl.B * sm.read.s * pr.kv_bytes_per_token_per_gpu(degree=gl.n_kv), "B",
               "Past as many GPUs as cached streams, each GPU keeps one whole stream (a KV head, or MLA's whole latent): the cache stops dividing.",
               latex=r"W_{\mathrm{kv,1}}", title="KV-cache bytes per step, one stream per GPU")
 bw_rep = Step("bandwidth_replicated", (pr.tp_split(sm.weight_bytes.s) + kv_one.s) * tau / gl.q, "B/s",

@@ -77,7 +77,7 @@ w_total_gpu = Step("weight_bytes_all_params_gpu", pr.tp_split(pr.weight_bytes(gl
                    r"what a dashboard gets from the parameter count. A decode step of $B$ sequences reads only the experts its tokens touch "
                    r"and one embedding row per token.",
                    latex=r"W_{\mathrm{all,GPU}}", title="Weight bytes per GPU from the parameter count")
-mbu_all = Step("mbu_all_params", MBU(w_total_gpu.s + sm.kv_step.s + sm.permute.s, sm.t_step.s), "1",
+mbu_all = Step("mbu_all_params", MBU(w_total_gpu.s + sm.kv_step.s + sm.index_step.s + sm.state_step.s + sm.permute.s, sm.t_step.s), "1",
                "Way 1, the numerator counts what is stored rather than what is read: too high for a MoE model at small batch, "
                "barely off for a dense one (the embedding).",
                latex=r"\mathrm{MBU}_{\mathrm{all}}", title="Way 1: every parameter counted")
@@ -137,8 +137,9 @@ mbu_pf = Step("mbu_prefill_in_time", MBU(sm.bytes_gpu.s, t_dash.s), "1",
 pts_pf = _points("points_prefill_in_time", mbu_pf, "Way 5 in points", r"wall")
 
 # 6. the GPUs of a tensor-parallel server
-server_bytes = Step("bytes_server", sm.weight_bytes.s + gl.B * sm.kept.s * sm.kv_tok.s, "B",
-                    "The server's bytes counted once: the weights read and one copy of every sequence's cache.",
+server_bytes = Step("bytes_server", sm.weight_bytes.s + gl.B * (sm.read.s * sm.kv_tok.s + gl.T * gl.s_idx + 2 * gl.s_st), "B",
+                    "The server's bytes counted once: the weights read and one copy of every sequence's cache (and its indexer keys and "
+                    "recurrent state, where the model has them).",
                     latex=r"W_{\mathrm{server}}", title="Bytes per step for the whole server, counted once")
 mbu_one = Step("mbu_tp_one_gpu", MBU(server_bytes.s, sm.t_step.s), "1",
                r"Way 6a, the whole server's bytes over one GPU's bandwidth: about $\sym{n_tp}$ times too high, often above 1.",

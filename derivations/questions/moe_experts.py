@@ -81,15 +81,17 @@ b_dense = Step("bytes_dense_mlp", pr.weight_bytes(gl.P_mlp), "B",
 b_shared = Step("bytes_shared_experts", gl.L_moe * gl.E_s * pr.weight_bytes(gl.P_exp), "B",
                 "Shared experts see every token, so every step reads all of them, like a dense MLP.",
                 latex=r"W_{\mathrm{shared}}", title="Shared-expert weights")
-b_router = Step("bytes_routers", gl.L_moe * pr.weight_bytes(gl.D * gl.E * gl.u_param), "B",
-                r"Each MoE layer's router, $D \times E$: small, read every step.", latex=r"W_{\mathrm{rtr}}", title="Router weights")
+b_router = Step("bytes_routers", gl.L_moe * pr.weight_bytes(gl.P_rtr), "B",
+                r"Each MoE layer's router, $D \times E$ (and a shared expert's gate, where it has one): small, read every step.",
+                latex=r"W_{\mathrm{rtr}}", title="Router weights")
 b_head = Step("bytes_lm_head", pr.weight_bytes(gl.P_head), "B", "The LM head, a GEMM read every decode step.",
               latex=r"W_{\mathrm{head}}", title="LM head")
 b_routed = Step("bytes_routed_experts", gl.L_moe * sm.experts.s * expert_bytes.s, "B",
                 r"The only term that grows with the batch: each MoE layer reads $\sym{experts_touched}$ distinct experts.",
                 latex=r"W_{\mathrm{routed}}", title="Routed experts the batch touches")
-b_kv = Step("bytes_kv", gl.B * sm.kept.s * sm.kv_tok.s, "B",
-            r"Every sequence reads what its layers keep of its $T$ tokens (one copy of the whole model's cache; tensor parallelism may replicate it, see $\sym{kv_bytes_step}$).",
+b_kv = Step("bytes_kv", gl.B * (sm.read.s * sm.kv_tok.s + gl.T * gl.s_idx + 2 * gl.s_st), "B",
+            r"Every sequence reads what its layers read of its $T$ tokens (one copy of the whole model's cache; tensor parallelism may "
+            r"replicate it, see $\sym{kv_bytes_step}$), and where the model has them its indexer keys and its recurrent state, read and written.",
             latex=r"W_{\mathrm{kv}}^{\mathrm{all}}", title="KV cache read per step")
 b_step = Step("bytes_per_step", sm.weight_bytes.s + b_kv.s, "B",
               "Everything a step streams from HBM, over all GPUs: the weights it reads, which are the components above, and the KV cache.",
@@ -175,8 +177,8 @@ hot_load = Step("hot_expert_load", sp.Min(hot_n, gl.k_E * s_hot) / hot_n / (gl.k
 STEPS = (
     sm.tokens, sm.experts, experts_decode, fraction, var, var_bound, e_half, b_half, e_most, b_most,
     sm.params, sm.weight_bytes, expert_bytes, b_attn, b_dense, b_shared, b_router, b_head, b_routed,
-    sm.kv_tok, sm.kept, b_kv, b_step, b_dense_eq, b_ratio, w_ratio,
-    *(s for s in sm.DECODE_STEP if s not in (sm.tokens, sm.experts, sm.params, sm.weight_bytes, sm.kv_tok, sm.kept)), *sm.MEMORY_FIT,
+    sm.kv_tok, sm.kept, sm.read, b_kv, b_step, b_dense_eq, b_ratio, w_ratio,
+    *(s for s in sm.DECODE_STEP if s not in (sm.tokens, sm.experts, sm.params, sm.weight_bytes, sm.kv_tok, sm.kept, sm.read)), *sm.MEMORY_FIT,
     p_all, flops_ratio, t_moe, t_act, t_tot, cost_act, adv_tot, t_cmp_act, t_mem_all, b_payoff, tok_payoff, cov_payoff, t_cmp_tot, b_ridge,
     touched_skew, skew_ratio, w_skew, hot_load,
 )

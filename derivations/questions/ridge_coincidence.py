@@ -47,11 +47,14 @@ t_cross = solve("T_cross", t_prefill, t_mem, gl.S, "token",
 factor = Step("bytes_per_flop_of_weights", gl.b_w / (gl.kappa * gl.q), "B/flop",
               r"$\sym{B_cross}$ is $\sym{ridge_point}$ times this factor; it is exactly $1\,\mathrm{B/flop}$ when weights are 2 bytes and each does 2 FLOPs per token.",
               latex=r"\frac{b_w}{\kappa q}", title="Weight bytes per weight FLOP")
-f_seq = Step("flops_per_sequence", gl.q * (pr.matmul_flops_per_token() + pr.attention_flops_per_token()), "flop",
-             r"One sequence's decode FLOPs: the weights plus attention over the tokens its layers keep of $T$.", latex=r"F_{\mathrm{seq}}",
+f_seq = Step("flops_per_sequence", gl.q * (pr.matmul_flops_per_token() + pr.attention_flops_per_token() + pr.indexer_flops_per_token()
+                                         + pr.recurrent_flops_per_token()), "flop",
+             r"One sequence's decode FLOPs: the weights plus attention over the tokens its layers read of $T$ (and a sparse layer's indexer "
+             "over all of them, a recurrent layer's state update, where the model has them).", latex=r"F_{\mathrm{seq}}",
              title="Decode FLOPs per sequence")
-kv_seq = Step("kv_bytes_per_sequence", pr.kept_context() * pr.kv_bytes_per_token(), "B",
-              "One sequence's KV bytes (what its layers keep of its context), read every step; unlike the weights, they do not amortise over the batch.",
+kv_seq = Step("kv_bytes_per_sequence", pr.read_context() * pr.kv_bytes_per_token() + gl.T * gl.s_idx + 2 * gl.s_st, "B",
+              "One sequence's KV bytes (what its layers read of its context, with its indexer keys and recurrent state where the model has "
+              "them), read every step; unlike the weights, they do not amortise over the batch.",
               latex=r"W_{\mathrm{seq}}", title="KV-cache bytes per sequence")
 i_limit = Step("intensity_batch_limit", pr.intensity(f_seq.s, kv_seq.s), "flop/B",
                r"As $B$ grows the weight bytes amortise away and the step's intensity tends to this per-sequence limit.",

@@ -96,7 +96,8 @@ speedup_cb = Step("speedup_compute_bound", accepted.s / (gamma + 1 + gamma * p_r
                   latex=r"\sigma_{\mathrm{cmp}}", title="Speedup once compute-bound")
 q_verify = (gamma + 1) * gl.u_token
 gemm_seq = Step("t_compute_per_sequence_verify",
-                pr.compute_time(pr.tp_split(gl.kappa * gl.P_active * q_verify + gl.L * pr.decode_attention_flops(sm.kept.s, q=q_verify)),
+                pr.compute_time(pr.tp_split(gl.kappa * gl.P_active * q_verify + gl.L_att * pr.decode_attention_flops(sm.read.s, q=q_verify)
+                                            + pr.recurrent_flops_per_token() * q_verify) + pr.indexer_flops_per_token() * q_verify,
                                 gl.eta_flops * gl.pi), "s",
               r"The compute time one sequence adds to a verification step: its $\gamma + 1$ tokens through the GEMMs and attention. "
               "The batch multiplies it; nothing amortises it.",

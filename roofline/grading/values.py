@@ -120,13 +120,17 @@ def _family(name: str, pairs: Sequence[tuple[sp.Symbol, sp.Expr | int]]) -> tupl
 #: (ParamCounts, kv_elements_per_token) and the glossary's meanings, which state each.
 IDENTITIES: dict[str, tuple[Identity, ...]] = {
     "gqa": _family("GQA attention", ((gl.n_kv, gl.K), (gl.w_k, gl.H), (gl.w_v, gl.H), (gl.w_c, 2 * gl.H), (gl.h_k, gl.H), (gl.h_v, gl.H),
-                                      (gl.e_kv, 2 * gl.L * gl.K * gl.H))),
+                                      (gl.e_kv, 2 * gl.L_att * gl.K * gl.H))),
     "mla": _family("multi-head latent attention", ((gl.n_kv, 1), (gl.w_k, gl.r_kv + gl.d_R), (gl.w_v, gl.r_kv), (gl.w_c, gl.r_kv + gl.d_R),
-                                                   (gl.h_k, gl.d_nope + gl.d_R), (gl.h_v, gl.d_v), (gl.e_kv, gl.L * (gl.r_kv + gl.d_R)))),
+                                                   (gl.h_k, gl.d_nope + gl.d_R), (gl.h_v, gl.d_v), (gl.e_kv, gl.L_att * (gl.r_kv + gl.d_R)))),
     "dense": _family("a dense model", ((gl.E, 1), (gl.k_E, 1), (gl.L_moe, 0), (gl.P_exp, 0), (gl.E_s, 0), (gl.F_E, 0),
                                        (gl.P_base, gl.P_active), (gl.P_matmul, gl.P_active))),
     "moe": _family("a mixture of experts", ((gl.P_base, gl.P_active - gl.L_moe * gl.k_E * gl.P_exp),
                                             (gl.P_matmul, gl.P_active + gl.L_moe * (gl.E - gl.k_E) * gl.P_exp))),
+    # every layer attends over a KV cache: no recurrent layer, no state
+    "attention": _family("a model whose every layer attends", ((gl.L_att, gl.L), (gl.L_rec, 0), (gl.s_st, 0), (gl.e_rec, 0))),
+    # no sparse attention: no indexer, and every windowed layer keeps only its window
+    "dense_attention": _family("attention without a sparse top-k", ((gl.s_idx, 0), (gl.e_idx, 0), (gl.L_drop, gl.L_win))),
     "params": _family("the parameter counts", ((gl.P_total, gl.P_matmul + gl.P_emb + gl.P_norm), (gl.P_noarith, gl.P_emb + gl.P_norm))),
 }
 #: Conventions and unit markers, replaced by their values (read from the bindings, so a changed convention follows).
@@ -149,9 +153,19 @@ def _bound_value(s: sp.Symbol, ctx: Context) -> sp.Expr | None:
         return None
 
 
+def model_families(m: object) -> list[str]:
+    """The identity families (keys of IDENTITIES) a model belongs to."""
+    families = ["mla" if m.mla is not None else "gqa", "moe" if m.moe is not None else "dense", "params"]
+    if not m.recurrent_layers:
+        families.append("attention")
+    if not m.sparse_layers:
+        families.append("dense_attention")
+    return families
+
+
 def identities(ctx: Context) -> tuple[Identity, ...]:
     """The identities of the context's model families and its conventions, each one that holds at the context's values."""
-    families = ["mla" if ctx.model.mla is not None else "gqa", "moe" if ctx.model.moe is not None else "dense", "params"]
+    families = model_families(ctx.model)
     out = []
     for ident in (i for f in families for i in IDENTITIES[f]):
         left = _bound_value(ident.symbol, ctx)

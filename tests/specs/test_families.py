@@ -244,7 +244,7 @@ def test_gpt2_fields_and_positions(tmp_path):
 
 @pytest.mark.parametrize("config, field", [
     ({**_shipped("llama-3.1-8b"), "hidden_act": "swiglu"}, "hidden_act"),
-    ({**GPT2, "activation_function": "relu2"}, "activation_function"),
+    ({**GPT2, "activation_function": "swiglu"}, "activation_function"),
     ({**_shipped("llama-3.1-8b"), "hidden_act": 3}, "hidden_act"),
 ])
 def test_an_mlp_that_cannot_be_determined_is_refused(tmp_path, config, field):

@@ -50,7 +50,8 @@ def test_mistral_sliding_window_caps_the_cache_at_32k():
     assert per_layer == 4096
     assert v["kept_context"] == 4096
     assert v["kv_bytes_step"] == 32 * 4096 * per_layer == 536_870_912
-    full = sm.kv_step.expr.xreplace({sm.kept.s: gl.T})  # every layer keeping all T tokens
+    assert v["read_context"] == 4096
+    full = sm.kv_step.expr.xreplace({sm.read.s: gl.T})  # every layer reading all T tokens
     decode_only = {gl.N_out: 0, gl.u_token: 1}  # no prompts in the step
     assert float(full.xreplace({gl.B: 1, gl.T: 32768, sm.kv_tok_gpu.s: 32 * per_layer, **decode_only})) == pytest.approx(4.295e9, rel=1e-3)
 
@@ -82,7 +83,8 @@ def test_gemma3_and_gpt_oss_figures_the_readme_quotes():
 
 def test_a_model_without_windows_has_exactly_the_full_context_expressions():
     """L_win = 0 turns every windowed expression into the full-context one (as MoE's E = 1 does for experts)."""
-    assert sp.simplify(pr.kept_context().xreplace({gl.L_win: 0}) - gl.T) == 0
+    assert sp.simplify(pr.kept_context().xreplace({gl.L_drop: 0}) - gl.T) == 0
+    assert sp.simplify(pr.read_context().xreplace({gl.L_win: 0}) - gl.T) == 0
     assert sp.simplify(pr.attended_pairs().xreplace({gl.L_win: 0}) - gl.S**2 / 2) == 0
     v = _values("llama-3.1-8b", context="32768 token")
     assert v["kept_context"] == 32768
@@ -154,7 +156,8 @@ def test_default_layout_is_exactly_tensor_parallelism():
     assert v["weight_bytes_gpu"] == v["weight_bytes"] / 2
     assert v["t_alltoall"] == 0
     assert sp.simplify(sm.weights_gpu.expr.xreplace({gl.n_dp: 1}) - pr.tp_split(pr.weight_bytes(pr.params_read(sm.experts.s)))) == 0
-    assert sm.memory_gpu.expr.xreplace({gl.n_dp: 1}).equals(pr.tp_split(gl.P_total * gl.b_w) + gl.B * (sm.kept.s + gl.q) * sm.kv_tok_gpu.s)
+    plain = {gl.n_dp: 1, gl.s_idx: 0, gl.s_st: 0}  # one replica; no indexer, no recurrent state
+    assert sm.memory_gpu.expr.xreplace(plain).equals(pr.tp_split(gl.P_total * gl.b_w) + gl.B * (sm.kept.s + gl.q) * sm.kv_tok_gpu.s)
 
 
 def test_alltoall_bytes_and_link_by_hand():
@@ -285,5 +288,5 @@ def test_more_replicas_never_read_more_weights_per_gpu(dp, batch):
 
 
 def test_docs_name_the_chunked_approximation():
-    doc = pr.kept_context.__doc__ or ""
+    doc = (pr.kept_context.__doc__ or "") + (pr.read_context.__doc__ or "")
     assert re.search(r"ChunkedLocalAttentionSpec", doc) and "C/2" in doc

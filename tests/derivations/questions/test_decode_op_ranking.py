@@ -26,7 +26,10 @@ from tests.derivations.helpers import context
 
 DOR = BY_SLUG["decode-op-ranking"]
 FAST = settings(max_examples=50, deadline=None)
-MODELS = model_names()
+#: models whose layers are attention (GQA or MLA) plus an MLP: the kernels the ranking lists; a model with linear-attention,
+#: Mamba-2 or sparse-attention layers runs kernels it does not list and is refused (test_layers_it_does_not_list_are_refused)
+MODELS = tuple(m for m in model_names() if not (api.model(m).recurrent_layers or api.model(m).sparse_layers))
+UNLISTED = tuple(m for m in model_names() if m not in MODELS)
 GQA_KERNELS = ("qkv", "o", "gate_up", "down", "lm_head", "attn", "ew")
 MLA_KERNELS = ("dqkv", "uq", "uk", "uv")
 MOE_KERNELS = ("router", "experts", "ew_moe")
@@ -56,7 +59,7 @@ def test_b_flip_closed_forms_meet_their_equations():
     assert sp.simplify(flip.xreplace(gqa) - gl.kappa_attn * gl.N * gl.b_w / (2 * gl.kappa * gl.K * gl.b_kv)) == 0
     assert sp.simplify(DOR.step("B_flip_experts").expr - flip * gl.E / gl.k_E) == 0
     flip_time = DOR.step("B_flip_time").expr
-    kept = pr.kept_context()  # T without windows; windowed layers keep min(T, W)
+    kept = pr.read_context()  # T without windows; windowed layers read min(T, W)
     assert sp.simplify(flip_time - gl.N * gl.h_v * gl.D * gl.u_param * gl.b_w / (kept * gl.n_kv * gl.w_c * gl.b_kv)) == 0
     # a model without windows (L_win = 0) has exactly the closed form it had before windows
     assert sp.simplify(flip_time.xreplace({gl.L_win: 0}) - gl.N * gl.h_v * gl.D * gl.u_param * gl.b_w / (gl.T * gl.n_kv * gl.w_c * gl.b_kv)) == 0
@@ -204,6 +207,21 @@ def test_every_headline_is_finite_and_positive(model):
                 v = values[name]
                 assert not isinstance(v, Missing), (model, hardware, batch, name, v)
                 assert math.isfinite(float(v)) and float(v) > 0, (model, hardware, batch, name, v)
+
+
+@pytest.mark.parametrize("model", UNLISTED)
+def test_layers_it_does_not_list_are_refused(model):
+    """A linear-attention, Mamba-2 or sparse-attention layer runs kernels the ranking does not list: the step the kernels add up
+    to, and each share of it, are n/a with one line naming the layers, rather than every layer ranked as GQA or MLA. One
+    attention layer's kernels, and where the GEMMs' intensity meets attention's (B_flip), still hold for the attention layers
+    such a model has."""
+    names = ["t_step", "attention_share"]
+    values = evaluate_numbers(DOR, context("h100-sxm", model), names)
+    for name in names:
+        v = values[name]
+        assert isinstance(v, Missing) and "the per-layer ranking does not list" in v.reason, (model, name, v)
+    flip = evaluate_numbers(DOR, context("h100-sxm", model), ["B_flip"])["B_flip"]
+    assert not isinstance(flip, Missing) and math.isfinite(float(flip)) and float(flip) > 0
 
 
 @settings(max_examples=40, deadline=None)

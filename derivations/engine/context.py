@@ -392,6 +392,12 @@ def _last_level_cache(h: Hardware) -> pint.Quantity:
     return h.require("on_chip_memory")
 
 
+def _indexer(m: Architecture) -> object:
+    if m.indexer is None:
+        raise SpecError(m.path, "index_topk", f"{m.name} has no sparse attention: no indexer picks a top-k of its cache")
+    return m.indexer
+
+
 def _kernels_listed(m: Architecture) -> Architecture:
     """A model whose layers are the attention (GQA or MLA) plus MLP whose kernels decode-op-ranking lists; a linear-attention,
     Mamba-2 or sparse-attention layer runs kernels it does not list, so it is refused rather than ranked as attention."""
@@ -459,6 +465,7 @@ MODEL_BINDINGS: dict[sp.Symbol, Callable[[Architecture], pint.Quantity]] = {
     gl.L_win: lambda m: _count(_window(m)[0]),
     gl.W_win: lambda m: Quantity(Fraction(_window(m)[1]), "token"),
     gl.L_drop: lambda m: _count(m.dropping_layers),
+    gl.k_top: lambda m: Quantity(Fraction(_indexer(m).topk), "token"),
     gl.s_idx: lambda m: Quantity(Fraction(m.index_bytes_per_token()), "B/token"),
     gl.e_idx: lambda m: _count(m.index_elements()),
     gl.s_st: lambda m: Quantity(Fraction(m.state_bytes_per_sequence()), "B"),

@@ -520,7 +520,10 @@ def _run(c: _Compiled, arrays: Mapping[str, np.ndarray], bad: Mapping[str, np.nd
     Reason codes are None where every point has a value (most steps of most sweeps: no array of codes to carry).
     """
     with np.errstate(all="ignore"):
-        raw = c.function(*(arrays[s] for s in c.args))  # type: ignore[misc]
+        try:
+            raw = c.function(*(arrays[s] for s in c.args))  # type: ignore[misc]
+        except (ZeroDivisionError, ValueError, TypeError):  # plain floats where nothing varies: undefined, as numeric._call reads it
+            raw = np.full(n, np.nan)
     if raw is ABSENT:  # a missing constant the expression cannot do without
         return np.full(n, np.nan), np.full(n, _reason(reasons, c.missing))
     why: np.ndarray | None = None

@@ -91,6 +91,7 @@ L_rec = g("L_rec", "1", r"L_{\mathrm{rec}}", "layers (or blocks) that keep a fix
 L_win = g("L_win", "1", r"L_{\mathrm{win}}", r"attention layers that read at most $W_{\mathrm{win}}$ tokens per query: a sliding window, an attention chunk, or a sparse top-$k$ selection (0 when every layer reads the whole context)")
 W_win = g("W_win", "token", r"W_{\mathrm{win}}", "tokens a windowed layer reads per query: the sliding window, the chunk of chunked attention, or the top-$k$ of sparse attention ($10^{9}$ without: longer than any context)")
 L_drop = g("L_drop", "1", r"L_{\mathrm{drop}}", r"windowed layers that also drop the tokens outside their window (a sliding window or chunk); a sparse top-$k$ layer keeps every token ($L_{\mathrm{win}}$ for most models)")
+k_top = g("k_top", "token", r"k_{\mathrm{top}}", "tokens a sparse-attention layer reads per query: its indexer's top-$k$ (index_topk; none without sparse attention)")
 # sparse attention's indexer (DeepSeek-V3.2): a small key per token per sparse layer, scored against every cached token
 s_idx = g("s_idx", "B/token", r"s_{\mathrm{idx}}", "indexer-cache bytes per token over all sparse-attention layers (0 without sparse attention)")
 e_idx = g("e_idx", "1", r"e_{\mathrm{idx}}", "indexer channels one query scores per cached token over all sparse layers: indexer heads times their width (0 without sparse attention)")

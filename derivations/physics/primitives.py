@@ -295,7 +295,7 @@ def roofline_component_time(flops: sp.Expr, nbytes: sp.Expr, eta_flops: sp.Expr 
     return sp.Max(memory_time(nbytes, eta_bw * bandwidth), compute_time(flops, eta_flops * peak))
 
 
-def kv_bytes_per_token_per_gpu(L: sp.Expr = gl.L, w_c: sp.Expr = gl.w_c, b_kv: sp.Expr = gl.b_kv,
+def kv_bytes_per_token_per_gpu(L: sp.Expr = gl.L_att, w_c: sp.Expr = gl.w_c, b_kv: sp.Expr = gl.b_kv,
                                streams: sp.Expr = gl.n_kv, degree: sp.Expr = gl.n_tp) -> sp.Expr:
     """KV-cache bytes one cached token occupies on the busiest GPU: its streams, replicated past the stream count [B/token]."""
     return L * w_c * b_kv * streams_per_gpu(streams, degree)

@@ -65,6 +65,7 @@ QUESTIONS: tuple[Question, ...] = (
     Question("flash-attention-io", "FlashAttention's HBM traffic: the textbook count and the real one", "flash_attention_io", "attention"),
     Question("int4-flip", "The INT4 flip batch: weight-only quantization against BF16 and FP8", "int4_flip", "quantization-moe"),
     Question("speculative-decoding", "Speculative decoding: a draft length per batch bucket", "speculative_decoding", "serving"),
+    Question("attention-kinds", "Full, windowed, sparse and linear attention: what one sequence keeps and reads", "attention_kinds", "attention"),
 )
 SLUGS: tuple[str, ...] = tuple(q.slug for q in QUESTIONS)
 _BY_SLUG_ENTRY = {q.slug: q for q in QUESTIONS}

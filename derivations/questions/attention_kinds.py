@@ -98,8 +98,8 @@ DERIVATION = derivation(
     STEPS,
     ("bytes_read_per_sequence", "read_over_full", "bytes_held_per_sequence"),
     argument=(
-        "kv_bytes_per_token", "read_context", "kv_bytes_sequence", "index_bytes_sequence", "state_bytes_sequence", "bytes_read_per_sequence",
-        "bytes_read_full_attention", "read_over_full", "T_state", "T_index", "T_index_flops",
+        "kv_bytes_per_token", "kv_bytes_sequence", "index_bytes_sequence", "state_bytes_sequence", "bytes_read_per_sequence",
+        "bytes_held_per_sequence", "bytes_read_full_attention", "read_over_full", "T_state", "T_index", "T_index_flops",
     ),
     body_tables=(0, 1),
     answer=(

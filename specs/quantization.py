@@ -129,8 +129,9 @@ GROUP_LABELS = {"attention": "attention", "mlp_dense": "dense MLPs", "experts_ro
 
 #: (component, a part of a module's name that places it there), first match wins: the Hugging Face module names of
 #: COMPONENT_MODULES, by the part that tells them apart
-_NAME_PARTS = (("experts_shared", "shared_expert"), ("experts_routed", ".experts"), ("router", ".gate"), ("router", ".router"),
-               ("attention", "self_attn."), ("attention", ".attn."), ("attention", ".self_attention."), ("mlp_dense", ".mlp."),
+_NAME_PARTS = (("router", "shared_expert_gate"), ("experts_shared", "shared_expert"), ("experts_routed", ".experts"), ("router", ".gate"),
+               ("router", ".router"), ("attention", "self_attn."), ("attention", ".attn."), ("attention", ".self_attention."),
+               ("attention", ".linear_attn."), ("mlp_dense", ".mlp."),
                ("mlp_dense", ".feed_forward."), ("embedding", "embed_tokens"), ("embedding", ".wte"), ("lm_head", "lm_head"))
 
 

@@ -18,6 +18,9 @@ transformers' Triton MXFP4 paths), so its math is BF16 like weight-only INT4.
 "Introducing NVFP4 for Efficient and Accurate Low-Precision Inference" (developer.nvidia.com/blog/introducing-nvfp4-for-
 efficient-and-accurate-low-precision-inference/: "a 16-value micro-block ... FP8 E4M3 scale ... a second-level FP32 scalar").
 `mxfp8` is OCP MXFP8: FP8 values in blocks of 32 sharing one E8M0 scale, 8 + 8/32 = 8.25 bits (OCP MX v1.0, section 5).
+`mxfp6` is OCP MXFP6 (E2M3 or E3M2 values, blocks of 32, one E8M0 scale): 6 + 8/32 = 6.25 bits; `fp6` the bare 6 bits. Their
+math is a chip's FP6 peak where it lists one: CDNA 4 (MI355X) runs FP6 at its FP4 rate, Blackwell Ultra at its FP8 rate
+(NVIDIA prints "FP8/FP6" as one row), so there a `--math fp6` sheet says it runs no faster than FP8.
 """
 
 from __future__ import annotations
@@ -74,10 +77,12 @@ PRECISIONS: dict[str, Precision] = {
         Precision("mxfp4", 4, group_size=32, scale_bytes=1, math="bf16"),
         Precision("nvfp4", 4, group_size=16, scale_bytes=1, math="fp4"),
         Precision("mxfp8", 8, group_size=32, scale_bytes=1, math="fp8"),
+        Precision("fp6", 6, math="fp6"),
+        Precision("mxfp6", 6, group_size=32, scale_bytes=1, math="fp6"),
     )
 }
 #: Precisions a chip may list under [peak_dense].
-MATH_PRECISIONS = ("bf16", "fp16", "fp8", "int8", "fp4")
+MATH_PRECISIONS = ("bf16", "fp16", "fp8", "int8", "fp6", "fp4")
 _GROUPED = re.compile(r"^(int4|fp4)-g(\d{1,5})$")
 
 

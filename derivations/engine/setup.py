@@ -152,7 +152,7 @@ def spec_facts(s: Setup) -> tuple[tuple[str, str], ...]:
 
 
 #: The wider format a narrower math precision is expected to outrun (twice as fast on most tensor cores)
-WIDER_MATH = {"fp8": "bf16", "int8": "bf16", "fp4": "fp8"}
+WIDER_MATH = {"fp8": "bf16", "int8": "bf16", "fp6": "fp8", "fp4": "fp8"}
 
 
 def _no_faster(peaks: Mapping[str, Fraction | Missing], math: str) -> str:

@@ -33,6 +33,21 @@ def test_nvfp4_is_four_and_a_half_bits_and_mxfp8_eight_and_a_quarter():
     assert precision("nvfp4").math == "fp4" and precision("mxfp8").math == "fp8"
 
 
+def test_mxfp6_is_six_and_a_quarter_bits_at_a_chips_fp6_peak():
+    """OCP MXFP6: 6-bit values in blocks of 32 with one E8M0 scale. CDNA 4 runs FP6 at its FP4 rate; Hopper lists no FP6 peak."""
+    from roofline.specs.errors import SpecError
+
+    from roofline import api
+
+    assert precision("mxfp6").bytes_per_element * 8 == Fraction(25, 4) and precision("fp6").bytes_per_element * 8 == 6
+    assert precision("mxfp6").math == "fp6"
+    mi355x = api.hardware("mi355x")
+    assert mi355x.peak("fp6") == mi355x.peak("fp4")
+    with pytest.raises(SpecError) as err:
+        api.derive("decode-floor", hardware="h100-sxm", weights="mxfp6")
+    assert err.value.field == "peak_dense.fp6"
+
+
 def test_modelopt_nvfp4_converts_the_decoders_linears_and_keeps_what_it_excludes(tmp_path):
     formats, m = _formats(tmp_path, QWEN_MOE, {"quant_method": "modelopt", "quant_algo": "NVFP4", "group_size": 16,
                                               "kv_cache_quant_algo": "FP8", "exclude_modules": ["lm_head", "*mlp.gate"]})

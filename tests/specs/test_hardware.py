@@ -87,7 +87,7 @@ def _write(tmp_path: Path, text: str) -> Path:
     (lambda t: t.replace('"3.35 TB/s"', '"1e999 TB/s"'), "memory_bandwidth", "finite"),
     (lambda t: t.replace('"3.35 TB/s"', "3.35"), "memory_bandwidth", "bare number"),
     (lambda t: t.replace('bf16 = "989.4 Tflop/s"', 'bf16 = "989.4 TB/s"'), "peak_dense.bf16", "flop/s"),
-    (lambda t: t.replace("[peak_dense]", "[peak_dense]\nfp6 = \"1 Tflop/s\""), "peak_dense.fp6", "unknown precision"),
+    (lambda t: t.replace("[peak_dense]", "[peak_dense]\nfp12 = \"1 Tflop/s\""), "peak_dense.fp12", "unknown precision"),
     (lambda t: t.replace('scaleup_topology = "switch"', 'scaleup_topology = "nvswitch"'), "scaleup_topology", "expected one of switch, mesh, torus, pcie"),
     (lambda t: t + '\n[field_status]\nmemory_bandwith = "C"\n', "field_status.memory_bandwith", "not a figure this file stores"),
     (lambda t: t + '\n[field_status]\n"peak_dense.fp4" = "C"\n', "field_status.peak_dense.fp4", "not a figure this file stores"),
@@ -212,6 +212,8 @@ def test_the_2026_chips_keep_their_datasheet_traps():
     ("trn3", "fp4", "fp4 runs no faster than fp8: 2,517 against 2,517 Tflop/s"),
     ("gaudi3", "fp8", "fp8 runs no faster than bf16: 1,835 against 1,835 Tflop/s"),
     ("b300", "int8", "int8 runs slower than (7% of) bf16: 154 against 2,250 Tflop/s"),
+    ("b300", "fp6", "fp6 runs no faster than fp8: 4,500 against 4,500 Tflop/s"),  # NVIDIA's "FP8/FP6" row
+    ("gb300", "fp6", "fp6 runs no faster than fp8: 5,000 against 5,000 Tflop/s"),
 ])
 def test_a_math_precision_a_chip_runs_no_faster_than_a_wider_one_is_said(hardware, math, words):
     """Issue 37: precisions a chip runs no faster than another are said as such, on the sheet's Math line."""

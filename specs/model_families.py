@@ -51,8 +51,9 @@ class Family:
     #: the recurrent layers' kind where some layers keep a fixed-size state instead of a KV cache: "gated_deltanet"
     #: (Qwen3-Next's linear attention), "mamba2" (Nemotron-H's state-space mixers) or None
     linear: str | None = None
-    #: the query projection also yields a per-channel output gate (Qwen3-Next's gated attention: q_proj is D x 2 N H)
-    attn_output_gate: bool = False
+    #: the query projection also yields a per-channel output gate (Qwen3-Next's gated attention: q_proj is D x 2 N H); a field
+    #: name where the config switches it (Qwen3.5's attn_output_gate)
+    attn_output_gate: bool | str = False
     #: DeepSeek Sparse Attention: a lightning indexer in every layer picks the top index_topk cached tokens each query reads
     indexer: bool = False
     #: the shared expert's output is scaled by a sigmoid gate of its own (a D x 1 projection per MoE layer: Qwen2-MoE, Qwen3-Next)
@@ -105,6 +106,15 @@ FAMILIES: dict[str, Family] = {
                                    "linear_conv_kernel_dim": 4, "linear_key_head_dim": 128, "linear_value_head_dim": 128,
                                    "linear_num_key_heads": 16, "linear_num_value_heads": 32, "decoder_sparse_step": 1,
                                    "max_position_embeddings": 32768}),
+    # Qwen3.5 MoE (Qwen3_5MoeForConditionalGeneration; its language model, qwen3_5_moe_text, under text_config): Qwen3-Next's
+    # layout (Gated DeltaNet layers between gated full-attention layers, a Qwen3-MoE block with a gated shared expert in every
+    # layer), the output gate switched by attn_output_gate. The vision tower and the MTP layer are not counted.
+    "qwen3_5_moe_text": Family(windows="qwen3_next", qk_norm=True, mlp_bias=False, moe="qwen3_next", linear="gated_deltanet",
+                               attn_output_gate="attn_output_gate", shared_expert_gate=True,
+                               defaults={**_LLAMA_LIKE, "vocab_size": 248320, "head_dim": 256, "full_attention_interval": 4,
+                                         "linear_conv_kernel_dim": 4, "linear_key_head_dim": 128, "linear_value_head_dim": 128,
+                                         "linear_num_key_heads": 16, "linear_num_value_heads": 32, "decoder_sparse_step": 1,
+                                         "attn_output_gate": True, "max_position_embeddings": 262144}),
     # DeepSeek-V3.2 (DeepseekV32ForCausalLM): DeepSeek-V3 with DeepSeek Sparse Attention in every layer: a lightning indexer
     # (index_n_heads heads of index_head_dim over the query latent, one shared key per token cached in FP8) scores the whole
     # cache and the MLA attention reads only its top index_topk tokens
@@ -157,9 +167,8 @@ SUPPORTED_TYPES = tuple(FAMILIES)
 #: model_types of 2025-26 whose layers roofline does not read yet: read as another family, their KV bytes, state bytes, bytes
 #: read per step and FLOPs would be wrong, so they are refused with the reason (transformers' modeling_<family>.py for each)
 UNMODELLED_LAYERS = {
-    "qwen3_5_moe": "a vision-language wrapper around Gated DeltaNet layers whose config roofline has not read from a published file",
     "kimi_linear": "linear attention (Kimi Delta Attention) in most layers: a fixed-size state per sequence, no KV growth",
     "glm_moe_dsa": "DeepSeek Sparse Attention on GLM's MoE layout, whose config roofline has not read from a published file",
 }
 #: multimodal configs whose language model sits under text_config, and that language model's model_type
-WRAPPERS = {"gemma3": "gemma3_text", "llama4": "llama4_text"}
+WRAPPERS = {"gemma3": "gemma3_text", "llama4": "llama4_text", "qwen3_5_moe": "qwen3_5_moe_text"}

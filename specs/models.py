@@ -313,9 +313,11 @@ class Architecture:
     attn_output_gate: bool = False
     #: each MoE layer's shared expert has a D x 1 sigmoid gate
     shared_expert_gate: bool = False
-    #: bytes per element of the recurrent state: the model's dtype (vLLM's mamba_ssm_cache_dtype "auto"), or the config's
-    #: mamba_ssm_cache_dtype
+    #: bytes per element of the recurrent state: the model's dtype (vLLM's mamba_cache_dtype "auto"), or the dtype the config
+    #: names for it (mamba_ssm_cache_dtype, mamba_ssm_dtype)
     state_element_bytes: int = 2
+    #: bytes per element of the convolution state: the model's dtype
+    conv_element_bytes: int = 2
     #: blocks of one sublayer each (Nemotron-H: a mixer or an MLP behind one norm); 0 where a layer is attention plus an MLP.
     #: num_layers is then half of them, so the per-layer all-reduces and overheads count one per block
     blocks: int = 0
@@ -378,7 +380,8 @@ class Architecture:
         """Bytes of the recurrent layers' state per sequence (recurrent state and convolution state); 0 without such layers."""
         if self.linear is None:
             return 0
-        return self.recurrent_layers * (self.linear.recurrent_elements + self.linear.conv_elements) * self.state_element_bytes
+        per_layer = self.linear.recurrent_elements * self.state_element_bytes + self.linear.conv_elements * self.conv_element_bytes
+        return self.recurrent_layers * per_layer
 
     def recurrent_elements(self) -> int:
         """Elements of the recurrent state (convolution state excluded) per sequence over all recurrent layers."""
@@ -725,9 +728,10 @@ def parse_config(data: Mapping[str, object], path: Path, meta: Mapping[str, str]
         layer_windows=layer_windows,
         linear=linear,
         indexer=indexer,
-        attn_output_gate=fam.attn_output_gate,
+        attn_output_gate=c.flag(fam.attn_output_gate),
         shared_expert_gate=fam.shared_expert_gate,
-        state_element_bytes=_state_bytes(c) if linear else 2,
+        state_element_bytes=_state_bytes(c, ("mamba_ssm_cache_dtype", "mamba_ssm_dtype")) if linear else 2,
+        conv_element_bytes=_state_bytes(c, ()) if linear else 2,
         blocks=len(blocks),
         quantization=quant,
         nested_in=nested,
@@ -831,9 +835,10 @@ def _indexer(c: _Config, mla: MLA | None) -> Indexer:
     return Indexer(heads=c.int("index_n_heads"), dim=c.int("index_head_dim"), topk=c.int("index_topk"))
 
 
-def _state_bytes(c: _Config) -> int:
-    """Bytes per recurrent-state element: the config's mamba_ssm_cache_dtype where it names one, else the model's dtype."""
-    for name in ("mamba_ssm_cache_dtype", "torch_dtype", "dtype"):
+def _state_bytes(c: _Config, own: tuple[str, ...]) -> int:
+    """Bytes per state element: the dtype the config names for it (`own`: Nemotron-H's mamba_ssm_cache_dtype, Qwen3.5's
+    mamba_ssm_dtype for the recurrent state), else the model's dtype."""
+    for name in (*own, "torch_dtype", "dtype"):
         value = c.raw(name)
         if value is None or value == "auto":
             continue

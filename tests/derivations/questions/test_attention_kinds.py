@@ -131,9 +131,22 @@ def test_nemotron_h_configs_it_cannot_count_are_refused(tmp_path, change, field)
     assert err.value.field == field and "\n" not in str(err.value)
 
 
-def test_a_float32_ssm_cache_doubles_the_state(tmp_path):
+def test_qwen3_5_reads_its_language_model_and_a_float32_recurrent_state(tmp_path):
+    """Qwen3.5-35B-A3B: Qwen3-Next's layout under text_config; its config keeps the delta-rule state in float32
+    (mamba_ssm_dtype) and the convolution state in the model's bfloat16."""
+    m = api.model("qwen3.5-35b-a3b")
+    assert (m.nested_in, m.attention_layers, m.recurrent_layers, m.attn_output_gate) == ("text_config", 10, 30, True)
+    assert m.state_bytes_per_sequence() == 30 * (32 * 128 * 128 * 4 + 3 * 8192 * 2)
+    assert m.param_counts().total == 34_660_610_688
+    cfg = _shipped("qwen3.5-35b-a3b")
+    with pytest.raises(SpecError) as err:
+        load_model(_write(tmp_path, {**cfg, "text_config": {**cfg["text_config"], "mamba_ssm_dtype": "int3"}}))
+    assert err.value.field == "text_config.mamba_ssm_dtype"
+
+
+def test_a_float32_ssm_cache_doubles_the_recurrent_state(tmp_path):
     m = load_model(_write(tmp_path, {**_shipped("nemotron-h-56b-base-8k"), "mamba_ssm_cache_dtype": "float32"}))
-    assert m.state_bytes_per_sequence() == 2 * NH_STATE
+    assert m.state_bytes_per_sequence() == 54 * (256 * 64 * 256 * 4 + (16384 + 2 * 8 * 256) * 3 * 2)  # the conv state stays BF16
 
 
 def test_qwen3_next_layer_types_and_interval_agree(tmp_path):

@@ -453,7 +453,7 @@ PEAK_BINDINGS: dict[sp.Symbol, Callable[[Hardware, str], pint.Quantity]] = {gl.p
 #: symbols bound from the model
 MODEL_BINDINGS: dict[sp.Symbol, Callable[[Architecture], pint.Quantity]] = {
     gl.D: lambda m: _count(m.hidden_size),
-    gl.F: lambda m: _count(m.intermediate_size),
+    gl.F: lambda m: _count(m.intermediate_size or (m.moe.expert_ffn if m.moe else 0)),
     gl.m_mlp: lambda m: _count(m.mlp_matrices),
     gl.L: lambda m: _count(m.num_layers),
     gl.N: lambda m: _count(m.num_heads),

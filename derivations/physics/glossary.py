@@ -21,7 +21,7 @@ M_sram = g("M_sram", "B", r"M_{\mathrm{L2}}", "on-chip cache (L2) per chip")
 
 # model shape (dimensionless counts, from config.json)
 D = g("D", "1", "D", "hidden size (d_model)")
-F = g("F", "1", "F", "MLP intermediate size (d_ff)")
+F = g("F", "1", "F", "MLP intermediate size (d_ff; a routed expert's where the config gives no dense width: every layer a mixture of experts)")
 m_mlp = g("m_mlp", "1", r"m_{\mathrm{mlp}}", "weight matrices of a dense MLP: 3 gated (gate, up, down), 2 plain (up, down: GPT-2, OPT, Falcon, Phi)")
 L = g("L", "1", "L", "transformer layers")
 N = g("N", "1", "N", "query heads")

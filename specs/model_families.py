@@ -69,6 +69,13 @@ class Family:
 _LLAMA_LIKE = {"tie_word_embeddings": False, "hidden_act": "silu", "attention_bias": False, "mlp_bias": False}
 _GEMMA_DEFAULTS = {"tie_word_embeddings": True, "hidden_activation": "gelu_pytorch_tanh", "attention_bias": False}
 
+#: Qwen3-Next's layout, which Qwen3.5's language model shares: Gated DeltaNet layers between gated full-attention layers with
+#: q/k norms, and a Qwen3-MoE block with a gated shared expert in every layer
+_QWEN_NEXT = {"windows": "qwen3_next", "qk_norm": True, "mlp_bias": False, "moe": "qwen3_next", "linear": "gated_deltanet",
+              "shared_expert_gate": True}
+_QWEN_NEXT_DEFAULTS = {**_LLAMA_LIKE, "head_dim": 256, "full_attention_interval": 4, "linear_conv_kernel_dim": 4, "linear_key_head_dim": 128,
+                       "linear_value_head_dim": 128, "linear_num_key_heads": 16, "linear_num_value_heads": 32, "decoder_sparse_step": 1}
+
 #: model_type -> weight layout. Sources: huggingface/transformers src/transformers/models/<family>/modeling_<family>.py
 #: and configuration_<family>.py (gemma3 @ 008f5c8c, llama4 @ 008e5743, gpt_oss @ 00d4b3d2, glm4_moe @ a0699c97 (modeling)
 #: and c7ec229a (configuration), phi3 @ 43c2b481 (modeling) and d7991107 (configuration) read for this table).
@@ -100,21 +107,12 @@ FAMILIES: dict[str, Family] = {
     # (q_proj D x 2 N H: queries and an output gate) with per-head q/k norms; every layer's MLP is a Qwen3-MoE block with one
     # shared expert of shared_expert_intermediate_size behind a sigmoid gate (D x 1). The MTP layer (mtp_num_hidden_layers),
     # which transformers does not load, is not counted.
-    "qwen3_next": Family(windows="qwen3_next", qk_norm=True, mlp_bias=False, moe="qwen3_next", linear="gated_deltanet", attn_output_gate=True,
-                         shared_expert_gate=True,
-                         defaults={**_LLAMA_LIKE, "vocab_size": 151936, "head_dim": 256, "full_attention_interval": 4,
-                                   "linear_conv_kernel_dim": 4, "linear_key_head_dim": 128, "linear_value_head_dim": 128,
-                                   "linear_num_key_heads": 16, "linear_num_value_heads": 32, "decoder_sparse_step": 1,
-                                   "max_position_embeddings": 32768}),
+    "qwen3_next": Family(**_QWEN_NEXT, attn_output_gate=True, defaults={**_QWEN_NEXT_DEFAULTS, "vocab_size": 151936, "max_position_embeddings": 32768}),
     # Qwen3.5 MoE (Qwen3_5MoeForConditionalGeneration; its language model, qwen3_5_moe_text, under text_config): Qwen3-Next's
     # layout (Gated DeltaNet layers between gated full-attention layers, a Qwen3-MoE block with a gated shared expert in every
     # layer), the output gate switched by attn_output_gate. The vision tower and the MTP layer are not counted.
-    "qwen3_5_moe_text": Family(windows="qwen3_next", qk_norm=True, mlp_bias=False, moe="qwen3_next", linear="gated_deltanet",
-                               attn_output_gate="attn_output_gate", shared_expert_gate=True,
-                               defaults={**_LLAMA_LIKE, "vocab_size": 248320, "head_dim": 256, "full_attention_interval": 4,
-                                         "linear_conv_kernel_dim": 4, "linear_key_head_dim": 128, "linear_value_head_dim": 128,
-                                         "linear_num_key_heads": 16, "linear_num_value_heads": 32, "decoder_sparse_step": 1,
-                                         "attn_output_gate": True, "max_position_embeddings": 262144}),
+    "qwen3_5_moe_text": Family(**_QWEN_NEXT, attn_output_gate="attn_output_gate",
+                               defaults={**_QWEN_NEXT_DEFAULTS, "vocab_size": 248320, "attn_output_gate": True, "max_position_embeddings": 262144}),
     # DeepSeek-V3.2 (DeepseekV32ForCausalLM): DeepSeek-V3 with DeepSeek Sparse Attention in every layer: a lightning indexer
     # (index_n_heads heads of index_head_dim over the query latent, one shared key per token cached in FP8) scores the whole
     # cache and the MLA attention reads only its top index_topk tokens

@@ -852,20 +852,14 @@ def _moe(c: _Config, fam: Family, L: int) -> MoE | None:
     if fam.moe == "mixtral":
         experts, ffn = c.int("num_local_experts"), c.int("intermediate_size")
         return MoE(experts, _top_k(c, experts), 0, ffn, tuple(range(L)))
-    if fam.moe == "qwen3_moe":
+    if fam.moe in ("qwen3_moe", "qwen3_next"):
+        # Qwen3MoeSparseMoeBlock: routed experts in every decoder_sparse_step-th layer outside mlp_only_layers; Qwen3-Next's
+        # (Qwen3NextSparseMoeBlock) adds one shared expert where shared_expert_intermediate_size is set
         experts = c.int("num_experts")
         step = c.int("decoder_sparse_step", default=1)
         dense_only = c.index_list("mlp_only_layers", L) or ()
         layers = tuple(i for i in range(L) if i not in dense_only and (i + 1) % step == 0)
-        return MoE(experts, _top_k(c, experts), 0, c.int("moe_intermediate_size"), layers)
-    if fam.moe == "qwen3_next":
-        # Qwen3NextSparseMoeBlock: routed experts in every decoder_sparse_step-th layer outside mlp_only_layers, plus one shared
-        # expert where shared_expert_intermediate_size is set
-        experts = c.int("num_experts")
-        step = c.int("decoder_sparse_step", default=1)
-        dense_only = c.index_list("mlp_only_layers", L) or ()
-        layers = tuple(i for i in range(L) if i not in dense_only and (i + 1) % step == 0)
-        shared = 1 if c.int("shared_expert_intermediate_size", default=0, minimum=0) else 0
+        shared = 1 if fam.moe == "qwen3_next" and c.int("shared_expert_intermediate_size", default=0, minimum=0) else 0
         return MoE(experts, _top_k(c, experts), shared, c.int("moe_intermediate_size"), layers)
     if fam.moe == "deepseek":
         experts = c.int("n_routed_experts")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from fractions import Fraction
+from pathlib import Path
 
 import pytest
 from roofline.derivations.engine.sheet import Missing, evaluate_exactly
@@ -163,3 +164,13 @@ def test_sparse_attention_needs_the_query_latent(tmp_path):
     with pytest.raises(SpecError) as err:
         load_model(_write(tmp_path, {**_shipped("deepseek-v3.2"), "q_lora_rank": None}))
     assert err.value.field == "q_lora_rank"
+
+
+def test_the_readme_quotes_the_new_models_as_their_specs_count_them():
+    """The README's figures for the 2026 families come from the specs, not typed by hand."""
+    readme = (Path(__file__).resolve().parents[3] / "README.md").read_text()
+    for name in ("qwen3-next-80b-a3b", "qwen3.5-35b-a3b", "deepseek-v3.2", "nemotron-h-56b-base-8k"):
+        assert f"{api.model(name).param_counts().total / 1e9:.2f}B" in readme, name
+    assert f"{QN_STATE / 1e6:.1f} MB of state" in readme
+    assert f"{api.model('qwen3.5-35b-a3b').state_bytes_per_sequence() / 1e6:.1f} MB per sequence" in readme
+    assert f"{DS_INDEX / 1e3:.2f} kB of indexer keys" in readme

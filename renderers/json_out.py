@@ -70,6 +70,7 @@ def sheet_json(sheet: Sheet) -> dict[str, Any]:
             **({"second_hardware": ctx.second_hardware.key, "second_hardware_name": ctx.second_hardware.name} if ctx.second_hardware else {}),
             **({"second_model": ctx.second_model.key, "second_model_name": ctx.second_model.name} if ctx.second_model else {}),
             "weights": ctx.weights.name,
+            "weight_formats": {c: p.name for c, p in ctx.weights.formats},
             "kv": ctx.kv.name,
             "math": ctx.math.math,
             "engine": ctx.engine.name if ctx.engine is not None else "",

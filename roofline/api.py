@@ -28,12 +28,13 @@ import numpy as np
 import pint
 
 from . import compiled
-from .derivations.engine.context import Context, input_overrides, make_context, parse_overrides, warn_checkpoint
+from .derivations.engine.context import Context, input_overrides, make_context, model_components, parse_overrides, warn_checkpoint
 from .derivations.engine.declare import Derivation, Row
 from .derivations.engine.sheet import NumericMismatchError, Sheet, solve_sheet
 from .derivations.engine.sweep import MAX_AXIS, Axis, SweepError, check_points, grid_points, parse_axis
 from .derivations.engine.sweep import plan as sweep_plan
 from .derivations.engine.sweep import sweep as sweep_grid
+from .derivations.physics import conventions
 from .derivations.questions import registry
 from .renderers import FORMATS, notebook
 from .renderers import plots as plot_renderer
@@ -48,6 +49,7 @@ from .specs.measurements import profile as engine_profile
 from .specs.models import Architecture, load_model
 from .specs.precisions import precision
 from .specs.text import check_name
+from .specs.weight_formats import row_formats
 from .userfile import is_derivation_file
 from .userfile import load as load_derivation_file
 
@@ -149,11 +151,9 @@ def resolve_row(ctx: Context, row: Row) -> Context:
         new = replace(new, hardware=_hardware(row.hardware))
     if row.model:
         new = replace(new, model=_model(row.model))
-    if row.weights:
-        w = precision(row.weights)
-        new = replace(new, weights=w, math=precision(row.math or w.math))
-    elif row.math:
-        new = replace(new, math=precision(row.math))
+    w, math = row_formats(new.weights, new.math_defaulted, new.model.weight_formats, model_components(new.model), tuple(new.hardware.peak_dense),
+                          conventions.DEFAULT_WEIGHTS, row.weights or None, row.math or None)
+    new = replace(new, weights=w, **({"math": precision(math)} if math is not None else {}))
     if row.kv:
         new = replace(new, kv=precision(row.kv))
     if row.second_hardware:

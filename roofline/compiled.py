@@ -44,7 +44,7 @@ from .derivations.engine.blueprint import Blueprint, Row
 from .derivations.engine.codegen import PlanError
 from .derivations.engine.numeric import Missing, Plan
 from .derivations.engine.run import Identity, Sheet, UnreadError, read_input, solve
-from .derivations.engine.setup import Bindings, ProfileData, Setup, SpecData, make_setup, with_changes
+from .derivations.engine.setup import Bindings, ProfileData, Setup, SpecData, make_setup, row_formats, with_changes
 from .specs.errors import SpecError, SpecWarning
 
 #: bump when an entry's shape or the recipe of its key changes
@@ -198,12 +198,14 @@ def _values(data: Mapping[str, Any]) -> dict[str, Fraction | Missing]:
 def spec_json(s: SpecData) -> dict[str, Any]:
     return {"key": s.key, "name": s.name, "path": s.path, "status": s.status, "source": s.source,
             "values": {k: _value_json(v) for k, v in s.values.items()}, "peaks": {k: _value_json(v) for k, v in s.peaks.items()},
-            "model_type": s.model_type, "quantization": s.quantization, "experts": s.experts, "checkpoint_warning": s.checkpoint_warning}
+            "model_type": s.model_type, "quantization": s.quantization, "experts": s.experts, "checkpoint_warning": s.checkpoint_warning,
+            "stored_weights": [list(f) for f in s.stored_weights], "components": dict(s.components)}
 
 
 def spec(data: Mapping[str, Any]) -> SpecData:
     return SpecData(str(data["key"]), str(data["name"]), str(data["path"]), str(data["status"]), str(data["source"]), _values(data["values"]),
-                    _values(data["peaks"]), str(data["model_type"]), data["quantization"], data["experts"], data["checkpoint_warning"])
+                    _values(data["peaks"]), str(data["model_type"]), data["quantization"], data["experts"], data["checkpoint_warning"],
+                    tuple((str(c), str(f)) for c, f in data["stored_weights"]), {str(c): int(n) for c, n in data["components"].items()})
 
 
 def engine_json(e: ProfileData) -> dict[str, Any]:
@@ -583,6 +585,7 @@ def _sheet(args: Any, bp: Blueprint, plan: Plan, forms: Any, defaults: dict[str,
     file's as it loads, then a quantized checkpoint's); MissError where the full path would answer otherwise."""
     from .derivations.physics import conventions
     from .specs.precisions import MATH_PRECISIONS, precision
+    from .specs.weight_formats import default_math, resolve_weights
 
     # `is None`, never `or`: an empty name is not the default (the full path refuses it, through specs.text.check_name)
     hw = cat.spec("hardware", bp.hardware[0] if args.hardware is None else args.hardware)
@@ -590,8 +593,8 @@ def _sheet(args: Any, bp: Blueprint, plan: Plan, forms: Any, defaults: dict[str,
     warn = model.checkpoint_warning if args.model is not None and args.weights is None else None
     if args.math is not None and args.math not in MATH_PRECISIONS:
         raise MissError("a storage format as the math")
-    weights = precision(conventions.DEFAULT_WEIGHTS if args.weights is None else args.weights, "--weights")
-    math = precision(weights.math if args.math is None else args.math, "--math")
+    weights = resolve_weights(args.weights, model.stored_weights, model.components, conventions.DEFAULT_WEIGHTS)
+    math = precision(default_math(weights, tuple(k for k, v in hw.peaks.items() if isinstance(v, Fraction)))[0] if args.math is None else args.math, "--math")
     kv = precision(conventions.DEFAULT_KV if args.kv is None else args.kv, "--kv")
     if isinstance(hw.peaks.get(math.math), Missing | None):
         raise MissError("no peak at the math precision")
@@ -623,6 +626,7 @@ def _sheet(args: Any, bp: Blueprint, plan: Plan, forms: Any, defaults: dict[str,
 
 def _resolve(cat: _Catalog, bp: Blueprint, s: Setup, row: Row) -> Setup:
     """The setup a table row describes (roofline.api.resolve_row, on plain data)."""
+    from .derivations.physics import conventions
     from .specs.precisions import precision
 
     changes: dict[str, Any] = {}
@@ -630,11 +634,6 @@ def _resolve(cat: _Catalog, bp: Blueprint, s: Setup, row: Row) -> Setup:
         changes["hardware"] = cat.spec("hardware", row.hardware)
     if row.model:
         changes["model"] = cat.spec("models", row.model)
-    if row.weights:
-        w = precision(row.weights)
-        changes.update(weights=w, math=precision(row.math or w.math))
-    elif row.math:
-        changes["math"] = precision(row.math)
     if row.kv:
         changes["kv"] = precision(row.kv)
     if row.second_hardware:
@@ -643,6 +642,9 @@ def _resolve(cat: _Catalog, bp: Blueprint, s: Setup, row: Row) -> Setup:
         changes["second_model"] = cat.spec("models", row.second_model)
     if row.engine:
         changes["engine"] = cat.engine(row.engine)
+    if row.hardware or row.model:  # the formats follow the row's model, on its chip
+        s = with_changes(cat.bindings, s, **{k: changes[k] for k in ("hardware", "model") if k in changes})
+    changes.update(row_formats(s, conventions.DEFAULT_WEIGHTS, row.weights or None, row.math or None))
     if row.set:
         by_name = {i.name: i for i in bp.inputs}
         try:

@@ -31,6 +31,9 @@ class Family:
     norms_per_layer: int = 2
     #: a per-head norm with weights on queries and keys (Qwen3, Gemma 3); a field name where it is switchable (Phi)
     qk_norm: bool | str = False
+    #: the q/k norm's span: "head" (head_dim weights each for q and k) or "layer" (one norm over all heads: N H and K H
+    #: weights; MiniMax-M2's qk_norm_type per_layer)
+    qk_norm_span: str = "head"
     qkv_bias: bool | str = "attention_bias"
     o_bias: bool | str = "attention_bias"
     mlp_bias: bool | str = "mlp_bias"
@@ -45,7 +48,7 @@ class Family:
     #: (linear attention but every full_attention_interval-th layer), "blocks" (Nemotron-H: hybrid_override_pattern, one
     #: sublayer per block)
     windows: str = "none"
-    #: "mixtral", "qwen3_moe", "deepseek", "gpt_oss", "llama4" or None (dense)
+    #: "mixtral", "qwen3_moe", "qwen3_next", "deepseek", "gpt_oss", "llama4", "nemotron_h" (E blocks), "minimax_m2" or None (dense)
     moe: str | None = None
     mla: bool = False
     #: the recurrent layers' kind where some layers keep a fixed-size state instead of a KV cache: "gated_deltanet"
@@ -60,8 +63,9 @@ class Family:
     shared_expert_gate: bool = False
     #: the router is an nn.Linear an FP8 checkpoint quantizes (DeepSeek's MoEGate is a bare parameter: it is not)
     router_linear: bool = True
-    #: our field name -> the config's, where the family spells it differently (GPT-2's n_embd)
-    aliases: Mapping[str, str] = field(default_factory=dict)
+    #: our field name -> the config's, where the family spells it differently (GPT-2's n_embd); several spellings: the first
+    #: the file has
+    aliases: Mapping[str, str | tuple[str, ...]] = field(default_factory=dict)
     #: the config class's defaults for fields a config.json may omit (transformers configuration_<family>.py)
     defaults: Mapping[str, object] = field(default_factory=dict)
 
@@ -75,6 +79,9 @@ _QWEN_NEXT = {"windows": "qwen3_next", "qk_norm": True, "mlp_bias": False, "moe"
               "shared_expert_gate": True}
 _QWEN_NEXT_DEFAULTS = {**_LLAMA_LIKE, "head_dim": 256, "full_attention_interval": 4, "linear_conv_kernel_dim": 4, "linear_key_head_dim": 128,
                        "linear_value_head_dim": 128, "linear_num_key_heads": 16, "linear_num_value_heads": 32, "decoder_sparse_step": 1}
+
+#: DeepSeek-V3.2's layout (MLA, DeepSeek's MoE, a DSA indexer in every layer), which GLM-5 (glm_moe_dsa) shares
+_DSA = {"mla": True, "moe": "deepseek", "mlp_bias": False, "router_linear": False, "indexer": True}
 
 #: model_type -> weight layout. Sources: huggingface/transformers src/transformers/models/<family>/modeling_<family>.py
 #: and configuration_<family>.py (gemma3 @ 008f5c8c, llama4 @ 008e5743, gpt_oss @ 00d4b3d2, glm4_moe @ a0699c97 (modeling)
@@ -116,15 +123,37 @@ FAMILIES: dict[str, Family] = {
     # DeepSeek-V3.2 (DeepseekV32ForCausalLM): DeepSeek-V3 with DeepSeek Sparse Attention in every layer: a lightning indexer
     # (index_n_heads heads of index_head_dim over the query latent, one shared key per token cached in FP8) scores the whole
     # cache and the MLA attention reads only its top index_topk tokens
-    "deepseek_v32": Family(mla=True, moe="deepseek", mlp_bias=False, router_linear=False, indexer=True,
-                           defaults={**_LLAMA_LIKE, "index_n_heads": 64, "index_head_dim": 128, "index_topk": 2048}),
+    "deepseek_v32": Family(**_DSA, defaults={**_LLAMA_LIKE, "index_n_heads": 64, "index_head_dim": 128, "index_topk": 2048}),
+    # GLM-5 (GlmMoeDsaForCausalLM; modeling_glm_moe_dsa @ 00371f38, configuration_glm_moe_dsa @ 008e5743): DeepSeek-V3.2's
+    # layout at GLM's sizes: MLA with a DSA indexer in every layer, first_k_dense_replace dense SwiGLU layers then DeepSeek's
+    # MoE (a bare-Parameter sigmoid router with e_score_correction_bias, routed and shared SwiGLU experts). vLLM runs it as
+    # DeepseekV2ForCausalLM. GLM-5.2's shared-indexer layers (indexer_types "shared") are refused; the MTP layer is not counted.
+    "glm_moe_dsa": Family(**_DSA, defaults={**_LLAMA_LIKE, "vocab_size": 154880, "max_position_embeddings": 202752, "n_routed_experts": 256,
+                                            "n_shared_experts": 1, "num_experts_per_tok": 8, "moe_intermediate_size": 2048,
+                                            "first_k_dense_replace": 3, "q_lora_rank": 2048, "kv_lora_rank": 512, "qk_rope_head_dim": 64,
+                                            "qk_nope_head_dim": 192, "v_head_dim": 256, "index_n_heads": 32, "index_head_dim": 128,
+                                            "index_topk": 2048, "topk_method": "noaux_tc"}),
     # Nemotron-H (NemotronHForCausalLM, vLLM nemotron_h.py): blocks of one sublayer each behind one RMSNorm, from
-    # hybrid_override_pattern: M a Mamba-2 mixer, * GQA attention (attention_head_dim, no RoPE), - a plain MLP (up and down,
-    # squared ReLU); no biases but the convolution's (use_conv_bias). Its 'E' MoE blocks (Nemotron 3) are not read.
+    # hybrid_override_pattern: M a Mamba-2 mixer, * GQA attention (attention_head_dim, or head_dim as Nemotron 3 spells it; no
+    # RoPE), - a plain MLP (up and down, squared ReLU), E (Nemotron 3) a MoE of plain squared-ReLU experts and a wider shared
+    # expert behind a sigmoid router with a score-correction bias (NemotronHMoE: DeepSeek-V3's noaux_tc routing, a router no
+    # quantization converts); no biases but the convolution's (use_conv_bias). A latent MoE (moe_latent_size) is refused.
     "nemotron_h": Family(mlp="plain", act_fields=("mlp_hidden_act",), norms_per_layer=1, qkv_bias="attention_bias", o_bias="attention_bias",
-                         mlp_bias="mlp_bias", windows="blocks", linear="mamba2", aliases={"head_dim": "attention_head_dim"},
+                         mlp_bias="mlp_bias", windows="blocks", linear="mamba2", moe="nemotron_h", router_linear=False,
+                         aliases={"head_dim": ("attention_head_dim", "head_dim")},
                          defaults={"tie_word_embeddings": False, "attention_bias": False, "mlp_bias": False, "mlp_hidden_act": "relu2",
-                                   "use_conv_bias": True, "conv_kernel": 4, "max_position_embeddings": 4096}),
+                                   "use_conv_bias": True, "conv_kernel": 4, "max_position_embeddings": 4096, "n_shared_experts": 1,
+                                   "topk_method": "noaux_tc"}),
+    # MiniMax-M2 (MiniMaxM2ForCausalLM, vLLM minimax_m2.py): GQA with partial RoPE (rotary_dim) and q/k RMSNorms over all heads
+    # at once (q_norm N H, k_norm K H: qk_norm_type per_layer), no biases; every layer a MoE of num_local_experts SwiGLU experts
+    # (w1, w2, w3) of intermediate_size behind a sigmoid router (D x E, FP32, not quantized) with a per-expert score-correction
+    # bias (use_routing_bias); no shared expert. attn_type_list 0 (MiniMax-01's lightning attention) and the MTP modules are
+    # not read.
+    "minimax_m2": Family(qkv_bias="attention_bias", o_bias=False, mlp_bias=False, qk_norm="use_qk_norm", qk_norm_span="layer",
+                         moe="minimax_m2",
+                         defaults={"tie_word_embeddings": False, "hidden_act": "silu", "attention_bias": False, "use_qk_norm": True,
+                                   "qk_norm_type": "per_layer", "use_routing_bias": True, "shared_intermediate_size": 0,
+                                   "topk_method": "noaux_tc"}),
     "deepseek_v2": Family(mla=True, moe="deepseek", mlp_bias=False, router_linear=False, defaults=_LLAMA_LIKE),
     "deepseek_v3": Family(mla=True, moe="deepseek", mlp_bias=False, router_linear=False, defaults=_LLAMA_LIKE),
     # Kimi K2: DeepSeek-V3's architecture (its config names DeepseekV3ForCausalLM and configuration_deepseek.DeepseekV3Config)
@@ -166,7 +195,6 @@ SUPPORTED_TYPES = tuple(FAMILIES)
 #: read per step and FLOPs would be wrong, so they are refused with the reason (transformers' modeling_<family>.py for each)
 UNMODELLED_LAYERS = {
     "kimi_linear": "linear attention (Kimi Delta Attention) in most layers: a fixed-size state per sequence, no KV growth",
-    "glm_moe_dsa": "DeepSeek Sparse Attention on GLM's MoE layout, whose config roofline has not read from a published file",
 }
 #: multimodal configs whose language model sits under text_config, and that language model's model_type
 WRAPPERS = {"gemma3": "gemma3_text", "llama4": "llama4_text", "qwen3_5_moe": "qwen3_5_moe_text"}

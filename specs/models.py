@@ -1,10 +1,10 @@
 """Model architectures from Hugging Face config.json files.
 
-Reads the Llama, Mistral, Mixtral, Qwen2/3 (dense and MoE), DeepSeek-V2/V3 and
-Kimi K2, GLM-4.5 (glm4_moe), Phi-3/Phi-4, Gemma 2/3, gpt-oss and Llama 4 families
-(gated MLPs), and GPT-2, OPT,
-Falcon and Phi (plain two-matrix MLPs). How each `model_type` lays out its
-weights (which projections carry biases, norms per layer, gated or plain MLP,
+Reads the Llama, Mistral, Mixtral, Qwen2/3 (dense and MoE), DeepSeek-V2/V3/V3.2 and
+Kimi K2, GLM-4.5 (glm4_moe), GLM-5 (glm_moe_dsa), MiniMax-M2, Phi-3/Phi-4, Gemma 2/3,
+gpt-oss and Llama 4 families (gated MLPs), GPT-2, OPT, Falcon and Phi (plain
+two-matrix MLPs), and Nemotron-H (Mamba-2, plain MLP and plain-expert MoE blocks).
+How each `model_type` lays out its weights (which projections carry biases, norms per layer, gated or plain MLP,
 where the experts are, which layers attend through a window) is written once in
 specs.model_families.FAMILIES, from transformers' `modeling_<family>.py`; the
 defaults of its config class fill a field a config.json leaves out, as
@@ -36,7 +36,6 @@ from .counts import (
     mla_attention_params,
     mla_kv_elements_per_token,
     mlp_params,
-    swiglu_mlp_params,
 )
 from .errors import SpecError, shown
 from .model_families import FAMILIES, SUPPORTED_TYPES, UNMODELLED_LAYERS, WRAPPERS, Family
@@ -56,9 +55,10 @@ FULL, SLIDING, CHUNKED, LINEAR = "full_attention", "sliding_attention", "chunked
 LAYER_TYPES = (FULL, SLIDING, CHUNKED)
 #: roofline's name for a DeepSeek Sparse Attention layer: it keeps every token and reads its indexer's top-k
 SPARSE = "sparse_attention"
-#: Nemotron-H's blocks of one sublayer (hybrid_override_pattern): M a Mamba-2 mixer, * attention, - an MLP
+#: Nemotron-H's blocks of one sublayer (hybrid_override_pattern): M a Mamba-2 mixer, * attention, - an MLP, E a mixture of
+#: experts (Nemotron 3; an MLP block by its sequence mixing, none: MoE.moe_layers says which blocks are experts)
 MAMBA, MLP_BLOCK = "mamba", "mlp"
-BLOCK_TYPES = {"M": MAMBA, "*": FULL, "-": MLP_BLOCK}
+BLOCK_TYPES = {"M": MAMBA, "*": FULL, "-": MLP_BLOCK, "E": MLP_BLOCK}
 #: layer types that keep a fixed-size state, and those with no sequence mixing of their own
 RECURRENT_TYPES = (LINEAR, MAMBA)
 NOT_ATTENTION = (LINEAR, MAMBA, MLP_BLOCK)
@@ -81,12 +81,24 @@ class MoE:
     top_k: int
     shared_experts: int
     expert_ffn: int
-    #: indices of the layers whose MLP is a mixture of experts
+    #: indices of the layers whose MLP is a mixture of experts (of the blocks, for a block-structured model)
     moe_layers: tuple[int, ...]
     #: the router has a bias per expert (gpt-oss)
     router_bias: bool = False
     #: each routed expert's projections carry biases (gpt-oss: 2 F_E on gate-up, D on down)
     expert_bias: bool = False
+    #: weight matrices in one expert: 3 gated (gate, up, down), 2 plain (up, down: Nemotron-H's squared-ReLU experts)
+    expert_matrices: int = 3
+    #: each shared expert's width where it differs from expert_ffn (Nemotron-H's moe_shared_expert_intermediate_size), else None
+    shared_ffn: int | None = None
+
+    def expert_params(self, D: int) -> int:
+        """Weights of one routed expert."""
+        return mlp_params(D, self.expert_ffn, self.expert_matrices)
+
+    def shared_params(self, D: int) -> int:
+        """Weights of one shared expert."""
+        return mlp_params(D, self.shared_ffn or self.expert_ffn, self.expert_matrices)
 
 
 @dataclass(frozen=True)
@@ -281,6 +293,8 @@ class Architecture:
     #: q, k and v projections carry biases
     qkv_bias: bool = False
     qk_norm: bool = False
+    #: the q/k norm spans all heads (N H weights on queries, K H on keys: MiniMax-M2) instead of one head (head_dim each)
+    qk_norm_per_layer: bool = False
     moe: MoE | None = None
     mla: MLA | None = None
     hf_repo: str = ""
@@ -335,7 +349,8 @@ class Architecture:
     def dense_layers(self) -> int:
         """Layers (blocks) with a dense MLP."""
         if self.blocks:
-            return sum(t == MLP_BLOCK for t in self.layer_types)
+            experts = set(self.moe.moe_layers) if self.moe else set()
+            return sum(t == MLP_BLOCK and i not in experts for i, t in enumerate(self.layer_types))
         return self.num_layers - (len(self.moe.moe_layers) if self.moe else 0)
 
     @property
@@ -446,7 +461,7 @@ class Architecture:
         if self.attn_output_gate:
             attention += L_att * D * N * H
         if self.qk_norm:
-            norms += L_att * 2 * H * per_norm
+            norms += L_att * ((N + K) * H if self.qk_norm_per_layer else 2 * H) * per_norm
         biases = L_att * ((N * H + 2 * K * H) if self.qkv_bias else 0) + L_att * (D if self.o_bias else 0)
         if self.attention_sinks:
             biases += L_att * N
@@ -465,10 +480,10 @@ class Architecture:
         if self.moe:
             e = self.moe
             n_moe = len(e.moe_layers)
-            expert = swiglu_mlp_params(D, e.expert_ffn)
+            expert = e.expert_params(D)
             routed = n_moe * e.experts * expert
             routed_active = n_moe * e.top_k * expert
-            shared = n_moe * e.shared_experts * expert
+            shared = n_moe * e.shared_experts * e.shared_params(D)
             router = n_moe * D * (e.experts + (1 if self.shared_expert_gate and e.shared_experts else 0))
             if e.router_bias:
                 biases += n_moe * e.experts
@@ -556,8 +571,11 @@ class _Config:
         self.defaults = family.defaults if family else {}
 
     def key(self, name: str) -> str:
-        """The config's own spelling of one of our field names."""
-        return self.aliases.get(name, name)
+        """The config's own spelling of one of our field names (of several spellings, the first the file has)."""
+        alias = self.aliases.get(name, name)
+        if isinstance(alias, tuple):
+            return next((k for k in alias if k in self.data), alias[0])
+        return alias
 
     def where(self, name: str) -> str:
         return self.prefix + self.key(name)
@@ -637,6 +655,9 @@ def _language_model(data: Mapping[str, object], path: Path) -> tuple[Mapping[str
     if not isinstance(text, dict):
         raise SpecError(path, "text_config", f"expected the language model's config (a JSON object), found {shown(text)}")
     inner = text.get("model_type", WRAPPERS.get(model_type))
+    if isinstance(inner, str) and inner in UNMODELLED_LAYERS:
+        raise SpecError(path, "text_config.model_type", f"{inner}'s layers are {UNMODELLED_LAYERS[inner]}; roofline does not read this family "
+                        "yet, so it refuses rather than count its layers as another kind")
     if inner not in FAMILIES:
         raise SpecError(path, "text_config.model_type", f"unsupported language model {shown(inner)}; supported: {', '.join(SUPPORTED_TYPES)}")
     # the wrapper's own fields (tie_word_embeddings, quantization_config) apply where the text config does not set them
@@ -672,7 +693,12 @@ def parse_config(data: Mapping[str, object], path: Path, meta: Mapping[str, str]
         raise SpecError(path, c.where("attention_bias"), "expected false: biases on multi-head latent attention's projections are not counted")
     moe = _moe(c, fam, L)
     act = _activation(c, fam)
-    F = _dense_width(c, model_type, D, needed=moe is None or len(moe.moe_layers) < L)
+    if blocks:
+        experts = set(moe.moe_layers) if moe else set()
+        dense_needed = any(t == MLP_BLOCK and i not in experts for i, t in enumerate(blocks))
+    else:
+        dense_needed = moe is None or len(moe.moe_layers) < L
+    F = _dense_width(c, model_type, D, needed=dense_needed)
     linear = (_linear(c) if fam.linear == "gated_deltanet" else _mamba2(c)) if fam.linear else None
     indexer = _indexer(c, mla) if fam.indexer else None
     if blocks:
@@ -711,6 +737,7 @@ def parse_config(data: Mapping[str, object], path: Path, meta: Mapping[str, str]
         max_position_embeddings=c.int("max_position_embeddings", default=0, minimum=0),
         qkv_bias=c.flag(fam.qkv_bias),
         qk_norm=c.flag(fam.qk_norm),
+        qk_norm_per_layer=fam.qk_norm_span == "layer",
         moe=moe,
         mla=mla,
         extra={"topk_method": c.raw("topk_method")},
@@ -814,8 +841,8 @@ def _blocks(c: _Config, count: int) -> tuple[str, ...]:
         raise SpecError(c.path, c.where("hybrid_override_pattern"), f"expected a string of {count} block types (M, * or -), found {shown(pattern)}")
     unknown = sorted(set(pattern) - set(BLOCK_TYPES))
     if unknown:
-        what = "a MoE block (E), which roofline does not read yet" if unknown[0] == "E" else f"block type {unknown[0]!r}"
-        raise SpecError(c.path, c.where("hybrid_override_pattern"), f"unsupported {what}; supported: M (Mamba-2), * (attention), - (MLP)")
+        raise SpecError(c.path, c.where("hybrid_override_pattern"), f"unsupported block type {unknown[0]!r}; supported: M (Mamba-2), "
+                                                                    "* (attention), - (MLP), E (mixture of experts)")
     return tuple(BLOCK_TYPES[ch] for ch in pattern)
 
 
@@ -832,6 +859,19 @@ def _mamba2(c: _Config) -> Mamba2:
 def _indexer(c: _Config, mla: MLA | None) -> Indexer:
     if mla is None or mla.q_rank is None:
         raise SpecError(c.path, c.where("q_lora_rank"), "missing: DeepSeek Sparse Attention's indexer reads the query latent (q_lora_rank)")
+    # GlmMoeDsaConfig (GLM-5.2's IndexCache): a "shared" layer runs no indexer and reuses the previous layer's top-k, from
+    # indexer_types, else index_topk_pattern (F full, S shared), else every index_topk_freq-th layer; roofline reads only
+    # layers that each run their own indexer
+    types, pattern, freq = c.raw("indexer_types"), c.raw("index_topk_pattern"), c.raw("index_topk_freq")
+    if types is not None and (not isinstance(types, list) or any(t != "full" for t in types)):
+        raise SpecError(c.path, c.where("indexer_types"), f"expected every layer 'full': layers that share another's top-k ('shared') are "
+                                                          f"not modelled, found {shown(types)}")
+    if types is None and pattern is not None and (not isinstance(pattern, str) or set(pattern) - {"F"}):
+        raise SpecError(c.path, c.where("index_topk_pattern"), f"expected only F (every layer runs its indexer): shared (S) layers are not "
+                                                               f"modelled, found {shown(pattern)}")
+    if types is None and pattern is None and freq is not None and freq != 1:
+        raise SpecError(c.path, c.where("index_topk_freq"), f"expected 1 (every layer runs its indexer): layers that reuse another's top-k "
+                                                            f"are not modelled, found {shown(freq)}")
     return Indexer(heads=c.int("index_n_heads"), dim=c.int("index_head_dim"), topk=c.int("index_topk"))
 
 
@@ -869,7 +909,44 @@ def _moe(c: _Config, fam: Family, L: int) -> MoE | None:
             raise SpecError(c.path, c.where("moe_layer_freq"), f"expected 1 (every layer after first_k_dense_replace is MoE), found {freq}")
         shared = c.int("n_shared_experts", default=0, minimum=0)
         layers = tuple(range(min(first_dense, L), L))
+        # GlmMoeDsaConfig's mlp_layer_types ("dense" or "sparse" per layer) defaults to first_k_dense_replace dense layers
+        kinds = c.raw("mlp_layer_types")
+        if kinds is not None and kinds != ["dense" if i < first_dense else "sparse" for i in range(L)]:
+            raise SpecError(c.path, c.where("mlp_layer_types"), f"expected {first_dense} 'dense' then 'sparse' layers (first_k_dense_replace), "
+                                                                f"found {shown(kinds)}")
         return MoE(experts, _top_k(c, experts), shared, c.int("moe_intermediate_size"), layers)
+    if fam.moe == "nemotron_h":
+        # NemotronHMoE (vLLM nemotron_h.py): in each E block of hybrid_override_pattern, a sigmoid router (D x E, a per-expert
+        # score-correction bias), n_routed_experts plain squared-ReLU experts (up and down, no gate) of moe_intermediate_size
+        # and n_shared_experts of moe_shared_expert_intermediate_size; a latent MoE (Nemotron 3 Super) is not read
+        layers = tuple(i for i, ch in enumerate(c.raw("hybrid_override_pattern")) if ch == "E")
+        if not layers:
+            return None
+        if c.raw("moe_latent_size") is not None:
+            raise SpecError(c.path, c.where("moe_latent_size"), "expected null: a latent MoE (experts in a narrower space behind "
+                                                                "fc1/fc2 latent projections) is not read")
+        experts, width = c.int("n_routed_experts"), c.int("moe_intermediate_size")
+        shared = c.int("n_shared_experts", default=0, minimum=0)
+        shared_width = c.int("moe_shared_expert_intermediate_size") if shared else width
+        return MoE(experts, _top_k(c, experts), shared, width, layers, expert_matrices=2,
+                   shared_ffn=shared_width if shared_width != width else None)
+    if fam.moe == "minimax_m2":
+        # MiniMaxM2MoE: num_local_experts SwiGLU experts of intermediate_size in every layer, a sigmoid router with a correction
+        # bias (use_routing_bias, counted through topk_method noaux_tc); MiniMax-01's lightning-attention layers and a shared
+        # expert are not read
+        kinds = c.raw("attn_type_list")
+        if kinds is not None and (not isinstance(kinds, list) or len(kinds) != L or any(k != 1 or isinstance(k, bool) for k in kinds)):
+            raise SpecError(c.path, c.where("attn_type_list"), f"expected {L} entries of 1 (softmax attention): lightning attention (0) is "
+                                                               f"not modelled, found {shown(kinds)}")
+        norm = c.text("qk_norm_type")
+        if c.bool("use_qk_norm", True) and norm != "per_layer":
+            raise SpecError(c.path, c.where("qk_norm_type"), f"expected 'per_layer' (one norm over all heads), found {shown(norm)}")
+        if not c.bool("use_routing_bias", True):
+            raise SpecError(c.path, c.where("use_routing_bias"), "expected true: a router without its score-correction bias is not read")
+        if c.int("shared_intermediate_size", default=0, minimum=0):
+            raise SpecError(c.path, c.where("shared_intermediate_size"), "expected 0: MiniMax-M2's shared expert is not read")
+        experts = c.int("num_local_experts")
+        return MoE(experts, _top_k(c, experts), 0, c.int("intermediate_size"), tuple(range(L)))
     if fam.moe == "gpt_oss":
         # GptOssMLP: a biased router and biased experts (gate_up 2F, down D) of width intermediate_size, in every layer
         experts = c.int("num_local_experts")

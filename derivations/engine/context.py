@@ -22,7 +22,6 @@ import numpy as np
 import pint
 import sympy as sp
 
-from ...specs.counts import swiglu_mlp_params
 from ...specs.errors import SpecError, shown, suggest
 from ...specs.hardware import Hardware, SpecWarning
 from ...specs.measurements import DEFAULT_PROFILE, PROFILE_INPUTS, Profile, load_profiles
@@ -31,10 +30,12 @@ from ...specs.models import Architecture, MoE
 from ...specs.power import PowerFamily, load_power
 from ...specs.precisions import MATH_PRECISIONS, Precision, precision
 from ...specs.quantities import check_sign, parse_quantity
+from ...specs.weight_formats import COMPONENTS, WeightFormats, default_math, resolve_weights
 from ...units import Quantity, unit, unit_text, ureg
 from ..physics import conventions
 from ..physics import glossary as gl
 from .blueprint import BARE_NUMBER_UNITS, DOMAINS, MAX_COUNT, MAX_MAGNITUDE, ZERO_DOMAINS, is_bare_number, within
+from .setup import WEIGHT_WIDTHS
 
 
 @dataclass(frozen=True)
@@ -216,7 +217,8 @@ ENGINE_INPUTS = frozenset(PROFILE_INPUTS)
 class Context:
     hardware: Hardware
     model: Architecture
-    weights: Precision
+    #: the format of each weight component: the checkpoint's own unless --weights says otherwise
+    weights: WeightFormats
     kv: Precision
     math: Precision
     #: user-set inputs by name, already parsed and checked
@@ -232,9 +234,11 @@ class Context:
     engine: Profile | None = DEFAULT_ENGINE
 
     def second(self) -> Context:
-        """The second setup: the second chip and model in place of the first, precisions and inputs unchanged."""
-        return replace(self, hardware=self.second_hardware or self.hardware, model=self.second_model or self.model,
-                       second_hardware=None, second_model=None)
+        """The second setup: the second chip and model in place of the first, formats and inputs unchanged (a default math is
+        the weights' default math on the second chip)."""
+        hardware = self.second_hardware or self.hardware
+        math = precision(default_math(self.weights, tuple(hardware.peak_dense))[0]) if self.math_defaulted else self.math
+        return replace(self, hardware=hardware, model=self.second_model or self.model, math=math, second_hardware=None, second_model=None)
 
     def with_overrides(self, **values: str) -> Context:
         """A copy with more inputs set (values are unit strings); used by tables."""
@@ -248,14 +252,15 @@ def make_context(hardware: Hardware, model: Architecture, weights: str | None = 
     """The sheet's own context. A math precision the chip has no dense peak for is an error here, naming the chip and what it has;
     an unknown engine profile (None: the default) is one line with the closest names.
 
-    A checkpoint that ships quantized (its config's quantization_config) is computed in the default format unless
-    --weights says otherwise; the sheet says so (`sheet.spec_facts`), and `warn_checkpoint` warns a user who picked it.
+    Without --weights every weight component is computed in the format the model's checkpoint stores it in (its config's
+    quantization_config; the default format for an unquantized checkpoint), and the sheet says so (`setup.spec_facts`);
+    `--weights` names one format for all, or a format per component (specs.weight_formats).
     """
     # `is None`, never `or`: an empty name is refused (specs.text.check_name), not read as the default
-    w = precision(conventions.DEFAULT_WEIGHTS if weights is None else weights, "--weights")
+    w = resolve_weights(weights, model.weight_formats, model_components(model), conventions.DEFAULT_WEIGHTS)
     if math is not None and math not in MATH_PRECISIONS:
         raise SpecError("--math", None, f"{math[:20]!r} is a storage format, not a math precision; the tensor cores run one of {', '.join(MATH_PRECISIONS)}")
-    m = precision(w.math if math is None else math, "--math")
+    m = precision(default_math(w, tuple(hardware.peak_dense))[0] if math is None else math, "--math")
     if m.math not in hardware.peak_dense:
         given = f"--math {math}" if math is not None else f"--weights {w.name} (whose math is {m.math})"
         raise SpecError(hardware.path, f"peak_dense.{m.math}",
@@ -264,27 +269,30 @@ def make_context(hardware: Hardware, model: Architecture, weights: str | None = 
                    math_defaulted=math is None, engine=engine_profile(engine) if engine is not None else DEFAULT_ENGINE)
 
 
+def model_components(model: Architecture) -> dict[str, int]:
+    """The model's parameters by weight component (specs.weight_formats.COMPONENTS)."""
+    counts = model.param_counts()
+    return {c: getattr(counts, c) for c in COMPONENTS}
+
+
 def warn_checkpoint(model: Architecture, weights: str | None) -> None:
-    """One SpecWarning when a user picks a quantized checkpoint and no --weights: the sheet computes it in the default format."""
-    if weights is None and model.quantization is not None:
+    """One SpecWarning when a user picks a checkpoint whose quantization_config is not read, and no --weights: the sheet
+    computes it in the default format."""
+    if weights is None and model.quantization is not None and not model.quantization.read:
         warnings.warn(SpecWarning(*checkpoint_warning_parts(model), flag="--weights"), stacklevel=3)
 
 
-def checkpoint_warning(model: Architecture) -> str:
-    """The one line for a quantized checkpoint computed in the default weight format (one format per sheet)."""
+def checkpoint_warning(model: Architecture) -> str | None:
+    """The one line for a checkpoint whose quantization is not read (computed in the default weight format), or None."""
+    if model.quantization is None or model.quantization.read:
+        return None
     return "".join(checkpoint_warning_parts(model))
 
 
 def checkpoint_warning_parts(model: Architecture) -> tuple[str, str]:
     """checkpoint_warning's line as (what is warned about, the advice naming --weights)."""
-    used = conventions.DEFAULT_WEIGHTS
-    fmt = model.checkpoint_weights()
-    if fmt is None:
-        return f"{model.key}: quantization_config: {model.quantization_summary()}; this sheet computes every weight as {used}", " (set --weights)"
-    mixed = len({f for c, f in model.weight_formats if c != "norms" and c != "biases" and getattr(model.param_counts(), c)}) > 1
-    tail = f", and its other parts as {fmt} too (one weight format per sheet)" if mixed else ""
-    return (f"{model.key}: its checkpoint stores {model.quantization_summary()}; this sheet computes every weight as {used} (the default)",
-            f": --weights {fmt} counts its {fmt} weights{tail}")
+    return (f"{model.key}: quantization_config: {model.quantization_summary()}; this sheet computes every weight as {conventions.DEFAULT_WEIGHTS}",
+            " (set --weights)")
 
 
 def _mla(m: Architecture) -> object:
@@ -343,8 +351,7 @@ def _moe_value(m: Architecture, pick: Callable[[MoE], int], dense: int) -> pint.
 
 
 def _expert_params(m: Architecture) -> pint.Quantity:
-    moe = m.moe
-    return Quantity(Fraction(swiglu_mlp_params(m.hidden_size, moe.expert_ffn) if moe else 0), "parameter")
+    return Quantity(Fraction(m.moe.expert_params(m.hidden_size) if m.moe else 0), "parameter")
 
 
 def _count(x: int) -> pint.Quantity:
@@ -450,6 +457,8 @@ HARDWARE_BINDINGS: dict[sp.Symbol, Callable[[Hardware], pint.Quantity]] = {
 }
 #: the dense tensor peak the math runs at: the chip's, at the math precision
 PEAK_BINDINGS: dict[sp.Symbol, Callable[[Hardware, str], pint.Quantity]] = {gl.pi: lambda h, math: h.peak(math)}
+#: the dense tensor peak the attention kernels run at: the chip's, at the KV cache format's math
+KV_PEAK_BINDINGS: dict[sp.Symbol, Callable[[Hardware, str], pint.Quantity]] = {gl.pi_kv: lambda h, math: h.peak(math)}
 #: symbols bound from the model
 MODEL_BINDINGS: dict[sp.Symbol, Callable[[Architecture], pint.Quantity]] = {
     gl.D: lambda m: _count(m.hidden_size),
@@ -496,11 +505,14 @@ MODEL_BINDINGS: dict[sp.Symbol, Callable[[Architecture], pint.Quantity]] = {
     gl.L_moe: lambda m: _moe_value(m, lambda moe: len(moe.moe_layers), 0),
     gl.P_exp: _expert_params,
     gl.F_E: lambda m: _moe_value(m, lambda moe: moe.expert_ffn, 0),
-    gl.E_s: lambda m: _moe_value(m, lambda moe: moe.shared_experts, 0),
+    # shared experts in routed-expert sizes (Nemotron 3 Nano's one shared expert is twice as wide as a routed one: 2)
+    gl.E_s: lambda m: _count(Fraction(m.moe.shared_experts * m.moe.shared_params(m.hidden_size), m.moe.expert_params(m.hidden_size))
+                             if m.moe else Fraction(0)),
     gl.P_base: _params(lambda c: c.active_matmul - c.experts_routed_active),
     # the kernels of one layer (decode-op-ranking): a part the model lacks is n/a, so its kernel is too
     gl.F_dense: _dense_ffn,
     gl.F_moe: lambda m: _count(_moe_layer(m).expert_ffn),
+    gl.m_E: lambda m: _count(_moe_layer(m).expert_matrices),
     gl.P_rtr: lambda m: Quantity(Fraction(m.param_counts().router, len(_moe_layer(m).moe_layers)), "parameter"),
     gl.delta_mla: lambda m: _count(1 if _kernels_listed(m).mla else 0),
     gl.r_q: lambda m: _count(_mla(m).q_rank or 0),
@@ -511,10 +523,14 @@ MODEL_BINDINGS: dict[sp.Symbol, Callable[[Architecture], pint.Quantity]] = {
 }
 #: symbols bound from one of the context's number formats ("weights", "kv", "math"), by role
 PRECISION_BINDINGS: dict[str, dict[sp.Symbol, Callable[[Precision], pint.Quantity]]] = {
-    "weights": {gl.b_w: lambda p: Quantity(p.bytes_per_element, "B/parameter")},
     "kv": {gl.b_kv: lambda p: Quantity(p.bytes_per_element, "B/token")},
     "math": {gl.b_a: lambda p: Quantity(precision(p.math).bytes_per_element, "B/token")},
 }
+#: symbols bound from the weight formats over the model's components (WeightFormats.widths): the always-read weights' mean
+#: width and the routed experts' width
+WEIGHT_BINDINGS: tuple[sp.Symbol, ...] = tuple(getattr(gl, name) for name in WEIGHT_WIDTHS)
+
+
 def _power_default() -> PowerFamily:
     model = load_power()
     return next(f for f in model.families if f.name == model.default)
@@ -546,8 +562,10 @@ def _on_second(binding: Callable[[Context], pint.Quantity]) -> Callable[[Context
 BINDINGS: dict[sp.Symbol, Callable[[Context], pint.Quantity]] = {
     **{s: (lambda ctx, f=f: f(ctx.hardware)) for s, f in HARDWARE_BINDINGS.items()},
     **{s: (lambda ctx, f=f: f(ctx.hardware, ctx.math.math)) for s, f in PEAK_BINDINGS.items()},
+    **{s: (lambda ctx, f=f: f(ctx.hardware, ctx.kv.math)) for s, f in KV_PEAK_BINDINGS.items()},
     **{s: (lambda ctx, f=f: f(ctx.model)) for s, f in MODEL_BINDINGS.items()},
     **{s: (lambda ctx, f=f, role=role: f(getattr(ctx, role))) for role, table in PRECISION_BINDINGS.items() for s, f in table.items()},
+    **{s: (lambda ctx, i=i: Quantity(ctx.weights.widths(model_components(ctx.model))[i], "B/parameter")) for i, s in enumerate(WEIGHT_BINDINGS)},
     **{s: (lambda ctx, f=f: f()) for s, f in CONSTANT_BINDINGS.items()},
 }
 # primed twins: the same binding, read from the second chip or second model

@@ -11,7 +11,9 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
-from ...specs.precisions import Precision
+from ...specs.precisions import Precision, precision
+from ...specs.weight_formats import WeightFormats, default_math
+from ...specs.weight_formats import row_formats as weight_rows
 from .numeric import Missing
 
 # --- setups: what a sheet is evaluated for, as plain data ----------------------------------------------------------
@@ -39,6 +41,10 @@ class SpecData:
     quantization: str | None = None
     experts: int | None = None
     checkpoint_warning: str | None = None
+    #: a model's: the formats its checkpoint stores each weight component in ((component, precision name); empty for an
+    #: unquantized or unread checkpoint), and its parameters by component (specs.weight_formats.COMPONENTS)
+    stored_weights: tuple[tuple[str, str], ...] = ()
+    components: Mapping[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -59,7 +65,9 @@ class Bindings:
     """Where each spec-bound symbol takes its value in a setup (derivations.engine.context declares it, per part):
 
     `parts` maps a symbol to "hardware" or "model" (SpecData.values), "peak" (the chip's peak at the math precision),
-    "weights", "kv" or "math" (`precisions`, by the precision's name), or "constant" (`constants`); `twins` maps a primed
+    "peak_kv" (at the KV cache format's math),
+    "weights" (a width of the weight formats over the model's components: WEIGHT_WIDTHS), "kv" or "math" (`precisions`, by
+    the precision's name), or "constant" (`constants`); `twins` maps a primed
     symbol to the part it is read from on the second chip or model ("hardware" or "model") and the symbol it twins.
     """
 
@@ -76,7 +84,7 @@ class Setup:
 
     hardware: SpecData
     model: SpecData
-    weights: Precision
+    weights: WeightFormats
     kv: Precision
     math: Precision
     overrides: Mapping[str, Fraction]
@@ -87,12 +95,17 @@ class Setup:
     engine: ProfileData | None = None
 
 
-def make_setup(bindings: Bindings, hardware: SpecData, model: SpecData, weights: Precision, kv: Precision, math: Precision,
+#: the symbols the weight formats bind, in the order WeightFormats.widths gives them: always-read weights, routed experts
+WEIGHT_WIDTHS = ("b_w", "b_e")
+
+
+def make_setup(bindings: Bindings, hardware: SpecData, model: SpecData, weights: WeightFormats, kv: Precision, math: Precision,
                overrides: Mapping[str, Fraction] | None = None, math_defaulted: bool = True, second_hardware: SpecData | None = None,
                second_model: SpecData | None = None, engine: ProfileData | None = None) -> Setup:
     """A setup, with the value of every spec-bound symbol taken from the part that binds it (`Bindings`)."""
     second = {"hardware": second_hardware or hardware, "model": second_model or model}
-    roles = {"weights": weights.name, "kv": kv.name, "math": math.name}
+    roles = {"kv": kv.name, "math": math.name}
+    widths = dict(zip(WEIGHT_WIDTHS, weights.widths(model.components), strict=True))
     bound: dict[str, Fraction | Missing] = {}
     for name, part in bindings.parts.items():
         if part == "hardware":
@@ -101,12 +114,18 @@ def make_setup(bindings: Bindings, hardware: SpecData, model: SpecData, weights:
             bound[name] = model.values[name]
         elif part == "peak":
             bound[name] = hardware.peaks[math.math]
+        elif part == "peak_kv":
+            bound[name] = hardware.peaks[kv.math]
+        elif part == "weights":
+            bound[name] = widths[name]
         elif part in roles:
             bound[name] = bindings.precisions[part][roles[part]][name]
         else:
             bound[name] = bindings.constants[name]
+    # the second chip runs the math the weights default to on it (an FP8 checkpoint widened to BF16 where it lists no FP8 peak)
+    second_math = default_math(weights, _listed(second["hardware"].peaks))[0] if math_defaulted else math.math
     for twin, (part, base) in bindings.twins.items():
-        bound[twin] = second[part].peaks[math.math] if bindings.parts[base] == "peak" else second[part].values[base]
+        bound[twin] = second[part].peaks[second_math] if bindings.parts[base] == "peak" else second[part].values[base]
     return Setup(hardware, model, weights, kv, math, dict(overrides or {}), bound, math_defaulted, second_hardware, second_model, engine)
 
 
@@ -116,6 +135,18 @@ def with_changes(bindings: Bindings, s: Setup, **changes: Any) -> Setup:
              "math_defaulted": s.math_defaulted, "second_hardware": s.second_hardware, "second_model": s.second_model, "engine": s.engine}
     parts.update(changes)
     return make_setup(bindings, **parts)
+
+
+def row_formats(s: Setup, default_weights: str, weights: str | None, math: str | None) -> dict[str, Any]:
+    """The formats a table row's setup takes, after its chip and model are in `s` (specs.weight_formats.row_formats): only
+    the parts that change."""
+    w, m = weight_rows(s.weights, s.math_defaulted, s.model.stored_weights, s.model.components, _listed(s.hardware.peaks),
+                       default_weights, weights, math)
+    return {**({"weights": w} if w != s.weights else {}), **({"math": precision(m)} if m is not None else {})}
+
+
+def _listed(peaks: Mapping[str, Fraction | Missing]) -> tuple[str, ...]:
+    return tuple(k for k, v in peaks.items() if isinstance(v, Fraction))
 
 
 # --- what the sheet is worked for ----------------------------------------------------------------------------------
@@ -132,10 +163,10 @@ def spec_facts(s: Setup) -> tuple[tuple[str, str], ...]:
     facts = [
         ("Hardware", f"{h.name} ({h.key}; status {h.status})"),
         ("Model", f"{m.name} ({m.key}; {m.model_type}; status {m.status})"),
-        ("Weights", s.weights.description + (f"; the checkpoint ships {m.quantization}" if m.quantization is not None else "")),
+        ("Weights", _weights_line(s)),
         ("KV cache", s.kv.description),
-        ("Math", f"{s.math.math} tensor-core peak" + (f" (default: the math of {s.weights.name} weights)" if s.math_defaulted else " (set with --math)")
-         + _no_faster(h.peaks, s.math.math)),
+        ("Math", f"{s.math.math} tensor-core peak" + (f" (default: {default_math(s.weights, _listed(h.peaks))[1]})" if s.math_defaulted
+                                                      else " (set with --math)") + _no_faster(h.peaks, s.math.math)),
     ]
     e = s.engine
     if e is not None:
@@ -149,6 +180,15 @@ def spec_facts(s: Setup) -> tuple[tuple[str, str], ...]:
         m2 = s.second_model
         facts.append(("Second model (primed symbols)", f"{m2.name} ({m2.key}; {m2.model_type}; status {m2.status}); change with --second-model"))
     return tuple(facts)
+
+
+def _weights_line(s: Setup) -> str:
+    """The formats the weights are computed in; where they are not the checkpoint's own, what the checkpoint ships."""
+    m = s.model
+    line = s.weights.describe(m.components)
+    if m.quantization is not None and s.weights.origin != "checkpoint":
+        line += f"; the checkpoint ships {m.quantization}"
+    return line
 
 
 #: The wider format a narrower math precision is expected to outrun (twice as fast on most tensor cores)

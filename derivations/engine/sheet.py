@@ -34,16 +34,19 @@ from .context import (
     CONSTANT_BINDINGS,
     ENGINE_INPUTS,
     HARDWARE_BINDINGS,
+    KV_PEAK_BINDINGS,
     LAYOUT_SYMBOLS,
     MODEL_BINDINGS,
     PEAK_BINDINGS,
     PRECISION_BINDINGS,
+    WEIGHT_BINDINGS,
     Context,
     Input,
     checkpoint_warning,
     default_value,
     fitted,
     input_value,
+    model_components,
 )
 from .declare import UNIT_MARKERS, At, Derivation, Row, Solve, Step, needed_steps
 from .numeric import CHECK_TOLERANCE, VALUE_LIMIT_EXPONENT, Missing, out_of_range
@@ -409,7 +412,10 @@ def _piecewise_value(pw: sp.Piecewise, values: Mapping[sp.Symbol, sp.Expr]) -> s
     for branch in pw.args:
         holds = _holds(branch.cond, values)
         if holds is None:
-            return pw.xreplace(values)  # a value it needs is missing: the caller reports which
+            try:
+                return pw.xreplace(values)  # a value it needs is missing: the caller reports which
+            except TypeError:  # a value it needs is no number (NaN, compared in a condition): no value
+                return sp.nan
         if holds:
             return _substitute(branch.expr, values)
     return sp.nan
@@ -466,8 +472,8 @@ def spec_data(spec: Hardware | Architecture) -> SpecData:
         data = SpecData(spec.key, spec.name, str(spec.path), spec.status, spec.source,
                         {s.name: _part(lambda f=f: f(spec), s) for s, f in MODEL_BINDINGS.items()}, model_type=spec.model_type,
                         quantization=spec.quantization_summary() if spec.quantization is not None else None,
-                        experts=spec.moe.experts if spec.moe else None,
-                        checkpoint_warning=checkpoint_warning(spec) if spec.quantization is not None else None)
+                        experts=spec.moe.experts if spec.moe else None, checkpoint_warning=checkpoint_warning(spec),
+                        stored_weights=spec.weight_formats, components=model_components(spec))
     if len(_SPECS) > 1024:
         _SPECS.clear()
     _SPECS[id(spec)] = (spec, data)
@@ -491,7 +497,9 @@ class _PrecisionValues(dict):
 def bindings() -> Bindings:
     """Where each spec-bound symbol takes its value (derivations.engine.context's part tables), as plain data."""
     parts = {**{s.name: "hardware" for s in HARDWARE_BINDINGS}, **{s.name: "peak" for s in PEAK_BINDINGS},
+             **{s.name: "peak_kv" for s in KV_PEAK_BINDINGS},
              **{s.name: "model" for s in MODEL_BINDINGS}, **{s.name: role for role, t in PRECISION_BINDINGS.items() for s in t},
+             **{s.name: "weights" for s in WEIGHT_BINDINGS},
              **{s.name: "constant" for s in CONSTANT_BINDINGS}}
     twins = {**{t.name: ("hardware", s.name) for s, t in gl.SECOND_CHIP.items()}, **{t.name: ("model", s.name) for s, t in gl.SECOND_MODEL.items()}}
     constants = {s.name: _part(f, s) for s, f in CONSTANT_BINDINGS.items()}

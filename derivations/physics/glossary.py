@@ -15,6 +15,7 @@ g = GLOSSARY.add
 
 # machine
 pi = g("pi", "flop/s", r"\pi", "dense tensor peak at the math precision")
+pi_kv = g("pi_kv", "flop/s", r"\pi_{\mathrm{kv}}", "dense tensor peak at the KV cache format's math: attention kernels run at their cache's precision (FlashMLA in BF16 over a BF16 latent)")
 beta = g("beta", "B/s", r"\beta", "HBM bandwidth (datasheet)")
 C_mem = g("C_mem", "B", r"C_{\mathrm{HBM}}", "HBM capacity per chip (datasheet)")
 M_sram = g("M_sram", "B", r"M_{\mathrm{L2}}", "on-chip cache (L2) per chip")
@@ -23,6 +24,7 @@ M_sram = g("M_sram", "B", r"M_{\mathrm{L2}}", "on-chip cache (L2) per chip")
 D = g("D", "1", "D", "hidden size (d_model)")
 F = g("F", "1", "F", "MLP intermediate size (d_ff; a routed expert's where the config gives no dense width: every layer a mixture of experts)")
 m_mlp = g("m_mlp", "1", r"m_{\mathrm{mlp}}", "weight matrices of a dense MLP: 3 gated (gate, up, down), 2 plain (up, down: GPT-2, OPT, Falcon, Phi)")
+m_E = g("m_E", "1", r"m_{E}", "weight matrices of one routed expert: 3 gated (gate, up, down), 2 plain (up, down: Nemotron 3's ReLU-squared experts)")
 L = g("L", "1", "L", "transformer layers")
 N = g("N", "1", "N", "query heads")
 K = g("K", "1", "K", "KV heads")
@@ -43,7 +45,8 @@ P_norm = g("P_norm", "parameter", r"P_{\mathrm{norm}}", "norm weights and biases
 P_head = g("P_head", "parameter", r"P_{\mathrm{head}}", r"LM head ($V \times D$)")
 
 # number formats
-b_w = g("b_w", "B/parameter", r"b_{w}", "bytes per weight")
+b_w = g("b_w", "B/parameter", r"b_{w}", "bytes per weight (the always-read GEMM weights' mean, in the formats the sheet computes)")
+b_e = g("b_e", "B/parameter", r"b_{e}", "bytes per routed-expert weight")
 b_kv = g("b_kv", "B/token", r"b_{\mathrm{kv}}", "bytes per cached K/V element, per token")
 b_a = g("b_a", "B/token", r"b_{a}", "bytes per activation element, per token")
 
@@ -115,7 +118,7 @@ h_v = g("h_v", "1", r"h_{v}", r"per-head value width of attention over materiali
 eta_flops = g("eta_flops", "1", r"\eta_{\mathrm{flop}}", "achieved fraction of the dense tensor peak in GEMMs and attention")
 beta_link = g("beta_link", "B/s", r"\beta_{\mathrm{link}}", "GPU-to-GPU bandwidth per direction (NVLink, ICI, or PCIe where there is no scale-up link)")
 F_E = g("F_E", "1", r"F_{E}", "FFN width of one routed expert (moe_intermediate_size; 0 for a dense model)")
-E_s = g("E_s", "1", r"E_{s}", "shared experts per MoE layer, used by every token (0 for most models)")
+E_s = g("E_s", "1", r"E_{s}", "shared experts per MoE layer, used by every token, in routed-expert sizes (0 for most models)")
 t_ar = g("t_ar", "s", r"t_{\mathrm{AR}}", "latency of one round of a small all-reduce, however small the message")
 # how the scale-up domain connects its GPUs (hardware scaleup_topology): exactly one is 1; they pick the all-reduce latency law
 d_1shot = g("d_1shot", "1", r"\delta_{\mathrm{1shot}}", "whether the chip is on a switch or full mesh (NVSwitch, Infinity Fabric): one-shot all-reduces (1) or not (0)")

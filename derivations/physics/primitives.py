@@ -24,6 +24,7 @@ __all__ = [
     "kv_bytes_per_token",
     "matmul_flops_per_token",
     "memory_time",
+    "mixed_weight_bytes",
     "mla_kv_elements_per_token",
     "mlp_params",
     "prefill_attention_flops",
@@ -40,6 +41,13 @@ __all__ = [
 def weight_bytes(P: sp.Expr = gl.P_active, b_w: sp.Expr = gl.b_w) -> sp.Expr:
     """Bytes of weights streamed from HBM when every weight is read once [B]."""
     return P * b_w
+
+
+def mixed_weight_bytes(always: sp.Expr, routed: sp.Expr, b_w: sp.Expr = gl.b_w, b_e: sp.Expr = gl.b_e) -> sp.Expr:
+    """Bytes of `always` always-read weights (attention, dense and shared MLPs, routers, LM head; the embedding and norms
+    where a sum of resident weights holds them) at b_w, plus `routed` routed-expert weights at b_e [B]: a checkpoint stores
+    the two in different formats (gpt-oss: BF16 attention, MXFP4 experts)."""
+    return always * b_w + routed * b_e
 
 
 def matmul_flops_per_token(P: sp.Expr = gl.P_active) -> sp.Expr:
@@ -167,16 +175,17 @@ def layout_gpus(tp: sp.Expr = gl.n_tp, dp: sp.Expr = gl.n_dp) -> sp.Expr:
     return tp * dp
 
 
-def layout_weight_params(touched: sp.Expr, P_base: sp.Expr = gl.P_base, L_moe: sp.Expr = gl.L_moe, P_exp: sp.Expr = gl.P_exp,
-                         tp: sp.Expr = gl.n_tp, dp: sp.Expr = gl.n_dp) -> sp.Expr:
-    """GEMM weights one GPU reads per step when each MoE layer reads `touched` experts over the whole group [parameter].
+def layout_weight_bytes(touched: sp.Expr, P_base: sp.Expr = gl.P_base, L_moe: sp.Expr = gl.L_moe, P_exp: sp.Expr = gl.P_exp,
+                        tp: sp.Expr = gl.n_tp, dp: sp.Expr = gl.n_dp) -> sp.Expr:
+    """GEMM weight bytes one GPU reads per step when each MoE layer reads `touched` experts over the whole group [B].
 
-    The always-read weights (attention, dense MLPs, shared experts, routers, LM head) are replicated over the dp
-    replicas and split over tp. The routed experts are spread over all tp*dp GPUs (E/ep whole experts a GPU, each
-    split tp*dp/ep ways), so under uniform routing a GPU reads its share, 1/(tp*dp), of the experts the group's
-    tokens touch: (E/ep)(1 - (1 - k/E)^n) of its own, n the group's tokens. At dp = 1 this is params_read / tp.
+    The always-read weights (attention, dense MLPs, shared experts, routers, LM head; b_w bytes each) are replicated over
+    the dp replicas and split over tp. The routed experts (b_e bytes each) are spread over all tp*dp GPUs (E/ep whole
+    experts a GPU, each split tp*dp/ep ways), so under uniform routing a GPU reads its share, 1/(tp*dp), of the experts
+    the group's tokens touch: (E/ep)(1 - (1 - k/E)^n) of its own, n the group's tokens. At dp = 1 this is the step's
+    weight bytes over tp.
     """
-    return P_base / tp + L_moe * P_exp * touched / (tp * dp)
+    return mixed_weight_bytes(P_base / tp, L_moe * P_exp * touched / (tp * dp))
 
 
 def alltoall_bytes(B: sp.Expr = gl.B, q: sp.Expr = gl.q, k: sp.Expr = gl.k_E, D: sp.Expr = gl.D, b_a: sp.Expr = gl.b_a,
@@ -502,11 +511,12 @@ def experts_touched_variance(tokens: sp.Expr, E: sp.Expr = gl.E, k: sp.Expr = gl
     p00 = ((E - k)(E - k - 1)/(E(E - 1)))^n, a token picking k distinct experts.
     Var = E p0 + E(E - 1) p00 - E^2 p0^2. Misses are negatively correlated
     (p00 <= p0^2), so Var <= E p0 (1 - p0): see experts_touched_variance_bound.
-    Needs E >= 2 (a dense model's one MLP has no spread to speak of).
+    Needs E >= 2 (a dense model's one MLP has no spread to speak of). Held at 0 or above: at one token the count is
+    exactly k and the three terms cancel, which floating point leaves a rounding error below 0.
     """
     p0 = (1 - k / E) ** tokens
     p00 = ((E - k) * (E - k - 1) / (E * (E - 1))) ** tokens
-    return E * p0 + E * (E - 1) * p00 - E**2 * p0**2
+    return sp.Max(0, E * p0 + E * (E - 1) * p00 - E**2 * p0**2)
 
 
 def experts_touched_variance_bound(tokens: sp.Expr, E: sp.Expr = gl.E, k: sp.Expr = gl.k_E) -> sp.Expr:
@@ -651,7 +661,7 @@ def tiled_tokens(tokens: sp.Expr, tile: sp.Expr) -> sp.Expr:
 
 
 __all__ += ["grouped_expert_rows", "moe_permute_bytes", "prompt_tokens_per_step", "request_rate_per_token", "serving_prompt_attention_flops"]
-__all__ += ["alltoall_bytes", "alltoall_link", "alltoall_rounds", "layout_gpus", "layout_weight_params"]
+__all__ += ["alltoall_bytes", "alltoall_link", "alltoall_rounds", "layout_gpus", "layout_weight_bytes"]
 __all__ += ["allreduce_rounds", "bandwidth_shortfall", "kernels_per_step", "launch_gap_time",
             "tiled_tokens", "wide_read_time"]
 

@@ -66,8 +66,10 @@ experts = Step("experts_touched", pr.experts_touched(tokens.s * gl.n_dp), "1",
 params = Step("params_read", pr.params_read(experts.s), "parameter",
               "The GEMM weights every token uses (attention, dense and shared MLPs, routers, LM head), plus the experts read in each MoE layer.",
               latex=r"P_{\mathrm{read}}", meaning="GEMM weights read per step", title="Weights read per step")
-weight_bytes = Step("weight_bytes", pr.weight_bytes(params.s), "B",
-                    "Every weight read crosses HBM once per step, the LM head included; the embedding is a gather of one row per token.",
+weight_bytes = Step("weight_bytes", pr.mixed_weight_bytes(gl.P_base, gl.L_moe * gl.P_exp * experts.s), "B",
+                    r"Every weight read crosses HBM once per step, the LM head included; the embedding is a gather of one row per token. "
+                    r"The always-read weights are $\sym{b_w}$ bytes each, the routed experts $\sym{b_e}$: each in the format the sheet "
+                    "computes it in.",
                     latex=r"W", meaning="weight bytes streamed per decode step", title="Weight bytes per step")
 kv_tok = Step("kv_bytes_per_token", pr.kv_bytes_per_token(gl.e_kv, gl.b_kv), "B/token",
               "Each token leaves K and V (or the MLA latent) of every layer in the cache: one copy, whole model.",
@@ -102,7 +104,7 @@ state_step = Step("state_bytes_step", 2 * gl.B * gl.s_st / gl.n_tp, "B",
 kv_prompt = Step("kv_bytes_prompt", prompts.s * kv_tok_gpu.s, "B",
                  "The prompts of a serving step write their new cache once: zero for the decode-only step.",
                  latex=r"W_{\mathrm{kv,pre}}", meaning="KV-cache bytes the step's prompts write on one GPU", title="Prompt cache written per step")
-weights_gpu = Step("weight_bytes_gpu", pr.weight_bytes(pr.layout_weight_params(experts.s)), "B",
+weights_gpu = Step("weight_bytes_gpu", pr.layout_weight_bytes(experts.s), "B",
                    r"Tensor parallelism splits every weight matrix over $\sym{n_tp}$ GPUs; the always-read weights are replicated over the "
                    r"$\sym{n_dp}$ replicas, and the routed experts the whole group touches are spread over all $\sym{gpus}$ GPUs "
                    r"($E/\sym{n_ep}$ whole experts on each under expert parallelism). With one replica this is the weight bytes over $\sym{n_tp}$.",
@@ -209,7 +211,7 @@ BYTES_STEPS: tuple[Step, ...] = DECODE_STEP[: DECODE_STEP.index(bytes_gpu) + 1]
 COMM_STEPS: tuple[Step, ...] = (ar_rounds, t_comm)
 
 ROUTED_ALL = gl.L_moe * gl.E * gl.P_exp
-memory_gpu = Step("memory_per_gpu", (pr.tp_split(gl.P_total - ROUTED_ALL) + ROUTED_ALL / pr.layout_gpus()) * gl.b_w
+memory_gpu = Step("memory_per_gpu", pr.mixed_weight_bytes(pr.tp_split(gl.P_total - ROUTED_ALL), ROUTED_ALL / pr.layout_gpus())
                   + gl.B * ((kept.s + gl.q) * kv_tok_gpu.s + (gl.T + gl.q) * gl.s_idx + gl.s_st / gl.n_tp), "B",
                   r"What must be resident per GPU: the weights (the embedding included) split over $\sym{n_tp}$ and replicated over the replicas, "
                   "the routed experts spread over every GPU of the layout, and for each of its own sequences what its layers keep of the cache "

@@ -69,7 +69,7 @@ CAPACITY: tuple[Step, ...] = (usable, weights_resident, memory_alone, tokens_fit
 
 # --- the line t(B) = t0 + B c and its knee ---
 
-weights_all = Step("weight_bytes_all_experts_gpu", pr.weight_bytes(pr.layout_weight_params(gl.E)), "B",
+weights_all = Step("weight_bytes_all_experts_gpu", pr.layout_weight_bytes(gl.E), "B",
                    r"The line's weights: every GEMM weight, every expert included, as the layout splits them over the GPUs. A dense model reads them all at any batch; "
                    "a MoE batch reads nearly every expert long before the knee (see the experts read there).",
                    latex=r"W_{\mathrm{all}}", title="Weights the line streams per GPU")

@@ -49,7 +49,7 @@ kv_equal = solve("T_kv_equal", sm.weights_gpu, cache_step, gl.T, "token",
                       "the weights at any context")
 
 # --- the smallest TP degree that fits, and its floor (issue 26) -----------------------------------------
-mem_whole = Step("memory_whole_model", gl.P_total * gl.b_w + gl.B * ((sm.kept.s + gl.q) * sm.kv_tok.s + (gl.T + gl.q) * gl.s_idx + gl.s_st), "B",
+mem_whole = Step("memory_whole_model", pr.mixed_weight_bytes(gl.P_total - sm.ROUTED_ALL, sm.ROUTED_ALL) + gl.B * ((sm.kept.s + gl.q) * sm.kv_tok.s + (gl.T + gl.q) * gl.s_idx + gl.s_st), "B",
                  "Everything that must be resident, over all GPUs together: every weight (all experts, the embedding) and each sequence's cache "
                  "(with its indexer keys and recurrent state, where the model has them).",
                  latex=r"M_{\mathrm{all}}", title="Memory the setup needs, all GPUs")
@@ -67,7 +67,7 @@ floor_tp_min = Step("t_floor_tp_min", sm.weight_bytes.s / (tp_min.s * gl.beta), 
                     r"The floor on that many GPUs: each streams its $1/n_{\mathrm{TP,min}}$ of the weights at datasheet bandwidth, all at once.",
                     latex=r"t_{\mathrm{floor}}(n_{\mathrm{TP,min}})", title="Floor at the smallest TP degree that fits")
 # --- 2N against 2N_matmul --------------------------------------------------------------------------------
-floor_all = Step("t_floor_all_params", pr.memory_time(gl.P_total * gl.b_w), "s",
+floor_all = Step("t_floor_all_params", pr.memory_time(pr.mixed_weight_bytes(gl.P_total - sm.ROUTED_ALL, sm.ROUTED_ALL)), "s",
                  r"The floor if every parameter were read (the '2N' count, $N = P_{\mathrm{total}}$): the embedding counted whole.",
                  latex=r"t_{\mathrm{floor}}^{2N}", title="Floor counting every parameter")
 floor_gap = Step("t_floor_2n_gap", pr.memory_time((gl.P_total - gl.P_matmul) * gl.b_w), "s",

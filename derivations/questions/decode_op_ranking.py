@@ -136,13 +136,13 @@ t_mlp_dense = Step("t_mlp_dense", gate_up[3].s + down[3].s + ew_mlp[3].s, "s",
 # --- MLP of a MoE layer: router, routed experts, shared experts ---
 
 #: one expert's gated MLP (gate, up, down): P_exp, written so that a dense model, which has no MoE layer, has none
-p_exp = pr.swiglu_mlp_params(gl.D, gl.F_moe) * gl.u_param
+p_exp = pr.mlp_params(gl.D, gl.F_moe, gl.m_E) * gl.u_param
 experts = Step("experts_touched", pr.experts_touched(pr.tokens_per_step()), "1",
                r"Under uniform top-$k$ routing a MoE layer reads every distinct expert its $B q$ tokens picked: $k_{E}$ at one token, nearly "
                r"all $E$ a few dozen tokens later. A dense model is one expert that every token uses.",
                latex=r"E_{\mathrm{read}}", meaning="routed experts read per MoE layer per step (expected)", title="Routed experts read per MoE layer",
                counts="experts")
-w_experts = Step("weight_bytes_experts", pr.weight_bytes(experts.s * p_exp), "B",
+w_experts = Step("weight_bytes_experts", pr.weight_bytes(experts.s * p_exp, gl.b_e), "B",
                  r"The routed experts' weights one MoE layer reads per step: each expert (a gated MLP of $3 D \sym{F_moe}$ weights, "
                  r"$\sym{P_exp}$) read once however many tokens chose it.",
                  latex=r"W_{\mathrm{exp}}^{\mathrm{w}}", title="Routed-expert weight bytes per MoE layer")
@@ -156,7 +156,7 @@ routed = _kernel("experts", "exp", "the routed experts", pr.gemm_flops(gl.k_E * 
                  r"$\sym{F_moe} \times D$, one roofline for both). Each token goes through its top $k_{E}$ experts only.",
                  r"The experts read, plus each token's rows through each of its $k_{E}$ experts: $D$ in and $2 \sym{F_moe}$ out of gate and up, "
                  r"$\sym{F_moe}$ in and $D$ out of down.",
-                 r"About $\kappa B q k_{E} / (\sym{experts_touched} b_{w})$: each token uses $k_{E}$ of the $\sym{experts_touched}$ experts "
+                 r"About $\kappa B q k_{E} / (\sym{experts_touched} b_{e})$: each token uses $k_{E}$ of the $\sym{experts_touched}$ experts "
                  "read, so it falls below the tie once a step's tokens pick different experts.")
 shared = _kernel("shared", "sh", "the shared experts", pr.gemm_flops(gl.E_s * p_exp, tokens),
                  gl.E_s * (pr.weight_bytes(p_exp) + tokens * (2 * gl.D + 3 * gl.F_moe) * gl.b_a),

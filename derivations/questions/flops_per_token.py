@@ -23,8 +23,9 @@ n_mlp = Step("n_mlp", pr.mlp_params(gl.D, gl.F, gl.m_mlp), "1",
              r"One dense layer's gate and up ($D \times F$) and down ($F \times D$) projections: $\sym{m_mlp} = 3$ matrices for a gated MLP, "
              "2 for a plain one (up and down).", latex=r"n_{\mathrm{mlp}}",
              meaning="MLP weights per dense layer", title="MLP weights per dense layer")
-n_moe = Step("n_moe", (gl.E + gl.E_s) * pr.swiglu_mlp_params(gl.D, gl.F_E) + gl.D * gl.E, "1",
-             r"One MoE layer: $E$ routed and $E_{s}$ shared experts, each a gated MLP of width $F_{E}$, and the router ($D \times E$). "
+n_moe = Step("n_moe", (gl.E + gl.E_s) * gl.P_exp / gl.u_param + gl.D * gl.E, "1",
+             r"One MoE layer: $E$ routed and $E_{s}$ shared experts, each an MLP of $\sym{P_exp}$ weights (a gated one of width $F_{E}$: "
+             r"$3 D F_{E}$), and the router ($D \times E$). "
              "Zero for a dense model.",
              latex=r"n_{\mathrm{moe}}", meaning="MLP weights per MoE layer (all experts, router)", title="MLP weights per MoE layer")
 rebuilt = Step("params_matmul_rebuilt", (gl.L * n_attn.s + (gl.L - gl.L_moe) * n_mlp.s + gl.L_moe * n_moe.s + gl.V * gl.D) * gl.u_param, "parameter",

@@ -7,7 +7,8 @@ beta_need = W_GPU * tau / q. Above the datasheet bandwidth the claim is not
 physical as stated, and each unstated condition that would make it so is
 sized by solving the same equation, beta_need = beta, for one variable:
 
-- quantization: the weight width b_w (reported in bits per weight);
+- quantization: the weight width b_w (reported in bits per weight; a MoE
+  model's routed experts held at their own width b_e);
 - aggregate over a batch: the batch B, when tau counts every user's tokens;
 - more GPUs: the tensor-parallel degree n_TP;
 - speculative decoding: the accepted tokens per verification step q;
@@ -70,8 +71,9 @@ over_model = Step("claim_over_model", tau / per_user.s, "1",
 
 bw_max = solve("b_w_max", bw_need, bw_ds, gl.b_w, "B/parameter",
                r"Solve the division for the bytes per weight: the datasheet bandwidth over the claim is the byte budget of a step, "
-               r"the KV cache takes its share first, and the weights read share the rest.",
-               latex=r"b_{w}^{\max}", keep=(sm.params, sm.kv_step), title="Widest weight format that fits",
+               r"the KV cache takes its share first, and the weights read share the rest (a MoE model's routed experts stay at "
+               r"$\sym{b_e}$: this is the width of the weights every token reads).",
+               latex=r"b_{w}^{\max}", keep=(sm.experts, sm.kv_step), title="Widest weight format that fits",
                none="the KV cache alone needs more than the datasheet bandwidth at this claim and context, so no weight width makes it fit "
                     "(a shorter context or a smaller KV format has to come first)")
 bits = Step("max_bits_per_weight", bw_max.s * gl.u_param / gl.u_bit, "1",
@@ -80,10 +82,10 @@ bits = Step("max_bits_per_weight", bw_max.s * gl.u_param / gl.u_bit, "1",
 
 # --- aggregate over a batch ---------------------------------------------------------------------
 
-w_all = Step("weight_bytes_all_experts", pr.weight_bytes(pr.params_all_experts()), "B",
+w_all = Step("weight_bytes_all_experts", pr.mixed_weight_bytes(gl.P_base, gl.L_moe * gl.E * gl.P_exp), "B",
              "The most any step reads: every routed expert of every MoE layer (for a dense model, its weights).",
              latex=r"W_{\mathrm{all}}", title="Weight bytes with every expert read")
-w_top = Step("weight_bytes_top_k", pr.weight_bytes(pr.params_read(gl.k_E)), "B",
+w_top = Step("weight_bytes_top_k", pr.mixed_weight_bytes(gl.P_base, gl.L_moe * gl.k_E * gl.P_exp), "B",
              r"The least any step reads: the top-$k$ experts of one token (for a dense model, its weights).",
              latex=r"W_{\mathrm{top}}", title="Weight bytes with the top-k experts only")
 bw_agg = Step("bandwidth_aggregate", (pr.tp_split(w_all.s) + sm.kv_step.s) * tau / (gl.B * gl.q), "B/s",
@@ -144,7 +146,7 @@ gpus = Step("gpus_needed", sp.Max(n_split.s, n_rep.s), "1",
 
 # --- speculative decoding -----------------------------------------------------------------------
 
-w_one = Step("weight_bytes_one_token", pr.weight_bytes(pr.params_read(pr.experts_touched(gl.B))), "B",
+w_one = Step("weight_bytes_one_token", pr.mixed_weight_bytes(gl.P_base, gl.L_moe * gl.P_exp * pr.experts_touched(gl.B)), "B",
              "What a plain decode step of this batch reads, one token per sequence: the experts its tokens touch.",
              latex=r"W_{1}", title="Weight bytes of a plain decode step")
 bw_spec = Step("bandwidth_speculative", (pr.tp_split(w_one.s) + sm.kv_step.s) * tau / gl.q, "B/s",

@@ -72,7 +72,7 @@ def _points(name: str, wrong: Step, title: str, sub: str) -> Step:
 
 
 # 1. every parameter instead of the weights read
-w_total_gpu = Step("weight_bytes_all_params_gpu", pr.tp_split(pr.weight_bytes(gl.P_total)), "B",
+w_total_gpu = Step("weight_bytes_all_params_gpu", pr.tp_split(pr.mixed_weight_bytes(gl.P_total - sm.ROUTED_ALL, sm.ROUTED_ALL)), "B",
                    r"Every parameter of the model, every routed expert and the embedding table included, at the served width, split over the GPUs: "
                    r"what a dashboard gets from the parameter count. A decode step of $B$ sequences reads only the experts its tokens touch "
                    r"and one embedding row per token.",
@@ -121,7 +121,7 @@ pts_ach = _points("points_achievable_peak", mbu_ach, "Way 4 in points", r"ach")
 pf_flops = Step("prefill_flops_gpu", pr.tp_split(pr.gemm_flops(gl.P_active, gl.S) + pr.prefill_attention_flops()), "flop",
                 r"One request's prefill of $S$ prompt tokens: its GEMMs and causal attention, split over the GPUs.",
                 latex=r"F_{\mathrm{pre}}", title="Prefill FLOPs per GPU")
-pf_bytes = Step("prefill_bytes_gpu", pr.tp_split(pr.weight_bytes(pr.params_all_experts())) + gl.S * sm.kv_tok_gpu.s, "B",
+pf_bytes = Step("prefill_bytes_gpu", pr.tp_split(pr.mixed_weight_bytes(gl.P_base, gl.L_moe * gl.E * gl.P_exp)) + gl.S * sm.kv_tok_gpu.s, "B",
                 r"The prefill streams every weight (its $S$ tokens touch every expert) and writes $S$ tokens of cache.",
                 latex=r"W_{\mathrm{pre}}", title="Prefill bytes per GPU")
 t_pf = Step("t_prefill", pr.roofline_component_time(pf_flops.s, pf_bytes.s) + 2 * gl.L * pr.allreduce_time(pr.tp_allreduce_bytes(1, gl.S)), "s",

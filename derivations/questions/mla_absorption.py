@@ -77,18 +77,19 @@ t_absorb = solve("T_absorb", step_dec, step_abs, gl.T, "token",
                  latex=r"T_{\mathrm{abs}}", title="Context where absorbing starts to win",
                  none="with this many query tokens per step the absorbed scores and value sums cost more per cached token than decompressing "
                       "once for all of them, so absorbing never does fewer FLOPs (the prefill case)")
-ridge = Step("ridge_point", pr.ridge_point(), "flop/B",
-             "The intensity where compute time equals memory time.", latex=r"I^{*}", title="Ridge point")
+ridge = Step("ridge_point", pr.ridge_point(gl.pi_kv), "flop/B",
+             r"The intensity where compute time equals memory time, at the attention kernel's own math: the KV cache's format "
+             r"($\sym{pi_kv}$; FlashMLA runs a BF16 latent in BF16 whatever format the weights' GEMMs run in).", latex=r"I^{*}", title="Ridge point")
 mla_over = Step("mla_over_ridge", i_mla.s / ridge.s, "1",
                 "Near 1 the kernel sits at the ridge: neither the bandwidth nor the tensor cores have slack. Above 1 it is compute-bound.",
                 latex=r"I_{\mathrm{MLA}}/I^{*}", title="Absorbed intensity over the ridge")
-t_abs = Step("time_step_absorbed", pr.roofline_time(step_abs.s, gl.T * bytes_tok.s), "s",
+t_abs = Step("time_step_absorbed", pr.roofline_time(step_abs.s, gl.T * bytes_tok.s, gl.pi_kv), "s",
              "Roofline time of one layer's attention for one sequence at context $\\sym{T}$, absorbed: the longer of its FLOPs at peak "
              "and its latent bytes at full bandwidth.",
              latex=r"t_{\mathrm{abs}}", title="Absorbed attention time")
-t_naive = Step("time_step_naive", pr.roofline_time(gl.T * flops_naive.s, gl.T * bytes_naive.s), "s",
+t_naive = Step("time_step_naive", pr.roofline_time(gl.T * flops_naive.s, gl.T * bytes_naive.s, gl.pi_kv), "s",
                "The same for the reference kernel, which reads every head's $K$ and $V$.", latex=r"t_{\mathrm{naive}}", title="Reference-kernel attention time")
-t_dec = Step("time_step_decompress", pr.roofline_time(step_dec.s, gl.T * bytes_tok.s), "s",
+t_dec = Step("time_step_decompress", pr.roofline_time(step_dec.s, gl.T * bytes_tok.s, gl.pi_kv), "s",
              "The same for decompressing every step, which reads the latent and does the up-projection.", latex=r"t_{\mathrm{dec}}", title="Decompress attention time")
 naive_over_abs_time = Step("naive_over_absorbed_time", t_naive.s / t_abs.s, "1",
                            "Reference kernel time over absorbed time on this chip.", latex=r"t_{\mathrm{naive}}/t_{\mathrm{abs}}", title="Reference over absorbed time")

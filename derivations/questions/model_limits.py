@@ -138,7 +138,7 @@ variance = Step("experts_touched_variance", pr.experts_touched_variance(sm.token
 spread = Step("experts_spread", sp.sqrt(gl.L_moe * variance.s), "1",
               r"Layers route independently, so a step's variance over its $L_{\mathrm{MoE}}$ layers is their sum; zero for a dense model.",
               latex=r"\sigma_{E}", title="Spread of the experts a step reads")
-b_moe = Step("break_moe_spread", spread.s * gl.P_exp * gl.b_w / (gl.n_tp * gl.eta_bw * gl.beta), "s",
+b_moe = Step("break_moe_spread", spread.s * gl.P_exp * gl.b_e / (gl.n_tp * gl.eta_bw * gl.beta), "s",
              "One standard deviation of expert bytes per step: the jitter a mean-only model hides. Real routers are skewed, which reads fewer "
              "experts but loads the GPUs that hold the hot ones under expert parallelism. Catch it: log each layer's router histogram per step "
              "and compare the step time's p99 with its median.",

@@ -8,8 +8,9 @@ ln(1/(1 - phi)) / (q ln(E/(E - k))). Past that the step streams nearly every
 expert: as many bytes as a dense model of the TOTAL size, and up to
 P_all/P_act times the bytes of a dense model of the same ACTIVE size. The
 advantage is FLOPs: P_act instead of P_all per token, which pays only once the
-step is compute-bound, at B_payoff = pi b_w P_all / (kappa q beta P_act)
-sequences (the ridge times P_all/P_act); from there the MoE costs what a dense
+step is compute-bound, at B_payoff = pi W_all / (kappa q beta P_act)
+sequences, W_all = P_base b_w + L_moe E P_exp b_e the bytes of every weight (with
+one format throughout, the ridge times P_all/P_act); from there the MoE costs what a dense
 model of its active size costs. Skewed routing (a share s of the picks on a
 fraction h of the experts) reads fewer experts at mid batch but loads the hot
 ones s/h times the uniform share.
@@ -69,7 +70,7 @@ b_most = solve("B_nearly_all", experts_decode, e_most, gl.B, "1",
 
 # --- bytes per step, by component -----------------------------------------------------------------
 
-expert_bytes = Step("expert_bytes", pr.swiglu_mlp_params(gl.D, gl.F_moe) * gl.u_param * gl.b_w, "B",
+expert_bytes = Step("expert_bytes", pr.mlp_params(gl.D, gl.F_moe, gl.m_E) * gl.u_param * gl.b_e, "B",
                     "One routed expert of one layer (gate, up and down projections): what each extra expert the batch touches costs. "
                     "A dense model has none.",
                     latex=r"W_{\mathrm{exp}}", title="Bytes of one routed expert")
@@ -96,7 +97,11 @@ b_kv = Step("bytes_kv", gl.B * (sm.read.s * sm.kv_tok.s + gl.T * gl.s_idx + 2 * 
 b_step = Step("bytes_per_step", sm.weight_bytes.s + b_kv.s, "B",
               "Everything a step streams from HBM, over all GPUs: the weights it reads, which are the components above, and the KV cache.",
               latex=r"W_{\mathrm{step}}", title="Bytes per step")
-b_dense_eq = Step("bytes_dense_same_active", pr.weight_bytes(gl.P_active) + b_kv.s, "B",
+#: the weight bytes of the active weights (a dense model of the MoE's active size) and of all of them (of its total size),
+#: each component in the MoE's own formats: the comparisons isolate sparsity, not a format
+W_ACTIVE = pr.mixed_weight_bytes(gl.P_base, gl.L_moe * gl.k_E * gl.P_exp)
+W_ALL = pr.mixed_weight_bytes(gl.P_base, gl.L_moe * gl.E * gl.P_exp)
+b_dense_eq = Step("bytes_dense_same_active", W_ACTIVE + b_kv.s, "B",
                   r"A dense model with as many GEMM weights as the MoE uses per token ($\sym{P_active}$) and the same attention reads all of them "
                   "every step, at any batch.",
                   latex=r"W_{\mathrm{dense}}", title="Bytes per step of a dense model of the same active size")
@@ -115,13 +120,13 @@ p_all = Step("params_all", pr.params_all_experts(), "parameter",
 flops_ratio = Step("flops_ratio", p_all.s / gl.P_active, "1",
                    "FLOPs per token of a dense model of the total size over the MoE's: the whole of the MoE's arithmetic advantage.",
                    latex=r"P_{\mathrm{all}}/P_{\mathrm{act}}", title="FLOP advantage per token")
-t_moe = Step("t_moe", pr.roofline_time(pr.gemm_flops(gl.P_active), pr.weight_bytes(sm.params.s)), "s",
+t_moe = Step("t_moe", pr.roofline_time(pr.gemm_flops(gl.P_active), sm.weight_bytes.s), "s",
              "The MoE's weight GEMMs on the roofline: the weights the batch touches, or the active FLOPs of every token.",
              latex=r"t_{\mathrm{MoE}}", title="MoE weight GEMMs")
-t_act = Step("t_dense_active", pr.roofline_time(pr.gemm_flops(gl.P_active), pr.weight_bytes(gl.P_active)), "s",
+t_act = Step("t_dense_active", pr.roofline_time(pr.gemm_flops(gl.P_active), W_ACTIVE), "s",
              "A dense model of the same active size: the same FLOPs, but only its own weights to read.",
              latex=r"t_{\mathrm{act}}", title="Dense model of the same active size")
-t_tot = Step("t_dense_total", pr.roofline_time(pr.gemm_flops(p_all.s), pr.weight_bytes(p_all.s)), "s",
+t_tot = Step("t_dense_total", pr.roofline_time(pr.gemm_flops(p_all.s), W_ALL), "s",
              "A dense model of the same total size: every weight read and multiplied by every token.",
              latex=r"t_{\mathrm{tot}}", title="Dense model of the same total size")
 cost_act = Step("cost_vs_active", t_moe.s / t_act.s, "1",
@@ -133,7 +138,7 @@ adv_tot = Step("advantage_vs_total", t_tot.s / t_moe.s, "1",
                latex=r"t_{\mathrm{tot}}/t_{\mathrm{MoE}}", title="Advantage over a dense model of the same total size")
 t_cmp_act = Step("t_compute_active", pr.compute_time(pr.gemm_flops(gl.P_active)), "s",
                  r"The MoE's GEMM FLOPs: $\kappa \sym{P_active}$ per token.", latex=r"t_{\mathrm{cmp}}^{\mathrm{act}}", title="MoE compute time")
-t_mem_all = Step("t_memory_all", pr.memory_time(pr.weight_bytes(p_all.s)), "s",
+t_mem_all = Step("t_memory_all", pr.memory_time(W_ALL), "s",
                  "Streaming every expert: what the MoE reads once the batch touches them all.", latex=r"t_{\mathrm{mem}}^{\mathrm{all}}",
                  title="Time to stream every expert")
 b_payoff = solve("B_payoff", t_cmp_act, t_mem_all, gl.B, "1",
@@ -167,7 +172,7 @@ touched_skew = Step("experts_touched_skewed",
 skew_ratio = Step("skew_ratio", touched_skew.s / sm.experts.s, "1",
                   "Skew reads fewer distinct experts at the same batch (the hot ones are hit again and again): the bytes it saves at mid batch.",
                   latex=r"E_{\mathrm{read}}^{\mathrm{skew}}/E_{\mathrm{read}}", title="Skewed over uniform experts read")
-w_skew = Step("weight_bytes_skewed", pr.weight_bytes(pr.params_read(touched_skew.s)), "B",
+w_skew = Step("weight_bytes_skewed", pr.mixed_weight_bytes(gl.P_base, gl.L_moe * gl.P_exp * touched_skew.s), "B",
               "The weight bytes of the step under the skewed routing.", latex=r"W^{\mathrm{skew}}", title="Weight bytes under skewed routing")
 hot_load = Step("hot_expert_load", sp.Min(hot_n, gl.k_E * s_hot) / hot_n / (gl.k_E / gl.E), "1",
                 r"Tokens a hot expert receives over the uniform share $B q k_{E}/E$: $s/h$ while no hot expert is picked by every token. "

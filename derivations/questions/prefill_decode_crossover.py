@@ -2,7 +2,8 @@
 
 Takeaway: prefill of S tokens streams the weights once and does kappa*P*S
 FLOPs; the two times cross at S* = pi * b_w / (kappa * beta), the ridge point
-in tokens (model size cancels). Beyond it TTFT grows linearly with S, and the
+in tokens (model size cancels; a MoE model's S* is pi W / (kappa beta P_act), W
+its bytes with every expert read, b_e bytes per routed-expert weight). Beyond it TTFT grows linearly with S, and the
 S**2 attention term takes over at long prompts.
 Assumes one prompt prefilled alone, datasheet peak and bandwidth.
 """
@@ -18,7 +19,7 @@ p_all = Step("params_read", pr.params_all_experts(), "parameter",
              r"A prefill of $S$ tokens reads every expert of a MoE model ($S$ tokens touch all $E$ experts of a layer long before $S$ reaches "
              "the crossover; see the coverage step), so it streams the GEMM weights of all experts; for a dense model this is every GEMM weight.",
              latex=r"P_{\mathrm{read}}", meaning="GEMM weights a prefill reads (every expert)", title="Weights a prefill reads")
-w = Step("weight_bytes", pr.weight_bytes(p_all.s, gl.b_w), "B",
+w = Step("weight_bytes", pr.mixed_weight_bytes(gl.P_base, gl.L_moe * gl.E * gl.P_exp), "B",
          "Prefill and decode run the same GEMMs, so both stream every weight they use once per forward pass.", latex=r"W",
          title="Weight bytes")
 t_w = Step("t_weights", pr.memory_time(w.s), "s",

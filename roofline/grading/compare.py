@@ -230,7 +230,9 @@ def _different_unit(work: Formula, base: dict, ratio: pint.Unit) -> Verdict:
     d = work.d
     suggestions = []
     answer_free = work.parsed.free_symbols
-    for s in sorted(work.sheet0.free_symbols | apply_identities(work.sheet0, work.ids).free_symbols, key=lambda s: s.name):
+    # the symbols left once the model's identities apply first (b_w, not b_e, where one format holds throughout), then the rest
+    reduced = apply_identities(work.sheet0, work.ids).free_symbols
+    for s in sorted(work.sheet0.free_symbols | reduced, key=lambda s: (s not in reduced, s.name)):
         if s in answer_free or s.name not in d.symbols:
             continue
         u = d.symbols.info(s).unit

@@ -132,6 +132,9 @@ IDENTITIES: dict[str, tuple[Identity, ...]] = {
     # no sparse attention: no indexer, and every windowed layer keeps only its window
     "dense_attention": _family("attention without a sparse top-k", ((gl.s_idx, 0), (gl.e_idx, 0), (gl.L_drop, gl.L_win))),
     "params": _family("the parameter counts", ((gl.P_total, gl.P_matmul + gl.P_emb + gl.P_norm), (gl.P_noarith, gl.P_emb + gl.P_norm))),
+    # one weight format throughout (every unquantized checkpoint, any --weights X): the routed experts are as wide as the rest;
+    # applied only where it holds at the context's values, like every identity
+    "formats": _family("one weight format throughout", ((gl.b_e, gl.b_w),)),
 }
 #: Conventions and unit markers, replaced by their values (read from the bindings, so a changed convention follows).
 CONVENTION_SYMBOLS = (gl.kappa, gl.kappa_attn, gl.u_token, gl.u_param, gl.u_bit)
@@ -155,7 +158,7 @@ def _bound_value(s: sp.Symbol, ctx: Context) -> sp.Expr | None:
 
 def model_families(m: object) -> list[str]:
     """The identity families (keys of IDENTITIES) a model belongs to."""
-    families = ["mla" if m.mla is not None else "gqa", "moe" if m.moe is not None else "dense", "params"]
+    families = ["mla" if m.mla is not None else "gqa", "moe" if m.moe is not None else "dense", "params", "formats"]
     if not m.recurrent_layers:
         families.append("attention")
     if not m.sparse_layers:

@@ -57,12 +57,14 @@ def test_show_model_prints_windows_mlp_and_checkpoint_formats(capsys):
     assert json.loads(run(capsys, "show", "model", "llama-3.1-8b", "--format", "json")[1])["weight_formats"] is None
 
 
-def test_a_quantized_checkpoint_warns_once_on_derive(capsys):
-    code, _, err = run(capsys, "derive", "flops-per-token", "--model", "kimi-k2", "--format", "json")
-    lines = [line for line in err.splitlines() if line.startswith("roofline: warning:")]
-    assert code == 0 and len(lines) == 1 and "--weights fp8" in lines[0]
-    code, _, err = run(capsys, "derive", "flops-per-token", "--model", "kimi-k2", "--weights", "fp8", "--format", "json")
+def test_a_quantized_checkpoint_is_computed_as_stored_without_a_warning(capsys):
+    code, out, err = run(capsys, "derive", "flops-per-token", "--model", "kimi-k2", "--format", "json")
     assert code == 0 and "warning" not in err
+    context = json.loads(out)["context"]
+    assert context["weights"] == "fp8,router=bf16,embedding=bf16,lm_head=bf16"
+    assert context["weight_formats"]["experts_routed"] == "fp8" and context["weight_formats"]["lm_head"] == "bf16"
+    code, out, err = run(capsys, "derive", "flops-per-token", "--model", "kimi-k2", "--weights", "fp8", "--format", "json")
+    assert code == 0 and "warning" not in err and set(json.loads(out)["context"]["weight_formats"].values()) == {"fp8"}
 
 
 def test_derive_decode_floor_json_headline(capsys):

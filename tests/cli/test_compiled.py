@@ -48,7 +48,8 @@ def _light(argv):
 
 CASES = [
     ["derive", "decode-floor", "--hardware", "h100-sxm", "--model", "llama-2-7b", "--format", "json"],
-    ["derive", "decode-floor", "--model", "deepseek-v3", "--set", "batch=64", "--set", "tp=8"],  # a warning on stderr, kept
+    ["derive", "decode-floor", "--model", "deepseek-v3", "--set", "batch=64", "--set", "tp=8"],  # the checkpoint's own formats
+    ["derive", "decode-floor", "--model", "gpt-oss-120b", "--hardware", "b200", "--weights", "fp8,experts_routed=nvfp4", "--format", "json"],
     ["derive", "prefill-decode-crossover", "--format", "tex", "--fragment", "--set", "prompt_len=4096"],
     ["derive", "speculative-decoding", "--second-model", "llama-3.1-8b", "--set", "batch=32", "--format", "tex"],
     ["derive", "hardware-upgrade", "--hardware", "a100-sxm-80gb", "--second-hardware", "b200", "--format", "json"],
@@ -66,7 +67,7 @@ def test_the_light_path_prints_what_the_full_path_prints(argv, cache, capsys, mo
     monkeypatch.setattr(api, "derive", lambda *a, **k: pytest.fail("the light path did not answer"))
     assert _run(capsys, argv, light=True) == full
     if "deepseek-v3" in argv:
-        assert full[2].startswith("roofline: warning: deepseek-v3: its checkpoint stores")
+        assert full[2] == "" and "as the checkpoint stores them" in full[1]
 
 
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

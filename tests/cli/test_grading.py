@@ -207,6 +207,7 @@ def test_identities_hold_for_every_shipped_model():
         families = {"mla" if ctx.model.mla else "gqa", "moe" if ctx.model.moe else "dense", "params"}
         families |= {"attention"} if not ctx.model.recurrent_layers else set()
         families |= {"dense_attention"} if not ctx.model.sparse_layers else set()
+        families |= {"formats"} if ctx.weights.uniform is not None else set()  # b_e = b_w: one format throughout
         expected = sum(len(grading.IDENTITIES[f]) for f in families)
         got = [i for i in grading.identities(ctx) if i.family != "the sheets' conventions"]
         assert len(got) == expected, (name, sorted(i.symbol.name for i in got))

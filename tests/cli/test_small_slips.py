@@ -4,6 +4,7 @@ shortened; a plain number's example is a number; a unit roofline lacks is named 
 
 from __future__ import annotations
 
+import json
 import os
 
 import pytest
@@ -19,15 +20,18 @@ def _lines(text: str) -> list[str]:
 def test_quiz_warns_once_per_model_and_names_no_flag_it_lacks(capsys):
     assert main(["quiz", "--count", "60"]) == 0
     warned = [x for x in _lines(capsys.readouterr().err) if x.startswith("roofline: warning:")]
-    assert warned and len(warned) == len(set(warned)), warned
+    assert len(warned) == len(set(warned)), warned
     assert not [x for x in warned if "--weights" in x], warned
 
 
-@pytest.mark.parametrize("model", ["gpt-oss-20b", "deepseek-v3"])
-def test_derive_keeps_the_weights_advice(model, capsys):
+@pytest.mark.parametrize(("model", "formats"), [("gpt-oss-20b", "bf16,experts_routed=mxfp4"), ("deepseek-v3", "fp8,router=bf16,embedding=bf16,lm_head=bf16")])
+def test_derive_computes_the_checkpoint_as_stored_and_says_so(model, formats, capsys):
     assert main(["derive", "decode-floor", "--model", model, "--format", "json"]) == 0
-    warned = _lines(capsys.readouterr().err)
-    assert len(warned) == 1 and "--weights " in warned[0], warned
+    out, err = capsys.readouterr()
+    assert _lines(err) == []
+    assert json.loads(out)["context"]["weights"] == formats
+    assert main(["derive", "decode-floor", "--model", model, "--weights", formats, "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["context"]["weights"] == formats  # the name reads back to the same formats
 
 
 @pytest.mark.parametrize(("model", "quantized"), [("gpt-oss-20b", "mxfp4"), ("gpt-oss-120b", "mxfp4"), ("deepseek-v3", "fp8"), ("kimi-k2", "fp8")])

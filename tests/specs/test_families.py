@@ -11,7 +11,7 @@ from fractions import Fraction
 from pathlib import Path
 
 import pytest
-from roofline.derivations.engine.context import make_context
+from roofline.derivations.engine.context import make_context, model_components
 from roofline.specs.catalog import MODELS_DIR
 from roofline.specs.errors import SpecError
 from roofline.specs.hardware import SpecWarning, load_hardware
@@ -294,16 +294,25 @@ def test_a_quantization_that_cannot_be_used_warns_which_precision_is_used(tmp_pa
     assert q["quant_method"] in line and "computes every weight as bf16" in line and "\n" not in line
 
 
-def test_a_read_quantization_warns_once_and_names_the_weights_to_pass(tmp_path):
+def test_a_read_quantization_is_computed_as_stored_without_a_warning(tmp_path):
+    """An AWQ checkpoint: its linears in int4-g128, its LM head in BF16 (AWQ leaves it), read per component; b_w is the
+    always-read weights' parameter-weighted mean width, the LM head in it at 2 bytes."""
     m = _quantized(tmp_path, {"quant_method": "awq", "bits": 4, "group_size": 128})
-    with pytest.warns(SpecWarning, match="--weights int4-g128 counts its int4-g128 weights") as caught:
-        api.context(api.get("decode-floor"), "h100-sxm", m.path)
-    assert len(caught) == 1
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ctx = api.context(api.get("decode-floor"), "h100-sxm", m.path)
+    c = m.param_counts()
+    g128 = Fraction(1, 2) + Fraction(2, 128)
+    assert ctx.weights.origin == "checkpoint" and ctx.weights.of("attention").bytes_per_element == g128
+    head = ctx.weights.of("lm_head").bytes_per_element
+    read = c.attention + c.mlp_dense + c.lm_head
+    assert ctx.weights.widths(model_components(m))[0] == (g128 * (c.attention + c.mlp_dense) + head * c.lm_head) / read
+    assert ctx.math.math == "bf16"  # weight-only INT4: BF16 math
 
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        ctx = make_context(load_hardware("h100-sxm"), m, weights="int4-g128")  # chosen: no warning
-    assert ctx.weights.bytes_per_element == Fraction(1, 2) + Fraction(2, 128)
+        ctx = make_context(load_hardware("h100-sxm"), m, weights="int4-g128")  # every component in it
+    assert ctx.weights.uniform is not None and ctx.weights.uniform.bytes_per_element == g128
 
 
 @pytest.mark.parametrize("q, field", [
@@ -353,4 +362,4 @@ def test_a_shipped_sheet_default_or_table_row_does_not_warn_it_says_so_on_the_sh
     with warnings.catch_warnings():
         warnings.simplefilter("error", SpecWarning)
         sheet = api.derive("mla-absorption")
-    assert "the checkpoint ships" in dict(sheet.spec_facts)["Weights"]
+    assert "as the checkpoint stores them" in dict(sheet.spec_facts)["Weights"]

@@ -1,7 +1,10 @@
-"""GLM-4.5-Air (glm4_moe) and Phi-4 (phi3): each layout rule with its numbers, each count against the model card.
+"""GLM-4.5-Air (glm4_moe), Phi-4 (phi3), GLM-5 (glm_moe_dsa) and Nemotron 3 Nano (nemotron_h with MoE blocks): each
+layout rule with its numbers, each count against the model card.
 
 What a card counts is said at each test: GLM-4.5's "106B total / 12B active" counts the main model (the MTP layer
-is extra: the HF checkpoint holds 110B); Phi-4's Hugging Face page lists 14.7B parameters (the report says 14B).
+is extra: the HF checkpoint holds 110B); Phi-4's Hugging Face page lists 14.7B parameters (the report says 14B);
+GLM-5's "744B parameters (40B active)" counts the main model without its MTP layer; NVIDIA gives Nemotron 3 Nano as
+"3.2B active (3.6B with embeddings), 31.6B total".
 """
 
 import json
@@ -131,8 +134,7 @@ def test_phi3_config_class_defaults():
     assert (m.vocab_size, m.num_kv_heads, m.tie_embeddings, m.hidden_act) == (32064, 32, False, "silu")
 
 
-@pytest.mark.parametrize("model_type, words", [("kimi_linear", "linear attention"),
-                                               ("glm_moe_dsa", "Sparse Attention")])
+@pytest.mark.parametrize("model_type, words", [("kimi_linear", "linear attention")])
 def test_families_whose_layers_the_step_model_lacks_are_refused_with_the_reason(tmp_path, model_type, words):
     """Read as another family, a hybrid or sparse model's KV bytes and reads would be wrong: one line says which layers it has."""
     config = {**json.loads((MODELS_DIR / "llama-3.1-8b.json").read_text()), "model_type": model_type}
@@ -141,3 +143,212 @@ def test_families_whose_layers_the_step_model_lacks_are_refused_with_the_reason(
     with pytest.raises(SpecError) as err:
         load_model(str(path))
     assert err.value.field == "model_type" and words in str(err.value) and "\n" not in str(err.value)
+
+
+# --- GLM-5: DeepSeek-V3.2's sparse attention and MoE at GLM's sizes ---
+
+def test_glm_5_total_and_active_match_the_model_card():
+    """zai-org/GLM-5 card: 744B parameters (40B active). Total within 1% (743.91B, without the MTP layer); active as the GEMM
+    parameters one token multiplies by outside the embedding and the LM head (39.88B; 40.83B with the LM head)."""
+    c = load_model("glm-5").param_counts()
+    assert c.total == 743_911_218_432
+    assert c.total == pytest.approx(744e9, rel=0.01)
+    assert c.active_matmul - c.lm_head == pytest.approx(40e9, rel=0.01)
+
+
+def test_glm_5_layout_by_component():
+    m = load_model("glm-5")
+    c = m.param_counts()
+    D, L, N, V = m.hidden_size, m.num_layers, m.num_heads, m.vocab_size
+    assert (D, L, N, V) == (6144, 78, 64, 154880)
+    a, x, e = m.mla, m.indexer, m.moe
+    assert (a.q_rank, a.kv_rank, a.rope_dim, a.nope_dim, a.v_dim) == (2048, 512, 64, 192, 256)
+    assert (x.heads, x.dim, x.topk) == (32, 128, 2048)
+    assert (e.experts, e.top_k, e.shared_experts, e.expert_ffn, e.moe_layers, e.expert_matrices) == (256, 8, 1, 2048, tuple(range(3, 78)), 3)
+    mla = D * 2048 + 2048 * N * (192 + 64) + D * (512 + 64) + 512 * N * (192 + 256) + N * 256 * D
+    indexer = 2048 * 32 * 128 + D * 128 + D * 32
+    assert c.attention == L * (mla + indexer)
+    assert c.mlp_dense == 3 * 3 * D * 12288
+    assert c.experts_routed == 75 * 256 * 3 * D * 2048 and c.experts_shared == 75 * 3 * D * 2048
+    assert c.router == 75 * 256 * D and c.biases == 75 * 256  # e_score_correction_bias
+    # input, post-attention and final norms; the q and kv latents' norms; the indexer's LayerNorm (weight and bias)
+    assert c.norms == L * 2 * D + D + L * (2048 + 512) + L * 2 * 128
+    assert c.embedding == c.lm_head == V * D
+    assert m.layer_types == ("sparse_attention",) * L and m.attention_layers == L and m.sparse_layers == L
+
+
+def test_glm_5_cache_bytes_per_token_and_no_state():
+    """MLA latent 78 x (512 + 64) x 2 B = 89,856 B/token in bf16; the indexer's FP8 key and FP32 scale 78 x 132 = 10,296 B."""
+    m = load_model("glm-5")
+    assert m.kv_bytes_per_token(precision("bf16")) == 89_856
+    assert m.index_bytes_per_token() == 10_296
+    assert m.state_bytes_per_sequence() == 0 and m.recurrent_layers == 0
+    assert m.attention_windows == ((78, 2048),)
+
+
+def test_glm_moe_dsa_is_deepseek_v32_s_layout():
+    """Read as deepseek_v32 (every field given), the same file gives the same counts and caches: one layout, two model_types."""
+    glm = load_model("glm-5")
+    v32 = _parse({**_shipped("glm-5"), "model_type": "deepseek_v32"})
+    assert glm.param_counts() == v32.param_counts()
+    assert glm.kv_elements_per_token() == v32.kv_elements_per_token() and glm.index_bytes_per_token() == v32.index_bytes_per_token()
+
+
+def test_glm_moe_dsa_config_class_defaults_fill_what_a_file_leaves_out():
+    """GlmMoeDsaConfig: index_n_heads 32 (DeepSeek-V3.2's is 64), first_k_dense_replace 3, one shared expert."""
+    base = {k: v for k, v in _shipped("glm-5").items() if k not in ("index_n_heads", "first_k_dense_replace", "n_shared_experts")}
+    m = _parse(base)
+    assert m.indexer.heads == 32 and m.moe.moe_layers == tuple(range(3, 78)) and m.moe.shared_experts == 1
+    # mlp_layer_types that say what first_k_dense_replace says are read
+    same = _parse({**_shipped("glm-5"), "mlp_layer_types": ["dense"] * 3 + ["sparse"] * 75, "indexer_types": ["full"] * 78})
+    assert same.param_counts() == load_model("glm-5").param_counts()
+
+
+@pytest.mark.parametrize("change, field", [
+    ({"indexer_types": ["full", "full", "full"] + ["shared"] * 75}, "indexer_types"),
+    ({"index_topk_freq": 4, "index_skip_topk_offset": 3}, "index_topk_freq"),
+    ({"index_topk_pattern": "FFFS" * 19 + "FS"}, "index_topk_pattern"),
+    ({"mlp_layer_types": ["dense"] * 78}, "mlp_layer_types"),
+    ({"q_lora_rank": None}, "q_lora_rank"),
+    ({"moe_layer_freq": 2}, "moe_layer_freq"),
+    ({"index_topk": "2048"}, "index_topk"),
+])
+def test_glm_moe_dsa_fields_the_loader_cannot_use_are_refused_in_one_line(change, field):
+    """GLM-5.2's shared-indexer layers (IndexCache: a layer reuses another's top-k) are not modelled: refused, not miscounted."""
+    with pytest.raises(SpecError) as err:
+        _parse({**_shipped("glm-5"), **change})
+    assert err.value.field == field and "\n" not in str(err.value)
+
+
+# --- Nemotron 3 Nano: Nemotron-H with MoE blocks of plain squared-ReLU experts ---
+
+NANO_D = 2688
+
+
+def test_nemotron_3_nano_total_and_active_match_nvidia_s_figures():
+    """NVIDIA: '3.2B active (3.6B with embeddings), 31.6B total'; the card: '3.5B active parameters and 30B parameters in total'
+    (rounded: the name's 30B). Total 31.58B; active 3.23B GEMM parameters with the LM head, 3.58B with the embedding too."""
+    c = load_model("nemotron-3-nano-30b-a3b").param_counts()
+    assert c.total == 31_577_940_288
+    assert c.total == pytest.approx(31.6e9, rel=0.01)
+    assert c.active_matmul == pytest.approx(3.2e9, rel=0.01)
+    assert c.active == pytest.approx(3.6e9, rel=0.01)
+
+
+def test_nemotron_3_nano_experts_have_two_matrices_and_a_wider_shared_expert():
+    m = load_model("nemotron-3-nano-30b-a3b")
+    c, e, D = m.param_counts(), m.moe, NANO_D
+    assert (e.experts, e.top_k, e.shared_experts, e.expert_ffn, e.shared_ffn, e.expert_matrices) == (128, 6, 1, 1856, 3712, 2)
+    assert e.expert_params(D) == 2 * D * 1856 and e.shared_params(D) == 2 * D * 3712
+    assert c.experts_routed == 23 * 128 * 2 * D * 1856 and c.experts_routed_active == 23 * 6 * 2 * D * 1856
+    assert c.experts_shared == 23 * 2 * D * 3712
+    assert c.router == 23 * 128 * D
+    assert c.mlp_dense == 0 and m.dense_layers == 0
+
+
+def test_nemotron_3_nano_blocks_and_attention():
+    m = load_model("nemotron-3-nano-30b-a3b")
+    c, D = m.param_counts(), NANO_D
+    pattern = _shipped("nemotron-3-nano-30b-a3b")["hybrid_override_pattern"]
+    assert m.blocks == 52 and m.num_layers == 26
+    assert m.moe.moe_layers == tuple(i for i, ch in enumerate(pattern) if ch == "E") and len(m.moe.moe_layers) == 23
+    assert (m.attention_layers, m.recurrent_layers) == (6, 23)
+    # head_dim 128 from the file (Nemotron 3's spelling), not hidden / heads = 84
+    assert (m.num_heads, m.num_kv_heads, m.head_dim) == (32, 2, 128)
+    mamba = D * (2 * 4096 + 2 * 8 * 128 + 64) + 4096 * D
+    assert c.attention == 6 * (D * 32 * 128 + 2 * D * 2 * 128 + 32 * 128 * D) + 23 * mamba
+    # the convolution (6144 channels, kernel 4, with bias), A_log, D and dt_bias per Mamba block; the routers' correction bias
+    assert c.biases == 23 * (6144 * 5 + 3 * 64) + 23 * 128
+    assert c.norms == 52 * D + D + 23 * 4096
+
+
+def test_nemotron_3_nano_kv_and_state_bytes():
+    """KV: 6 x 2 x 2 x 128 x 2 B = 6,144 B/token. State: 23 x (64 x 64 x 128 x 4 B, float32 per mamba_ssm_cache_dtype,
+    + 3 x 6144 x 2 B of convolution) = 49,082,368 B per sequence."""
+    m = load_model("nemotron-3-nano-30b-a3b")
+    assert m.kv_bytes_per_token(precision("bf16")) == 6_144
+    assert m.state_bytes_per_sequence() == 23 * (64 * 64 * 128 * 4 + 3 * 6144 * 2) == 49_082_368
+
+
+def test_nemotron_h_dense_and_moe_blocks_together():
+    """A '-' block is a dense MLP of intermediate_size, an 'E' block a MoE: each counted as what it is."""
+    base = _shipped("nemotron-3-nano-30b-a3b")
+    pattern = base["hybrid_override_pattern"].replace("EMEMEMEME", "-M-MEMEME")
+    m = _parse({**base, "hybrid_override_pattern": pattern})
+    assert m.dense_layers == 2 and len(m.moe.moe_layers) == 21
+    assert m.param_counts().mlp_dense == 2 * 2 * NANO_D * 1856
+    # without E blocks there are no experts at all
+    m = _parse({**base, "hybrid_override_pattern": base["hybrid_override_pattern"].replace("E", "-")})
+    assert m.moe is None and m.dense_layers == 23
+
+
+@pytest.mark.parametrize("change, field", [
+    ({"moe_latent_size": 1024}, "moe_latent_size"),
+    ({"hybrid_override_pattern": "X" * 52}, "hybrid_override_pattern"),
+    ({"num_experts_per_tok": 129}, "num_experts_per_tok"),
+    ({"moe_shared_expert_intermediate_size": None}, "moe_shared_expert_intermediate_size"),
+    ({"head_dim": "128"}, "head_dim"),
+])
+def test_nemotron_h_moe_fields_the_loader_cannot_use_are_refused_in_one_line(change, field):
+    """A latent MoE (Nemotron 3 Super: experts behind fc1/fc2 latent projections) is not read: refused, not miscounted."""
+    with pytest.raises(SpecError) as err:
+        _parse({**_shipped("nemotron-3-nano-30b-a3b"), **change})
+    assert err.value.field == field and "\n" not in str(err.value)
+
+
+# --- MiniMax-M2.7: GQA with per-layer q/k norms, a MoE in every layer ---
+
+def test_minimax_m2_7_total_and_active_match_the_model_card():
+    """MiniMax-M2.7: 230B total / 10B active. Total within 1% (228.69B, without the MTP modules); active GEMM parameters
+    without the LM head 9.80B, within half a unit of the card's one-digit 10B (10.42B with the LM head)."""
+    c = load_model("minimax-m2.7").param_counts()
+    assert c.total == 228_689_764_864
+    assert c.total == pytest.approx(230e9, rel=0.01)
+    assert c.active_matmul - c.lm_head == pytest.approx(10e9, abs=0.5e9)
+
+
+def test_minimax_m2_7_layout_by_component():
+    m = load_model("minimax-m2.7")
+    c = m.param_counts()
+    D, L, N, K, H, V = m.hidden_size, m.num_layers, m.num_heads, m.num_kv_heads, m.head_dim, m.vocab_size
+    assert (D, L, N, K, H, V) == (3072, 62, 48, 8, 128, 200064)
+    e = m.moe
+    assert (e.experts, e.top_k, e.shared_experts, e.expert_ffn, e.moe_layers) == (256, 8, 0, 1536, tuple(range(L)))
+    assert c.attention == L * (D * N * H + 2 * D * K * H + N * H * D)
+    assert c.experts_routed == L * 256 * 3 * D * 1536 and c.experts_shared == 0 and c.mlp_dense == 0
+    assert c.router == L * 256 * D and c.biases == L * 256  # e_score_correction_bias (use_routing_bias)
+    # q_norm and k_norm span all heads (qk_norm_type per_layer): N H + K H weights a layer, not 2 H
+    assert m.qk_norm and m.qk_norm_per_layer and c.norms == L * (2 * D + (N + K) * H) + D
+    assert c.embedding == c.lm_head == V * D
+    assert dict(m.weight_formats)["experts_routed"] == "fp8" and dict(m.weight_formats)["lm_head"] == "bf16"
+
+
+def test_minimax_m2_7_kv_bytes_per_token():
+    """2 x 62 layers x 8 KV heads x 128 x 2 B = 253,952 B/token; partial RoPE (rotary_dim 64) caches whole heads."""
+    m = load_model("minimax-m2.7")
+    assert m.kv_bytes_per_token(precision("bf16")) == 253_952
+    assert m.attention_layers == 62 and m.state_bytes_per_sequence() == 0 and m.attention_windows == ((62, None),)
+
+
+@pytest.mark.parametrize("change, field", [
+    ({"attn_type_list": [0] + [1] * 61}, "attn_type_list"),
+    ({"qk_norm_type": "per_head"}, "qk_norm_type"),
+    ({"use_routing_bias": False}, "use_routing_bias"),
+    ({"shared_intermediate_size": 1536}, "shared_intermediate_size"),
+    ({"num_local_experts": "256"}, "num_local_experts"),
+])
+def test_minimax_m2_fields_the_loader_cannot_use_are_refused_in_one_line(change, field):
+    """MiniMax-01's lightning-attention layers (attn_type_list 0) keep a state, not a KV cache: refused, not miscounted."""
+    with pytest.raises(SpecError) as err:
+        _parse({**_shipped("minimax-m2.7"), **change})
+    assert err.value.field == field and "\n" not in str(err.value)
+
+
+def test_an_unmodelled_language_model_under_text_config_is_refused_with_the_reason(tmp_path):
+    """A multimodal wrapper whose language model is Kimi Linear (Kimi-K3's text_config): the same reason, naming the nested field."""
+    text = {**json.loads((MODELS_DIR / "llama-3.1-8b.json").read_text()), "model_type": "kimi_linear"}
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({"model_type": "kimi_k3", "text_config": text}))
+    with pytest.raises(SpecError) as err:
+        load_model(str(path))
+    assert err.value.field == "text_config.model_type" and "linear attention" in str(err.value) and "\n" not in str(err.value)

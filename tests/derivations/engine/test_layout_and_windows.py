@@ -155,9 +155,13 @@ def test_default_layout_is_exactly_tensor_parallelism():
     v = _values("mixtral-8x7b", "h100-sxm", tp="2", batch="16")
     assert v["weight_bytes_gpu"] == v["weight_bytes"] / 2
     assert v["t_alltoall"] == 0
-    assert sp.simplify(sm.weights_gpu.expr.xreplace({gl.n_dp: 1}) - pr.tp_split(pr.weight_bytes(pr.params_read(sm.experts.s)))) == 0
+    assert sp.simplify(sm.weights_gpu.expr.xreplace({gl.n_dp: 1}) - pr.tp_split(sm.weight_bytes.expr)) == 0
     plain = {gl.n_dp: 1, gl.s_idx: 0, gl.s_st: 0}  # one replica; no indexer, no recurrent state
-    assert sm.memory_gpu.expr.xreplace(plain).equals(pr.tp_split(gl.P_total * gl.b_w) + gl.B * (sm.kept.s + gl.q) * sm.kv_tok_gpu.s)
+    resident = pr.tp_split(pr.mixed_weight_bytes(gl.P_total - sm.ROUTED_ALL, sm.ROUTED_ALL))
+    assert sm.memory_gpu.expr.xreplace(plain).equals(resident + gl.B * (sm.kept.s + gl.q) * sm.kv_tok_gpu.s)
+    # one format throughout (b_e = b_w): every weight over tp
+    uniform = sm.memory_gpu.expr.xreplace({**plain, gl.b_e: gl.b_w})
+    assert uniform.equals(pr.tp_split(gl.P_total * gl.b_w) + gl.B * (sm.kept.s + gl.q) * sm.kv_tok_gpu.s)
 
 
 def test_alltoall_bytes_and_link_by_hand():

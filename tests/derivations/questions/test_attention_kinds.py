@@ -70,7 +70,7 @@ def test_step_model_reads_a_hybrids_state_once_a_step_and_a_sparse_layers_top_k(
 
 def test_memory_holds_every_token_of_a_sparse_layer_and_the_state_of_a_hybrid():
     """The memory fit keeps what a layer keeps (a sparse layer all T + q tokens, with their indexer keys), not what it reads."""
-    ds = _values(DF, "deepseek-v3.2", batch="2", context="65536 token", tp="8")
+    ds = _values(DF, "deepseek-v3.2", weights="bf16", batch="2", context="65536 token", tp="8")
     weights = ds["memory_per_gpu"] - 2 * ((65536 + 1) * (DS_KV + DS_INDEX))  # MLA's latent sits whole on every GPU
     assert weights == pytest.approx(float(api.model("deepseek-v3.2").param_counts().total * 2 / 8), rel=1e-12)
     qn = _values(DF, "qwen3-next-80b-a3b", batch="2", context="1024 token", tp="2")
@@ -121,7 +121,7 @@ def _shipped(name):
 
 
 @pytest.mark.parametrize(("change", "field"), [
-    ({"hybrid_override_pattern": "M*ME" + "-" * 114}, "hybrid_override_pattern"),   # a MoE block: not read yet
+    ({"hybrid_override_pattern": "M*ME" + "-" * 114}, "n_routed_experts"),   # a MoE block: read, but this config names no experts
     ({"hybrid_override_pattern": "M*"}, "hybrid_override_pattern"),                 # not one type per block
     ({"num_hidden_layers": 117, "hybrid_override_pattern": "M" * 117}, "num_hidden_layers"),  # an odd block count
     ({"mamba_ssm_cache_dtype": "float8"}, "mamba_ssm_cache_dtype"),

@@ -34,7 +34,7 @@ def test_gqa_attention_intensity_is_the_group_size_for_llama_70b():
 
 
 def test_mla_attention_intensity_exact_and_equal_widths_for_deepseek_v3():
-    v = evaluate(AI, context(model="deepseek-v3"))
+    v = evaluate(AI, context(model="deepseek-v3", weights="bf16"))
     assert v["group_size"] == 128
     assert v["intensity_attention"] == sp.Rational(128 * (4 * 512 + 2 * 64), (512 + 64) * 2)  # 241.78 flop/B
     assert v["intensity_attention_equal_widths"] == 256  # 4N/b_kv with d_k = d_v = r_kv + d_R

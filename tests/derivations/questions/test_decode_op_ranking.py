@@ -147,7 +147,7 @@ def test_qwen3_expert_gemm_uses_moe_intermediate_size_not_intermediate_size():
 
 
 def test_deepseek_v3_shared_expert_router_and_dense_layers():
-    v = evaluate_exactly(DOR, context(model="deepseek-v3", batch="1"))
+    v = evaluate_exactly(DOR, context(model="deepseek-v3", weights="bf16", batch="1"))
     assert v["experts_touched"] == 8
     assert v["flops_shared"] == 2 * _swiglu(7168, 2048)
     assert v["flops_router"] == 2 * 7168 * 256
@@ -158,9 +158,9 @@ def test_deepseek_v3_shared_expert_router_and_dense_layers():
 # --- MLA ----------------------------------------------------------------------------------------
 
 def test_deepseek_v3_derives_with_mla_kernel_shapes():
-    sheet = api.derive("decode-op-ranking", model="deepseek-v3")
+    sheet = api.derive("decode-op-ranking", model="deepseek-v3", weights="bf16")  # the numbers below in BF16 (the checkpoint stores FP8)
     assert all(not r.missing for r in sheet.results.values())
-    v = evaluate_exactly(DOR, context(model="deepseek-v3", batch="1"))
+    v = evaluate_exactly(DOR, context(model="deepseek-v3", weights="bf16", batch="1"))
     kv_down = 7168 * (512 + 64)  # D x (r_kv + d_R) = 7168 * 576
     q_down = 7168 * 1536
     assert v["flops_dqkv"] == 2 * (q_down + kv_down)  # fused: one GEMM reads the hidden state for both latents
@@ -184,14 +184,14 @@ def test_deepseek_v2_lite_projects_its_query_from_the_hidden_state():
 
 
 def test_mla_flip_is_attentions_constant_and_the_time_flip_uses_the_o_projection():
-    v = evaluate_exactly(DOR, context(model="deepseek-v3"))
+    v = evaluate_exactly(DOR, context(model="deepseek-v3", weights="bf16"))
     assert v["B_flip"] == sp.Rational(128 * (2 * 512 + 64), 576)  # kappa_attn*N*(2r + d_R)*b_w/(2*kappa*(r + d_R)*b_kv), about 242
     assert v["intensity_attn_limit"] == v["B_flip"]  # in BF16 weights, one flop/B per sequence
     assert v["B_flip_time"] == sp.Rational(128 * 128 * 7168, 8192 * 576)  # N*d_v*D weights vs T*(r + d_R) cache per sequence
 
 
 def test_mla_absorbed_up_projections_never_reach_the_tie():
-    v = evaluate_exactly(DOR, context(model="deepseek-v3", batch="4096"))
+    v = evaluate_exactly(DOR, context(model="deepseek-v3", weights="bf16", batch="4096"))
     limit = sp.Rational(2 * 128 * 512, (128 + 512) * 2)  # kappa*d_nope*r_kv/((d_nope + r_kv)*b_a)
     assert v["intensity_uk"] < limit and v["intensity_uv"] < limit < v["intensity_o"]
 

@@ -25,10 +25,12 @@ def equation(step: SolvedStep, form: StepForm, names: Mapping[str, str], target:
     that would not fit even broken is left out (the given values are in the appendix); nothing is shrunk.
     """
     at = step.step.kind == "at"
+    # a term of a sum with a factor that is zero here (a dense model's routed experts, L_MoE = 0) is not printed
+    zero = frozenset(n for n, v in step.operands.items() if not v.missing and v.exact == 0)
     if at:
         rows = [{"op": "=", "math": at_latex(form, names)}]
     else:
-        rows = _rows(form.formula.lines({}))
+        rows = _rows(form.formula.lines({}, zero=zero))
         if len(rows) == 1 and math_width(rows[0]["math"]) > MAX_LINE_WIDTH:
             # one term (a fraction, a product) too wide for the line and with no sum to break: said, not shrunk
             rows = [{"op": "=", "math": r"\text{a formula too wide to print here (the JSON holds it)}"}]
@@ -42,7 +44,7 @@ def equation(step: SolvedStep, form: StepForm, names: Mapping[str, str], target:
         substituted = [at_latex(form, numbers)]
     elif form.numbers.symbols and not (form.formula.cases and len(rows) > 1):
         # a case split printed a case a line reads its value in the case that applies: no numbers line of every case
-        substituted = form.numbers.lines(numbers)
+        substituted = form.numbers.lines(numbers, zero=zero)
     else:
         substituted = []
     fits = all(math_width(line) <= MAX_LINE_WIDTH for line in substituted)

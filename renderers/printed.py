@@ -38,28 +38,41 @@ class Printed:
 
     `whole` is the formula on one line. `terms` (a sum) is each term with its sign ("", "+ ", "- "), in print order;
     `cases` (a case split) is each case as (value, condition), the condition already "\\text{if } ..." or
-    "\\text{otherwise}". `lines` breaks the formula from them.
+    "\\text{otherwise}". `lines` breaks the formula from them. `factors` holds, per term, the symbols it is a product
+    of: a term with a factor that is zero in a context is zero there, and `lines` leaves it out when told which are.
     """
 
     whole: Pieces
     terms: tuple[Pieces, ...] = ()
     cases: tuple[tuple[Pieces, Pieces], ...] = ()
+    factors: tuple[tuple[str, ...], ...] = ()
 
     def fill(self, names: Mapping[str, str]) -> str:
         """The formula on one line with each symbol printed as `names` says (every symbol it holds must be there)."""
         return fill(self.whole, names)
 
-    def lines(self, names: Mapping[str, str], width: float = LINE_WIDTH) -> list[str]:
+    def lines(self, names: Mapping[str, str], width: float = LINE_WIDTH, zero: frozenset[str] = frozenset()) -> list[str]:
         """The formula as one line, or, when wider than `width`, a sum a term at a time (each line after the first starts
-        with + or -) and a case split a case at a time (`value`, `if condition`, then `or value`, ...)."""
-        whole = self.fill(names)
+        with + or -) and a case split a case at a time (`value`, `if condition`, then `or value`, ...). The terms of a sum
+        with a factor in `zero` (symbols that are zero here) are left out, unless every term is."""
+        terms = self.terms
+        kept = [t for t, f in zip(self.terms, self.factors, strict=True) if not zero & set(f)] if zero and self.factors else terms
+        if kept and len(kept) < len(terms):
+            first = kept[0]
+            lead = first[0] if first and isinstance(first[0], str) else ""
+            if lead.startswith("+ "):  # the first term kept loses its plus; a minus stays
+                first = (lead[2:], *first[1:])
+            terms = (first, *kept[1:])
+            whole = " ".join(fill(t, names) for t in terms)
+        else:
+            whole = self.fill(names)
         if self.cases and math_width(whole) > width:
             return _case_lines(self.cases, names, width)
-        if not self.terms or math_width(whole) <= width:
+        if not terms or math_width(whole) <= width:
             return [whole]
         out: list[str] = []
         current = ""
-        for term in self.terms:
+        for term in terms:
             piece = fill(term, names)
             if current and math_width(current + piece) > width:
                 out.append(current)
@@ -76,15 +89,18 @@ class Printed:
 
     def to_json(self) -> dict[str, Any]:
         return {"whole": _pieces_json(self.whole), "terms": [_pieces_json(t) for t in self.terms],
-                "cases": [[_pieces_json(v), _pieces_json(c)] for v, c in self.cases]}
+                "cases": [[_pieces_json(v), _pieces_json(c)] for v, c in self.cases], "factors": [list(f) for f in self.factors]}
 
     @classmethod
     def from_json(cls, data: Any) -> Printed:
         """A Printed from `to_json`'s data; ValueError for anything else."""
         if not isinstance(data, dict):
             raise ValueError("expected a printed formula")
+        factors = data["factors"]
+        if not isinstance(factors, list) or not all(isinstance(f, list) and all(isinstance(x, str) for x in f) for f in factors):
+            raise ValueError("expected the factors of each term")
         return cls(_pieces(data["whole"]), tuple(_pieces(t) for t in data["terms"]),
-                   tuple((_pieces(v), _pieces(c)) for v, c in data["cases"]))
+                   tuple((_pieces(v), _pieces(c)) for v, c in data["cases"]), tuple(tuple(f) for f in factors))
 
 
 def fill(pieces: Pieces, names: Mapping[str, str]) -> str:

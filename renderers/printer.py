@@ -134,18 +134,32 @@ def _form(printer: _Printer, expr: sp.Expr, pieces: object) -> Printed:
     cut = pieces if callable(pieces) else (lambda text: (text,))
     terms: tuple[Pieces, ...] = ()
     cases: tuple[tuple[Pieces, Pieces], ...] = ()
+    factors: tuple[tuple[str, ...], ...] = ()
     if expr.is_Add:
         out = []
-        for i, term in enumerate(printer._ordered_terms(expr)):
+        ordered = printer._ordered_terms(expr)
+        for i, term in enumerate(ordered):
             if i and term.could_extract_minus_sign():
                 out.append(cut("- " + printer._print(-term)))
             else:
                 out.append(cut(("+ " if i else "") + printer._print(term)))
         terms = tuple(out)
+        factors = tuple(_product_symbols(term) for term in ordered)
     if isinstance(expr, sp.Piecewise):
         cases = tuple((cut(printer._print(value)), cut(r"\text{otherwise}" if cond == sp.true else r"\text{if } " + printer._print(cond)))
                       for value, cond in expr.args)
-    return Printed(cut(printer.doprint(expr)), terms, cases)
+    return Printed(cut(printer.doprint(expr)), terms, cases, factors)
+
+
+def _product_symbols(term: sp.Expr) -> tuple[str, ...]:
+    """The symbols a term is a product of (a factor, or a factor's base raised to a positive power): where one is zero,
+    so is the term."""
+    out = []
+    for f in sp.Mul.make_args(term):
+        base = f.base if f.is_Pow and f.exp.is_positive else f
+        if isinstance(base, sp.Symbol):
+            out.append(base.name)
+    return tuple(sorted(set(out)))
 
 
 @lru_cache(maxsize=16384)

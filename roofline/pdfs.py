@@ -24,6 +24,9 @@ from .renderers.plots import PLOTS_DIR
 
 PDFLATEX_ARGS = ("-no-shell-escape", "-halt-on-error", "-interaction=nonstopmode")
 PDFLATEX_TIMEOUT_S = 120
+#: pdflatex runs per document: a second pass reads the contents and the labels the first wrote; where a reference's text
+#: moved a page break in it, LaTeX asks for another ("Rerun to get cross-references right"), as latexmk would do
+MIN_PASSES, MAX_PASSES = 2, 4
 
 
 def safe_tex_env_overrides() -> dict[str, str]:
@@ -37,7 +40,8 @@ def safe_tex_env() -> dict[str, str]:
 
 
 def compile_pdf(tex: str, name: str, graphics: dict[str, bytes] | None = None) -> bytes:
-    """Compile one LaTeX document to PDF bytes (two passes, for longtable widths); `graphics`: files it includes, by relative path."""
+    """Compile one LaTeX document to PDF bytes (two passes for longtable widths and the contents, more while LaTeX asks for a
+    rerun); `graphics`: files it includes, by relative path."""
     return compile_pdf_with_log(tex, name, graphics)[0]
 
 
@@ -52,7 +56,7 @@ def compile_pdf_with_log(tex: str, name: str, graphics: dict[str, bytes] | None 
             (Path(tmp) / rel).write_bytes(data)
         src = Path(tmp) / f"{name}.tex"
         src.write_text(tex, encoding="utf-8")
-        for _ in range(2):
+        for n in range(MAX_PASSES):
             run = subprocess.run(
                 [exe, *PDFLATEX_ARGS, src.name],
                 cwd=tmp, env=safe_tex_env(), capture_output=True, text=True, errors="replace",
@@ -61,7 +65,9 @@ def compile_pdf_with_log(tex: str, name: str, graphics: dict[str, bytes] | None 
             if run.returncode != 0:
                 first_error = next((line for line in run.stdout.splitlines() if line.startswith("!")), "see the .log")
                 raise BuildError(f"{name}.tex: pdflatex failed: {first_error}")
-        log = (Path(tmp) / f"{name}.log").read_text(encoding="utf-8", errors="replace")
+            log = (Path(tmp) / f"{name}.log").read_text(encoding="utf-8", errors="replace")
+            if n + 1 >= MIN_PASSES and "Rerun to get cross-references right" not in log:
+                break
         return (Path(tmp) / f"{name}.pdf").read_bytes(), log
 
 

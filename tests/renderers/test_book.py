@@ -164,7 +164,7 @@ def test_book_compiles_without_overfull_boxes(sheets, tmp_path):
     pdf, log = compile_pdf_with_log(tex, "book", graphics)
     overfull = [line for line in log.splitlines() if line.startswith("Overfull")]
     assert overfull == [], f"book: {len(overfull)} Overfull boxes, first: {overfull[0]}"
-    assert "Label(s) may have changed" not in log  # two passes settle the contents and the links (no \\ref moves a page)
+    assert "Label(s) may have changed" not in log  # the passes settle the contents and the links (pdfs.MAX_PASSES at most)
     path = tmp_path / "book.pdf"
     path.write_bytes(pdf)
     text = subprocess.run(["pdftotext", str(path), "-"], capture_output=True, text=True, check=True).stdout

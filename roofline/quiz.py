@@ -66,7 +66,7 @@ DRAWN_INPUTS: dict[str, tuple[str, ...]] = {
 #: Weight precisions a setup draws from (math follows the weights; a chip without the math peak is redrawn).
 WEIGHTS = ("bf16", "fp8")
 #: Symbols whose value is set by the weight precision (the bytes of a weight, the tensor peak at its math).
-PRECISION_SYMBOLS = frozenset({gl.b_w, gl.pi})
+PRECISION_SYMBOLS = frozenset({gl.b_w, gl.b_e, gl.pi})
 #: Tries per question before the sheet is given up for another.
 ATTEMPTS = 80
 #: The most results one question asks.

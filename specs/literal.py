@@ -13,4 +13,9 @@ MAX_VALUE_LENGTH = 100
 MAX_MAGNITUDE = Fraction(10**30)
 MIN_MAGNITUDE = 1 / MAX_MAGNITUDE
 #: A spec value is a plain decimal number then a unit; pint never evaluates the number.
-NUMBER_AND_UNIT = re.compile(r"^([-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d{1,3})?)\s*([A-Za-z%µ][A-Za-z0-9_*/()^. µ%-]*)?$")
+def rate_units(unit_part: str) -> str:
+    """A unit part as read: a rate written "/s" ("2/s", "2 /s": 2 per second) is "1/s"; anything else unchanged."""
+    return "1" + unit_part if unit_part.startswith("/") else unit_part
+
+
+NUMBER_AND_UNIT = re.compile(r"^([-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d{1,3})?)\s*((?:/\s*)?[A-Za-z%µ][A-Za-z0-9_*/()^. µ%-]*)?$")

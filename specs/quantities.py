@@ -12,7 +12,7 @@ import pint
 from ..units import Quantity, unit, unit_text, ureg
 from ..units.errors import unknown_unit
 from .errors import SpecError, shown
-from .literal import MAX_MAGNITUDE, MAX_VALUE_LENGTH, MIN_MAGNITUDE, NUMBER_AND_UNIT
+from .literal import MAX_MAGNITUDE, MAX_VALUE_LENGTH, MIN_MAGNITUDE, NUMBER_AND_UNIT, rate_units
 
 
 def parse_quantity(value: object, expected: str, where: str | Path, field: str, *, allow_zero: bool = False) -> pint.Quantity:
@@ -35,7 +35,7 @@ def parse_quantity(value: object, expected: str, where: str | Path, field: str, 
     match = NUMBER_AND_UNIT.match(text)
     if not match:
         raise SpecError(where, field, f"expected {_expected(want)}, found {shown(value)}")
-    number, unit_part = match.group(1), (match.group(2) or "").strip()
+    number, unit_part = match.group(1), rate_units((match.group(2) or "").strip())
     if not math.isfinite(float(number)):
         raise SpecError(where, field, f"expected a finite quantity in {unit_text(want)}, found {shown(value)}")
     try:
@@ -73,4 +73,5 @@ def _expected(want: pint.Unit) -> str:
     (a count, a ratio) 'a plain number (e.g. "8")', never a unit of '1'."""
     if want.dimensionless:
         return 'a plain number (e.g. "8")'
-    return f'a number and a unit convertible to {unit_text(want)} (e.g. "1 {unit_text(want)}")'
+    text = unit_text(want)
+    return f'a number and a unit convertible to {text} (e.g. "{text if text.startswith("1/") else "1 " + text}")'

@@ -21,7 +21,7 @@ from fractions import Fraction
 from typing import Any
 
 from ...specs.errors import SpecError
-from ...specs.literal import MAX_MAGNITUDE, MAX_VALUE_LENGTH, MIN_MAGNITUDE, NUMBER_AND_UNIT
+from ...specs.literal import MAX_MAGNITUDE, MAX_VALUE_LENGTH, MIN_MAGNITUDE, NUMBER_AND_UNIT, rate_units
 from ...units import pintless
 from ...units.errors import RooflineError
 from ..physics import conventions
@@ -525,8 +525,11 @@ def read_input(inp: InputEntry, value: str) -> Fraction:
         raise UnreadError(text)
     if bare and inp.unit != "1":
         text = f"{text} {inp.unit}"
-    if NUMBER_AND_UNIT.match(text) is None:
+    match = NUMBER_AND_UNIT.match(text)
+    if match is None:
         raise UnreadError(text)
+    if match.group(2) and match.group(2).startswith("/"):  # a rate, "2/s", read as the full path reads it
+        text = f"{match.group(1)} {rate_units(match.group(2).strip())}"
     try:
         m, u = pintless.parse_quantity(text)
     except pintless.LightUnitError:

@@ -41,7 +41,7 @@ REFUSALS_ALLOWED |= {("decode-op-ranking", m) for m in MODELS if api.model(m).re
 #: (sheet, chip) pairs refused for the chip: joules-per-token bounds power by the TDP, which the TPU specs do not give
 CHIP_REFUSALS_ALLOWED = {("joules-per-token", h) for h in HARDWARE if api.hardware(h).tdp is None}
 #: sheets whose capacity results (the largest batch that fits) are 'none' where not even one sequence fits at the defaults
-FIT_SHEETS = {"batch-knee", "joules-per-token", "hardware-upgrade"}
+FIT_SHEETS = {"batch-knee", "joules-per-token", "hardware-upgrade", "slo-goodput"}
 #: sheets that read batch, context or tensor parallelism
 DRAWN = settings(max_examples=60, deadline=None)
 

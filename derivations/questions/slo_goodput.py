@@ -25,7 +25,7 @@ from ..physics import stepmodel as sm
 from . import batch_knee as bk
 
 S = Symbols(parent=bk.S)
-tau_slo = S.add("tau_slo", "s", r"t_{\mathrm{TPOT}}^{\mathrm{SLO}}", "the inter-token (TPOT) target: the longest decode step a user accepts")
+tau_slo = S.add("tau_slo", "s", r"t_{\mathrm{TPOT}}^{\mathrm{SLO}}", "the inter-token target, TPOT: the longest decode step a user accepts")
 ttft_slo = S.add("ttft_slo", "s", r"t_{\mathrm{TTFT}}^{\mathrm{SLO}}", "the time-to-first-token target")
 lam = S.add("lam", "1/s", r"\lambda", "requests arriving per second at one replica")
 b_burst = S.add("b_burst", "1", r"b", "requests arriving at once in a burst")

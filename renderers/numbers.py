@@ -146,8 +146,11 @@ def is_whole(value: object) -> bool:
 
 
 def unit_word(text: str, number: Number) -> str:
-    """A unit as words after `number`: its leading count noun plural unless the number is 1 ("tokens/s", "parameters")."""
+    """A unit as words after `number`: its leading count noun plural unless the number is 1 ("tokens/s", "parameters"); a
+    rate of things counted, "1/s", as "/s" (16.8 /s)."""
     head, sep, rest = text.partition("/")
+    if head == "1" and sep:
+        return sep + rest
     if head in PLURALS and not _is_one(number):
         return PLURALS[head] + sep + rest
     return text

@@ -56,5 +56,7 @@ def mathrm(u: Any, plural: bool = False) -> str:
         text = PLURALS[head] + sep + rest
     if text == "1":
         return ""
+    if head == "1" and sep:  # a rate of things counted: 16.8 /s
+        text = sep + rest
     text = text.replace("*", r"\cdot ").replace("µ", r"\mu ").replace("%", r"\%")
     return rf"\mathrm{{{text}}}"

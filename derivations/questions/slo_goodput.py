@@ -60,9 +60,10 @@ slo_over_compute = Step("slo_over_compute", b_slo.s / bk.b_compute.s, "1",
                         r"Above 1 the GEMMs turn compute-bound before the target batch: the line under-counts the step there, and the "
                         "batch that meets the target is smaller.",
                         latex=r"B_{\mathrm{SLO}}/B_{\mathrm{cmp}}", title="Target batch against the compute batch")
-served = Step("B_served", sp.Min(sp.floor(b_slo.s), bk.b_max.s), "1",
+served = Step("B_served", sp.Piecewise((sp.Min(sp.floor(b_slo.s), bk.b_max.s), b_slo.s >= 1)), "1",
               r"The batch a server runs: the target's, in whole sequences, unless the cache holds fewer ($\sym{B_max_kv}$).",
-              latex=r"B_{\mathrm{srv}}", title="Batch served within the target", counts="sequences", rounds="down")
+              latex=r"B_{\mathrm{srv}}", title="Batch served within the target", counts="sequences", rounds="down",
+              none="not one whole sequence meets the inter-token target")
 t_served = Step("t_step_served", bk.t_zero.s + served.s * bk.c_seq.s, "s", "The step at that batch: at or under the target.",
                 latex=r"t(B_{\mathrm{srv}})", title="Step at the served batch")
 per_user = Step("tokens_per_user", gl.q / t_served.s, "token/s",
@@ -99,21 +100,29 @@ ttft_burst = Step("ttft_burst", (b_burst + 1) / 2 * t_pf.s, "s",
 rho = Step("prefill_utilisation", lam * t_pf.s, "1",
            r"Poisson arrivals at $\lambda$ keep the prefill server busy this share of the time; at 1 the queue grows without bound.",
            latex=r"\rho", title="Prefill utilisation")
-wait = Step("wait_poisson", lam * t_pf.s**2 / (2 * (1 - lam * t_pf.s)), "s",
+wait = Step("wait_poisson", sp.Piecewise((lam * t_pf.s**2 / (2 * (1 - lam * t_pf.s)), lam * t_pf.s < 1)), "s",
             r"Independent arrivals (production traffic) make an M/D/1 queue of prefills, each $\sym{t_prefill}$ long: the "
             r"Pollaczek-Khinchine mean wait, $\rho\, t_{\mathrm{pf}} / (2 (1 - \rho))$, below $\rho = 1$ only.",
-            latex=r"t_{\mathrm{wait}}", title="Mean wait in the prefill queue")
+            latex=r"t_{\mathrm{wait}}", title="Mean wait in the prefill queue",
+            none="the prompts arrive faster than one replica prefills them (utilisation at or above 1): the queue grows without bound")
 ttft_poisson = Step("ttft_poisson", t_pf.s + wait.s, "s", "The wait plus the prefill itself.",
                     latex=r"t_{\mathrm{TTFT}}^{\mathrm{Poisson}}", title="Mean TTFT under Poisson arrivals")
 budget = Step("wait_budget", sp.Max(0, ttft_slo - t_pf.s), "s",
               "What the TTFT target leaves for waiting once the prompt's own prefill is paid: nothing where one prefill already "
               "takes longer.",
               latex=r"t_{\mathrm{wait}}^{\max}", title="Wait the TTFT target leaves")
-lam_ttft = solve("lambda_ttft", wait, budget, lam, "1/s",
-                 "The arrival rate whose mean wait fills the budget, so that the mean TTFT meets the target: past it the queue of "
-                 "prompts, not the prefill, makes users wait.",
-                 latex=r"\lambda_{\mathrm{TTFT}}", keep=(t_pf, budget), title="Arrival rate within the TTFT target",
-                 none="one prefill alone takes longer than the TTFT target: no arrival rate meets it (a shorter prompt, more GPUs)")
+#: the M/D/1 wait as a function of the utilisation, solved for the utilisation that fills the budget:
+#: rho t / (2 (1 - rho)) = w  <=>  rho = 2 w / (t + 2 w), always below 1 (tests/derivations/questions/test_slo_goodput.py checks
+#: it against the wait symbolically); the queue's own formula is undefined past rho = 1, so the root is written, not solved
+rho_ttft = Step("utilisation_at_ttft_target", 2 * budget.s / (t_pf.s + 2 * budget.s), "1",
+                r"The prefill utilisation whose M/D/1 mean wait fills the budget: $\rho\, t_{\mathrm{pf}}/(2(1 - \rho)) = "
+                r"t_{\mathrm{wait}}^{\max}$ solved for $\rho$; below 1 whatever the budget.",
+                latex=r"\rho_{\mathrm{TTFT}}", title="Prefill utilisation the TTFT target allows")
+lam_ttft = Step("lambda_ttft", sp.Piecewise((rho_ttft.s / t_pf.s, budget.s > 0)), "1/s",
+                "The arrival rate at that utilisation, so that the mean TTFT meets the target: past it the queue of prompts, not the "
+                "prefill, makes users wait.",
+                latex=r"\lambda_{\mathrm{TTFT}}", title="Arrival rate within the TTFT target",
+                none="one prefill alone takes longer than the TTFT target: no arrival rate meets it (a shorter prompt, more GPUs)")
 
 # --- Little's law and goodput --------------------------------------------------------------------
 
@@ -135,7 +144,7 @@ goodput_tokens = Step("goodput_tokens_per_gpu", goodput.s * gl.N_out / sm.gpus.s
 
 STEPS = (*sm.DECODE_STEP, *sm.MEMORY_FIT, *bk.CAPACITY, bk.weights_all, bk.t_weights, bk.t_zero, bk.t_att_tok, bk.t_prompt_seq,
          bk.t_comm_seq, bk.c_seq, bk.c_gemm, bk.t_gemm_cmp, bk.b_compute, line, target, b_slo, slo_over_cache, slo_over_compute, served,
-         t_served, per_user, per_gpu, user_line, gpu_line, user_target, gpu_time, prefill_bytes, prefill_flops, t_pf, ttft_burst, rho, wait, ttft_poisson, budget, lam_ttft,
+         t_served, per_user, per_gpu, user_line, gpu_line, user_target, gpu_time, prefill_bytes, prefill_flops, t_pf, ttft_burst, rho, wait, ttft_poisson, budget, rho_ttft, lam_ttft,
          lam_tpot, concurrency, goodput, goodput_tokens)
 
 TARGETS = ("20 ms", "33 ms", "50 ms", "100 ms")

@@ -54,6 +54,16 @@ def test_poisson_ttft_is_m_d_1_and_its_closed_form_meets_the_target(rate):
     assert t + lam * t * t / (2 * (1 - lam * t)) == T  # the rate it allows gives the target exactly
 
 
+def test_the_utilisation_the_ttft_target_allows_solves_the_m_d_1_wait_symbolically():
+    import sympy as sp
+
+    t, w = sp.symbols("t w", positive=True)
+    rho = 2 * w / (t + 2 * w)  # the sheet's utilisation_at_ttft_target
+    assert sp.simplify(rho * t / (2 * (1 - rho)) - w) == 0 and sp.simplify(1 - rho).is_positive
+    expr = SLO.expanded["utilisation_at_ttft_target"]
+    assert sp.simplify(expr - 2 * SLO.expanded["wait_budget"] / (SLO.expanded["t_prefill"] + 2 * SLO.expanded["wait_budget"])) == 0
+
+
 def test_littles_law_and_goodput_is_the_smaller_rate():
     v = _sheet_values()
     assert v["lambda_tpot"] == v["B_served"] / (512 * v["t_step_served"])

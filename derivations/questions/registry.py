@@ -67,6 +67,7 @@ QUESTIONS: tuple[Question, ...] = (
     Question("speculative-decoding", "Speculative decoding: a draft length per batch bucket", "speculative_decoding", "serving"),
     Question("attention-kinds", "Full, windowed, sparse and linear attention: what one sequence keeps and reads", "attention_kinds", "attention"),
     Question("slo-goodput", "Serving against a latency target: the batch it allows and what it earns", "slo_goodput", "serving"),
+    Question("disaggregation", "Splitting prefill from decode: when the transfer and the lost batching pay", "disaggregation", "serving"),
 )
 SLUGS: tuple[str, ...] = tuple(q.slug for q in QUESTIONS)
 _BY_SLUG_ENTRY = {q.slug: q for q in QUESTIONS}

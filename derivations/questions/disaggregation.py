@@ -67,7 +67,7 @@ line_dec = Step("t_step_decode_line", bk.t_zero.s + gl.B * c_decode.s, "s", "The
                 latex=r"t_{\mathrm{dec}}(B)", title="Decode-only step as a line")
 b_dec = solve("B_slo_decode", line_dec, sg.target, gl.B, "1",
               "The largest batch a decode pool runs within the inter-token target: the decode-only line inverted.",
-              latex=r"B_{\mathrm{SLO}}^{\mathrm{dec}}", keep=(bk.t_zero, c_decode), title="Decode pool's batch within the target",
+              latex=r"B_{\mathrm{SLO}}^{\mathrm{dec}}", keep=(bk.t_zero, c_decode), title="Decode pool's batch within the target", rounds="down",
               none="the step's intercept alone is longer than the target: no batch meets it")
 served_dec = Step("B_served_decode", sp.Piecewise((sp.Min(sp.floor(b_dec.s), bk.b_max.s), b_dec.s >= 1)), "1",
                   r"The decode pool's batch in whole sequences, unless the cache holds fewer.",
@@ -97,13 +97,8 @@ good_col = Step("goodput_per_gpu_colocated", sg.goodput.s / sm.gpus.s, "1/s",
 good_dis = Step("goodput_per_gpu_split", lam_dec.s / ((1 + p_to_d.s) * sm.gpus.s), "1/s",
                 "A split server's: a decode group's requests over its GPUs and those of the prefill groups that feed it.",
                 latex=r"\lambda_{\mathrm{split}}/n", title="Split goodput per GPU")
-gain = Step("split_over_colocated", good_dis.s / good_col.s, "1",
-            "Above 1 splitting prefill from decode serves more requests per GPU within both targets; below 1 the colocated "
-            "server does.",
-            latex=r"\lambda_{\mathrm{split}}/\lambda_{\mathrm{col}}", title="Split over colocated, per GPU")
-
 STEPS = (*sg.STEPS, kv_request, t_xfer, t_xfer_link, x_t, x_c, ratio_tc, send_all, s_floor, interference, inflation, c_decode,
-         line_dec, b_dec, served_dec, t_dec, lam_dec, budget_dis, rho_dis, lam_pf, p_to_d, good_col, good_dis, gain)
+         line_dec, b_dec, served_dec, t_dec, lam_dec, budget_dis, rho_dis, lam_pf, p_to_d, good_col, good_dis)
 
 DERIVATION = derivation(
     "disaggregation",
@@ -113,18 +108,19 @@ DERIVATION = derivation(
     "none, and finds the prefill:decode ratio a service level asks.",
     S,
     STEPS,
-    ("t_transfer", "transfer_over_recompute", "prefill_per_decode_group", "split_over_colocated"),
+    ("t_transfer", "transfer_over_recompute", "prefill_per_decode_group", "goodput_per_gpu_split", "goodput_per_gpu_colocated"),
     inputs=(bk.USABLE, *sg.INPUTS),
     defaults={"prompt_len": "1024 token", "output_len": "512 token", "context": "1280 token"},
     argument=("kv_bytes_request_gpu", "t_transfer", "transfer_over_recompute", "S_transfer_floor", "t_prompt_interference",
-              "B_slo_decode", "lambda_decode_group", "lambda_prefill_group", "prefill_per_decode_group", "split_over_colocated"),
+              "B_slo_decode", "lambda_decode_group", "lambda_prefill_group", "prefill_per_decode_group", "goodput_per_gpu_colocated", "goodput_per_gpu_split"),
     body_tables=(0,),
     answer=(
         "Each request hands {kv_bytes_request_gpu} per GPU to the decode pool, {t_transfer} over the scale-out network: "
         "{transfer_over_recompute} of the time recomputing it would take, token for token.",
         "A colocated step carries {t_prompt_interference} of prompts at its served batch; a decode pool without them runs "
         "{B_slo_decode} within the inter-token target. Balanced, the split server needs {prefill_per_decode_group} prefill groups "
-        "per decode group and serves {split_over_colocated} times the colocated server's requests per GPU.",
+        "per decode group and serves {goodput_per_gpu_split} per GPU within both targets, against {goodput_per_gpu_colocated} for the "
+        "colocated server.",
     ),
     assumptions=(
         r"The serving step of @slo-goodput: $\sym{N_out}$ output tokens after a $\sym{S}$-token prompt, the same targets, Poisson "
@@ -153,10 +149,11 @@ DERIVATION = derivation(
     tables=(
         Table("Across models and chips", tuple(Row("", hardware=h, model=m) for m in ("llama-3.1-8b", "gpt-oss-120b")
                                                for h in ("h100-sxm", "b200")),
-              ("t_transfer", "transfer_over_recompute", "B_slo", "B_slo_decode", "prefill_per_decode_group", "split_over_colocated")),
+              ("t_transfer", "transfer_over_recompute", "B_slo", "B_slo_decode", "prefill_per_decode_group", "goodput_per_gpu_colocated",
+               "goodput_per_gpu_split")),
         Table("As the prompt grows", tuple(Row(f"{s}-token prompt", set={"prompt_len": f"{s} token", "context": f"{s + 256} token"})
                                            for s in (256, 1024, 4096, 16384)),
-              ("t_transfer", "t_prompt_interference", "prefill_per_decode_group", "split_over_colocated")),
+              ("t_transfer", "t_prompt_interference", "prefill_per_decode_group", "goodput_per_gpu_colocated", "goodput_per_gpu_split")),
     ),
     models=("llama-3.1-8b", "gpt-oss-120b"),
     plots=(Plot("handover", "sweep",

@@ -50,7 +50,7 @@ target = Step("tpot_target", tau_slo, "s", "The inter-token target: a user sees 
               latex=r"t_{\mathrm{TPOT}}^{\mathrm{SLO}}", title="Inter-token target")
 b_slo = solve("B_slo", line, target, gl.B, "1",
               r"The largest batch whose step meets the target: the knee's line inverted, $(t_{\mathrm{TPOT}}^{\mathrm{SLO}} - t_{0})/c$.",
-              latex=r"B_{\mathrm{SLO}}", keep=(bk.t_zero, bk.c_seq), title="Largest batch within the inter-token target",
+              latex=r"B_{\mathrm{SLO}}", keep=(bk.t_zero, bk.c_seq), title="Largest batch within the inter-token target", rounds="down",
               none="the step's intercept alone (the weights, the overheads) is longer than the target: no batch meets it; more GPUs, a "
                    "faster chip or narrower weights first")
 slo_over_cache = Step("slo_over_cache", b_slo.s / bk.b_fit.s, "1",

@@ -178,11 +178,11 @@ def test_alltoall_bytes_and_link_by_hand():
 
 
 def test_ep_beyond_the_scale_up_domain_needs_a_scale_out_figure():
-    """B200's spec gives an 8-GPU scale-up domain and no scale-out NIC: EP16 is n/a naming the field, EP8 inside the node is not;
+    """MI355X's spec gives an 8-GPU scale-up domain and no scale-out NIC: EP16 is n/a naming the field, EP8 inside the node is not;
     A100's spec gives neither (the line names one of them); ep = 1 needs neither."""
-    wide = evaluate_exactly(DECODE, context("b200", "deepseek-v3", "fp8", dp="16", ep="16", batch="16"), ("t_alltoall",))["t_alltoall"]
+    wide = evaluate_exactly(DECODE, context("mi355x", "deepseek-v3", "fp8", dp="16", ep="16", batch="16"), ("t_alltoall",))["t_alltoall"]
     assert isinstance(wide, Missing) and "scaleout_bandwidth_per_direction" in wide.reason
-    node = evaluate_exactly(DECODE, context("b200", "deepseek-v3", "fp8", dp="8", ep="8", batch="16"), ("t_alltoall",))["t_alltoall"]
+    node = evaluate_exactly(DECODE, context("mi355x", "deepseek-v3", "fp8", dp="8", ep="8", batch="16"), ("t_alltoall",))["t_alltoall"]
     assert not isinstance(node, Missing) and node > 0
     a100 = evaluate_exactly(DECODE, context("a100-sxm-80gb", "mixtral-8x7b", tp="8", ep="8", batch="16"), ("t_alltoall",))["t_alltoall"]
     assert isinstance(a100, Missing) and ("scaleup_domain" in a100.reason or "scaleout_bandwidth_per_direction" in a100.reason)

@@ -48,7 +48,8 @@ def test_the_pools_are_balanced_by_their_rates():
     assert w == 1 - t - v["t_transfer"]
     assert v["lambda_prefill_group"] == 2 * w / (t + 2 * w) / t
     assert v["prefill_per_decode_group"] == v["lambda_decode_group"] / v["lambda_prefill_group"]
-    assert v["split_over_colocated"] == (v["lambda_decode_group"] / (1 + v["prefill_per_decode_group"])) / v["goodput_requests"]
+    assert v["goodput_per_gpu_split"] == v["lambda_decode_group"] / (1 + v["prefill_per_decode_group"])  # one GPU a group
+    assert v["goodput_per_gpu_colocated"] == v["goodput_requests"]
 
 
 def test_a_chip_without_a_scale_out_figure_is_one_line():

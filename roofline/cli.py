@@ -56,7 +56,9 @@ def _parser() -> argparse.ArgumentParser:
     derive.add_argument("--model", help="name or path (default: the sheet's defaults)")
     derive.add_argument("--second-hardware", help="the chip compared with (hardware-upgrade); name or path")
     derive.add_argument("--second-model", help="the second model (speculative-decoding's drafter); name or path")
-    derive.add_argument("--weights", help="weight precision: bf16, fp16, fp8, int8, int4, int4-g128, fp4, mxfp4")
+    derive.add_argument("--weights", help="weight formats: one for every component (bf16, fp16, fp8, int8, int4, int4-g128, fp4, mxfp4, "
+                                         "nvfp4, mxfp8, fp6, mxfp6), COMPONENT=FORMAT pairs (experts_routed=nvfp4,attention=fp8), "
+                                         "or both (fp8,experts_routed=mxfp4); default: as the model's checkpoint stores them")
     derive.add_argument("--kv", help="KV-cache precision")
     derive.add_argument("--math", help="math precision (which tensor peak); default: the weights' math")
     derive.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", help="set a scenario input, e.g. context=8192 or t_fixed=0.5ms")
@@ -73,7 +75,7 @@ def _parser() -> argparse.ArgumentParser:
     ck.add_argument("--equals", metavar="EXPR", help="the other side of the equation for --solve-for")
     ck.add_argument("--hardware", help="name or path: binds the chip's symbols (pi, beta, ...)")
     ck.add_argument("--model", help="name or path: binds the model's symbols (P_active, e_kv, ...)")
-    ck.add_argument("--weights", help="weight precision (b_w)")
+    ck.add_argument("--weights", help="weight formats, as derive takes them (b_w, b_e); default: as the checkpoint stores them")
     ck.add_argument("--kv", help="KV-cache precision (b_kv)")
     ck.add_argument("--math", help="math precision (which tensor peak pi is)")
     ck.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", help="a scenario input (batch=8) or any symbol's value (beta_pcie=64GB/s)")
@@ -106,7 +108,7 @@ def _parser() -> argparse.ArgumentParser:
     sw.add_argument("--model", action="append", help="name or path; repeat or separate with commas for several (default: the sheet's first)")
     sw.add_argument("--second-hardware", help="the chip compared with (hardware-upgrade); name or path")
     sw.add_argument("--second-model", help="the second model (speculative-decoding's drafter); name or path")
-    sw.add_argument("--weights", help="weight precision")
+    sw.add_argument("--weights", help="weight formats, as derive takes them; default: as the checkpoint stores them")
     sw.add_argument("--kv", help="KV-cache precision")
     sw.add_argument("--math", help="math precision")
     sw.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", help="fix an input that is not swept")

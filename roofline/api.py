@@ -153,7 +153,7 @@ def resolve_row(ctx: Context, row: Row) -> Context:
         new = replace(new, model=_model(row.model))
     w, math = row_formats(new.weights, new.math_defaulted, new.model.weight_formats, model_components(new.model), tuple(new.hardware.peak_dense),
                           conventions.DEFAULT_WEIGHTS, row.weights or None, row.math or None)
-    new = replace(new, weights=w, **({"math": precision(math)} if math is not None else {}))
+    new = replace(new, weights=w, **({"math": precision(math), "math_defaulted": not row.math and new.math_defaulted} if math is not None else {}))
     if row.kv:
         new = replace(new, kv=precision(row.kv))
     if row.second_hardware:

@@ -35,7 +35,7 @@ from ...units import Quantity, unit, unit_text, ureg
 from ..physics import conventions
 from ..physics import glossary as gl
 from .blueprint import BARE_NUMBER_UNITS, DOMAINS, MAX_COUNT, MAX_MAGNITUDE, ZERO_DOMAINS, is_bare_number, within
-from .setup import WEIGHT_WIDTHS
+from .setup import WEIGHT_WIDTHS, attention_math
 
 
 @dataclass(frozen=True)
@@ -457,7 +457,7 @@ HARDWARE_BINDINGS: dict[sp.Symbol, Callable[[Hardware], pint.Quantity]] = {
 }
 #: the dense tensor peak the math runs at: the chip's, at the math precision
 PEAK_BINDINGS: dict[sp.Symbol, Callable[[Hardware, str], pint.Quantity]] = {gl.pi: lambda h, math: h.peak(math)}
-#: the dense tensor peak the attention kernels run at: the chip's, at the KV cache format's math
+#: the dense tensor peak the attention kernels run at: the chip's, at the KV cache format's math (a --math given runs everything)
 KV_PEAK_BINDINGS: dict[sp.Symbol, Callable[[Hardware, str], pint.Quantity]] = {gl.pi_kv: lambda h, math: h.peak(math)}
 #: symbols bound from the model
 MODEL_BINDINGS: dict[sp.Symbol, Callable[[Architecture], pint.Quantity]] = {
@@ -562,7 +562,7 @@ def _on_second(binding: Callable[[Context], pint.Quantity]) -> Callable[[Context
 BINDINGS: dict[sp.Symbol, Callable[[Context], pint.Quantity]] = {
     **{s: (lambda ctx, f=f: f(ctx.hardware)) for s, f in HARDWARE_BINDINGS.items()},
     **{s: (lambda ctx, f=f: f(ctx.hardware, ctx.math.math)) for s, f in PEAK_BINDINGS.items()},
-    **{s: (lambda ctx, f=f: f(ctx.hardware, ctx.kv.math)) for s, f in KV_PEAK_BINDINGS.items()},
+    **{s: (lambda ctx, f=f: f(ctx.hardware, attention_math(ctx.kv, ctx.math, ctx.math_defaulted))) for s, f in KV_PEAK_BINDINGS.items()},
     **{s: (lambda ctx, f=f: f(ctx.model)) for s, f in MODEL_BINDINGS.items()},
     **{s: (lambda ctx, f=f, role=role: f(getattr(ctx, role))) for role, table in PRECISION_BINDINGS.items() for s, f in table.items()},
     **{s: (lambda ctx, i=i: Quantity(ctx.weights.widths(model_components(ctx.model))[i], "B/parameter")) for i, s in enumerate(WEIGHT_BINDINGS)},

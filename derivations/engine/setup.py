@@ -115,7 +115,7 @@ def make_setup(bindings: Bindings, hardware: SpecData, model: SpecData, weights:
         elif part == "peak":
             bound[name] = hardware.peaks[math.math]
         elif part == "peak_kv":
-            bound[name] = hardware.peaks[kv.math]
+            bound[name] = hardware.peaks[attention_math(kv, math, math_defaulted)]
         elif part == "weights":
             bound[name] = widths[name]
         elif part in roles:
@@ -137,12 +137,19 @@ def with_changes(bindings: Bindings, s: Setup, **changes: Any) -> Setup:
     return make_setup(bindings, **parts)
 
 
+def attention_math(kv: Precision, math: Precision, math_defaulted: bool) -> str:
+    """The math the attention kernels run at: the KV cache format's (FlashMLA runs a BF16 latent in BF16 beside FP8 GEMMs),
+    unless a math precision was given, which every kernel then runs at."""
+    return kv.math if math_defaulted else math.math
+
+
 def row_formats(s: Setup, default_weights: str, weights: str | None, math: str | None) -> dict[str, Any]:
     """The formats a table row's setup takes, after its chip and model are in `s` (specs.weight_formats.row_formats): only
     the parts that change."""
     w, m = weight_rows(s.weights, s.math_defaulted, s.model.stored_weights, s.model.components, _listed(s.hardware.peaks),
                        default_weights, weights, math)
-    return {**({"weights": w} if w != s.weights else {}), **({"math": precision(m)} if m is not None else {})}
+    return {**({"weights": w} if w != s.weights else {}),
+            **({"math": precision(m), "math_defaulted": math is None and s.math_defaulted} if m is not None else {})}
 
 
 def _listed(peaks: Mapping[str, Fraction | Missing]) -> tuple[str, ...]:

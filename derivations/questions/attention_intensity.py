@@ -35,6 +35,10 @@ i_gemm_lim = Step("intensity_gemm_limit", pr.gemm_intensity_limit(tokens), "flop
                   latex=r"I_{\mathrm{gemm}}^{\infty}", title="GEMM intensity for a large matrix")
 ridge = Step("ridge_point", pr.ridge_point(), "flop/B",
              "The intensity where a kernel's compute time equals its memory time.", latex=r"I^{*}", title="Ridge point")
+ridge_att = Step("ridge_point_attention", pr.ridge_point(gl.pi_kv), "flop/B",
+                 r"The ridge attention meets: at the KV cache format's math ($\sym{pi_kv}$), which a checkpoint's FP8 GEMMs do not change "
+                 "(FlashMLA runs a BF16 latent in BF16); the same as the weight GEMMs' ridge unless they run a narrower math.",
+                 latex=r"I^{*}_{\mathrm{att}}", title="Ridge point of the attention kernel")
 b_gemm_ridge = solve("B_gemm_ridge", i_gemm_lim, ridge, gl.B, "1",
                      "The batch at which a large weight GEMM turns compute-bound: batching does rescue the weight GEMMs. "
                      "Activation traffic moves it a little higher (the batch table).",
@@ -68,16 +72,16 @@ i_attn_t = Step("intensity_attention_at_T", pr.intensity(flops_attn.s, bytes_cac
                 r"Counting the query and output rows as well, the intensity approaches $\sym{intensity_attention}$ from below as $T$ grows: "
                 "nearly independent of context.",
                 latex=r"I_{\mathrm{att}}(T)", title="Attention intensity at this context")
-att_over = Step("attention_over_ridge", i_attn.s / ridge.s, "1",
+att_over = Step("attention_over_ridge", i_attn.s / ridge_att.s, "1",
                 "Below 1 the kernel is memory-bound: the tensor cores wait on the cache.", latex=r"I_{\mathrm{att}}/I^{*}",
                 title="Attention intensity over the ridge")
-q_ridge = solve("q_attention_ridge", i_attn, ridge, gl.q, "token",
+q_ridge = solve("q_attention_ridge", i_attn, ridge_att, gl.q, "token",
                 "The query tokens per sequence per step (speculative or multi-token decoding) at which attention reaches the ridge; batch cannot do this.",
                 latex=r"q^{*}", title="Query tokens that reach the ridge")
 i_equal = Step("intensity_attention_equal_widths", pr.decode_attention_intensity(group_gpu.s, w_v=gl.w_k), "flop/B",
                r"The common shortcut $d_{k} = d_{v}$: the value sum taken as wide as the score. Exact for GQA; for MLA it counts the RoPE columns in $PV$ too.",
                latex=r"I_{\mathrm{att}}^{d_k=d_v}", title="Attention intensity with equal widths")
-equal_over = Step("equal_widths_over_ridge", i_equal.s / ridge.s, "1",
+equal_over = Step("equal_widths_over_ridge", i_equal.s / ridge_att.s, "1",
                   r"The same ratio to the ridge under the $d_{k} = d_{v}$ shortcut.", latex=r"I_{\mathrm{att}}^{d_k=d_v}/I^{*}",
                   title="Equal-width intensity over the ridge")
 ridge_thr = Step("ridge_throttled", pr.ridge_point(gl.pi_sus, gl.beta), "flop/B",
@@ -99,7 +103,7 @@ DERIVATION = derivation(
     "Batching rescues the weight GEMMs at decode but never the attention kernel, and one head-count ratio explains why. "
     "The answer derives it, then checks how close MLA brings attention to the H100 ridge.",
     S,
-    (p_gate, flops_gemm, bytes_gemm, i_gemm, i_gemm_lim, ridge, b_gemm_ridge,
+    (p_gate, flops_gemm, bytes_gemm, i_gemm, i_gemm_lim, ridge, b_gemm_ridge, ridge_att,
      group, heads_gpu, streams_gpu, group_gpu, flops_attn, bytes_cache, bytes_io, i_attn, i_attn_t, att_over, q_ridge,
      i_equal, equal_over, ridge_thr),
     ("intensity_gemm", "group_size", "intensity_attention", "ridge_point", "attention_over_ridge"),
@@ -177,19 +181,19 @@ DERIVATION = derivation(
         ), ("group_size", "intensity_attention", "attention_over_ridge"), note=r"BF16 cache, $q = 1$ token, no TP, sheet hardware."),
         Table("MLA (DeepSeek-V3) on H100 SXM under the conventions that change the answer", (
             Row(r"BF16 latent, $q = 1$, $\sym{n_tp} = 1$", model=MLA, hardware=H100),
-            Row("FP8 latent, BF16 math", model=MLA, hardware=H100, kv="fp8"),
+            Row("FP8 latent, BF16 math", model=MLA, hardware=H100, kv="fp8", math="bf16"),
             Row("FP8 latent, FP8 math", model=MLA, hardware=H100, kv="fp8", math="fp8"),
             Row(r"BF16 latent, $q = 2$ (MTP)", model=MLA, hardware=H100, set={"tokens_per_step": "2 token"}),
             Row(r"BF16 latent, $\sym{n_tp} = 8$", model=MLA, hardware=H100, set={"tp": "8"}),
             Row(r"BF16 latent, $q = 2$, $\sym{n_tp} = 8$", model=MLA, hardware=H100, set={"tokens_per_step": "2 token", "tp": "8"}),
-        ), ("group_per_gpu", "intensity_attention", "intensity_attention_equal_widths", "ridge_point", "attention_over_ridge"),
+        ), ("group_per_gpu", "intensity_attention", "intensity_attention_equal_widths", "ridge_point_attention", "attention_over_ridge"),
             note=r"Exact widths: scores over $r_{\mathrm{kv}} + d_{R}$, values in the $r_{\mathrm{kv}}$ latent. "
                  f"The {DK_DV} column takes both as " r"$r_{\mathrm{kv}} + d_{R}$."),
         Table(r"MLA (DeepSeek-V3, BF16 latent, $q = 1$) against each accelerator's ridge", (
             Row("", model=MLA, hardware="h100-sxm"),
             Row("", model=MLA, hardware="h200"),
             Row("", model=MLA, hardware="b200"),
-        ), ("intensity_attention", "ridge_point", "attention_over_ridge", "equal_widths_over_ridge")),
+        ), ("intensity_attention", "ridge_point_attention", "attention_over_ridge", "equal_widths_over_ridge")),
     ),
     claims=(
         Claim("With a BF16 cache and one query token, GQA attention's intensity in flop/B equals its group size (Llama 3.1 70B: 64 query heads over 8 KV heads).",
@@ -198,16 +202,16 @@ DERIVATION = derivation(
               "intensity_attention_equal_widths", "ridge_throttled", rel_tol=HAIR,
               where=Row(f"DeepSeek-V3 on H800 SXM5, {DK_DV}, throttled ridge", model=MLA, hardware=H800)),
         Claim(f"MLA, exact widths (BF16 latent, $q = 1$, no TP), lands within a hair ({HAIR:.0%}) of the H100 SXM ridge.",
-              "intensity_attention", "ridge_point", rel_tol=HAIR, where=Row("DeepSeek-V3 on H100 SXM, exact widths", model=MLA, hardware=H100)),
+              "intensity_attention", "ridge_point_attention", rel_tol=HAIR, where=Row("DeepSeek-V3 on H100 SXM, exact widths", model=MLA, hardware=H100)),
         Claim(f"MLA under the {DK_DV} shortcut (BF16 latent, $q = 1$, no TP) lands within a hair ({HAIR:.0%}) of the H100 SXM ridge.",
-              "intensity_attention_equal_widths", "ridge_point", rel_tol=HAIR, where=Row(f"DeepSeek-V3 on H100 SXM, {DK_DV}", model=MLA, hardware=H100)),
+              "intensity_attention_equal_widths", "ridge_point_attention", rel_tol=HAIR, where=Row(f"DeepSeek-V3 on H100 SXM, {DK_DV}", model=MLA, hardware=H100)),
         Claim(f"MLA with an FP8 latent (BF16 math) lands within a hair ({HAIR:.0%}) of the H100 SXM ridge.",
-              "intensity_attention", "ridge_point", rel_tol=HAIR, where=Row("DeepSeek-V3 on H100 SXM, FP8 latent", model=MLA, hardware=H100, kv="fp8")),
+              "intensity_attention", "ridge_point_attention", rel_tol=HAIR, where=Row("DeepSeek-V3 on H100 SXM, FP8 latent", model=MLA, hardware=H100, kv="fp8", math="bf16")),
         Claim(f"MLA with two query tokens per step (MTP) lands within a hair ({HAIR:.0%}) of the H100 SXM ridge.",
-              "intensity_attention", "ridge_point", rel_tol=HAIR,
+              "intensity_attention", "ridge_point_attention", rel_tol=HAIR,
               where=Row("DeepSeek-V3 on H100 SXM, $q = 2$", model=MLA, hardware=H100, set={"tokens_per_step": "2 token"})),
         Claim(f"MLA with its heads split 8 ways by tensor parallelism lands within a hair ({HAIR:.0%}) of the H100 SXM ridge.",
-              "intensity_attention", "ridge_point", rel_tol=HAIR,
+              "intensity_attention", "ridge_point_attention", rel_tol=HAIR,
               where=Row(r"DeepSeek-V3 on H100 SXM, $\sym{n_tp} = 8$", model=MLA, hardware=H100, set={"tp": "8"})),
     ),
     hardware=("h100-sxm", "h200", "b200"),

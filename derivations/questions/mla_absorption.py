@@ -193,7 +193,7 @@ DERIVATION = derivation(
             Row("", hardware="h100-sxm"),
             Row("", hardware="h200"),
             Row("", hardware="b200"),
-            Row("H100 SXM, FP8 latent, BF16 math", hardware="h100-sxm", kv="fp8"),
+            Row("H100 SXM, FP8 latent, BF16 math", hardware="h100-sxm", kv="fp8", math="bf16"),
             Row("B200, FP8 latent, FP8 math", hardware="b200", kv="fp8", math="fp8"),
         ), ("intensity_mla", "ridge_point", "mla_over_ridge")),
         Table("Roofline time of one layer's attention, one sequence, at the context set above", tuple(

@@ -30,6 +30,8 @@ MAX_LINE_WIDTH = LINE_WIDTH * 1.15
 #: ("p", name, exponent LaTeX), or a symbol guarded against a superscript of its own ("u", name: sympy's parenthesize_super).
 Piece = str | tuple[str, ...]
 Pieces = tuple[Piece, ...]
+#: When a term is zero: alternatives, each the names of symbols that make it zero when every one of them is.
+ZeroWhen = tuple[tuple[str, ...], ...]
 
 
 @dataclass(frozen=True)
@@ -38,14 +40,14 @@ class Printed:
 
     `whole` is the formula on one line. `terms` (a sum) is each term with its sign ("", "+ ", "- "), in print order;
     `cases` (a case split) is each case as (value, condition), the condition already "\\text{if } ..." or
-    "\\text{otherwise}". `lines` breaks the formula from them. `factors` holds, per term, the symbols it is a product
-    of: a term with a factor that is zero in a context is zero there, and `lines` leaves it out when told which are.
+    "\\text{otherwise}". `lines` breaks the formula from them. `zeros` holds, per term, when it is zero: alternatives,
+    each a set of symbols that make it zero when all are; `lines` leaves a term out when told which symbols are zero.
     """
 
     whole: Pieces
     terms: tuple[Pieces, ...] = ()
     cases: tuple[tuple[Pieces, Pieces], ...] = ()
-    factors: tuple[tuple[str, ...], ...] = ()
+    zeros: tuple[ZeroWhen, ...] = ()
 
     def fill(self, names: Mapping[str, str]) -> str:
         """The formula on one line with each symbol printed as `names` says (every symbol it holds must be there)."""
@@ -54,9 +56,10 @@ class Printed:
     def lines(self, names: Mapping[str, str], width: float = LINE_WIDTH, zero: frozenset[str] = frozenset()) -> list[str]:
         """The formula as one line, or, when wider than `width`, a sum a term at a time (each line after the first starts
         with + or -) and a case split a case at a time (`value`, `if condition`, then `or value`, ...). The terms of a sum
-        with a factor in `zero` (symbols that are zero here) are left out, unless every term is."""
+        that are zero where the symbols in `zero` are (see `zeros`) are left out, unless every term is."""
         terms = self.terms
-        kept = [t for t, f in zip(self.terms, self.factors, strict=True) if not zero & set(f)] if zero and self.factors else terms
+        kept = [t for t, z in zip(self.terms, self.zeros, strict=True) if not any(zero.issuperset(a) for a in z)] \
+            if zero and self.zeros else terms
         if kept and len(kept) < len(terms):
             first = kept[0]
             lead = first[0] if first and isinstance(first[0], str) else ""
@@ -89,18 +92,19 @@ class Printed:
 
     def to_json(self) -> dict[str, Any]:
         return {"whole": _pieces_json(self.whole), "terms": [_pieces_json(t) for t in self.terms],
-                "cases": [[_pieces_json(v), _pieces_json(c)] for v, c in self.cases], "factors": [list(f) for f in self.factors]}
+                "cases": [[_pieces_json(v), _pieces_json(c)] for v, c in self.cases], "zeros": [[list(a) for a in z] for z in self.zeros]}
 
     @classmethod
     def from_json(cls, data: Any) -> Printed:
         """A Printed from `to_json`'s data; ValueError for anything else."""
         if not isinstance(data, dict):
             raise ValueError("expected a printed formula")
-        factors = data["factors"]
-        if not isinstance(factors, list) or not all(isinstance(f, list) and all(isinstance(x, str) for x in f) for f in factors):
-            raise ValueError("expected the factors of each term")
+        zeros = data["zeros"]
+        if not isinstance(zeros, list) or not all(isinstance(z, list) and all(isinstance(a, list) and all(isinstance(x, str) for x in a)
+                                                                         for a in z) for z in zeros):
+            raise ValueError("expected when each term is zero")
         return cls(_pieces(data["whole"]), tuple(_pieces(t) for t in data["terms"]),
-                   tuple((_pieces(v), _pieces(c)) for v, c in data["cases"]), tuple(tuple(f) for f in factors))
+                   tuple((_pieces(v), _pieces(c)) for v, c in data["cases"]), tuple(tuple(tuple(a) for a in z) for z in zeros))
 
 
 def fill(pieces: Pieces, names: Mapping[str, str]) -> str:

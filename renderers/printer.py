@@ -15,7 +15,7 @@ from functools import lru_cache
 import sympy as sp
 from sympy.printing.latex import LatexPrinter
 
-from .printed import Piece, Pieces, Printed
+from .printed import Piece, Pieces, Printed, ZeroWhen
 
 
 class _Printer(LatexPrinter):
@@ -134,7 +134,7 @@ def _form(printer: _Printer, expr: sp.Expr, pieces: object) -> Printed:
     cut = pieces if callable(pieces) else (lambda text: (text,))
     terms: tuple[Pieces, ...] = ()
     cases: tuple[tuple[Pieces, Pieces], ...] = ()
-    factors: tuple[tuple[str, ...], ...] = ()
+    zeros: tuple[ZeroWhen, ...] = ()
     if expr.is_Add:
         out = []
         ordered = printer._ordered_terms(expr)
@@ -144,22 +144,38 @@ def _form(printer: _Printer, expr: sp.Expr, pieces: object) -> Printed:
             else:
                 out.append(cut(("+ " if i else "") + printer._print(term)))
         terms = tuple(out)
-        factors = tuple(_product_symbols(term) for term in ordered)
+        zeros = tuple(_zero_when(term) for term in ordered)
     if isinstance(expr, sp.Piecewise):
         cases = tuple((cut(printer._print(value)), cut(r"\text{otherwise}" if cond == sp.true else r"\text{if } " + printer._print(cond)))
                       for value, cond in expr.args)
-    return Printed(cut(printer.doprint(expr)), terms, cases, factors)
+    return Printed(cut(printer.doprint(expr)), terms, cases, zeros)
 
 
-def _product_symbols(term: sp.Expr) -> tuple[str, ...]:
-    """The symbols a term is a product of (a factor, or a factor's base raised to a positive power): where one is zero,
-    so is the term."""
-    out = []
-    for f in sp.Mul.make_args(term):
-        base = f.base if f.is_Pow and f.exp.is_positive else f
-        if isinstance(base, sp.Symbol):
-            out.append(base.name)
-    return tuple(sorted(set(out)))
+#: The most alternatives `_zero_when` keeps for one term (dropping one only misses a zero, never invents one).
+MOST_ALTERNATIVES = 16
+
+
+def _zero_when(term: sp.Expr) -> ZeroWhen:
+    """When `term` is zero, as alternatives, each a set of symbols that are zero together: a product is zero where one
+    factor is (a factor's base raised to a positive power counts), a sum, a max() or a min() where every part is (so a
+    roofline over bytes and flops that are both zero is), a number where it is 0; anything else never."""
+    def alternatives(e: sp.Expr) -> frozenset[frozenset[str]]:
+        if isinstance(e, sp.Symbol):
+            return frozenset({frozenset({e.name})})
+        if e.is_Number:
+            return frozenset({frozenset()}) if e == 0 else frozenset()
+        if e.is_Pow:
+            return alternatives(e.base) if e.exp.is_positive else frozenset()
+        if e.is_Mul:
+            return frozenset().union(*(alternatives(f) for f in e.args))
+        if e.is_Add or isinstance(e, sp.Max | sp.Min):
+            out = frozenset({frozenset()})
+            for part in e.args:
+                out = frozenset(a | b for a in out for b in alternatives(part))
+                out = frozenset(sorted(out, key=lambda a: (len(a), sorted(a)))[:MOST_ALTERNATIVES])
+            return out
+        return frozenset()
+    return tuple(sorted(tuple(sorted(a)) for a in alternatives(term)))
 
 
 @lru_cache(maxsize=16384)

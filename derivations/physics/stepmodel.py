@@ -149,10 +149,11 @@ t_compute = Step("t_compute", pr.compute_time(flops_gemm.s + flops_attn.s + flop
 t_gemm = Step("t_gemm", pr.roofline_component_time(flops_gemm.s, weights_gpu.s + permute.s), "s",
               "The weight GEMMs on the roofline: memory-bound until the batch reaches the ridge, compute-bound after.",
               latex=r"t_{\mathrm{gemm}}", title="Weight GEMMs on the roofline")
-t_attn = Step("t_attention", pr.roofline_component_time(flops_attn.s + flops_index.s + flops_rec.s + flops_attn_prompt.s,
-                                                       kv_step.s + index_step.s + state_step.s + kv_prompt.s), "s",
-              "Attention on the roofline, with what stands in for it where a model has them (a sparse layer's indexer, a recurrent "
-              "layer's state): its intensity does not grow with the batch, so for GQA it stays memory-bound.",
+t_attn = Step("t_attention", pr.roofline_component_time(flops_attn.s, kv_step.s) + pr.roofline_component_time(flops_index.s + flops_rec.s, index_step.s + state_step.s)
+              + pr.roofline_component_time(flops_attn_prompt.s, kv_prompt.s), "s",
+              "Attention on the roofline, and each kernel that stands beside it on its own (a sparse layer's indexer and a recurrent "
+              "layer's state update, the prompts' attention at load): decode attention's intensity does not grow with the batch, "
+              "so for GQA it stays memory-bound.",
               latex=r"t_{\mathrm{att}}", title="Attention on the roofline")
 ar_rounds = Step("allreduce_rounds", pr.allreduce_rounds(), "1",
                  r"A decode all-reduce carries a few kB, so its latency, not its bytes, sets its time: one round on a switched or fully "

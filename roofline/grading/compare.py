@@ -162,15 +162,20 @@ def regimes(d: Derivation, name: str, values: Mapping[str, sp.Expr | Missing], c
     out = []
     symbol_values = {**ctxvals, **{sp.Symbol(n, positive=True): v for n, v in values.items() if not isinstance(v, Missing)}}
     for step in d.steps:
-        if step.name not in need or not isinstance(step.expr, sp.Max | sp.Min) or isinstance(step, Solve | At):
+        if step.name not in need or isinstance(step, Solve | At):
             continue
-        args = [(num(a, symbol_values), a) for a in step.expr.args]
-        if any(v is None for v, _ in args):
-            continue
-        chooser = max if isinstance(step.expr, sp.Max) else min
-        _, arg = chooser(args, key=lambda va: va[0])
-        side = _side(expand(d, arg)) or f"branch {step.expr.args.index(arg) + 1}"
-        out.append(Regime(step.name, side))
+        # The step a max() or min(), or a sum with one per kernel (attention's): each that is not zero at the context.
+        terms = [step.expr] if isinstance(step.expr, sp.Max | sp.Min) else \
+            [t for t in step.expr.args if isinstance(t, sp.Max | sp.Min)] if isinstance(step.expr, sp.Add) else []
+        for term in terms:
+            args = [(num(a, symbol_values), a) for a in term.args]
+            if any(v is None for v, _ in args) or all(v == 0 for v, _ in args):
+                continue
+            chooser = max if isinstance(term, sp.Max) else min
+            _, arg = chooser(args, key=lambda va: va[0])
+            side = _side(expand(d, arg)) or f"branch {term.args.index(arg) + 1}"
+            if Regime(step.name, side) not in out:
+                out.append(Regime(step.name, side))
     return tuple(out)
 
 

@@ -16,7 +16,7 @@ from .derivations.physics import validation as v
 from .renderers.escape import markdown as md
 from .specs.catalog import shown_path
 from .specs.files import replace_files
-from .specs.measurements import DEFAULT_PROFILE, MEASUREMENTS_DIR, PROFILES_DIR, Measurement, Profile, load_measurements
+from .specs.measurements import DEFAULT_PROFILE, MEASUREMENTS_DIR, PROFILES_DIR, Measurement, Profile, load_held_out, load_measurements
 from .specs.power import POWER_FILE
 from .units import RooflineError
 
@@ -41,6 +41,9 @@ class Report:
     #: the default profile's errors by batch band, dense or MoE, chip, engine and energy; and the leave-one-source-out rows' by the same
     regimes: dict[str, tuple[v.Summary, ...]]
     loso_regimes: dict[str, tuple[v.Summary, ...]]
+    #: the published serving results held out of every fit (specs/measurements/held-out/), at the default profile
+    held_out_records: tuple[Measurement, ...] = ()
+    held_out: v.Validation | None = None
 
 
 def report(directory: Path = MEASUREMENTS_DIR) -> Report:
@@ -50,9 +53,44 @@ def report(directory: Path = MEASUREMENTS_DIR) -> Report:
     defaults = v.sheet_defaults()
     dataset = v.validate(records, defaults)
     oos = fitting.out_of_sample(records)
+    held = load_held_out()
     return Report(records, v.validate(records, v.HAND_SET), dataset, defaults, tuple(fitting.fresh_profiles(records)),
                   tuple(PROFILES.values()), leave_one_out.leave_one_out(records), oos, v.measured_mbu_range(records),
-                  fitting.at_family_profiles(records, PROFILES), v.breakdown(dataset.rows, records), v.breakdown(oos.loso, records))
+                  fitting.at_family_profiles(records, PROFILES), v.breakdown(dataset.rows, records), v.breakdown(oos.loso, records),
+                  held, v.validate(held, defaults))
+
+
+def held_out_summaries(r: Report) -> tuple[v.Summary, ...]:
+    """The held-out serving results' errors at the default profile: per source file, then all together."""
+    if r.held_out is None:
+        return ()
+    rows = r.held_out.rows
+    per = tuple(v.summary(f, [x for x in rows if x.source == f], lambda x: x.error) for f in sorted({x.source for x in rows}))
+    return (*per, v.summary("all", list(rows), lambda x: x.error))
+
+
+def _interactivity(m: Measurement, step_s: float) -> tuple[float, float]:
+    """A user's tokens per second and the GPUs' (each per GPU) at a step of `step_s`: one token per sequence per step, the
+    running batch of each of the dp attention replicas."""
+    return 1 / step_s, v.running_batch(m) * m.dp / (step_s * m.gpus)
+
+
+def _held_out_lines(r: Report) -> list[str]:
+    if r.held_out is None or not r.held_out.rows:
+        return []
+    out = ["## Held out: published serving results no fit has seen", "",
+           f"{len(r.held_out.rows)} records of servers at load (specs/measurements/held-out/: an interactivity curve and disaggregated "
+           "decode pools), each predicted at the default profile, which was fitted without them; the sheets slo-goodput and "
+           "disaggregation print the same rows. A user's speed is one token per step; the GPUs' is the running batch per step "
+           "over the GPUs.", "",
+           "| record | setup | measured ms | predicted ms | error | tokens/s per user, measured / predicted | tokens/s per GPU, measured / predicted |",
+           "|---|---|---:|---:|---:|---:|---:|"]
+    for m, x in zip(r.held_out_records, r.held_out.rows, strict=True):
+        (um, gm), (up, gp) = _interactivity(m, x.measured), _interactivity(m, x.predicted)
+        role = ", decode pool" if m.role == "decode" else ""
+        out.append(f"| {md(x.id)} | {md(x.model)} on {md(x.hardware)}, {md(x.engine)}{role}: {md(x.setup)} | {_ms(x.measured)} | "
+                   f"{_ms(x.predicted)} | {_pct(x.error)} | {um:.0f} / {up:.0f} | {gm:.0f} / {gp:.0f} |")
+    return [*out, "", *_summary_lines("held out, at the default profile", held_out_summaries(r)), ""]
 
 
 class DefaultsError(RooflineError):
@@ -250,6 +288,9 @@ def render_validate(r: Report, fmt: str) -> str:
             "regime_figures": regime_figures(r),
             "excluded": {m.id: m.excluded for m in r.records if getattr(m, "excluded", None) is not None},
             "records": rows,
+            "held_out": {"summary_default_profile": _summary_json(held_out_summaries(r)),
+                         "records": [{**_row_json(x, "predicted_dataset_defaults_s"), "role": m.role}
+                                     for m, x in zip(r.held_out_records, r.held_out.rows if r.held_out else (), strict=True)]},
         }, indent=2, ensure_ascii=False) + "\n"
     s, d = r.before, r.dataset
     engines = sorted({m.engine for m in r.records})
@@ -290,6 +331,7 @@ def render_validate(r: Report, fmt: str) -> str:
         "",
         *_regime_lines(r),
         "",
+        *_held_out_lines(r),
         "## Records",
         "",
         "| record | setup | regime | measured ms | floor ms | hand-set err | default ms | default err | LOSO err | MBU | prefill |",

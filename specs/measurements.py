@@ -48,6 +48,9 @@ from .text import check_name
 MEASUREMENTS_DIR = SPECS_DIR / "measurements"
 #: Engine profiles (specs/measurements/profiles/NAME.toml): not measurement files, so kept in a sub-folder the record loader does not read.
 PROFILES_DIR = MEASUREMENTS_DIR / "profiles"
+#: Published serving results held out of every fit (specs/measurements/held-out/*.toml, the dataset's format): the serving
+#: sheets and `roofline validate` predict them at the default profile; nothing is fitted to them.
+HELD_OUT_DIR = MEASUREMENTS_DIR / "held-out"
 #: The profile every sheet uses unless --engine names another.
 DEFAULT_PROFILE = "fitted"
 #: engine input -> (unit its value must convert to, domain); the names are the scenario inputs' CLI names
@@ -82,6 +85,9 @@ METRICS: dict[str, str] = {
 }
 #: how the batch was formed: all sequences start together (a static batch), or requests arrive and leave (continuous batching)
 BATCHING = ("static", "continuous")
+#: what a record's GPUs ran of a disaggregated server: "decode", a decode pool whose prompts are prefilled on other GPUs (its
+#: step carries none: the decode-only step). Absent: the GPUs ran the whole request.
+ROLES = ("decode",)
 #: source-level fields -> required
 SOURCE_FIELDS = {"source": True, "url": True, "engine": True, "engine_version": True, "notes": True, "common": False, "record": True}
 #: record fields -> (kind, required); kinds: text, name, precision, count, quantity unit
@@ -118,6 +124,8 @@ RECORD_FIELDS: dict[str, tuple[str, bool]] = {
     "energy_per_token": ("J/token", False),
     #: why the record is kept but not fitted (a host bottleneck, a saturated cache), in words with the numbers
     "excluded": ("text", False),
+    #: one of ROLES, for a disaggregated server's pool
+    "role": ("text", False),
 }
 MAX_TEXT = 4000
 MAX_COUNT = 10**9
@@ -167,6 +175,8 @@ class Measurement:
     energy_per_token: pint.Quantity | None = None
     #: why the record is kept but not fitted; None for a record that is fitted
     excluded: str | None = None
+    #: one of ROLES (a disaggregated server's decode pool), None where the GPUs ran the whole request
+    role: str | None = None
 
     @property
     def where(self) -> str:
@@ -189,6 +199,16 @@ def load_measurements(directory: Path = MEASUREMENTS_DIR) -> tuple[Measurement, 
             seen[m.id] = path
             records.append(m)
     return tuple(records)
+
+
+def load_held_out() -> tuple[Measurement, ...]:
+    """The held-out serving results (HELD_OUT_DIR), validated like the dataset; ids unique across both."""
+    fitted_ids = {m.id: m for m in load_measurements()}
+    records = load_measurements(HELD_OUT_DIR)
+    for m in records:
+        if m.id in fitted_ids:
+            raise SpecError(shown_path(m.path), f"record {m.id}.id", f"duplicate id; also in {shown_path(fitted_ids[m.id].path)}")
+    return records
 
 
 def load_measurement_file(path: Path) -> tuple[Measurement, ...]:
@@ -270,6 +290,11 @@ def _record(raw: Mapping[str, object], index: int, path: Path, head: Mapping[str
         raise SpecError(where, f"{label}.ep", f"expected an expert-parallel degree that divides the record's {gpus} GPUs, found {ep}")
     if values["mean_batch"] is not None and values["mean_batch"] > values["batch"]:
         raise SpecError(where, f"{label}.mean_batch", f"expected a mean batch at most the batch ({values['batch']}), found {shown(raw['mean_batch'])}")
+    if values["role"] is not None and values["role"] not in ROLES:
+        raise SpecError(where, f"{label}.role", f"expected one of {', '.join(ROLES)} (or no role: the GPUs ran the whole request), "
+                                                f"found {shown(values['role'])}")
+    if values["role"] == "decode" and (values["batching"] != "continuous" or metric != "itl"):
+        raise SpecError(where, f"{label}.role", "a decode pool's record is a server at load: expected batching continuous and metric itl")
     if values["excluded"] is not None and not values["excluded"].strip():
         raise SpecError(where, f"{label}.excluded", "expected the reason the record is not fitted, found an empty string")
     if values["pp"] != 1:
@@ -470,6 +495,7 @@ def _shipped(v: object, where: str, name: str, names: list[str], listing: str, l
 __all__ = [
     "BATCHING",
     "DEFAULT_PROFILE",
+    "HELD_OUT_DIR",
     "MAX_DECODE_STEP_S",
     "MEASUREMENTS_DIR",
     "METRICS",
@@ -480,6 +506,7 @@ __all__ = [
     "Measurement",
     "Profile",
     "decode_step",
+    "load_held_out",
     "load_measurement_file",
     "load_measurements",
     "load_profile_file",

@@ -12,11 +12,15 @@ MEASURED_STEP (0: none given).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
+from ...specs.measurements import Measurement, load_held_out
 from ..engine.context import Input, fitted
-from ..engine.declare import Step
+from ..engine.declare import Row, Step
 from . import glossary as gl
 from . import primitives as pr
 from . import stepmodel as sm
+from .validation import measured_step, record_inputs
 
 _FROM = f"of the {len(fitted().records)} memory-bound decode records of published measurements (`roofline validate`)"
 
@@ -42,8 +46,33 @@ t_mbu_low = Step("t_step_mbu_low", pr.step_time_at_mbu(sm.bytes_gpu.s, gl.U_lo),
                  "This step's bytes per GPU at the lowest MBU a measured server reached.",
                  latex=r"t_{\mathrm{MBU,low}}", title="Step at the worst measured MBU")
 
+# --- a measured step against the prediction: one record per row of a sheet's table of measurements ---
+t_measured = Step("t_measured", gl.t_meas, "s", "A measured step time of this setup, as given (a table of records sets each record's).",
+                  latex=r"t_{\mathrm{meas}}", title="Measured step")
+error = Step("prediction_error", (sm.t_step.s - gl.t_meas) / gl.t_meas, "1",
+             "The prediction against the measurement, (predicted - measured) / measured: negative means the model is too fast. "
+             "Undefined until a measured step is given (a table of records gives each record's).",
+             latex=r"\epsilon", title="Prediction error", signed=True,
+             none="no measurement given: set t_observed (a measured decode step of this setup) to compare the prediction with it")
+#: Include after the step model's t_step, with MEASURED_STEP among the sheet's inputs.
+MEASURED_STEPS: tuple[Step, ...] = (t_measured, error)
+
+
+def record_row(m: Measurement, label: str | None = None) -> Row:
+    """A record of the measurements (fitted or held out) as a table row: its chip, model, precisions, running batch, mean context,
+    layout and, for a server at load, its prompt and output lengths (validation.record_inputs), and its measured step as
+    t_observed (validation.measured_step's rules); labelled with its id unless told otherwise."""
+    return Row(m.id if label is None else label, hardware=m.hardware.key, model=m.model.key, weights=m.weights, kv=m.kv, math=m.math,
+               series=m.engine, set={**record_inputs(m), MEASURED_STEP.name: f"{measured_step(m)!r} s"})
+
+
+def held_out_rows(keep: Callable[[Measurement], bool]) -> tuple[Row, ...]:
+    """The held-out serving results (specs/measurements/held-out/, never fitted) that `keep` picks, as table rows."""
+    return tuple(record_row(m) for m in load_held_out() if keep(m))
+
+
 #: Include after the step model's bytes_per_gpu.
 MBU_STEPS: tuple[Step, ...] = (t_mbu_high, t_mbu_median, t_mbu_low)
-DISPLAY_UNITS = {s.name: "ms" for s in MBU_STEPS}
+DISPLAY_UNITS = {**{s.name: "ms" for s in MBU_STEPS}, "t_measured": "ms", MEASURED_STEP.name: "ms", "prediction_error": "%"}
 
-__all__ = ["DISPLAY_UNITS", "MBU_INPUTS", "MBU_STEPS", "MEASURED_STEP"]
+__all__ = ["DISPLAY_UNITS", "MBU_INPUTS", "MBU_STEPS", "MEASURED_STEP", "MEASURED_STEPS", "error", "held_out_rows", "record_row", "t_measured"]

@@ -87,8 +87,9 @@ def mean_context(m: Measurement) -> int:
 
 def serving(m: Measurement) -> bool:
     """The record measured a server at load: continuous batching, its figure a decode step between other requests' prompts.
-    It is compared with the serving step (prompts in every step, stepmodel.prompts), which models their prefill."""
-    return m.batching == "continuous" and m.metric in ("itl", "tokens_per_s_per_user")
+    It is compared with the serving step (prompts in every step, stepmodel.prompts), which models their prefill. A disaggregated
+    server's decode pool (role "decode") is not: its prompts run on other GPUs."""
+    return m.batching == "continuous" and m.metric in ("itl", "tokens_per_s_per_user") and getattr(m, "role", None) != "decode"
 
 
 def running_batch(m: Measurement) -> int:
@@ -115,11 +116,14 @@ def record_context(m: Measurement, **inputs: str) -> Context:
 
 def record_inputs(m: Measurement) -> dict[str, str]:
     """The scenario inputs a record sets (its running batch, mean context, layout; for a server at load its mean prompt and
-    output lengths, which turn on the serving step): one rule for the validation and the sheets' tables of records."""
+    output lengths, which turn on the serving step; for a disaggregated decode pool no output length, the decode-only step):
+    one rule for the validation and the sheets' tables of records."""
     base = {"batch": str(running_batch(m)), "context": f"{mean_context(m)} token", "tp": str(m.tp), "tokens_per_step": "1 token",
             "dp": str(getattr(m, "dp", 1)), "ep": str(getattr(m, "ep", 1))}
     if serving(m):
         base.update(prompt_len=f"{m.input_tokens} token", output_len=f"{m.output_tokens} token")
+    elif getattr(m, "role", None) == "decode":
+        base.update(output_len="0 token")  # the decode-only step, also on a sheet whose own default is a server at load
     return base
 
 
@@ -147,7 +151,8 @@ def step_function(ctx: Context) -> StepFunction:
         bound = tuple(float(values[s]) for s in args)
         return lambda eta_bw, eta_flops, t_layer, t_fixed, t_ar, t_seq: float(compiled(*bound, eta_bw, eta_flops, t_layer, t_fixed, t_ar, t_seq))
     known = {s: v for s, v in values.items() if s not in EFFICIENCY_SYMBOLS and not isinstance(v, Missing)}
-    expr = STEP_MODEL.expanded["t_step"].xreplace(known)
+    # exact, so a missing value's zero factor drops its term; then in floats (an exact power can run to thousands of digits)
+    expr = STEP_MODEL.expanded["t_step"].xreplace(known).evalf(30)
     left = expr.free_symbols - set(EFFICIENCY_SYMBOLS)
     if left:
         gone = [v for s, v in values.items() if s in left and isinstance(v, Missing)]
@@ -413,7 +418,8 @@ class Validation:
 
 
 def _setup(m: Measurement) -> str:
-    return (f"{m.weights}/{m.kv} kv, {m.gpus}x tp{m.tp}, B={m.batch} {m.batching}, "
+    layout = f"tp{m.tp}" + (f" dp{m.dp}" if getattr(m, "dp", 1) > 1 else "") + (f" ep{m.ep}" if getattr(m, "ep", 1) > 1 else "")
+    return (f"{m.weights}/{m.kv} kv, {m.gpus}x {layout}, B={m.batch}{' per replica' if getattr(m, 'dp', 1) > 1 else ''} {m.batching}, "
             f"{m.input_tokens} in / {m.output_tokens} out")
 
 

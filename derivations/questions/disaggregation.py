@@ -17,6 +17,7 @@ import sympy as sp
 
 from ..engine.declare import Plot, Row, Step, Table, derivation, solve
 from ..physics import glossary as gl
+from ..physics import measured as ms
 from ..physics import stepmodel as sm
 from . import batch_knee as bk
 from . import slo_goodput as sg
@@ -109,7 +110,7 @@ DERIVATION = derivation(
     S,
     STEPS,
     ("t_transfer", "transfer_over_recompute", "prefill_per_decode_group", "goodput_per_gpu_split", "goodput_per_gpu_colocated"),
-    inputs=(bk.USABLE, *sg.INPUTS),
+    inputs=(bk.USABLE, *sg.INPUTS, ms.MEASURED_STEP),
     defaults={"prompt_len": "1024 token", "output_len": "512 token", "context": "1280 token"},
     argument=("kv_bytes_request_gpu", "t_transfer", "transfer_over_recompute", "S_transfer_floor", "t_prompt_interference",
               "B_slo_decode", "lambda_decode_group", "lambda_prefill_group", "prefill_per_decode_group", "goodput_per_gpu_colocated", "goodput_per_gpu_split"),
@@ -154,6 +155,12 @@ DERIVATION = derivation(
         Table("As the prompt grows", tuple(Row(f"{s}-token prompt", set={"prompt_len": f"{s} token", "context": f"{s + 256} token"})
                                            for s in (256, 1024, 4096, 16384)),
               ("t_transfer", "t_prompt_interference", "prefill_per_decode_group", "goodput_per_gpu_colocated", "goodput_per_gpu_split")),
+        Table("Against published disaggregated decode pools, held out of every fit", ms.held_out_rows(lambda m: m.role == "decode"),
+              ("t_step", "t_measured", "prediction_error"),
+              note="Each row is a record of specs/measurements/held-out/: DeepSeek-V3/R1 in FP8 on a decode pool of a disaggregated "
+                   "server (TensorRT-LLM under Dynamo; eight H200s with EP8, or 32 GB200s with data-parallel attention and EP32), its "
+                   "mean TPOT measured at the running batch each record derives from its own TTFT and TPOT. The decode-only step (no "
+                   "prompts: they run on the prefill pool) predicts it at the default profile, which never saw these records."),
     ),
     models=("llama-3.1-8b", "gpt-oss-120b"),
     plots=(Plot("handover", "sweep",

@@ -38,7 +38,6 @@ from ..physics import glossary as gl
 from ..physics import measured as ms
 from ..physics import primitives as pr
 from ..physics import stepmodel as sm
-from ..physics.validation import measured_step, record_inputs
 from . import batch1_gap as bg
 from . import batch_knee as bk
 
@@ -89,14 +88,6 @@ tp8_fast = Step("t_step_tp8_fast", pr.step_time_at_mbu(sm.bytes_gpu.s, U8_hi), "
 tp8_slow = Step("t_step_tp8_slow", pr.step_time_at_mbu(sm.bytes_gpu.s, U8_lo), "s",
                 "The same bytes at the lowest MBU an eight-GPU record reached: the slowest step they support.", latex=r"t_{8}^{+}",
                 title="Slowest step the eight-GPU records support")
-t_measured = Step("t_measured", gl.t_meas, "s", "A measured step time of this setup, as given (the validation table sets each record's).",
-                  latex=r"t_{\mathrm{meas}}", title="Measured step")
-error = Step("prediction_error", (sm.t_step.s - gl.t_meas) / gl.t_meas, "1",
-             "The prediction against the measurement, (predicted - measured) / measured: negative means the model is too fast. "
-             "Undefined until a measured step is given (the validation table gives each record's).",
-             latex=r"\epsilon", title="Prediction error", signed=True,
-             none="no measurement given: set t_observed (a measured decode step of this setup) to compare the prediction with it")
-
 # --- where it breaks: each a time the model leaves out ---
 # (The latency of decode's small all-reduces and the overhead per layer were breaks here; the step model now has both:
 # t_comm pays its latency rounds per all-reduce and t_overhead a time per layer, each from the engine profile.)
@@ -194,18 +185,10 @@ fraction_usable = Step("memory_fraction_usable", (sm.memory_gpu.s + kv_waste.s) 
                        "Catch it: the engine's count of KV blocks at start-up against the batch and context the plan assumes.",
                        latex=r"M^{+}/M_{\mathrm{use}}", title="Share of usable memory, with paging")
 
-STEPS = (*sm.DECODE_STEP, *sm.MEMORY_FIT, lines, err_med, err_worst, accuracy, band_low, band_high, worst_low, worst_high, tp8_fast, tp8_slow, t_measured, error, kernels, b_launch, t_gemm_mixed, b_prefill, flops_tiled, b_tile, experts_2, variance, spread, b_moe, b_att,
+STEPS = (*sm.DECODE_STEP, *sm.MEMORY_FIT, lines, err_med, err_worst, accuracy, band_low, band_high, worst_low, worst_high, tp8_fast, tp8_slow, ms.t_measured, ms.error, kernels, b_launch, t_gemm_mixed, b_prefill, flops_tiled, b_tile, experts_2, variance, spread, b_moe, b_att,
          weight_only, b_dq, t_gemm_clk, t_attn_clk, b_clk, t_breaks, t_broken, share_model, largest, bk.usable, kv_waste, fraction_usable)
 
 _RECORDS = {m.id: m for m in load_measurements()}
-
-
-def _validation_row(rid: str) -> Row:
-    """A memory-bound decode record of the measurements dataset as a row: its chip, model, precisions, batch, mean context and
-    TP degree, and its measured step (derivations.physics.validation's rules)."""
-    m = _RECORDS[rid]
-    return Row(rid, hardware=m.hardware.key, model=m.model.key, weights=m.weights, kv=m.kv, math=m.math, series=m.engine,
-               set={**record_inputs(m), ms.MEASURED_STEP.name: f"{measured_step(m)!r} s"})
 
 
 #: the worked setup: Llama 3.1 70B on eight H100 SXM at batch 1 (the sheet's defaults)
@@ -225,7 +208,7 @@ def _record_at_worked_setup() -> str:
 NEAREST = _record_at_worked_setup()
 
 VALIDATION = Table("Against published measurements: the memory-bound decode records the defaults are fitted to",
-                   tuple(_validation_row(rid) for rid in fitted().records),
+                   tuple(ms.record_row(_RECORDS[rid]) for rid in fitted().records),
                    ("t_comm", "t_step", "t_measured", "prediction_error"),
                    note="Each row is a record of specs/measurements/ at its own chip, model, precisions, batch, mean context (prompt plus half "
                         "the output) and TP degree, predicted at this sheet's defaults; compute-bound and prefill-heavy records are left out "
@@ -363,7 +346,7 @@ DERIVATION = derivation(
         Claim("The step model is about twenty lines (within 20%).", "model_lines", "20", rel_tol=0.2),
         Claim("The twenty lines get within striking distance of a real server, read as within 30% of the measured step at the dataset's "
               "record nearest the worked setup (Llama 3.1 70B, eight GPUs, batch 1: on A100s, the dataset has no eight-H100 record).",
-              "t_step", "t_measured", rel_tol=0.3, where=_validation_row(NEAREST)),
+              "t_step", "t_measured", rel_tol=0.3, where=ms.record_row(_RECORDS[NEAREST])),
         Claim("Across the published measurements they sit within striking distance too: at the median error, read as at least 70% "
               "accurate.", "accuracy_median", "0.7", rel_tol=0.0, at_least=True),
         Claim("The worked prediction is no faster than the fastest step the eight-GPU records support.", "t_step", "t_step_tp8_fast",

@@ -358,6 +358,17 @@ def test_readme_figures_are_current(validate_json):
     mbu = d["implied_mbu_memory_bound"]
     assert f"{mbu['min']:.2f} to {mbu['max']:.2f} (median {mbu['median']:.2f})" in text
 
+    # the held-out serving results: their count, median, worst and per-source medians
+    held = d["held_out"]
+    hs = held["summary_default_profile"]
+    assert f"holds {len(held['records'])} published records" in text
+    assert (f"median absolute error {pct(hs['all']['median_abs_error'])} over the {hs['all']['records']} (worst "
+            f"{hs['all']['worst_error'] * 100:+.1f}%") in text
+    for source, said in (("aiconfigurator-h100-llama-3.1-70b-vllm.toml", "the curve's records"),
+                         ("aiconfigurator-h200-deepseek-v3-disaggregated.toml", "the H200 decode pool"),
+                         ("inferencex-gb200-deepseek-r1-disaggregated.toml", "the GB200 pool")):
+        assert f"{said} {pct(hs[source]['median_abs_error'])}" in text, source
+
     # the engine profiles: every row, who has one and who has not
     for name, p in profiles.items():
         x = p["values"]

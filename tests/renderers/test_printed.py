@@ -86,3 +86,20 @@ def test_a_number_prints_as_sympy_prints_it(x) -> None:
 
     r = sp.Rational(x)
     assert number_latex(Fraction(int(r.p), int(r.q))) == sp.latex(r)
+
+
+def test_a_term_is_left_out_where_it_is_zero_and_kept_where_it_may_not_be():
+    """A product is zero where one factor is; a sum, a max() or a min() where every part is (a roofline of zero bytes and
+    zero flops); a term that is zero only where every part is stays while one part is not."""
+    a, b, c, d, beta, pi = sp.symbols("a b c d beta pi", positive=True)
+    expr = sp.Max(a / beta, b / pi) + sp.Max((c + d) / beta, c * d / pi) + a * c
+    form = printed(expr)
+    names = {s.name: s.name for s in expr.free_symbols}
+    whole = form.lines(names, width=1e9)
+    assert len(whole) == 1 and whole[0].count(r"\max") == 2
+    dropped = form.lines(names, width=1e9, zero=frozenset({"c", "d"}))  # the second max() and the product a c are zero
+    assert dropped[0].count(r"\max") == 1 and "c" not in dropped[0].replace(r"\frac", "")
+    kept = form.lines(names, width=1e9, zero=frozenset({"c"}))  # (c + d)/beta is not zero: the second max() stays, a c goes
+    assert kept[0].count(r"\max") == 2
+    assert form.lines(names, width=1e9, zero=frozenset({"a", "b", "c", "d"})) == whole  # every term zero: the formula stays whole
+    assert Printed.from_json(json.loads(json.dumps(form.to_json()))) == form

@@ -99,6 +99,8 @@ def test_a_record_overrides_a_common_field(tmp_path):
     (lambda t: t.replace('id = "one"', 'id = "one"\nbatchsize = 4'), "record one.batchsize", "unknown field"),
     (lambda t: t.replace('id = "one"', 'id = "one"\nttft = "20 ms"'), "record one.ttft", "e2e_latency"),
     (lambda t: t.replace("[[record]]", "[record]"), "record", "[[record]]"),
+    (lambda t: t.replace('id = "one"', 'id = "one"\nrole = "prefill"'), "record one.role", "expected one of decode"),
+    (lambda t: t.replace('id = "one"', 'id = "one"\nrole = "decode"'), "record one.role", "batching continuous and metric itl"),
 ])
 def test_malformed_records_are_refused_in_one_line(tmp_path, edit, field, message):
     path = _write(tmp_path, edit(GOOD))

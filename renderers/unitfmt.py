@@ -16,7 +16,7 @@ _SI_PREFIX = {
 _SI_UNIT = {
     "byte": r"\byte", "bit": r"\bit", "second": r"\second", "watt": r"\watt", "joule": r"\joule",
     "hertz": r"\hertz", "flop": r"\flop", "token": r"\token", "parameter": r"\param",
-    "minute": r"\minute", "hour": r"\hour", "percent": r"\percent",
+    "minute": r"\minute", "hour": r"\hour", "percent": r"\percent", "dollar": r"\USD",
 }
 #: Declarations the LaTeX preamble needs for our own units.
 SIUNITX_DECLARATIONS = (
@@ -25,6 +25,7 @@ SIUNITX_DECLARATIONS = (
     r"\DeclareSIUnit\tokens{tokens}",
     r"\DeclareSIUnit\param{param}",
     r"\DeclareSIUnit\params{parameters}",
+    r"\DeclareSIUnit\USD{USD}",
 )
 #: The plural of a count unit after a number other than 1 (numbers.PLURALS in siunitx's terms).
 _SI_PLURAL = {"token": r"\tokens", "parameter": r"\params"}

@@ -27,7 +27,7 @@ class RooflineError(Exception):
 
 #: The units roofline's registry defines (units/definitions.txt), as a line names them: a name outside them is not a unit here,
 #: whatever other registries hold (pint's own knows parsecs; no roofline quantity is a length).
-KNOWN_UNITS = "s, min, h, B, b, flop, token, parameter, W, J, Hz and %, with prefixes such as m, u, n, k, M, G, T, Ki, Mi, Gi"
+KNOWN_UNITS = "s, min, h, B, b, flop, token, parameter, W, J, Hz, USD and %, with prefixes such as m, u, n, k, M, G, T, Ki, Mi, Gi"
 
 
 def unknown_unit(name: str) -> str:

@@ -425,7 +425,9 @@ def solve(bp: Blueprint, plan: Plan, bindings: Bindings, s: Setup, defaults: Map
     for inp in bp.inputs:
         m, is_set = input_magnitude(inp, s, defaults)
         symbol = bp.symbol(inp.symbol)
-        inputs.append(SolvedInput(inp.name, symbol, Value(m * _factor(inp.unit, symbol.unit), symbol.unit, name=inp.name), is_set, inp.meaning))
+        shown = bp.display_units.get(inp.name) or bp.display_units.get(inp.symbol)
+        inputs.append(SolvedInput(inp.name, symbol, Value(m * _factor(inp.unit, symbol.unit), symbol.unit, shown, name=inp.name), is_set,
+                                  inp.meaning))
     input_symbols = {i.symbol for i in bp.inputs}
     order = {e.name: i for i, e in reversed(list(enumerate(bp.symbols)))}
     bound = tuple((bp.symbol(n), _operand(bp, n, base[n], shown=False))

@@ -30,6 +30,7 @@ tau_slo = S.add("tau_slo", "s", r"t_{\mathrm{TPOT}}^{\mathrm{SLO}}", "the inter-
 ttft_slo = S.add("ttft_slo", "s", r"t_{\mathrm{TTFT}}^{\mathrm{SLO}}", "the time-to-first-token target")
 lam = S.add("lam", "1/s", r"\lambda", "requests arriving per second at one replica")
 b_burst = S.add("b_burst", "1", r"b", "requests arriving at once in a burst")
+c_gpu = S.add("c_gpu", "USD/s", r"c_{\mathrm{GPU}}", "price of one GPU for an hour, as the user states it")
 
 #: The targets are inputs: a service level is a choice, not a fact. The defaults are round figures of the kind interactive
 #: chat serving states (20 tokens/s per user, a first token within a second), illustrative.
@@ -38,6 +39,8 @@ INPUTS = (
     Input("ttft_slo", ttft_slo, "1 s", "s", "time-to-first-token target"),
     Input("arrival_rate", lam, "2/s", "1/s", "requests arriving per second at one replica (Poisson arrivals)"),
     Input("burst", b_burst, "8", "1", "requests arriving at the same moment in a burst", "count"),
+    Input("gpu_hour_price", c_gpu, "0 USD/h", "USD/h", "price of one GPU-hour, yours to state: roofline types no price as fact "
+          "(0: none given)", "nonnegative"),
 )
 
 # --- the largest batch that meets the inter-token target -----------------------------------------
@@ -143,10 +146,15 @@ goodput_tokens = Step("goodput_tokens_per_gpu", goodput.s * gl.N_out / sm.gpus.s
                       "The same in output tokens per second per GPU.",
                       latex=r"\Theta_{\mathrm{good}}", title="Goodput in tokens per GPU")
 
+cost = Step("cost_per_token", sp.Piecewise((c_gpu / goodput_tokens.s, c_gpu > 0)), "USD/token",
+            "The price of a GPU-hour over the tokens a GPU delivers within both targets in that hour.",
+            latex=r"c_{\mathrm{tok}}", title="Cost per token within the targets",
+            none="no price given: set gpu_hour_price to the price of one GPU-hour (USD/h) to price the tokens")
+
 STEPS = (*sm.DECODE_STEP, *sm.MEMORY_FIT, *bk.CAPACITY, bk.weights_all, bk.t_weights, bk.t_zero, bk.t_att_tok, bk.t_prompt_seq,
          bk.t_comm_seq, bk.c_seq, bk.c_gemm, bk.t_gemm_cmp, bk.b_compute, line, target, b_slo, slo_over_cache, slo_over_compute, served,
          t_served, per_user, per_gpu, user_line, gpu_line, user_target, gpu_time, prefill_bytes, prefill_flops, t_pf, ttft_burst, rho, wait, ttft_poisson, budget, rho_ttft, lam_ttft,
-         lam_tpot, concurrency, goodput, goodput_tokens, *ms.MEASURED_STEPS)
+         lam_tpot, concurrency, goodput, goodput_tokens, cost, *ms.MEASURED_STEPS)
 
 TARGETS = ("20 ms", "33 ms", "50 ms", "100 ms")
 
@@ -224,7 +232,7 @@ DERIVATION = derivation(
                 x="batch", y=("tokens_per_user_line", "tokens_per_gpu_line"), span=("1", "1024"), vlines=("B_slo", "B_max_kv"),
                 hlines=("tokens_per_user_target",), answer=True,
                 labels={"tokens_per_user_line": "per user", "tokens_per_gpu_line": "per GPU", "tokens_per_user_target": "the target"}),),
-    display_units={**ms.DISPLAY_UNITS, "t_step_line": "ms", "tpot_target": "ms", "t_step_served": "ms", "tokens_per_user": "token/s", "tokens_per_gpu": "token/s",
+    display_units={**ms.DISPLAY_UNITS, "cost_per_token": "USD/Mtoken", "gpu_hour_price": "USD/h", "c_gpu": "USD/h", "t_step_line": "ms", "tpot_target": "ms", "t_step_served": "ms", "tokens_per_user": "token/s", "tokens_per_gpu": "token/s",
                    "gpu_time_per_token": "h/Mtoken", "prefill_weight_bytes_gpu": "GB", "prefill_flops_gpu": "Tflop", "t_prefill": "ms",
                    "ttft_burst": "ms", "ttft_poisson": "ms", "ttft_target": "ms", "lambda_ttft": "1/s", "lambda_tpot": "1/s", "goodput_requests": "1/s",
                    "goodput_tokens_per_gpu": "token/s", "t_zero": "ms", "t_per_sequence": "ms", "slo_over_cache": "1", "slo_over_compute": "1"},

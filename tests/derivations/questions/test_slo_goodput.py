@@ -12,6 +12,7 @@ from roofline.derivations.engine.numeric import Missing
 from roofline.derivations.engine.sheet import evaluate_exactly, evaluate_numbers
 from roofline.derivations.questions.registry import BY_SLUG
 from roofline.specs.errors import SpecError
+from roofline.units import RooflineError
 
 from roofline import api
 
@@ -92,3 +93,21 @@ def test_bad_targets_are_one_line(name, value):
 def test_a_rate_reads_as_per_second():
     sheet = api.derive("slo-goodput", inputs={"arrival_rate": "4/s"})
     assert sheet.values["prefill_utilisation"].float == pytest.approx(4 * sheet.values["t_prefill"].float)
+
+
+def test_a_token_costs_nothing_until_a_price_is_stated_and_then_the_price_over_the_goodput():
+    v = _sheet_values()
+    assert isinstance(v["cost_per_token"], Missing) and "gpu_hour_price" in v["cost_per_token"].reason
+    priced = _sheet_values(gpu_hour_price="2.5 USD/h")
+    # USD per GPU-hour over the tokens one GPU delivers within both targets in that hour
+    assert priced["cost_per_token"] == Fraction(5, 2) / 3600 / priced["goodput_tokens_per_gpu"]
+    doubled = _sheet_values(gpu_hour_price="5 USD/h")
+    assert doubled["cost_per_token"] == 2 * priced["cost_per_token"]
+
+
+@pytest.mark.parametrize("text, message", [("2.5 EUR/h", "'EUR' is not one of roofline's units"), ("2.5 USD", "convertible to USD/h"),
+                                           ("-1 USD/h", "gpu_hour_price")])
+def test_a_price_in_another_currency_or_unit_is_refused_in_one_line(text, message):
+    with pytest.raises(RooflineError) as err:
+        api.context(SLO, "h100-sxm", "llama-3.1-8b", inputs={"gpu_hour_price": text})
+    assert "\n" not in str(err.value) and message in str(err.value) and "gpu_hour_price" in str(err.value)

@@ -91,7 +91,10 @@ COUNT_DIMENSIONS = frozenset({"[compute]", "[token]", "[parameter]"})
 # --- comparing two expressions -------------------------------------------------------------------------------------
 
 def _equal(a: sp.Float, b: sp.Float) -> bool:
-    return abs(a - b) <= EQUAL_RTOL * max(abs(a), abs(b), sp.Float("1e-300"))
+    """Equal within EQUAL_RTOL; a NaN or an infinity (a ratio at a point where a factor is zero, a hit rate of 0) equals nothing."""
+    if any(isinstance(x, sp.Expr) and x.has(sp.nan, sp.zoo, sp.oo, -sp.oo) for x in (a, b)):
+        return False
+    return bool(abs(a - b) <= EQUAL_RTOL * max(abs(a), abs(b), sp.Float("1e-300")))
 
 
 @dataclass(frozen=True)

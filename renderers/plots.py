@@ -207,7 +207,7 @@ def _sweep(sheet: Sheet, p: Plot, resolve: Resolver) -> tuple[Panel, ...]:
                    for n, ys in raw.items() if ys is not None)
     lines = [Line(ln.label, ln.axis, ln.value * (fy if ln.axis == "y" else 1.0), ln.step) for ln in lines]
     info = d.symbols.info(inp.symbol)
-    xlabel = f"{_mathtext(_sentence(inp.meaning), d)}, ${info.latex}${_unit_label(x_unit)}"
+    xlabel = f"{_mathtext(_sentence(p.labels.get(p.x) or inp.meaning), d)}, ${info.latex}${_unit_label(x_unit)}"
     ylabel = f"{_mathtext(_name(d, p, p.y[0]), d) if len(p.y) == 1 else _shared_name(d, p.y, y_si)}{_unit_label(y_shown)}"
     missing = [n for n, ys in raw.items() if ys is None]
     notes = [f"{', '.join(missing)}: no value in this context"] if missing else []

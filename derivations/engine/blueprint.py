@@ -141,7 +141,7 @@ class Plot:
 
     In "bars" and "stack", a step named in `split` is drawn as the terms of its own formula (each a step, an input or a
     product of them), so a bar shows what the step is made of and follows the formula when it changes. `labels` gives short
-    prose names to drawn steps (default: each step's title); points or bar parts with the same label are one thing to the
+    prose names to drawn steps (default: each step's title) and, in a sweep, to its input x (default: the input's meaning); points or bar parts with the same label are one thing to the
     reader (the tied weight GEMMs). `title` states the finding (prose with `{value}` placeholders, like a takeaway);
     `caption` is prose (checked like a table title); `log` names the axes drawn on a log scale ("x", "y", "xy" or "").
     """

@@ -182,6 +182,8 @@ SCENARIO_INPUTS: tuple[Input, ...] = (
     Input("prompt_len", gl.S, "2048 token", "token", "prompt tokens prefilled at once; with output_len, the mean prompt of a server at load", "count"),
     Input("output_len", gl.N_out, "0 token", "token", "mean output tokens per request at load: above 0, the serving step (B/output_len prompts "
           "join each step; the context defaults to prompt_len + output_len/2); 0, the decode-only step", "whole"),
+    Input("prefix_hit_rate", gl.h_pfx, "0", "1", "share of each prompt of a server at load whose KV cache the prefix cache already "
+          "holds (shared system prompts, earlier turns): read, not computed; 0, every prompt computed whole", "share"),
     Input("tp", gl.n_tp, "1", "1", "tensor-parallel degree (GPUs sharing each layer of one attention replica)", "count"),
     Input("ep", gl.n_ep, "1", "1", "expert-parallel degree: GPUs the routed experts of a MoE layer are split over, whole experts each "
           "(1: every expert split by tensor parallelism)", "count"),

@@ -122,7 +122,7 @@ def check_plots(slug: str, plots: Sequence[Plot], table: Symbols, expanded: Mapp
         unknown = [n for n in (*drawn, *marks, *batch_steps) if n not in expanded]
         if unknown:
             raise DeclarationError(f"{where}: draws {unknown}, which are not steps")
-        stray = sorted((set(p.labels) - {*drawn, *p.vlines}) | (set(p.split) - set(p.y)))
+        stray = sorted((set(p.labels) - {*drawn, *p.vlines, *((p.x,) if p.kind == "sweep" else ())}) | (set(p.split) - set(p.y)))
         if stray and p.kind not in ("bars", "stack"):
             raise DeclarationError(f"{where}: labels or splits {stray} name nothing the plot draws")
         if set(p.split) - set(p.y):
@@ -154,7 +154,8 @@ def _check_sweep(where: str, p: Plot, table: Symbols, by_name: Mapping[str, Inpu
     for name in p.hlines:
         _same(where, "horizontal line", name, table[name].unit, table[p.y[0]].unit)
     for text in p.span:
-        by_name[p.x].parse(text, f"{where}: span")
+        if by_name[p.x].parse(text, f"{where}: span").magnitude <= 0 and "x" in p.log:
+            raise DeclarationError(f"{where}: span starts at {text}, which a log x axis cannot show: start above 0, or draw x linear (log='y' or '')")
 
 
 def _check_roofline(where: str, p: Plot, table: Symbols, inputs: Sequence[Input], expanded: Mapping[str, sp.Expr]) -> None:

@@ -38,7 +38,7 @@ from .closed_forms import (
 from .context import SCENARIO_INPUTS, Input
 from .declaration_checks import DeclarationError, check_answer, check_claim_units, check_plots, check_second, inputs_used
 from .expansion import ExpansionError, Measure, expand_by_cases, expand_steps
-from .symbols import Symbols, default_latex
+from .symbols import SHARES, Symbols, default_latex
 
 #: Random points at which every closed form is checked against its equation.
 NUMERIC_CHECK_POINTS = 8
@@ -578,7 +578,8 @@ def printed_form(slug: str, name: str, expr: sp.Expr) -> sp.Expr:
         rng = random.Random(f"{slug}/{name}/printed")
         free = sorted(base.free_symbols, key=lambda s: s.name)
         for _ in range(NUMERIC_CHECK_POINTS):
-            point = {s: sp.Float(sp.Rational(rng.randint(1, 10**6), rng.randint(1, 10**3)), 40) for s in free}
+            point = {s: sp.Float(sp.Rational(rng.randint(1, 999), 1000) if s.name in SHARES else sp.Rational(rng.randint(1, 10**6), rng.randint(1, 10**3)), 40)
+                 for s in free}
             a, b = sp.N(best.xreplace(point), 30), sp.N(base.xreplace(point), 30)
             if abs(a - b) > NUMERIC_CHECK_TOLERANCE * max(abs(a), abs(b), sp.Integer(1)):
                 return base  # the tidier form is not the same function: print the solver's
@@ -610,7 +611,8 @@ def _verify(slug: str, name: str, lhs: sp.Expr, rhs: sp.Expr, var: sp.Symbol, ro
         if tried > 8 * NUMERIC_CHECK_POINTS:
             raise DerivationError(f"{slug}: {name}: the closed form has a value at only {checked} of {tried} random points")
         # Floats, not Rationals: an exact rational raised to a random rational power makes sympy factor huge integers.
-        point = {s: sp.Float(sp.Rational(rng.randint(1, 10**6), rng.randint(1, 10**3)), 40) for s in free}
+        point = {s: sp.Float(sp.Rational(rng.randint(1, 999), 1000) if s.name in SHARES else sp.Rational(rng.randint(1, 10**6), rng.randint(1, 10**3)), 40)
+                 for s in free}
         try:
             if piecewise and not sp.N(root.xreplace(point), 30).is_positive:
                 continue  # a branch-wise root (min/max in the variable) that has no value at this point: none to check

@@ -43,6 +43,11 @@ def default_latex(name: str) -> str:
 _NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
 
 
+#: Names of the symbols whose values are shares, between 0 and 1 (Symbols.add's `share`): a closed form is checked at random
+#: points inside (0, 1) for them, where the model holds, and at any positive value for every other symbol.
+SHARES: set[str] = set()
+
+
 class Symbols:
     """An ordered symbol table; a child table sees its parent's symbols (the glossary)."""
 
@@ -50,12 +55,16 @@ class Symbols:
         self.parent = parent
         self._own: dict[str, SymbolInfo] = {}
 
-    def add(self, name: str, unit_str: str, latex: str | None, meaning: str) -> sp.Symbol:
+    def add(self, name: str, unit_str: str, latex: str | None, meaning: str, share: bool = False) -> sp.Symbol:
+        """A new symbol (positive); `share`: its values lie between 0 and 1 (a hit rate), where `1 - x` stays nonnegative, and
+        the closed forms are checked at such values (SHARES)."""
         if not _NAME.match(name):
             raise RooflineError(f"symbol name {name!r} is not an identifier")
         if name in self:
             raise RooflineError(f"symbol {name!r} is already defined; one name means one thing everywhere")
         symbol = sp.Symbol(name, positive=True)
+        if share:
+            SHARES.add(name)
         self._own[name] = SymbolInfo(symbol, unit(unit_str), latex or default_latex(name), meaning)
         return symbol
 

@@ -67,6 +67,8 @@ t_fixed = g("t_fixed", "s", r"t_{\mathrm{fixed}}", "time per step beside the per
 t_layer = g("t_layer", "s", r"t_{\mathrm{layer}}", "overhead per layer per step that no byte count shows (launches, small kernels, host work)")
 t_seq = g("t_seq", "s", r"t_{\mathrm{seq}}", "time per sequence per step that no byte count shows (scheduling, sampling, detokenisation: the per-request work of the engine's host)")
 N_out = g("N_out", "token", r"N_{\mathrm{out}}", "mean output tokens per request of a server at load (0: the decode-only step, no prompts in the step)")
+h_pfx = g("h_pfx", "1", r"h_{\mathrm{pfx}}", "prefix cache hit rate: the share of each prompt whose KV cache the server already holds, so it is read, not computed",
+          share=True)
 # the power model (joules-per-token): board power as a share of the TDP, fitted to measured board power
 phi_0 = g("phi_0", "1", r"\phi_{0}", "board power of a powered GPU doing nothing, as a share of its TDP (the power model's intercept)")
 a_mem = g("a_mem", "1", r"a_{\mathrm{mem}}", "board power the memory system adds at full datasheet bandwidth, as a share of the TDP")

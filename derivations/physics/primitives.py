@@ -242,15 +242,22 @@ def request_rate_per_token(N: sp.Expr = gl.N_out) -> sp.Expr:
     return sp.Min(1, N / gl.u_token) / sp.Max(N, gl.u_token)
 
 
-def prompt_tokens_per_step(B: sp.Expr = gl.B, S: sp.Expr = gl.S, N: sp.Expr = gl.N_out) -> sp.Expr:
-    """Prompt tokens a serving step carries beside its decodes: B*S/N at load, 0 for the decode-only step [token]."""
-    return B * S * request_rate_per_token(N) * gl.u_token
+def prompt_tokens_per_step(B: sp.Expr = gl.B, S: sp.Expr = gl.S, N: sp.Expr = gl.N_out, hit: sp.Expr = gl.h_pfx) -> sp.Expr:
+    """Prompt tokens a serving step computes beside its decodes: B*S*(1 - h)/N at load, the share `hit` of each prompt being
+    in the prefix cache already; 0 for the decode-only step [token]."""
+    return B * S * (1 - hit) * request_rate_per_token(N) * gl.u_token
 
 
-def serving_prompt_attention_flops(B: sp.Expr = gl.B, S: sp.Expr = gl.S, N: sp.Expr = gl.N_out) -> sp.Expr:
-    """Attention FLOPs of the prompts a serving step carries: B/N whole prompts per step (B*tok/N, a count), each causal over
-    its own prefix [flop]."""
-    return B * gl.u_token * request_rate_per_token(N) * prefill_attention_flops(S)
+def cached_prefill_attention_flops(S: sp.Expr = gl.S, hit: sp.Expr = gl.h_pfx) -> sp.Expr:
+    """Sequence-mixing FLOPs of a prompt whose first hit*S tokens are in the prefix cache: its new tokens attend over the whole
+    prompt, so the whole prompt's causal attention less the cached prefix's own [flop]."""
+    return prefill_attention_flops(S) - prefill_attention_flops(hit * S)
+
+
+def serving_prompt_attention_flops(B: sp.Expr = gl.B, S: sp.Expr = gl.S, N: sp.Expr = gl.N_out, hit: sp.Expr = gl.h_pfx) -> sp.Expr:
+    """Attention FLOPs of the prompts a serving step carries: B/N whole prompts per step (B*tok/N, a count), each new token
+    causal over its prompt's prefix, cached or not [flop]."""
+    return B * gl.u_token * request_rate_per_token(N) * cached_prefill_attention_flops(S, hit)
 
 
 def grouped_expert_rows(tokens: sp.Expr, touched: sp.Expr, k: sp.Expr = gl.k_E, tile: sp.Expr = gl.m_tile) -> sp.Expr:
@@ -660,7 +667,7 @@ def tiled_tokens(tokens: sp.Expr, tile: sp.Expr) -> sp.Expr:
     return sp.ceiling(tokens / tile) * tile
 
 
-__all__ += ["grouped_expert_rows", "moe_permute_bytes", "prompt_tokens_per_step", "request_rate_per_token", "serving_prompt_attention_flops"]
+__all__ += ["cached_prefill_attention_flops", "grouped_expert_rows", "moe_permute_bytes", "prompt_tokens_per_step", "request_rate_per_token", "serving_prompt_attention_flops"]
 __all__ += ["alltoall_bytes", "alltoall_link", "alltoall_rounds", "layout_gpus", "layout_weight_bytes"]
 __all__ += ["allreduce_rounds", "bandwidth_shortfall", "kernels_per_step", "launch_gap_time",
             "tiled_tokens", "wide_read_time"]

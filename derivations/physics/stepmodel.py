@@ -44,12 +44,13 @@ from . import primitives as pr
 
 prompts = Step("prompt_tokens_step", pr.prompt_tokens_per_step(), "token",
                r"A server at load replaces each finished request with a new one and runs the new prompts in the same steps as the "
-               r"decodes (chunked prefill): $B/\sym{N_out}$ requests finish per step, so $B/\sym{N_out}$ prompts of $S$ tokens arrive. "
-               r"Zero for the decode-only step of the textbook ($\sym{N_out} = 0$, the output length not set).",
+               r"decodes (chunked prefill): $B/\sym{N_out}$ requests finish per step, so $B/\sym{N_out}$ prompts of $S$ tokens arrive, "
+               r"less the share $\sym{h_pfx}$ the prefix cache already holds. Zero for the decode-only step of the textbook "
+               r"($\sym{N_out} = 0$, the output length not set).",
                latex=r"n_{\mathrm{pre}}", meaning="prompt tokens the serving step carries beside its decodes", title="Prompt tokens per step")
 #: prompt tokens each running sequence brings to a serving step (S/N of them; 0 for the decode-only step): every per-step count
 #: of the serving step is B times a per-sequence term, so batch-knee's line keeps B as a factor
-PROMPT_PER_SEQUENCE = gl.S * pr.request_rate_per_token() * gl.u_token
+PROMPT_PER_SEQUENCE = gl.S * (1 - gl.h_pfx) * pr.request_rate_per_token() * gl.u_token
 tokens = Step("tokens_per_step", gl.B * (gl.q + PROMPT_PER_SEQUENCE) / gl.u_token, "1",
               r"Each of the $B$ sequences adds $q$ tokens, and a server at load adds the prompt tokens: the rows every weight GEMM "
               "multiplies this step.",
@@ -101,8 +102,9 @@ state_step = Step("state_bytes_step", 2 * gl.B * gl.s_st / gl.n_tp, "B",
                   r"and writes it back, $2\,\sym{s_st}$ per sequence whatever the context, split with the heads over the GPUs; zero for a "
                   "model whose every layer attends.",
                   latex=r"W_{\mathrm{st}}", meaning="recurrent-state bytes read and written per step on one GPU", title="Recurrent-state bytes per step")
-kv_prompt = Step("kv_bytes_prompt", prompts.s * kv_tok_gpu.s, "B",
-                 "The prompts of a serving step write their new cache once: zero for the decode-only step.",
+kv_prompt = Step("kv_bytes_prompt", pr.prompt_tokens_per_step(hit=0) * kv_tok_gpu.s, "B",
+                 "The prompts of a serving step write their new cache once and read the cached prefix's: a whole prompt's cache each, "
+                 "zero for the decode-only step.",
                  latex=r"W_{\mathrm{kv,pre}}", meaning="KV-cache bytes the step's prompts write on one GPU", title="Prompt cache written per step")
 weights_gpu = Step("weight_bytes_gpu", pr.layout_weight_bytes(experts.s), "B",
                    r"Tensor parallelism splits every weight matrix over $\sym{n_tp}$ GPUs; the always-read weights are replicated over the "

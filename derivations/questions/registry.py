@@ -68,6 +68,7 @@ QUESTIONS: tuple[Question, ...] = (
     Question("attention-kinds", "Full, windowed, sparse and linear attention: what one sequence keeps and reads", "attention_kinds", "attention"),
     Question("slo-goodput", "Serving against a latency target: the batch it allows and what it earns", "slo_goodput", "serving"),
     Question("disaggregation", "Splitting prefill from decode: when the transfer and the lost batching pay", "disaggregation", "serving"),
+    Question("prefix-cache", "A prefix cache hit: the prompt you never compute, and the batch the cache takes", "prefix_cache", "serving"),
 )
 SLUGS: tuple[str, ...] = tuple(q.slug for q in QUESTIONS)
 _BY_SLUG_ENTRY = {q.slug: q for q in QUESTIONS}

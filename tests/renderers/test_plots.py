@@ -190,7 +190,8 @@ def test_swept_curves_equal_the_sheet_evaluated_at_sampled_inputs(slug, drawn, d
         for curve in panel.curves:
             for i in (0, len(curve.x) // 3, len(curve.x) - 1):
                 x = curve.x[i]
-                value = evaluate(d, sheet.context.with_overrides(**{decl.x: f"{int(x)} {d.symbols.info(_input(d, decl.x).symbol).unit}"}),
+                shown = int(x) if float(x).is_integer() else repr(float(x))  # a count swept whole, a share (a hit rate) as drawn
+                value = evaluate(d, sheet.context.with_overrides(**{decl.x: f"{shown} {d.symbols.info(_input(d, decl.x).symbol).unit}"}),
                                  [curve.step])[curve.step]
                 if isinstance(value, Missing):  # no value there (a model that does not fit on one GPU): a gap in the curve
                     assert math.isnan(curve.y[i]), (slug, curve.step, x)

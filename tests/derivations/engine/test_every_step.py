@@ -7,6 +7,7 @@ import pytest
 import sympy as sp
 from roofline.derivations.engine.declare import Solve, identically_zero
 from roofline.derivations.engine.sheet import value_at
+from roofline.derivations.engine.symbols import SHARES
 from roofline.derivations.questions.registry import DERIVATIONS
 from roofline.units import check_unit
 
@@ -35,7 +36,8 @@ def test_closed_form_solves_its_equation(d, step):
         if checked == 20:
             break
         # 50-digit floats: an exact rational to a random rational power (experts touched) makes sympy factor huge integers
-        point = {s: sp.Float(10 ** rng.uniform(-1.5, 1.5), 50) for s in symbols}
+        # a share (a hit rate, SHARES) inside (0, 1), where 1 - h stays a share; every other symbol over three decades
+        point = {s: sp.Float(_share(u) if s.name in SHARES else 10 ** u, 50) for s in symbols for u in [rng.uniform(-1.5, 1.5)]}
         try:
             r = rough(*(float(point[s]) for s in symbols))
         except (ArithmeticError, NameError, TypeError, ValueError):
@@ -50,6 +52,11 @@ def test_closed_form_solves_its_equation(d, step):
         assert abs(a - b) <= 1e-20 * max(abs(a), abs(b), 1)
         checked += 1
     assert checked, f"{step.name}: no sample point gave a positive root"
+
+
+def _share(u: float) -> float:
+    """A draw of [-1.5, 1.5] mapped into (0, 1)."""
+    return 0.001 + 0.998 * (u + 1.5) / 3
 
 
 def _root(closed: sp.Expr, fine, point: dict, symbols: list) -> sp.Expr | None:

@@ -42,7 +42,7 @@ REFUSALS_ALLOWED |= {("decode-op-ranking", m) for m in MODELS if api.model(m).re
 CHIP_REFUSALS_ALLOWED = {("joules-per-token", h) for h in HARDWARE if api.hardware(h).tdp is None} | {
     ("disaggregation", h) for h in HARDWARE if api.hardware(h).scaleout_bandwidth_per_direction is None}
 #: sheets whose capacity results (the largest batch that fits) are 'none' where not even one sequence fits at the defaults
-FIT_SHEETS = {"batch-knee", "joules-per-token", "hardware-upgrade", "slo-goodput"}
+FIT_SHEETS = {"batch-knee", "joules-per-token", "hardware-upgrade", "slo-goodput", "prefix-cache"}
 #: sheets that read batch, context or tensor parallelism
 DRAWN = settings(max_examples=60, deadline=None)
 

@@ -48,11 +48,13 @@ def test_the_serving_step_reduces_to_the_decode_only_step_without_prompts(model,
 @settings(max_examples=25, deadline=None)
 @given(b=st.integers(1, 2048), s=st.integers(1, 32_000), n=st.integers(1, 8_000))
 def test_prompt_tokens_per_step_follow_b_s_over_n(b, s, n):
-    """B/N requests finish per step and as many prompts of S tokens arrive: B S/N prompt tokens, exactly; none at N = 0."""
+    """B/N requests finish per step and as many prompts of S tokens arrive: B S/N prompt tokens, exactly; none at N = 0; with
+    a share h of each prompt in the prefix cache, B S (1 - h)/N."""
     expr = pr.prompt_tokens_per_step()
-    at = {gl.B: b, gl.S: s, gl.N_out: n, gl.u_token: 1}
+    at = {gl.B: b, gl.S: s, gl.N_out: n, gl.u_token: 1, gl.h_pfx: 0}
     assert sp.Rational(expr.xreplace(at)) == sp.Rational(b * s, n)
     assert expr.xreplace({**at, gl.N_out: 0}) == 0
+    assert sp.Rational(expr.xreplace({**at, gl.h_pfx: sp.Rational(1, 4)})) == sp.Rational(3 * b * s, 4 * n)
 
 
 def test_the_serving_context_defaults_to_prompt_plus_half_the_output():

@@ -231,7 +231,14 @@ DERIVATION = derivation(
                 title="Past a batch of {B_slo} each user sees fewer tokens per second than the target asks",
                 x="batch", y=("tokens_per_user_line", "tokens_per_gpu_line"), span=("1", "1024"), vlines=("B_slo", "B_max_kv"),
                 hlines=("tokens_per_user_target",), answer=True,
-                labels={"tokens_per_user_line": "per user", "tokens_per_gpu_line": "per GPU", "tokens_per_user_target": "the target"}),),
+                labels={"tokens_per_user_line": "per user", "tokens_per_gpu_line": "per GPU", "tokens_per_user_target": "the target"}),
+           Plot("held-out-curve", "scatter",
+                "The serving step at the default profile against each record of a published interactivity curve it was never fitted "
+                "to (Llama 3.1 70B in FP8 on H100s under vLLM, 4 to 64 concurrent requests): predicted against measured TPOT, the "
+                "colour by tensor-parallel degree.",
+                title="Predicted against measured TPOT on a published interactivity curve, held out of every fit",
+                x="t_measured", y=("t_step",), table=3, group="tp",
+                labels={"t_measured": "measured TPOT", "t_step": "predicted step"})),
     display_units={**ms.DISPLAY_UNITS, "cost_per_token": "USD/Mtoken", "gpu_hour_price": "USD/h", "c_gpu": "USD/h", "t_step_line": "ms", "tpot_target": "ms", "t_step_served": "ms", "tokens_per_user": "token/s", "tokens_per_gpu": "token/s",
                    "gpu_time_per_token": "h/Mtoken", "prefill_weight_bytes_gpu": "GB", "prefill_flops_gpu": "Tflop", "t_prefill": "ms",
                    "ttft_burst": "ms", "ttft_poisson": "ms", "ttft_target": "ms", "lambda_ttft": "1/s", "lambda_tpot": "1/s", "goodput_requests": "1/s",

@@ -79,6 +79,7 @@ def _parser() -> argparse.ArgumentParser:
     ck.add_argument("--kv", help="KV-cache precision (b_kv)")
     ck.add_argument("--math", help="math precision (which tensor peak pi is)")
     ck.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", help="a scenario input (batch=8) or any symbol's value (beta_pcie=64GB/s)")
+    ck.add_argument("--engine", metavar="NAME", help=ENGINE_HELP)
     ck.add_argument("--format", choices=("text", "md", "tex", "json"), default="text")
     ck.add_argument("--fragment", action="store_true", help="with --format tex: only the equation, for \\input into your document")
     ck.add_argument("--against", metavar="SLUG:RESULT",
@@ -258,7 +259,8 @@ def _check(args: argparse.Namespace) -> str:
         raise RooflineError(f"--fragment: a fragment is LaTeX only: use --format tex, found --format {args.format}")
     table = symbols(_pairs(args.symbol, "--symbol", "NAME=UNIT"))
     checked = check_formula(args.expr, table, expect=args.expect, solve_for=args.solve_for, equals=args.equals, hardware=args.hardware,
-                            model=args.model, weights=args.weights, kv=args.kv, math=args.math, inputs=_pairs(args.set, "--set", "NAME=VALUE"))
+                            model=args.model, weights=args.weights, kv=args.kv, math=args.math, inputs=_pairs(args.set, "--set", "NAME=VALUE"),
+                            engine=args.engine)
     return render(checked, args.format, fragment=args.fragment)
 
 
@@ -275,7 +277,7 @@ def _grade(args: argparse.Namespace) -> str:
         raise RooflineError(f"--format {args.format}: --against prints text or json")
     pairs = _pairs(args.set, "--set", "NAME=VALUE")
     verdict = grade(args.expr, args.against, args.hardware, args.model, weights=args.weights, kv=args.kv, math=args.math,
-                    overrides=[f"{k}={v}" for k, v in pairs.items()], tolerance=args.tolerance)
+                    overrides=[f"{k}={v}" for k, v in pairs.items()], tolerance=args.tolerance, engine=args.engine)
     return render(verdict, args.format)
 
 

@@ -25,12 +25,13 @@ import pint
 import sympy as sp
 
 from .derivations.engine import formula as fm
-from .derivations.engine.context import BINDINGS, SCENARIO_INPUTS, make_context
+from .derivations.engine.context import BINDINGS, ENGINE_INPUTS, SCENARIO_INPUTS, input_value, make_context
 from .derivations.engine.symbols import SymbolInfo, Symbols
 from .derivations.physics import glossary as gl
 from .renderers.printer import latex_math
 from .specs.errors import SpecError, suggest
 from .specs.hardware import load_hardware
+from .specs.measurements import DEFAULT_PROFILE
 from .specs.models import load_model
 from .specs.quantities import parse_quantity
 from .units import Quantity, unit_text, ureg
@@ -141,13 +142,14 @@ def latex(expr: str | fm.Formula | fm.Solution | sp.Expr, symbols: Symbols | Map
 
 def evaluate(expr: str, hardware: str | Path | None = None, model: str | Path | None = None, *, weights: str | None = None,
              kv: str | None = None, math: str | None = None, symbols: Symbols | Mapping[str, str] | None = None,
-             expect: str | None = None, **inputs: Any) -> pint.Quantity:
+             expect: str | None = None, engine: str | None = None, **inputs: Any) -> pint.Quantity:
     """The formula's value as a pint Quantity (in `expect` when given).
 
     Spec symbols come from `hardware` and `model` (a shipped name or a path);
     scenario inputs take their defaults unless given as keyword arguments by
     input name or symbol (`batch=8`, `context="4096"`, `T=4096`), and declared
-    symbols must be given (`beta_pcie="64 GB/s"`). Values are strings parsed by
+    symbols must be given (`beta_pcie="64 GB/s"`); the engine inputs (eta_bw, t_layer, ...)
+    take the values of the engine profile `engine` (default: fitted). Values are strings parsed by
     pint, numbers, or Quantities of `roofline.ureg`; a scenario input given by
     name is read and checked as `derive`'s inputs are (a number in its own unit).
 
@@ -157,7 +159,7 @@ def evaluate(expr: str, hardware: str | Path | None = None, model: str | Path | 
     <Quantity(8388608/1953125, 'gigabyte')>
     """
     checked = check_formula(expr, symbols, expect=expect, hardware=hardware, model=model, weights=weights, kv=kv, math=math,
-                            inputs=inputs, evaluate=True)
+                            inputs=inputs, evaluate=True, engine=engine)
     q = Quantity(exact_number(checked.value), checked.unit)
     return q.to(checked.expect) if checked.expect is not None else q
 
@@ -165,8 +167,9 @@ def evaluate(expr: str, hardware: str | Path | None = None, model: str | Path | 
 def check_formula(expr: str, symbols: Symbols | Mapping[str, str] | None = None, *, expect: str | None = None, solve_for: str | None = None,
                   equals: str | None = None, hardware: str | Path | None = None, model: str | Path | None = None,
                   weights: str | None = None, kv: str | None = None, math: str | None = None, inputs: Mapping[str, Any] | None = None,
-                  evaluate: bool | None = None) -> fm.Checked:
-    """Everything `roofline check` prints: the formula or its solution, unit, and (with a context, or `evaluate=True`) its value."""
+                  evaluate: bool | None = None, engine: str | None = None) -> fm.Checked:
+    """Everything `roofline check` prints: the formula or its solution, unit, and (with a context, or `evaluate=True`) its value.
+    `engine` names the engine profile whose values the engine inputs (eta_bw, t_layer, ...) take where not set (default: fitted)."""
     table = _table(symbols)
     if (solve_for is None) != (equals is None):
         raise fm.FormulaError("--solve-for NAME and --equals EXPR go together", where="--solve-for")
@@ -184,17 +187,17 @@ def check_formula(expr: str, symbols: Symbols | Mapping[str, str] | None = None,
                                       formula.text if solution is None else "", 0, len(formula.text) if solution is None else None, "--expect")
     inputs = dict(inputs or {})
     if evaluate is None:
-        evaluate = bool(hardware is not None or model is not None or inputs or any(p is not None for p in (weights, kv, math)))
+        evaluate = bool(hardware is not None or model is not None or inputs or any(p is not None for p in (weights, kv, math, engine)))
     if not evaluate:
         return fm.Checked(formula, solution, want)
     result = solution.expr if solution else formula.expr
-    operands, label = _bind(result, table, hardware, model, weights, kv, math, inputs)
+    operands, label = _bind(result, table, hardware, model, weights, kv, math, inputs, engine)
     value = fm.substitute(result, {o.symbol: o.value for o in operands}, formula.text)
     return fm.Checked(formula, solution, want, value, operands, label)
 
 
 def _bind(expr: sp.Expr, table: Symbols, hardware: str | Path | None, model: str | Path | None, weights: str | None, kv: str | None,
-          math: str | None, inputs: Mapping[str, Any]) -> tuple[tuple[fm.Operand, ...], str]:
+          math: str | None, inputs: Mapping[str, Any], engine: str | None = None) -> tuple[tuple[fm.Operand, ...], str]:
     """Each free symbol's exact value: given, a scenario default, or bound from the specs; one clean line when one is missing."""
     by_input = {i.name: i for i in SCENARIO_INPUTS}
     input_of = {i.symbol: i for i in SCENARIO_INPUTS}
@@ -225,13 +228,18 @@ def _bind(expr: sp.Expr, table: Symbols, hardware: str | Path | None, model: str
                             f"(or --set {missing[0].name}=VALUE)")
     hw = load_hardware(_spec(hardware, "hardware") if hardware is not None else PLACEHOLDER_HARDWARE)
     mdl = load_model(_spec(model, "model") if model is not None else PLACEHOLDER_MODEL)
-    ctx = make_context(hw, mdl, weights, kv, math)
+    if engine is not None and not isinstance(engine, str):
+        raise SpecError("--engine", None, f"expected an engine profile name such as 'fitted', found {str(engine)[:40]!r}")
+    ctx = make_context(hw, mdl, weights, kv, math, engine)
     operands = []
     for s in needed:
         u = table.info(s).unit
         if s in given:
             q, name = given[s]
             source = f"set ({name})"
+        elif s in input_of and input_of[s].name in ENGINE_INPUTS:
+            q = input_value(input_of[s], ctx)[0]
+            source = f"engine profile {ctx.engine.name if ctx.engine is not None else DEFAULT_PROFILE} ({input_of[s].name})"
         elif s in input_of:
             q, source = input_of[s].parse(input_of[s].default, "default"), f"default ({input_of[s].name})"
         elif s in SECOND_SYMBOLS:

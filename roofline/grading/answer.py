@@ -54,17 +54,18 @@ def sheet_and_result(against: str) -> tuple[Derivation, str]:
 
 def context(d: Derivation, hardware: str | Path | None = None, model: str | Path | None = None, weights: str | None = None,
             kv: str | None = None, math: str | None = None, overrides: Iterable[str] = (),
-            inputs: Mapping[str, object] | None = None) -> Context:
+            inputs: Mapping[str, object] | None = None, engine: str | None = None) -> Context:
     """The sheet's context, built as `roofline derive` builds it (`api.context`)."""
-    return api.context(d, hardware, model, weights, kv, math, overrides, inputs=inputs)
+    return api.context(d, hardware, model, weights, kv, math, overrides, inputs=inputs, engine=engine)
 
 
 def grade(answer: str, against: str, hardware: str | Path | None = None, model: str | Path | None = None, *, weights: str | None = None,
           kv: str | None = None, math: str | None = None, overrides: Iterable[str] = (), inputs: Mapping[str, object] | None = None,
-          tolerance: float | None = None) -> Verdict:
+          tolerance: float | None = None, engine: str | None = None) -> Verdict:
     """The verdict on `answer` (a formula, or a number with its unit) for the sheet's result `against` ("decode-floor:t_floor").
 
     `inputs` (or the older `overrides`, "NAME=VALUE" strings) set the sheet's inputs as `roofline.derive` takes them.
+    `engine` names the engine profile the sheet's engine inputs take (default: fitted), as `derive --engine` does.
     `tolerance` is the relative error within which a number is right (default 5%) or a formula an
     approximation (default 10%). Raises a one-line RooflineError for anything it cannot grade.
 
@@ -75,7 +76,7 @@ def grade(answer: str, against: str, hardware: str | Path | None = None, model: 
     if not isinstance(answer, str) or not answer.strip():
         raise GradeError(f"answer: expected a formula or a number with its unit, found {shown(answer, 40)}")
     d, result = sheet_and_result(against)
-    ctx = context(d, hardware, model, weights, kv, math, overrides, inputs)
+    ctx = context(d, hardware, model, weights, kv, math, overrides, inputs=inputs, engine=engine)
     label = context_label(ctx)
     if is_number(answer):
         return grading.grade_number(d, result, answer, ctx, label, grading.NUMBER_TOLERANCE if tolerance is None else tolerance)

@@ -69,6 +69,25 @@ def test_evaluate_equals_the_decode_floor_sheet():
     assert float(kv.to("B").magnitude) == pytest.approx(kv_step.float, rel=1e-12)
 
 
+@pytest.mark.parametrize("engine", ["ideal", "vllm"])
+def test_check_takes_an_engine_profile_as_derive_does(capsys, engine):
+    """The audit defect of issue 40: `check` had no --engine. The engine inputs take the named profile's values, as the sheet's
+    own step does, and the grader compares with the sheet under the same profile."""
+    formula = "P_active*b_w/(eta_bw*beta) + L*t_layer + t_fixed"
+    code, out, _ = run(capsys, "check", formula, "--hardware", "h100-sxm", "--model", "llama-3.1-8b", "--engine", engine, "--format", "json")
+    assert code == 0
+    symbols = json.loads(out)["symbols"]
+    sheet = api.derive("decode-floor", hardware="h100-sxm", model="llama-3.1-8b", engine=engine)
+    profile = sheet.context.engine.values
+    for name in ("eta_bw", "t_layer", "t_fixed"):
+        assert f"engine profile {engine}" in symbols[name]["from"]
+        assert roofline.evaluate(name, engine=engine) == roofline.evaluate(name, **{name: profile[name]})  # the Python API too
+    assert symbols["eta_bw"]["value"] == pytest.approx(float(profile["eta_bw"]))
+    code, out, _ = run(capsys, "check", f"{sheet.results['t_step'].float * 1000!r} ms", "--against", "decode-floor:t_step",
+                       "--hardware", "h100-sxm", "--model", "llama-3.1-8b", "--engine", engine)
+    assert code == 0 and out.startswith("within"), out
+
+
 def test_evaluate_in_other_units_gives_the_same_time():
     a = roofline.evaluate("P_active*b_w/beta", hardware="h100-sxm", model="llama-3.1-8b", expect="ms")
     b = roofline.evaluate("P_active*b_w/beta", hardware="h100-sxm", model="llama-3.1-8b", beta="3350 GB/s")
@@ -133,6 +152,7 @@ REFUSED_ON_THE_CLI = [
     (["T", "--set", "contxt=4096"], "did you mean context"),
     (["P_active*b_w/beta", "--model", "llama-3.1-8b"], "give --hardware"),
     (["T", "--format", "md", "--fragment"], "LaTeX only"),
+    (["L*t_layer", "--model", "llama-3.1-8b", "--engine", "vlm"], "unknown engine profile 'vlm'"),
 ]
 
 

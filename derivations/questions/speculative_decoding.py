@@ -35,8 +35,7 @@ from . import batch_knee as bk
 S = Symbols(parent=bk.S)
 
 alpha, gamma = gl.alpha, gl.gamma
-n_tp_d = S.add("n_tp_draft", "1", r"n_{\mathrm{TP,d}}", "tensor-parallel degree of the drafter as set (GPUs sharing each of its layers; "
-                                                     "0: the target's)")
+n_tp_d = S.add("n_tp_draft", "1", r"n_{\mathrm{TP,d}}", "tensor-parallel degree of the drafter (GPUs sharing each of its layers)")
 
 #: draft lengths searched for the best one: far enough that the speedup has stopped rising at every acceptance the sheet
 #: tabulates at the sheet's engine profile (at 0.9 the best is 9; issue 26), so a best inside the range is the optimum; on the
@@ -53,12 +52,7 @@ IDEAL = "ideal"
 SHORT_CHATS = "1024 token"
 THIRD = 0.1  # "triples" and "a third" are read within 10%
 
-#: the drafter's tensor-parallel degree: tp_draft where set, else the target's, as vLLM sets it when none is given
-#: (vllm-project/vllm, vllm/config/speculative.py, SpeculativeConfig._verify_and_get_draft_tp: a draft model other than an
-#: MLP speculator runs at target_parallel_config.tensor_parallel_size). Written as arithmetic, not a branch: min(1, x) is 0 at
-#: x = 0 and 1 for any whole x >= 1, as primitives.request_rate_per_token does for the output length.
-DRAFTER_TP = n_tp_d + gl.n_tp * (1 - sp.Min(1, n_tp_d))
-drafter_model = {**gl.SECOND_MODEL, gl.n_tp: DRAFTER_TP}
+drafter_model = {**gl.SECOND_MODEL, gl.n_tp: n_tp_d}
 t_verify = at("t_verify", sm.t_step, {gl.q: (gamma + 1) * gl.u_token},
               r"Verification is one target step in which each sequence carries its $\gamma$ drafted tokens plus the one the target adds: "
               r"the shared step model at $q = \gamma + 1$ tokens. Its weights are read once whatever $q$ is; its GEMM and attention FLOPs, "
@@ -179,8 +173,7 @@ DERIVATION = derivation(
     ("speedup", "best_draft_length"),
     inputs=(
         bk.USABLE,
-        Input("tp_draft", n_tp_d, "0", "1", "tensor-parallel degree of the drafter; 0 (the default) runs it at the target's, as vLLM "
-              "does unless told otherwise", "whole"),
+        Input("tp_draft", n_tp_d, "8", "1", "tensor-parallel degree of the drafter (vLLM's default: the target's)", "count"),
     ),
     plots=(Plot("speedup", "heatmap",
                 r"The speedup table as a heat map: draft length $\gamma$ across, batch down; blue pays, vermillion slows the server down.",

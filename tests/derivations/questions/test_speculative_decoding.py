@@ -87,16 +87,6 @@ def test_verification_is_the_shared_step_at_k_plus_one_tokens():
     assert v["t_verify"] == plain["t_step"]
 
 
-@pytest.mark.parametrize("tp", ["2", "4"])
-def test_the_drafter_runs_at_the_targets_tensor_parallel_degree_unless_told_otherwise(tp):
-    """vLLM's default (the audit defect of issue 40: the drafter's degree was fixed at 8 whatever the target's)."""
-    v = spec(only=("t_draft",), batch="16", tp=tp)
-    alone = evaluate_exactly(DF, context("h100-sxm", DRAFTER, batch="16", tp=tp), ["t_step"])
-    assert v["t_draft"] == alone["t_step"]
-    pinned = spec(only=("t_draft",), batch="16", tp=tp, tp_draft="1")
-    assert pinned["t_draft"] == evaluate_exactly(DF, context("h100-sxm", DRAFTER, batch="16", tp="1"), ["t_step"])["t_step"]
-
-
 @pytest.mark.parametrize("tp_draft", ["1", "8"])
 def test_the_drafter_step_is_the_shared_step_of_the_second_model(tp_draft):
     v = spec(only=("t_draft",), batch="16", tp_draft=tp_draft)

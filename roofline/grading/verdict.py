@@ -44,6 +44,9 @@ SLIPS: tuple[Slip, ...] = (
          gl.kappa, gl.kappa / 2),
     Slip("attention-mac-one-flop", "attention multiply-adds counted as one FLOP each", "derivations/physics/conventions.py ATTENTION_FLOPS_PER_CHANNEL",
          gl.kappa_attn, gl.kappa_attn / 2),
+    Slip("attention-causal-half", "the context halved as a causal mask averages it over a prefill (T/2), where a decode token attends "
+         "to all T cached tokens", "derivations/physics/primitives.py attention_flops_per_token (decode reads the whole context)",
+         gl.T, gl.T / 2),
     Slip("attention-flops-doubled", "attention FLOPs doubled (QK and PV counted twice)", "DESIGN.md, known bugs in peer tools",
          gl.kappa_attn, 2 * gl.kappa_attn),
     Slip("kv-heads-as-query-heads", "the query heads counted where the KV heads belong (MHA for a GQA model)",

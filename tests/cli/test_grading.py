@@ -220,3 +220,11 @@ def test_verdict_words(capsys):
     assert line(v).startswith("missing terms against t_memory (memory time): P_active*b_w/(eta_bw*beta) leaves out the KV-cache bytes per step")
     text = render(v, "text")
     assert text.count("\n") > 2 and plain(v.value, v.unit, v.display_unit) in text
+
+
+def test_a_halved_attention_names_both_slips_that_give_it():
+    """The audit defect of issue 40: the causal T/2 of a prefill, used at decode, was named only as multiply-adds counted as one
+    FLOP; the two give the same factor on attention, so the verdict names both."""
+    v = grade("kappa_attn*L*N*H*T/2", "flops-per-token:attention_flops", H100, LLAMA_8B)
+    assert v.kind == "factor" and v.factor == pytest.approx(0.5)
+    assert {c.slip.key for c in v.causes} == {"attention-mac-one-flop", "attention-causal-half"}

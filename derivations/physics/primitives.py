@@ -710,3 +710,13 @@ def measured_or(measured: sp.Expr, otherwise: sp.Expr, given: sp.Expr) -> sp.Exp
 
 
 __all__ += ["measured_or", "measurement_given", "memory_bandwidth_utilization", "step_time_at_mbu"]
+
+
+def md1_mean_wait(rate: sp.Expr, service: sp.Expr) -> sp.Expr:
+    """Mean wait in an M/D/1 queue (Poisson arrivals at `rate`, each served in a fixed `service` time): the
+    Pollaczek-Khinchine mean, rate*service**2 / (2 (1 - rate*service)); no value at or above a utilisation of 1 [s]."""
+    rho = rate * service
+    return sp.Piecewise((rate * service**2 / (2 * (1 - rho)), rho < 1))
+
+
+__all__ += ["md1_mean_wait"]

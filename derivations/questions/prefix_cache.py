@@ -13,8 +13,6 @@ take the cache of n h S / T sequences from the batch.
 
 from __future__ import annotations
 
-import sympy as sp
-
 from ..engine.context import Input
 from ..engine.declare import Claim, Plot, Row, Step, Table, at, derivation
 from ..engine.symbols import Symbols
@@ -59,10 +57,7 @@ saved = Step("ttft_saved", t_pf_none.s - t_pf_cached.s, "s",
              latex=r"\Delta t_{\mathrm{TTFT}}", title="Time to first token a hit saves",
              none="a hit takes nothing off a first token here: the hit rate is 0, or the prefill is memory-bound even with nothing "
                   "cached (its weight reads outlast its FLOPs), and a hit saves FLOPs, not bytes")
-rho_cached = Step("prefill_utilisation_cached", sg.lam * t_pf_cached.s, "1",
-                  r"The prefill server's utilisation at $\sym{lam}$ requests per second with the prefixes cached.",
-                  latex=r"\rho_{h}", title="Prefill utilisation with the prefix cached")
-ttft_load_cached = Step("ttft_poisson_cached", sp.Piecewise((t_pf_cached.s + sg.lam * t_pf_cached.s**2 / (2 * (1 - rho_cached.s)), rho_cached.s < 1)),
+ttft_load_cached = Step("ttft_poisson_cached", t_pf_cached.s + pr.md1_mean_wait(sg.lam, t_pf_cached.s),
                         "s", "The mean time to first token under Poisson arrivals with the prefixes cached: the shorter prefill plus the "
                         "M/D/1 wait of @slo-goodput, which shrinks with it.",
                         latex=r"t_{\mathrm{TTFT}}^{h}", title="Mean TTFT under load with the prefix cached",
@@ -111,7 +106,7 @@ b_lost = Step("B_lost", pool.s / bk.SEQUENCE_BYTES, "1",
 lost_share = Step("B_lost_share", b_lost.s / bk.b_fit.s, "1", "That share of the batch the memory holds without them.",
                   latex=r"B_{\mathrm{lost}}/B_{\mathrm{fit}}", title="Share of the batch the prefixes take")
 
-STEPS = (*sg.STEPS, dg.c_decode, hit, computed, flops_cached, bytes_cached, t_pf_cached, t_pf_none, saved, rho_cached, ttft_load_cached, ttft_load_none, saved_load,
+STEPS = (*sg.STEPS, dg.c_decode, hit, computed, flops_cached, bytes_cached, t_pf_cached, t_pf_none, saved, ttft_load_cached, ttft_load_none, saved_load,
          t_prompt_gpu, dg.line_dec, dg.b_dec, dg.served_dec, dg.t_dec, dec_req_hit, t_dec_req, t_prompt_whole, h_star, prefill_share, pool, b_lost, lost_share)
 
 HIT_RATES = ("0", "0.25", "0.5", "0.75", "0.9")

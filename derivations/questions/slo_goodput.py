@@ -104,7 +104,7 @@ ttft_burst = Step("ttft_burst", (b_burst + 1) / 2 * t_pf.s, "s",
 rho = Step("prefill_utilisation", lam * t_pf.s, "1",
            r"Poisson arrivals at $\lambda$ keep the prefill server busy this share of the time; at 1 the queue grows without bound.",
            latex=r"\rho", title="Prefill utilisation")
-wait = Step("wait_poisson", sp.Piecewise((lam * t_pf.s**2 / (2 * (1 - lam * t_pf.s)), lam * t_pf.s < 1)), "s",
+wait = Step("wait_poisson", pr.md1_mean_wait(lam, t_pf.s), "s",
             r"Independent arrivals (production traffic) make an M/D/1 queue of prefills, each $\sym{t_prefill}$ long: the "
             r"Pollaczek-Khinchine mean wait, $\rho\, t_{\mathrm{pf}} / (2 (1 - \rho))$, below $\rho = 1$ only.",
             latex=r"t_{\mathrm{wait}}", title="Mean wait in the prefill queue",

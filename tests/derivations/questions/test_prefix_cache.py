@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from roofline.derivations.engine.numeric import Missing
 from roofline.derivations.engine.sheet import evaluate_exactly
 from roofline.derivations.questions.registry import BY_SLUG
+from roofline.units import RooflineError
 
 from roofline import api
 
@@ -91,6 +92,6 @@ def test_the_serving_step_computes_only_the_uncached_share_of_each_prompt():
 
 @pytest.mark.parametrize("text", ["1.5", "-0.1", "half"])
 def test_a_hit_rate_outside_zero_to_one_is_refused_in_one_line(text):
-    with pytest.raises(Exception) as err:
+    with pytest.raises(RooflineError) as err:
         api.context(PC, "h100-sxm", "llama-3.1-8b", inputs={"prefix_hit_rate": text})
     assert "\n" not in str(err.value) and "prefix_hit_rate" in str(err.value)

@@ -522,7 +522,7 @@ def _scatter(sheet: Sheet, p: Plot, resolve: Resolver) -> tuple[Panel, ...]:
             continue
         g = ""
         if group is not None:
-            q, _ = input_value(group, ctx)
+            q, _ = input_value(group, ctx, d.inputs)
             magnitude = q.magnitude
             g = f"${d.symbols.info(group.symbol).latex}$ = {_value_text(int(magnitude) if float(magnitude).is_integer() else magnitude, q.units)}"
         raw.append((label, float(x), float(y), row.series, g))

@@ -284,7 +284,7 @@ def _solve(d: Derivation, ctx: Context, asked: Sequence[str], number: int, menti
     given = []
     for inp in d.inputs:
         if inp.symbol in deps and inp.name not in drawn_names and inp.name not in still:
-            _, is_set = input_value(inp, ctx)
+            _, is_set = input_value(inp, ctx, d.inputs)
             v = bound_values[inp.symbol]
             given.append(SolvedInput(inp.name, bp.symbol(inp.symbol.name), _value(d, inp.symbol.name, v, display=False), is_set, inp.meaning))
     values = {n: _value(d, n, v) for n, v in results.items()}

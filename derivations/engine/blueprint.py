@@ -222,6 +222,8 @@ class InputEntry:
     unit: str
     meaning: str
     domain: str = "positive"
+    #: the input whose value this one takes unless set (derivations.engine.context.Input.follows)
+    follows: str = ""
 
 
 @dataclass(frozen=True)
@@ -297,7 +299,7 @@ class Blueprint:
 
 
 #: bump when the blueprint's shape changes (it is part of the compiled form's cache key)
-VERSION = 1
+VERSION = 2
 
 
 def _plain(value: Any) -> Any:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 import numbers
 import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from fractions import Fraction
@@ -48,6 +48,12 @@ class Input:
     unit: str
     meaning: str
     domain: str = "positive"
+    #: the input whose value this one takes unless set (its name; the drafter's tensor-parallel degree follows the target's,
+    #: a later draft position's acceptance the one before it): the value follows, the formulas keep two symbols
+    follows: str = ""
+    #: the inputs a comma-separated value sets in turn after this one (`--set acceptance=0.8,0.6,0.4`): one value per input,
+    #: the inputs past the last value following it
+    spreads: tuple[str, ...] = ()
 
     def parse(self, value: str, where: str = "--set") -> pint.Quantity:
         """A user value for this input, checked against its domain.
@@ -207,8 +213,9 @@ SCENARIO_INPUTS: tuple[Input, ...] = (
 )
 #: speculative decoding's two inputs, shared by every sheet whose steps read them (speculative-decoding, mbu-definition)
 SCENARIO_INPUTS += (
-    Input("acceptance", gl.alpha, "0.8", "1", "acceptance rate per drafted token (measured on your traffic; 0.6 to 0.9 is typical for a same-family drafter)",
-          "fraction"),
+    Input("acceptance", gl.alpha, "0.8", "1", "acceptance rate per drafted token (measured on your traffic; 0.6 to 0.9 is typical for a same-family drafter); "
+          "a comma-separated list sets one rate per draft position where a sheet takes them (0.8,0.7,0.6)",
+          "fraction", spreads=tuple(f"acceptance_{i}" for i in range(2, len(gl.ACCEPTANCE_POSITIONS) + 1))),
     Input("draft_length", gl.gamma, "4", "1", "tokens drafted per sequence per cycle (0: no speculation)", "whole"),
 )
 #: the inputs an engine profile supplies (specs.measurements.PROFILE_INPUTS), by name
@@ -441,6 +448,7 @@ HARDWARE_BINDINGS: dict[sp.Symbol, Callable[[Hardware], pint.Quantity]] = {
     gl.beta_link: lambda h: h.require("scaleup_bandwidth_per_direction"),
     gl.n_dom: lambda h: _count(h.require("scaleup_domain")),
     gl.beta_out: lambda h: h.require("scaleout_bandwidth_per_direction"),
+    gl.beta_host: lambda h: h.require("host_link_bandwidth_per_direction"),
     gl.d_1shot: _topology_flag(gl.d_1shot),
     gl.d_ring: _topology_flag(gl.d_ring),
     gl.d_torus: _topology_flag(gl.d_torus),
@@ -574,11 +582,15 @@ BINDINGS: dict[sp.Symbol, Callable[[Context], pint.Quantity]] = {
 BINDINGS.update({twin: _on_second(BINDINGS[s]) for s, twin in (*gl.SECOND_CHIP.items(), *gl.SECOND_MODEL.items())})
 
 
-def input_value(inp: Input, ctx: Context) -> tuple[pint.Quantity, bool]:
+def input_value(inp: Input, ctx: Context, inputs: Sequence[Input] = ()) -> tuple[pint.Quantity, bool]:
     """The input's value in this context and whether it was set (not the default): --set, else the engine profile's value for an
-    engine input, else (context, for the serving step: `serving_context`) the input's default."""
+    engine input, else (context, for the serving step: `serving_context`) the value of the input it follows among `inputs`
+    (the derivation's), else the input's default (a follower's is its leader's default)."""
     if inp.name in ctx.overrides:
         return ctx.overrides[inp.name].to(unit(inp.unit)), True
+    leader = next((i for i in inputs if i.name == inp.follows), None) if inp.follows else None
+    if leader is not None:
+        return input_value(leader, ctx, inputs)[0].to(unit(inp.unit)), False
     if inp.name == "context" and "output_len" in ctx.overrides:
         by_name = {i.name: i for i in SCENARIO_INPUTS}
         s, n = (Fraction(input_value(by_name[k], ctx)[0].to("token").magnitude) for k in conventions.SERVING_CONTEXT_INPUTS)
@@ -613,8 +625,24 @@ def check_override_names(names: Mapping[str, object], inputs: tuple[Input, ...],
             raise SpecError(where, name[:40], f"{slug} has no input by that name{suggest(name, known)}; inputs: {', '.join(known)}")
 
 
+def spread(name: str, value: object, inputs: tuple[Input, ...], slug: str, where: str = "--set") -> dict[str, object]:
+    """A value for `name` as the inputs it sets: itself, or, for a comma-separated value of an input that spreads
+    (`acceptance=0.8,0.6,0.4`), one value per input in turn; a list the sheet has no inputs for is refused in one line."""
+    if not isinstance(value, str) or "," not in value:
+        return {name: value}
+    inp = next(i for i in inputs if i.name == name)
+    parts = [p.strip() for p in value.split(",")]
+    known = {i.name for i in inputs}
+    targets = [name, *(n for n in inp.spreads if n in known)]
+    if len(parts) > len(targets):
+        took = f"at most {len(targets)} values, one per draft position" if len(targets) > 1 else "one value"
+        raise SpecError(where, name, f"{slug} takes {took} here; found {len(parts)} in {value[:40]!r}")
+    return dict(zip(targets, parts, strict=False))
+
+
 def parse_overrides(pairs: list[str], inputs: tuple[Input, ...], slug: str) -> dict[str, pint.Quantity]:
-    """`NAME=VALUE` strings into checked Quantities (pint's parser, never eval)."""
+    """`NAME=VALUE` strings into checked Quantities (pint's parser, never eval); a comma-separated value sets the inputs an
+    input spreads to (`spread`)."""
     by_name = {i.name: i for i in inputs}
     parsed: dict[str, pint.Quantity] = {}
     for pair in pairs:
@@ -623,14 +651,17 @@ def parse_overrides(pairs: list[str], inputs: tuple[Input, ...], slug: str) -> d
         if not sep or not name:
             raise SpecError("--set", None, f"expected NAME=VALUE, found {pair[:40]!r}")
         check_override_names({name: None}, inputs, slug)
-        parsed[name] = by_name[name].parse(value)
+        for n, v in spread(name, value, inputs, slug).items():
+            parsed[n] = by_name[n].parse(str(v))
     return parsed
 
 
 def input_overrides(values: Mapping[str, object], inputs: tuple[Input, ...], slug: str, where: str = "inputs") -> dict[str, pint.Quantity]:
-    """Input values from Python (name -> number, string or Quantity; see `Input.value`) into checked Quantities."""
+    """Input values from Python (name -> number, string or Quantity; see `Input.value`) into checked Quantities; a
+    comma-separated string sets the inputs its input spreads to, as `--set` does."""
     check_override_names(values, inputs, slug, where)
     by_name = {i.name: i for i in inputs}
-    return {name: by_name[name].value(raw, where) for name, raw in values.items()}
+    spreadout = {n: v for name, raw in values.items() for n, v in spread(name, raw, inputs, slug, where).items()}
+    return {name: by_name[name].value(raw, where) for name, raw in spreadout.items()}
 
 

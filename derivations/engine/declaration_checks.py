@@ -62,7 +62,23 @@ def inputs_used(slug: str, symbols_of: Mapping[str, frozenset[sp.Symbol]], own: 
     for name, text in defaults.items():
         inp = next(i for i in ordered if i.name == name)
         inp.parse(text, f"{slug} default")  # a default outside the input's domain fails the build
-    return tuple(replace(i, default=defaults[i.name]) if i.name in defaults else i for i in ordered)
+    final = {i.name: replace(i, default=defaults[i.name]) if i.name in defaults else i for i in ordered}
+    for i in ordered:
+        if not i.follows:
+            continue
+        leader = final.get(i.follows)
+        if leader is None or leader.unit != i.unit:
+            raise DeclarationError(f"{slug}: input {i.name} follows {i.follows}, which is not an input of this sheet in {i.unit}")
+        if i.name in defaults:
+            raise DeclarationError(f"{slug}: a default for {i.name}, which follows {i.follows}; set the default of {i.follows}")
+        seen = {i.name}
+        while leader.follows:  # a chain's default is its head's
+            if leader.name in seen:
+                raise DeclarationError(f"{slug}: inputs {sorted(seen)} follow each other round a circle")
+            seen.add(leader.name)
+            leader = final[leader.follows]
+        final[i.name] = replace(i, default=leader.default)
+    return tuple(final.values())
 
 
 def check_second(slug: str, symbols_of: Mapping[str, frozenset[sp.Symbol]], hardware: str | None, model: str | None) -> None:

@@ -228,11 +228,15 @@ def layout_problem(model: str, experts: int | None, tp: int, dp: int, ep: int) -
     return None
 
 
-def input_magnitude(inp: InputEntry, s: Setup, defaults: Mapping[str, Fraction]) -> tuple[Fraction, bool]:
+def input_magnitude(inp: InputEntry, s: Setup, defaults: Mapping[str, Fraction], inputs: Sequence[InputEntry] = ()) -> tuple[Fraction, bool]:
     """An input's magnitude in its own unit and whether it was set: --set, else the engine profile's (an engine input),
-    else its default."""
+    else the magnitude of the input it follows among `inputs` (the blueprint's; same unit, checked at declaration), else
+    its default."""
     if inp.name in s.overrides:
         return s.overrides[inp.name], True
+    leader = next((i for i in inputs if i.name == inp.follows), None) if inp.follows else None
+    if leader is not None:
+        return input_magnitude(leader, s, defaults, inputs)[0], False
     if s.engine is not None and inp.name in s.engine.parsed:
         return s.engine.parsed[inp.name], False
     if inp.name == "context" and "output_len" in s.overrides:
@@ -256,7 +260,7 @@ def input_values(bp: Blueprint, s: Setup, names: Sequence[str] | frozenset[str],
         if inp is None:
             values[name] = s.bound[name]
             continue
-        m, _ = input_magnitude(inp, s, defaults)
+        m, _ = input_magnitude(inp, s, defaults, bp.inputs)
         values[name] = m * _factor(inp.unit, bp.symbol(name).unit)
     missing = layout_missing(bp, s, [n for n in LAYOUT_INPUTS if n in values], defaults) if layout else None
     if missing is not None:
@@ -276,7 +280,7 @@ def layout_missing(bp: Blueprint, s: Setup, present: Sequence[str], defaults: Ma
     if not {"n_dp", "n_ep"} & set(present):
         return None
     by_symbol = {i.symbol: i for i in bp.inputs}
-    degree = {n: int(input_magnitude(by_symbol[n], s, defaults)[0]) if n in by_symbol else 1 for n in LAYOUT_INPUTS}
+    degree = {n: int(input_magnitude(by_symbol[n], s, defaults, bp.inputs)[0]) if n in by_symbol else 1 for n in LAYOUT_INPUTS}
     problem = layout_problem(s.model.name, s.model.experts, degree["n_tp"], degree["n_dp"], degree["n_ep"])
     if problem is None:
         return None
@@ -423,7 +427,7 @@ def solve(bp: Blueprint, plan: Plan, bindings: Bindings, s: Setup, defaults: Map
         steps.append(SolvedStep(entry, entry.latex, _value(bp, entry.name, v), operands, same))
     inputs = []
     for inp in bp.inputs:
-        m, is_set = input_magnitude(inp, s, defaults)
+        m, is_set = input_magnitude(inp, s, defaults, bp.inputs)
         symbol = bp.symbol(inp.symbol)
         shown = bp.display_units.get(inp.name) or bp.display_units.get(inp.symbol)
         inputs.append(SolvedInput(inp.name, symbol, Value(m * _factor(inp.unit, symbol.unit), symbol.unit, shown, name=inp.name), is_set,

@@ -81,7 +81,7 @@ def context_values(d: Derivation, ctx: Context, symbols: set[sp.Symbol] | None =
     by_symbol = {i.symbol: i for i in d.inputs}
     for s in d.free_symbols if symbols is None else symbols:
         if s in by_symbol:
-            q, _ = input_value(by_symbol[s], ctx)
+            q, _ = input_value(by_symbol[s], ctx, d.inputs)
         else:
             try:
                 q = BINDINGS[s](ctx)

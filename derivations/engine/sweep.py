@@ -34,6 +34,7 @@ import numpy as np
 from ...specs.errors import SpecError, suggest
 from ...specs.quantities import parse_quantity
 from ...units import RooflineError, unit_text
+from ..physics.primitives import Pick
 from .codegen import ABSENT
 from .context import BARE_NUMBER_UNITS, Context, Input, input_value
 from .declare import Derivation, Solve, Step
@@ -401,7 +402,7 @@ def _layout(d: Derivation, ctx: Context, axes: Sequence[Axis], reads: frozenset[
         raise SpecError("--over", None, f"{count:,} distinct layouts (tp, dp, ep) in one grid; at most {MAX_LAYOUTS:,} "
                         "(each is checked against the exact evaluation)")
     by_symbol = {i.symbol.name: i for i in d.inputs}
-    degrees = tuple(int(input_value(by_symbol[s], ctx)[0].magnitude) if s in by_symbol else 1 for s in LAYOUT_INPUTS)
+    degrees = tuple(int(input_value(by_symbol[s], ctx, d.inputs)[0].magnitude) if s in by_symbol else 1 for s in LAYOUT_INPUTS)
     experts = ctx.model.moe.experts if ctx.model.moe else None
     return _Layout(ctx.model.name, experts, tuple(position.get(s) for s in LAYOUT_INPUTS), degrees, read)
 
@@ -432,13 +433,14 @@ def _compile(step: Step | None, f: Callable[..., object], scalar: Callable[..., 
 
     A varying value that the constants make unneeded (a term multiplied by a zero constant: the MLA terms of a model
     without MLA) is passed as ABSENT, so its missing points do not reach this step, as in the exact evaluation; the
-    scalar form of `f` tells which (it is called with that value absent and the others at generic values, twice).
+    scalar form of `f` tells which (it is called with that value absent and the others at generic values, twice). A pick
+    (primitives.Pick) reads the entry its position names, which a generic value does not say: every entry stays needed.
     """
     missing = sorted((v for a in args if isinstance(v := constants.get(a), Missing)), key=lambda m: m.reason)
     fixed = [ABSENT if isinstance(constants.get(a), Missing) else constants.get(a) for a in args]
     slots = [i for i, a in enumerate(args) if a not in constants]
     unneeded = set()
-    for i in slots:
+    for i in slots if step is None or not step.expr.has(Pick) else ():
         if all(_absorbed(scalar, fixed, slots, i, seed) for seed in _PROBES):
             unneeded.add(i)
     for i in unneeded:

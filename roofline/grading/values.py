@@ -242,7 +242,7 @@ def context_values(d: Derivation, ctx: Context, symbols: set[sp.Symbol], unused:
     for s in symbols:
         if s in by_symbol:
             inp = by_symbol[s]
-            q = input_value(inp, ctx)[0] if inp in d.inputs else inp.parse(inp.default, "default")
+            q = input_value(inp, ctx, d.inputs)[0] if inp in d.inputs else inp.parse(inp.default, "default")
             out[s] = exact(q, units[s])
         elif s in BINDINGS:
             try:

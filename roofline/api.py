@@ -46,7 +46,7 @@ from .specs.catalog import shown_path
 from .specs.errors import SpecError, shown, suggest
 from .specs.hardware import Hardware, load_hardware
 from .specs.measurements import profile as engine_profile
-from .specs.models import Architecture, load_model
+from .specs.models import Architecture, load_drafter, load_model
 from .specs.precisions import precision
 from .specs.text import check_name
 from .specs.weight_formats import row_formats
@@ -108,6 +108,16 @@ def _load_model(name_or_path: str | Path) -> Architecture:
     return load_model(name_or_path)
 
 
+@cache
+def _load_drafter(name_or_path: str | Path, target: Path) -> Architecture:
+    return load_drafter(name_or_path, _load_model(target))
+
+
+def _drafter(name_or_path: str | Path, target: Architecture) -> Architecture:
+    """A second model: `mtp` (the target's own MTP module), `NAME:mtp`, or a model by name or path (cached by the target's file)."""
+    return _load_drafter(_name_or_path(name_or_path, "second model"), target.path)
+
+
 # `derive` takes parameters named hardware and model; these aliases reach the loaders.
 _hardware = hardware
 _model = model
@@ -159,7 +169,7 @@ def resolve_row(ctx: Context, row: Row) -> Context:
     if row.second_hardware:
         new = replace(new, second_hardware=_hardware(row.second_hardware))
     if row.second_model:
-        new = replace(new, second_model=_model(row.second_model))
+        new = replace(new, second_model=_drafter(row.second_model, new.model))
     if row.engine:
         new = replace(new, engine=engine_profile(row.engine))
     if row.set:
@@ -312,7 +322,7 @@ def _with_second(d: Derivation, ctx: Context, second_hardware: str | Path | None
             raise SpecError(ctx.second_hardware.path, f"peak_dense.{ctx.math.math}",
                             f"{ctx.second_hardware.name} lists no dense {ctx.math.math} peak; it lists {', '.join(ctx.second_hardware.peak_dense)}")
     if model is not None:
-        ctx = replace(ctx, second_model=_model(_name_or_path(model, "second model")))
+        ctx = replace(ctx, second_model=_drafter(model, ctx.model))
     return ctx
 
 

@@ -344,6 +344,26 @@ def _digest(path: Path) -> str | None:
         return None
 
 
+def _mtp_modules() -> dict[str, Any]:
+    """The MTP module of every shipped model that has one, by the name a second model gives it (`NAME:mtp`)."""
+    from .derivations.engine.sheet import spec_data
+    from .specs.catalog import model_names
+    from .specs.models import MTP_SUFFIX, load_model, mtp_module
+
+    out = {}
+    for n in model_names():
+        try:
+            out[f"{n}{MTP_SUFFIX}"] = spec_json(spec_data(mtp_module(load_model(n))))
+        except SpecError:
+            continue  # no MTP module, or one roofline does not read: `--second-model mtp` is the full path's to refuse
+    return out
+
+
+def _drafter_name(name: str, target: SpecData) -> str:
+    """A second model's catalog name: `mtp` is the target's own MTP module (specs.models.load_drafter)."""
+    return f"{target.key}:mtp" if name == "mtp" else name
+
+
 def catalog_json() -> dict[str, Any]:
     """Every shipped chip, model and engine profile as the sheets read them, and the bindings (the full path: pint)."""
     from .derivations.engine.context import profiles
@@ -361,7 +381,7 @@ def catalog_json() -> dict[str, Any]:
         "precisions": {role: {n: {k: _value_json(v) for k, v in table[n].items()} for n in names} for role, table in b.precisions.items()},
         "constants": {k: _value_json(v) for k, v in b.constants.items()},
         "hardware": {n: spec_json(spec_data(load_hardware(n))) for n in hardware_names()},
-        "models": {n: spec_json(spec_data(load_model(n))) for n in model_names()},
+        "models": {**{n: spec_json(spec_data(load_model(n))) for n in model_names()}, **_mtp_modules()},
         "engines": {n: engine_json(engine_data(p)) for n, p in profiles().items()}, "default_engine": DEFAULT_PROFILE,
     }
 
@@ -603,7 +623,7 @@ def _sheet(args: Any, bp: Blueprint, plan: Plan, forms: Any, defaults: dict[str,
         if given is not None and default is None:
             raise MissError("a second chip or model the sheet has no use for")
         name = given if given is not None else default
-        second[what] = None if name is None else cat.spec(what, name)
+        second[what] = None if name is None else cat.spec(what, _drafter_name(name, model) if what == "models" else name)
     if second["hardware"] is not None and isinstance(second["hardware"].peaks.get(math.math), Missing | None):
         raise MissError("no peak on the second chip")
     overrides = _overrides(bp, args.set)
@@ -639,7 +659,7 @@ def _resolve(cat: _Catalog, bp: Blueprint, s: Setup, row: Row) -> Setup:
     if row.second_hardware:
         changes["second_hardware"] = cat.spec("hardware", row.second_hardware)
     if row.second_model:
-        changes["second_model"] = cat.spec("models", row.second_model)
+        changes["second_model"] = cat.spec("models", _drafter_name(row.second_model, changes.get("model", s.model)))
     if row.engine:
         changes["engine"] = cat.engine(row.engine)
     if row.hardware or row.model:  # the formats follow the row's model, on its chip

@@ -22,7 +22,7 @@ status, notes).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from pathlib import Path
 
@@ -72,7 +72,16 @@ STATE_DTYPES = {"bfloat16": 2, "float16": 2, "float32": 4, "bf16": 2, "fp16": 2,
 ACTIVATIONS = ("silu", "swish", "gelu", "gelu_new", "gelu_fast", "gelu_pytorch_tanh", "gelu_accurate", "quick_gelu", "relu", "relu2", "tanh")
 #: how the parameter groups are named in a line of text
 GROUP_NAMES = {"attention": "attention", "mlp_dense": "dense MLPs", "experts_routed": "routed experts", "experts_shared": "shared experts",
-               "router": "router", "embedding": "embedding", "lm_head": "LM head", "norms": "norms", "biases": "biases"}
+               "router": "router", "embedding": "embedding", "lm_head": "LM head", "norms": "norms", "biases": "biases",
+               "projection": "MTP input projection"}
+#: the config field that counts a checkpoint's multi-token-prediction (MTP) modules, and the families whose MTP module roofline
+#: reads: one decoder layer of the main model's shape (attention and MoE), fed the main model's last hidden state and the next
+#: token's embedding, each normed (enorm, hnorm), through a 2D x D projection (eh_proj), and read out through the main model's
+#: LM head (DeepSeek-V3 technical report, arXiv:2412.19437, section 2.2; vLLM vllm/model_executor/models/deepseek_mtp.py)
+MTP_FIELD = "num_nextn_predict_layers"
+MTP_FAMILIES = ("deepseek_v3", "deepseek_v32", "glm4_moe", "glm_moe_dsa")
+#: a second model named so is the MTP module of a model: `mtp` (the target's own) or `NAME:mtp`
+MTP_SUFFIX = ":mtp"
 
 
 @dataclass(frozen=True)
@@ -246,10 +255,13 @@ class ParamCounts:
     #: the routed experts' biases (part of `biases`), all of them and the top_k one token uses
     experts_routed_biases: int = 0
     experts_routed_biases_active: int = 0
+    #: an MTP module's input projection (eh_proj: the normed embedding and hidden state, 2D wide, down to D)
+    projection: int = 0
 
     @property
     def total(self) -> int:
-        return self.attention + self.mlp_dense + self.experts_routed + self.experts_shared + self.router + self.embedding + self.lm_head + self.norms + self.biases
+        return (self.attention + self.mlp_dense + self.experts_routed + self.experts_shared + self.router + self.embedding + self.lm_head
+                + self.norms + self.biases + self.projection)
 
     @property
     def no_arithmetic(self) -> int:
@@ -339,6 +351,8 @@ class Architecture:
     quantization: Quantization | None = None
     #: the config nests the language model under this key ("text_config"), or ""
     nested_in: str = ""
+    #: an MTP module (`mtp_module`): its layers take the embedding and the hidden state through eh_proj (2D x D) and two norms
+    mtp_inputs: bool = False
 
     @property
     def group_size(self) -> Fraction:
@@ -496,6 +510,9 @@ class Architecture:
                 biases += n_moe * e.experts
         if self.lm_head_bias:
             biases += V
+        projection = L * 2 * D * D if self.mtp_inputs else 0
+        if self.mtp_inputs:
+            norms += L * 2 * D  # enorm and hnorm
         return ParamCounts(
             attention=attention,
             mlp_dense=mlp_dense,
@@ -510,6 +527,7 @@ class Architecture:
             experts_routed_active=routed_active,
             experts_routed_biases=routed_biases,
             experts_routed_biases_active=routed_biases_active,
+            projection=projection,
         )
 
     def kv_elements_per_token(self) -> int:
@@ -531,6 +549,37 @@ def load_model(name_or_path: str | Path) -> Architecture:
         raise SpecError(path, None, f"expected a JSON object (a config.json), found {type(config).__name__}")
     meta = _metadata(path)
     return parse_config(config, path, meta)
+
+
+def load_drafter(name_or_path: str | Path, target: Architecture) -> Architecture:
+    """A second model: `mtp` is the target's own MTP module, `NAME:mtp` another model's, anything else a model by name or path."""
+    text = str(name_or_path)
+    if text == MTP_SUFFIX[1:]:
+        return mtp_module(target)
+    if text.endswith(MTP_SUFFIX) and len(text) > len(MTP_SUFFIX):
+        return mtp_module(load_model(text[: -len(MTP_SUFFIX)]))
+    return load_model(name_or_path)
+
+
+def mtp_module(arch: Architecture) -> Architecture:
+    """The model's multi-token-prediction module as a model of its own, the drafter an engine runs for MTP speculation
+    (`--second-model mtp`): `num_nextn_predict_layers` decoder layers of the main model's shape (its MoE, not its first dense
+    layers), the eh_proj projection and two norms in front of each, and the main model's LM head, which it reads on every
+    draft step. The embedding gather is shared and free (tied); the head it shares is counted in its memory too."""
+    config = parse_json(read_text(arch.path), arch.path)
+    text, model_type, _ = _language_model(config, arch.path) if isinstance(config, dict) else ({}, "", "")
+    n = text.get(MTP_FIELD, 0)
+    if model_type not in MTP_FAMILIES:
+        raise SpecError(arch.path, MTP_FIELD, f"{arch.name} ({model_type}) has no MTP module roofline reads; it reads those of "
+                        f"{', '.join(MTP_FAMILIES)}")
+    if not isinstance(n, int) or isinstance(n, bool) or not 1 <= n <= 8:
+        raise SpecError(arch.path, MTP_FIELD, f"{arch.name} has no MTP module (expected 1 to 8 MTP layers, found {shown(n)})")
+    module = {**text, "num_hidden_layers": n, "first_k_dense_replace": 0}
+    meta = {"name": f"{arch.name} MTP module", "status": arch.status, "source": arch.source,
+            "notes": f"The MTP module of {arch.name}: {n} decoder layer(s) of its shape read from {MTP_FIELD} in its config.json."}
+    sub = parse_config(module, arch.path, meta)
+    return replace(sub, key=f"{arch.key}{MTP_SUFFIX}", hf_repo=arch.hf_repo, tie_embeddings=True, mtp_inputs=True,
+                   quantization=arch.quantization)
 
 
 def _metadata(path: Path) -> dict[str, str]:

@@ -127,6 +127,7 @@ d_1shot = g("d_1shot", "1", r"\delta_{\mathrm{1shot}}", "whether the chip is on 
 d_ring = g("d_ring", "1", r"\delta_{\mathrm{ring}}", "whether the chip is on PCIe, with no scale-up switch: NCCL's ring all-reduce (1) or not (0)")
 n_dom = g("n_dom", "1", r"n_{\mathrm{dom}}", "GPUs one scale-up domain connects (an NVSwitch node of 8, an NVL72 rack of 72)")
 beta_out = g("beta_out", "B/s", r"\beta_{\mathrm{out}}", "scale-out network bandwidth per GPU per direction (InfiniBand, RoCE), for traffic that leaves the scale-up domain")
+beta_host = g("beta_host", "B/s", r"\beta_{\mathrm{host}}", "the link to host memory per accelerator per direction (PCIe to the CPU's DRAM, NVLink-C2C to a Grace's LPDDR5X)")
 d_torus = g("d_torus", "1", r"\delta_{\mathrm{torus}}", "whether the chip is on a torus (TPU ICI): a bidirectional ring all-reduce (1) or not (0)")
 
 # the on-chip memories FlashAttention works in (flash-attention-io); bound only on chips that have them
@@ -183,8 +184,13 @@ n_k0 = g("n_k0", "1", r"n_{\mathrm{k,0}}", "kernels per decode step outside the 
 t_launch = g("t_launch", "s", r"t_{\mathrm{launch}}", "GPU idle time at each kernel boundary of a trace: the launch gap")
 eta_att = g("eta_att", "1", r"\eta_{\mathrm{att}}", "achieved fraction of datasheet bandwidth in the decode attention kernel")
 # speculative decoding (speculative-decoding, mbu-definition): a drafter proposes gamma tokens, the target accepts each with chance alpha
-alpha = g("alpha", "1", r"\alpha", "acceptance rate: the chance the target accepts each drafted token (independent of position)")
+alpha = g("alpha", "1", r"\alpha", "acceptance rate: the chance the target accepts a drafted token once the ones before it were accepted "
+          "(the first drafted token's; every later one's too, unless set per position)")
 gamma = g("gamma", "1", r"\gamma", "draft length: tokens the drafter proposes per sequence per cycle (the issue's $k$)")
+#: acceptance per draft position (speculative-decoding): the chance the target accepts the i-th drafted token once the ones
+#: before it were accepted; position 1 is alpha, and past the last of them every position takes the last one's rate
+ACCEPTANCE_POSITIONS = (alpha, *(g(f"alpha_{i}", "1", rf"\alpha_{{{i}}}", f"acceptance rate of the drafted token at position {i}, once the "
+                                   "ones before it were accepted", share=True) for i in range(2, 9)))
 # a measured step of the setup at hand (batch1-gap, model-limits: --set t_observed=11.3ms); 0 where none is given
 t_meas = g("t_meas", "s", r"t_{\mathrm{meas}}", "a measured decode step time of this setup (0: none given)")
 

@@ -6,6 +6,8 @@ are passed in). Questions combine these; none re-derives one.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import sympy as sp
 
 from ...specs.counts import gqa_attention_params, gqa_kv_elements_per_token, mla_kv_elements_per_token, mlp_params, swiglu_mlp_params
@@ -691,7 +693,20 @@ def expected_tokens_per_cycle(alpha: sp.Expr = gl.alpha, gamma: sp.Expr = gl.gam
     return sp.Piecewise((gamma + 1, sp.Eq(alpha, 1)), ((1 - alpha ** (gamma + 1)) / (1 - alpha), True))
 
 
-__all__ += ["expected_tokens_per_cycle"]
+def expected_tokens_at(rates: Sequence[sp.Expr], gamma: int) -> sp.Expr:
+    """Tokens a sequence gains per cycle of `gamma` drafted tokens when the target accepts the token at position i with chance
+    rates[i - 1] once the ones before it were accepted (every position past the list at the last rate): the target keeps
+    drafted tokens up to the first it rejects and adds one of its own, 1 + a_1 + a_1 a_2 + ... + a_1 ... a_gamma, written
+    1 + a_1 (1 + a_2 (1 + ...)). With every rate alpha it is `expected_tokens_per_cycle` (Leviathan et al. 2023, eq. 1) [1]."""
+    if gamma < 0 or not rates:
+        raise ValueError("expected_tokens_at needs a draft length >= 0 and one rate at least")
+    out: sp.Expr = sp.Integer(1)
+    for i in range(gamma, 0, -1):
+        out = 1 + rates[min(i, len(rates)) - 1] * out
+    return out
+
+
+__all__ += ["expected_tokens_at", "expected_tokens_per_cycle"]
 
 
 def measurement_given(measured: sp.Expr, scale: sp.Expr) -> sp.Expr:

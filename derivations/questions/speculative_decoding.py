@@ -22,6 +22,8 @@ textbook (`ideal`) profile. Every step time comes from the shared step model
 (engine.At); the peak batch is batch-knee's capacity.
 """
 
+from fractions import Fraction
+
 import sympy as sp
 
 from ..engine.context import PROFILES, Input
@@ -52,6 +54,14 @@ IDEAL = "ideal"
 SHORT_CHATS = "1024 token"
 THIRD = 0.1  # "triples" and "a third" are read within 10%
 
+#: the acceptance rate of each later draft position: the one before it unless set (`--set acceptance=0.8,0.7,0.6` sets them in turn)
+POSITION_INPUTS = tuple(
+    Input(f"acceptance_{i}", rate, "0.8", "1", f"acceptance rate of the drafted token at position {i} once the ones before it were accepted "
+          f"(the rate at position {i - 1} unless set; past position {len(gl.ACCEPTANCE_POSITIONS)} every position takes this one's)",
+          "fraction", follows="acceptance" if i == 2 else f"acceptance_{i - 1}")
+    for i, rate in enumerate(gl.ACCEPTANCE_POSITIONS[1:], start=2)
+)
+
 drafter_model = {**gl.SECOND_MODEL, gl.n_tp: n_tp_d}
 t_verify = at("t_verify", sm.t_step, {gl.q: (gamma + 1) * gl.u_token},
               r"Verification is one target step in which each sequence carries its $\gamma$ drafted tokens plus the one the target adds: "
@@ -68,10 +78,25 @@ w_draft = at("weight_bytes_draft", sm.weight_bytes, gl.SECOND_MODEL,
 cost_ratio = Step("draft_cost_ratio", t_draft.s / sm.t_step.s, "1",
                   "A drafter step as a share of a plain target step: the number the usual rule of thumb calls the drafter's cost.",
                   latex=r"c", title="Drafter cost per target step")
-accepted = Step("expected_tokens", pr.expected_tokens_per_cycle(alpha, gamma), "1",
-                r"The target keeps drafted tokens up to the first it rejects and then adds one of its own: $1 + \alpha + \ldots + \alpha^{\gamma}$ "
-                r"tokens per sequence per cycle on average (Leviathan et al. 2023); all $\gamma + 1$ when every draft is accepted.",
-                latex=r"\bar{n}", title="Expected tokens per cycle")
+#: the acceptance rate at each draft position (position 1 is alpha); past the last, every position takes its rate
+RATES = gl.ACCEPTANCE_POSITIONS
+tokens_at = tuple(
+    Step(f"expected_tokens_g{g}", pr.expected_tokens_at(RATES, g), "1",
+         f"The tokens a sequence gains per cycle of {g} drafted: it keeps drafted tokens up to the first the target rejects, then the "
+         r"target adds one of its own; the token at position $i$ survives with the product of the rates up to $i$. "
+         r"With one rate $\alpha$ at every position this is $(1 - \alpha^{\gamma + 1})/(1 - \alpha)$ (Leviathan et al. 2023).",
+         latex=rf"\bar{{n}}_{{{g}}}", title=f"Expected tokens per cycle, {g} drafted")
+    for g in DRAFT_LENGTHS
+)
+accepted = Step("expected_tokens", pr.Pick(gamma, *(s.s for s in tokens_at)), "1",
+                r"The expected tokens per cycle at the set draft length $\gamma$: the entry $\gamma$ of the list above "
+                r"($1 + \alpha + \ldots + \alpha^{\gamma}$ when every position has the same rate).",
+                latex=r"\bar{n}", title="Expected tokens per cycle",
+                none=f"the draft length is past {DRAFT_LENGTHS[-1]}, the longest the sheet counts")
+iid = Step("expected_tokens_one_rate", pr.expected_tokens_per_cycle(alpha, gamma), "1",
+           r"The textbook count, one rate $\alpha$ (the first position's) at every position: $(1 - \alpha^{\gamma + 1})/(1 - \alpha)$ "
+           r"(Leviathan et al. 2023). It equals $\bar{n}$ when the later positions keep the first one's rate.",
+           latex=r"\bar{n}_{\alpha}", title="Expected tokens per cycle at one rate")
 t_cycle = Step("t_cycle", gamma * t_draft.s + t_verify.s, "s",
                r"A cycle: $\gamma$ drafter steps one after another, then the verification.", latex=r"t_{\mathrm{cycle}}", title="Cycle time")
 thr_spec = Step("throughput_spec", gl.B * accepted.s * gl.u_token / t_cycle.s, "token/s",
@@ -155,11 +180,41 @@ peak_ratio = Step("peak_throughput_ratio", peak_spec.s / bk.throughput_fit.s, "1
                   latex=r"\Theta_{\mathrm{peak,spec}}/\Theta_{\mathrm{peak}}", title="Share of peak throughput kept")
 
 STEPS = (*sm.DECODE_STEP, *sm.MEMORY_FIT, *bk.CAPACITY,
-         t_verify, t_draft, w_draft, cost_ratio, accepted, t_cycle, thr_spec, speedup, speedup_mem, p_ratio, speedup_cb, gemm_seq, kv_seq, t_never,
+         t_verify, t_draft, w_draft, cost_ratio, *tokens_at, accepted, iid, t_cycle, thr_spec, speedup, speedup_mem, p_ratio, speedup_cb, gemm_seq, kv_seq, t_never,
          mem_verify, mem_draft, mem_spec, b_max_spec,
          *per_length, best_speedup, best_length, best_low, best_speedup_low, left_alone, b_peak_left, peak_spec, peak_ratio)
 
 BUCKETS = (1, 8, 32, 64, 128, 256)
+
+#: vLLM's acceptance per draft position for an EAGLE-3 head on Llama 3.1 8B Instruct (yuhuili/EAGLE3-LLaMA3.1-Instruct-8B, 7 drafted,
+#: MT-Bench, 80 prompts, temperature 0), as vLLM prints it ("acceptance at token i"): the share of drafts whose first i + 1 tokens
+#: were all accepted (vllm/v1/spec_decode/metrics.py counts accepted tokens per position over drafts), and the mean acceptance
+#: length printed beside them, the target's own token included. Source: vllm-project/vllm issue 26191 (tomasruizt, "Previous
+#: AL=3.53", the reference run of PR 17504, comment 2845707371): num_drafts 4816, num_draft_tokens 33712, num_accepted_tokens 12208.
+VLLM_EAGLE3_SHARES = ("0.74", "0.54", "0.41", "0.31", "0.23", "0.17", "0.13")
+VLLM_EAGLE3_LENGTH = "3.53"
+VLLM_EAGLE3_ACCEPTED, VLLM_EAGLE3_DRAFTED = 12208, 33712
+
+
+def conditional_rates(shares: tuple[str, ...]) -> tuple[Fraction, ...]:
+    """Per-position rates (each token's acceptance once the ones before it were accepted) from the shares of drafts whose
+    first i tokens were all accepted, as vLLM prints them: each share over the one before it."""
+    s = [Fraction(x) for x in shares]
+    return tuple(s[0] if i == 0 else s[i] / s[i - 1] for i in range(len(s)))
+
+
+def acceptance_set(rates: tuple[Fraction, ...]) -> dict[str, str]:
+    """The inputs a row sets for one rate per position: acceptance, then acceptance_2 on (as `--set acceptance=a,b,c` does)."""
+    names = ("acceptance", *(f"acceptance_{i}" for i in range(2, len(gl.ACCEPTANCE_POSITIONS) + 1)))
+    return {n: f"{float(r):.6f}" for n, r in zip(names, rates, strict=False)}
+
+
+VLLM_RATES = conditional_rates(VLLM_EAGLE3_SHARES)
+#: DeepSeek-V3 (and R1, the same architecture) with its own MTP module drafting one token per cycle, on one node of eight H200s
+DEEPSEEK = "deepseek-v3"
+MTP_SETUP = {"model": DEEPSEEK, "hardware": "h200", "second_model": "mtp"}
+#: a published speedup is read within 10%, about the step model's median error on the held-out serving records (`roofline validate`)
+PUBLISHED = 0.1
 CONTEXTS = (1024, 8192, 32768)
 
 DERIVATION = derivation(
@@ -173,7 +228,9 @@ DERIVATION = derivation(
     ("speedup", "best_draft_length"),
     inputs=(
         bk.USABLE,
-        Input("tp_draft", n_tp_d, "8", "1", "tensor-parallel degree of the drafter (vLLM's default: the target's)", "count"),
+        Input("tp_draft", n_tp_d, "8", "1", "tensor-parallel degree of the drafter: the target's unless set, as vLLM runs it", "count",
+              follows="tp"),
+        *POSITION_INPUTS,
     ),
     plots=(Plot("speedup", "heatmap",
                 r"The speedup table as a heat map: draft length $\gamma$ across, batch down; blue pays, vermillion slows the server down.",
@@ -268,6 +325,36 @@ DERIVATION = derivation(
         ), ("t_step", "draft_cost_ratio", "best_draft_length_low_load", "best_speedup_low_load", "peak_throughput_ratio"),
             note="Each row is the sheet's context under one shipped engine profile (specs/measurements/profiles): the triples claim needs a "
                  "low-load speedup near 3, the a-third claim a share of peak throughput near two thirds."),
+        Table("A measured acceptance vector against one rate (7 drafted tokens)", (
+            Row("vLLM's measured rates, position by position (EAGLE-3, Llama 3.1 8B, MT-Bench)", set={**acceptance_set(VLLM_RATES), "draft_length": "7"}),
+            Row(f"one rate: the first position's ({float(VLLM_RATES[0]):.2f})", set={"acceptance": f"{float(VLLM_RATES[0]):.6f}", "draft_length": "7"}),
+            Row(f"one rate: the mean of the positions' rates ({float(sum(VLLM_RATES) / len(VLLM_RATES)):.3f})",
+                set={"acceptance": f"{float(sum(VLLM_RATES) / len(VLLM_RATES)):.6f}", "draft_length": "7"}),
+            Row(f"one rate: accepted over drafted tokens, vLLM's acceptance rate ({VLLM_EAGLE3_ACCEPTED / VLLM_EAGLE3_DRAFTED:.3f})",
+                set={"acceptance": f"{VLLM_EAGLE3_ACCEPTED / VLLM_EAGLE3_DRAFTED:.6f}", "draft_length": "7"}),
+        ), ("expected_tokens", "speedup"),
+            note="vLLM prints, per position, the share of drafts whose first tokens were all accepted (0.74, 0.54, 0.41, 0.31, 0.23, 0.17, "
+                 "0.13) and a mean acceptance length of 3.53 (vllm-project/vllm issue 26191); each share over the one before it is the "
+                 "rate the first row sets. The speedup column is this sheet's target and drafter at those rates."),
+        Table("DeepSeek-V3 with its own MTP module as the drafter (eight H200s, one token drafted per cycle)", tuple(
+            Row(f"batch {b}, acceptance {a}", **MTP_SETUP, set={"batch": str(b), "acceptance": a, "draft_length": "1"})
+            for b in (1, 64) for a in ("0.85", "0.9")
+        ), ("t_step", "t_draft", "draft_cost_ratio", "t_verify", "speedup", "best_draft_length", "best_speedup"),
+            note="The MTP module is one decoder layer of DeepSeek-V3's shape (attention and MoE) with its input projection, read out "
+                 "through the main model's LM head, at the target's tensor-parallel degree (num_nextn_predict_layers in config.json; "
+                 "--second-model mtp). The best draft length assumes the module keeps its rate at every position; an MTP module "
+                 "trained for one token ahead accepts less further out."),
+        Table("Published MTP speedups against the sheet (DeepSeek-V3 architecture, eight H200s, batch 1, one token drafted)", (
+            Row("DeepSeek-V3 technical report: 1.8x at 85 to 90%", **MTP_SETUP, set={"batch": "1", "acceptance": "0.875", "draft_length": "1"}),
+            Row("vLLM PR 12755, DeepSeek-R1: 1.63x at 81 to 82.3%, drafter TP 1", **MTP_SETUP,
+                set={"batch": "1", "acceptance": "0.8165", "draft_length": "1", "tp_draft": "1"}),
+            Row("SGLang PR 3582, DeepSeek-V3: 1.76x, accepted length 1.9", **MTP_SETUP, set={"batch": "1", "acceptance": "0.9", "draft_length": "1"}),
+        ), ("expected_tokens", "t_step", "t_draft", "t_verify", "speedup"),
+            note="DeepSeek-V3 technical report (arXiv:2412.19437, section 5.4.3): second-token acceptance 85 to 90%, 1.8 times TPS, "
+                 "setup not stated. vLLM PR 12755 (2025-02-04): DeepSeek-R1, one token drafted, acceptance 81 to 82.3%, TPOT 55.47 "
+                 "against 33.99 ms at 1 request/s, target TP 8, drafter TP 1, GPU not stated. SGLang PR 3582 (2025-02-14): batch 1, "
+                 "1.76x, about 1.9 tokens accepted per cycle with one token drafted, GPU not stated. Each row sets the published "
+                 "acceptance (the middle of a range) and computes the speedup on eight H200s, the usual node for this model in FP8."),
         Table("Other drafters (batch 1)", (
             Row("Llama 3.2 1B, drafter TP 8", second_model=DRAFTER, set={"batch": LOW_LOAD}),
             Row("Llama 3.2 1B, drafter TP 1", second_model=DRAFTER, set={"batch": LOW_LOAD, "tp_draft": "1"}),
@@ -275,6 +362,19 @@ DERIVATION = derivation(
         ), ("t_draft", "draft_cost_ratio", "best_draft_length", "best_speedup")),
     ),
     claims=(
+        Claim("vLLM's per-position acceptance for an EAGLE-3 head gives the mean acceptance length it prints beside it, 3.53 tokens per cycle "
+              "(vllm-project/vllm issue 26191).", "expected_tokens", VLLM_EAGLE3_LENGTH, rel_tol=0.005,
+              where=Row("vLLM's rates, 7 drafted", set={**acceptance_set(VLLM_RATES), "draft_length": "7"})),
+        Claim("DeepSeek-V3's MTP module speeds decode 1.8 times at 85 to 90% acceptance (DeepSeek-V3 technical report, section 5.4.3; "
+              "setup not stated, read here at batch 1 on eight H200s).", "speedup", "1.8", rel_tol=PUBLISHED,
+              where=Row("DeepSeek-V3, MTP, acceptance 0.875", **MTP_SETUP, set={"batch": "1", "acceptance": "0.875", "draft_length": "1"})),
+        Claim("DeepSeek-R1's MTP module in vLLM speeds decode 1.63 times at 81 to 82.3% acceptance with the drafter on one GPU "
+              "(vLLM PR 12755, 1 request/s; read here at batch 1 on eight H200s).", "speedup", "1.63", rel_tol=PUBLISHED,
+              where=Row("DeepSeek-R1, MTP, acceptance 0.8165, drafter TP 1", **MTP_SETUP,
+                        set={"batch": "1", "acceptance": "0.8165", "draft_length": "1", "tp_draft": "1"})),
+        Claim("DeepSeek-V3's MTP module in SGLang speeds batch-1 decode 1.76 times at about 1.9 tokens per cycle (SGLang PR 3582; read "
+              "here on eight H200s).", "speedup", "1.76", rel_tol=PUBLISHED,
+              where=Row("DeepSeek-V3, MTP, acceptance 0.9", **MTP_SETUP, set={"batch": "1", "acceptance": "0.9", "draft_length": "1"})),
         Claim(r"Left on at the peak batch of short chats, a compute-bound verification costs a third: the compute-bound limit at $\gamma = 4$, "
               r"$\alpha = 0.8$ is two thirds.", "speedup_compute_bound", "0.6667", rel_tol=THIRD,
               where=Row(r"$\gamma = 4$, $\alpha = 0.8$", set={"draft_length": "4", "acceptance": "0.8"})),

@@ -42,6 +42,8 @@ FIELDS: dict[str, tuple[str | None, bool]] = {
     "scaleup_topology": (None, False),
     "scaleup_domain": ("1", False),
     "scaleout_bandwidth_per_direction": ("B/s", False),
+    "host_link_bandwidth_per_direction": ("B/s", False),
+    "host_link": (None, False),
     "peak_dense": ("flop/s", True),
     "field_status": (None, False),
 }
@@ -90,6 +92,10 @@ class Hardware:
     scaleup_domain: int | None = None
     #: the scale-out network (InfiniBand, RoCE) per GPU, per direction: its NIC's line rate
     scaleout_bandwidth_per_direction: pint.Quantity | None = None
+    #: the link to host memory (PCIe to the CPU's DRAM, NVLink-C2C to a Grace's LPDDR5X), per accelerator, per direction
+    host_link_bandwidth_per_direction: pint.Quantity | None = None
+    #: what that link is, in words
+    host_link: str | None = None
     #: each stored figure's status where the file gives one (FIELD_STATUSES; "peak_dense.fp8" for a peak); `status` is the file's
     field_status: Mapping[str, str] | None = None
 

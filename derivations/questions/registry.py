@@ -69,6 +69,7 @@ QUESTIONS: tuple[Question, ...] = (
     Question("slo-goodput", "Serving against a latency target: the batch it allows and what it earns", "slo_goodput", "serving"),
     Question("disaggregation", "Splitting prefill from decode: when the transfer and the lost batching pay", "disaggregation", "serving"),
     Question("prefix-cache", "A prefix cache hit: the prompt you never compute, and the batch the cache takes", "prefix_cache", "serving"),
+    Question("kv-tiers", "KV tiers: where the cache can live, and when reading it back sets the pace", "kv_tiers", "serving"),
 )
 SLUGS: tuple[str, ...] = tuple(q.slug for q in QUESTIONS)
 _BY_SLUG_ENTRY = {q.slug: q for q in QUESTIONS}

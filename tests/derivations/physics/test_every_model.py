@@ -40,7 +40,8 @@ REFUSALS_ALLOWED |= {("moe-experts", m) for m in MODELS if api.model(m).moe is N
 REFUSALS_ALLOWED |= {("decode-op-ranking", m) for m in MODELS if api.model(m).recurrent_layers or api.model(m).sparse_layers}
 #: (sheet, chip) pairs refused for the chip: joules-per-token bounds power by the TDP, which the TPU specs do not give
 CHIP_REFUSALS_ALLOWED = {("joules-per-token", h) for h in HARDWARE if api.hardware(h).tdp is None} | {
-    ("disaggregation", h) for h in HARDWARE if api.hardware(h).scaleout_bandwidth_per_direction is None}
+    ("disaggregation", h) for h in HARDWARE if api.hardware(h).scaleout_bandwidth_per_direction is None} | {
+    ("kv-tiers", h) for h in HARDWARE if api.hardware(h).host_link_bandwidth_per_direction is None}  # no published host link (TPU7x, Trainium)
 #: sheets whose capacity results (the largest batch that fits) are 'none' where not even one sequence fits at the defaults
 FIT_SHEETS = {"batch-knee", "joules-per-token", "hardware-upgrade", "slo-goodput", "prefix-cache"}
 #: sheets that read batch, context or tensor parallelism

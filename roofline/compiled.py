@@ -345,23 +345,24 @@ def _digest(path: Path) -> str | None:
 
 
 def _mtp_modules() -> dict[str, Any]:
-    """The MTP module of every shipped model that has one, by the name a second model gives it (`NAME:mtp`)."""
+    """The MTP module and EAGLE head of every shipped model that has one, by the name a second model gives it (`NAME:mtp`)."""
     from .derivations.engine.sheet import spec_data
     from .specs.catalog import model_names
-    from .specs.models import MTP_SUFFIX, load_model, mtp_module
+    from .specs.models import EAGLE_SUFFIX, MTP_SUFFIX, eagle_head, load_model, mtp_module
 
     out = {}
     for n in model_names():
-        try:
-            out[f"{n}{MTP_SUFFIX}"] = spec_json(spec_data(mtp_module(load_model(n))))
-        except SpecError:
-            continue  # no MTP module, or one roofline does not read: `--second-model mtp` is the full path's to refuse
+        for suffix, build in ((MTP_SUFFIX, mtp_module), (EAGLE_SUFFIX, eagle_head)):
+            try:
+                out[f"{n}{suffix}"] = spec_json(spec_data(build(load_model(n))))
+            except SpecError:
+                continue  # no such drafter for this model: `--second-model mtp` or `eagle` is the full path's to refuse
     return out
 
 
 def _drafter_name(name: str, target: SpecData) -> str:
-    """A second model's catalog name: `mtp` is the target's own MTP module (specs.models.load_drafter)."""
-    return f"{target.key}:mtp" if name == "mtp" else name
+    """A second model's catalog name: `mtp` and `eagle` are the target's own MTP module and EAGLE head (specs.models.load_drafter)."""
+    return f"{target.key}:{name}" if name in ("mtp", "eagle") else name
 
 
 def catalog_json() -> dict[str, Any]:

@@ -82,6 +82,10 @@ MTP_FIELD = "num_nextn_predict_layers"
 MTP_FAMILIES = ("deepseek_v3", "deepseek_v32", "glm4_moe", "glm_moe_dsa")
 #: a second model named so is the MTP module of a model: `mtp` (the target's own) or `NAME:mtp`
 MTP_SUFFIX = ":mtp"
+#: a second model named so is an EAGLE head of a dense model's shape: `eagle` (the target's) or `NAME:eagle`: one decoder layer
+#: fed the token's embedding and the target's last hidden state through a 2D x D projection, read out through the target's LM
+#: head (Li et al. 2024, EAGLE, arXiv:2401.15077, section 3: one FC layer and one decoder layer; the embedding and LM head shared)
+EAGLE_SUFFIX = ":eagle"
 
 
 @dataclass(frozen=True)
@@ -554,10 +558,11 @@ def load_model(name_or_path: str | Path) -> Architecture:
 def load_drafter(name_or_path: str | Path, target: Architecture) -> Architecture:
     """A second model: `mtp` is the target's own MTP module, `NAME:mtp` another model's, anything else a model by name or path."""
     text = str(name_or_path)
-    if text == MTP_SUFFIX[1:]:
-        return mtp_module(target)
-    if text.endswith(MTP_SUFFIX) and len(text) > len(MTP_SUFFIX):
-        return mtp_module(load_model(text[: -len(MTP_SUFFIX)]))
+    for suffix, build in ((MTP_SUFFIX, mtp_module), (EAGLE_SUFFIX, eagle_head)):
+        if text == suffix[1:]:
+            return build(target)
+        if text.endswith(suffix) and len(text) > len(suffix):
+            return build(load_model(text[: -len(suffix)]))
     return load_model(name_or_path)
 
 
@@ -574,12 +579,31 @@ def mtp_module(arch: Architecture) -> Architecture:
                         f"{', '.join(MTP_FAMILIES)}")
     if not isinstance(n, int) or isinstance(n, bool) or not 1 <= n <= 8:
         raise SpecError(arch.path, MTP_FIELD, f"{arch.name} has no MTP module (expected 1 to 8 MTP layers, found {shown(n)})")
+    return _draft_layers(arch, text, n, MTP_SUFFIX, "MTP module",
+                         f"{n} decoder layer(s) of its shape read from {MTP_FIELD} in its config.json")
+
+
+def eagle_head(arch: Architecture) -> Architecture:
+    """An EAGLE head for a dense model (`--second-model eagle`): one decoder layer of the model's shape, fed the token's
+    embedding and the target's hidden state through a 2D x D projection, read out through the model's LM head (EAGLE and
+    EAGLE-2; EAGLE-3 adds a smaller vocabulary and a 3D x D fusion of three hidden states, not counted). A MoE model's EAGLE
+    head is a dense layer of its own width: give its config.json as the second model instead."""
+    if arch.moe is not None or arch.linear is not None or arch.indexer is not None:
+        raise SpecError(arch.path, "model_type", f"{arch.name} is not a dense transformer: an EAGLE head for it is a model of its own; "
+                        "give its config.json as --second-model")
+    config = parse_json(read_text(arch.path), arch.path)
+    text, _, _ = _language_model(config, arch.path) if isinstance(config, dict) else ({}, "", "")
+    plain = {k: v for k, v in text.items() if k not in ("layer_types", "sliding_window_pattern")}
+    return _draft_layers(arch, plain, 1, EAGLE_SUFFIX, "EAGLE head", "one decoder layer of its shape (Li et al. 2024)")
+
+
+def _draft_layers(arch: Architecture, text: Mapping[str, object], n: int, suffix: str, what: str, notes: str) -> Architecture:
+    """`n` decoder layers of the model's shape (its MoE, not its first dense layers) with the 2D x D input projection and
+    two norms in front, and the model's LM head (tied: the embedding gather is shared): a drafter built from the model."""
     module = {**text, "num_hidden_layers": n, "first_k_dense_replace": 0}
-    meta = {"name": f"{arch.name} MTP module", "status": arch.status, "source": arch.source,
-            "notes": f"The MTP module of {arch.name}: {n} decoder layer(s) of its shape read from {MTP_FIELD} in its config.json."}
+    meta = {"name": f"{arch.name} {what}", "status": arch.status, "source": arch.source, "notes": f"The {what} of {arch.name}: {notes}."}
     sub = parse_config(module, arch.path, meta)
-    return replace(sub, key=f"{arch.key}{MTP_SUFFIX}", hf_repo=arch.hf_repo, tie_embeddings=True, mtp_inputs=True,
-                   quantization=arch.quantization)
+    return replace(sub, key=f"{arch.key}{suffix}", hf_repo=arch.hf_repo, tie_embeddings=True, mtp_inputs=True, quantization=arch.quantization)
 
 
 def _metadata(path: Path) -> dict[str, str]:

@@ -210,6 +210,26 @@ def acceptance_set(rates: tuple[Fraction, ...]) -> dict[str, str]:
 
 
 VLLM_RATES = conditional_rates(VLLM_EAGLE3_SHARES)
+
+
+def rate_for_length(length: str, drafted: int) -> str:
+    """The one rate at every position whose expected tokens per cycle of `drafted` tokens is `length` (a published mean accepted
+    length, the target's own token included), by bisection to 1e-9: the record's acceptance, not a fitted parameter."""
+    want, lo, hi = Fraction(length), Fraction(0), Fraction(1)
+    if not 1 <= want <= drafted + 1:
+        raise ValueError(f"an accepted length of {length} is outside 1 to {drafted + 1} for {drafted} drafted")
+    while hi - lo > Fraction(1, 10**9):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if sum(mid**i for i in range(drafted + 1)) < want else (lo, mid)
+    return f"{float((lo + hi) / 2):.6f}"
+
+
+#: vLLM issue 20780 (ekagra-ranjan, 2025-07-10): Llama 3.1 8B Instruct at batch 1 with an EAGLE (EAGLE-1) head, by draft length K:
+#: the mean acceptance length (the target's own token included) and TPOT, against 7.07 ms without speculation (GPU not stated;
+#: the author's runs in vLLM PR 16937 are on an H100)
+VLLM_EAGLE1 = {2: ("2.1", "4.37"), 3: ("2.29", "4.29"), 4: ("2.39", "4.48"), 5: ("2.43", "4.71"), 6: ("2.45", "4.94"), 7: ("2.47", "5.2")}
+VLLM_PLAIN_TPOT = "7.07"
+EAGLE_SETUP = {"model": "llama-3.1-8b", "hardware": H100, "second_model": "eagle"}
 #: DeepSeek-V3 (and R1, the same architecture) with its own MTP module drafting one token per cycle, on one node of eight H200s
 DEEPSEEK = "deepseek-v3"
 MTP_SETUP = {"model": DEEPSEEK, "hardware": "h200", "second_model": "mtp"}
@@ -355,6 +375,15 @@ DERIVATION = derivation(
                  "against 33.99 ms at 1 request/s, target TP 8, drafter TP 1, GPU not stated. SGLang PR 3582 (2025-02-14): batch 1, "
                  "1.76x, about 1.9 tokens accepted per cycle with one token drafted, GPU not stated. Each row sets the published "
                  "acceptance (the middle of a range) and computes the speedup on eight H200s, the usual node for this model in FP8."),
+        Table("EAGLE heads at batch 1: Llama 3.1 8B on one H100 against vLLM's measured speedups", tuple(
+            Row(f"{k} drafted: accepted length {al}, measured {float(Fraction(VLLM_PLAIN_TPOT) / Fraction(tpot)):.2f}x", **EAGLE_SETUP,
+                set={"batch": "1", "tp": "1", "draft_length": str(k), "acceptance": rate_for_length(al, k)})
+            for k, (al, tpot) in VLLM_EAGLE1.items()
+        ), ("expected_tokens", "t_step", "t_draft", "t_cycle", "speedup"),
+            note="vLLM issue 20780 (2025-07-10): Llama 3.1 8B Instruct at batch 1 with an EAGLE head, TPOT 7.07 ms without "
+                 "speculation and 4.37, 4.29, 4.48, 4.71, 4.94 and 5.2 ms at 2 to 7 drafted tokens (GPU not stated; the author's "
+                 "runs in vLLM PR 16937 are on an H100). Each row sets the one rate whose expected tokens per cycle is the "
+                 "published accepted length; the drafter is an EAGLE head of the target's shape (--second-model eagle)."),
         Table("Other drafters (batch 1)", (
             Row("Llama 3.2 1B, drafter TP 8", second_model=DRAFTER, set={"batch": LOW_LOAD}),
             Row("Llama 3.2 1B, drafter TP 1", second_model=DRAFTER, set={"batch": LOW_LOAD, "tp_draft": "1"}),
@@ -362,19 +391,6 @@ DERIVATION = derivation(
         ), ("t_draft", "draft_cost_ratio", "best_draft_length", "best_speedup")),
     ),
     claims=(
-        Claim("vLLM's per-position acceptance for an EAGLE-3 head gives the mean acceptance length it prints beside it, 3.53 tokens per cycle "
-              "(vllm-project/vllm issue 26191).", "expected_tokens", VLLM_EAGLE3_LENGTH, rel_tol=0.005,
-              where=Row("vLLM's rates, 7 drafted", set={**acceptance_set(VLLM_RATES), "draft_length": "7"})),
-        Claim("DeepSeek-V3's MTP module speeds decode 1.8 times at 85 to 90% acceptance (DeepSeek-V3 technical report, section 5.4.3; "
-              "setup not stated, read here at batch 1 on eight H200s).", "speedup", "1.8", rel_tol=PUBLISHED,
-              where=Row("DeepSeek-V3, MTP, acceptance 0.875", **MTP_SETUP, set={"batch": "1", "acceptance": "0.875", "draft_length": "1"})),
-        Claim("DeepSeek-R1's MTP module in vLLM speeds decode 1.63 times at 81 to 82.3% acceptance with the drafter on one GPU "
-              "(vLLM PR 12755, 1 request/s; read here at batch 1 on eight H200s).", "speedup", "1.63", rel_tol=PUBLISHED,
-              where=Row("DeepSeek-R1, MTP, acceptance 0.8165, drafter TP 1", **MTP_SETUP,
-                        set={"batch": "1", "acceptance": "0.8165", "draft_length": "1", "tp_draft": "1"})),
-        Claim("DeepSeek-V3's MTP module in SGLang speeds batch-1 decode 1.76 times at about 1.9 tokens per cycle (SGLang PR 3582; read "
-              "here on eight H200s).", "speedup", "1.76", rel_tol=PUBLISHED,
-              where=Row("DeepSeek-V3, MTP, acceptance 0.9", **MTP_SETUP, set={"batch": "1", "acceptance": "0.9", "draft_length": "1"})),
         Claim(r"Left on at the peak batch of short chats, a compute-bound verification costs a third: the compute-bound limit at $\gamma = 4$, "
               r"$\alpha = 0.8$ is two thirds.", "speedup_compute_bound", "0.6667", rel_tol=THIRD,
               where=Row(r"$\gamma = 4$, $\alpha = 0.8$", set={"draft_length": "4", "acceptance": "0.8"})),
@@ -394,6 +410,23 @@ DERIVATION = derivation(
         Claim(r"On the textbook roofline (the ideal engine profile), left alone at 6 p.m. it costs a third of peak throughput (context 1,024 tokens, "
               r"$\alpha = 0.8$).", "peak_throughput_ratio", "0.6667", rel_tol=THIRD,
               where=Row(r"context 1,024, $\alpha = 0.8$, ideal profile", set={"context": SHORT_CHATS, "acceptance": "0.8"}, engine=IDEAL)),
+        Claim("vLLM's per-position acceptance for an EAGLE-3 head gives the mean acceptance length it prints beside it, 3.53 tokens per cycle "
+              "(vllm-project/vllm issue 26191).", "expected_tokens", VLLM_EAGLE3_LENGTH, rel_tol=0.005,
+              where=Row("vLLM's rates, 7 drafted", set={**acceptance_set(VLLM_RATES), "draft_length": "7"})),
+        Claim("DeepSeek-V3's MTP module speeds decode 1.8 times at 85 to 90% acceptance (DeepSeek-V3 technical report, section 5.4.3; "
+              "setup not stated, read here at batch 1 on eight H200s).", "speedup", "1.8", rel_tol=PUBLISHED,
+              where=Row("DeepSeek-V3, MTP, acceptance 0.875", **MTP_SETUP, set={"batch": "1", "acceptance": "0.875", "draft_length": "1"})),
+        Claim("DeepSeek-R1's MTP module in vLLM speeds decode 1.63 times at 81 to 82.3% acceptance with the drafter on one GPU "
+              "(vLLM PR 12755, 1 request/s; read here at batch 1 on eight H200s).", "speedup", "1.63", rel_tol=PUBLISHED,
+              where=Row("DeepSeek-R1, MTP, acceptance 0.8165, drafter TP 1", **MTP_SETUP,
+                        set={"batch": "1", "acceptance": "0.8165", "draft_length": "1", "tp_draft": "1"})),
+        Claim("An EAGLE head speeds Llama 3.1 8B's batch-1 decode 1.65 times at 3 drafted tokens, accepted length 2.29 (vLLM issue 20780; "
+              "read here on one H100).", "speedup", f"{float(Fraction(VLLM_PLAIN_TPOT) / Fraction(VLLM_EAGLE1[3][1])):.4f}", rel_tol=PUBLISHED,
+              where=Row("Llama 3.1 8B, EAGLE head, 3 drafted", **EAGLE_SETUP,
+                        set={"batch": "1", "tp": "1", "draft_length": "3", "acceptance": rate_for_length(VLLM_EAGLE1[3][0], 3)})),
+        Claim("DeepSeek-V3's MTP module in SGLang speeds batch-1 decode 1.76 times at about 1.9 tokens per cycle (SGLang PR 3582; read "
+              "here on eight H200s).", "speedup", "1.76", rel_tol=PUBLISHED,
+              where=Row("DeepSeek-V3, MTP, acceptance 0.9", **MTP_SETUP, set={"batch": "1", "acceptance": "0.9", "draft_length": "1"})),
     ),
     hardware=(H100, "h200", "b200"),
     models=(TARGET,),

@@ -149,6 +149,21 @@ def test_the_mtp_module_is_the_targets_own_layer_and_head():
         api.derive("speculative-decoding", second_model="kimi-k2:mtp")  # its config says 0
 
 
+def test_an_eagle_head_is_one_layer_of_the_targets_shape_and_its_head():
+    from roofline.specs.models import eagle_head
+    target = api.model("llama-3.1-8b")
+    head = eagle_head(target)
+    counts, layer = head.param_counts(), target.param_counts()
+    assert head.num_layers == 1 and counts.projection == 2 * 4096 * 4096 and counts.lm_head == layer.lm_head and counts.embedding == 0
+    assert counts.attention == layer.attention // 32 and counts.mlp_dense == layer.mlp_dense // 32
+    rate = float(sd_module.rate_for_length("2.29", 3))
+    assert sum(rate**i for i in range(4)) == pytest.approx(2.29, abs=1e-5)
+    with pytest.raises(ValueError):
+        sd_module.rate_for_length("4.5", 3)
+    with pytest.raises(SpecError, match="not a dense transformer"):
+        api.derive("speculative-decoding", model="mixtral-8x7b", second_model="eagle")
+
+
 def test_verification_is_the_shared_step_at_k_plus_one_tokens():
     v = spec(only=("t_verify", "t_draft"), batch="32", draft_length="5")
     plain = evaluate_exactly(DF, context("h100-sxm", TARGET, batch="32", tokens_per_step="6 token", tp="8"), ["t_step"])
@@ -213,9 +228,10 @@ def test_claim_verdicts_on_the_sheet():
     # search past 8, the ideal profile's low-load best is 16 (the speedup still rising), which left on at the peak keeps 0.51 of it:
     # more than "a third" is lost, so the last claim no longer holds within 10%
     # at the refitted profile (t_seq in the step) "a third" at 6 p.m. for short chats holds: the drafter keeps 0.729 of the peak
-    # issue 39 first: vLLM's per-position rates give its printed accepted length; three published MTP speedups within 10%
-    # (the sheet reads 1.70 against 1.8, 1.58 against 1.63, 1.72 against 1.76)
-    assert [c.holds for c in sheet.claims] == [True] * 4 + [True, True, False, False, True, False, False, False]
+    # then issue 39's: vLLM's per-position rates give its printed accepted length; three published MTP speedups within 10%
+    # (the sheet reads 1.70 against 1.8, 1.58 against 1.63, 1.72 against 1.76); vLLM's EAGLE head at 3 drafted reads 1.82
+    # against 1.65, within the claim's 10% of the larger (the head's step is cheaper in the model than in vLLM)
+    assert [c.holds for c in sheet.claims] == [True, True, False, False, True, False, False, False] + [True] * 5
     assert sheet.results["speedup"].float == pytest.approx(2.240, abs=1e-3)
     assert sheet.results["best_draft_length"].float == 5
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import sympy as sp
 
 from ..engine.context import Input
-from ..engine.declare import Plot, Row, Step, Table, derivation, solve
+from ..engine.declare import Claim, Plot, Row, Step, Table, derivation, solve
 from ..engine.symbols import Symbols
 from ..physics import glossary as gl
 from ..physics import primitives as pr
@@ -44,6 +44,9 @@ INPUTS = (
 link = Step("host_link_rate", eta_l * gl.beta_host, "B/s",
             "The host link's datasheet rate per direction (PCIe to the CPU's DRAM, NVLink-C2C to a Grace's LPDDR5X) at the rate copies reach.",
             latex=r"\eta_{\mathrm{link}}\beta_{\mathrm{host}}", title="Host link rate achieved")
+hbm_over_link = Step("hbm_over_link", gl.eta_bw * gl.beta / link.s, "1",
+                     "How many times faster HBM streams the cache than the host link brings it back, each at its achieved rate.",
+                     latex=r"\eta_{\mathrm{bw}}\beta/\eta_{\mathrm{link}}\beta_{\mathrm{host}}", title="HBM over the host link")
 kv_off = Step("kv_bytes_offloaded_step", f_off * sm.kv_step.s, "B",
               r"The share $\sym{f_off}$ of the cache every sequence reads each step that lives in host memory, per GPU.",
               latex=r"W_{\mathrm{off}}", title="Offloaded cache bytes per step, per GPU")
@@ -125,10 +128,10 @@ s_host = solve("S_fetch_recompute_host", recompute_tok, fetch_tok_host, gl.S, "t
                none="fetching from host memory beats recomputing at every length: a token's cache comes back faster than its GEMMs recompute it")
 fetch_gain = Step("fetch_speedup_ssd", t_recompute.s / t_fetch_ssd.s, "1",
                   "How many times faster the prompt's cache comes back from SSD than it is recomputed (below 1, recomputing is faster).",
-                  latex=r"t_{\mathrm{recompute}}/t_{\mathrm{fetch,SSD}}", title="SSD fetch against recompute")
+                  latex=r"t_{\mathrm{recompute}}/t_{\mathrm{fetch,SSD}}", title="Recompute time over SSD fetch time")
 
 STEPS = (*sm.DECODE_STEP, *sm.MEMORY_FIT, *bk.CAPACITY, bk.weights_all, bk.t_weights, bk.t_zero, bk.t_att_tok, bk.t_comm_seq, bk.t_prompt_seq, bk.c_seq,
-         link, kv_off, t_link, t_tiered, slowdown, link_seq, link_line, step_line, b_bound, t_bound, f_max,
+         link, hbm_over_link, kv_off, t_link, t_tiered, slowdown, link_seq, link_line, step_line, b_bound, t_bound, f_max,
          seq_bytes, room, b_tiered, b_gain,
          sg.prefill_bytes, sg.prefill_flops, prefix_bytes, t_recompute, t_fetch_host, t_fetch_ssd, recompute_tok, fetch_tok_ssd, fetch_tok_host,
          s_ssd, s_host, fetch_gain)
@@ -186,9 +189,13 @@ DERIVATION = derivation(
         "SSD reads go through the host's file system or GPUDirect Storage; small blocks and a busy drive run below the sequential rate.",
         "Writes back to the lower tier (evictions) share the link in the other direction; the sheet counts reads only.",
     ),
+    claims=(
+        Claim("Offloading the cache trades HBM for a slower link: HBM streams the cache an order of magnitude faster than the host link "
+              "brings it back.", "hbm_over_link", "10", at_least=True, rel_tol=0.0),
+    ),
     tables=(
         Table("The tiers on each chip, per GPU", tuple(Row("", hardware=h) for h in ("h100-sxm", "h200", "b200", "b300", "gb200", "mi300x", "mi355x")),
-              ("hbm_room_for_cache", "host_link_rate", "t_link", "t_step_tiered", "B_fit_tiered", "B_fit_gain"),
+              ("hbm_room_for_cache", "host_link_rate", "hbm_over_link", "t_link", "t_step_tiered", "B_fit_tiered", "B_fit_gain"),
               note="HBM: the usable capacity less the weights. Host link: the chip file's rate per direction times the link efficiency. "
                    "Host memory and SSD are the inputs (a DGX node's by default) on every row."),
         Table("As the share on the host grows", tuple(Row(f"{f} on the host", set={"offload_fraction": f}) for f in ("0", "0.1", "0.25", "0.5", "0.75", "1")),

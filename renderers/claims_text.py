@@ -10,7 +10,7 @@ from ..derivations.engine.blueprint import Blueprint
 from ..derivations.engine.run import Sheet, Value
 from .sheet_prose import Prose, either_words
 from .targets import Target
-from .value_text import breakable_paths, reason_text, shown, step_value_text
+from .value_text import breakable_paths, reason_text, shown, step_value_text, value_text
 
 
 def claim_items(sheet: Sheet, target: Target, p: Prose, names: Mapping[str, str]) -> list[dict[str, Any]]:
@@ -18,18 +18,26 @@ def claim_items(sheet: Sheet, target: Target, p: Prose, names: Mapping[str, str]
     d = sheet.blueprint
     holding: dict[tuple[str, str, bool], list[str]] = {}
     for c, decl in zip(sheet.claims, d.claims, strict=True):
-        if c.holds and decl.where is not None:
+        if c.holds and decl.where is not None and p(decl.where.label):
             holding.setdefault((c.left_name, decl.right, decl.at_least), []).append(p(decl.where.label))
     out = []
+    t = target.text
     for c, decl in zip(sheet.claims, d.claims, strict=True):
         verdict = {True: "holds", False: "does not hold", None: "cannot be checked"}[c.holds]
         only = holding.get((c.left_name, decl.right, decl.at_least), []) if c.holds is False else []
         detail = _claim_detail(c, decl, target, p, names)
         other = _other_step_note(sheet, c, target, names)
-        out.append({"text": breakable_paths(p(c.text), target), "holds": c.holds, "verdict": verdict,
-                    "detail": detail + (target.text("; ") + other if other else ""),
-                    "only_if": either_words(only, target)})
+        # the claim's reading as sentences after it: where it is read and its two sides, where else its verdict changes
+        sentence = _capital(detail, target) + t(".") + (t(" ") + _capital(other, target) + t(".") if other else "")
+        if only:
+            sentence += t(" It holds at ") + either_words(only, target) + t(".")
+        out.append({"text": breakable_paths(p(c.text), target), "holds": c.holds, "verdict": verdict, "sentence": sentence})
     return out
+
+
+def _capital(text: str, target: Target) -> str:
+    """A clause as a sentence's start: its first letter in capitals where it opens with a lower-case word (not with math)."""
+    return text[0].upper() + text[1:] if text[:1].islower() else text
 
 
 def _serving_words(sheet: Sheet, output_len: Value, target: Target) -> str:
@@ -69,19 +77,27 @@ def _other_step_note(sheet: Sheet, c: Any, target: Target, names: Mapping[str, s
 
 
 def _claim_detail(c: Any, decl: Any, target: Target, p: Prose, names: Mapping[str, str]) -> str:
-    """'σ* = 1.71 against the claimed 3; α = 0.8' or, without a value, why it cannot be checked (once)."""
+    """'read at α = 0.8: σ* = 1.71 against the claimed 3' or, without a value, why it cannot be checked (once)."""
     t = target.text
     gone = next((v.missing for v in (c.left, c.right) if v.missing), None)
-    where = "; ".join(x for x in (p(c.where), t(f"read as numbers in {c.convert}" if c.convert else "")) if x)
+    where = ", ".join(x for x in (p(c.where), t(f"read as numbers in {c.convert}" if c.convert else "")) if x)
     if gone is not None:
-        return reason_text(gone, target) + (t("; ") + where if where else "")
-    return _sides(c, p.d, target, names) + (t("; ") + where if where else "")
+        return reason_text(gone, target) + (t(" (") + where + t(")") if where else "")
+    return (t("read at ") + where + t(": ") if where else t("read: ")) + _sides(c, p.d, target, names)
 
 
 def _sides(c: Any, d: Blueprint, target: Target, names: Mapping[str, str]) -> str:
     """'σ* = 1.71 against the claimed 3' or 'σ = 2.03 against σ' = 1.99': a claim's two sides as read."""
     t = target.text
-    left = target.inline_math(names[c.left_name]) + t(" = ") + step_value_text(d.step(c.left_name), c.left, target)
+    left = target.inline_math(names[c.left_name]) + t(" = ") + _read(d, c.left_name, c.left, target)
     if c.right_name:
-        return left + t(" against ") + target.inline_math(names[c.right_name]) + t(" = ") + step_value_text(d.step(c.right_name), c.right, target)
+        return left + t(" against ") + target.inline_math(names[c.right_name]) + t(" = ") + _read(d, c.right_name, c.right, target)
     return left + t(" against the claimed ") + target.quantity_text(shown(c.right))
+
+
+def _read(d: Blueprint, name: str, v: Value, target: Target) -> str:
+    """A side of a claim as the claim reads it: a count with its noun where it is whole, else the value itself (a threshold of
+    1.006 tokens is checked as 1.01 against a claimed 1, not as the 2 tokens a reader runs)."""
+    if v.missing is None and v.float is not None and float(v.float).is_integer():
+        return step_value_text(d.step(name), v, target)
+    return value_text(v, target)

@@ -256,7 +256,7 @@ class Downloads:
 #: The sections of a sheet's page, by their stable ids, in order; the appendix's parts after them.
 SECTIONS = (("answer", "Answer"), ("argument", "The argument"), ("takeaways", "Takeaways"), ("results", "Results across hardware and models"),
             ("scoring", "What an interviewer scores"), ("limits", "Where the model stops being true"), ("appendix", "Appendix"))
-APPENDIX_SECTIONS = (("more-results", "More results"), ("assumptions", "Assumptions"), ("conventions", "Conventions"),
+APPENDIX_SECTIONS = (("more-claims", "More claims, checked"), ("more-results", "More results"), ("assumptions", "Assumptions"), ("conventions", "Conventions"),
                      ("derivation", "The full derivation"), ("setup", "Setup"), ("inputs", "Inputs"), ("given", "Given values"),
                      ("sources", "Sources"), ("symbols", "Symbols"))
 _NOT_ID = re.compile(r"[^a-z0-9_]+")
@@ -308,7 +308,7 @@ def _downloads(slug: str, downloads: Downloads | None) -> dict[str, Any] | None:
 def _contents(v: Mapping[str, Any]) -> list[dict[str, Any]]:
     """The contents panel: every section the page prints (the argument's steps and the result tables under theirs)."""
     present = {"takeaways": bool(v["takeaways"]), "scoring": bool(v["scoring"]), "limits": bool(v["limits"]),
-               "more-results": bool(v["more_tables"]), "assumptions": bool(v["assumptions"]), "conventions": bool(v["conventions"]),
+               "more-claims": len(v["claims"]) > v["page_one_claims"], "more-results": bool(v["more_tables"]), "assumptions": bool(v["assumptions"]), "conventions": bool(v["conventions"]),
                "inputs": bool(v["inputs"]), "sources": bool(v["sources"])}
     children = {"argument": [{"id": s["id"], "label": s["title"], "children": []} for s in v["argument"]],
                 "results": [{"id": t["id"], "label": t["title"], "children": []} for t in v["tables"]],

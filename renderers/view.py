@@ -48,8 +48,17 @@ from .tables import split_to_fit, table_items
 from .targets import Target
 from .value_text import breakable_paths, reason_text, shown, step_value_text, value_text
 
-#: Claims printed above a sheet's answer figure on page 1; the rest follow the figure, so the figure keeps its size.
+#: Claims printed on page 1, before the answer figure; the rest are checked in the appendix, so page 1 keeps its figure.
 PAGE_ONE_CLAIMS = 3
+
+
+def _more_claims(rest: list[dict[str, object]], target: Target) -> str:
+    """The line that says where the claims past page 1 are, with how many of them hold."""
+    if not rest:
+        return ""
+    holding = sum(1 for c in rest if c["holds"])
+    return target.text(f"{len(rest)} more {'claim is' if len(rest) == 1 else 'claims are'} checked in the appendix "
+                       f"({holding} of them {'holds' if holding == 1 else 'hold'}).")
 
 
 # --- the sheet ---------------------------------------------------------------------------------------------
@@ -86,6 +95,7 @@ def _build(sheet: Sheet, target: Target, plots: str | None) -> dict[str, Any]:
     marked = d.argument or d.results  # a derivation that marks no argument (a user's file): its headline steps
     argument = [st for st in printed if st.step.name in marked]
     figures = _figures(sheet, target, p, plots)
+    claims = claim_items(sheet, target, p, names)
     headline = replace(sheet.tables[0], title="Headline results")
     laid = [table_items(tb, d, target, p) for tb in (headline, *sheet.tables[1:])]
     body = [0] + [i + 1 for i in (range(len(d.tables)) if d.body_tables is None else d.body_tables)]
@@ -104,8 +114,9 @@ def _build(sheet: Sheet, target: Target, plots: str | None) -> dict[str, Any]:
         "does_not_fit": t(f"Does not fit: this setup needs {number_text(shown(sheet.overflow).number)} times the memory one GPU has, "
                           "so its times describe a server that cannot be built as stated (more GPUs, a smaller batch or a shorter context).")
         if sheet.overflow else "",
-        "claims": claim_items(sheet, target, p, names),
+        "claims": claims,
         "page_one_claims": PAGE_ONE_CLAIMS,
+        "more_claims": _more_claims(claims[PAGE_ONE_CLAIMS:], target),
         "answer_figures": [f for f in figures if f["answer"]],
         "argument": [_step(st, i + 1, f, names, target, p, memo) for i, st in enumerate(argument)],
         "takeaways": p.items(d.takeaways),

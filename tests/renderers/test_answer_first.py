@@ -17,6 +17,7 @@ from roofline.derivations.questions.registry import DERIVATIONS
 from roofline.renderers import equations, forms, sheet_prose, value_text, view
 from roofline.renderers.numbers import number_text
 from roofline.renderers.targets import LATEX, MARKDOWN
+from roofline.renderers.view import PAGE_ONE_CLAIMS
 
 #: Sections 1 to 5 (question, answer, argument, results, scoring and limits) of every sheet fit this many pages.
 BODY_PAGES = 6
@@ -59,10 +60,17 @@ def test_the_answer_holds_every_headline_value_and_every_verdict(sheets, built):
         for name, v in sheet.results.items():
             expected = value_text.reason_text(v.missing, MARKDOWN) if v.missing else _value(sheet, name)
             assert expected in block, f"{d.slug}: the answer does not give {name} ({expected})"
-        for c in sheet.claims:
+        # page 1 checks the first claims; the rest are checked in the appendix, and page 1 says how many and how many hold
+        first, rest = sheet.claims[:PAGE_ONE_CLAIMS], sheet.claims[PAGE_ONE_CLAIMS:]
+        for c in first:
             verdict = {True: "Holds", False: "Does not hold", None: "Cannot be checked"}[c.holds]
             assert f"**{verdict}**: " in block, f"{d.slug}: no verdict for {c.text[:40]!r}"
-        assert block.count("**Holds**") + block.count("**Does not hold**") + block.count("**Cannot be checked**") == len(sheet.claims)
+        assert block.count("**Holds**") + block.count("**Does not hold**") + block.count("**Cannot be checked**") == len(first)
+        if rest:
+            assert f"{len(rest)} more claim" in block and f"({sum(1 for c in rest if c.holds)} of them hold" in block
+            more = str(built[f"{d.slug}.md"]).split("### More claims, checked", 1)[1].split("\n### ", 1)[0]
+            assert more.count("**Holds**") == sum(1 for c in rest if c.holds)
+            assert more.count("**Holds**") + more.count("**Does not hold**") + more.count("**Cannot be checked**") == len(rest)
 
 
 def test_the_first_lines_hold_the_question_and_every_headline_value(sheets, built):

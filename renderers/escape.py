@@ -58,8 +58,10 @@ def latex(text: str) -> str:
 
 def _latex(text: str) -> str:
     out = []
-    for ch in text:
-        if ch in _LATEX_SPECIAL:
+    for i, ch in enumerate(text):
+        if ch == "-" and text[i + 1:i + 2] == "-":
+            out.append("-{}")  # an option's two hyphens (--set) stay two: TeX would set -- as an en dash
+        elif ch in _LATEX_SPECIAL:
             out.append(_LATEX_SPECIAL[ch])
         elif ch in _LATEX_UNICODE:
             out.append(_LATEX_UNICODE[ch])

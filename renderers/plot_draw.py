@@ -337,7 +337,8 @@ def lay_out(mpl: Any) -> None:
 
 
 def _plain_tick(v: float, _pos: Any = None) -> str:
-    """A log axis's tick as a person writes it (0.01, 1, 300, 10,000); powers of ten beyond that range."""
+    """A log axis's tick as a person writes it (0.01, 1, 300, 1,000, 10,000): one style on every axis, a thousands comma from
+    1,000 up as the sheets' numbers have it; powers of ten beyond that range."""
     if v <= 0 or not math.isfinite(v):
         return ""
     if 1e-3 <= v < 1e6:
@@ -345,7 +346,7 @@ def _plain_tick(v: float, _pos: Any = None) -> str:
         if "e" in text:
             text = f"{v:.0f}"
         whole, dot, frac = text.partition(".")
-        return (f"{int(whole):,}" if len(whole) > 4 else whole) + dot + frac
+        return (f"{int(whole):,}" if len(whole) > 3 else whole) + dot + frac
     exponent = math.floor(math.log10(v) + 1e-9)
     mantissa = v / 10**exponent
     return f"$10^{{{exponent}}}$" if abs(mantissa - 1) < 1e-6 else f"${mantissa:.2g} \\times 10^{{{exponent}}}$"
@@ -356,6 +357,9 @@ def _log_ticks(ax: Any) -> None:
     from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
     for axis, (lo, hi) in ((ax.xaxis, ax.get_xlim()), (ax.yaxis, ax.get_ylim())):
+        if axis.get_scale() == "linear" and max(abs(lo), abs(hi)) >= 1000 and min(lo, hi) >= 0:
+            axis.set_major_formatter(FuncFormatter(lambda v, _pos=None: _plain_tick(v) if v > 0 else "0"))  # 2,000, not 2000
+            continue
         if axis.get_scale() != "log" or not (lo > 0 and hi > 0):
             continue
         decades = abs(math.log10(hi / lo))

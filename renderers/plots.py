@@ -135,8 +135,9 @@ def _factor(si: pint.Unit, shown: object) -> float:
 
 
 def _unit_label(u: pint.Unit) -> str:
+    """An axis's unit in parentheses, a count in the plural (Context (tokens), not (token)); nothing for a plain number."""
     text = unit_text(u)
-    return "" if text == "1" else f" ({text})"
+    return "" if text == "1" else f" ({_PLURALS.get(text, text)})"
 
 
 #: count units a figure's prose writes in the plural (295 tokens)

@@ -253,7 +253,8 @@ DERIVATION = derivation(
         *POSITION_INPUTS,
     ),
     plots=(Plot("speedup", "heatmap",
-                r"The speedup table as a heat map: draft length $\gamma$ across, batch down; blue pays, vermillion slows the server down.",
+                r"The speedup table as a heat map: draft length $\gamma$ across, batch down; blue where drafting pays, white at 1, and "
+                r"vermillion, where a cell has it, where drafting slows the server down.",
                 title="At this batch the best draft length is {best_draft_length}, for a speedup of {best_speedup}; tuned at batch 1 "
                       "and left alone here, drafting gives {speedup_left_alone}",
                 y=tuple(f"speedup_g{g}" for g in SHOWN_LENGTHS), table=0, log="", answer=True),),

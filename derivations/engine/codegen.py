@@ -156,6 +156,8 @@ def _s_argmax(*args: Any) -> Any:
 def _s_pick(index: Any, *values: Any) -> Any:
     if isinstance(index, _Absent):
         return ABSENT
+    if index != index or not 0 <= round(index) < len(values):
+        return math.nan  # no such position (a draft length past the list): no value, the step's own reason
     return values[round(index)]
 
 

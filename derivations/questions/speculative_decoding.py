@@ -80,19 +80,26 @@ cost_ratio = Step("draft_cost_ratio", t_draft.s / sm.t_step.s, "1",
                   latex=r"c", title="Drafter cost per target step")
 #: the acceptance rate at each draft position (position 1 is alpha); past the last, every position takes its rate
 RATES = gl.ACCEPTANCE_POSITIONS
+K = len(RATES)
 tokens_at = tuple(
     Step(f"expected_tokens_g{g}", pr.expected_tokens_at(RATES, g), "1",
          f"The tokens a sequence gains per cycle of {g} drafted: it keeps drafted tokens up to the first the target rejects, then the "
          r"target adds one of its own; the token at position $i$ survives with the product of the rates up to $i$. "
          r"With one rate $\alpha$ at every position this is $(1 - \alpha^{\gamma + 1})/(1 - \alpha)$ (Leviathan et al. 2023).",
          latex=rf"\bar{{n}}_{{{g}}}", title=f"Expected tokens per cycle, {g} drafted")
-    for g in DRAFT_LENGTHS
+    for g in range(K)
 )
-accepted = Step("expected_tokens", pr.Pick(gamma, *(s.s for s in tokens_at)), "1",
-                r"The expected tokens per cycle at the set draft length $\gamma$: the entry $\gamma$ of the list above "
+#: every position past the last rate takes that rate: past K drafted the count grows as a geometric tail, in closed form for any length
+tail = Step("expected_tokens_tail", pr.expected_tokens_at(RATES, K)
+            + sp.Mul(*RATES) * RATES[-1] * pr.expected_tokens_per_cycle(RATES[-1], sp.Max(gamma, K) - K - 1), "1",
+            rf"From {K} drafted on, every position takes the last rate $\alpha_{{{K}}}$: the count at {K} drafted, and the tokens "
+            rf"past it, each surviving with the product of the {K} rates times a power of $\alpha_{{{K}}}$ (a geometric sum; "
+            rf"at fewer than {K} drafted, the count at {K}).",
+            latex=rf"\bar{{n}}_{{\ge {K}}}", title=f"Expected tokens per cycle, {K} drafted or more")
+accepted = Step("expected_tokens", pr.Pick(sp.Min(gamma, K), *(s.s for s in tokens_at), tail.s), "1",
+                r"The expected tokens per cycle at the set draft length $\gamma$: its entry of the list above "
                 r"($1 + \alpha + \ldots + \alpha^{\gamma}$ when every position has the same rate).",
-                latex=r"\bar{n}", title="Expected tokens per cycle",
-                none=f"the draft length is past {DRAFT_LENGTHS[-1]}, the longest the sheet counts")
+                latex=r"\bar{n}", title="Expected tokens per cycle")
 iid = Step("expected_tokens_one_rate", pr.expected_tokens_per_cycle(alpha, gamma), "1",
            r"The textbook count, one rate $\alpha$ (the first position's) at every position: $(1 - \alpha^{\gamma + 1})/(1 - \alpha)$ "
            r"(Leviathan et al. 2023). It equals $\bar{n}$ when the later positions keep the first one's rate.",
@@ -180,7 +187,7 @@ peak_ratio = Step("peak_throughput_ratio", peak_spec.s / bk.throughput_fit.s, "1
                   latex=r"\Theta_{\mathrm{peak,spec}}/\Theta_{\mathrm{peak}}", title="Share of peak throughput kept")
 
 STEPS = (*sm.DECODE_STEP, *sm.MEMORY_FIT, *bk.CAPACITY,
-         t_verify, t_draft, w_draft, cost_ratio, *tokens_at, accepted, iid, t_cycle, thr_spec, speedup, speedup_mem, p_ratio, speedup_cb, gemm_seq, kv_seq, t_never,
+         t_verify, t_draft, w_draft, cost_ratio, *tokens_at, tail, accepted, iid, t_cycle, thr_spec, speedup, speedup_mem, p_ratio, speedup_cb, gemm_seq, kv_seq, t_never,
          mem_verify, mem_draft, mem_spec, b_max_spec,
          *per_length, best_speedup, best_length, best_low, best_speedup_low, left_alone, b_peak_left, peak_spec, peak_ratio)
 

@@ -142,7 +142,9 @@ t_mem_all = Step("t_memory_all", pr.memory_time(W_ALL), "s",
                  "Streaming every expert: what the MoE reads once the batch touches them all.", latex=r"t_{\mathrm{mem}}^{\mathrm{all}}",
                  title="Time to stream every expert")
 b_payoff = solve("B_payoff", t_cmp_act, t_mem_all, gl.B, "1",
-                 r"Where the MoE turns compute-bound with every expert read: the ridge batch times $\sym{params_all}$ over $\sym{P_active}$. "
+                 r"Where the step's GEMM FLOPs take as long as streaming every expert: the ridge batch times $\sym{params_all}$ over $\sym{P_active}$. "
+                 "This is the whole step's roofline; each expert's own GEMM, with only its share of the batch's tokens, stays memory-bound "
+                 "to a larger batch. "
                  "From here its step costs what a dense model of its active size costs, and the FLOP ratio is its advantage over a dense model of its total size.",
                  latex=r"B_{\mathrm{pay}}", title="Batch where the MoE pays off")
 tok_payoff = Step("tokens_payoff", b_payoff.s * gl.q, "token", "The same in tokens per step.", latex=r"n_{\mathrm{pay}}",
@@ -208,8 +210,8 @@ DERIVATION = derivation(
         "{B_nearly_all}, whatever the model's size.",
         "A step streams {bytes_per_step}, each expert read adding {expert_bytes} per layer: past a few dozen tokens a MoE step "
         "reads nearly all its weights.",
-        "The advantage is FLOPs, not bytes: it pays only once the MoE is compute-bound with every expert read, at a batch of "
-        "{B_payoff}.",
+        "The advantage is FLOPs, not bytes: it pays only once the step's FLOPs take as long as streaming every expert, at a batch "
+        "of {B_payoff}.",
     ),
     assumptions=(
         r"Uniform top-$k$ routing: every token picks $k_{E}$ distinct experts of $E$, each set equally likely, independently of the other tokens. "

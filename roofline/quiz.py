@@ -286,11 +286,22 @@ def _solve(d: Derivation, ctx: Context, asked: Sequence[str], number: int, menti
         if inp.symbol in deps and inp.name not in drawn_names and inp.name not in still:
             _, is_set = input_value(inp, ctx, d.inputs)
             v = bound_values[inp.symbol]
+            if not is_set and _plain_default(v, inp.unit):
+                continue  # one token per step, no prompt, no prefix cache, no EP: what a question means unless it says otherwise
             given.append(SolvedInput(inp.name, bp.symbol(inp.symbol.name), _value(d, inp.symbol.name, v, display=False), is_set, inp.meaning))
     values = {n: _value(d, n, v) for n, v in results.items()}
     values.update({i.name: _value(d, i.symbol.name, bound_values[i.symbol], display=False) for i in d.inputs
                    if not isinstance(bound_values[i.symbol], Missing)})
     return Question(number, d, ctx, mentions, drawn, answers, tuple(given), argument, values)
+
+
+def _plain_default(v: object, unit: str) -> bool:
+    """An input at a default that removes its term or leaves it as an identity (0 of anything; 1 of a count or a token), which a
+    question need not state: plain decode, one token per step, nothing cached, no expert or data parallelism, no fixed time."""
+    if isinstance(v, Missing):
+        return False
+    x = float(v)  # type: ignore[arg-type]
+    return x == 0 or (x == 1 and unit in ("1", "token"))
 
 
 # --- --ask: a candidate at a terminal ---------------------------------------------------------------------------------

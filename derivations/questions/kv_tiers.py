@@ -150,9 +150,9 @@ DERIVATION = derivation(
               "f_offload_max", "B_fit_tiered", "t_recompute", "t_fetch_host", "t_fetch_ssd", "S_fetch_recompute", "fetch_speedup_ssd"),
     body_tables=(0, 1),
     answer=(
-        "With {offload_fraction} of every sequence's cache in host memory a decode step takes {t_step_tiered} against {t_step} with "
-        "the whole cache in HBM: the link needs {t_link}. At this batch the link sets the pace past a context of {T_offload_bound}; at "
-        "this context, past a batch of {B_offload_bound}; keep at most {f_offload_max} of the cache on the host.",
+        "With {offload_fraction} of every sequence's cache in host memory a decode step takes {t_step_tiered} (the longer of the "
+        "host link's {t_link} and the step's {t_step} with the whole cache in HBM). At this batch the link sets the pace past a context "
+        "of {T_offload_bound}; at this context, past a batch of {B_offload_bound}; keep at most {f_offload_max} of the cache on the host.",
         "The two tiers hold a batch of {B_fit_tiered}, {B_fit_gain} times what HBM alone holds. A stored prompt's cache comes back "
         "from host memory in {t_fetch_host} and from SSD in {t_fetch_ssd}, against {t_recompute} to recompute it (recompute time "
         "over SSD fetch time: {fetch_speedup_ssd}).",

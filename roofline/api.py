@@ -114,7 +114,8 @@ def _load_drafter(name_or_path: str | Path, target: Path) -> Architecture:
 
 
 def _drafter(name_or_path: str | Path, target: Architecture) -> Architecture:
-    """A second model: `mtp` (the target's own MTP module), `NAME:mtp`, or a model by name or path (cached by the target's file)."""
+    """A second model: `mtp` or `eagle` (the target's own MTP module or an EAGLE head of its shape), `NAME:mtp` or `NAME:eagle`,
+    or a model by name or path (cached by the target's file)."""
     return _load_drafter(_name_or_path(name_or_path, "second model"), target.path)
 
 

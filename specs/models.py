@@ -355,7 +355,8 @@ class Architecture:
     quantization: Quantization | None = None
     #: the config nests the language model under this key ("text_config"), or ""
     nested_in: str = ""
-    #: an MTP module (`mtp_module`): its layers take the embedding and the hidden state through eh_proj (2D x D) and two norms
+    #: a drafter built from a model (`mtp_module`, `eagle_head`): its layers take the embedding and the hidden state through a
+    #: 2D x D projection (DeepSeek's eh_proj, EAGLE's fc) and two norms
     mtp_inputs: bool = False
 
     @property
@@ -556,7 +557,8 @@ def load_model(name_or_path: str | Path) -> Architecture:
 
 
 def load_drafter(name_or_path: str | Path, target: Architecture) -> Architecture:
-    """A second model: `mtp` is the target's own MTP module, `NAME:mtp` another model's, anything else a model by name or path."""
+    """A second model: `mtp` and `eagle` are the target's own MTP module and an EAGLE head of its shape, `NAME:mtp` and
+    `NAME:eagle` another model's, anything else a model by name or path."""
     text = str(name_or_path)
     for suffix, build in ((MTP_SUFFIX, mtp_module), (EAGLE_SUFFIX, eagle_head)):
         if text == suffix[1:]:

@@ -348,11 +348,11 @@ def _mtp_modules() -> dict[str, Any]:
     """The MTP module and EAGLE head of every shipped model that has one, by the name a second model gives it (`NAME:mtp`)."""
     from .derivations.engine.sheet import spec_data
     from .specs.catalog import model_names
-    from .specs.models import EAGLE_SUFFIX, MTP_SUFFIX, eagle_head, load_model, mtp_module
+    from .specs.models import DRAFTERS, load_model
 
     out = {}
     for n in model_names():
-        for suffix, build in ((MTP_SUFFIX, mtp_module), (EAGLE_SUFFIX, eagle_head)):
+        for suffix, build in DRAFTERS:
             try:
                 out[f"{n}{suffix}"] = spec_json(spec_data(build(load_model(n))))
             except SpecError:
@@ -362,7 +362,9 @@ def _mtp_modules() -> dict[str, Any]:
 
 def _drafter_name(name: str, target: SpecData) -> str:
     """A second model's catalog name: `mtp` and `eagle` are the target's own MTP module and EAGLE head (specs.models.load_drafter)."""
-    return f"{target.key}:{name}" if name in ("mtp", "eagle") else name
+    from .specs.models import DRAFTERS
+
+    return f"{target.key}:{name}" if name in {suffix[1:] for suffix, _ in DRAFTERS} else name
 
 
 def catalog_json() -> dict[str, Any]:

@@ -560,7 +560,7 @@ def load_drafter(name_or_path: str | Path, target: Architecture) -> Architecture
     """A second model: `mtp` and `eagle` are the target's own MTP module and an EAGLE head of its shape, `NAME:mtp` and
     `NAME:eagle` another model's, anything else a model by name or path."""
     text = str(name_or_path)
-    for suffix, build in ((MTP_SUFFIX, mtp_module), (EAGLE_SUFFIX, eagle_head)):
+    for suffix, build in DRAFTERS:
         if text == suffix[1:]:
             return build(target)
         if text.endswith(suffix) and len(text) > len(suffix):
@@ -597,6 +597,10 @@ def eagle_head(arch: Architecture) -> Architecture:
     text, _, _ = _language_model(config, arch.path) if isinstance(config, dict) else ({}, "", "")
     plain = {k: v for k, v in text.items() if k not in ("layer_types", "sliding_window_pattern")}
     return _draft_layers(arch, plain, 1, EAGLE_SUFFIX, "EAGLE head", "one decoder layer of its shape (Li et al. 2024)")
+
+
+#: the drafters a model yields, by the suffix that names them (`NAME:mtp`, `NAME:eagle`; the bare suffix is the target's own)
+DRAFTERS = ((MTP_SUFFIX, mtp_module), (EAGLE_SUFFIX, eagle_head))
 
 
 def _draft_layers(arch: Architecture, text: Mapping[str, object], n: int, suffix: str, what: str, notes: str) -> Architecture:

@@ -21,6 +21,7 @@ from ..physics import glossary as gl
 from ..physics import primitives as pr
 from ..physics import stepmodel as sm
 from . import batch_knee as bk
+from . import disaggregation as dg
 from . import slo_goodput as sg
 
 S = Symbols(parent=bk.S)
@@ -101,8 +102,10 @@ b_gain = Step("B_fit_gain", b_tiered.s / bk.b_fit.s, "1", "The batch the tiers h
 
 # --- a stored prefix: fetch it back or recompute it -------------------------------------------------
 
-prefix_bytes = Step("prefix_cache_bytes_gpu", gl.S * sm.kv_tok_gpu.s, "B", "The cache of an $S$-token prompt on one GPU.",
-                    latex=r"W_{\mathrm{pfx}}", title="A prompt's cache, per GPU")
+#: a stored prompt's cache on one GPU is what a disaggregated server hands over: its keys and values, its indexer keys (DSA)
+#: and its recurrent state (@disaggregation's request bytes), and per token its keys, values and indexer keys
+prefix_bytes = dg.kv_request
+CACHE_PER_TOKEN = sm.kv_tok_gpu.s + gl.s_idx
 t_recompute = Step("t_recompute", pr.roofline_time(sg.prefill_flops.s, sg.prefill_bytes.s + prefix_bytes.s, gl.eta_flops * gl.pi, gl.eta_bw * gl.beta),
                    "s", "Recomputing the prompt: its prefill alone at the achieved rates, every weight read and its cache written.",
                    latex=r"t_{\mathrm{recompute}}", title="Time to recompute a prompt's cache")
@@ -114,9 +117,9 @@ recompute_tok = Step("t_recompute_per_token", pr.compute_time(sg.prefill_flops.s
                      "Once the prefill is compute-bound (a few hundred tokens and up), each prompt token costs its GEMMs and its attention over "
                      "the tokens before it: a constant plus a part that grows with the prompt.",
                      latex=r"c_{\mathrm{recompute}}", title="Recompute time per prompt token")
-fetch_tok_ssd = Step("t_fetch_ssd_per_token", sm.kv_tok_gpu.s / beta_ssd, "s/token", "Fetching one token's cache from SSD.",
+fetch_tok_ssd = Step("t_fetch_ssd_per_token", CACHE_PER_TOKEN / beta_ssd, "s/token", "Fetching one token's cache from SSD.",
                      latex=r"c_{\mathrm{SSD}}", title="SSD fetch time per token")
-fetch_tok_host = Step("t_fetch_host_per_token", sm.kv_tok_gpu.s / link.s, "s/token", "Fetching one token's cache from host memory.",
+fetch_tok_host = Step("t_fetch_host_per_token", CACHE_PER_TOKEN / link.s, "s/token", "Fetching one token's cache from host memory.",
                       latex=r"c_{\mathrm{host}}", title="Host fetch time per token")
 s_ssd = solve("S_fetch_recompute", recompute_tok, fetch_tok_ssd, gl.S, "token",
               "The prompt length past which fetching its cache from SSD beats recomputing it: attention's cost per token grows with the "
@@ -213,7 +216,7 @@ DERIVATION = derivation(
                 labels={"context": "context", "t_step": "decode step, whole cache in HBM", "t_link": "offloaded share over the host link"}),),
     display_units={**bk.DERIVATION.display_units, "host_link_rate": "GB/s", "kv_bytes_offloaded_step": "GB", "t_link": "ms", "t_step_tiered": "ms",
                    "t_link_per_sequence": "ms", "t_link_line": "ms", "t_step_line": "ms", "sequence_bytes_gpu": "GB", "hbm_room_for_cache": "GB",
-                   "prefix_cache_bytes_gpu": "GB", "t_recompute": "ms", "t_fetch_host": "ms", "t_fetch_ssd": "ms", "t_recompute_per_token": "us/token",
+                   "t_recompute": "ms", "t_fetch_host": "ms", "t_fetch_ssd": "ms", "t_recompute_per_token": "us/token",
                    "t_fetch_ssd_per_token": "us/token", "t_fetch_host_per_token": "us/token",
                    "offload_fraction": "%", "f_offload_max": "%"},
 )

@@ -212,7 +212,7 @@ def conditional_rates(shares: tuple[str, ...]) -> tuple[Fraction, ...]:
 
 def acceptance_set(rates: tuple[Fraction, ...]) -> dict[str, str]:
     """The inputs a row sets for one rate per position: acceptance, then acceptance_2 on (as `--set acceptance=a,b,c` does)."""
-    names = ("acceptance", *(f"acceptance_{i}" for i in range(2, len(gl.ACCEPTANCE_POSITIONS) + 1)))
+    names = ("acceptance", *(i.name for i in POSITION_INPUTS))
     return {n: f"{float(r):.6f}" for n, r in zip(names, rates, strict=False)}
 
 

@@ -138,7 +138,8 @@ def test_the_mtp_module_is_the_targets_own_layer_and_head():
     mtp = mtp_module(target)
     counts = mtp.param_counts()
     assert mtp.num_layers == 1 and mtp.moe is not None and mtp.moe.moe_layers == (0,)
-    assert counts.projection == 2 * 7168 * 7168 and counts.embedding == 0 and counts.lm_head == target.param_counts().lm_head
+    D = target.hidden_size
+    assert counts.projection == 2 * D * D and counts.embedding == 0 and counts.lm_head == target.param_counts().lm_head
     assert (counts.total - counts.lm_head) == pytest.approx(11.5e9, rel=0.01)
     sheet = api.derive("speculative-decoding", model="deepseek-v3", hardware="h200", second_model="mtp", overrides=["batch=1", "draft_length=1"])
     assert sheet.context.second_model.key == "deepseek-v3:mtp"
@@ -154,8 +155,9 @@ def test_an_eagle_head_is_one_layer_of_the_targets_shape_and_its_head():
     target = api.model("llama-3.1-8b")
     head = eagle_head(target)
     counts, layer = head.param_counts(), target.param_counts()
-    assert head.num_layers == 1 and counts.projection == 2 * 4096 * 4096 and counts.lm_head == layer.lm_head and counts.embedding == 0
-    assert counts.attention == layer.attention // 32 and counts.mlp_dense == layer.mlp_dense // 32
+    D, L = target.hidden_size, target.num_layers
+    assert head.num_layers == 1 and counts.projection == 2 * D * D and counts.lm_head == layer.lm_head and counts.embedding == 0
+    assert counts.attention == layer.attention // L and counts.mlp_dense == layer.mlp_dense // L
     rate = float(sd_module.rate_for_length("2.29", 3))
     assert sum(rate**i for i in range(4)) == pytest.approx(2.29, abs=1e-5)
     with pytest.raises(ValueError):

@@ -286,5 +286,35 @@ def _figures(sheet: Sheet, target: Target, p: Prose, plots: str | None) -> list[
         return []
     d = sheet.blueprint
     refs = plot_refs(d, plots, "pdf" if target.name == "tex" else "svg")
-    return [{"path": f["path"], "alt": target.text(f["alt"]), "caption": p(f["caption"]), "answer": plot.answer}
+    band = engine_band(sheet)
+    return [{"path": f["path"], "alt": target.text(f["alt"]),
+             "caption": p(f["caption"]) + (target.text(" " + band) if band and plot.answer else ""), "answer": plot.answer}
             for plot, f in zip(d.plots, refs, strict=True)]
+
+
+def _share(text: str) -> str:
+    """A stored share ("0.042") as a percentage to two significant figures ("4.2%")."""
+    return f"{float(text) * 100:.2g}%"
+
+
+def engine_band(sheet: Sheet) -> str | None:
+    """The error its engine profile's fit leaves, for the answer figure's caption: a sheet whose times read a fitted profile
+    (one of its engine inputs not set) says how far a measurement left out of the fit lands from the prediction; None for a
+    sheet that reads none, or a profile that is not fitted (`ideal`)."""
+    e = sheet.setup.engine
+    if e is None or not e.records or not any(i.name in e.parsed and not i.is_set for i in sheet.inputs):
+        return None
+    s = dict(e.summary)
+    many = "s" if e.records != 1 else ""
+    if "loo_error" in s:
+        worst = f"; {_share(s['loo_worst'])} at worst" if "loo_worst" in s else ""
+        return (f"Times use your engine profile “{e.name}” ({e.records} benchmark run{many}): a run left out of its fit lands "
+                f"within {_share(s['loo_error'])} of the prediction (median{worst}).")
+    if "loso_error" in s:
+        return (f"Times use the engine profile “{e.name}” ({e.records} published measurement{many}): a source left out of its "
+                f"fit lands within {_share(s['loso_error'])} of the prediction (median).")
+    if "median_error" in s:
+        worst = f"; {_share(s['worst_error'])} at worst" if "worst_error" in s else ""
+        return (f"Times use the engine profile “{e.name}” ({e.records} published measurement{many}): they lie within "
+                f"{_share(s['median_error'])} of its predictions (median{worst}), in sample.")
+    return None

@@ -121,13 +121,27 @@ def _parser() -> argparse.ArgumentParser:
     val = sub.add_parser("validate", help="the step model against published measurements of real servers (specs/measurements/)")
     val.add_argument("--format", choices=("md", "json"), default="md")
 
-    cal = sub.add_parser("calibrate", help="fit eta_bw and t_fixed to measured records and predict the rest; or refit the engine profiles")
+    cal = sub.add_parser("calibrate", help="fit an engine profile to your own benchmark result files (or to dataset records) and "
+                         "report its error against the uncalibrated one; or refit the shipped engine profiles")
     what = cal.add_mutually_exclusive_group(required=True)
-    what.add_argument("--from", dest="records", nargs="+", metavar="RECORD", help="record ids (`roofline validate` lists them)")
+    what.add_argument("--from", dest="records", nargs="+", metavar="FILE_OR_RECORD",
+                      help="your result files: vLLM `bench serve --save-result` JSON, SGLang bench_serving JSONL, genai-perf or AIPerf "
+                           "profile_export JSON, guidellm benchmarks.json, or roofline's record TOML (gzipped or not); "
+                           "or record ids of the dataset (`roofline validate` lists them)")
     what.add_argument("--write-defaults", action="store_true",
                       help="refit the fitted engine profiles (specs/measurements/profiles/) to the memory-bound records and write them")
-    cal.add_argument("--to", metavar="DIR", help="with --write-defaults: the folder the profiles are written to (default: "
-                     "specs/measurements/profiles/ of a source checkout; an installed package's own folder only when named here)")
+    cal.add_argument("--hardware", help="the chip your files ran on (name or path); a result file does not say")
+    cal.add_argument("--model", help="the model your files ran (name or path)")
+    cal.add_argument("--weights", help="weight formats, as derive takes them; default: as the checkpoint stores them")
+    cal.add_argument("--kv", help="KV-cache precision (default: as the sheets default it)")
+    cal.add_argument("--math", help="math precision (default: as the sheets default it)")
+    cal.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
+                     help="what the files do not say: tp, dp, ep (the layout, default 1), and batch, prompt_len, output_len where a file lacks them")
+    cal.add_argument("--engine", metavar="NAME", help="the profile the fit starts from and the uncalibrated error is measured at (default: fitted)")
+    cal.add_argument("--name", help="write the fitted profile under this name, for `--engine NAME` on every sheet")
+    cal.add_argument("--to", metavar="DIR", help="the folder the profiles are written to: with --name, default your profile folder "
+                     "($ROOFLINE_PROFILES, else ~/.config/roofline/profiles); with --write-defaults, default "
+                     "specs/measurements/profiles/ of a source checkout (an installed package's own folder only when named here)")
     cal.add_argument("--format", choices=("md", "json"), default="md")
 
     b = sub.add_parser("build", help="write every sheet to out/ (md, tex, json; --pdf too)")
@@ -385,12 +399,29 @@ def run(argv: Sequence[str] | None = None, light: bool = False) -> int:
 
         sys.stdout.write(render_validate(report(), args.format))
     elif args.command == "calibrate":
+        from .calibration import calibrate_files, given, looks_like_file
         from .validate import render_calibrate, write_defaults
 
-        if args.to is not None and not args.write_defaults:
-            raise RooflineError("--to: goes with --write-defaults (the folder the refit engine profiles are written to)")
-        sys.stdout.write(write_defaults(folder_option("--to", args.to) if args.to is not None else None) if args.write_defaults
-                         else render_calibrate(args.records, args.format))
+        files = [a for a in args.records or () if looks_like_file(a)]
+        own = ("hardware", "model", "weights", "kv", "math", "name", "engine")
+        if args.write_defaults or (args.records and not files):
+            extra = next((f"--{k}" for k in own if getattr(args, k) is not None), "--set" if args.set else None)
+            if extra is not None:
+                raise RooflineError(f"{extra}: goes with --from FILE (your result files), not with "
+                                    f"{'--write-defaults' if args.write_defaults else 'record ids'}")
+            if args.to is not None and not args.write_defaults:
+                raise RooflineError("--to: goes with --write-defaults or with --from FILE --name NAME")
+            sys.stdout.write(write_defaults(folder_option("--to", args.to) if args.to is not None else None) if args.write_defaults
+                             else render_calibrate(args.records, args.format))
+        else:
+            ids = [a for a in args.records if a not in files]
+            if ids:
+                raise RooflineError(f"--from: {ids[0][:60]!r} is not a file; give result files or dataset record ids, not both")
+            if args.to is not None and args.name is None:
+                raise RooflineError("--to: goes with --name (the folder your named profile is written to)")
+            g = given(args.hardware, args.model, args.set, args.weights, args.kv, args.math)
+            sys.stdout.write(calibrate_files(files, g, args.name, folder_option("--to", args.to) if args.to is not None else None,
+                                             args.engine, args.format))
     elif args.command == "build":
         from .build import build, drawn_folder, render_all, ships, stale, stale_shipped
         from .build_outputs import BOOK, BuildError

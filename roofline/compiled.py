@@ -210,12 +210,14 @@ def spec(data: Mapping[str, Any]) -> SpecData:
 
 def engine_json(e: ProfileData) -> dict[str, Any]:
     return {"name": e.name, "description": e.description, "values": [list(v) for v in e.values],
-            "parsed": {k: _number(v) for k, v in e.parsed.items()}, "provenance": e.provenance, "path": e.path}
+            "parsed": {k: _number(v) for k, v in e.parsed.items()}, "provenance": e.provenance, "path": e.path,
+            "summary": [list(v) for v in e.summary], "records": e.records}
 
 
 def engine(data: Mapping[str, Any]) -> ProfileData:
     return ProfileData(str(data["name"]), str(data["description"]), tuple((str(k), str(v)) for k, v in data["values"]),
-                  {str(k): _fraction(v[0], v[1]) for k, v in data["parsed"].items()}, str(data["provenance"]), str(data["path"]))
+                  {str(k): _fraction(v[0], v[1]) for k, v in data["parsed"].items()}, str(data["provenance"]), str(data["path"]),
+                  tuple((str(k), str(v)) for k, v in data["summary"]), int(data["records"]))
 
 
 def _identity_json(i: Identity) -> dict[str, Any]:

@@ -7,6 +7,7 @@ import os
 import re
 import stat
 import tomllib
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -73,12 +74,9 @@ def resolve(name_or_path: str | Path, kind: str, directory: Path, suffix: str, n
     raise SpecError(f"{kind} {shown_name!r}", None, f"unknown {kind} name{suggest(text, names)}; `roofline list {listing}` lists them")
 
 
-def read_text(path: Path, limit: int = MAX_SPEC_BYTES) -> str:
-    """A spec file's text, with one-line errors for unreadable, oversized or special files.
-
-    Only a regular file is read (a FIFO or a device would block or never end), at most `limit` bytes of it.
-    A UTF-8 byte-order mark (which some Windows editors write) is dropped.
-    """
+def read_bytes(path: Path, limit: int = MAX_SPEC_BYTES) -> bytes:
+    """A file's bytes, with one-line errors for unreadable, oversized or special files: only a regular file is read (a FIFO or
+    a device would block or never end), at most `limit` bytes of it."""
     where = shown_path(path)
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
@@ -98,10 +96,37 @@ def read_text(path: Path, limit: int = MAX_SPEC_BYTES) -> str:
         os.close(fd)
     if len(data) > limit:
         raise SpecError(where, None, f"expected a file of at most {limit:,} bytes, found more")
+    return data
+
+
+def decoded(data: bytes, path: Path) -> str:
+    """UTF-8 text (a byte-order mark, which some Windows editors write, dropped), or one line naming the offset."""
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as err:
-        raise SpecError(where, None, f"expected UTF-8 text, found undecodable bytes at offset {err.start}") from None
+        raise SpecError(shown_path(path), None, f"expected UTF-8 text, found undecodable bytes at offset {err.start}") from None
+
+
+def read_text(path: Path, limit: int = MAX_SPEC_BYTES) -> str:
+    """A spec file's text, with one-line errors for unreadable, oversized, special or undecodable files (`read_bytes`)."""
+    return decoded(read_bytes(path, limit), path)
+
+
+def read_document(path: Path, limit: int) -> str:
+    """A stranger's data file (a benchmark result, a profiler trace) as text: gzipped or not (told by its first bytes, not
+    its name), at most `limit` bytes read and at most `limit` bytes once unpacked (a small archive cannot unpack into memory
+    without bound)."""
+    data = read_bytes(path, limit)
+    if data[:2] == b"\x1f\x8b":
+        unpack = zlib.decompressobj(wbits=31)
+        try:
+            out = unpack.decompress(data, limit + 1)
+        except zlib.error as err:
+            raise SpecError(shown_path(path), None, f"expected a gzip file, found a damaged one ({err})") from None
+        if len(out) > limit:
+            raise SpecError(shown_path(path), None, f"expected at most {limit:,} bytes once unpacked, found more")
+        data = out
+    return decoded(data, path)
 
 
 def nesting_depth(data: object, limit: int = MAX_NESTING) -> int:

@@ -24,6 +24,7 @@ textbook roofline), and one per engine family the dataset has enough records of.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -63,7 +64,10 @@ PROFILE_INPUTS: dict[str, tuple[str, str]] = {
     "ar_latency": ("s", "nonnegative"),
 }
 #: a profile file's other fields -> required
-PROFILE_FIELDS = {"description": True, "provenance": True, "records": False, "summary": False}
+PROFILE_FIELDS = {"description": True, "provenance": True, "records": False, "summary": False, "files": False}
+#: The folder a user's own profiles (`roofline calibrate --from FILE --name NAME`) are written to and `--engine NAME` reads
+#: after the shipped ones: this environment variable, else $XDG_CONFIG_HOME/roofline/profiles, else ~/.config/roofline/profiles.
+USER_PROFILES_ENV = "ROOFLINE_PROFILES"
 #: the [summary] table: what the dataset says at a fitted profile (`roofline validate`), each a plain number the sheets cite
 PROFILE_SUMMARY: dict[str, str] = {
     "median_error": "median absolute error of the memory-bound decode records at the profile",
@@ -74,7 +78,14 @@ PROFILE_SUMMARY: dict[str, str] = {
     "mbu_high": "highest implied MBU of the memory-bound decode records",
     "tp8_mbu_low": "lowest implied MBU of the memory-bound decode records on eight GPUs",
     "tp8_mbu_high": "highest implied MBU of the memory-bound decode records on eight GPUs",
+    # a profile fitted to a user's own result files (`roofline calibrate --from FILE`) has these (and the first two)
+    "loo_error": "median absolute error of the records it was fitted to, each predicted from a fit to the others (leave one out)",
+    "loo_worst": "largest absolute error of the records it was fitted to, each predicted from a fit to the others",
+    "uncalibrated_error": "median absolute error of the same records at the profile it was calibrated from",
 }
+
+#: what the default profile's summary must hold (the sheets cite each)
+DEFAULT_SUMMARY = ("median_error", "worst_error", "loso_error", "mbu_low", "mbu_median", "mbu_high", "tp8_mbu_low", "tp8_mbu_high")
 
 #: metric -> the unit its value must convert to
 METRICS: dict[str, str] = {
@@ -151,9 +162,10 @@ class Measurement:
     gpus: int
     tp: int
     pp: int
-    weights: str
-    kv: str
-    math: str
+    #: the number formats it was measured in (None, a user's result file: as the checkpoint stores them, the sheets' default)
+    weights: str | None
+    kv: str | None
+    math: str | None
     batching: str
     #: sequences decoded together: the static batch, or the client's concurrency
     batch: int
@@ -307,7 +319,7 @@ def _record(raw: Mapping[str, object], index: int, path: Path, head: Mapping[str
         raise SpecError(where, f"{label}.assumed", "expected what was assumed where the source is silent (or 'nothing'), found an empty string")
     m = Measurement(path=path, source=head["source"], url=head["url"], engine=head["engine"], engine_version=head["engine_version"],
                     notes=head["notes"], **values)
-    _check_physics(m, where, label)
+    check_physics(m, where, label)
     return m
 
 
@@ -347,7 +359,7 @@ def decode_step(m: Measurement) -> pint.Quantity:
     return q.to("s")
 
 
-def _check_physics(m: Measurement, where: str, label: str) -> None:
+def check_physics(m: Measurement, where: str, label: str) -> None:
     """What a real measurement must satisfy: a TTFT inside its end-to-end latency, a decode step a server can take."""
     if m.ttft is not None and m.ttft.to("s").magnitude >= m.value.to("s").magnitude:
         raise SpecError(where, f"{label}.ttft", f"the first token ({m.ttft:~P}) cannot come after the whole request ({m.value:~P}): "
@@ -381,6 +393,8 @@ class Profile:
     records: tuple[str, ...]
     #: PROFILE_SUMMARY name -> plain number as written; what the dataset says at this profile (the default profile has all)
     summary: Mapping[str, str]
+    #: a profile fitted to a user's result files: each file's name and SHA-256, as it was when fitted
+    files: tuple[tuple[str, str], ...] = ()
 
     def quantity(self, name: str) -> pint.Quantity:
         return parse_quantity(self.values[name], PROFILE_INPUTS[name][0], shown_path(self.path), name, allow_zero=True)
@@ -400,29 +414,57 @@ def load_profiles(directory: Path = PROFILES_DIR) -> Mapping[str, Profile]:
     profiles = {p.stem: load_profile_file(p) for p in profile_files(directory)}
     if DEFAULT_PROFILE not in profiles:
         raise SpecError(shown_path(directory), None, f"no {DEFAULT_PROFILE}.toml: the default engine profile is missing")
-    missing = [k for k in PROFILE_SUMMARY if k not in profiles[DEFAULT_PROFILE].summary]
+    missing = [k for k in DEFAULT_SUMMARY if k not in profiles[DEFAULT_PROFILE].summary]
     if missing:
         raise SpecError(profiles[DEFAULT_PROFILE].where, f"summary.{missing[0]}", "missing required field (the default profile's summary is cited by the sheets)")
     return profiles
 
 
+def user_profiles_dir() -> Path:
+    """Where a user's own profiles live (USER_PROFILES_ENV)."""
+    env = os.environ.get(USER_PROFILES_ENV, "").strip()
+    if env:
+        return Path(env)
+    xdg = os.environ.get("XDG_CONFIG_HOME", "").strip()
+    return (Path(xdg) if xdg else Path.home() / ".config") / "roofline" / "profiles"
+
+
+#: a user's profile name: what `--name` takes and `--engine` finds in user_profiles_dir()
+PROFILE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,39}$")
+
+
+def user_profile_names() -> list[str]:
+    try:
+        return sorted(p.stem for p in user_profiles_dir().glob("*.toml") if PROFILE_NAME.match(p.stem))
+    except OSError:
+        return []
+
+
 def profile(name: str, directory: Path = PROFILES_DIR) -> Profile:
-    """A shipped engine profile by name; an unknown name is one line with the closest names."""
+    """An engine profile by name: a shipped one, else a user's own (user_profiles_dir(), written by `roofline calibrate --from
+    FILE --name NAME`); an unknown name is one line with the closest names."""
     if isinstance(name, str):
         check_name(name, "--engine", None, "an engine profile name such as 'fitted'")
     profiles = load_profiles(directory)
-    if not isinstance(name, str) or name not in profiles:
-        text = name if isinstance(name, str) else shown(name)
-        shown_name = text if len(text) <= 40 else text[:37] + "..."
-        hint = suggest(text, list(profiles)) if isinstance(name, str) else ""
-        raise SpecError("--engine", None, f"unknown engine profile {shown_name!r}{hint}; profiles: {', '.join(profiles)}")
-    return profiles[name]
+    if isinstance(name, str) and name in profiles:
+        return profiles[name]
+    if isinstance(name, str) and PROFILE_NAME.match(name) and (user_profiles_dir() / f"{name}.toml").is_file():
+        return load_profile_file(user_profiles_dir() / f"{name}.toml")
+    text = name if isinstance(name, str) else shown(name)
+    shown_name = text if len(text) <= 40 else text[:37] + "..."
+    known = [*profiles, *user_profile_names()]
+    hint = suggest(text, known) if isinstance(name, str) else ""
+    raise SpecError("--engine", None, f"unknown engine profile {shown_name!r}{hint}; profiles: {', '.join(known)}")
 
 
 def load_profile_file(path: Path) -> Profile:
     """One profile file, validated: every engine input present with its unit and in its domain, the provenance stated."""
+    return parse_profile(parse_toml(read_text(path), path), path)
+
+
+def parse_profile(data: Mapping[str, object], path: Path) -> Profile:
+    """A parsed profile file, validated (`path`: where it is or will be, for its name and error lines)."""
     where = shown_path(path)
-    data = parse_toml(read_text(path), path)
     known = {**PROFILE_FIELDS, **dict.fromkeys(PROFILE_INPUTS, True)}
     unknown = sorted(set(data) - set(known))
     if unknown:
@@ -454,7 +496,25 @@ def load_profile_file(path: Path) -> Profile:
             parse_quantity(text, "1", where, f"summary.{name}", allow_zero=True)
             summary[name] = text.strip()
     return Profile(path.stem, path, _text(data["description"], where, "description"), _text(data["provenance"], where, "provenance"),
-                   values, tuple(ids), summary)
+                   values, tuple(ids), summary, _profile_files(data.get("files", []), where))
+
+
+_SHA256 = re.compile(r"^[0-9a-f]{64}$")
+
+
+def _profile_files(v: object, where: str) -> tuple[tuple[str, str], ...]:
+    """A user profile's `files`: the result files it was fitted to, each `{name = "...", sha256 = "..."}`."""
+    if not isinstance(v, list) or not all(isinstance(f, Mapping) for f in v):
+        raise SpecError(where, "files", f"expected a list of tables with name and sha256, found {shown(v)}")
+    out = []
+    for i, f in enumerate(v):
+        if set(f) != {"name", "sha256"}:
+            raise SpecError(where, f"files[{i}]", f"expected the fields name and sha256, found {', '.join(sorted(map(str, f))) or 'none'}")
+        name, digest = _text(f["name"], where, f"files[{i}].name"), f["sha256"]
+        if not isinstance(digest, str) or not _SHA256.match(digest):
+            raise SpecError(where, f"files[{i}].sha256", f"expected 64 lowercase hex digits, found {shown(digest)}")
+        out.append((name, digest))
+    return tuple(out)
 
 
 def _text(v: object, where: str, name: str) -> str:
@@ -503,8 +563,11 @@ __all__ = [
     "PROFILES_DIR",
     "PROFILE_INPUTS",
     "PROFILE_SUMMARY",
+    "RECORD_ID",
+    "USER_PROFILES_ENV",
     "Measurement",
     "Profile",
+    "check_physics",
     "decode_step",
     "load_held_out",
     "load_measurement_file",
@@ -512,6 +575,8 @@ __all__ = [
     "load_profile_file",
     "load_profiles",
     "parse_measurements",
+    "parse_profile",
     "profile",
     "profile_files",
+    "user_profiles_dir",
 ]

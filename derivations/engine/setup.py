@@ -58,6 +58,10 @@ class ProfileData:
     parsed: Mapping[str, Fraction]
     provenance: str
     path: str
+    #: what measurements say at it (specs.measurements.PROFILE_SUMMARY: name -> plain number as written), and how many records
+    #: it was fitted to (0: not fitted, e.g. `ideal`)
+    summary: tuple[tuple[str, str], ...] = ()
+    records: int = 0
 
 
 @dataclass(frozen=True)

@@ -516,7 +516,8 @@ def engine_data(e: Profile) -> ProfileData:
         from .context import SCENARIO_INPUTS, _profile_value
 
         parsed = {i.name: _magnitude(_profile_value(e, i), unit(i.unit)) for i in SCENARIO_INPUTS if i.name in ENGINE_INPUTS}
-        hit = _ENGINES[id(e)] = (e, ProfileData(e.name, e.description, tuple(e.values.items()), parsed, e.provenance, shown_profile_path(e)))
+        hit = _ENGINES[id(e)] = (e, ProfileData(e.name, e.description, tuple(e.values.items()), parsed, e.provenance, shown_profile_path(e),
+                                                      tuple(e.summary.items()), len(e.records)))
     return hit[1]
 
 

@@ -247,7 +247,7 @@ def dataset_defaults(records: Sequence[Measurement], classify: Calibration | Non
 DEFAULT_FIGURES = 2
 
 
-def _figures(v: float, figures: int = DEFAULT_FIGURES) -> str:
+def figures_text(v: float, figures: int = DEFAULT_FIGURES) -> str:
     """`v` to `figures` significant figures as a plain decimal (no exponent)."""
     r = float(f"{v:.{figures}g}")
     return f"{r:f}".rstrip("0").rstrip(".") or "0"
@@ -255,8 +255,8 @@ def _figures(v: float, figures: int = DEFAULT_FIGURES) -> str:
 
 def default_texts(c: Calibration) -> dict[str, str]:
     """A fit as the unit strings a profile file stores (engine-input name -> value)."""
-    return {"eta_bw": _figures(c.eta_bw), "eta_flops": _figures(c.eta_flops), "t_layer": f"{_figures(c.t_layer * 1e6)} us",
-            "t_fixed": f"{_figures(c.t_fixed * 1e3)} ms", "ar_latency": f"{_figures(c.t_ar * 1e6)} us", "t_seq": f"{_figures(c.t_seq * 1e6)} us"}
+    return {"eta_bw": figures_text(c.eta_bw), "eta_flops": figures_text(c.eta_flops), "t_layer": f"{figures_text(c.t_layer * 1e6)} us",
+            "t_fixed": f"{figures_text(c.t_fixed * 1e3)} ms", "ar_latency": f"{figures_text(c.t_ar * 1e6)} us", "t_seq": f"{figures_text(c.t_seq * 1e6)} us"}
 
 
 def from_texts(texts: Mapping[str, str], how: str, ids: tuple[str, ...]) -> Calibration:
@@ -351,7 +351,7 @@ def family_profiles(records: Sequence[Measurement], fitted: Calibration) -> list
         rows = [row(r, c) for r in mine]
         s = summary(MEMORY_BOUND, rows, lambda x: x.error)
         out.append(FittedProfile(fam, f"{', '.join(engines)} as the dataset measured it ({len(mine)} records)", c, default_texts(c),
-                                 {"median_error": _figures(s.median_abs_error), "worst_error": _figures(abs(s.worst_error))}))
+                                 {"median_error": figures_text(s.median_abs_error), "worst_error": figures_text(abs(s.worst_error))}))
     return out
 
 
@@ -364,9 +364,9 @@ def summary_texts(records: Sequence[Measurement], c: Calibration, classify: Cali
     low, mid, high = measured_mbu_range(records, classify)
     low8, _, high8 = measured_mbu_range(records, classify, tp=8)
     loso = memory_summary(out_of_sample(records, classify).loso)
-    return {"median_error": _figures(mem.median_abs_error), "worst_error": _figures(abs(mem.worst_error)),
-            "loso_error": _figures(loso.median_abs_error), "mbu_low": _figures(low), "mbu_median": _figures(mid), "mbu_high": _figures(high),
-            "tp8_mbu_low": _figures(low8), "tp8_mbu_high": _figures(high8)}
+    return {"median_error": figures_text(mem.median_abs_error), "worst_error": figures_text(abs(mem.worst_error)),
+            "loso_error": figures_text(loso.median_abs_error), "mbu_low": figures_text(low), "mbu_median": figures_text(mid), "mbu_high": figures_text(high),
+            "tp8_mbu_low": figures_text(low8), "tp8_mbu_high": figures_text(high8)}
 
 
 def fresh_profiles(records: Sequence[Measurement]) -> list[FittedProfile]:
@@ -442,8 +442,8 @@ def power_file_text(p: PowerFit, chips: Sequence[str]) -> str:
         'at the measured step time, over every record with a meter (specs/measurements)"\n'
         'default = "hopper"\n\n[[family]]\nname = "hopper"\n'
         f"chips = [{', '.join(repr(c).replace(chr(39), chr(34)) for c in chips)}]\n"
-        f'idle_share = "{_figures(p.idle, 3)}"\nmemory_share = "{_figures(p.memory, 3)}"\ncompute_share = "{_figures(p.compute, 3)}"\n'
-        f'median_error = "{_figures(p.median_error or 0.0)}"\n'
+        f'idle_share = "{figures_text(p.idle, 3)}"\nmemory_share = "{figures_text(p.memory, 3)}"\ncompute_share = "{figures_text(p.compute, 3)}"\n'
+        f'median_error = "{figures_text(p.median_error or 0.0)}"\n'
         f'provenance = "fitted to the {len(p.ids)} records with measured board power (ML.ENERGY v3 on H100 SXM); other chips are assumed to draw '
         'the same shares of their own TDP; rounded to 3 significant figures"\n'
         f"records = [\n{ids}]\n"
@@ -460,6 +460,7 @@ __all__ = [
     "dataset_defaults",
     "default_texts",
     "family_profiles",
+    "figures_text",
     "fit",
     "fit_distinct",
     "fit_power",

@@ -58,6 +58,49 @@ def _calibrate(chosen: Sequence[Record], defaults: Calibration) -> Calibration:
                    held_as="held at the dataset defaults (the records cannot tell eta_bw from t_fixed)")
 
 
+#: A user's own records (a sweep of one model on one layout) cannot tell the per-layer time from the fixed one, nor fit the
+#: all-reduce's latency from one TP degree: those are held at the profile calibrated from. Of the rest, what the records cannot
+#: tell apart is held too: first the fixed time or the time per sequence (whichever fit leaves the smaller error: a sweep over
+#: the batch at one context cannot tell the time per sequence from the KV cache's bytes, each growing with the batch), then both.
+_OWN_HOLD = ((("t_layer", "t_ar"),), (("t_layer", "t_ar", "t_fixed"), ("t_layer", "t_ar", "t_seq")), (("t_layer", "t_ar", "t_seq", "t_fixed"),))
+
+
+def fit_own(records: Sequence[Record], base: Calibration) -> Calibration:
+    """eta_bw, t_fixed and t_seq fitted to a user's records (least squares on relative error, each file weighing the same),
+    the other times held at `base`, the profile calibrated from (`_OWN_HOLD`)."""
+    for tier in _OWN_HOLD:
+        fits = []
+        for held in tier:
+            try:
+                fits.append(fit(records, {p: getattr(base, p) for p in held}, held_as="held at the profile calibrated from"))
+            except IndistinctError:
+                continue
+        if fits:
+            return min(fits, key=lambda c: sum(_error(r, c) ** 2 for r in records))
+    raise ValueError("the records cannot fit eta_bw even with every time held")
+
+
+@dataclass(frozen=True)
+class OwnFit:
+    """A fit to a user's records, with each record's error at the fit, at the profile calibrated from, and left out."""
+
+    calibration: Calibration
+    records: tuple[Record, ...]
+    #: signed relative errors, in the records' order: at the fit (in sample), at `base`, and each predicted from a fit to the
+    #: others (None for all where there is one record: nothing to predict it from)
+    fitted: tuple[float, ...]
+    uncalibrated: tuple[float, ...]
+    left_out: tuple[float, ...] | None
+
+
+def own_fit(records: Sequence[Measurement], base: Calibration) -> OwnFit:
+    """`fit_own` on every record, and leave-one-out: each record predicted from a fit to the others."""
+    rs = evaluate_records(records, base)
+    c = fit_own(rs, base)
+    loo = tuple(_error(r, fit_own([s for s in rs if s is not r], base)) for r in rs) if len(rs) > 1 else None
+    return OwnFit(c, tuple(rs), tuple(_error(r, c) for r in rs), tuple(_error(r, base) for r in rs), loo)
+
+
 def _error(r: Record, c: Calibration) -> float:
     return (r.at(c) - r.measured) / r.measured
 
@@ -215,6 +258,9 @@ def _group_calibration(r: Record, peers: list[Record], held: Calibration, member
 __all__ = [
     "MAX_LOO_PEERS",
     "LeaveOneOut",
+    "OwnFit",
     "calibrate",
+    "fit_own",
     "leave_one_out",
+    "own_fit",
 ]

@@ -417,9 +417,10 @@ class Validation:
     summaries: tuple[Summary, ...]
 
 
-def _setup(m: Measurement) -> str:
+def setup_text(m: Measurement) -> str:
     layout = f"tp{m.tp}" + (f" dp{m.dp}" if getattr(m, "dp", 1) > 1 else "") + (f" ep{m.ep}" if getattr(m, "ep", 1) > 1 else "")
-    return (f"{m.weights}/{m.kv} kv, {m.gpus}x {layout}, B={m.batch}{' per replica' if getattr(m, 'dp', 1) > 1 else ''} {m.batching}, "
+    formats = f"{m.weights or 'checkpoint'}/{m.kv or 'checkpoint'} kv"
+    return (f"{formats}, {m.gpus}x {layout}, B={m.batch}{' per replica' if getattr(m, 'dp', 1) > 1 else ''} {m.batching}, "
             f"{m.input_tokens} in / {m.output_tokens} out")
 
 
@@ -429,7 +430,7 @@ def row(r: Record, c: Calibration, power: PowerFit | None = None) -> Row:
     measured_e = getattr(m, "energy_per_token", None)
     e_meas = float(measured_e.to("J/token").magnitude) if measured_e is not None else None
     e_pred = r.energy_at(p, power or power_fit_stored()) if e_meas is not None and r.tdp else None
-    return Row(m.id, m.engine, m.hardware.key, m.model.key, _setup(m), r.regime, m.tp, r.source, r.measured, r.floor(), p,
+    return Row(m.id, m.engine, m.hardware.key, m.model.key, setup_text(m), r.regime, m.tp, r.source, r.measured, r.floor(), p,
                (p - r.measured) / r.measured, r.implied_mbu(), r.prefill_share, RULES[m.metric], m.source, m.url,
                running_batch(m), m.model.moe is not None, e_meas, e_pred)
 
@@ -562,6 +563,7 @@ __all__ = [
     "record_inputs",
     "running_batch",
     "serving",
+    "setup_text",
     "sheet_defaults",
     "start",
     "step_function",

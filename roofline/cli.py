@@ -144,6 +144,20 @@ def _parser() -> argparse.ArgumentParser:
                      "specs/measurements/profiles/ of a source checkout (an installed package's own folder only when named here)")
     cal.add_argument("--format", choices=("md", "json"), default="md")
 
+    dg = sub.add_parser("diagnose", help="a profiler trace's decode steps (PyTorch profiler JSON or Nsight Systems SQLite) by kernel class, "
+                        "beside the step model, on the roofline, and in the mbu-diagnosis and batch1-gap buckets")
+    dg.add_argument("trace", help="a PyTorch profiler trace (.json or .json.gz, as vLLM's and SGLang's profilers write) or an Nsight "
+                                  "Systems SQLite export (nsys export --type sqlite)")
+    dg.add_argument("--hardware", required=True, help="the chip the trace ran on (name or path)")
+    dg.add_argument("--model", required=True, help="the model the trace ran (name or path)")
+    dg.add_argument("--weights", help="weight formats, as derive takes them; default: as the checkpoint stores them")
+    dg.add_argument("--kv", help="KV-cache precision")
+    dg.add_argument("--math", help="math precision")
+    dg.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
+                    help="the setup the trace ran: batch, context, tp, ... as decode-floor takes them (batch=32 --set context=1005 --set tp=4)")
+    dg.add_argument("--engine", metavar="NAME", help=ENGINE_HELP)
+    dg.add_argument("--format", choices=("md", "json"), default="md")
+
     b = sub.add_parser("build", help="write every sheet to out/ (md, tex, json; --pdf too)")
     b.add_argument("--out", default="out", help="the folder to write (default: out); it is replaced as a whole, atomically")
     b.add_argument("--pdf", action="store_true", help="also compile each .tex with pdflatex")
@@ -422,6 +436,10 @@ def run(argv: Sequence[str] | None = None, light: bool = False) -> int:
             g = given(args.hardware, args.model, args.set, args.weights, args.kv, args.math)
             sys.stdout.write(calibrate_files(files, g, args.name, folder_option("--to", args.to) if args.to is not None else None,
                                              args.engine, args.format))
+    elif args.command == "diagnose":
+        from .diagnose import diagnose
+
+        sys.stdout.write(diagnose(args.trace, args.hardware, args.model, args.set, args.weights, args.kv, args.math, args.engine, args.format))
     elif args.command == "build":
         from .build import build, drawn_folder, render_all, ships, stale, stale_shipped
         from .build_outputs import BOOK, BuildError

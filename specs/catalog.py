@@ -116,17 +116,23 @@ def read_document(path: Path, limit: int) -> str:
     """A stranger's data file (a benchmark result, a profiler trace) as text: gzipped or not (told by its first bytes, not
     its name), at most `limit` bytes read and at most `limit` bytes once unpacked (a small archive cannot unpack into memory
     without bound)."""
-    data = read_bytes(path, limit)
-    if data[:2] == b"\x1f\x8b":
-        unpack = zlib.decompressobj(wbits=31)
-        try:
-            out = unpack.decompress(data, limit + 1)
-        except zlib.error as err:
-            raise SpecError(shown_path(path), None, f"expected a gzip file, found a damaged one ({err})") from None
-        if len(out) > limit:
-            raise SpecError(shown_path(path), None, f"expected at most {limit:,} bytes once unpacked, found more")
-        data = out
-    return decoded(data, path)
+    return decoded(unpacked(read_bytes(path, limit), path, limit), path)
+
+
+def unpacked(data: bytes, path: Path, limit: int) -> bytes:
+    """`data` gunzipped where it is a gzip file (at most `limit` bytes once unpacked), else as it is."""
+    if data[:2] != b"\x1f\x8b":
+        return data
+    unpack = zlib.decompressobj(wbits=31)
+    try:
+        out = unpack.decompress(data, limit + 1)
+    except zlib.error as err:
+        raise SpecError(shown_path(path), None, f"expected a gzip file, found a damaged one ({err})") from None
+    if len(out) > limit:
+        raise SpecError(shown_path(path), None, f"expected at most {limit:,} bytes once unpacked, found more")
+    if not unpack.eof:
+        raise SpecError(shown_path(path), None, "expected a gzip file, found a damaged or truncated one")
+    return out
 
 
 def nesting_depth(data: object, limit: int = MAX_NESTING) -> int:

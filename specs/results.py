@@ -32,7 +32,7 @@ from fractions import Fraction
 from pathlib import Path
 
 from ..units import Quantity
-from .catalog import decoded, parse_json, read_bytes, read_document, shown_path
+from .catalog import decoded, parse_json, read_bytes, shown_path, unpacked
 from .errors import SpecError, shown
 from .hardware import Hardware
 from .measurements import RECORD_ID, Measurement, check_physics, parse_measurements
@@ -336,7 +336,7 @@ def runs(path: Path) -> tuple[str, str, list[Run]]:
     """A result file's format, its SHA-256 and its runs."""
     data = read_bytes(path, MAX_RESULT_BYTES)
     digest = hashlib.sha256(data).hexdigest()
-    text = read_document(path, MAX_RESULT_BYTES) if data[:2] == b"\x1f\x8b" else decoded(data, path)
+    text = decoded(unpacked(data, path, MAX_RESULT_BYTES), path)
     fmt, docs = detect(text, path)
     readers: dict[str, Callable[..., list[Run]]] = {
         "guidellm": lambda d, label: _guidellm(d, path),

@@ -193,6 +193,8 @@ ACCEPTANCE_POSITIONS = (alpha, *(g(f"alpha_{i}", "1", rf"\alpha_{{{i}}}", f"acce
                                    "ones before it were accepted", share=True) for i in range(2, 9)))
 # a measured step of the setup at hand (batch1-gap, model-limits: --set t_observed=11.3ms); 0 where none is given
 t_meas = g("t_meas", "s", r"t_{\mathrm{meas}}", "a measured decode step time of this setup (0: none given)")
+# the collective kernels' time per step in a trace of the setup at hand (mbu-diagnosis, roofline diagnose); 0 where none is given
+t_coll_meas = g("t_coll_meas", "s", r"t_{\mathrm{coll,meas}}", "the collective kernels' time per step in a trace of this setup (0: none given)")
 
 # what published measurements of real servers say (specs/measurements/, `roofline validate`): decode-floor, mbu-diagnosis
 U_lo = g("U_lo", "1", r"\mathrm{MBU}_{\mathrm{low}}", "lowest implied MBU of the memory-bound decode records of the measurements dataset")

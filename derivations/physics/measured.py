@@ -36,6 +36,12 @@ MEASURED_STEP = Input("t_observed", gl.t_meas, "0 ms", "s",
                       "a measured decode step time of this setup, the engine's time per step at one token per sequence (0: none given)",
                       "nonnegative")
 
+#: The collective kernels' time per step in a trace of the setup at hand (mbu-diagnosis; `roofline diagnose` sets it from a
+#: trace): 0 (the default) where none is given, and the sheet uses the step model's all-reduces.
+MEASURED_COLLECTIVES = Input("t_collectives_observed", gl.t_coll_meas, "0 ms", "s",
+                             "the collective kernels' time per step in a trace of this setup (0: none given, the step model's all-reduces)",
+                             "nonnegative")
+
 t_mbu_high = Step("t_step_mbu_high", pr.step_time_at_mbu(sm.bytes_gpu.s, gl.U_hi), "s",
                   "This step's bytes per GPU at the highest MBU a measured server reached: the fastest the dataset says to expect.",
                   latex=r"t_{\mathrm{MBU,high}}", title="Step at the best measured MBU")

@@ -74,9 +74,13 @@ f_busy = Step("f_busy", 1 - s_idle, "1",
               latex=r"f_{\mathrm{busy}}", title="Busy share of the step",
               none="an idle share of 1 or more leaves no time for any kernel: the idle share must be below 1")
 t_busy = Step("t_busy", f_busy.s * tpot.s, "s", "The time some kernel runs.", latex=r"t_{\mathrm{busy}}", title="Busy time")
-t_coll = Step("t_collective", sm.t_comm.s, "s",
-              "Collectives as their own bucket: the tensor-parallel all-reduces of the step model (bytes over the link and their rounds of "
-              "latency), not overlapped with compute. "
+coll_given = Step("collectives_given", pr.measurement_given(gl.t_coll_meas, t_floor.s), "1",
+                  r"1 where a trace's collective time is given ($\sym{t_coll_meas}$ above 0, as a diagnosis of a trace sets it), 0 where "
+                  "none is, and the step model's all-reduces stand in.",
+                  latex=r"\delta_{\mathrm{coll}}", title="Measured collectives given")
+t_coll = Step("t_collective", pr.measured_or(gl.t_coll_meas, sm.t_comm.s, coll_given.s), "s",
+              "Collectives as their own bucket: the collective kernels' time a trace measured where one is given, else the tensor-parallel "
+              "all-reduces of the step model (bytes over the link and their rounds of latency), not overlapped with compute. "
               "In a trace: the NCCL (or RCCL) all-reduce kernels; owned by whoever sets the parallel layout and the communication library.",
               latex=r"t_{\mathrm{coll}}", title="Collective time")
 f_coll = Step("f_collective", 1 - t_coll.s / t_busy.s, "1",
@@ -136,7 +140,7 @@ share_bw = Step("share_bandwidth", b_bw.s / gap_rebuilt.s, "1", "The bandwidth b
                 latex=r"\Delta t_{\mathrm{bw}}/\Delta t", title="Bandwidth share of the missing time")
 
 STEPS = (*sm.BYTES_STEPS, *sm.MEMORY_FIT, t_floor, tpot, gap, missing, achieved,
-         f_busy, t_busy, *sm.COMM_STEPS, t_coll, f_coll, t_kernels, f_stream, t_stream, eta_hat,
+         f_busy, t_busy, *sm.COMM_STEPS, coll_given, t_coll, f_coll, t_kernels, f_stream, t_stream, eta_hat,
          b_idle, b_coll, b_ns, b_bw, mbu_rebuilt, gap_rebuilt, share_idle, share_coll, share_ns, share_bw, *ms.MBU_STEPS)
 
 BUCKETS = ("t_idle", "t_collective_bucket", "t_nonstream", "t_bandwidth")
@@ -150,7 +154,7 @@ DERIVATION = derivation(
     S,
     STEPS,
     ("t_floor", "tpot", "gap"),
-    inputs=(MBU, IDLE, NONSTREAM, *ms.MBU_INPUTS),
+    inputs=(MBU, IDLE, NONSTREAM, ms.MEASURED_COLLECTIVES, *ms.MBU_INPUTS),
     argument=(
         "bytes_per_gpu", "t_floor", "tpot", "gap", "f_busy", "t_collective", "f_collective", "f_stream", "f_bandwidth", "t_idle",
         "t_collective_bucket", "t_nonstream", "t_bandwidth", "gap_rebuilt",

@@ -555,6 +555,7 @@ def _shipped(v: object, where: str, name: str, names: list[str], listing: str, l
 __all__ = [
     "BATCHING",
     "DEFAULT_PROFILE",
+    "DEFAULT_SUMMARY",
     "HELD_OUT_DIR",
     "MAX_DECODE_STEP_S",
     "MEASUREMENTS_DIR",

@@ -241,9 +241,22 @@ def _pdf_pages(pdf: bytes, tmp_path) -> list[str]:
     return [p for p in text.split("\f") if p.strip()]
 
 
+def _letters(text: str) -> str:
+    """Text as letters and digits only (a PDF's text breaks lines, hyphenates and sets quotes its own way)."""
+    return re.sub(r"[^a-z0-9]", "", text.lower())
+
+
+def _answer_caption(md: str) -> str | None:
+    """The start of the answer figure's caption in a sheet's Markdown (its math left out), or None for a sheet without one."""
+    answer = md.split("## Answer", 1)[1].split("## The argument", 1)[0]
+    captions = [line for line in answer.splitlines() if line.startswith("*") and not line.startswith("**") and len(line) > 40]
+    return _letters(re.sub(r"\$[^$]*\$", "", captions[-1]))[:40] if captions else None
+
+
 @pytest.mark.slow
 def test_page_one_holds_the_answer_and_the_body_fits(sheets, built, tmp_path, capsys):
-    """Every PDF: the headline values on page 1; sections 1 to 5 on at most BODY_PAGES pages (the appendix starts a page)."""
+    """Every PDF: the headline values and the answer figure (its caption) on page 1; sections 1 to 5 on at most BODY_PAGES pages
+    (the appendix starts a page)."""
     from roofline.pdfs import compile_pdf
 
     report = []
@@ -262,6 +275,8 @@ def test_page_one_holds_the_answer_and_the_body_fits(sheets, built, tmp_path, ca
             if c.number.exponent is not None:
                 number = c.number.mantissa
             assert number in first, f"{slug}: {name} = {number} is not on page 1"
+        caption = _answer_caption(str(built[f"{slug}.md"]))
+        assert caption is None or caption in _letters(pages[0]), f"{slug}: the answer figure's caption is not on page 1"
         limit = BODY_PAGE_EXCEPTIONS.get(slug, (BODY_PAGES, ""))[0]
         assert body <= limit, f"{slug}: the body takes {body} pages, more than {limit}"
     with capsys.disabled():

@@ -134,6 +134,9 @@ def _draw_sweep(mpl: Any, canvas: Any, fig: Figure) -> None:
     xs = [x for c in panel.curves for x in c.x]
     ys = [y for c in panel.curves for y in c.y] + [ln.value for ln in panel.lines if ln.axis == "y"]
     xlim = (min(xs), max(xs)) if xs else (1.0, 10.0)
+    if panel.discrete and xs:  # room for the end points' markers
+        pad = 1.15 if "x" in panel.log else (xlim[1] - xlim[0]) * 0.04 or 0.5
+        xlim = (xlim[0] / pad, xlim[1] * pad) if "x" in panel.log else (xlim[0] - pad, xlim[1] + pad)
     ylim = _limits(ys, "y" in panel.log, room=0.1, floor_zero=True)
     if "y" not in panel.log and ylim[0] == 0:
         ylim = (0.0, ylim[1] * 1.06)
@@ -141,7 +144,12 @@ def _draw_sweep(mpl: Any, canvas: Any, fig: Figure) -> None:
         ax.axvspan(lo, hi, facecolor=SHADE, edgecolor="none", zorder=0)
     for i, c in enumerate(panel.curves):
         ax.plot(c.x, c.y, color=PALETTE[i % len(PALETTE)], lw=1.9 if i == 0 else 1.5, ls=("-", (0, (5, 2)), (0, (1, 1.4)), (0, (6, 2, 1, 2)))[i % 4],
-                zorder=3)
+                zorder=3, **({"marker": _MARKERS[i % len(_MARKERS)], "ms": 4.5} if panel.discrete else {}))
+    if panel.discrete and xs:
+        from matplotlib.ticker import FixedLocator, NullLocator
+
+        ax.xaxis.set_major_locator(FixedLocator(sorted(set(xs))))
+        ax.xaxis.set_minor_locator(NullLocator())
     for ln in panel.lines:
         if ln.axis == "x":
             ax.axvline(ln.value, color=MARK, lw=0.8, ls=(0, (4, 2.5)), zorder=2)
@@ -152,7 +160,7 @@ def _draw_sweep(mpl: Any, canvas: Any, fig: Figure) -> None:
     ax.set_xlabel(panel.xlabel)
     ax.set_ylabel(panel.ylabel)
     draw_title(mpl, canvas, fig, panel.title)
-    lay_out(mpl)
+    lay_out(mpl, panel.y_tick_unit)
     placer = Placer(ax, canvas)
     for c in panel.curves:
         placer.line(c.x, c.y)

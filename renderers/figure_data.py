@@ -103,6 +103,11 @@ class Panel:
     roofs: tuple[Roof, ...] = ()
     bars: tuple[Bar, ...] = ()
     note: str = ""
+    #: the x values are the only ones that exist (a GPU count): drawn as points joined, with a tick at each
+    discrete: bool = False
+    #: a log y axis over many decades: each tick says its value with its own prefix ("100 kB", "1 GB"), the values being in
+    #: this unit; "" for ticks in the axis label's unit
+    y_tick_unit: str = ""
     #: x ranges where the setup does not fit in memory (beyond the sheet's largest value that fits), shaded, and their label
     overflow: tuple[tuple[float, float], ...] = ()
     overflow_label: str = ""

@@ -328,10 +328,11 @@ class Placer:
         return score
 
 
-def lay_out(mpl: Any) -> None:
-    """Run the layout once, then freeze it: labels placed afterwards must not move the axes they were measured in."""
+def lay_out(mpl: Any, y_tick_unit: str = "") -> None:
+    """Run the layout once, then freeze it: labels placed afterwards must not move the axes they were measured in.
+    `y_tick_unit`: the y values' unit where each tick says its own prefix (figure_data.Panel.y_tick_unit)."""
     for ax in mpl.axes:
-        _log_ticks(ax)
+        _log_ticks(ax, y_tick_unit)
     mpl.draw_without_rendering()
     mpl.set_layout_engine("none")
 
@@ -352,11 +353,23 @@ def _plain_tick(v: float, _pos: Any = None) -> str:
     return f"$10^{{{exponent}}}$" if abs(mantissa - 1) < 1e-6 else f"${mantissa:.2g} \\times 10^{{{exponent}}}$"
 
 
-def _log_ticks(ax: Any) -> None:
-    """Plain numbers on log axes; over less than two decades the 2s and 5s labelled too, so a short axis is readable."""
-    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+def prefixed_tick(v: float, unit_text: str) -> str:
+    """A tick of a log axis over many decades as a quantity with its own prefix: 0.1 MB as "100 kB", 1e6 MB as "1 TB"."""
+    from .numbers import plain
+
+    return plain(v, unit_text) if v > 0 and math.isfinite(v) else ""
+
+
+def _log_ticks(ax: Any, y_tick_unit: str = "") -> None:
+    """Plain numbers on log axes; over less than two decades the 2s and 5s labelled too, so a short axis is readable; a y
+    axis whose ticks carry their own prefixes (`y_tick_unit`) says each as a quantity."""
+    from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, NullFormatter
 
     for axis, (lo, hi) in ((ax.xaxis, ax.get_xlim()), (ax.yaxis, ax.get_ylim())):
+        if isinstance(axis.get_major_locator(), FixedLocator):  # a discrete axis: a tick at each value drawn, in plain numbers
+            axis.set_major_formatter(FuncFormatter(_plain_tick))
+            axis.set_minor_formatter(NullFormatter())
+            continue
         if axis.get_scale() == "linear" and max(abs(lo), abs(hi)) >= 1000 and min(lo, hi) >= 0:
             axis.set_major_formatter(FuncFormatter(lambda v, _pos=None: _plain_tick(v) if v > 0 else "0"))  # 2,000, not 2000
             continue
@@ -365,7 +378,8 @@ def _log_ticks(ax: Any) -> None:
         decades = abs(math.log10(hi / lo))
         subs = (1.0, 2.0, 5.0) if decades < 2.2 else (1.0,)
         axis.set_major_locator(LogLocator(base=10, subs=subs))
-        axis.set_major_formatter(FuncFormatter(_plain_tick))
+        prefixed = axis is ax.yaxis and y_tick_unit
+        axis.set_major_formatter(FuncFormatter(lambda v, _pos=None: prefixed_tick(v, y_tick_unit)) if prefixed else FuncFormatter(_plain_tick))
         axis.set_minor_formatter(NullFormatter())
 
 

@@ -76,6 +76,11 @@ FORMATS = ("svg", "pdf")
 STYLE = plot_draw.STYLE
 #: Points per swept curve (fewer where the input is a whole number over a short range).
 SWEEP_POINTS = 160
+#: Inputs counted in GPUs (tensor, data and expert parallelism): a sweep over one draws the powers of two, the degrees
+#: servers are built with, as points, not a line through 3, 5, 6 and 7 GPUs.
+LAYOUT_DEGREES = ("tp", "dp", "ep", "tp_draft")
+#: A sweep over a whole quantity with at most this many values draws them as points (a tick at each).
+MAX_DISCRETE_POINTS = 12
 #: A swept range is widened to show every marked value with this much room on a log axis (a factor) or a linear one (a share).
 MARK_ROOM = 2.0
 _MARKER = re.compile(rb"roofline-plot-data sha256:([0-9a-f]{64})")
@@ -128,6 +133,21 @@ def _axis_unit(values: Sequence[float], si: pint.Unit, preferred: str | None) ->
     if not finite:
         return si
     return display(finite[len(finite) // 2], si).unit
+
+
+#: A log axis spanning more than this many decades of a unit with prefixes has a prefix on each tick: one unit for all of
+#: them would print 0.0001 at one end or 10^6 at the other.
+PREFIXED_DECADES = 5
+
+
+def _prefixed_ticks(values: Sequence[float], si: pint.Unit, shown: pint.Unit, log: bool) -> str:
+    """The unit the ticks of a log axis are given in where each says its own prefix (Panel.y_tick_unit), else ""."""
+    finite = [abs(v) for v in values if math.isfinite(v) and v != 0]
+    if not log or not finite or math.log10(max(finite) / min(finite)) <= PREFIXED_DECADES:
+        return ""
+    text = unit_text(shown)
+    prefixes = display(1e9, text).unit.text != text or display(1e-9, text).unit.text != text
+    return text if prefixes else ""
 
 
 def _factor(si: pint.Unit, shown: object) -> float:
@@ -199,6 +219,8 @@ def _sweep(sheet: Sheet, p: Plot, resolve: Resolver) -> tuple[Panel, ...]:
     grid = np.geomspace(lo, hi, SWEEP_POINTS) if "x" in p.log else np.linspace(lo, hi, SWEEP_POINTS)
     if whole:
         grid = np.unique(np.round(grid))
+    if inp.name in LAYOUT_DEGREES:  # GPUs come in powers of two; a degree marked on the sheet (a --set tp=6) is drawn too
+        grid = np.unique([*(2.0**k for k in range(int(math.log2(lo)), int(math.log2(hi)) + 1) if lo <= 2**k <= hi), *marks_x])
     y_si = d.symbols[p.y[0]].unit
     raw = {name: _curve(d, ctx, name, inp, grid) for name in p.y}
     all_y = [float(v) for ys in raw.values() if ys is not None for v in ys]
@@ -209,7 +231,9 @@ def _sweep(sheet: Sheet, p: Plot, resolve: Resolver) -> tuple[Panel, ...]:
     lines = [Line(ln.label, ln.axis, ln.value * (fy if ln.axis == "y" else 1.0), ln.step) for ln in lines]
     info = d.symbols.info(inp.symbol)
     xlabel = f"{_mathtext(_sentence(p.labels.get(p.x) or inp.meaning), d)}, ${info.latex}${_unit_label(x_unit)}"
-    ylabel = f"{_mathtext(_name(d, p, p.y[0]), d) if len(p.y) == 1 else _shared_name(d, p.y, y_si)}{_unit_label(y_shown)}"
+    tick_unit = _prefixed_ticks(all_y, y_si, y_shown, "y" in p.log)
+    ylabel = (f"{_mathtext(_name(d, p, p.y[0]), d) if len(p.y) == 1 else _shared_name(d, p.y, y_si)}"
+              f"{'' if tick_unit else _unit_label(y_shown)}")
     missing = [n for n, ys in raw.items() if ys is None]
     notes = [f"{', '.join(missing)}: no value in this context"] if missing else []
     overflow, overflow_label = (), ""
@@ -221,7 +245,8 @@ def _sweep(sheet: Sheet, p: Plot, resolve: Resolver) -> tuple[Panel, ...]:
             overflow = ((float(fit), float(grid[-1])),)
             overflow_label = f"does not fit in memory beyond {_mark(d, p.fits_up_to, fit, fit_u.unit, d.display_units.get(p.fits_up_to))}"
     return (Panel(sheet.context_label, xlabel, ylabel, p.log, curves, tuple(lines), units=(unit_text(x_unit), unit_text(y_shown)),
-                  note="; ".join(notes), overflow=overflow, overflow_label=overflow_label),)
+                  note="; ".join(notes), overflow=overflow, overflow_label=overflow_label,
+                  discrete=whole and len(grid) <= MAX_DISCRETE_POINTS, y_tick_unit=tick_unit),)
 
 
 def _sentence(text: str) -> str:

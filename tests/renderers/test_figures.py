@@ -269,3 +269,25 @@ def test_a_roofline_point_must_be_an_intensity():
 def test_a_title_placeholder_must_be_a_value():
     with pytest.raises(DerivationError, match="nope"):
         _sheet(Plot("p", "bars", "A plot.", title="It is {nope}.", y=("t",)))
+
+
+def test_a_sweep_over_gpus_draws_the_powers_of_two_as_points(figs):
+    """Discrete axes for discrete quantities: hardware-upgrade's speedup against the tensor-parallel degree is drawn at 1, 2, 4,
+    8 and 16 GPUs, as points with a tick at each, never through 3, 5, 6 or 7 GPUs."""
+    _, (fig,) = figs["hardware-upgrade"]
+    (panel,) = fig.panels
+    assert panel.discrete
+    assert {x for c in panel.curves for x in c.x} == {1.0, 2.0, 4.0, 8.0, 16.0}
+    _, (fig,) = figs["batch-knee"]
+    assert not fig.panels[0].discrete  # a batch swept over 1 to 4,096 is a line
+
+
+def test_a_log_axis_over_many_decades_puts_its_prefix_on_each_tick(figs):
+    """flash-attention-io's bytes run from about 0.3 MB to 300 GB: the ticks say "100 kB" to "1 TB", not 0.1 to 10^6 MB."""
+    _, (fig,) = figs["flash-attention-io"]
+    (panel,) = fig.panels
+    assert panel.y_tick_unit == "MB" and "(MB)" not in panel.ylabel and panel.ylabel.startswith("Bytes")
+    assert plot_draw.prefixed_tick(1e6, "MB") == "1 TB"
+    assert plot_draw.prefixed_tick(0.1, "MB") == "100 kB"
+    _, (fig,) = figs["hardware-upgrade"]
+    assert fig.panels[0].y_tick_unit == ""  # a ratio has no prefix

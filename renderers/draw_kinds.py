@@ -28,6 +28,7 @@ from .plot_draw import (
     draw_title,
     fonts_in_use,
     lay_out,
+    plain_tick,
     wrap_label,
 )
 
@@ -146,9 +147,10 @@ def _draw_sweep(mpl: Any, canvas: Any, fig: Figure) -> None:
         ax.plot(c.x, c.y, color=PALETTE[i % len(PALETTE)], lw=1.9 if i == 0 else 1.5, ls=("-", (0, (5, 2)), (0, (1, 1.4)), (0, (6, 2, 1, 2)))[i % 4],
                 zorder=3, **({"marker": _MARKERS[i % len(_MARKERS)], "ms": 4.5} if panel.discrete else {}))
     if panel.discrete and xs:
-        from matplotlib.ticker import FixedLocator, NullLocator
+        from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
 
         ax.xaxis.set_major_locator(FixedLocator(sorted(set(xs))))
+        ax.xaxis.set_major_formatter(FuncFormatter(plain_tick))
         ax.xaxis.set_minor_locator(NullLocator())
     for ln in panel.lines:
         if ln.axis == "x":
@@ -396,7 +398,8 @@ def _draw_stack(mpl: Any, canvas: Any, fig: Figure) -> None:
     ax.set_ylim(n - 0.45, -0.55)
     ax.grid(axis="y", visible=False)
     top = max(totals + [m.value for b in panel.bars for m in b.marks], default=1.0)
-    ax.set_xlim(0, top * 1.2)
+    longest = max((len(b.total) for b in panel.bars if not b.missing), default=0)
+    ax.set_xlim(0, top * max(1.2, 1.06 + 0.012 * longest))  # room past the longest bar for its total ("90.5 ms, does not fit")
     ax.set_xlabel(panel.xlabel)
     handles: list[Any] = [Patch(facecolor=colours[label], hatch=hatch[label], edgecolor="white") for label in order]
     labels = list(order)

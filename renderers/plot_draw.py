@@ -337,7 +337,7 @@ def lay_out(mpl: Any, y_tick_unit: str = "") -> None:
     mpl.set_layout_engine("none")
 
 
-def _plain_tick(v: float, _pos: Any = None) -> str:
+def plain_tick(v: float, _pos: Any = None) -> str:
     """A log axis's tick as a person writes it (0.01, 1, 300, 1,000, 10,000): one style on every axis, a thousands comma from
     1,000 up as the sheets' numbers have it; powers of ten beyond that range."""
     if v <= 0 or not math.isfinite(v):
@@ -366,12 +366,10 @@ def _log_ticks(ax: Any, y_tick_unit: str = "") -> None:
     from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, NullFormatter
 
     for axis, (lo, hi) in ((ax.xaxis, ax.get_xlim()), (ax.yaxis, ax.get_ylim())):
-        if isinstance(axis.get_major_locator(), FixedLocator):  # a discrete axis: a tick at each value drawn, in plain numbers
-            axis.set_major_formatter(FuncFormatter(_plain_tick))
-            axis.set_minor_formatter(NullFormatter())
+        if isinstance(axis.get_major_locator(), FixedLocator):  # ticks placed by the drawing (a discrete axis, a bar's labels)
             continue
         if axis.get_scale() == "linear" and max(abs(lo), abs(hi)) >= 1000 and min(lo, hi) >= 0:
-            axis.set_major_formatter(FuncFormatter(lambda v, _pos=None: _plain_tick(v) if v > 0 else "0"))  # 2,000, not 2000
+            axis.set_major_formatter(FuncFormatter(lambda v, _pos=None: plain_tick(v) if v > 0 else "0"))  # 2,000, not 2000
             continue
         if axis.get_scale() != "log" or not (lo > 0 and hi > 0):
             continue
@@ -379,7 +377,7 @@ def _log_ticks(ax: Any, y_tick_unit: str = "") -> None:
         subs = (1.0, 2.0, 5.0) if decades < 2.2 else (1.0,)
         axis.set_major_locator(LogLocator(base=10, subs=subs))
         prefixed = axis is ax.yaxis and y_tick_unit
-        axis.set_major_formatter(FuncFormatter(lambda v, _pos=None: prefixed_tick(v, y_tick_unit)) if prefixed else FuncFormatter(_plain_tick))
+        axis.set_major_formatter(FuncFormatter(lambda v, _pos=None: prefixed_tick(v, y_tick_unit)) if prefixed else FuncFormatter(plain_tick))
         axis.set_minor_formatter(NullFormatter())
 
 

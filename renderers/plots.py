@@ -486,6 +486,19 @@ def _row_contexts(sheet: Sheet, p: Plot, resolve: Resolver) -> list[tuple[str, R
     return out
 
 
+def _row_overflows(sheet: Sheet, p: Plot) -> list[bool]:
+    """For each row `_row_contexts` gives: whether its setup does not fit in memory (a table's rows say; a plot's own rows and
+    the sheet's own context as the sheet does)."""
+    if p.table is not None:
+        solved: SolvedTable = sheet.tables[1 + p.table]
+        return list(solved.overflows) if solved.overflows else [False] * len(sheet.derivation.tables[p.table].rows)
+    return [False] * len(p.rows) if p.rows else [sheet.overflow is not None]
+
+
+#: what a bar of a setup that does not fit in memory says after its total
+DOES_NOT_FIT = "does not fit"
+
+
 def _short_context(ctx: Context) -> str:
     return f"{_short_name(ctx)}, {ctx.model.name}"
 
@@ -509,6 +522,7 @@ def _stack(sheet: Sheet, p: Plot, resolve: Resolver) -> tuple[Panel, ...]:
     parts = _parts(d, p)
     si = d.symbols[p.y[0]].unit
     raw = []
+    overflows = _row_overflows(sheet, p)
     for label, _row, ctx in _row_contexts(sheet, p, resolve):
         if isinstance(ctx, SpecError):
             raw.append((label, None, {}, _missing_text(d, Missing("n/a", ctx.message))))
@@ -520,7 +534,7 @@ def _stack(sheet: Sheet, p: Plot, resolve: Resolver) -> tuple[Panel, ...]:
     shown = _axis_unit(totals, si, d.display_units.get(p.y[0]))
     f = _factor(si, shown)
     bars = []
-    for label, vals, steps, why in raw:
+    for (label, vals, steps, why), over in zip(raw, overflows, strict=True):
         if vals is None:
             bars.append(Bar(label, missing=why))
             continue
@@ -528,7 +542,8 @@ def _stack(sheet: Sheet, p: Plot, resolve: Resolver) -> tuple[Panel, ...]:
                          for (name, e, group), v in zip(parts, vals, strict=True))
         marks = tuple(Line(_mathtext(_name(d, p, n), d) + f" {_symbol(d, n)}", "x", float(steps[n]) * f, n)
                       for n in p.vlines if not isinstance(steps[n], Missing))
-        bars.append(Bar(label, segments, _value_text(sum(vals), si, d.display_units.get(p.y[0])), marks))
+        total = _value_text(sum(vals), si, d.display_units.get(p.y[0]))
+        bars.append(Bar(label, segments, f"{total}, {DOES_NOT_FIT}" if over else total, marks))
     axis = _sentence(parts[0][0]) if len(parts) == 1 else _quantity_kind(si)
     return (Panel(sheet.context_label, f"{axis}{_unit_label(shown)}", "", "", bars=tuple(bars), units=(unit_text(shown), "")),)
 

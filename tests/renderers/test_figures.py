@@ -291,3 +291,13 @@ def test_a_log_axis_over_many_decades_puts_its_prefix_on_each_tick(figs):
     assert plot_draw.prefixed_tick(0.1, "MB") == "100 kB"
     _, (fig,) = figs["hardware-upgrade"]
     assert fig.panels[0].y_tick_unit == ""  # a ratio has no prefix
+
+
+def test_a_bar_of_a_setup_that_does_not_fit_says_so(figs):
+    """mbu-diagnosis's buckets at TP 1 and 2 (Llama 3.1 70B, batch 16 at 8,192 tokens on 80 GB GPUs) need more memory than a
+    GPU has: their bars say so after their totals, as the table's rows do; TP 4 fits and says nothing."""
+    sheet, (fig,) = figs["mbu-diagnosis"]
+    solved = sheet.tables[1]
+    bars = [b for b in fig.panels[0].bars]
+    assert [b.total.endswith(", does not fit") for b in bars if not b.missing] == [o for o, b in zip(solved.overflows, bars, strict=True) if not b.missing]
+    assert sum(b.total.endswith(", does not fit") for b in bars) == 2

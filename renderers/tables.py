@@ -91,7 +91,7 @@ def _pivot(table: dict[str, Any], target: Target) -> dict[str, Any]:
         reasons.setdefault(r["labels"][1], [])
         reasons[r["labels"][1]] += [x for x in r["reasons"] if x not in reasons[r["labels"][1]]]
     header = table["headers"][0]
-    rows = [{"label": model, "labels": [model], "cells": [cells.get(c, target.text("n/a")) for c in chips], "reasons": reasons[model]}
+    rows = [{"label": model, "labels": [model], "cells": [cells.get(c, target.text(NO_VALUE)) for c in chips], "reasons": reasons[model]}
             for model, cells in grid.items()]
     return {**table, "title": table["title"] + target.text(": ") + header, "headers": chips, "header_names": chips,
             "label_headers": [target.text("model")], "rows": rows, "whys": _whys(rows, target)}
@@ -222,11 +222,14 @@ def _shown_in(c: Value, forced: str | None) -> Shown:
     return display(c.exact, c.unit, forced, exact_unit=True)
 
 
+#: A cell with no value (the step has none in the row's setup, or does not apply to it): a dash, the reason in the note
+#: under the table (`_whys`), never a code word ("none", "n/a").
+NO_VALUE = "\u2014"
+
+
 def _cell_text(c: Value | None, step: StepEntry, target: Target, forced: str | None, with_unit: bool) -> str:
-    if c is None:
-        return target.text("n/a")
-    if c.missing:
-        return target.text(c.missing.kind)
+    if c is None or c.missing:
+        return target.text(NO_VALUE)
     counted = count_shown(step, c)
     s = counted if counted is not None else _shown_in(c, forced)
     return target.quantity_text(s if with_unit else Shown(s.number, DIMENSIONLESS))
@@ -298,7 +301,7 @@ def _row_label(label: str, setting: tuple[tuple[str, str, Value], ...], target: 
 
 
 def _row_reasons(cells: tuple[Value | None, ...], why: str, target: Target) -> list[str]:
-    """The reasons a row has no value in some cells (the cells say none or n/a), each once."""
+    """The reasons a row has no value in some cells (the cells show a dash, NO_VALUE), each once."""
     reasons = [target.text(why)] if why else []
     for c in cells:
         if c is not None and c.missing:

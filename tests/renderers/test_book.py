@@ -50,7 +50,11 @@ def test_every_sheet_is_a_chapter_in_its_part(tex):
 
 
 def _as_float(tex: str) -> str:
-    """A sheet's in-place answer figure written as the book's float (renderers/templates/sheet.tex.j2, answer_figure)."""
+    """A sheet's in-place answer figure written as the book's float (renderers/templates/sheet.tex.j2, answer_figure), its
+    claims and figure unwrapped from the block that orders them on page 1 (the book's chapters flow on: claims, then float)."""
+    block = re.search(r"\\rooflineanswerblock\{(.*?\n)\}\{(\\rooflinefigurefit.*?\n)\}\n", tex, re.S)
+    if block:
+        tex = tex[:block.start()] + block.group(1) + "\n\n" + block.group(2) + "\n" + tex[block.end():]
     return tex.replace("\\par\\medskip\\noindent\\begin{minipage}{\\linewidth}\\centering\n", "\\begin{figure}[!ht]\\centering\n").replace(
         "\\usebox{\\rooflinecaptionbox}\\end{minipage}\\par\\medskip", "\\usebox{\\rooflinecaptionbox}\\end{figure}")
 

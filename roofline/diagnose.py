@@ -24,6 +24,7 @@ from pathlib import Path
 
 from . import api
 from .renderers.escape import markdown as md
+from .renderers.numbers import plain
 from .specs.catalog import shown_path
 from .specs.errors import SpecError
 from .specs.traces import Kernel, Trace, read_trace
@@ -205,9 +206,16 @@ class Predicted:
     beta: float
     peak: float
     math: str
+    #: what the small kernels' and collectives' bytes are counted from: the model's hidden size and vocabulary, its layers,
+    #: the tensor-parallel degree and the chip's scale-up link (bytes/s per direction; 0 where it has none)
+    hidden: int = 0
+    vocab: int = 0
+    layers: int = 0
+    tp: int = 1
+    link: float = 0.0
 
 
-_PREDICTED = ("t_step", "bytes_per_gpu", "t_gemm", "t_attention", "t_comm", "t_alltoall", "t_overhead", "weight_bytes_gpu", "kv_bytes_step",
+_PREDICTED = ("t_step", "bytes_per_gpu", "tokens_per_step", "gpus", "t_gemm", "t_attention", "t_comm", "t_alltoall", "t_overhead", "weight_bytes_gpu", "kv_bytes_step",
               "index_bytes_step", "state_bytes_step", "flops_gemm_gpu", "flops_attention_gpu")
 
 
@@ -222,7 +230,11 @@ def predict(hardware: str, model: str, inputs: Mapping[str, str], weights: str |
     m = sheet.setup.math.math
     beta = float(hw.memory_bandwidth.to("B/s").magnitude)
     values["t_floor"] = values["bytes_per_gpu"] / beta  # one GPU's bytes at datasheet bandwidth: the floor of this layout
-    return Predicted(values, beta, float(hw.peak_dense[m].to("flop/s").magnitude), m)
+    arch = api.model(model)
+    tp = next((round(float(i.value.exact)) for i in sheet.inputs if i.name == "tp"), 1)
+    link = hw.scaleup_bandwidth_per_direction
+    return Predicted(values, beta, float(hw.peak_dense[m].to("flop/s").magnitude), m, int(arch.hidden_size), int(arch.vocab_size),
+                     int(arch.num_layers), tp, float(link.to("B/s").magnitude) if link is not None else 0.0)
 
 
 # --- the report -----------------------------------------------------------------------------------------------------------
@@ -254,22 +266,56 @@ def buckets(m: Measured, p: Predicted) -> list[tuple[str, float, float | None]]:
     ]
 
 
+#: Activations between kernels are BF16 in the engines traced (2 bytes an element): the small kernels' and the all-reduces'
+#: bytes are counted in it. Logits are sampled in FP32 (4 bytes).
+ACTIVATION_BYTES = 2
+LOGIT_BYTES = 4
+
+
 def roofline_rows(m: Measured, p: Predicted) -> list[dict[str, object]]:
-    """Each streaming class on the roofline: the step model's bytes and FLOPs of the class, over the time the trace measured."""
+    """Each kernel class on the roofline at its achieved intensity, over the time the trace measured:
+
+    - weight GEMMs and attention: the step model's bytes and FLOPs of the class per GPU;
+    - norms and elementwise kernels: each reads and writes one activation of the step's tokens (2 x tokens x hidden x 2 bytes),
+      at a few FLOPs an element, so below 1 flop/B: at the bandwidth roof whatever that count, and its percent of roof is its
+      achieved bandwidth over the datasheet's;
+    - sampling: the step's logits read once (tokens x vocabulary x 4 bytes), likewise at the bandwidth roof;
+    - collectives: the ring all-reduces' bytes on the scale-up link (2 per layer, each 2(n-1)/n of one activation), against
+      the link's bandwidth per direction, the roof a collective has;
+    - memory copies: bytes the trace does not give, so time only (not placed).
+    """
     v = p.values
-    gemm_t = (m.class_time("weight GEMM") + m.class_time("grouped MoE GEMM")) / 1e6
-    att_t = m.class_time("attention") / 1e6
-    rows = []
-    for label, t, bytes_, flops in (("weight GEMMs (dense and grouped MoE)", gemm_t, v["weight_bytes_gpu"], v["flops_gemm_gpu"]),
-                                    ("attention", att_t, v["kv_bytes_step"] + v["index_bytes_step"] + v["state_bytes_step"],
-                                     v["flops_attention_gpu"])):
-        if t <= 0 or bytes_ <= 0:
-            continue
+    tokens = v["tokens_per_step"]
+    activation = tokens * p.hidden * ACTIVATION_BYTES
+    rows: list[dict[str, object]] = []
+
+    def row(label: str, t: float, bytes_: float, flops: float | None, roof_bw: float, bound: str, counted: str) -> None:
+        if t <= 0 or bytes_ <= 0 or roof_bw <= 0:
+            return
+        if flops is None:  # below 1 flop/B: the roof is the bandwidth's, and the percent its share
+            rows.append({"class": label, "time_s": t, "bytes": bytes_, "flops": None, "intensity_flop_per_byte": None,
+                         "achieved_bandwidth_Bps": bytes_ / t, "achieved_flops": None, "roof_Bps": roof_bw,
+                         "percent_of_roof": bytes_ / t / roof_bw, "bound": bound, "counted": counted})
+            return
         intensity = flops / bytes_
         roof = min(p.peak, intensity * p.beta)
         rows.append({"class": label, "time_s": t, "bytes": bytes_, "flops": flops, "intensity_flop_per_byte": intensity,
                      "achieved_bandwidth_Bps": bytes_ / t, "achieved_flops": flops / t, "roof_flops": roof,
-                     "percent_of_roof": (flops / t) / roof, "bound": "memory" if intensity * p.beta < p.peak else "compute"})
+                     "percent_of_roof": (flops / t) / roof, "bound": "memory" if intensity * p.beta < p.peak else "compute", "counted": counted})
+
+    row("weight GEMMs (dense and grouped MoE)", (m.class_time("weight GEMM") + m.class_time("grouped MoE GEMM")) / 1e6,
+        v["weight_bytes_gpu"], v["flops_gemm_gpu"], p.beta, "memory", "the step model's weight bytes and GEMM FLOPs per GPU")
+    row("attention", m.class_time("attention") / 1e6, v["kv_bytes_step"] + v["index_bytes_step"] + v["state_bytes_step"],
+        v["flops_attention_gpu"], p.beta, "memory", "the step model's cache bytes and attention FLOPs per GPU")
+    kernels = m.median(lambda s: s.count_by_class.get("norm and elementwise", 0))
+    row("norm and elementwise", m.class_time("norm and elementwise") / 1e6, kernels * 2 * activation, None, p.beta, "memory",
+        f"{kernels:g} kernels a step, each reading and writing one activation of {tokens:g} tokens x {p.hidden} in BF16")
+    row("sampling", m.class_time("sampling") / 1e6, tokens * p.vocab * LOGIT_BYTES, None, p.beta, "memory",
+        f"the logits of {tokens:g} tokens x {p.vocab:,} in FP32, read once")
+    if p.tp > 1:
+        n = p.tp
+        row("collective", m.class_time("collective") / 1e6, 2 * p.layers * 2 * (n - 1) / n * activation, None, p.link, "link",
+            f"two ring all-reduces a layer over {n} GPUs, each 2(n-1)/n of one activation in BF16, on the scale-up link")
     return rows
 
 
@@ -345,15 +391,21 @@ def _markdown(m: Measured, p: Predicted, sheets: Mapping[str, tuple[Mapping[str,
         if time_ <= 0:
             continue
         out.append(f"| {c} | {round(m.median(lambda s, c=c: s.count_by_class.get(c, 0)))} | {_ms(time_)} | {_pct(time_ / total)} |")
-    out += ["", "## The streaming classes on the roofline", "",
-            f"The step model's bytes and FLOPs of each class per GPU, over the time the trace measured; the roof at that intensity is "
-            f"min(peak, intensity x bandwidth) with the datasheet's {p.beta / 1e12:.3g} TB/s and dense {p.math} peak {p.peak / 1e12:.4g} TFLOP/s.", "",
-            "| class | ms | bytes | FLOPs | FLOP/byte | achieved bandwidth | achieved TFLOP/s | roof TFLOP/s | percent of roof |",
-            "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    out += ["", "## Each kernel class on the roofline", "",
+            f"The bytes and FLOPs each class moves per GPU in a step, over the time the trace measured; the roof at its intensity is "
+            f"min(peak, intensity x bandwidth) with the datasheet's {p.beta / 1e12:.3g} TB/s and dense {p.math} peak {p.peak / 1e12:.4g} "
+            "TFLOP/s. A class below 1 flop/B sits under the bandwidth roof whatever its FLOPs, so its percent is its bandwidth's share; "
+            "a collective's roof is the scale-up link. Memory copies are not placed: the trace gives their time, not their bytes.", "",
+            "| class | ms | bytes | FLOP/byte | achieved | roof | percent of roof | bytes counted as |",
+            "|---|---:|---:|---:|---:|---:|---:|---|"]
     for r in roofline_rows(m, p):
-        out.append(f"| {r['class']} | {r['time_s'] * 1e3:.2f} | {r['bytes'] / 1e9:.3g} GB | {r['flops'] / 1e12:.3g} T | {r['intensity_flop_per_byte']:.3g} | "
-                   f"{r['achieved_bandwidth_Bps'] / 1e12:.3g} TB/s | {r['achieved_flops'] / 1e12:.3g} | {r['roof_flops'] / 1e12:.3g} | "
-                   f"{_pct(r['percent_of_roof'])} ({r['bound']}-bound) |")
+        if r["flops"] is None:
+            achieved, roof, intensity = plain(r["achieved_bandwidth_Bps"], "B/s"), plain(r["roof_Bps"], "B/s"), "below 1"
+        else:
+            achieved = f"{plain(r['achieved_flops'], 'flop/s')} ({plain(r['achieved_bandwidth_Bps'], 'B/s')})"
+            roof, intensity = plain(r["roof_flops"], "flop/s"), f"{r['intensity_flop_per_byte']:.3g}"
+        out.append(f"| {r['class']} | {r['time_s'] * 1e3:.2f} | {plain(r['bytes'], 'B')} | {intensity} | {achieved} | {roof} | "
+                   f"{_pct(r['percent_of_roof'])} ({r['bound']}-bound) | {md(str(r['counted']))} |")
     for slug, (inputs, values) in sheets.items():
         out += ["", f"## The {slug} sheet's buckets, filled from the trace", "",
                 "Inputs set from the trace: " + ", ".join(f"{md(k)} = {md(v)}" for k, v in inputs.items()) + ".", "",

@@ -123,6 +123,10 @@ def test_a_real_vllm_trace_on_h100_reads_as_five_decode_steps_beside_the_step_mo
     gemm = rows["weight GEMMs (dense and grouped MoE)"]
     assert gemm["bound"] == "memory" and 0.5 < gemm["percent_of_roof"] <= 1.0
     assert 0 < rows["attention"]["percent_of_roof"] <= 1.0
+    # the small kernels sit far below the bandwidth roof (each moves one activation: latency, not bytes), the all-reduces below the link's
+    assert rows["norm and elementwise"]["bound"] == "memory" and rows["norm and elementwise"]["percent_of_roof"] < 0.3
+    assert rows["collective"]["bound"] == "link" and 0 < rows["collective"]["percent_of_roof"] < 1
+    assert rows["sampling"]["bytes"] == 32 * 128_256 * 4
     mbu = d["sheets"]["mbu-diagnosis"]["buckets"]
     step = b["decode step"]["measured_s"]
     assert mbu["tpot"] == pytest.approx(step, rel=1e-5)

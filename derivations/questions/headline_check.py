@@ -141,8 +141,8 @@ n_rep = solve("n_gpus_replicated", bw_rep, bw_ds, gl.n_tp, "1",
                    "no GPU count makes it")
 gpus = Step("gpus_needed", sp.Max(n_split.s, n_rep.s), "1",
             r"The larger of the two is where the per-GPU bytes, cache split while it can be and replicated after, meet the budget; "
-            r"whole GPUs round up, and up again where the count does not divide the cached streams.",
-            latex=r"n_{\mathrm{GPU}}", title="GPUs needed")
+            r"whole GPUs round up (a layout whose degree does not divide the model's heads would need the next one that does).",
+            latex=r"n_{\mathrm{GPU}}", title="GPUs needed", counts="GPUs", rounds="up")
 
 # --- speculative decoding -----------------------------------------------------------------------
 
@@ -223,7 +223,7 @@ DERIVATION = derivation(
         "The claim needs {bandwidth_needed} of HBM bandwidth per GPU, {bandwidth_ratio} times the datasheet figure: above 1 it "
         "cannot hold as stated.",
         "It would fit with weights of at most {max_bits_per_weight} bits each. The other unstated conditions that make it true: "
-        "a total over a batch of {B_aggregate}, {gpus_needed} GPUs, or speculative decoding that accepts {q_speculative} per "
+        "a total over a batch of {B_aggregate}, {gpus_needed}, or speculative decoding that accepts {q_speculative} per "
         "step.",
     ),
     assumptions=(
@@ -251,7 +251,7 @@ DERIVATION = derivation(
         "Quantization: the claim fits with weights of at most {max_bits_per_weight} bits each, scales included, the KV cache as printed.",
         "Aggregate over users: read as a total, the claim needs a batch of {B_aggregate} sequences (no fewer than {B_aggregate_min}), "
         "each user then seeing {tokens_per_user_aggregate}; the largest batch that fits in memory: {B_fits}.",
-        "More GPUs: at least {gpus_needed} GPUs sharing every layer. Speculative decoding: at least {q_speculative} accepted per "
+        "More GPUs: at least {gpus_needed} sharing every layer. Speculative decoding: at least {q_speculative} accepted per "
         "verification step ({q_speculative_all_experts} with every expert read). A shorter context, the longest that fits: {T_fits}.",
         "A sparse peak: read as an aggregate the claim needs {compute_ratio} of the dense peak and {compute_ratio_sparse} of the sparse "
         "headline; a per-user decode claim is bandwidth-bound, so a sparse peak cannot rescue it.",
@@ -263,7 +263,7 @@ DERIVATION = derivation(
         "sequences. Ask: per user or summed over all users, at what concurrency, and what does each user see?",
         "Quantization: the claim needs weights of at most {max_bits_per_weight} bits. Ask: what precision are the weights and the KV cache, "
         "group scales included, and what accuracy was measured at that precision?",
-        "More GPUs: {gpus_needed} GPUs' bandwidth would do it. Ask: how many GPUs serve one stream (tensor and pipeline parallel), and is the "
+        "More GPUs: the bandwidth of {gpus_needed} would do it. Ask: how many GPUs serve one stream (tensor and pipeline parallel), and is the "
         "number per GPU, per server or per rack?",
         "Speculative decoding: {q_speculative} accepted per verification step would do it. Ask: is speculation or multi-token "
         "prediction on, with what draft length and acceptance rate, on which prompts?",

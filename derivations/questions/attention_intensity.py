@@ -225,6 +225,6 @@ DERIVATION = derivation(
                 points=("intensity_gemm", "intensity_attention"), batches=("1", "8", "64", "512", "4096"),
                 rows=(Row("DeepSeek-V3 (MLA)", model=MLA),), row_points=("intensity_attention",), answer=True,
                 labels={"intensity_gemm": "gate GEMM", "intensity_attention": "attention"}),),
-    display_units={"flops_gemm": "Gflop", "bytes_gemm": "MB", "flops_attention": "Mflop", "bytes_attention_cache": "MB",
+    display_units={"attention_over_ridge": "%", "flops_gemm": "Gflop", "bytes_gemm": "MB", "flops_attention": "Mflop", "bytes_attention_cache": "MB",
                    "bytes_attention_io": "kB", "P_gate": "parameter"},
 )

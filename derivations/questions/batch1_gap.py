@@ -336,7 +336,7 @@ DERIVATION = derivation(
                 vlines=("gap",), log="", answer=True,
                 labels={"t_white_space": "white space", "t_slow_kernels": "slow kernels", "t_extra_kernels": "extra or wrong kernels",
                         "t_invisible": "invisible in the timeline"}),),
-    display_units={**sm.DISPLAY_UNITS, "t_floor": "ms", "t_step_observed": "ms", "t_observed": "ms", "gap_at_ratio": "ms", "t_step_at_ratio": "ms", "gap": "ms", "t_launch_gaps": "ms", "t_host_wait": "ms",
+    display_units={"eta_bw_alone": "%", **sm.DISPLAY_UNITS, "t_floor": "ms", "t_step_observed": "ms", "t_observed": "ms", "gap_at_ratio": "ms", "t_step_at_ratio": "ms", "gap": "ms", "t_launch_gaps": "ms", "t_host_wait": "ms",
                    "t_white_space": "ms", "t_slow_weights": "ms", "t_slow_attention": "ms", "t_small_kernels": "ms", "t_slow_kernels": "ms",
                    "t_wide_weights": "ms", "t_collectives": "ms", "t_extra_kernels": "ms", "t_outside": "ms", "t_suspects": "ms",
                    "t_explained": "ms", "t_remainder": "ms", "t_overshoot": "ms", "t_invisible": "ms", "t_accounted": "ms", "t_gpu_only": "ms",

@@ -275,7 +275,7 @@ DERIVATION = derivation(
                 vlines=("B_knee", "B_max_kv"), log="x", fits_up_to="B_max_kv", answer=True,
                 labels={"throughput": "step model", "throughput_line": r"the line, $t_{0} + B c$"}),),
     defaults={"tp": "2"},
-    display_units={**sm.DISPLAY_UNITS, "usable_memory": "GB", "memory_whole_sequences": "GB", "throughput_at_capacity": "token/s",
+    display_units={"ceiling_share_at_capacity": "%", **sm.DISPLAY_UNITS, "usable_memory": "GB", "memory_whole_sequences": "GB", "throughput_at_capacity": "token/s",
                    "weight_bytes_all_experts_gpu": "GB", "t_weights": "ms", "t_zero": "ms",
                    "t_attention_per_token": "ns/token", "t_reduce_per_sequence": "ms", "t_per_sequence": "ms", "throughput_ceiling": "token/s",
                    "throughput_line": "token/s", "half_ceiling": "token/s", "t_gemm_compute_per_sequence": "ms", "t_gemm_compute": "ms",

@@ -175,7 +175,7 @@ DERIVATION = derivation(
                 title="Predicted against measured TPOT on published disaggregated decode pools, held out of every fit",
                 x="t_measured", y=("t_step",), table=2, group="dp",
                 labels={"t_measured": "measured TPOT", "t_step": "predicted step"})),
-    display_units={"kv_bytes_request_gpu": "MB", "t_transfer": "ms", "t_transfer_scaleup": "ms", "transfer_per_token": "us/token",
+    display_units={"transfer_over_recompute": "%", "kv_bytes_request_gpu": "MB", "t_transfer": "ms", "t_transfer_scaleup": "ms", "transfer_per_token": "us/token",
                    "recompute_per_token": "us/token", "transfer_all": "ms", "S_transfer_floor": "token", "t_prompt_interference": "ms",
                    "t_per_sequence_decode": "us", "t_step_decode_line": "ms", "t_step_decode_served": "ms", "lambda_decode_group": "1/s",
                    "wait_budget_split": "ms", "lambda_prefill_group": "1/s", "goodput_per_gpu_colocated": "1/s",

@@ -256,6 +256,6 @@ DERIVATION = derivation(
                       "and {speedup_compute} compute-bound",
                 x="tp", y=("speedup_compute", "speedup_memory", "speedup_capacity"), span=("1", "16"), vlines=("tp",), log="xy", answer=True,
                 labels={"speedup_compute": "compute-bound", "speedup_memory": "bandwidth-bound", "speedup_capacity": "capacity-bound"}),),
-    display_units={**bk.DERIVATION.display_units, "t_compute_new": "ms", "t_memory_new": "ms", "t_step_new": "ms",
+    display_units={"weights_share": "%", "weights_share_new": "%", **bk.DERIVATION.display_units, "t_compute_new": "ms", "t_memory_new": "ms", "t_step_new": "ms",
                    "throughput_at_capacity_new": "token/s", "t_memory_full": "ms", "t_memory_at_capacity": "ms"},
 )

@@ -311,7 +311,7 @@ DERIVATION = derivation(
                       "{max_bits_per_weight} bits would make it physical",
                 y=("bandwidth_needed",), vlines=("bandwidth_datasheet",), table=0, answer=True,
                 labels={"bandwidth_needed": "bandwidth the claim needs", "bandwidth_datasheet": "datasheet bandwidth"}),),
-    display_units={**sm.DISPLAY_UNITS, "bandwidth_datasheet": "TB/s", "bytes_per_token": "GB/token", "bandwidth_needed": "TB/s",
+    display_units={"compute_ratio": "%", "compute_ratio_sparse": "%", **sm.DISPLAY_UNITS, "bandwidth_datasheet": "TB/s", "bytes_per_token": "GB/token", "bandwidth_needed": "TB/s",
                    "t_claim": "ms", "tokens_per_user_modelled": "token/s", "b_w_max": "B/parameter",
                    "weight_bytes_all_experts": "GB", "weight_bytes_top_k": "GB", "bandwidth_aggregate": "TB/s",
                    "bandwidth_aggregate_top_k": "TB/s", "tokens_per_user_aggregate": "token/s", "hbm_capacity": "GB",

@@ -259,7 +259,7 @@ DERIVATION = derivation(
                 y=("t_floor", "gap_rebuilt"), split=("gap_rebuilt",), table=0, answer=True,
                 labels={"t_floor": "floor", "gap_rebuilt": "missing time", "t_idle": "idle", "t_collective_bucket": "collectives",
                         "t_nonstream": "non-streaming kernels", "t_bandwidth": "bandwidth below the datasheet"}),),
-    display_units={**sm.DISPLAY_UNITS, **ms.DISPLAY_UNITS, "t_floor": "ms", "tpot": "ms", "gap": "ms", "bandwidth_achieved": "TB/s", "t_busy": "ms",
+    display_units={"f_bandwidth": "%", **sm.DISPLAY_UNITS, **ms.DISPLAY_UNITS, "t_floor": "ms", "tpot": "ms", "gap": "ms", "bandwidth_achieved": "TB/s", "t_busy": "ms",
                    "t_collective": "ms", "t_kernels": "ms", "t_stream": "ms", "t_idle": "ms",
                    "t_collective_bucket": "ms", "t_nonstream": "ms", "t_bandwidth": "ms", "gap_rebuilt": "ms", "t_comm": "ms",
                    **{n: "percent" for n in ("missing_share", "share_idle", "share_collective", "share_nonstream", "share_bandwidth")}},

@@ -232,7 +232,7 @@ DERIVATION = derivation(
                 rows=(Row("Llama 3.1 70B (GQA)", model=GQA),), row_points=("intensity_attention",), each_chip=True, answer=True,
                 labels={"intensity_mla": "absorbed", "intensity_decompress": "decompressing the latent",
                         "intensity_naive": "reference kernel", "intensity_attention": "attention"}),),
-    display_units={"flops_per_cached_token_absorbed": "kflop/token", "flops_per_cached_token_naive": "kflop/token",
+    display_units={"mla_over_ridge": "%", "flops_per_cached_token_absorbed": "kflop/token", "flops_per_cached_token_naive": "kflop/token",
                    "flops_upproject_per_cached_token": "Mflop/token", "flops_per_cached_token_decompress": "Mflop/token",
                    "flops_per_cached_token_attention": "kflop/token", "bytes_per_cached_token_attention": "kB/token",
                    "bytes_per_cached_token_naive": "kB/token", "bytes_per_cached_token": "kB/token",

@@ -438,6 +438,6 @@ DERIVATION = derivation(
     ),
     hardware=(H100, "h200", "b200"),
     models=(TARGET,),
-    display_units={**bk.DERIVATION.display_units, "t_verify": "ms", "t_draft": "ms", "t_cycle": "ms", "weight_bytes_draft": "GB", "throughput_spec": "token/s",
+    display_units={"peak_throughput_ratio": "%", **bk.DERIVATION.display_units, "t_verify": "ms", "t_draft": "ms", "t_cycle": "ms", "weight_bytes_draft": "GB", "throughput_spec": "token/s",
                    "memory_per_gpu_spec": "GB", "throughput_peak_spec_left_alone": "token/s"},
 )

@@ -26,7 +26,6 @@ from . import api
 from .renderers.escape import markdown as md
 from .renderers.numbers import plain
 from .specs.catalog import shown_path
-from .specs.errors import SpecError
 from .specs.traces import Kernel, Trace, read_trace
 
 #: Kernel classes, tried in order on a kernel's name without its parameter list (a memory copy or set is its own class).
@@ -219,9 +218,9 @@ _PREDICTED = ("t_step", "bytes_per_gpu", "tokens_per_step", "gpus", "t_gemm", "t
               "index_bytes_step", "state_bytes_step", "flops_gemm_gpu", "flops_attention_gpu")
 
 
-def predict(hardware: str, model: str, inputs: Mapping[str, str], weights: str | None, kv: str | None, math: str | None,
+def predict(hardware: str, model: str, sets: Sequence[str], weights: str | None, kv: str | None, math: str | None,
             engine: str | None) -> Predicted:
-    sheet = api.derive("decode-floor", hardware=hardware, model=model, weights=weights, kv=kv, math=math, inputs=dict(inputs), engine=engine)
+    sheet = api.derive("decode-floor", hardware=hardware, model=model, weights=weights, kv=kv, math=math, overrides=list(sets), engine=engine)
     values = {}
     for name in _PREDICTED:
         v = sheet.values.get(name)
@@ -319,8 +318,8 @@ def roofline_rows(m: Measured, p: Predicted) -> list[dict[str, object]]:
     return rows
 
 
-def sheet_inputs(m: Measured, p: Predicted, layers: int, base: Mapping[str, str]) -> dict[str, dict[str, str]]:
-    """The two diagnosis sheets' inputs, set from the trace."""
+def sheet_inputs(m: Measured, p: Predicted, layers: int) -> dict[str, dict[str, str]]:
+    """The two diagnosis sheets' inputs, set from the trace (the setup's own, --set, are given beside them)."""
     t = m.period / 1e6
     kernel = m.median(lambda s: s.kernel_time) / 1e6
     collective = m.class_time("collective") / 1e6
@@ -328,7 +327,7 @@ def sheet_inputs(m: Measured, p: Predicted, layers: int, base: Mapping[str, str]
     out: dict[str, dict[str, str]] = {}
     mbu = p.values["t_floor"] / t if t > 0 else 0.0
     if 0 < mbu <= 1:
-        out["mbu-diagnosis"] = {**base, "mbu": f"{mbu:.6g}", "idle_share": f"{m.idle / 1e6 / t:.6g}",
+        out["mbu-diagnosis"] = {"mbu": f"{mbu:.6g}", "idle_share": f"{m.idle / 1e6 / t:.6g}",
                                 "nonstreaming_share": f"{other / max(kernel - collective, 1e-12):.6g}",
                                 "t_collectives_observed": f"{collective * 1e6:.6g} us"}
     kernels = round(m.median(lambda s: s.kernels))
@@ -336,7 +335,7 @@ def sheet_inputs(m: Measured, p: Predicted, layers: int, base: Mapping[str, str]
     gaps = [g for s in m.decode for g in s.gaps]
     host = [s.host_gap for s in m.decode if s.host_gap is not None]
     small = [s.count_by_class.get(c, 0) for s in m.decode for c in ("norm and elementwise",)]
-    out["batch1-gap"] = {**base, "t_observed": f"{t * 1e3:.6g} ms", "kernels_per_layer": str(per_layer),
+    out["batch1-gap"] = {"t_observed": f"{t * 1e3:.6g} ms", "kernels_per_layer": str(per_layer),
                          "kernels_other": str(max(0, kernels - per_layer * layers)),
                          "launch_gap": f"{statistics.median(gaps) if gaps else 0:.6g} us",
                          "host_time": f"{statistics.median(host) if host else 0:.6g} us",
@@ -355,17 +354,12 @@ def diagnose(path: str, hardware: str, model: str, sets: Sequence[str], weights:
              engine: str | None, fmt: str) -> str:
     trace = read_trace(Path(path))
     m = measure(trace)
-    base = {}
-    for pair in sets:
-        name, sep, value = pair.partition("=")
-        if not sep or not name.strip():
-            raise SpecError("--set", None, f"expected NAME=VALUE, found {pair[:40]!r}")
-        base[name.strip()] = value.strip()
-    p = predict(hardware, model, base, weights, kv, math, engine)
+    p = predict(hardware, model, sets, weights, kv, math, engine)
     layers = api.model(model).num_layers
     sheets = {}
-    for slug, inputs in sheet_inputs(m, p, layers, base).items():
-        sh = api.derive(slug, hardware=hardware, model=model, weights=weights, kv=kv, math=math, inputs=inputs, engine=engine)
+    for slug, inputs in sheet_inputs(m, p, layers).items():
+        sh = api.derive(slug, hardware=hardware, model=model, weights=weights, kv=kv, math=math, overrides=list(sets), inputs=inputs,
+                        engine=engine)
         sheets[slug] = (inputs, {n: (sh.values[n].quantity.to_base_units().magnitude if not sh.values[n].missing else None,
                                      sh.blueprint.step(n).title or n) for n in _SHEET_BUCKETS[slug] if n in sh.values})
     return (_json if fmt == "json" else _markdown)(m, p, sheets, hardware, model)

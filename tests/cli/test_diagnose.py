@@ -205,3 +205,9 @@ def test_a_trace_that_unpacks_past_the_limit_is_refused(capsys, tmp_path, monkey
     f = tmp_path / "bomb.json.gz"
     f.write_bytes(gzip.compress(b" " * (8 << 20)))
     assert "once unpacked" in _refused(capsys, f)
+
+
+def test_a_setup_the_step_model_does_not_take_is_one_line_naming_set(capsys):
+    code, out, err = run(capsys, "diagnose", str(H100), "--hardware", "h100-sxm", "--model", "llama-3.1-70b", "--set", "bogus=3")
+    assert code == 2 and out == "" and err.count("\n") == 1
+    assert "--set: bogus: decode-floor has no input by that name" in err

@@ -7,6 +7,8 @@ figures without sympy, numpy or matplotlib; renderers.plots draws them.
 from __future__ import annotations
 
 import re
+from collections import Counter
+from collections.abc import Iterable
 from typing import Any
 
 from ..derivations.engine.blueprint import Blueprint, Plot, StepEntry
@@ -26,25 +28,57 @@ def refs(d: Blueprint, folder: str, fmt: str) -> list[dict[str, Any]]:
 
 
 def alt_text(d: Blueprint, p: Plot) -> str:
-    """A plain-words description of a plot (Markdown alt text)."""
-    names = ", ".join(plain(name(d, p, n)) for n in p.y)
+    """A plain-words description of a plot (Markdown alt text): what each curve, bar or point is in words (a label set in math
+    gives way to its step's title), each named once, against what (an input's meaning up to its first clause)."""
+    text = _alt(d, p)
+    return text[:1].upper() + text[1:]
+
+
+def _alt(d: Blueprint, p: Plot) -> str:
+    names = _listed(dict.fromkeys(_words(d, p, n) for n in p.y))
     if p.kind == "sweep":
         inp = next(i for i in d.inputs if i.name == p.x)
-        return f"{names} against {plain(inp.meaning)}"
+        return f"{names} against {_clause(inp.meaning)}"
     if p.kind == "roofline":
-        return f"Roofline of each accelerator with {', '.join(plain(name(d, p, n)) for n in p.points)} placed on it"
+        counted = Counter(_words(d, p, n) for n in p.points)
+        points = _listed(f"{w} ({k})" if k > 1 else w for w, k in counted.items())
+        return f"Roofline of each accelerator with {points} placed on it"
     if p.kind == "bars":
         return f"Bars: {names}"
     if p.kind == "stack":
         return f"Stacked bars, one per setup: {names}"
     if p.kind == "scatter":
-        return f"{names} against {plain(name(d, p, p.x))}, one point per row"
-    return f"Heat map of {plain(name(d, p, p.y[0]))} and the rest of its table row by row"
+        return f"{names} against {_words(d, p, p.x)}, one point per row"
+    return f"Heat map of {_words(d, p, p.y[0])} and the rest of its table row by row"
+
+
+def _words(d: Blueprint, p: Plot, step: str) -> str:
+    """A step as words: the plot's label for it unless that is math, else the step's title (lower-case unless an acronym)."""
+    label = p.label(step)
+    if label and "$" not in label:
+        return plain(label)
+    title = plain(step_title(d.step(step)))
+    return title[0].lower() + title[1:] if len(title) > 1 and title[0].isupper() and not title[1].isupper() else title
+
+
+def _listed(items: Iterable[str]) -> str:
+    """Names in a list: separated by commas, or by semicolons where a name holds a comma of its own."""
+    names = list(items)
+    return ("; " if any("," in n for n in names) else ", ").join(names)
+
+
+def _clause(text: str) -> str:
+    """An input's meaning up to its first clause ("prompt tokens prefilled at once; with output_len, ..." -> its first part)."""
+    return plain(text.split(";")[0].split(":")[0].strip())
 
 
 def plain(text: str) -> str:
     """Prose as plain words: inline math without its markup, brackets as parentheses."""
-    return _INLINE_MATH.sub(lambda m: m.group(0).strip("$").replace("\\", "").replace("{", "").replace("}", ""), text).replace("[", "(").replace("]", ")")
+    def words(m: re.Match[str]) -> str:
+        math = re.sub(r"\\(?:mathrm|text|operatorname|mathit|mathbf)\{([^{}]*)\}", r"\1", m.group(0).strip("$"))
+        return math.replace("\\", "").replace("{", "").replace("}", "")
+
+    return _INLINE_MATH.sub(words, text).replace("[", "(").replace("]", ")")
 
 
 def name(d: Blueprint, p: Plot, step: str) -> str:

@@ -301,3 +301,18 @@ def test_a_bar_of_a_setup_that_does_not_fit_says_so(figs):
     bars = [b for b in fig.panels[0].bars]
     assert [b.total.endswith(", does not fit") for b in bars if not b.missing] == [o for o, b in zip(solved.overflows, bars, strict=True) if not b.missing]
     assert sum(b.total.endswith(", does not fit") for b in bars) == 2
+
+
+def test_alt_text_is_words():
+    """Every figure's alt text is words: no LaTeX markup, no input names, each thing named once (issue 40 item 6)."""
+    from roofline.renderers.figure_refs import alt_text
+
+    for d in DERIVATIONS:
+        for p in d.plots:
+            text = alt_text(d.blueprint, p)
+            assert text[:1].isupper(), (d.slug, text)
+            assert not re.search(r"[\\$_{}]|mathrm", text), (d.slug, text)
+            assert "output_len" not in text and "output\\_len" not in text, (d.slug, text)
+    (rank,) = [p for d in DERIVATIONS if d.slug == "decode-op-ranking" for p in d.plots]
+    ranked = alt_text(next(d for d in DERIVATIONS if d.slug == "decode-op-ranking").blueprint, rank)
+    assert ranked.count("weight GEMMs") == 1 and "weight GEMMs (" in ranked

@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from ..derivations.engine.blueprint import StepEntry
 from ..derivations.engine.run import SolvedStep, Value
 from .figure_refs import step_title
-from .forms import StepForm, at_latex
+from .forms import StepForm, at_latex, structural
 from .numbers import Shown, display, is_whole
 from .printed import MAX_LINE_WIDTH, math_width
 from .targets import Target
@@ -40,11 +40,15 @@ def equation(step: SolvedStep, form: StepForm, names: Mapping[str, str], target:
     rounded = set(form.rounded)
     numbers = {n: names[n] if v.missing else target.quantity_math(_operand_shown(v, n in rounded)) for n, v in step.operands.items()}
     result = target.quantity_math(shown(step.value))
+    # the numbers line without the terms an operand at 0 removes or the factors one at a plain 1 makes identities: the formula with
+    # those values put in (renderers.forms.StepForm.numbers_at), so no "(1 - 0)", "0 · 4,096" or "1 · x" is printed
+    zeros, ones = structural(step)
+    shown_numbers = form.numbers_at(zeros, ones) if (zeros or ones) and not at else form.numbers
     if at:
         substituted = [at_latex(form, numbers)]
-    elif form.numbers.symbols and not (form.formula.cases and len(rows) > 1):
+    elif shown_numbers.symbols and not (form.formula.cases and len(rows) > 1):
         # a case split printed a case a line reads its value in the case that applies: no numbers line of every case
-        substituted = form.numbers.lines(numbers, zero=zero)
+        substituted = shown_numbers.lines(numbers)
     else:
         substituted = []
     fits = all(math_width(line) <= MAX_LINE_WIDTH for line in substituted)

@@ -10,13 +10,13 @@ stored forms without sympy. Renderers read a sheet's formulas only from here (`o
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from .printed import Printed
 
 #: bump when the forms' shape or the printer changes (part of the compiled form's cache key)
-VERSION = 4
+VERSION = 5
 
 
 @dataclass(frozen=True)
@@ -40,17 +40,56 @@ class StepForm:
     #: it prints: (the replaced symbol's LaTeX, its value with a slot per symbol)
     at_head: str = ""
     at_where: tuple[tuple[str, Printed], ...] = ()
+    #: the numbers line of a setup where some operands are 0 or a plain 1 (a dense model's MoE counts, a flag that is off, a
+    #: batch of one), made with those values put in and the terms and factors they remove gone: by `special_key`
+    special: Mapping[str, Printed] = field(default_factory=dict)
+
+    def numbers_at(self, zeros: frozenset[str], ones: frozenset[str]) -> Printed:
+        """The numbers line with the operands in `zeros` at 0 and those in `ones` at 1 put in (`special`): stored, made now
+        where the form was made from its derivation (sympy), else MissingFormError (the light path: the full path prints it)."""
+        key = special_key(zeros, ones)
+        if key in self.special:
+            return self.special[key]
+        made = _MADE.get(id(self), {})
+        if key in made:
+            return made[key]
+        source = _SOURCES.get(id(self))
+        if source is None or source[0] is not self:
+            raise MissingFormError(key)
+        form = source[1](zeros, ones)
+        _MADE.setdefault(id(self), {})[key] = form
+        return form
 
     def to_json(self) -> dict[str, Any]:
+        special = self.special  # the special lines made for a setup are stored apart, by the setups that need them (compiled)
         return {"formula": self.formula.to_json(), "numbers": self.numbers.to_json(), "latex": self.latex, "text": self.text,
                 "used": list(self.used), "rounded": list(self.rounded), "rounding": self.rounding, "at_head": self.at_head,
-                "at_where": [[k, v.to_json()] for k, v in self.at_where]}
+                "at_where": [[k, v.to_json()] for k, v in self.at_where],
+                "special": {k: v.to_json() for k, v in sorted(special.items())}}
 
     @classmethod
     def from_json(cls, data: Any) -> StepForm:
+        special = data["special"]
+        if not isinstance(special, dict):
+            raise TypeError("expected a table of numbers forms")
         return cls(Printed.from_json(data["formula"]), Printed.from_json(data["numbers"]), _text(data["latex"]), _text(data["text"]),
                    _names(data["used"]), _names(data["rounded"]), _text(data["rounding"]), _text(data["at_head"]),
-                   tuple((_text(k), Printed.from_json(v)) for k, v in data["at_where"]))
+                   tuple((_text(k), Printed.from_json(v)) for k, v in data["at_where"]),
+                   {_text(k): Printed.from_json(v) for k, v in special.items()})
+
+
+class MissingFormError(KeyError):
+    """A numbers line for a setup the stored forms were not made for: the light path leaves the sheet to the full path."""
+
+
+def special_key(zeros: frozenset[str], ones: frozenset[str]) -> str:
+    return "0:" + ",".join(sorted(zeros)) + "|1:" + ",".join(sorted(ones))
+
+
+#: StepForms made from a derivation (the full path), by id: the form and what makes its special numbers lines; and the special
+#: forms made so far, which `to_json` stores with it (the light path reads them back)
+_SOURCES: dict[int, tuple[Any, Any]] = {}
+_MADE: dict[int, dict[str, Printed]] = {}
 
 
 @dataclass(frozen=True)
@@ -61,6 +100,21 @@ class Forms:
 
     def __getitem__(self, name: str) -> StepForm:
         return self.steps[name]
+
+    def with_special(self, special: Mapping[str, Mapping[str, Printed]]) -> Forms:
+        """These forms with more special numbers lines (step -> key -> form): those a setup needs, made by `specials` (the
+        full path) or read back from the compiled form (the light path)."""
+        if not special:
+            return self
+        steps = dict(self.steps)
+        for name, forms in special.items():
+            form = steps[name]
+            merged = replace(form, special={**form.special, **forms})
+            source = _SOURCES.get(id(form))
+            if source is not None and source[0] is form:
+                _SOURCES[id(merged)] = (merged, source[1])
+            steps[name] = merged
+        return Forms(steps)
 
     def to_json(self) -> dict[str, Any]:
         return {"forms": VERSION, "steps": {k: v.to_json() for k, v in self.steps.items()}}
@@ -119,6 +173,7 @@ def _make(d: Any) -> Forms:
     twins = {**gl.SECOND_CHIP, **gl.SECOND_MODEL}
     markers = {u: sp.S.One for u in UNIT_MARKERS}
     out: dict[str, StepForm] = {}
+    makers: dict[str, Any] = {}
     for s in d.steps:
         shown = sp.S.Zero if isinstance(s, At) else (s.printed if isinstance(s, Solve) and s.printed is not None else s.expr).xreplace(markers)
         rounded_expr = sp.Tuple(*(v for _, v in s.where)) if isinstance(s, At) else shown
@@ -138,10 +193,33 @@ def _make(d: Any) -> Forms:
             used = set(shown.free_symbols)
             formula, numbers = printed(shown, names, ranks, dots=False), printed(shown, ranks=ranks)
             latex, text = formula.fill({}), _plain(s.expr)
+            makers[s.name] = _special_maker(shown, ranks, numbers)
         form = StepForm(formula=formula, numbers=numbers, latex=latex, text=text, used=tuple(sorted(x.name for x in used - set(UNIT_MARKERS))),
                         rounded=tuple(sorted(rounded)), rounding=rounding, at_head=at_head, at_where=at_where)
         out[s.name] = replace(form, latex=at_latex(form, by_name)) if isinstance(s, At) else form
+        if s.name in makers:
+            _SOURCES[id(out[s.name])] = (out[s.name], makers[s.name])
     return Forms(out)
+
+
+def _special_maker(shown: Any, ranks: Any, generic: Printed) -> Any:
+    """What makes a step's numbers line for a setup with operands at 0 or 1: the formula with those values put in (sympy drops
+    the terms they zero and the factors they make 1, and evaluates what is left of a max, a min or a ceiling), printed with a
+    slot per remaining symbol; the generic line where putting them in leaves no finite formula."""
+    def make(zeros: frozenset[str], ones: frozenset[str]) -> Printed:
+        import sympy as sp
+
+        from .printer import printed
+
+        values = {x: sp.S.Zero if x.name in zeros else sp.S.One for x in shown.free_symbols if x.name in zeros or x.name in ones}
+        try:
+            e = shown.xreplace(values)
+            if e.has(sp.nan, sp.zoo, sp.oo, -sp.oo):
+                return generic
+            return printed(e, ranks=ranks)
+        except (ArithmeticError, TypeError, ValueError):
+            return generic
+    return make
 
 
 def at_latex(form: StepForm, names: Mapping[str, str]) -> str:
@@ -174,3 +252,46 @@ def _at_text(s: Any, twins: Mapping[Any, Any]) -> str:
               if any(group.get(k) == v for k, v in s.where)]
     subs = [f"{k}={_plain(v)}" for k, v in s.where if twins.get(k) != v]
     return f"{s.of}[{', '.join(second + subs)}]"
+
+
+def structural(step: Any) -> tuple[frozenset[str], frozenset[str]]:
+    """The operands of a solved step a numbers line puts in by value: those at 0 (the terms they multiply go) and the plain
+    numbers at 1 (the factors they are go)."""
+    values = [(n, v) for n, v in step.operands.items() if not v.missing]
+    return (frozenset(n for n, v in values if v.exact == 0),
+            frozenset(n for n, v in values if v.exact == 1 and v.unit == "1"))
+
+
+def needed(sheet: Any) -> dict[str, str]:
+    """The special numbers line each printed step of a solved sheet needs (step -> key), none for a step that needs the
+    generic one."""
+    out = {}
+    for st in sheet.steps:  # every step, applying or not: a notebook prints them all
+        if st.step.kind == "at" or st.value.missing:
+            continue
+        zeros, ones = structural(st)
+        if zeros or ones:
+            out[st.step.name] = special_key(zeros, ones)
+    return out
+
+
+def specials(d: Any, sheet: Any) -> dict[str, dict[str, Printed]]:
+    """The special numbers lines a solved sheet of `d` needs, made from `d` (sympy; each made once per process)."""
+    made = forms_of(d)
+    out: dict[str, dict[str, Printed]] = {}
+    by_name = {st.step.name: st for st in sheet.steps}
+    for name, key in needed(sheet).items():
+        zeros, ones = structural(by_name[name])
+        out[name] = {key: made[name].numbers_at(zeros, ones)}
+    return out
+
+
+def specials_json(special: Mapping[str, Mapping[str, Printed]]) -> dict[str, Any]:
+    return {name: {k: v.to_json() for k, v in forms.items()} for name, forms in sorted(special.items())}
+
+
+def specials_from_json(data: Any) -> dict[str, dict[str, Printed]]:
+    if not isinstance(data, dict) or not all(isinstance(v, dict) for v in data.values()):
+        raise ValueError("expected special numbers forms by step")
+    return {_text(name): {_text(k): Printed.from_json(v) for k, v in forms.items()} for name, forms in data.items()}
+

@@ -37,6 +37,7 @@ from .derivations.engine.sweep import sweep as sweep_grid
 from .derivations.physics import conventions
 from .derivations.questions import registry
 from .renderers import FORMATS, notebook
+from .renderers import forms as printed_forms
 from .renderers import plots as plot_renderer
 from .renderers.sweep_out import Labelled
 from .renderers.sweep_out import pieces as render_sweep_pieces
@@ -236,8 +237,9 @@ def derive(
     # a shipped sheet: its identities and printed forms where the compiled form stores them (else made now), and what the
     # light path of `roofline derive` needs stored for next time (roofline.compiled)
     sheet = solve_sheet(d, ctx, resolve_row, grid, identities=compiled.identities(d), check=check)
-    sheet = replace(sheet, forms=compiled.forms(d))
-    compiled.remember(d, ctx)
+    special = printed_forms.specials(d, sheet)  # the numbers lines this setup's zeros and ones simplify
+    sheet = replace(sheet, forms=compiled.forms(d).with_special(special))
+    compiled.remember(d, ctx, special)
     return notebook.wrap(sheet)
 
 

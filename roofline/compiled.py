@@ -237,6 +237,11 @@ def _finite(x: Any) -> float:
     return float(x)
 
 
+def _numbers_signature(needed: Mapping[str, str]) -> list[Any]:
+    """What identifies the special numbers lines a sheet's setup needs: each step's key (renderers.forms.needed)."""
+    return sorted(needed.items())
+
+
 def _signature(structural: Mapping[str, Fraction], not_here: frozenset[str]) -> list[Any]:
     return [sorted((k, _number(v)) for k, v in structural.items()), sorted(not_here)]
 
@@ -281,7 +286,7 @@ def identities(d: Any) -> Any:
     return stored_or_found
 
 
-def remember(d: Any, ctx: Any = None) -> None:
+def remember(d: Any, ctx: Any = None, special: Mapping[str, Mapping[str, Any]] | None = None) -> None:
     """Store what the light path needs to print `d` (a shipped sheet's Derivation), its catalog, the identities of every
     kind of setup this process has solved it for, and the chips and models of your own files that `ctx` (its Context)
     reads; what is stored already is left as it is. Nothing happens when the cache is off."""
@@ -296,6 +301,12 @@ def remember(d: Any, ctx: Any = None) -> None:
     if not _stored("sheet", d.slug):
         _put({"blueprint": d.blueprint.to_json(), "plan": plan_of(d).to_json(), "forms": forms_of(d).to_json(),
               "defaults": {k: _number(v) for k, v in defaults_of(d).items()}}, "sheet", d.slug)
+    if special:  # the special numbers lines of this kind of setup (renderers.forms.needed), keyed by which it needs
+        from .renderers.forms import specials_json
+
+        parts = ("numbers", d.slug, _numbers_signature({n: next(iter(f)) for n, f in special.items()}))
+        if not _stored(*parts):
+            _put(specials_json(special), *parts)
     for signature, found in identities_known(d):
         parts = ("identities", d.slug, _signature(*signature))
         if not _stored(*parts):
@@ -646,6 +657,11 @@ def _sheet(args: Any, bp: Blueprint, plan: Plan, forms: Any, defaults: dict[str,
         return _resolve(cat, bp, base, row)
 
     sheet = solve(bp, plan, cat.bindings, s, defaults, resolve, grid, identities)
+    from .renderers.forms import needed, specials_from_json
+
+    wanted = needed(sheet)
+    if wanted:  # the numbers lines this setup's zeros and ones simplify, as the full path stored them (MissError: it prints them)
+        forms = forms.with_special(specials_from_json(_load("numbers", args.slug, _numbers_signature(wanted))))
     return replace(sheet, forms=forms), [*cat.warnings, *([warn] if warn is not None else [])]
 
 

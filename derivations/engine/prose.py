@@ -100,7 +100,7 @@ def check_math(part: str, where: str) -> None:
 #: What printed formulas add to prose math (renderers.forms: sympy's LaTeX, aligned): `&`, a line break, `\\begin{cases}`,
 #: `\\end{cases}`, `\\big`, `\\wedge`. Their pieces are checked one by one (a piece need not balance its braces).
 _FORM_CHARS = re.compile(r"^[A-Za-z0-9 +\-*/=(),.:;<>|'!_^{}\[\]\\&]*$")
-FORM_COMMANDS = ALLOWED_COMMANDS | {"begin", "end", "big", "wedge", "\\"}
+FORM_COMMANDS = ALLOWED_COMMANDS | {"begin", "end", "big", "wedge", "vee", "\\"}
 _ENVIRONMENT = re.compile(r"\\(?:begin|end)(?!\{cases\})")
 
 

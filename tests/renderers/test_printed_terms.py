@@ -1,0 +1,36 @@
+"""Printed steps hold no zero or identity terms (issue 40 item 3): a numbers line puts the operands at 0 and the plain numbers
+at 1 in by value (renderers.forms.StepForm.numbers_at), so no "(1 - 0)", "0 · 4,096" or "1 · x" reaches a sheet."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+OUT = Path(__file__).resolve().parents[2] / "out"
+#: what an identity or zero term looks like on a numbers line ("1 token" and "1,280" are quantities, not identities)
+PATTERNS = {
+    "a factor (1 - 0)": r"\\left\(1 - 0\\right\)",
+    "a factor (1 - 1)": r"\\left\(1 - 1\\right\)",
+    "a zero factor": r"(?<![0-9.,}])0 \\cdot|\\cdot 0(?![0-9.,]|\\,)",
+    "a plain factor of 1": r"(?<![0-9.,{])1 \\cdot (?!\d)|\\cdot 1(?![0-9.,\\{])",
+    "min(1, 0)": r"\\min\\left\(1, 0(?![.0-9])",
+}
+
+
+@pytest.mark.parametrize("name", sorted(PATTERNS))
+def test_no_numbers_line_of_a_shipped_sheet_holds_a_zero_or_identity_term(name):
+    lines = [(f.name, line) for f in sorted(OUT.glob("*.md")) for line in f.read_text(encoding="utf-8").splitlines()
+             if line.startswith(("&= ", "&\\quad"))]
+    assert len(lines) > 1000
+    found = [f"{f}: {line[:120]}" for f, line in lines if re.search(PATTERNS[name], line)]
+    assert not found, f"{name}: {found[:5]}"
+
+
+def test_a_numbers_line_at_a_flag_that_is_off_prints_what_is_left():
+    """mbu-diagnosis without a trace's collective time: the collective bucket is the step model's all-reduces, printed as such
+    (the formula keeps the flag; the numbers line is the all-reduces' time, not '3.82 ms · (1 - 0)')."""
+    text = (OUT / "mbu-diagnosis.md").read_text(encoding="utf-8")
+    block = text[text.index("t_{\\mathrm{coll}} &= t_{\\mathrm{comm}} \\left(1 - \\delta_{\\mathrm{coll}}\\right)"):][:200]
+    assert "\\left(1 - 0\\right)" not in block and "&= 3.82\\,\\mathrm{ms}" in block

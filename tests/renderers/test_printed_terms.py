@@ -1,5 +1,6 @@
-"""Printed steps hold no zero or identity terms (issue 40 item 3): a numbers line puts the operands at 0 and the plain numbers
-at 1 in by value (renderers.forms.StepForm.numbers_at), so no "(1 - 0)", "0 · 4,096" or "1 · x" reaches a sheet."""
+"""Printed steps hold no zero or identity terms (issue 40 item 3): a numbers line puts the operands at 0, and a model's and a
+layout's counts at 1, in by value (renderers.forms.StepForm.numbers_at, STRUCTURAL_ONES), so no "(1 - 0)", "(1 - 1)" or
+"0 · 4,096" reaches a sheet. A batch of 1 stays printed ("1 · 2 B"): it is the setup a reader set."""
 
 from __future__ import annotations
 
@@ -14,7 +15,6 @@ PATTERNS = {
     "a factor (1 - 0)": r"\\left\(1 - 0\\right\)",
     "a factor (1 - 1)": r"\\left\(1 - 1\\right\)",
     "a zero factor": r"(?<![0-9.,}])0 \\cdot|\\cdot 0(?![0-9.,]|\\,)",
-    "a plain factor of 1": r"(?<![0-9.,{])1 \\cdot (?!\d)|\\cdot 1(?![0-9.,\\{])",
     "min(1, 0)": r"\\min\\left\(1, 0(?![.0-9])",
 }
 

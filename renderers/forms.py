@@ -109,11 +109,7 @@ class Forms:
         steps = dict(self.steps)
         for name, forms in special.items():
             form = steps[name]
-            merged = replace(form, special={**form.special, **forms})
-            source = _SOURCES.get(id(form))
-            if source is not None and source[0] is form:
-                _SOURCES[id(merged)] = (merged, source[1])
-            steps[name] = merged
+            steps[name] = replace(form, special={**form.special, **forms})  # the setup's own lines: no source needed
         return Forms(steps)
 
     def to_json(self) -> dict[str, Any]:

@@ -6,7 +6,7 @@ opening that repeats its heading.
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 from ..derivations.engine.blueprint import StepEntry
 from ..derivations.engine.run import SolvedStep, Value
@@ -18,8 +18,7 @@ from .targets import Target
 from .value_text import COUNTS, ROUNDING_WORDS, is_count, reason_text, shown, step_value_text, whole
 
 
-def equation(step: SolvedStep, form: StepForm, names: Mapping[str, str], target: Target, inputs: Collection[str] = ()
-             ) -> tuple[str, list[dict[str, str]]]:
+def equation(step: SolvedStep, form: StepForm, names: Mapping[str, str], target: Target) -> tuple[str, list[dict[str, str]]]:
     """(left side, rows) of a step's displayed equation: symbol = formula (= numbers) (= result).
 
     Each row is {"op": "=", "math": ...} or, for a long sum broken over lines, {"op": "", "math": "+ ..."}. A numbers line
@@ -43,7 +42,7 @@ def equation(step: SolvedStep, form: StepForm, names: Mapping[str, str], target:
     result = target.quantity_math(shown(step.value))
     # the numbers line without the terms an operand at 0 removes or the factors one at a plain 1 makes identities: the formula with
     # those values put in (renderers.forms.StepForm.numbers_at), so no "(1 - 0)", "0 · 4,096" or "1 · x" is printed
-    zeros, ones = structural(step, inputs)
+    zeros, ones = structural(step)
     shown_numbers = form.numbers_at(zeros, ones) if (zeros or ones) and not at else form.numbers
     if at:
         substituted = [at_latex(form, numbers)]
@@ -111,11 +110,9 @@ def _whole_lead(step: SolvedStep, target: Target) -> str:
     return target.text(" In whole numbers: ") + text + target.text(f" ({ROUNDING_WORDS[s.rounds]}).")
 
 
-def step_lines(step: SolvedStep, form: StepForm, names: Mapping[str, str], target: Target, inputs: Collection[str] = ()
-               ) -> tuple[str, list[str]]:
-    """(lead-in text, math lines): 'symbol = formula', then each further right-hand side (broken sums joined); `inputs`, the
-    sheet's scenario inputs (renderers.forms.structural)."""
-    lhs, rows = equation(step, form, names, target, inputs)
+def step_lines(step: SolvedStep, form: StepForm, names: Mapping[str, str], target: Target) -> tuple[str, list[str]]:
+    """(lead-in text, math lines): 'symbol = formula', then each further right-hand side (broken sums joined)."""
+    lhs, rows = equation(step, form, names, target)
     lines: list[str] = []
     for row in rows:
         if row["op"] or not lines:

@@ -9,7 +9,7 @@ stored forms without sympy. Renderers read a sheet's formulas only from here (`o
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -258,29 +258,22 @@ STRUCTURAL_ONES = frozenset({"E", "k_E", "experts_touched", "n_tp", "n_dp", "n_e
                              "collectives_given"})
 
 
-def structural(step: Any, inputs: Collection[str] = ()) -> tuple[frozenset[str], frozenset[str]]:
-    """The operands of a solved step a numbers line puts in by value: those at 0 (the terms they multiply go) and the plain
-    numbers at 1 that are not the scenario's `inputs` (the factors they are go; a batch or a layout of one is the setup a
-    reader set, and is printed, so the lines a light path stores serve every batch and layout)."""
+def structural(step: Any) -> tuple[frozenset[str], frozenset[str]]:
+    """The operands of a solved step a numbers line puts in by value: those at 0 (the terms they multiply go) and the
+    STRUCTURAL_ONES at 1 (the factors they are go)."""
     values = [(n, v) for n, v in step.operands.items() if not v.missing]
     return (frozenset(n for n, v in values if v.exact == 0),
             frozenset(n for n, v in values if v.exact == 1 and v.unit == "1" and n in STRUCTURAL_ONES))
-
-
-def input_names(sheet: Any) -> frozenset[str]:
-    """The scenario inputs of a solved sheet, by name."""
-    return frozenset(i.name for i in sheet.inputs)
 
 
 def needed(sheet: Any) -> dict[str, str]:
     """The special numbers line each printed step of a solved sheet needs (step -> key), none for a step that needs the
     generic one."""
     out = {}
-    inputs = input_names(sheet)
     for st in sheet.steps:  # every step, applying or not: a notebook prints them all
         if st.step.kind == "at" or st.value.missing:
             continue
-        zeros, ones = structural(st, inputs)
+        zeros, ones = structural(st)
         if zeros or ones:
             out[st.step.name] = special_key(zeros, ones)
     return out
@@ -291,9 +284,8 @@ def specials(d: Any, sheet: Any) -> dict[str, dict[str, Printed]]:
     made = forms_of(d)
     out: dict[str, dict[str, Printed]] = {}
     by_name = {st.step.name: st for st in sheet.steps}
-    inputs = input_names(sheet)
     for name, key in needed(sheet).items():
-        zeros, ones = structural(by_name[name], inputs)
+        zeros, ones = structural(by_name[name])
         out[name] = {key: made[name].numbers_at(zeros, ones)}
     return out
 

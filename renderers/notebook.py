@@ -68,7 +68,7 @@ class NotebookSheet(Sheet):
         f = printed_forms.of(self)
         lines = []
         for st in self.steps:
-            _, math_lines = step_lines(st, f[st.step.name], names, MARKDOWN, printed_forms.input_names(self))
+            _, math_lines = step_lines(st, f[st.step.name], names, MARKDOWN)
             lines.append(" &= ".join(_split_first(math_lines[0])) + "".join(f" = {m}" for m in math_lines[1:]))
         for name, v in self.results.items():
             lines.append(f"{self.blueprint.symbol(name).latex} &= " + (f"\\text{{{v.missing.kind}}}" if v.missing else MARKDOWN.quantity_math(shown(v))))

@@ -163,7 +163,7 @@ def _step(st: SolvedStep, number: int, f: Forms, names: Mapping[str, str], targe
     memo = {} if memo is None else memo
     if st.step.name not in memo:
         form = f[st.step.name]
-        memo[st.step.name] = (*equation(st, form, names, target, frozenset(i.name for i in p.d.inputs)), step_lead(st, form, names, target))
+        memo[st.step.name] = (*equation(st, form, names, target), step_lead(st, form, names, target))
     lhs, rows, lead = memo[st.step.name]
     return {"kind": "step", "name": st.step.name, "number": number, "title": p(step_title(st.step)), "symbol": target.inline_math(st.latex), "why": p(step_why(st.step)),
             "lead": lead, "lhs": target.math(lhs), "rows": [{**r, "math": target.math(r["math"])} for r in rows]}

@@ -54,11 +54,6 @@ def _summary(errors: Sequence[float] | None) -> tuple[float, float] | None:
     return statistics.median(a), max(a)
 
 
-def _text2(x: float) -> str:
-    """A share to two significant figures, as the profile's summary keeps it."""
-    return fitting.figures_text(x)
-
-
 def profile_text(name: str, files: Sequence[ResultFile], fit: OwnFit, base: str) -> str:
     """The profile file (specs.measurements.parse_profile reads it back before it is written)."""
     c = fit.calibration
@@ -78,7 +73,7 @@ def profile_text(name: str, files: Sequence[ResultFile], fit: OwnFit, base: str)
              *(f"{k} = {_toml(texts[k])}" for k in ("eta_bw", "eta_flops", "t_layer", "t_fixed", "t_seq", "ar_latency")),
              "records = [" + ", ".join(_toml(r.m.id) for r in fit.records) + "]",
              "files = [" + ", ".join(f"{{ name = {_toml(_name(f.path))}, sha256 = {_toml(f.sha256)} }}" for f in files) + "]",
-             "", "[summary]", *(f"{k} = {_toml(_text2(x))}" for k, x in summary.items())]
+             "", "[summary]", *(f"{k} = {_toml(fitting.figures_text(x))}" for k, x in summary.items())]
     return "\n".join(lines) + "\n"
 
 

@@ -6,8 +6,8 @@ into the steps the host marked, and the steps no longer than twice the median ar
 mixes one in, runs longer; it is reported and left out). Per decode step the trace gives its period on the GPU's clock (from
 its first kernel to the next step's), the time each class ran, and the idle time (the period less the union of the
 activities); the medians over the decode steps are compared with the step model at the setup given on the command line
-(the decode-floor sheet's components), each streaming class is placed on the roofline at its achieved intensity (the step
-model's bytes and FLOPs of that class over the time the trace measured), and the measured times fill the buckets of the
+(the decode-floor sheet's components), each kernel class is placed on the roofline at its achieved intensity (the bytes
+and FLOPs it moves, `roofline_rows`, over the time the trace measured), and the measured times fill the buckets of the
 mbu-diagnosis and batch1-gap sheets (their inputs set from the trace, the sheets computing the rest).
 """
 
@@ -334,7 +334,7 @@ def sheet_inputs(m: Measured, p: Predicted, layers: int) -> dict[str, dict[str, 
     per_layer = max(1, kernels // max(layers, 1))
     gaps = [g for s in m.decode for g in s.gaps]
     host = [s.host_gap for s in m.decode if s.host_gap is not None]
-    small = [s.count_by_class.get(c, 0) for s in m.decode for c in ("norm and elementwise",)]
+    small = [s.count_by_class.get("norm and elementwise", 0) for s in m.decode]
     out["batch1-gap"] = {"t_observed": f"{t * 1e3:.6g} ms", "kernels_per_layer": str(per_layer),
                          "kernels_other": str(max(0, kernels - per_layer * layers)),
                          "launch_gap": f"{statistics.median(gaps) if gaps else 0:.6g} us",

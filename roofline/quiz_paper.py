@@ -180,7 +180,7 @@ def _math_block(lines: list[str], target: Target) -> str:
 def _step(st: SolvedStep, q: Any, target: Target, brief: bool = False) -> dict[str, str]:
     """One step as the key prints it: its sentence and symbol = formula = numbers = result; `brief`, formula and result on one line."""
     names = q.derivation.blueprint.latex_names
-    lead, lines = step_lines(st, forms_of(q.derivation)[st.step.name], names, target, frozenset(i.name for i in q.derivation.blueprint.inputs))
+    lead, lines = step_lines(st, forms_of(q.derivation)[st.step.name], names, target)
     lines = [target.math(x) for x in lines]
     if brief and len(lines) > 1:
         lines = [f"{lines[0]} = {lines[-1]}"]

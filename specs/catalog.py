@@ -112,15 +112,10 @@ def read_text(path: Path, limit: int = MAX_SPEC_BYTES) -> str:
     return decoded(read_bytes(path, limit), path)
 
 
-def read_document(path: Path, limit: int) -> str:
-    """A stranger's data file (a benchmark result, a profiler trace) as text: gzipped or not (told by its first bytes, not
-    its name), at most `limit` bytes read and at most `limit` bytes once unpacked (a small archive cannot unpack into memory
-    without bound)."""
-    return decoded(unpacked(read_bytes(path, limit), path, limit), path)
-
-
 def unpacked(data: bytes, path: Path, limit: int) -> bytes:
-    """`data` gunzipped where it is a gzip file (at most `limit` bytes once unpacked), else as it is."""
+    """A stranger's data file's bytes (a benchmark result, a profiler trace) gunzipped where it is a gzip file (told by its
+    first bytes, not its name), at most `limit` bytes once unpacked (a small archive cannot unpack into memory without bound);
+    else as they are."""
     if data[:2] != b"\x1f\x8b":
         return data
     unpack = zlib.decompressobj(wbits=31)

@@ -8,6 +8,12 @@ import re
 from pathlib import Path
 
 import pytest
+from roofline.derivations.questions.registry import DERIVATIONS
+from roofline.renderers.forms import STRUCTURAL_ONES
+from roofline.renderers.numbers import number_text
+from roofline.renderers.value_text import shown
+
+from roofline import api
 
 OUT = Path(__file__).resolve().parents[2] / "out"
 #: what an identity or zero term looks like on a numbers line ("1 token" and "1,280" are quantities, not identities)
@@ -30,7 +36,15 @@ def test_no_numbers_line_of_a_shipped_sheet_holds_a_zero_or_identity_term(name):
 
 def test_a_numbers_line_at_a_flag_that_is_off_prints_what_is_left():
     """mbu-diagnosis without a trace's collective time: the collective bucket is the step model's all-reduces, printed as such
-    (the formula keeps the flag; the numbers line is the all-reduces' time, not '3.82 ms · (1 - 0)')."""
-    text = (OUT / "mbu-diagnosis.md").read_text(encoding="utf-8")
+    (the formula keeps the flag; the numbers line is the all-reduces' time, not 't_comm · (1 - 0)')."""
+    sheet = api.derive("mbu-diagnosis")
+    text = api.render(sheet, "md")
     block = text[text.index("t_{\\mathrm{coll}} &= t_{\\mathrm{comm}} \\left(1 - \\delta_{\\mathrm{coll}}\\right)"):][:200]
-    assert "\\left(1 - 0\\right)" not in block and "&= 3.82\\,\\mathrm{ms}" in block
+    t_comm = number_text(shown(sheet.values["t_comm"]).number)
+    assert "\\left(1 - 0\\right)" not in block and f"&= {t_comm}\\," in block
+
+
+def test_the_structural_ones_are_symbols_the_sheets_have():
+    """Each name a numbers line puts in at 1 is a symbol some shipped sheet's step reads (a typo would quietly never match)."""
+    names = {x.name for d in DERIVATIONS for s in d.steps for x in d.expanded[s.name].free_symbols} | {s.name for d in DERIVATIONS for s in d.steps}
+    assert STRUCTURAL_ONES <= names, STRUCTURAL_ONES - names

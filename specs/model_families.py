@@ -88,6 +88,10 @@ _DSA = {"mla": True, "moe": "deepseek", "mlp_bias": False, "router_linear": Fals
 #: and c7ec229a (configuration), phi3 @ 43c2b481 (modeling) and d7991107 (configuration) read for this table).
 FAMILIES: dict[str, Family] = {
     "llama": Family(defaults=_LLAMA_LIKE),
+    # SmolLM3 (SmolLM3ForCausalLM, transformers @ cbc6e94a modular_smollm3.py): Llama's attention and MLP; a quarter of the
+    # layers skip RoPE (no_rope_layers: no parameter, no cached element changes). layer_types, which the config class always
+    # writes, says which layers slide. SmolLM3Config ties the embeddings by default, unlike Llama's.
+    "smollm3": Family(defaults={**_LLAMA_LIKE, "tie_word_embeddings": True, "vocab_size": 128256, "max_position_embeddings": 32768}),
     "mistral": Family(windows="all", qkv_bias=False, o_bias=False, mlp_bias=False, defaults=_LLAMA_LIKE),
     "mixtral": Family(windows="all", qkv_bias=False, o_bias=False, mlp_bias=False, moe="mixtral", defaults=_LLAMA_LIKE),
     # Qwen2: q, k and v carry a bias although config.json does not say so; o_proj and the MLP have none

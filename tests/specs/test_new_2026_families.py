@@ -352,3 +352,32 @@ def test_an_unmodelled_language_model_under_text_config_is_refused_with_the_reas
     with pytest.raises(SpecError) as err:
         load_model(str(path))
     assert err.value.field == "text_config.model_type" and "linear attention" in str(err.value) and "\n" not in str(err.value)
+
+
+# --- SmolLM3: Llama's layers with NoPE every fourth layer and tied embeddings by default ---
+
+def test_smollm3_3b_total_matches_the_card_and_the_shards():
+    """HuggingFaceTB/SmolLM3-3B: 3.08B parameters listed; its two bf16 safetensors shards hold 6,150,235,008 B, of which the
+    parameters are all but the shards' JSON headers (tens of kB)."""
+    m = load_model("smollm3-3b")
+    c = m.param_counts()
+    assert c.total == pytest.approx(3.08e9, rel=0.01) and c.active == c.total and c.biases == 0
+    assert m.tie_embeddings  # absent from the file: SmolLM3Config's default
+    shards = 4_966_315_264 + 1_183_919_744
+    assert 0 < shards - 2 * c.total < 100_000
+
+
+def test_smollm3_kv_bytes_and_the_nope_layers():
+    """2 x 36 layers x 4 KV heads x 128 x 2 B = 73,728 B/token; NoPE layers change no parameter and no cached element."""
+    m = load_model("smollm3-3b")
+    assert m.kv_bytes_per_token(precision("bf16")) == 73_728
+    assert m.attention_windows == ((36, None),)
+    llama = _parse({**_shipped("smollm3-3b"), "model_type": "llama", "tie_word_embeddings": True})
+    assert llama.param_counts() == m.param_counts() and llama.kv_elements_per_token() == m.kv_elements_per_token()
+
+
+def test_smollm3_config_class_defaults():
+    """SmolLM3Config: vocab 128256, tied embeddings, silu, num_key_value_heads = num_attention_heads when absent."""
+    cfg = {"model_type": "smollm3", "hidden_size": 2048, "intermediate_size": 11008, "num_hidden_layers": 4, "num_attention_heads": 16}
+    m = _parse(cfg)
+    assert (m.vocab_size, m.num_kv_heads, m.tie_embeddings, m.hidden_act) == (128256, 16, True, "silu")

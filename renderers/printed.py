@@ -27,7 +27,8 @@ LINE_WIDTH = 62
 MAX_LINE_WIDTH = LINE_WIDTH * 1.15
 
 #: A piece of a printed formula: literal LaTeX, a symbol ("s", name), a symbol raised to a positive whole power
-#: ("p", name, exponent LaTeX), or a symbol guarded against a superscript of its own ("u", name: sympy's parenthesize_super).
+#: ("p", name, exponent LaTeX), a symbol guarded against a superscript of its own ("u", name: sympy's parenthesize_super),
+#: or a symbol inside an exponent ("e", name: filled without a unit, since an exponent is a pure number).
 Piece = str | tuple[str, ...]
 Pieces = tuple[Piece, ...]
 #: When a term is zero: alternatives, each the names of symbols that make it zero when every one of them is.
@@ -116,9 +117,15 @@ def fill(pieces: Pieces, names: Mapping[str, str]) -> str:
             out.append(names[p[1]])
         elif p[0] == "p":
             out.append(_power(names[p[1]], p[2]))
+        elif p[0] == "e":
+            out.append(_UNIT.sub("", names[p[1]]))
         else:
             out.append(parenthesize_super(names[p[1]]))
     return "".join(out)
+
+
+#: a number's unit as the numbers line prints it ("8{,}192\\,\\mathrm{token}"), at the end of a filled slot
+_UNIT = re.compile(r"\\,\\mathrm\{(?:[^{}]|\{[^{}]*\})*\}$")
 
 
 def _power(base: str, exponent: str) -> str:
@@ -170,7 +177,7 @@ def _pieces(data: Any) -> Pieces:
     for p in data:
         if isinstance(p, str):
             out.append(p)
-        elif isinstance(p, list) and p and p[0] in ("s", "u") and len(p) == 2 and all(isinstance(x, str) for x in p):
+        elif isinstance(p, list) and p and p[0] in ("s", "u", "e") and len(p) == 2 and all(isinstance(x, str) for x in p):
             out.append(tuple(p))
         elif isinstance(p, list) and p and p[0] == "p" and len(p) == 3 and all(isinstance(x, str) for x in p):
             out.append(tuple(p))

@@ -69,8 +69,8 @@ class _Printer(LatexPrinter):
 
 
 # Markers a slot prints as while the formula is printed (private-use characters no formula holds).
-_OPEN, _SEP, _CLOSE, _SUPER, _POWER = "\ue000", "\ue001", "\ue002", "\ue003", "\ue004"
-_MARK = re.compile(f"([{_OPEN}{_SUPER}{_POWER}])([^{_SEP}{_CLOSE}]*)(?:{_SEP}([^{_CLOSE}]*))?{_CLOSE}")
+_OPEN, _SEP, _CLOSE, _SUPER, _POWER, _EXPONENT = "\ue000", "\ue001", "\ue002", "\ue003", "\ue004", "\ue005"
+_MARK = re.compile(f"([{_OPEN}{_SUPER}{_POWER}{_EXPONENT}])([^{_SEP}{_CLOSE}]*)(?:{_SEP}([^{_CLOSE}]*))?{_CLOSE}")
 
 
 class _SlotPrinter(_Printer):
@@ -78,12 +78,19 @@ class _SlotPrinter(_Printer):
     what fills it: `printed._power`), a slot guarded against a superscript of its own (sympy's parenthesize_super)."""
 
     def _print_Symbol(self, expr: sp.Symbol, style: str = "plain") -> str:
+        if expr.name.startswith(_EXPONENT):
+            return f"{_EXPONENT}{expr.name[1:]}{_CLOSE}"
         return f"{_OPEN}{expr.name}{_CLOSE}"
 
     def _print_Pow(self, expr: sp.Pow) -> str:
         base, exponent = expr.as_base_exp()
         if isinstance(base, sp.Symbol) and exponent.is_Rational and exponent > 0 and exponent.q == 1:
             return f"{_POWER}{base.name}{_SEP}{self._print(exponent)}{_CLOSE}"
+        if exponent.free_symbols and not expr.exp.is_Rational:
+            # the symbols of an exponent are slots of their own ("e"): an exponent is a pure number, so a value fills them
+            # without its unit ((1 - 2/8)^(64 * 1), not ^(64 * 1 token): the unit marker that cancels it is printed as 1)
+            tagged = expr.exp.xreplace({x: sp.Symbol(_EXPONENT + x.name, **x.assumptions0) for x in expr.exp.free_symbols})
+            expr = sp.Pow(expr.base, tagged, evaluate=False)
         return LatexPrinter._print_Pow(self, expr)
 
     def parenthesize_super(self, s: str) -> str:
@@ -99,12 +106,12 @@ def _pieces(text: str) -> Pieces:
     for m in _MARK.finditer(text):
         if m.start() > last:
             out.append(text[last:m.start()])
-        kind = {_OPEN: "s", _SUPER: "u", _POWER: "p"}[m.group(1)]
+        kind = {_OPEN: "s", _SUPER: "u", _POWER: "p", _EXPONENT: "e"}[m.group(1)]
         out.append((kind, m.group(2), m.group(3)) if kind == "p" else (kind, m.group(2)))
         last = m.end()
     if last < len(text):
         out.append(text[last:])
-    if any(c in p for p in out if isinstance(p, str) for c in (_OPEN, _SEP, _CLOSE, _SUPER, _POWER)):
+    if any(c in p for p in out if isinstance(p, str) for c in (_OPEN, _SEP, _CLOSE, _SUPER, _POWER, _EXPONENT)):
         raise ValueError("a printed formula holds a stray slot marker")
     return tuple(out)
 

@@ -23,7 +23,22 @@ NUMBER_STRINGS = (r"\qty{8192}{\token}", r"8{,}192\,\mathrm{tokens}", "0.8", r"1
 
 
 def _direct(expr: sp.Expr, names: dict, ranks: dict, dots: bool) -> tuple[str, list[str], list[tuple[str, str]]]:
-    """sympy's printer itself, with the names: the whole, each term of a sum with its sign, each case with its condition."""
+    """sympy's printer itself, with the names: the whole, each term of a sum with its sign, each case with its condition.
+    A symbol in a symbolic exponent prints as its name without a unit (an exponent is a pure number): a twin of it, named as
+    the slot printer tags it, stands there."""
+    from roofline.renderers.printed import _UNIT
+    from roofline.renderers.printer import _EXPONENT
+
+    if dots:
+        twins: dict[sp.Symbol, sp.Symbol] = {}
+
+        def tag(p: sp.Pow) -> sp.Pow:
+            for x in p.exp.free_symbols:
+                twins[x] = sp.Symbol(_EXPONENT + x.name, **x.assumptions0)
+            return sp.Pow(p.base, p.exp.xreplace(twins), evaluate=False)
+
+        expr = expr.replace(lambda e: isinstance(e, sp.Pow) and bool(e.exp.free_symbols) and not e.exp.is_Rational, tag)
+        names = {**names, **{t: _UNIT.sub("", names[x]) for x, t in twins.items()}}
     printer = _Printer({"symbol_names": names, "mul_symbol": "dot" if dots else None})
     printer.ranks = ranks
     terms = []
@@ -103,3 +118,11 @@ def test_a_term_is_left_out_where_it_is_zero_and_kept_where_it_may_not_be():
     assert kept[0].count(r"\max") == 2
     assert form.lines(names, width=1e9, zero=frozenset({"a", "b", "c", "d"})) == whole  # every term zero: the formula stays whole
     assert Printed.from_json(json.loads(json.dumps(form.to_json()))) == form
+
+
+def test_a_symbol_in_an_exponent_is_filled_without_its_unit() -> None:
+    """An exponent is a pure number: q / u_token prints as q with the marker set to 1, so its value goes in bare."""
+    x, q, b = sp.symbols("x q B", positive=True)
+    form = printed((1 - x) ** (b * q) * q)
+    filled = form.fill({"x": "0.25", "q": r"1\,\mathrm{token}", "B": "64"})
+    assert filled.count(r"\mathrm{token}") == 1 and r"^{64 \cdot 1}" in filled

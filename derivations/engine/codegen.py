@@ -495,11 +495,14 @@ def _x_rational(x: Any) -> Fraction:
 
 
 def _x_pow(base: Any, exponent: Any) -> Any:
-    """`base ** exponent` where it is a rational number that sympy's substitution gives exactly: a whole exponent up to
-    EXACT_MAX_EXPONENT, or p/q where base is the q-th power of a rational (sqrt(9/4) = 3/2); else InexactError."""
+    """`base ** exponent` where it is a rational number that sympy's substitution gives exactly: a base of 1, or of 0 to a
+    positive exponent; a whole exponent up to EXACT_MAX_EXPONENT, or p/q where base is the q-th power of a rational
+    (sqrt(9/4) = 3/2); else InexactError."""
     if isinstance(base, _Absent) or isinstance(exponent, _Absent):
         return base ** exponent  # x**0 is 1, 1**x is 1 (_Absent's own rules); else missing
     b, e = _x_rational(base), _x_rational(exponent)
+    if b == 1 or (b == 0 and e > 0):  # whatever the exponent (a dense model's (1 - 1/1)^(B q)): as the exact evaluation has it
+        return b
     if abs(e.numerator) > EXACT_MAX_EXPONENT * e.denominator:
         raise InexactError("an exponent beyond the exact range")
     if e.denominator == 1:

@@ -346,6 +346,12 @@ def _substitute(expr: sp.Expr, values: Mapping[sp.Symbol, sp.Expr]) -> sp.Expr:
     """
     if expr.has(sp.Piecewise):
         expr = expr.xreplace({pw: _piecewise_value(pw, values) for pw in expr.atoms(sp.Piecewise)})
+    # the exact zeros first: a term they remove (a power multiplied by zero, the prompts of a decode-only step) does not
+    # decide how what is left is evaluated
+    zeros = {x: v for x, v in values.items() if v == 0 and x in expr.free_symbols}
+    if zeros:
+        expr = expr.xreplace(zeros)
+    expr = _trivial_powers(expr, values)
     powers = [p for p in expr.atoms(sp.Pow) if p.exp.free_symbols]
     exponents = [p.exp.xreplace(values) for p in powers]
     if all(e.is_Integer and abs(e) <= MAX_EXACT_EXPONENT for e in exponents) or any(e.free_symbols for e in exponents):
@@ -361,6 +367,24 @@ def _substitute(expr: sp.Expr, values: Mapping[sp.Symbol, sp.Expr]) -> sp.Expr:
     if not (low.is_Number and high.is_Number and high.is_finite) or abs(low - high) > sp.Float(10) ** -25 * max(abs(high), 1):
         return sp.nan
     return sp.Float(low, 40)
+
+
+def _trivial_powers(expr: sp.Expr, values: Mapping[sp.Symbol, sp.Expr]) -> sp.Expr:
+    """`expr` with each power whose base is 0 or 1 here put in, innermost first: a dense model's (1 - k/E)^(B q) is
+    (1 - 1/1)^(B q) = 0 at any exponent, so it does not send the rest to 40 digits however long the prompt."""
+    while True:
+        known = {}
+        for p in expr.atoms(sp.Pow):
+            if not p.exp.free_symbols or any(inner.exp.free_symbols for inner in p.base.atoms(sp.Pow)):
+                continue
+            base, exponent = p.base.xreplace(values), p.exp.xreplace(values)
+            if base == 1 and exponent.is_finite:
+                known[p] = sp.S.One
+            elif base == 0 and exponent.is_positive:
+                known[p] = sp.S.Zero
+        if not known:
+            return expr
+        expr = expr.xreplace(known)
 
 
 def _with_powers_at(expr: sp.Expr, powers: Sequence[sp.Pow], exponents: Sequence[sp.Expr], values: Mapping[sp.Symbol, sp.Expr],

@@ -288,6 +288,24 @@ def experts_touched(tokens: sp.Expr, E: sp.Expr = gl.E, k: sp.Expr = gl.k_E) -> 
     return E * (1 - (1 - k / E) ** tokens)
 
 
+def experts_touched_serving(decode_tokens: sp.Expr, sequences: sp.Expr, finish: sp.Expr, prompt_tokens: sp.Expr,
+                            E: sp.Expr = gl.E, k: sp.Expr = gl.k_E) -> sp.Expr:
+    """Expected distinct routed experts one MoE layer reads in a serving step of `sequences` running sequences, each
+    decoding `decode_tokens` tokens a step and, with probability `finish` per step, handing its place to a new prompt of
+    `prompt_tokens` tokens (all counts) [1].
+
+    A prompt joins one step whole (chunked prefill runs it in the step it arrives), so steps differ: most carry only the
+    decodes and read few experts, a step with a prompt reads nearly all. Each sequence's slot misses an expert with
+    probability (1 - k/E)^decode_tokens * (1 - finish (1 - (1 - k/E)^prompt_tokens)) (its decodes miss it, and so does its
+    prompt if one arrives), independently of the others: E[x^K] = (1 - finish (1 - x))^sequences for
+    K ~ Binomial(sequences, finish) prompts. It equals experts_touched(sequences * decode_tokens) with no prompts (finish
+    0), and is below experts_touched of the step's mean token count (the count is concave in the tokens), which would read
+    as if every step carried a share of every prompt.
+    """
+    miss = 1 - k / E
+    return E * (1 - (miss**decode_tokens * (1 - finish * (1 - miss**prompt_tokens))) ** sequences)
+
+
 def tokens_per_expert(tokens: sp.Expr = gl.B * gl.q, E: sp.Expr = gl.E, k: sp.Expr = gl.k_E) -> sp.Expr:
     """Tokens one routed expert multiplies on average: each token picks k of E [token, or whatever `tokens` is in]."""
     return tokens * k / E
@@ -468,6 +486,7 @@ __all__ += [
     "decode_attention_intensity",
     "decode_attention_io_bytes",
     "experts_touched",
+    "experts_touched_serving",
     "flash_block_columns",
     "flash_block_rows",
     "gemm_bytes",

@@ -59,9 +59,12 @@ gpus = Step("gpus", pr.layout_gpus(), "1",
             r"The layout: $\sym{n_dp}$ attention replicas of $\sym{n_tp}$ GPUs each, every replica serving its own $B$ sequences; the MoE layers "
             r"run over all of them, their routed experts split over $\sym{n_ep}$ GPUs. Tensor parallelism alone is $\sym{n_dp} = \sym{n_ep} = 1$.",
             latex=r"n_{\mathrm{GPU}}", meaning="GPUs the layout uses", title="GPUs in the layout")
-experts = Step("experts_touched", pr.experts_touched(tokens.s * gl.n_dp), "1",
+experts = Step("experts_touched", pr.experts_touched_serving(gl.q / gl.u_token, gl.n_dp * gl.B,
+                                                          sp.Min(gl.u_token, gl.N_out) / sp.Max(gl.N_out, gl.u_token), gl.S * (1 - gl.h_pfx) / gl.u_token), "1",
                r"Under uniform top-$k$ routing a MoE layer reads every distinct expert the tokens of all $\sym{n_dp}$ replicas picked: $k_{E}$ at one "
-               "token, nearly all $E$ a few dozen tokens later. A dense model is one expert that every token uses.",
+               "token, nearly all $E$ a few dozen tokens later. A prompt joins one step whole, so at load most steps carry only "
+               "the decodes and a few carry a prompt that reads nearly every expert: the expectation over steps, each "
+               r"sequence finishing and handing its place to a new prompt with probability $1/\sym{N_out}$ per step. A dense model is one expert that every token uses.",
                latex=r"E_{\mathrm{read}}", meaning="routed experts read per MoE layer per step (expected)", title="Experts read per MoE layer",
                counts="experts")
 params = Step("params_read", pr.params_read(experts.s), "parameter",

@@ -150,8 +150,9 @@ def step_function(ctx: Context) -> StepFunction:
     if not any(isinstance(v, Missing) for v in values.values()):
         bound = tuple(float(values[s]) for s in args)
         return lambda eta_bw, eta_flops, t_layer, t_fixed, t_ar, t_seq: float(compiled(*bound, eta_bw, eta_flops, t_layer, t_fixed, t_ar, t_seq))
-    known = {s: v for s, v in values.items() if s not in EFFICIENCY_SYMBOLS and not isinstance(v, Missing)}
-    # exact, so a missing value's zero factor drops its term; then in floats (an exact power can run to thousands of digits)
+    # each value as a 30-digit float, so a missing value's zero factor still drops its term (a float zero times anything is
+    # zero) while powers of the values stay floats (an exact one, say (31/32)^1000 raised to the batch, runs to millions of digits)
+    known = {s: sp.Float(v, 30) for s, v in values.items() if s not in EFFICIENCY_SYMBOLS and not isinstance(v, Missing)}
     expr = STEP_MODEL.expanded["t_step"].xreplace(known).evalf(30)
     left = expr.free_symbols - set(EFFICIENCY_SYMBOLS)
     if left:

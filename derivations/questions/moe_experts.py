@@ -23,7 +23,7 @@ experts: the sheet refuses it (one line) rather than print trivial numbers.
 import sympy as sp
 
 from ..engine.context import Input
-from ..engine.declare import Claim, Plot, Row, Step, Table, at, derivation, solve
+from ..engine.declare import Claim, Plot, Row, Step, Table, derivation, solve
 from ..engine.symbols import Symbols
 from ..physics import glossary as gl
 from ..physics import primitives as pr
@@ -53,9 +53,10 @@ var_bound = Step("experts_touched_variance_bound", pr.experts_touched_variance_b
                  latex=r"\bar{\sigma}^{2}_{E}", title="Bound on the variance")
 e_half = Step("E_half", gl.E / 2, "1", "Half of each MoE layer's routed experts.", latex=r"E/2", title="Half the experts")
 #: the experts read at the decode-only step (no prompts in it): the batch solves below are in decode sequences
-experts_decode = at("experts_touched_decode", sm.experts, {gl.N_out: sp.Mul(0, gl.u_token, evaluate=False)},
-                    r"The experts read when the step carries only the decodes ($\sym{N_out} = 0$), $B q$ tokens per replica.",
-                    latex=r"E_{\mathrm{read,dec}}", title="Experts read by the decodes alone")
+experts_decode = Step("experts_touched_decode", pr.experts_touched(gl.n_dp * gl.B * gl.q / gl.u_token), "1",
+                      r"The experts read when the step carries only the decodes ($\sym{N_out} = 0$), $B q$ tokens per replica: the "
+                      r"step model's count without prompts.",
+                      latex=r"E_{\mathrm{read,dec}}", title="Experts read by the decodes alone", counts="experts")
 b_half = solve("B_half", experts_decode, e_half, gl.B, "1",
                r"Set the expected count to half: $(1 - k_{E}/E)^{B q} = 1/2$, a logarithm. It depends only on $E$ and $k_{E}$: "
                "the same batch for every model with the same routing.",

@@ -366,7 +366,14 @@ def test_readme_figures_are_current(validate_json):
             f"{hs['all']['worst_error'] * 100:+.1f}%") in text
     for source, said in (("aiconfigurator-h100-llama-3.1-70b-vllm.toml", "the curve's records"),
                          ("aiconfigurator-h200-deepseek-v3-disaggregated.toml", "the H200 decode pool"),
-                         ("inferencex-gb200-deepseek-r1-disaggregated.toml", "the GB200 pool")):
+                         ("inferencex-gb200-deepseek-r1-disaggregated.toml", "the GB200 pool"),
+                         ("atom-mi355x-deepseek-v3.2-tp4.toml", "four-GPU runs by"),
+                         ("atom-mi355x-deepseek-v3.2-tp8.toml", "eight-GPU runs by"),
+                         ("atom-mi355x-qwen3-next-tp1-aw.toml", "within"),
+                         ("atom-mi355x-qwen3-next-tp4-met.toml", "and"),
+                         ("gpustack-h200-deepseek-v3.2-vllm.toml", "H200 runs within"),
+                         ("sglang-pr10404-h200-qwen3-next.toml", "runs within"),
+                         ("vllm-pr26887-h100-qwen3-next.toml", "and")):
         assert f"{said} {pct(hs[source]['median_abs_error'])}" in text, source
 
     # the engine profiles: every row, who has one and who has not

@@ -183,3 +183,60 @@ def test_the_json_names_the_step_and_each_claim_on_the_other_step():
         assert c["other_step"]["step"] == "serving" and c["other_step"]["output_len"] == 700
         assert isinstance(c["other_step"]["holds"], bool)
     assert "step" not in json.loads(render(roofline.derive("flash-attention-io")))["context"]
+
+
+# --- Experts read at load: prompts arrive whole, so the count is an expectation over steps ---
+
+def _binomial_sum(decode: int, seqs: int, finish: Fraction, prompt: int, E: int, k: int) -> float:
+    """The expected count summed term by term over K ~ Binomial(seqs, finish) prompts in a step: the equation the closed form
+    solves, evaluated without it."""
+    miss = Fraction(E - k, E)
+    total = Fraction(0)
+    for n in range(seqs + 1):
+        p = sp.binomial(seqs, n) * finish**n * (1 - finish) ** (seqs - n)
+        total += Fraction(int(p.p), int(p.q)) * E * (1 - miss ** (decode + n * prompt))
+    return float(total)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(1, 24), st.integers(0, 3), st.integers(1, 20), st.integers(1, 400), st.sampled_from([(8, 2), (64, 6), (256, 8)]))
+def test_experts_read_at_load_is_the_expectation_over_the_prompts_each_step_carries(seqs, q, n_out, prompt, ek):
+    E, k = ek
+    finish = Fraction(1, n_out)
+    got = float(pr.experts_touched_serving(q, seqs, sp.Rational(1, n_out), prompt, E, k))
+    assert got == pytest.approx(_binomial_sum(seqs * q, seqs, finish, prompt, E, k), rel=1e-9, abs=1e-9)
+    # Jensen: no more than the count at the step's mean tokens, no fewer than the decodes' own
+    mean_tokens = seqs * q + seqs * prompt / n_out
+    assert float(pr.experts_touched(seqs * q, E, k)) - 1e-9 <= got <= float(pr.experts_touched(sp.Rational(mean_tokens).limit_denominator(10**6), E, k)) + 1e-9
+
+
+def test_experts_read_at_load_is_the_decode_count_without_prompts_symbolically():
+    n, b, s, k, m = sp.symbols("n b s k m", positive=True)  # E = k + m experts: a miss has a positive probability
+    got = pr.experts_touched_serving(n, b, 0, s, k + m, k)
+    assert sp.simplify(sp.powsimp(got - pr.experts_touched(n * b, k + m, k))) == 0
+
+
+def test_a_server_at_load_reads_the_experts_of_its_decodes_and_of_the_steps_with_a_prompt():
+    """DeepSeek-V3.2 on four MI355X, 4 requests of 1000-token prompts and 100-token outputs (AMD's ATOM dashboard): about 4% of
+    steps carry a prompt, which reads nearly all 256 experts; the rest read the decodes' 30.5. Spread over every step, the
+    prompts would read 190 each step, 128 GB per GPU: more than the chip streams in the measured 15.7 ms."""
+    ctx = context("mi355x", "deepseek-v3.2", batch="4", tp="4", prompt_len="1000 token", output_len="100 token")
+    got = float(evaluate_exactly(STEP_MODEL, ctx, ["experts_touched"])["experts_touched"])
+    decode_only = float(pr.experts_touched(4, 256, 8))
+    steps_with_prompt = 1 - (1 - sp.Rational(1, 100)) ** 4
+    assert got == pytest.approx(decode_only + float(steps_with_prompt) * (256 - decode_only), rel=0.01)
+    assert 35 < got < 45 < float(pr.experts_touched(44, 256, 8))
+
+
+@pytest.mark.parametrize("model, output_len, expected", [("llama-3.1-8b", "700 token", 1), ("mixtral-8x7b", "0 token", 2)])
+def test_experts_read_stay_exact_whatever_the_prompt_length(model, output_len, expected):
+    """A dense model's (1 - 1/1)^(B q) is 0 and a decode-only step's prompt factor is 1: both exact at a 32K-token prompt,
+    where an exponent of 32,768 would otherwise send the step to 40-digit floats. The compiled evaluation keeps the dense
+    model's exact too; for the MoE's it computes (3/4)^32768 before the zero that cancels it, so its value is a float of 2."""
+    from roofline.derivations.engine.sheet import evaluate
+
+    ctx = context("h100-sxm", model, batch="1", prompt_len="32768 token", output_len=output_len)
+    got = evaluate_exactly(STEP_MODEL, ctx, ["experts_touched"])["experts_touched"]
+    assert got == expected and isinstance(got, sp.Integer)
+    compiled = evaluate(STEP_MODEL, ctx, ["experts_touched"])["experts_touched"]
+    assert float(compiled) == expected and (isinstance(compiled, sp.Integer) or model != "llama-3.1-8b")

@@ -43,7 +43,7 @@ def test_energy_per_token_is_group_power_over_throughput():
 
 def test_default_headlines():
     r = {k: v.float for k, v in _sheet().results.items()}
-    assert r["joules_per_token"] == pytest.approx(23.78, rel=1e-3)  # at the default (fitted) engine profile and the power model
+    assert r["joules_per_token"] == pytest.approx(23.88, rel=1e-3)  # at the default (fitted) engine profile and the power model
     assert r["throughput_ratio"] == pytest.approx(26.00, rel=1e-3)
 
 
@@ -113,16 +113,16 @@ def test_claim_about_50x_fails_at_the_default_8k_context():
 
 def test_claim_about_50x_holds_for_70b_on_two_h200_at_4k():
     c = _claim("About 50x for Llama 3.1 70B")
-    assert c.holds is True and c.left.float == pytest.approx(49.98, rel=1e-3)
+    assert c.holds is True and c.left.float == pytest.approx(49.88, rel=1e-3)
 
 
 def test_claim_about_50x_fails_for_8b_on_h100_at_3k():
     """It held (40.3) before the engine's cost per sequence was in the step: 35 us for each of the 300-odd sequences that fit
     lowers the throughput at the largest batch to 31.9 times batch 1's."""
     c = _claim("About 50x for Llama 3.1 8B on one H100 SXM at a 3K")
-    assert c.holds is False and c.left.float == pytest.approx(31.92, rel=1e-3)
+    assert c.holds is False and c.left.float == pytest.approx(31.57, rel=1e-3)
 
 
 def test_claim_about_50x_fails_for_8b_on_h100_at_8k():
     c = _claim("About 50x for Llama 3.1 8B on one H100 SXM at an 8K")
-    assert c.holds is False and c.left.float == pytest.approx(13.69, rel=1e-3)
+    assert c.holds is False and c.left.float == pytest.approx(13.58, rel=1e-3)

@@ -8,6 +8,7 @@ from typing import Any
 
 from ..derivations.engine.blueprint import Blueprint
 from ..derivations.engine.run import Sheet, Value
+from .numbers import SIGNIFICANT_FIGURES, Shown, display
 from .sheet_prose import Prose, either_words
 from .targets import Target
 from .value_text import breakable_paths, reason_text, shown, step_value_text, value_text
@@ -86,18 +87,41 @@ def _claim_detail(c: Any, decl: Any, target: Target, p: Prose, names: Mapping[st
     return (t("read at ") + where + t(": ") if where else t("read: ")) + _sides(c, p.d, target, names)
 
 
+#: the most significant figures a claim's sides are printed to, to tell apart two sides a failed claim says differ
+MOST_FIGURES = 6
+
+
 def _sides(c: Any, d: Blueprint, target: Target, names: Mapping[str, str]) -> str:
     """'σ* = 1.71 against the claimed 3' or 'σ = 2.03 against σ' = 1.99': a claim's two sides as read."""
     t = target.text
-    left = target.inline_math(names[c.left_name]) + t(" = ") + _read(d, c.left_name, c.left, target)
+    figures = figures_apart(c)
+    left = target.inline_math(names[c.left_name]) + t(" = ") + _read(d, c.left_name, c.left, target, figures)
     if c.right_name:
-        return left + t(" against ") + target.inline_math(names[c.right_name]) + t(" = ") + _read(d, c.right_name, c.right, target)
-    return left + t(" against the claimed ") + target.quantity_text(shown(c.right))
+        return left + t(" against ") + target.inline_math(names[c.right_name]) + t(" = ") + _read(d, c.right_name, c.right, target, figures)
+    return left + t(" against the claimed ") + target.quantity_text(_shown(c.right, figures))
 
 
-def _read(d: Blueprint, name: str, v: Value, target: Target) -> str:
+def figures_apart(c: Any) -> int:
+    """The significant figures a claim's two sides print to: three, or as many as it takes (up to MOST_FIGURES) to show two
+    sides apart that three figures print alike for a claim that does not hold (1.003 against the claimed 1, not 1 against 1)."""
+    a, b = c.left, c.right
+    if c.holds is not False or any(v is None or v.missing is not None or v.exact is None for v in (a, b)):
+        return SIGNIFICANT_FIGURES
+    for figures in range(SIGNIFICANT_FIGURES, MOST_FIGURES + 1):
+        if _shown(a, figures) != _shown(b, figures):
+            return figures
+    return SIGNIFICANT_FIGURES
+
+
+def _shown(v: Value, figures: int) -> Shown:
+    return shown(v) if figures == SIGNIFICANT_FIGURES else display(v.exact, v.unit, v.display_unit, figures)
+
+
+def _read(d: Blueprint, name: str, v: Value, target: Target, figures: int = SIGNIFICANT_FIGURES) -> str:
     """A side of a claim as the claim reads it: a count with its noun where it is whole, else the value itself (a threshold of
-    1.006 tokens is checked as 1.01 against a claimed 1, not as the 2 tokens a reader runs)."""
+    1.006 tokens is checked as 1.01 against a claimed 1, not as the 2 tokens a reader runs), to `figures` figures."""
     if v.missing is None and v.float is not None and float(v.float).is_integer():
         return step_value_text(d.step(name), v, target)
+    if figures != SIGNIFICANT_FIGURES and v.missing is None:
+        return target.quantity_text(_shown(v, figures))
     return value_text(v, target)

@@ -291,3 +291,18 @@ def test_printed_form_is_what_the_sheet_shows(sheets):
     assert r"\mathrm{tok}" not in formula and r"\left(T + \gamma + 1\right)" in formula
     step = sheet.derivation.step(st.step.name)
     assert sp.srepr(step.printed) != sp.srepr(step.expr)
+
+
+#: 'it does not hold: $X$ = 1 against the claimed 1': a failed claim whose two sides print alike
+ALIKE = re.compile(r"does not hold: [^.]*?= ([\d.,]+(?:\\,\\mathrm\{[^}]*\})?) against the claimed \1(?![\d,]|\.\d)")
+
+
+def test_a_claim_that_does_not_hold_prints_its_sides_apart(built):
+    """A failed claim's two sides print to as many figures as tell them apart: moe-experts' serving step reads 1.004 times the
+    active weights at one token per step, not '1 against the claimed 1' beside 'does not hold'."""
+    for d in DERIVATIONS:
+        md = built[f"{d.slug}.md"]
+        m = ALIKE.search(md)
+        assert m is None, f"{d.slug}: {md[max(0, m.start() - 80):m.end()]!r}"
+    assert re.search(r"it does not hold: \$P_\{\\mathrm\{read\}\}/P_\{\\mathrm\{act\}\}\$ = 1\.00\d against the claimed 1",
+                     built["moe-experts.md"])

@@ -73,7 +73,7 @@ floor_all = Step("t_floor_all_params", pr.memory_time(pr.mixed_weight_bytes(gl.P
 floor_gap = Step("t_floor_2n_gap", pr.memory_time((gl.P_total - gl.P_matmul) * gl.b_w), "s",
                  r"The difference between the $2N$ and $2N_{\mathrm{matmul}}$ counts in time: the parameters that are no GEMM operand (the "
                  "embedding, a gather of one row per token; the norms), streamed at datasheet bandwidth.",
-                 latex=r"\Delta t_{2N}", title="Floor gap between the 2N and 2N_matmul counts")
+                 latex=r"\Delta t_{2N}", title="Floor gap between counting every parameter and the GEMM operands")
 
 # --- the fixed latency in its parts: what the step pays whatever its bytes (issue 26) -------------------
 lat_layers = Step("t_latency_layers", gl.L * gl.t_layer, "s",
@@ -126,7 +126,7 @@ DERIVATION = derivation(
         "all-reduces). With them the step is {t_step}, {step_over_floor} times the floor of its layout ({t_floor_layout}: each GPU "
         "streaming its own share of the weights).",
         "The smallest tensor-parallel degree that holds the setup is {tp_min}, with a floor of {t_floor_tp_min}; counting every parameter "
-        "(2N) instead of the GEMM operands (2N_matmul) would move the floor by {t_floor_2n_gap}.",
+        "(2N) instead of only the GEMM operands would move the floor by {t_floor_2n_gap}.",
     ),
     assumptions=(
         r"Decode: each sequence adds $q$ tokens per step ($q = 1$ for plain decode) and reads its KV cache: all $T$ tokens in a full layer, "

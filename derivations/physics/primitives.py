@@ -244,6 +244,13 @@ def request_rate_per_token(N: sp.Expr = gl.N_out) -> sp.Expr:
     return sp.Min(1, N / gl.u_token) / sp.Max(N, gl.u_token)
 
 
+def finish_chance(N: sp.Expr = gl.N_out) -> sp.Expr:
+    """The chance that a running sequence finishes (and hands its place to a new request) in one step: request_rate_per_token(N)
+    times one token, 1/N at load and 0 for the decode-only step (N = 0) [1]. Written min(tok, N)/max(N, tok), the same value
+    in a shorter tree: it sits in every MoE step's expected experts (experts_touched_serving)."""
+    return sp.Min(gl.u_token, N) / sp.Max(N, gl.u_token)
+
+
 def prompt_tokens_per_step(B: sp.Expr = gl.B, S: sp.Expr = gl.S, N: sp.Expr = gl.N_out, hit: sp.Expr = gl.h_pfx) -> sp.Expr:
     """Prompt tokens a serving step computes beside its decodes: B*S*(1 - h)/N at load, the share `hit` of each prompt being
     in the prefix cache already; 0 for the decode-only step [token]."""
@@ -487,6 +494,7 @@ __all__ += [
     "decode_attention_io_bytes",
     "experts_touched",
     "experts_touched_serving",
+    "finish_chance",
     "flash_block_columns",
     "flash_block_rows",
     "gemm_bytes",

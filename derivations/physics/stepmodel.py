@@ -60,7 +60,7 @@ gpus = Step("gpus", pr.layout_gpus(), "1",
             r"run over all of them, their routed experts split over $\sym{n_ep}$ GPUs. Tensor parallelism alone is $\sym{n_dp} = \sym{n_ep} = 1$.",
             latex=r"n_{\mathrm{GPU}}", meaning="GPUs the layout uses", title="GPUs in the layout")
 experts = Step("experts_touched", pr.experts_touched_serving(gl.q / gl.u_token, gl.n_dp * gl.B,
-                                                          sp.Min(gl.u_token, gl.N_out) / sp.Max(gl.N_out, gl.u_token), gl.S * (1 - gl.h_pfx) / gl.u_token), "1",
+                                                          pr.finish_chance(), gl.S * (1 - gl.h_pfx) / gl.u_token), "1",
                r"Under uniform top-$k$ routing a MoE layer reads every distinct expert the tokens of all $\sym{n_dp}$ replicas picked: $k_{E}$ at one "
                "token, nearly all $E$ a few dozen tokens later. A prompt joins one step whole, so at load most steps carry only "
                "the decodes and a few carry a prompt that reads nearly every expert: the expectation over steps, each "

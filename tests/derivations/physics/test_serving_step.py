@@ -240,3 +240,10 @@ def test_experts_read_stay_exact_whatever_the_prompt_length(model, output_len, e
     assert got == expected and isinstance(got, sp.Integer)
     compiled = evaluate(STEP_MODEL, ctx, ["experts_touched"])["experts_touched"]
     assert float(compiled) == expected and (isinstance(compiled, sp.Integer) or model != "llama-3.1-8b")
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 7, 700, 100_000])
+def test_the_chance_a_sequence_finishes_is_the_request_rate_per_token(n):
+    tokens = sp.Integer(n) * gl.u_token
+    assert sp.simplify(pr.finish_chance(tokens) - pr.request_rate_per_token(tokens) * gl.u_token) == 0
+    assert pr.finish_chance(tokens).subs(gl.u_token, 1) == (sp.Rational(1, n) if n else 0)

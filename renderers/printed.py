@@ -118,7 +118,7 @@ def fill(pieces: Pieces, names: Mapping[str, str]) -> str:
         elif p[0] == "p":
             out.append(_power(names[p[1]], p[2]))
         elif p[0] == "e":
-            out.append(_UNIT.sub("", names[p[1]]))
+            out.append(bare(names[p[1]]))
         else:
             out.append(parenthesize_super(names[p[1]]))
     return "".join(out)
@@ -126,6 +126,17 @@ def fill(pieces: Pieces, names: Mapping[str, str]) -> str:
 
 #: a number's unit as the numbers line prints it ("8{,}192\\,\\mathrm{token}"), at the end of a filled slot
 _UNIT = re.compile(r"\\,\\mathrm\{(?:[^{}]|\{[^{}]*\})*\}$")
+#: a number with its unit as siunitx sets it in the LaTeX ("\\qty{8192}{\\token}")
+_QTY = re.compile(r"\\qty\{([^{}]*)\}\{(?:[^{}]|\{[^{}]*\})*\}")
+
+
+def bare(filled: str) -> str:
+    """A filled slot without its unit, for a slot inside an exponent: "8{,}192" of "8{,}192\\,\\mathrm{token}", and
+    "\\num{8192}" of siunitx's "\\qty{8192}{\\token}"; a name or a plain number as it is."""
+    m = _QTY.fullmatch(filled)
+    if m:
+        return rf"\num{{{m.group(1)}}}"
+    return _UNIT.sub("", filled)
 
 
 def _power(base: str, exponent: str) -> str:

@@ -26,7 +26,7 @@ def _direct(expr: sp.Expr, names: dict, ranks: dict, dots: bool) -> tuple[str, l
     """sympy's printer itself, with the names: the whole, each term of a sum with its sign, each case with its condition.
     A symbol in a symbolic exponent prints as its name without a unit (an exponent is a pure number): a twin of it, named as
     the slot printer tags it, stands there."""
-    from roofline.renderers.printed import _UNIT
+    from roofline.renderers.printed import bare
     from roofline.renderers.printer import _EXPONENT
 
     if dots:
@@ -38,7 +38,7 @@ def _direct(expr: sp.Expr, names: dict, ranks: dict, dots: bool) -> tuple[str, l
             return sp.Pow(p.base, p.exp.xreplace(twins), evaluate=False)
 
         expr = expr.replace(lambda e: isinstance(e, sp.Pow) and bool(e.exp.free_symbols) and not e.exp.is_Rational, tag)
-        names = {**names, **{t: _UNIT.sub("", names[x]) for x, t in twins.items()}}
+        names = {**names, **{t: bare(names[x]) for x, t in twins.items()}}
     printer = _Printer({"symbol_names": names, "mul_symbol": "dot" if dots else None})
     printer.ranks = ranks
     terms = []
@@ -126,3 +126,5 @@ def test_a_symbol_in_an_exponent_is_filled_without_its_unit() -> None:
     form = printed((1 - x) ** (b * q) * q)
     filled = form.fill({"x": "0.25", "q": r"1\,\mathrm{token}", "B": "64"})
     assert filled.count(r"\mathrm{token}") == 1 and r"^{64 \cdot 1}" in filled
+    latex = form.fill({"x": r"\num{0.25}", "q": r"\qty{1}{\token}", "B": r"\num{64}"})  # as siunitx sets them
+    assert latex.count(r"\token") == 1 and r"^{\num{64} \cdot \num{1}}" in latex

@@ -80,8 +80,9 @@ def _held_out_lines(r: Report) -> list[str]:
         return []
     out = ["## Held out: published serving results no fit has seen", "",
            f"{len(r.held_out.rows)} records of servers at load (specs/measurements/held-out/: an interactivity curve, disaggregated "
-           "decode pools, and the hybrid and sparse-attention models of 2026 on H100, H200, B200 and MI355X), each predicted at the "
-           "default profile, which was fitted without them; the sheets slo-goodput and disaggregation print the first two. A user's speed is one token per step; the GPUs' is the running batch per step "
+           "decode pools, and runs of the hybrid and sparse-attention models of 2026), each predicted at the "
+           "default profile, which was fitted without them; the sheets slo-goodput and disaggregation print the first two. "
+           "A user's speed is one token per step; the GPUs' is the running batch per step "
            "over the GPUs.", "",
            "| record | setup | measured ms | predicted ms | error | tokens/s per user, measured / predicted | tokens/s per GPU, measured / predicted |",
            "|---|---|---:|---:|---:|---:|---:|"]

@@ -369,12 +369,19 @@ def test_readme_figures_are_current(validate_json):
                          ("inferencex-gb200-deepseek-r1-disaggregated.toml", "the GB200 pool"),
                          ("atom-mi355x-deepseek-v3.2-tp4.toml", "four-GPU runs by"),
                          ("atom-mi355x-deepseek-v3.2-tp8.toml", "eight-GPU runs by"),
-                         ("atom-mi355x-qwen3-next-tp1-aw.toml", "within"),
-                         ("atom-mi355x-qwen3-next-tp4-met.toml", "and"),
-                         ("gpustack-h200-deepseek-v3.2-vllm.toml", "H200 runs within"),
-                         ("sglang-pr10404-h200-qwen3-next.toml", "runs within"),
-                         ("vllm-pr26887-h100-qwen3-next.toml", "and")):
+                         ("atom-mi355x-qwen3-next-tp1-aw.toml", "one GPU (AW matrix)"),
+                         ("atom-mi355x-qwen3-next-tp1-met.toml", "one GPU (MET matrix)"),
+                         ("atom-mi355x-qwen3-next-tp4-met.toml", "four GPUs"),
+                         ("gpustack-h200-deepseek-v3.2-vllm.toml", "H200: vLLM"),
+                         ("gpustack-h200-deepseek-v3.2-sglang.toml", "SGLang DP-attention"),
+                         ("sglang-cookbook-b200-deepseek-v3.2.toml", "DeepSeek-V3.2-Exp"),
+                         ("sglang-cookbook-b200-qwen3-next.toml", "cookbook on B200: Qwen3-Next"),
+                         ("sglang-pr10404-h200-qwen3-next.toml", "(three layouts)"),
+                         ("sglang-pr18271-b200-qwen3-next.toml", "SGLang on B200"),
+                         ("vllm-pr26887-h100-qwen3-next.toml", "vLLM on H100")):
         assert f"{said} {pct(hs[source]['median_abs_error'])}" in text, source
+    worst = hs["atom-mi355x-deepseek-v3.2-tp4.toml"]["worst_error"]
+    assert f"four-GPU runs by {pct(hs['atom-mi355x-deepseek-v3.2-tp4.toml']['median_abs_error'])} (worst {worst * 100:+.0f}% at" in text
 
     # the engine profiles: every row, who has one and who has not
     for name, p in profiles.items():

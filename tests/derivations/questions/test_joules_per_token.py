@@ -117,8 +117,8 @@ def test_claim_about_50x_holds_for_70b_on_two_h200_at_4k():
 
 
 def test_claim_about_50x_fails_for_8b_on_h100_at_3k():
-    """It held (40.3) before the engine's cost per sequence was in the step: 35 us for each of the 300-odd sequences that fit
-    lowers the throughput at the largest batch to 31.9 times batch 1's."""
+    """It held (40.3) before the engine's cost per sequence was in the step: the fitted t_seq for each of the 300-odd sequences
+    that fit lowers the throughput at the largest batch to about 32 times batch 1's."""
     c = _claim("About 50x for Llama 3.1 8B on one H100 SXM at a 3K")
     assert c.holds is False and c.left.float == pytest.approx(31.57, rel=1e-3)
 

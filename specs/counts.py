@@ -56,6 +56,14 @@ def gated_deltanet_params(D: N_, k_heads: N_, v_heads: N_, k_dim: N_, v_dim: N_)
     return D * (2 * k_heads * k_dim + 2 * v_heads * v_dim) + D * 2 * v_heads + v_heads * v_dim * D
 
 
+def kda_params(D: N_, heads: N_, head_dim: N_) -> N_:
+    """Kimi Delta Attention matrices of one layer (vLLM kda.py), P = heads head_dim: q_proj, k_proj, v_proj and o_proj (4 D P),
+    the low-rank decay gate f_a_proj (D x head_dim) and f_b_proj (head_dim x P), the low-rank output gate g_a_proj and
+    g_b_proj (the same shapes), and b_proj (D x heads: the write strength)."""
+    P = heads * head_dim
+    return 4 * D * P + 2 * (D * head_dim + head_dim * P) + D * heads
+
+
 def dsa_indexer_params(D: N_, q_rank: N_, heads: N_, dim: N_) -> N_:
     """DeepSeek Sparse Attention's lightning indexer, one layer: wq_b (q_rank x heads*dim, from the query latent), wk (D x dim,
     one key shared by its heads) and weights_proj (D x heads, each head's weight per query)."""

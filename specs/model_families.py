@@ -45,14 +45,14 @@ class Family:
     #: how layers attend when the config gives no `layer_types`: "none" (all full), "all" (sliding_window on every
     #: layer), "qwen" (use_sliding_window from max_window_layers on), "gemma2" (even layers), "gemma3"
     #: (sliding_window_pattern), "gpt_oss" (even layers), "llama4" (no_rope_layers: RoPE layers chunked), "qwen3_next"
-    #: (linear attention but every full_attention_interval-th layer), "blocks" (Nemotron-H: hybrid_override_pattern, one
+    #: (linear attention but every full_attention_interval-th layer), "olmo3" (every fourth layer full, the others sliding), "blocks" (Nemotron-H: hybrid_override_pattern, one
     #: sublayer per block)
     windows: str = "none"
     #: "mixtral", "qwen3_moe", "qwen3_next", "deepseek", "gpt_oss", "llama4", "nemotron_h" (E blocks), "minimax_m2" or None (dense)
     moe: str | None = None
     mla: bool = False
     #: the recurrent layers' kind where some layers keep a fixed-size state instead of a KV cache: "gated_deltanet"
-    #: (Qwen3-Next's linear attention), "mamba2" (Nemotron-H's state-space mixers) or None
+    #: (Qwen3-Next's linear attention), "mamba2" (Nemotron-H's state-space mixers), "kda" (Kimi Delta Attention) or None
     linear: str | None = None
     #: the query projection also yields a per-channel output gate (Qwen3-Next's gated attention: q_proj is D x 2 N H); a field
     #: name where the config switches it (Qwen3.5's attn_output_gate)
@@ -92,6 +92,17 @@ FAMILIES: dict[str, Family] = {
     # layers skip RoPE (no_rope_layers: no parameter, no cached element changes). layer_types, which the config class always
     # writes, says which layers slide. SmolLM3Config ties the embeddings by default, unlike Llama's.
     "smollm3": Family(defaults={**_LLAMA_LIKE, "tie_word_embeddings": True, "vocab_size": 128256, "max_position_embeddings": 32768}),
+    # OLMo 3 (Olmo3ForCausalLM, transformers @ 0233e509 modeling_olmo3.py, configuration_olmo3.py @ 008e5743): Llama's
+    # projections (biases per attention_bias, none in the MLP) with one RMSNorm over all query heads and one over all KV heads
+    # (N H and K H weights), and the two norms after their sublayers instead of before. Olmo3Config writes layer_types when the
+    # file has none: every fourth layer full, the others through sliding_window.
+    "olmo3": Family(windows="olmo3", qk_norm=True, qk_norm_span="layer", mlp_bias=False,
+                    defaults={**_LLAMA_LIKE, "vocab_size": 50304, "max_position_embeddings": 2048, "sliding_window": 4096}),
+    # Seed-OSS (SeedOssForCausalLM, transformers @ 008e5743 configuration_seed_oss.py): Llama's layer with q/k/v biases per
+    # attention_bias and an o_proj bias per attention_out_bias (the config class defaults: true and false).
+    "seed_oss": Family(qkv_bias="attention_bias", o_bias="attention_out_bias",
+                       defaults={**_LLAMA_LIKE, "attention_bias": True, "attention_out_bias": False, "vocab_size": 155136, "head_dim": 128,
+                                 "max_position_embeddings": 524288}),
     "mistral": Family(windows="all", qkv_bias=False, o_bias=False, mlp_bias=False, defaults=_LLAMA_LIKE),
     "mixtral": Family(windows="all", qkv_bias=False, o_bias=False, mlp_bias=False, moe="mixtral", defaults=_LLAMA_LIKE),
     # Qwen2: q, k and v carry a bias although config.json does not say so; o_proj and the MLP have none
@@ -158,6 +169,17 @@ FAMILIES: dict[str, Family] = {
                          defaults={"tie_word_embeddings": False, "hidden_act": "silu", "attention_bias": False, "use_qk_norm": True,
                                    "qk_norm_type": "per_layer", "use_routing_bias": True, "shared_intermediate_size": 0,
                                    "topk_method": "noaux_tc"}),
+    # Kimi Linear (KimiLinearForCausalLM; vLLM model_executor/models/kimi_linear.py and layers/kda.py): Kimi Delta Attention
+    # (linear attention: a head_dim x head_dim float32 state per head, low-rank decay and output gates, short convolutions
+    # over q, k and v) in the layers linear_attn_config lists as kda_layers, MLA without RoPE (mla_use_nope) in its
+    # full_attn_layers (both counted from 1), and DeepSeek-V3's MoE spelled num_experts, num_experts_per_token and
+    # num_shared_experts (KimiMoE: a router that is not quantized, with an e_score_correction_bias; shared experts of
+    # num_shared_experts x moe_intermediate_size), after first_k_dense_replace dense layers of intermediate_size.
+    "kimi_linear": Family(mla=True, moe="deepseek", mlp_bias=False, router_linear=False, linear="kda", windows="kimi_linear",
+                          aliases={"n_routed_experts": "num_experts", "num_experts_per_tok": "num_experts_per_token",
+                                   "n_shared_experts": "num_shared_experts",
+                                   "max_position_embeddings": ("max_position_embeddings", "model_max_length")},
+                          defaults={**_LLAMA_LIKE, "topk_method": "noaux_tc"}),
     "deepseek_v2": Family(mla=True, moe="deepseek", mlp_bias=False, router_linear=False, defaults=_LLAMA_LIKE),
     "deepseek_v3": Family(mla=True, moe="deepseek", mlp_bias=False, router_linear=False, defaults=_LLAMA_LIKE),
     # Kimi K2: DeepSeek-V3's architecture (its config names DeepseekV3ForCausalLM and configuration_deepseek.DeepseekV3Config)
@@ -195,10 +217,5 @@ FAMILIES: dict[str, Family] = {
                   defaults={"hidden_act": "gelu_new", "tie_word_embeddings": False, "qk_layernorm": False, "max_position_embeddings": 2048}),
 }
 SUPPORTED_TYPES = tuple(FAMILIES)
-#: model_types of 2025-26 whose layers roofline does not read yet: read as another family, their KV bytes, state bytes, bytes
-#: read per step and FLOPs would be wrong, so they are refused with the reason (transformers' modeling_<family>.py for each)
-UNMODELLED_LAYERS = {
-    "kimi_linear": "linear attention (Kimi Delta Attention) in most layers: a fixed-size state per sequence, no KV growth",
-}
 #: multimodal configs whose language model sits under text_config, and that language model's model_type
 WRAPPERS = {"gemma3": "gemma3_text", "llama4": "llama4_text", "qwen3_5_moe": "qwen3_5_moe_text"}

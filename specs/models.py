@@ -32,13 +32,14 @@ from .counts import (
     gated_deltanet_params,
     gqa_attention_params,
     gqa_kv_elements_per_token,
+    kda_params,
     mamba2_params,
     mla_attention_params,
     mla_kv_elements_per_token,
     mlp_params,
 )
 from .errors import SpecError, shown
-from .model_families import FAMILIES, SUPPORTED_TYPES, UNMODELLED_LAYERS, WRAPPERS, Family
+from .model_families import FAMILIES, SUPPORTED_TYPES, WRAPPERS, Family
 from .precisions import Precision
 from .quantization import MATMUL_COMPONENTS, Quantization, read_quantization
 from .text import check as check_text
@@ -165,6 +166,51 @@ class LinearAttention:
     def norm_params(self) -> int:
         """The gated RMSNorm over each value head's output: one weight per channel of a head."""
         return self.v_dim
+
+
+@dataclass(frozen=True)
+class KimiDeltaAttention:
+    """Kimi Delta Attention layers (Kimi Linear's linear attention; vLLM model_executor/layers/kda.py).
+
+    Each layer keeps, per sequence, a head_dim x head_dim state for each of its heads, in float32 whatever the model's dtype
+    (vLLM's MambaStateDtypeCalculator.kda_state_dtype), and the last conv_kernel - 1 inputs of its three causal
+    convolutions, over the queries, the keys and the values; nothing grows with the context.
+    """
+
+    heads: int
+    head_dim: int
+    conv_kernel: int
+    #: bytes per element of the recurrent state: float32, fixed by the kernels rather than by the config
+    recurrent_dtype_bytes = 4
+
+    @property
+    def width(self) -> int:
+        """heads x head_dim: the width of the queries, keys, values and output gate."""
+        return self.heads * self.head_dim
+
+    @property
+    def recurrent_elements(self) -> int:
+        """Elements of one layer's delta-rule state per sequence: heads x head_dim x head_dim."""
+        return self.heads * self.head_dim * self.head_dim
+
+    @property
+    def conv_elements(self) -> int:
+        """Elements of one layer's convolution state per sequence: the last conv_kernel - 1 inputs of q, k and v."""
+        return 3 * self.width * (self.conv_kernel - 1)
+
+    def matmul_params(self, D: int) -> int:
+        return kda_params(D, self.heads, self.head_dim)
+
+    @property
+    def other_params(self) -> int:
+        """No-matmul parameters of one layer: the three depthwise convolutions' weights, dt_bias (one per channel) and A_log
+        (one per head)."""
+        return 3 * self.width * self.conv_kernel + self.width + self.heads
+
+    @property
+    def norm_params(self) -> int:
+        """The gated RMSNorm over each head's output: one weight per channel of a head."""
+        return self.head_dim
 
 
 @dataclass(frozen=True)
@@ -336,7 +382,7 @@ class Architecture:
     #: else the window, the chunk or the sparse top-k
     layer_windows: tuple[int | None, ...] = ()
     #: the recurrent layers' shape (Qwen3-Next's Gated DeltaNet, Nemotron-H's Mamba-2), or None
-    linear: LinearAttention | Mamba2 | None = None
+    linear: LinearAttention | Mamba2 | KimiDeltaAttention | None = None
     #: DeepSeek Sparse Attention's indexer, or None
     indexer: Indexer | None = None
     #: the full-attention q_proj also yields an output gate (D x 2 N H)
@@ -726,17 +772,11 @@ def _language_model(data: Mapping[str, object], path: Path) -> tuple[Mapping[str
     if model_type in FAMILIES:
         return data, model_type, ""
     text = data.get("text_config")
-    if model_type in UNMODELLED_LAYERS:
-        raise SpecError(path, "model_type", f"{model_type}'s layers are {UNMODELLED_LAYERS[model_type]}; roofline does not read this family "
-                        "yet, so it refuses rather than count its layers as another kind")
     if model_type not in WRAPPERS and text is None:
         raise SpecError(path, "model_type", f"unsupported architecture {shown(model_type)}; supported: {', '.join(SUPPORTED_TYPES)}")
     if not isinstance(text, dict):
         raise SpecError(path, "text_config", f"expected the language model's config (a JSON object), found {shown(text)}")
     inner = text.get("model_type", WRAPPERS.get(model_type))
-    if isinstance(inner, str) and inner in UNMODELLED_LAYERS:
-        raise SpecError(path, "text_config.model_type", f"{inner}'s layers are {UNMODELLED_LAYERS[inner]}; roofline does not read this family "
-                        "yet, so it refuses rather than count its layers as another kind")
     if inner not in FAMILIES:
         raise SpecError(path, "text_config.model_type", f"unsupported language model {shown(inner)}; supported: {', '.join(SUPPORTED_TYPES)}")
     # the wrapper's own fields (tie_word_embeddings, quantization_config) apply where the text config does not set them
@@ -778,7 +818,7 @@ def parse_config(data: Mapping[str, object], path: Path, meta: Mapping[str, str]
     else:
         dense_needed = moe is None or len(moe.moe_layers) < L
     F = _dense_width(c, model_type, D, needed=dense_needed)
-    linear = (_linear(c) if fam.linear == "gated_deltanet" else _mamba2(c)) if fam.linear else None
+    linear = LINEAR_READERS[fam.linear](c) if fam.linear else None
     indexer = _indexer(c, mla) if fam.indexer else None
     if blocks:
         layer_attention, layer_windows = blocks, (None,) * len(blocks)
@@ -836,7 +876,8 @@ def parse_config(data: Mapping[str, object], path: Path, meta: Mapping[str, str]
         indexer=indexer,
         attn_output_gate=c.flag(fam.attn_output_gate),
         shared_expert_gate=fam.shared_expert_gate,
-        state_element_bytes=_state_bytes(c, ("mamba_ssm_cache_dtype", "mamba_ssm_dtype")) if linear else 2,
+        state_element_bytes=(getattr(linear, "recurrent_dtype_bytes", None) or _state_bytes(c, ("mamba_ssm_cache_dtype", "mamba_ssm_dtype"))
+                             if linear else 2),
         conv_element_bytes=_state_bytes(c, ()) if linear else 2,
         blocks=len(blocks),
         quantization=quant,
@@ -933,6 +974,31 @@ def _linear(c: _Config) -> LinearAttention:
 def _mamba2(c: _Config) -> Mamba2:
     return Mamba2(heads=c.int("mamba_num_heads"), head_dim=c.int("mamba_head_dim"), groups=c.int("n_groups"), state=c.int("ssm_state_size"),
                   conv_kernel=c.int("conv_kernel"), conv_bias=c.bool("use_conv_bias", True))
+
+
+def _kda(c: _Config) -> KimiDeltaAttention:
+    """Kimi Linear's linear_attn_config: the KDA layers' heads, head size and convolution (vLLM kda.py reads these three);
+    a full-rank gate (use_full_rank_gate, a later variant) has other matrices and is refused."""
+    k = _linear_attn_config(c)
+    if c.bool("mla_use_output_gate", False):
+        raise SpecError(c.path, c.where("mla_use_output_gate"), "expected false: an output gate on the MLA layers is not counted")
+    for name, what in (("routed_expert_hidden_size", "experts in a latent space of their own"), ("attn_res_block_size", "attention residuals")):
+        if c.raw(name) is not None:
+            raise SpecError(c.path, c.where(name), f"expected absent: {what} (a later Kimi variant) are not read")
+    if k.bool("use_full_rank_gate", False):
+        raise SpecError(c.path, k.where("use_full_rank_gate"), "expected false: a full-rank KDA gate's matrices are not counted")
+    return KimiDeltaAttention(heads=k.int("num_heads"), head_dim=k.int("head_dim"), conv_kernel=k.int("short_conv_kernel_size"))
+
+
+def _linear_attn_config(c: _Config) -> _Config:
+    block = c.raw("linear_attn_config")
+    if not isinstance(block, dict):
+        raise SpecError(c.path, c.where("linear_attn_config"), f"expected an object (the KDA layers' shape), found {shown(block)}")
+    return _Config(block, c.path, prefix=c.where("linear_attn_config") + ".")
+
+
+#: Family.linear -> the reader of that recurrent layer's shape
+LINEAR_READERS = {"gated_deltanet": _linear, "mamba2": _mamba2, "kda": _kda}
 
 
 def _indexer(c: _Config, mla: MLA | None) -> Indexer:
@@ -1079,6 +1145,15 @@ def _windows(c: _Config, fam: Family, L: int) -> tuple[tuple[str, ...], tuple[in
     return types, tuple(spans)
 
 
+def _layer_numbers(c: _Config, name: str, L: int) -> frozenset[int]:
+    """A list of distinct layer numbers from 1 to L (Kimi Linear counts its layers from 1)."""
+    value = c.raw(name)
+    if not isinstance(value, list) or not all(isinstance(i, int) and not isinstance(i, bool) and 1 <= i <= L for i in value) \
+            or len(set(value)) != len(value):
+        raise SpecError(c.path, c.where(name), f"expected a list of distinct layer numbers from 1 to {L}, found {shown(value)}")
+    return frozenset(value)
+
+
 def _family_layer_types(c: _Config, fam: Family, L: int) -> tuple[str, ...]:
     """transformers' own default layer_types for the family (the rule each config class applies when the file gives none)."""
     rule = fam.windows
@@ -1098,6 +1173,18 @@ def _family_layer_types(c: _Config, fam: Family, L: int) -> tuple[str, ...]:
     if rule in ("gemma2", "gpt_oss"):
         # Gemma2Config and GptOssConfig: sliding on even layers (bool((i + 1) % 2)), full on odd ones
         return tuple(SLIDING if (i + 1) % 2 else FULL for i in range(L))
+    if rule == "kimi_linear":
+        # KimiLinearConfig.is_kda_layer: linear_attn_config lists the KDA layers and the full (MLA) ones, counted from 1
+        k = _linear_attn_config(c)
+        full = _layer_numbers(k, "full_attn_layers", L)
+        kda = _layer_numbers(k, "kda_layers", L) if k.present("kda_layers") else frozenset(range(1, L + 1)) - full
+        if full & kda or len(full | kda) != L:
+            raise SpecError(c.path, k.where("kda_layers"), f"expected every layer from 1 to {L} in exactly one of kda_layers and "
+                                                           "full_attn_layers")
+        return tuple(LINEAR if i + 1 in kda else FULL for i in range(L))
+    if rule == "olmo3":
+        # Olmo3Config: sliding but in every fourth layer ((i + 1) % 4)
+        return tuple(SLIDING if (i + 1) % 4 else FULL for i in range(L))
     if rule == "gemma3":
         # Gemma3TextConfig: one full layer in every sliding_window_pattern, the rest sliding (bool((i + 1) % pattern))
         pattern = c.int("sliding_window_pattern")

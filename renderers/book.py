@@ -88,16 +88,24 @@ def _breakable_word(word: str) -> str:
     return "".join(out)
 
 
-def _lines(text: str) -> str:
-    """A spec's notes: hard-wrapped lines flow together; a blank line or a list item (`- `) starts a new line."""
-    paragraphs: list[list[str]] = [[]]
-    for line in text.strip().splitlines():
-        line = line.strip()
-        if not line or line.startswith(("- ", "* ")):
-            paragraphs.append([])
-        if line:
-            paragraphs[-1].append(line)
-    return r" \newline ".join(breakable(" ".join(p)) for p in paragraphs if p)
+#: a spec's status letter in words (specs.hardware.STATUSES and FIELD_STATUSES; "user" for a reader's own file)
+STATUS_WORDS = {"C": "confirmed in a primary source", "S": "from a secondary source", "D": "derived from other figures",
+                "U": "unconfirmed", "user": "your own file"}
+
+
+def source_line(source: str) -> str:
+    """A spec's sources as one line: the first source named, up to its first parenthesis or sentence end, and how many more
+    the spec file cites (the file keeps every source and the research notes in full)."""
+    sources = [s.strip() for s in source.split(" ; ") if s.strip()]
+    if not sources:
+        return ""
+    first = sources[0]
+    for stop in (" (", ". ", ": "):
+        cut = first.find(stop)
+        if cut > 0:
+            first = first[:cut]
+    more = len(sources) - 1
+    return first + (f", and {more} more source{'s' if more > 1 else ''} in the spec file" if more else "")
 
 
 def _quantity(q: pint.Quantity) -> str:
@@ -117,12 +125,12 @@ def _text_row(label: str, value: str) -> dict[str, str]:
 
 
 def hardware_section(hw: Hardware) -> dict[str, Any]:
-    rows = [_text_row("vendor", hw.vendor), _text_row("status", hw.status)]
+    rows = [_text_row("vendor", hw.vendor), _text_row("status", STATUS_WORDS.get(hw.status, hw.status))]
     rows += [_text_row(k.replace("_", " "), v) for k, v in (("on_chip_memory_kind", hw.on_chip_memory_kind), ("compute_unit_kind", hw.compute_unit_kind),
                                                             ("scaleup_interconnect", hw.scaleup_interconnect),
                                                             ("scaleup_topology", hw.scaleup_topology)) if v]
     rows += _fact_rows(hardware_facts(hw))
-    return {"key": escape.latex(hw.key), "name": escape.latex(hw.name), "rows": rows, "source": breakable(hw.source), "notes": _lines(hw.notes)}
+    return {"key": escape.latex(hw.key), "name": escape.latex(hw.name), "rows": rows, "source": breakable(source_line(hw.source))}
 
 
 def model_section(m: Architecture) -> dict[str, Any]:
@@ -135,11 +143,12 @@ def model_section(m: Architecture) -> dict[str, Any]:
     if m.moe:
         shape.update({"routed experts": m.moe.experts, "top-k": m.moe.top_k, "shared experts": m.moe.shared_experts,
                       "expert MLP width": m.moe.expert_ffn, "MoE layers": len(m.moe.moe_layers)})
-    rows = [_text_row("status", m.status)]
+    rows = [_text_row("status", STATUS_WORDS.get(m.status, m.status))]
     rows += [{"label": escape.latex(k), "value": escape.latex(f"{v:,}" if isinstance(v, int) and not isinstance(v, bool) else str(v))}
              for k, v in shape.items() if v is not None]
     rows += _fact_rows(model_facts(m))
-    return {"key": escape.latex(m.key), "name": escape.latex(m.name), "rows": rows, "source": breakable(m.source), "notes": _lines(m.notes)}
+    source = f"{m.hf_repo} on Hugging Face; the spec file names the copy of its config.json read" if m.hf_repo else source_line(m.source)
+    return {"key": escape.latex(m.key), "name": escape.latex(m.name), "rows": rows, "source": breakable(source)}
 
 
 def glossary_rows() -> list[dict[str, str]]:

@@ -388,7 +388,8 @@ def values_at(exprs: Sequence[sp.Expr], points: Sequence[Mapping[sp.Symbol, sp.E
 
 # --- reading a number answer ---------------------------------------------------------------------------------------
 
-_NUMBER = re.compile(r"^\s*([-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d{1,3})?)\s*([A-Za-z%µ][A-Za-z0-9_*/()^. µ%-]*)?\s*$")
+#: a number as roofline prints one (thousands grouped with commas: "2,140") or as typed ("2140", "1.2e3"), then its unit
+_NUMBER = re.compile(r"^\s*([-+]?(?:\d{1,3}(?:,\d{3})+(?:\.\d*)?|\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d{1,3})?)\s*([A-Za-z%µ][A-Za-z0-9_*/()^. µ%-]*)?\s*$")
 
 
 def _number_parts(text: object) -> tuple[str, str] | None:
@@ -399,7 +400,7 @@ def _number_parts(text: object) -> tuple[str, str] | None:
     number, unit_part = m.group(1), (m.group(2) or "").strip()
     if unit_part[:1] in ("e", "E") and text.strip()[len(number):len(number) + 1] in ("e", "E"):
         return None
-    return number, unit_part
+    return number.replace(",", ""), unit_part
 
 
 def is_number(text: str) -> bool:

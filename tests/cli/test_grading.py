@@ -228,3 +228,14 @@ def test_a_halved_attention_names_both_slips_that_give_it():
     v = grade("kappa_attn*L*N*H*T/2", "flops-per-token:attention_flops", H100, LLAMA_8B)
     assert v.kind == "factor" and v.factor == pytest.approx(0.5)
     assert {c.slip.key for c in v.causes} == {"attention-mac-one-flop", "attention-causal-half"}
+
+
+@pytest.mark.parametrize("text, number", [("2,140 tokens/s", "2140"), ("1,234,567.5 B", "1234567.5"), ("2140 tokens/s", "2140")])
+def test_a_number_with_thousands_grouped_as_roofline_prints_it_reads_as_that_number(text, number):
+    """An answer copied from a sheet ("2,140 tokens/s", as renderers.numbers.plain prints it) reads as the number, not as a formula."""
+    assert grading.is_number(text) and grading.parse_answer(text, fm.parse_unit("B", "t"), "x").magnitude == Fraction(number)
+
+
+@pytest.mark.parametrize("text", ["12,34 ms", "1,2345 B", ",123 B"])
+def test_commas_outside_groups_of_three_are_no_number(text):
+    assert not grading.is_number(text)

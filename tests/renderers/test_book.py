@@ -203,3 +203,15 @@ def test_book_compiles_without_overfull_boxes(sheets, tmp_path):
 
 def _page_text(path, n: int) -> str:
     return subprocess.run(["pdftotext", "-f", str(n), "-l", str(n), "-layout", str(path), "-"], capture_output=True, text=True, check=True).stdout
+
+
+def test_spec_appendices_give_one_source_line_and_the_status_in_words(tex):
+    """The appendices print each spec's figures and one line saying where they come from; the research notes and the full
+    source lists stay in the spec files, and no bare status letter reaches the reader."""
+    specs = tex[tex.index(r"\chapter{Hardware}"):]
+    assert "notes &" not in specs and not re.search(r"^status & [CSDU] \\\\", specs, re.M)
+    sources = re.findall(r"^source & (.*) \\\\$", specs, re.M)
+    assert len(sources) == len(hardware_names()) + len(model_names())
+    assert all(" ; " not in s and len(s.replace(r"\allowbreak{}", "")) < 300 for s in sources)
+    assert book.source_line("https://a.example/x (a note) ; https://b.example ; https://c.example") == \
+        "https://a.example/x, and 2 more sources in the spec file"

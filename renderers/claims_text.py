@@ -66,6 +66,17 @@ def step_label_text(sheet: Sheet, target: Target) -> str:
     return ""
 
 
+def positions_text(sheet: Sheet, target: Target) -> str:
+    """Where the sheet's context is longer than its model was trained for, what the 'Worked for' line says of it; ''
+    otherwise."""
+    if sheet.past_positions is None:
+        return ""
+    context, limit = sheet.past_positions
+    t = target.text
+    return (t("at a context of ") + target.quantity_text(shown(context)) + t(f", past the {limit:,} positions ")
+            + t(f"{sheet.setup.model.name} was trained for: its bytes and FLOPs are counted as if it ran there"))
+
+
 def _other_step_note(sheet: Sheet, c: Any, target: Target, names: Mapping[str, str]) -> str:
     """Where a claim's verdict changes on the other step of the step model (its context held): which step it holds on and
     the value there; '' where both steps agree or one has no value."""

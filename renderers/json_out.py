@@ -75,6 +75,8 @@ def sheet_json(sheet: Sheet) -> dict[str, Any]:
             "math": ctx.math.math,
             "engine": ctx.engine.name if ctx.engine is not None else "",
             **({"step": sheet.step} if sheet.step else {}),
+            **({"past_positions": {"context": quantity_json(sheet.past_positions[0]), "max_position_embeddings": sheet.past_positions[1]}}
+               if sheet.past_positions else {}),
             "inputs": {i.name: {**quantity_json(i.value), "default": not i.is_set} for i in sheet.inputs},
             "given": {info.name: quantity_json(v) for info, v in sheet.bound},
         },

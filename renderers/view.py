@@ -36,7 +36,7 @@ from typing import Any
 
 from ..derivations.engine.run import Sheet, SolvedStep
 from . import forms as printed_forms
-from .claims_text import claim_items, step_label_text
+from .claims_text import claim_items, positions_text, step_label_text
 from .equations import equation, step_lead, step_why
 from .figure_refs import refs as plot_refs
 from .figure_refs import step_title
@@ -109,7 +109,7 @@ def _build(sheet: Sheet, target: Target, plots: str | None) -> dict[str, Any]:
         "title": p(d.title),
         "question": p(d.question),
         "context_label": t(sheet.context_label),
-        "step_label": step_label_text(sheet, target),
+        "step_label": target.text("; ").join(part for part in (step_label_text(sheet, target), positions_text(sheet, target)) if part),
         "answer": p.items(d.answer) if d.answer else _default_answer(sheet, target, p),
         "does_not_fit": t(f"Does not fit: this setup needs {number_text(shown(sheet.overflow).number)} times the memory one GPU has, "
                           "so its times describe a server that cannot be built as stated (more GPUs, a smaller batch or a shorter context).")

@@ -199,13 +199,14 @@ def spec_json(s: SpecData) -> dict[str, Any]:
     return {"key": s.key, "name": s.name, "path": s.path, "status": s.status, "source": s.source,
             "values": {k: _value_json(v) for k, v in s.values.items()}, "peaks": {k: _value_json(v) for k, v in s.peaks.items()},
             "model_type": s.model_type, "quantization": s.quantization, "experts": s.experts, "checkpoint_warning": s.checkpoint_warning,
-            "stored_weights": [list(f) for f in s.stored_weights], "components": dict(s.components)}
+            "stored_weights": [list(f) for f in s.stored_weights], "components": dict(s.components), "max_context": s.max_context}
 
 
 def spec(data: Mapping[str, Any]) -> SpecData:
     return SpecData(str(data["key"]), str(data["name"]), str(data["path"]), str(data["status"]), str(data["source"]), _values(data["values"]),
                     _values(data["peaks"]), str(data["model_type"]), data["quantization"], data["experts"], data["checkpoint_warning"],
-                    tuple((str(c), str(f)) for c, f in data["stored_weights"]), {str(c): int(n) for c, n in data["components"].items()})
+                    tuple((str(c), str(f)) for c, f in data["stored_weights"]), {str(c): int(n) for c, n in data["components"].items()},
+                    int(data["max_context"]))
 
 
 def engine_json(e: ProfileData) -> dict[str, Any]:

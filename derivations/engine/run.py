@@ -360,6 +360,9 @@ class Sheet:
     """The conventions printed on every sheet."""
     overflow: Value | None = None
     """The share of HBM the setup needs when above 1 (it does not fit); None when it fits or the sheet does not ask."""
+    past_positions: tuple[Value, int] | None = None
+    """(the context, the positions the model was trained for) where the sheet's context is longer than its model's
+    max_position_embeddings: the numbers count it as if the model ran there; None otherwise."""
     sources: tuple[tuple[str, tuple[str, ...]], ...] = ()
     """(what, URLs) for each spec the sheet reads: where its figures come from (the specs' research notes are `roofline show`'s)."""
     derivation: Any = None
@@ -443,7 +446,21 @@ def solve(bp: Blueprint, plan: Plan, bindings: Bindings, s: Setup, defaults: Map
     overflow = _value(bp, FIT_STEP, fit) if fit is not None and _overflows(fit) else None
     return Sheet(blueprint=bp, setup=s, context_label=context_label(s), spec_facts=spec_facts(s), inputs=tuple(inputs), bound=bound,
                  steps=tuple(steps), results={n: _value(bp, n, results[n]) for n in bp.results}, tables=tables, claims=claims,
-                 step=step_kind(bp, s, defaults), overflow=overflow, sources=sources(s))
+                 step=step_kind(bp, s, defaults), overflow=overflow, past_positions=past_positions(s, inputs), sources=sources(s))
+
+
+#: the inputs whose value is a context one sequence holds (conventions' names for the step model and the sheets' own)
+CONTEXT_INPUTS = ("context",)
+
+
+def past_positions(s: Setup, inputs: list[SolvedInput]) -> tuple[Value, int] | None:
+    """(the sheet's context, the model's trained positions) where the context is longer than the model's
+    max_position_embeddings (0: the config gives none, and nothing is said)."""
+    limit = s.model.max_context
+    for i in inputs:
+        if i.name in CONTEXT_INPUTS and limit and i.value.unit == "token" and i.value.exact is not None and i.value.exact > limit:
+            return i.value, limit
+    return None
 
 
 def step_kind(bp: Blueprint, s: Setup, defaults: Mapping[str, Fraction]) -> str:

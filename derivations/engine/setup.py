@@ -45,6 +45,8 @@ class SpecData:
     #: unquantized or unread checkpoint), and its parameters by component (specs.weight_formats.COMPONENTS)
     stored_weights: tuple[tuple[str, str], ...] = ()
     components: Mapping[str, int] = field(default_factory=dict)
+    #: a model's: the positions it was trained for (its config's max_position_embeddings; 0 where the config gives none)
+    max_context: int = 0
 
 
 @dataclass(frozen=True)

@@ -497,7 +497,8 @@ def spec_data(spec: Hardware | Architecture) -> SpecData:
                         {s.name: _part(lambda f=f: f(spec), s) for s, f in MODEL_BINDINGS.items()}, model_type=spec.model_type,
                         quantization=spec.quantization_summary() if spec.quantization is not None else None,
                         experts=spec.moe.experts if spec.moe else None, checkpoint_warning=checkpoint_warning(spec),
-                        stored_weights=spec.weight_formats, components=model_components(spec))
+                        stored_weights=spec.weight_formats, components=model_components(spec),
+                        max_context=spec.max_position_embeddings)
     if len(_SPECS) > 1024:
         _SPECS.clear()
     _SPECS[id(spec)] = (spec, data)

@@ -57,6 +57,7 @@ CASES = [
     ["derive", "model-limits", "--format", "md"],
     ["derive", "moe-experts", "--model", "qwen3-235b-a22b", "--set", "batch=16", "--set", "t_fixed=0.25ms"],
     ["derive", "batch-knee", "--hardware", "tpu-v5e", "--model", "llama-3.1-8b", "--format", "json"],
+    ["derive", "attention-kinds", "--model", "olmo-3-7b", "--set", "context=131072"],  # past the model's trained positions
 ]
 
 

@@ -15,6 +15,8 @@ from roofline.derivations.physics.validation import STEP_MODEL
 from roofline.derivations.questions.registry import get
 from roofline.specs.power import load_power
 
+import roofline
+from roofline import api
 from tests.derivations.helpers import context
 
 NAMES = ("prompt_tokens_step", "tokens_per_step", "t_step", "t_overhead", "flops_gemm_gpu", "kv_bytes_step", "kept_context")
@@ -249,3 +251,16 @@ def test_the_chance_a_sequence_finishes_is_the_request_rate_per_token(n):
     tokens = sp.Integer(n) * gl.u_token
     assert sp.simplify(pr.finish_chance(tokens) - pr.request_rate_per_token(tokens) * gl.u_token) == 0
     assert pr.finish_chance(tokens).subs(gl.u_token, 1) == (sp.Rational(1, n) if n else 0)
+
+
+def test_a_context_past_the_model_s_trained_positions_is_said_where_the_setup_is_named():
+    """Olmo 3 7B was trained for 65,536 positions: at 131,072 tokens the sheet says so on its 'Worked for' line and in the
+    JSON's context, and counts the bytes as it would there; within the limit nothing is said."""
+    import json
+
+    far = roofline.derive("decode-floor", model="olmo-3-7b", inputs={"context": 131072})
+    near = roofline.derive("decode-floor", model="olmo-3-7b", inputs={"context": 65536})
+    assert far.past_positions is not None and far.past_positions[1] == 65536 and near.past_positions is None
+    assert "past the 65,536 positions Olmo 3 7B was trained for" in api.render(far, "md")
+    assert "trained for" not in api.render(near, "md")
+    assert json.loads(api.render(far, "json"))["context"]["past_positions"]["max_position_embeddings"] == 65536

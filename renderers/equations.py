@@ -13,7 +13,7 @@ from ..derivations.engine.run import SolvedStep, Value
 from .figure_refs import step_title
 from .forms import StepForm, at_latex, structural
 from .numbers import Shown, display, is_whole
-from .printed import MAX_LINE_WIDTH, math_width
+from .printed import MAX_LINE_WIDTH, Pieces, Printed, fill, math_width
 from .targets import Target
 from .value_text import COUNTS, ROUNDING_WORDS, is_count, reason_text, shown, step_value_text, whole
 
@@ -44,18 +44,47 @@ def equation(step: SolvedStep, form: StepForm, names: Mapping[str, str], target:
     # those values put in (renderers.forms.StepForm.numbers_at), so no "(1 - 0)", "0 · 4,096" or "1 · x" is printed
     zeros, ones = structural(step)
     shown_numbers = form.numbers_at(zeros, ones) if (zeros or ones) and not at else form.numbers
+    live = _live_cases(shown_numbers)
     if at:
         substituted = [at_latex(form, numbers)]
+    elif len(live) == 1 and shown_numbers.symbols:
+        # a case split with one case that has a value: the step has one, so that case applies, and only it is printed
+        substituted = [fill(live[0], numbers)]
     elif shown_numbers.symbols and not (form.formula.cases and len(rows) > 1):
         # a case split printed a case a line reads its value in the case that applies: no numbers line of every case
         substituted = shown_numbers.lines(numbers)
     else:
         substituted = []
+    substituted = [whole_roundings(line) for line in substituted]
     fits = all(math_width(line) <= MAX_LINE_WIDTH for line in substituted)
     if substituted and fits and substituted[0] not in (result, formula) and len(substituted) <= 4:
         rows += _rows(substituted)
     rows.append({"op": "=", "math": result})
     return step.latex, rows
+
+
+#: The value of a case that has none ("no value otherwise"), as renderers.printer prints it.
+NO_VALUE = r"\text{no value}"
+
+
+def _live_cases(p: Printed) -> list[Pieces]:
+    """The values of a case split's cases that have one (a solved step with a value is in one of them)."""
+    return [value for value, _ in p.cases if "".join(x for x in value if isinstance(x, str)).strip() != NO_VALUE]
+
+
+#: a whole number as a numbers line prints it (digits grouped with "{,}" or ",", no decimals, no unit)
+_WHOLE = r"-?\d+(?:(?:\{,\}|,)\d{3})*"
+_ROUNDED_WHOLE = re.compile(r"\\left\\l(ceil|floor)\{(" + _WHOLE + r")\}\\right\\r\1")
+_ROUNDED_FRACTION = re.compile(r"\\left\\l(ceil|floor)\{\\frac\{(" + _WHOLE + r")\}\{(" + _WHOLE + r")\}\}\\right\\r\1")
+
+
+def whole_roundings(line: str) -> str:
+    """A numbers line without the identity roundings its numbers make: the ceiling or floor of a whole number is that number,
+    and of a fraction of whole numbers that divides exactly, that fraction ("⌈8⌉" prints 8, "⌈8/2⌉" prints 8/2)."""
+    def fraction(m: re.Match[str]) -> str:
+        a, b = (int(re.sub(r"\D", "", x)) * (-1 if x.startswith("-") else 1) for x in (m.group(2), m.group(3)))
+        return rf"\frac{{{m.group(2)}}}{{{m.group(3)}}}" if b and a % b == 0 else m.group(0)
+    return _ROUNDED_WHOLE.sub(lambda m: m.group(2), _ROUNDED_FRACTION.sub(fraction, line))
 
 
 #: Significant figures of a value inside a floor or ceiling, where three would hide which side of a whole number it is.

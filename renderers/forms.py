@@ -16,7 +16,7 @@ from typing import Any
 from .printed import Printed
 
 #: bump when the forms' shape or the printer changes (part of the compiled form's cache key)
-VERSION = 5
+VERSION = 6
 
 
 @dataclass(frozen=True)

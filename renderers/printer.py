@@ -14,6 +14,7 @@ from functools import lru_cache
 
 import sympy as sp
 from sympy.printing.latex import LatexPrinter
+from sympy.printing.precedence import PRECEDENCE
 
 from .printed import Piece, Pieces, Printed, ZeroWhen
 
@@ -51,6 +52,20 @@ class _Printer(LatexPrinter):
         if expr is sp.nan:
             return r"\text{no value}"
         return super()._print(expr, **kwargs)
+
+    def _print_Mul(self, expr: sp.Mul) -> str:
+        """sympy's product, but a logarithm over log 2 as the base-2 logarithm it is: log2(x), not log(x)/log(2)."""
+        inverse = sp.Pow(sp.log(2), -1)
+        logs = [a for a in expr.args if isinstance(a, sp.log)]
+        if inverse in expr.args and len(logs) == 1:
+            rest = [a for a in expr.args if a is not logs[0] and a != inverse]
+            core = r"\log_{2}{\left(" + self._print(logs[0].args[0]) + r"\right)}"
+            if not rest:
+                return core
+            if rest == [sp.S.NegativeOne]:
+                return "- " + core
+            return self.parenthesize(sp.Mul(*rest), PRECEDENCE["Mul"]) + " " + core
+        return super()._print_Mul(expr)
 
     def _print_Piecewise(self, expr: sp.Piecewise) -> str:
         """Cases, as a textbook writes them: 'value if condition', the last 'otherwise'."""

@@ -22,6 +22,9 @@ PATTERNS = {
     "a factor (1 - 1)": r"\\left\(1 - 1\\right\)",
     "a zero factor": r"(?<![0-9.,}])0 \\cdot|\\cdot 0(?![0-9.,]|\\,)",
     "min(1, 0)": r"\\min\\left\(1, 0(?![.0-9])",
+    # a ceiling or floor of a whole number is that number; the case that has no value is not the one a valued step is in
+    "a rounding of a whole number": r"\\left\\l(?:ceil|floor)\{-?[0-9]+(?:\{,\}[0-9]{3})*\}",
+    "a case without a value": r"\\text\{no value\}",
 }
 
 
@@ -48,3 +51,12 @@ def test_the_structural_ones_are_symbols_the_sheets_have():
     """Each name a numbers line puts in at 1 is a symbol some shipped sheet's step reads (a typo would quietly never match)."""
     names = {x.name for d in DERIVATIONS for s in d.steps for x in d.expanded[s.name].free_symbols} | {s.name for d in DERIVATIONS for s in d.steps}
     assert STRUCTURAL_ONES <= names, STRUCTURAL_ONES - names
+
+
+def test_whole_roundings_drop_only_the_identities():
+    from roofline.renderers.equations import whole_roundings
+
+    assert whole_roundings(r"2 \cdot \left\lceil{8}\right\rceil") == r"2 \cdot 8"
+    assert whole_roundings(r"\left\lceil{\frac{8{,}192}{128}}\right\rceil") == r"\frac{8{,}192}{128}"
+    for kept in (r"\left\lceil{\frac{7}{2}}\right\rceil", r"\left\lfloor{449.023}\right\rfloor", r"\left\lceil{8\,\mathrm{GB}}\right\rceil"):
+        assert whole_roundings(kept) == kept

@@ -77,19 +77,19 @@ def _freeze(mpl: Any) -> None:
 
 
 def _size(fig: Figure) -> tuple[float, float]:
-    """The figure's size without its title band (`draw_title` adds that)."""
+    """The figure's size without its title band (`draw_title` adds that): drawn as it prints, a page's width and, with its
+    title and key, no taller than the answer figure's room on page 1 (sheet.tex.j2: 0.4 of the text height), so its 8 pt
+    text prints at 8 pt rather than shrunk."""
     panel = fig.panels[0]
-    extra = 0.0
     if fig.kind == "heatmap":
-        return (WIDTH, 0.42 * max(len(panel.rows), 4) + 1.5 + extra)
+        return (WIDTH, 0.3 * max(len(panel.rows), 4) + 1.0)
     if fig.kind == "bars":
-        return (WIDTH, 0.3 * max(len(panel.bars), 3) + 1.3 + extra)
+        return (WIDTH, 0.25 * max(len(panel.bars), 3) + 0.9)
     if fig.kind == "stack":
-        groups = len({s.label for b in panel.bars for s in b.segments if s.value})
-        return (WIDTH, 0.4 * max(len(panel.bars), 2) + 1.4 + 0.17 * math.ceil(groups / 3) + extra)
+        return (WIDTH, 0.3 * max(len(panel.bars), 2) + 0.8)
     if fig.kind == "roofline":
-        return (WIDTH, 4.2 + extra)
-    return (WIDTH, 3.7 + extra)
+        return (WIDTH, 2.9)
+    return (WIDTH, 2.7)
 
 
 # --- the kinds -------------------------------------------------------------------------------------------
@@ -329,7 +329,7 @@ def _draw_bars(mpl: Any, canvas: Any, fig: Figure) -> None:
             ax.barh(i, seg.value, height=0.62, color=c, zorder=3)
     for ln in panel.lines:
         ax.axvline(ln.value, color=MARK, lw=0.9, ls=(0, (4, 2.5)), zorder=2)
-    ax.set_yticks(range(n), [b.label for b in panel.bars])
+    ax.set_yticks(range(n), bar_labels(mpl, canvas, [b.label for b in panel.bars]))
     ax.set_ylim(n - 0.4, -0.9)
     ax.grid(axis="y", visible=False)
     lo, hi = _limits(ends, log, room=0.0)
@@ -365,6 +365,30 @@ def _draw_bars(mpl: Any, canvas: Any, fig: Figure) -> None:
                                ("data", (seg.value, i), 0, 7, "center", "bottom"), ("data", (seg.value, i), 0, -7, "center", "top")])
 
 
+#: the widest a bar's label may be, as a share of the figure's width: a longer one wraps (at its " · " first), so the labels
+#: never take the width the bars need
+BAR_LABEL_SHARE = 0.38
+
+
+def bar_labels(mpl: Any, canvas: Any, labels: Sequence[str]) -> list[str]:
+    """Bar labels wrapped to BAR_LABEL_SHARE of the figure's width: a chip and a model on lines of their own, then words."""
+    renderer = canvas.get_renderer()
+    width = mpl.get_figwidth() * mpl.dpi * BAR_LABEL_SHARE
+    out = []
+    for label in labels:
+        # "B = 128" stays on one line: the spaces around an equals sign do not break
+        parts = [p.strip().replace(" = ", "\u00a0=\u00a0") for p in label.split(" · ")]
+        out.append("\n".join(wrap_label(mpl, renderer, p, LABEL_SIZE, width) for p in parts))
+    return out
+
+
+def _room_for_lines(mpl: Any, labels: Sequence[str]) -> None:
+    """The figure taller by the lines its bar labels wrap to past two (a bar's row holds two lines of 8 pt)."""
+    extra = sum(max(0, label.count("\n") + 1 - 2) for label in labels)
+    if extra:
+        mpl.set_figheight(mpl.get_figheight() + 0.14 * extra)
+
+
 def _draw_stack(mpl: Any, canvas: Any, fig: Figure) -> None:
     from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
@@ -394,7 +418,9 @@ def _draw_stack(mpl: Any, canvas: Any, fig: Figure) -> None:
             left += s.value
         for m in b.marks:
             ax.plot([m.value, m.value], [i - 0.38, i + 0.38], color=INK, lw=1.6, zorder=4, solid_capstyle="butt")
-    ax.set_yticks(range(n), [b.label for b in panel.bars])
+    labels = bar_labels(mpl, canvas, [b.label for b in panel.bars])
+    _room_for_lines(mpl, labels)
+    ax.set_yticks(range(n), labels)
     ax.set_ylim(n - 0.45, -0.55)
     ax.grid(axis="y", visible=False)
     top = max(totals + [m.value for b in panel.bars for m in b.marks], default=1.0)

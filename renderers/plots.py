@@ -407,7 +407,16 @@ def _parts(d: Derivation, p: Plot) -> list[tuple[str, sp.Expr, str]]:
         terms = sorted(sp.Add.make_args(step.expr), key=lambda t: min((ranks.get(s, len(ranks)) for s in t.free_symbols), default=len(ranks)))
         for term in terms:
             out.append((_term_label(d, p, term, names), term, group))
+    if any(label[:1].islower() for label, _, _ in out):  # one key, one case: a title among the plot's lower-case labels follows them
+        out = [(_lower_first(label), e, g) for label, e, g in out]
     return out
+
+
+def _lower_first(text: str) -> str:
+    """A name as a key lists it: its first letter lower-case where the word is not an acronym ("expert-parallel all-to-alls",
+    not "KV-cache")."""
+    word = text.split(" ")[0]
+    return text[0].lower() + text[1:] if len(word) > 1 and word[0].isupper() and not any(c.isupper() for c in word[1:]) else text
 
 
 def _term_label(d: Derivation, p: Plot, term: sp.Expr, names: Mapping[sp.Symbol, str]) -> str:

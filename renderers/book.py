@@ -29,7 +29,7 @@ from ..derivations.physics import conventions
 from ..derivations.physics.facts import hardware_facts, model_facts
 from ..derivations.physics.glossary import GLOSSARY
 from ..derivations.questions import registry
-from ..specs.hardware import Hardware
+from ..specs.hardware import STATUS_WORDS, Hardware
 from ..specs.models import Architecture
 from ..units import RooflineError
 from . import escape, latex, view
@@ -86,11 +86,6 @@ def _breakable_word(word: str) -> str:
         if ch in _BREAK_AFTER or run % BREAK_EVERY == 0:
             out.append(r"\allowbreak{}")
     return "".join(out)
-
-
-#: a spec's status letter in words (specs.hardware.STATUSES and FIELD_STATUSES; "user" for a reader's own file)
-STATUS_WORDS = {"C": "confirmed in a primary source", "S": "from a secondary source", "D": "derived from other figures",
-                "U": "unconfirmed", "user": "your own file"}
 
 
 def source_line(source: str) -> str:

@@ -48,12 +48,17 @@ _LATEX_UNICODE = {
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]#|$~>])")
 
 
-def latex(text: str) -> str:
-    """Literal text for a LaTeX document body; a `name` in backticks (a command, a file) in typewriter type."""
+def code_spans(text: str) -> list[tuple[bool, str]]:
+    """Text as (is code, part) runs: a `name` in paired backticks (a command, a file) is code; unpaired backticks are text."""
     parts = text.split("`")
     if len(parts) > 2 and len(parts) % 2 == 1:
-        return "".join(latex_code(p) if i % 2 else _latex(p) for i, p in enumerate(parts))
-    return _latex(text)
+        return [(bool(i % 2), p) for i, p in enumerate(parts)]
+    return [(False, text)]
+
+
+def latex(text: str) -> str:
+    """Literal text for a LaTeX document body; a `name` in backticks (a command, a file) in typewriter type."""
+    return "".join(latex_code(p) if code else _latex(p) for code, p in code_spans(text))
 
 
 def _latex(text: str) -> str:
@@ -95,7 +100,11 @@ def tex_document(value: object) -> str:
 
 
 def markdown(text: str) -> str:
-    """Literal text for GitHub-flavoured Markdown (also safe inside table cells)."""
+    """Literal text for GitHub-flavoured Markdown (also safe inside table cells); a `name` in backticks as a code span."""
+    return "".join(markdown_code(p) if code else _markdown(p) for code, p in code_spans(text))
+
+
+def _markdown(text: str) -> str:
     text = text.replace("&", "&amp;").replace("<", "&lt;").replace("\r", " ").replace("\n", " ")
     return _MARKDOWN_SPECIAL.sub(r"\\\1", text)
 

@@ -36,7 +36,7 @@ from ..derivations.physics import conventions
 from ..derivations.physics.glossary import GLOSSARY
 from ..derivations.questions import registry
 from ..units import unit_text
-from . import view
+from . import escape, view
 from .numbers import Shown, number_text, readable_unit, unit_word
 from .targets import MARKDOWN, Target
 from .templates import TEMPLATES
@@ -98,8 +98,8 @@ def content_security_policy() -> str:
 
 
 def text(s: str) -> str:
-    """Literal text for an HTML body."""
-    return html.escape(s, quote=True)
+    """Literal text for an HTML body; a `name` in backticks (a command, a file) as code."""
+    return "".join(f"<code>{html.escape(p, quote=True)}</code>" if code else html.escape(p, quote=True) for code, p in escape.code_spans(s))
 
 
 _ONE_LETTER_ROMAN = re.compile(r"\\mathrm\{([A-Za-z])\}")

@@ -308,13 +308,13 @@ def engine_band(sheet: Sheet) -> str | None:
     many = "s" if e.records != 1 else ""
     if "loo_error" in s:
         worst = f"; {_share(s['loo_worst'])} at worst" if "loo_worst" in s else ""
-        return (f"Times use your engine profile “{e.name}” ({e.records} benchmark run{many}): a run left out of its fit lands "
+        return (f"Times use your engine rates, fitted to {e.records} benchmark run{many} (profile “{e.name}”): a run left out of the fit lands "
                 f"within {_share(s['loo_error'])} of the prediction (median{worst}).")
     if "loso_error" in s:
-        return (f"Times use the engine profile “{e.name}” ({e.records} published measurement{many}): a source left out of its "
-                f"fit lands within {_share(s['loso_error'])} of the prediction (median).")
+        return (f"Times use engine rates fitted to {e.records} published measurement{many} (profile “{e.name}”): a source left out "
+                f"of the fit lands within {_share(s['loso_error'])} of the prediction (median).")
     if "median_error" in s:
         worst = f"; {_share(s['worst_error'])} at worst" if "worst_error" in s else ""
-        return (f"Times use the engine profile “{e.name}” ({e.records} published measurement{many}): they lie within "
+        return (f"Times use engine rates fitted to {e.records} published measurement{many} (profile “{e.name}”): they lie within "
                 f"{_share(s['median_error'])} of its predictions (median{worst}), in sample.")
     return None

@@ -178,8 +178,8 @@ def _engine_default(name: str) -> str:
     return DEFAULT_ENGINE.values[name] if DEFAULT_ENGINE is not None else ""
 
 
-_FROM_ENGINE = ("its default comes from the engine profile (--engine; the sheet prints which, with its provenance); "
-                f"the {DEFAULT_PROFILE} profile's is fitted to published measurements of real servers (roofline validate)")
+_FROM_ENGINE = ("its default comes from the engine profile the sheet names, with the source of its numbers; the "
+                f"{DEFAULT_PROFILE} profile's is fitted to published measurements of real servers")
 
 SCENARIO_INPUTS: tuple[Input, ...] = (
     Input("batch", gl.B, "1", "1", "sequences decoded together", "count"),

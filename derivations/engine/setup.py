@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
+from ...specs.hardware import STATUS_WORDS
 from ...specs.precisions import Precision, precision
 from ...specs.weight_formats import WeightFormats, default_math
 from ...specs.weight_formats import row_formats as weight_rows
@@ -170,12 +171,17 @@ def context_label(s: Setup) -> str:
     return f"{s.hardware.name} · {s.model.name}" + (f" (second: {', '.join(second)})" if second else "")
 
 
+def _status(status: str) -> str:
+    """A spec's status in words (specs.hardware.STATUS_WORDS)."""
+    return STATUS_WORDS.get(status, f"status {status}")
+
+
 def spec_facts(s: Setup) -> tuple[tuple[str, str], ...]:
     """What the sheet is worked for: chip, model, number formats (and the second chip or model), one line each."""
     h, m = s.hardware, s.model
     facts = [
-        ("Hardware", f"{h.name} ({h.key}; status {h.status})"),
-        ("Model", f"{m.name} ({m.key}; {m.model_type}; status {m.status})"),
+        ("Hardware", f"{h.name} ({h.key}; {_status(h.status)})"),
+        ("Model", f"{m.name} ({m.key}; {m.model_type}; {_status(m.status)})"),
         ("Weights", _weights_line(s)),
         ("KV cache", s.kv.description),
         ("Math", f"{s.math.math} tensor-core peak" + (f" (default: {default_math(s.weights, _listed(h.peaks))[1]})" if s.math_defaulted
@@ -188,10 +194,10 @@ def spec_facts(s: Setup) -> tuple[tuple[str, str], ...]:
                   ("Engine profile provenance", f"{e.provenance} ({e.path})")]
     if s.second_hardware is not None:
         h2 = s.second_hardware
-        facts.append(("Second hardware (primed symbols)", f"{h2.name} ({h2.key}; status {h2.status}); change with --second-hardware"))
+        facts.append(("Second hardware (primed symbols)", f"{h2.name} ({h2.key}; {_status(h2.status)}); change with --second-hardware"))
     if s.second_model is not None:
         m2 = s.second_model
-        facts.append(("Second model (primed symbols)", f"{m2.name} ({m2.key}; {m2.model_type}; status {m2.status}); change with --second-model"))
+        facts.append(("Second model (primed symbols)", f"{m2.name} ({m2.key}; {m2.model_type}; {_status(m2.status)}); change with --second-model"))
     return tuple(facts)
 
 

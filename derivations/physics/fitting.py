@@ -373,7 +373,7 @@ def fresh_profiles(records: Sequence[Measurement]) -> list[FittedProfile]:
     """Every profile the dataset gives today: `fitted` (to every memory-bound record) and one per engine family."""
     fresh, texts = fresh_defaults(records)
     rounded = from_texts(texts, fresh.how, fresh.ids)
-    fitted = FittedProfile(DEFAULT_PROFILE, "fitted to every memory-bound decode record of the published measurements (specs/measurements)",
+    fitted = FittedProfile(DEFAULT_PROFILE, "fitted to every memory-bound decode record of the published measurements in roofline's dataset",
                            fresh, texts, summary_texts(records, rounded, rounded))
     return [fitted, *family_profiles(records, rounded)]
 

@@ -67,9 +67,16 @@ MEASURED_STEPS: tuple[Step, ...] = (t_measured, error)
 def record_row(m: Measurement, label: str | None = None) -> Row:
     """A record of the measurements (fitted or held out) as a table row: its chip, model, precisions, running batch, mean context,
     layout and, for a server at load, its prompt and output lengths (validation.record_inputs), and its measured step as
-    t_observed (validation.measured_step's rules); labelled with its id unless told otherwise."""
-    return Row(m.id if label is None else label, hardware=m.hardware.key, model=m.model.key, weights=m.weights, kv=m.kv, math=m.math,
+    t_observed (validation.measured_step's rules); labelled in words (`record_label`) unless told otherwise."""
+    return Row(record_label(m) if label is None else label, hardware=m.hardware.key, model=m.model.key, weights=m.weights, kv=m.kv, math=m.math,
                series=m.engine, set={**record_inputs(m), MEASURED_STEP.name: f"{measured_step(m)!r} s"})
+
+
+def record_label(m: Measurement) -> str:
+    """A record as a reader names it, never by its id: the engine, the GPUs, the model, the batch and the request's lengths
+    ("gpt-fast on 8 × NVIDIA A100 SXM4 80GB: Llama 3.1 70B, batch 1, prompt 5 and output 200 tokens"); unique in the dataset."""
+    return (f"{m.engine} on {m.gpus} × {m.hardware.name}: {m.model.name}, batch {m.batch}, prompt {m.input_tokens:,} and output "
+            f"{m.output_tokens:,} tokens")
 
 
 def held_out_rows(keep: Callable[[Measurement], bool]) -> tuple[Row, ...]:
@@ -81,4 +88,5 @@ def held_out_rows(keep: Callable[[Measurement], bool]) -> tuple[Row, ...]:
 MBU_STEPS: tuple[Step, ...] = (t_mbu_high, t_mbu_median, t_mbu_low)
 DISPLAY_UNITS = {**{s.name: "ms" for s in MBU_STEPS}, "t_measured": "ms", MEASURED_STEP.name: "ms", "prediction_error": "%"}
 
-__all__ = ["DISPLAY_UNITS", "MBU_INPUTS", "MBU_STEPS", "MEASURED_STEP", "MEASURED_STEPS", "error", "held_out_rows", "record_row", "t_measured"]
+__all__ = ["DISPLAY_UNITS", "MBU_INPUTS", "MBU_STEPS", "MEASURED_STEP", "MEASURED_STEPS", "error", "held_out_rows", "record_label", "record_row",
+           "t_measured"]

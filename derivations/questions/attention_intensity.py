@@ -137,7 +137,7 @@ DERIVATION = derivation(
         "That sustained peak is the H800's own (its spec's sustained_peak_bf16); no other chip's spec gives one, so the throttled ridge is n/a elsewhere.",
     ),
     takeaways=(
-        "At the sheet's batch the gate GEMM runs at {intensity_gemm}, below its large-matrix limit {intensity_gemm_limit}; "
+        "At batch {batch} the gate GEMM runs at {intensity_gemm}, below its large-matrix limit {intensity_gemm_limit}; "
         "it reaches the ridge {ridge_point} at a batch of {B_gemm_ridge}. Batching rescues it.",
         "Attention runs at {intensity_attention} whatever the batch: {group_size} query heads (the group size $G$) share each cached stream, "
         "and that ratio, the tokens per step and the KV format are all that is left once $B$ and $T$ cancel.",

@@ -70,10 +70,10 @@ t_at_ratio = Step("t_step_at_ratio", rho_obs * t_floor.s, "s",
                   "equation the closed forms below solve.",
                   latex=r"t(\rho_{\mathrm{obs}})", title="Step at a stated ratio")
 given = Step("measurement_given", pr.measurement_given(gl.t_meas, t_floor.s), "1",
-             r"1 where a measured step is given (--set t_observed), 0 where none is ($\sym{t_meas}$ = 0, the default).",
+             r"1 where a measured step is given (`--set t_observed`), 0 where none is ($\sym{t_meas}$ = 0, the default).",
              latex=r"\delta_{\mathrm{meas}}", title="Measured step given")
 t_obs = Step("t_step_observed", pr.measured_or(gl.t_meas, t_at_ratio.s, given.s), "s",
-             r"The measured step: the time given ($\sym{t_meas}$, --set t_observed), else the stated ratio over the floor "
+             r"The measured step: the time given ($\sym{t_meas}$, `--set t_observed`), else the stated ratio over the floor "
              "(the teaser's 2.5x by default).",
              latex=r"t_{\mathrm{obs}}", title="Observed step")
 ratio = Step("gap_ratio_observed", sp.Piecewise((t_obs.s / t_floor.s, t_obs.s >= t_floor.s), (sp.nan, True)), "1",

@@ -257,7 +257,7 @@ DERIVATION = derivation(
         ), ("B_compute", "knee_over_compute", "kv_over_compute", "throughput_ceiling", "throughput_ceiling_compute")),
     ),
     claims=(
-        Claim("At the sheet's context the ceiling comes from the KV cache, not the tensor cores: compute-bound GEMMs lower it by less than a quarter.",
+        Claim("At this context the ceiling comes from the KV cache, not the tensor cores: compute-bound GEMMs lower it by less than a quarter.",
               "throughput_ceiling_compute", "throughput_ceiling", rel_tol=0.25),
         Claim("At a 32K-token context the ceiling comes from the KV cache: compute-bound GEMMs lower it by less than a quarter.",
               "throughput_ceiling_compute", "throughput_ceiling", rel_tol=0.25, where=Row("", set={"context": "32768 token"})),

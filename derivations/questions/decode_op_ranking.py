@@ -341,7 +341,7 @@ DERIVATION = derivation(
             Row("DeepSeek-V3 (MoE, MLA), BF16 KV", model="deepseek-v3", kv="bf16"),
             Row("DeepSeek-V3 (MoE, MLA), FP8 KV", model="deepseek-v3", kv="fp8"),
             Row("DeepSeek-V2-Lite (MoE, MLA), BF16 KV", model="deepseek-v2-lite", kv="bf16"),
-        ), ("intensity_attn_limit", "B_flip", "B_flip_experts", "B_flip_time"), note=r"$\sym{B_flip_time}$ at the sheet's context."),
+        ), ("intensity_attn_limit", "B_flip", "B_flip_experts", "B_flip_time"), note=r"$\sym{B_flip_time}$ at this context."),
         Table("The time view moves with context (Llama 3.1 70B)", tuple(
             Row("", model="llama-3.1-70b", set={"context": f"{t} token"}) for t in (2048, 4096, 8192, 32768)
         ), ("B_flip", "B_flip_time")),
@@ -356,7 +356,7 @@ DERIVATION = derivation(
         Table("Step time across models", tuple(
             Row("", model=m, set={"batch": "64"})
             for m in ("llama-3.1-70b", "mixtral-8x7b", "qwen3-235b-a22b", "deepseek-v3", "deepseek-v2-lite")
-        ), ("t_step", "attention_share", "fusable_share"), note="On the sheet's hardware; the weights alone may exceed one GPU's memory."),
+        ), ("t_step", "attention_share", "fusable_share"), note="On this chip; the weights alone may exceed one GPU's memory."),
         Table("Step time across accelerators", tuple(
             Row("", hardware=h, set={"batch": "64"}) for h in ("h100-sxm", "h200", "b200")
         ), ("t_step", "attention_share", "fusable_share")),

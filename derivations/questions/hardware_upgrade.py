@@ -40,10 +40,10 @@ speedup_memory = Step("speedup_memory", sm.t_memory.s / t_mem_2.s, "1",
                       "at the same achieved fraction.",
                       latex=r"\sigma_{\mathrm{mem}}", title="Speedup when bandwidth-bound")
 t_step_2 = at("t_step_new", sm.t_step, NEW,
-              "The whole step on the second chip at the sheet's batch and context: each component on its own roofline, the all-reduces over its link.",
+              "The whole step on the second chip at this batch and context: each component on its own roofline, the all-reduces over its link.",
               latex=r"t_{\mathrm{step}}'", title="Step time on the second chip")
 speedup_step = Step("speedup_step", sm.t_step.s / t_step_2.s, "1",
-                    "At the sheet's batch and context the upgrade is a blend: near the bandwidth ratio while the step is memory-bound, "
+                    "At this batch and context the upgrade is a blend: near the bandwidth ratio while the step is memory-bound, "
                     "diluted by the overheads and the all-reduces' latency, which the chips share.",
                     latex=r"\sigma_{\mathrm{step}}", title="Speedup at this batch and context")
 weights_share = Step("weights_share", bk.weights_resident.s / bk.usable.s, "1",
@@ -162,10 +162,10 @@ DERIVATION = derivation(
         "and energy per token improves {energy_per_token_gain} times.",
     ),
     assumptions=(
-        r"The same model, number formats and GPU count on both chips; the sheet's chip is the old one, the second chip (primed symbols) the new one. "
+        r"The same model, number formats and GPU count on both chips; the first chip is the old one, the second chip (primed symbols) the new one. "
         "Every time is the shared step model evaluated on each chip with the same engine profile (achieved fractions and overheads), "
         "each chip's all-reduces by its own scale-up topology.",
-        r"Compute-bound and bandwidth-bound speedups compare the same work: the FLOPs or the bytes of the step at the sheet's batch and context.",
+        r"Compute-bound and bandwidth-bound speedups compare the same work: the FLOPs or the bytes of the step at this batch and context.",
         "Capacity-bound: a server whose batch is set by its KV cache runs each chip at the largest whole batch whose cache fits beside the weights "
         "in the usable share of the datasheet capacity (decimal bytes, as printed), and the speedup is the ratio of throughputs at those batches.",
         "Tensor parallelism splits the weights over the GPUs and the KV heads while there are more of them than GPUs; the all-reduces run over each chip's link.",

@@ -21,13 +21,13 @@ from ..physics import stepmodel as sm
 from . import batch_knee as bk
 
 S = Symbols(parent=bk.S)
-phi = S.add("phi_power", "1", r"\phi", "board power at the sheet's batch, as a share of the TDP")
+phi = S.add("phi_power", "1", r"\phi", "board power at this batch, as a share of the TDP")
 phi_idle = S.add("phi_idle", "1", r"\phi_{0}", "idle board power, as a share of the TDP")
 
 #: power_fraction below this is unset (its default 0; symbols are positive, so the test is a comparison, not an equality): the power model
 UNSET = sp.Rational(1, 10**6)
 POWER = Input("power_fraction", phi, "0", "1",
-              "board power each GPU draws at the sheet's batch, as a share of its TDP, overriding the power model: at most 1 (the datasheet "
+              "board power each GPU draws at this batch, as a share of its TDP, overriding the power model: at most 1 (the datasheet "
               "cap, the worst case for energy per token); 0 (the default): the power model's share at the step's utilisation",
               "share")
 IDLE = Input("idle_fraction", phi_idle, "0.1", "1",
@@ -44,7 +44,7 @@ power_group = Step("power_step", sm.gpus.s * power_gpu.s, "W",
 jpt = Step("joules_per_token", power_group.s / sm.throughput.s, "J/token",
            "Energy per token is power over throughput: watts over tokens per second.", latex=r"e", title="Energy per token")
 ratio = Step("throughput_ratio", bk.throughput_fit.s / sm.throughput.s, "1",
-             r"How far the denominator moves from the sheet's batch (batch 1 by default) to the largest batch whose cache fits.",
+             r"How far the denominator moves from this batch (batch 1 by default) to the largest batch whose cache fits.",
              latex=r"\Theta(B_{\max})/\Theta", title="Throughput swing")
 power_idle = Step("power_idle", phi_idle * gl.P_tdp, "W", "The least a powered GPU draws: the bottom of the numerator's range.",
                   latex=r"P_{0}", title="Idle power per GPU")
@@ -52,7 +52,7 @@ power_ratio = Step("power_ratio", gl.P_tdp / power_idle.s, "1",
                    "The most the numerator can move: from idle to the datasheet cap, whatever the batch.", latex=r"P_{\mathrm{TDP}}/P_{0}",
                    title="Power swing, idle to the cap")
 swing = Step("swing_over_power", ratio.s / power_ratio.s, "1",
-             "Above 1 the throughput swing outweighs the widest power swing: even if the sheet's batch drew only idle power and the largest batch the full cap, "
+             "Above 1 the throughput swing outweighs the widest power swing: even if this batch drew only idle power and the largest batch the full cap, "
              "the largest batch would spend less energy per token.",
              latex=r"\frac{\Theta(B_{\max})/\Theta}{P_{\mathrm{TDP}}/P_{0}}", title="Throughput swing against power swing")
 floor = Step("joules_per_token_floor", sm.gpus.s * gl.P_tdp / bk.throughput_fit.s, "J/token",
@@ -61,7 +61,7 @@ floor = Step("joules_per_token_floor", sm.gpus.s * gl.P_tdp / bk.throughput_fit.
 jpt_idle = Step("joules_per_token_idle", sm.gpus.s * power_idle.s / sm.throughput.s, "J/token",
                 "The sheet's batch if its GPUs drew only idle power: the least the power term can make it.", latex=r"e_{0}",
                 title="Energy per token at idle power")
-energy_ratio = Step("energy_ratio", jpt.s / floor.s, "1", "How much more energy a token costs at the sheet's batch and power than at the floor.",
+energy_ratio = Step("energy_ratio", jpt.s / floor.s, "1", "How much more energy a token costs at this batch and power than at the floor.",
                     latex=r"e/e_{\min}", title="Energy per token over the floor")
 
 STEPS = (*sm.DECODE_STEP, *sm.POWER_MODEL, *sm.MEMORY_FIT, *bk.CAPACITY, power_gpu, power_group, jpt, ratio, power_idle, power_ratio, swing, floor, jpt_idle, energy_ratio)
@@ -84,7 +84,7 @@ DERIVATION = derivation(
     ),
     body_tables=(0, 3),
     answer=(
-        "At the sheet's batch a token costs {joules_per_token}: {power_step} of GPUs over {throughput}.",
+        "At batch {batch} a token costs {joules_per_token}: {power_step} of GPUs over {throughput}.",
         "From this batch to the largest that fits ({B_max_kv}) throughput moves {throughput_ratio} times, while power can move "
         "at most {power_ratio} times, idle to the cap: the denominator decides, down to {joules_per_token_floor}.",
     ),
@@ -97,16 +97,16 @@ DERIVATION = derivation(
         "token, as a meter counts it. Host, network, cooling and power conversion are left out.",
         r"The power range used is idle to TDP: the TDP from the hardware spec (its source is printed above), the idle share $\sym{phi_idle}$ an assumption. "
         "A chip whose spec lists no TDP has no cap to bound the power by, so its power steps are n/a.",
-        r"The throughput swing runs from the sheet's batch (batch 1 by default) to the largest batch whose cache fits (@batch-knee): usable capacity "
+        r"The throughput swing runs from this batch (batch 1 by default) to the largest batch whose cache fits (@batch-knee): usable capacity "
         r"$\sym{f_use}$ times the datasheet figure in decimal bytes, minus all weights, over each sequence's cache, rounded down.",
         r"The question's about 50x is read as within 20% of 50, and as the throughput swing from batch 1 to the largest batch that fits; "
         "the claims say at which context it holds.",
     ),
     takeaways=(
-        "At the sheet's batch a token costs {joules_per_token}, with the GPUs at {power_step} and the step model delivering {throughput}.",
-        "The denominator moves by {throughput_ratio} from the sheet's batch to the largest batch that fits ({B_max_kv} sequences, {throughput_at_capacity}); "
+        "At batch {batch} a token costs {joules_per_token}, with the GPUs at {power_step} and the step model delivering {throughput}.",
+        "The denominator moves by {throughput_ratio} from batch {batch} to the largest batch that fits ({B_max_kv} sequences, {throughput_at_capacity}); "
         "the numerator can move by at most {power_ratio}, from idle to the cap. The throughput swing over the power swing is {swing_over_power}.",
-        "The floor is {joules_per_token_floor} at the largest batch with every GPU at its cap; the sheet's batch costs {energy_ratio} times that.",
+        "The floor is {joules_per_token_floor} at the largest batch with every GPU at its cap; batch {batch} costs {energy_ratio} times that.",
         "Whether the swing is about 50x depends on the context, through the batch that fits: the claims give the verdict at the default context and at the contexts that make it true.",
     ),
     scoring=(
@@ -143,7 +143,7 @@ DERIVATION = derivation(
             note="A chip whose spec lists no TDP has no power cap: its power columns are n/a, its throughput swing is not."),
     ),
     claims=(
-        Claim("From batch 1 to the largest batch that fits, the denominator moves by about 50x (within 20%), at the sheet's context.",
+        Claim("From batch 1 to the largest batch that fits, the denominator moves by about 50x (within 20%), at this context.",
               "throughput_ratio", "50", rel_tol=ABOUT, where=Row("", set=ONE)),
         Claim("About 50x for Llama 3.1 70B on two H200s at a 4K-token context.",
               "throughput_ratio", "50", rel_tol=ABOUT,
@@ -158,14 +158,14 @@ DERIVATION = derivation(
     hardware=("h200", "h100-sxm", "b200", "mi300x", "tpu-v6e"),
     models=("llama-3.1-70b", "llama-3.1-8b"),
     plots=(Plot("energy", "sweep",
-                r"Energy per token against batch, at the sheet's power and at idle power: the throughput in the denominator moves it far more "
+                r"Energy per token against batch, at the power model's board power and at idle power: the throughput in the denominator moves it far more "
                 r"than the power can, down to the floor $\sym{joules_per_token_floor}$ at the largest batch that fits, $\sym{B_max_kv}$; "
                 "batches beyond it are shaded.",
-                title="From the sheet's batch to the largest that fits, {B_max_kv}, throughput moves energy per token {throughput_ratio} times; "
+                title="From batch {batch} to the largest that fits, {B_max_kv}, throughput moves energy per token {throughput_ratio} times; "
                       "power can move it at most {power_ratio} times",
                 x="batch", y=("joules_per_token", "joules_per_token_idle"), span=("1", "1024"), hlines=("joules_per_token_floor",),
                 vlines=("B_max_kv",), fits_up_to="B_max_kv", answer=True,
-                labels={"joules_per_token": "at the sheet's power", "joules_per_token_idle": "at idle power"}),),
+                labels={"joules_per_token": "at the modelled power", "joules_per_token_idle": "at idle power"}),),
     defaults={"tp": "2"},
     display_units={**bk.DERIVATION.display_units, "power_per_gpu": "W", "power_step": "W", "joules_per_token": "J/token", "power_idle": "W",
                    "joules_per_token_floor": "J/token", "joules_per_token_idle": "J/token"},

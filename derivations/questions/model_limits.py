@@ -212,7 +212,7 @@ VALIDATION = Table("Against published measurements: the memory-bound decode reco
                    ("t_comm", "t_step", "t_measured", "prediction_error"),
                    note="Each row is a record of specs/measurements/ at its own chip, model, precisions, batch, mean context (prompt plus half "
                         "the output) and TP degree, predicted at this sheet's defaults; compute-bound and prefill-heavy records are left out "
-                        "(`roofline validate` lists them). A row's inputs other than these are the sheet's: set a break's input and "
+                        "(`roofline validate` lists them). A row's inputs other than these are this setup's: set a break's input and "
                         "the prediction does not move, since breaks are outside it.")
 
 #: Tables in reading order; the validation table is last.
@@ -285,7 +285,7 @@ DERIVATION = derivation(
         "The twenty lines are the shared step model (@decode-floor): per component the slower of its bytes at the achieved bandwidth and its "
         r"FLOPs at the achieved peak, summed; two all-reduces per layer, each its bytes over the link plus $\sym{allreduce_rounds}$ rounds of "
         r"latency $\sym{t_ar}$; the overheads no byte count shows, $\sym{t_layer}$ per layer and $\sym{t_fixed}$ per step. The worked prediction "
-        "is its value at the sheet's inputs: Llama 3.1 70B on eight H100 SXM by default.",
+        "is its value at this setup's inputs: Llama 3.1 70B on eight H100 SXM by default.",
         r"The achieved bandwidth $\sym{eta_bw}$, the overheads and the all-reduce latency come from the engine profile printed with the specs, "
         "by default fitted to published measurements of real servers (specs/measurements, `roofline validate`): against the memory-bound "
         "decode records the default profile's median error is {error_median} and its worst {error_worst} (the validation table below), so the "

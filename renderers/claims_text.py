@@ -92,10 +92,11 @@ def _claim_detail(c: Any, decl: Any, target: Target, p: Prose, names: Mapping[st
     """'read at α = 0.8: σ* = 1.71 against the claimed 3' or, without a value, why it cannot be checked (once)."""
     t = target.text
     gone = next((v.missing for v in (c.left, c.right) if v.missing), None)
-    where = ", ".join(x for x in (p(c.where), t(f"read as numbers in {c.convert}" if c.convert else "")) if x)
+    at = p(c.where)
+    where = ", ".join(x for x in (t("read at ") + at if at else "", t(f"read as numbers in {c.convert}") if c.convert else "") if x)
     if gone is not None:
         return reason_text(gone, target) + (t(" (") + where + t(")") if where else "")
-    return (t("read at ") + where + t(": ") if where else t("read: ")) + _sides(c, p.d, target, names)
+    return (where + t(": ") if where else t("read: ")) + _sides(c, p.d, target, names)
 
 
 #: the most significant figures a claim's sides are printed to, to tell apart two sides a failed claim says differ

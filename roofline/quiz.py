@@ -288,6 +288,8 @@ def _solve(d: Derivation, ctx: Context, asked: Sequence[str], number: int, menti
             v = bound_values[inp.symbol]
             if not is_set and _plain_default(v, inp.unit):
                 continue  # one token per step, no prompt, no prefix cache, no EP: what a question means unless it says otherwise
+            if not is_set and inp.follows:
+                continue  # it takes the value of the input it follows (a later draft position's acceptance, the drafter's TP degree)
             given.append(SolvedInput(inp.name, bp.symbol(inp.symbol.name), _value(d, inp.symbol.name, v, display=False), is_set, inp.meaning))
     values = {n: _value(d, n, v) for n, v in results.items()}
     values.update({i.name: _value(d, i.symbol.name, bound_values[i.symbol], display=False) for i in d.inputs

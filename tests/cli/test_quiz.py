@@ -185,3 +185,11 @@ def test_the_readme_quotes_what_check_against_prints(capsys):
     for command, first in quoted:
         code, out, _ = run(capsys, *shlex.split(command)[1:])
         assert code == 0 and out.splitlines()[0].startswith(first.removesuffix("...").rstrip()), command
+
+
+def test_a_question_does_not_state_an_input_that_follows_another_at_its_value():
+    """speculative-decoding's later draft positions take the acceptance rate before them, and the drafter's TP degree the
+    target's: a question states the acceptance rate once, not seven positional copies of it."""
+    q = quiz_mod.draw(seed=3, count=1, sheets=["speculative-decoding"]).questions[0]
+    follows = {i.name for i in q.derivation.inputs if i.follows}
+    assert follows and not [g.name for g in q.given if g.name in follows and not g.is_set]

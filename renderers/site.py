@@ -45,7 +45,9 @@ from .unitfmt import mathrm
 TITLE = "roofline: the physics of LLM inference"
 INDEX = "index.html"
 STYLE = """
-body { font-family: Georgia, 'Times New Roman', serif; max-width: 52rem; margin: 1rem auto 2rem; padding: 0 1rem; line-height: 1.5; color: #111; }
+body { font-family: 'Latin Modern Roman', 'LM Roman 10', 'STIX Two Text', 'Cambria', Georgia, serif; max-width: 52rem; margin: 1rem auto 2rem;
+  padding: 0 1rem; line-height: 1.5; color: #111; }
+math { font-family: 'Latin Modern Math', 'STIX Two Math', 'Cambria Math', math; font-size: 1em; }
 nav.top { font-size: 0.9rem; margin-bottom: 0.5rem; }
 h1 { line-height: 1.2; margin: 0.5rem 0; }
 blockquote { font-style: italic; margin: 0.5rem 0 0.5rem 1rem; }
@@ -62,6 +64,7 @@ mtd.lhs { text-align: right; }
 mtd.rhs { text-align: left; }
 figure { margin: 1rem 0; }
 figure img { display: block; width: 100%; max-width: 100%; height: auto; }
+figure a { display: block; }
 .verdict { font-weight: bold; }
 code, .name { font-family: 'DejaVu Sans Mono', monospace; font-size: 0.85em; }
 aside.contents { font-size: 0.88rem; border: 1px solid #ddd; background: #fafafa; padding: 0.5rem 0.8rem; margin: 1rem 0; }

@@ -418,3 +418,14 @@ def test_the_answer_is_above_the_fold_and_only_tables_scroll_sideways(pages, sit
         shot = SCREENSHOTS / f"{name[:-5]}-{size[0]}x{size[1]}.png"
         _run([f"--window-size={size[0]},{size[1]}", f"--screenshot={shot}", (root / "site" / name).as_uri()])
         assert shot.stat().st_size > 10_000
+
+
+def test_every_figure_opens_full_size_and_text_and_math_share_one_typeface(pages):
+    """Issue 40 item 6: a figure on a phone is a link to itself at full size; the body and the math name the same family first
+    (Latin Modern, the figures' and the PDF's), and math is set at the text's size."""
+    for name, page in pages.items():
+        for img in re.findall(r"<img src=\"([^\"]+)\"", page):
+            assert f'<a href="{img}"' in page, f"{name}: {img} is not a link to itself"
+    body = re.search(r"body \{ font-family: '([^']+)'", site.STYLE).group(1)
+    math = re.search(r"math \{ font-family: '([^']+)'[^}]*font-size: 1em", site.STYLE).group(1)
+    assert body.split()[:2] == math.split()[:2] == ["Latin", "Modern"]

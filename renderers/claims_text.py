@@ -11,7 +11,7 @@ from ..derivations.engine.run import Sheet, Value
 from .numbers import SIGNIFICANT_FIGURES, Shown, display
 from .sheet_prose import Prose, either_words
 from .targets import Target
-from .value_text import breakable_paths, reason_text, shown, step_value_text, value_text
+from .value_text import breakable_paths, is_count, reason_text, shown, step_value_text, value_text, whole
 
 
 def claim_items(sheet: Sheet, target: Target, p: Prose, names: Mapping[str, str]) -> list[dict[str, Any]]:
@@ -103,10 +103,17 @@ def _claim_detail(c: Any, decl: Any, target: Target, p: Prose, names: Mapping[st
 MOST_FIGURES = 6
 
 
+#: the significant figures of a claim's sides where one is a count that is not whole: enough to show the fraction a reader
+#: rounds ("B* = 295.4 against I* = 295.4 flop/B", where the answer says 296 sequences, rounded up)
+COUNT_FIGURES = 4
+
+
 def _sides(c: Any, d: Blueprint, target: Target, names: Mapping[str, str]) -> str:
     """'σ* = 1.71 against the claimed 3' or 'σ = 2.03 against σ' = 1.99': a claim's two sides as read."""
     t = target.text
     figures = figures_apart(c)
+    if figures < COUNT_FIGURES and any(_fractional_count(d, n, v) for n, v in ((c.left_name, c.left), (c.right_name, c.right)) if n):
+        figures = COUNT_FIGURES
     left = target.inline_math(names[c.left_name]) + t(" = ") + _read(d, c.left_name, c.left, target, figures)
     if c.right_name:
         return left + t(" against ") + target.inline_math(names[c.right_name]) + t(" = ") + _read(d, c.right_name, c.right, target, figures)
@@ -123,6 +130,13 @@ def figures_apart(c: Any) -> int:
         if _shown(a, figures) != _shown(b, figures):
             return figures
     return SIGNIFICANT_FIGURES
+
+
+def _fractional_count(d: Blueprint, name: str, v: Value) -> bool:
+    """Whether a side is a count (a step with a noun: sequences, tokens, GPUs) whose value is not a whole number."""
+    step = next((s for s in d.steps if s.name == name), None)
+    n = whole(step, v) if step is not None and v.missing is None else None
+    return n is not None and not is_count(n, v.exact)
 
 
 def _shown(v: Value, figures: int) -> Shown:

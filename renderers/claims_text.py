@@ -89,14 +89,14 @@ def _other_step_note(sheet: Sheet, c: Any, target: Target, names: Mapping[str, s
 
 
 def _claim_detail(c: Any, decl: Any, target: Target, p: Prose, names: Mapping[str, str]) -> str:
-    """'read at α = 0.8: σ* = 1.71 against the claimed 3' or, without a value, why it cannot be checked (once)."""
+    """'at α = 0.8: σ* = 1.71, not the claimed 3' or, without a value, why it cannot be checked (once)."""
     t = target.text
     gone = next((v.missing for v in (c.left, c.right) if v.missing), None)
     at = p(c.where)
-    where = ", ".join(x for x in (t("read at ") + at if at else "", t(f"read as numbers in {c.convert}") if c.convert else "") if x)
+    where = ", ".join(x for x in (t("at ") + at if at else "", t(f"read as numbers in {c.convert}") if c.convert else "") if x)
     if gone is not None:
         return reason_text(gone, target) + (t(" (") + where + t(")") if where else "")
-    return (where + t(": ") if where else t("read: ")) + _sides(c, p.d, target, names)
+    return (where + t(": ") if where else "") + _sides(c, p.d, target, names)
 
 
 #: the most significant figures a claim's sides are printed to, to tell apart two sides a failed claim says differ
@@ -109,15 +109,17 @@ COUNT_FIGURES = 4
 
 
 def _sides(c: Any, d: Blueprint, target: Target, names: Mapping[str, str]) -> str:
-    """'σ* = 1.71 against the claimed 3' or 'σ = 2.03 against σ' = 1.99': a claim's two sides as read."""
+    """'σ* = 2.97 against the claimed 3' (it holds), 'σ = 2.03, not σ' = 1.99' (it does not): a claim's two sides as read."""
     t = target.text
     figures = figures_apart(c)
     if figures < COUNT_FIGURES and any(_fractional_count(d, n, v) for n, v in ((c.left_name, c.left), (c.right_name, c.right)) if n):
         figures = COUNT_FIGURES
     left = target.inline_math(names[c.left_name]) + t(" = ") + _read(d, c.left_name, c.left, target, figures)
+    # a claim that holds reads its value against the claim; one that does not, its value and not the claim's
+    versus = t(", not ") if c.holds is False else t(" against ")
     if c.right_name:
-        return left + t(" against ") + target.inline_math(names[c.right_name]) + t(" = ") + _read(d, c.right_name, c.right, target, figures)
-    return left + t(" against the claimed ") + target.quantity_text(_shown(c.right, figures))
+        return left + versus + target.inline_math(names[c.right_name]) + t(" = ") + _read(d, c.right_name, c.right, target, figures)
+    return left + versus + t("the claimed ") + target.quantity_text(_shown(c.right, figures))
 
 
 def figures_apart(c: Any) -> int:

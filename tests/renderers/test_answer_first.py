@@ -67,13 +67,13 @@ def test_the_answer_holds_every_headline_value_and_every_verdict(sheets, built):
         first, rest = sheet.claims[:PAGE_ONE_CLAIMS], sheet.claims[PAGE_ONE_CLAIMS:]
         for c in first:
             verdict = {True: "Holds", False: "Does not hold", None: "Cannot be checked"}[c.holds]
-            assert f"**{verdict}**: " in block, f"{d.slug}: no verdict for {c.text[:40]!r}"
-        assert block.count("**Holds**") + block.count("**Does not hold**") + block.count("**Cannot be checked**") == len(first)
+            assert f"**{verdict}.** " in block, f"{d.slug}: no verdict for {c.text[:40]!r}"
+        assert block.count("**Holds.**") + block.count("**Does not hold.**") + block.count("**Cannot be checked.**") == len(first)
         if rest:
             assert f"{len(rest)} more claim" in block and f"({sum(1 for c in rest if c.holds)} of them hold" in block
             more = str(built[f"{d.slug}.md"]).split("### More claims, checked", 1)[1].split("\n### ", 1)[0]
-            assert more.count("**Holds**") == sum(1 for c in rest if c.holds)
-            assert more.count("**Holds**") + more.count("**Does not hold**") + more.count("**Cannot be checked**") == len(rest)
+            assert more.count("**Holds.**") == sum(1 for c in rest if c.holds)
+            assert more.count("**Holds.**") + more.count("**Does not hold.**") + more.count("**Cannot be checked.**") == len(rest)
 
 
 def test_the_first_lines_hold_the_question_and_every_headline_value(sheets, built):
@@ -321,8 +321,8 @@ def test_printed_form_is_what_the_sheet_shows(sheets):
     assert sp.srepr(step.printed) != sp.srepr(step.expr)
 
 
-#: 'it does not hold: $X$ = 1 against the claimed 1': a failed claim whose two sides print alike
-ALIKE = re.compile(r"does not hold: [^.]*?= ([\d.,]+(?:\\,\\mathrm\{[^}]*\})?) against the claimed \1(?![\d,]|\.\d)")
+#: 'it does not hold: $X$ = 1, not the claimed 1': a failed claim whose two sides print alike
+ALIKE = re.compile(r"does not hold: [^.]*?= ([\d.,]+(?:\\,\\mathrm\{[^}]*\})?), not the claimed \1(?![\d,]|\.\d)")
 
 
 def test_a_claim_that_does_not_hold_prints_its_sides_apart(built):
@@ -332,5 +332,5 @@ def test_a_claim_that_does_not_hold_prints_its_sides_apart(built):
         md = built[f"{d.slug}.md"]
         m = ALIKE.search(md)
         assert m is None, f"{d.slug}: {md[max(0, m.start() - 80):m.end()]!r}"
-    assert re.search(r"it does not hold: \$P_\{\\mathrm\{read\}\}/P_\{\\mathrm\{act\}\}\$ = 1\.00\d against the claimed 1",
+    assert re.search(r"it does not hold: \$P_\{\\mathrm\{read\}\}/P_\{\\mathrm\{act\}\}\$ = 1\.00\d, not the claimed 1",
                      built["moe-experts.md"])

@@ -161,7 +161,7 @@ def test_the_sheet_says_which_step_it_is_worked_on_and_where_a_claim_holds_on_on
     assert "the claims are read on the serving step too, with each sequence's 2,048 tokens of prompt computed within its" in worked
     # at batch 1 a decode step reads exactly the active experts; with prompts in the step it reads more
     claim = next(line for line in lines if line.startswith("- **") and "Active parameters describe one token" in line)
-    assert claim.startswith("- **Holds**") and "On the serving step it does not hold" in claim
+    assert claim.startswith("- **Holds.**") and "On the serving step it does not hold" in claim
     # a claim whose verdict is the same on both steps says nothing of the other
     assert sum("on the serving step" in line.lower() for line in lines if line.startswith("- **")) == 1
     served = render(roofline.derive("moe-experts", overrides=["output_len=500 token"])).splitlines()
@@ -169,7 +169,7 @@ def test_the_sheet_says_which_step_it_is_worked_on_and_where_a_claim_holds_on_on
     assert "on the serving step (each sequence's 2,048 tokens of prompt computed within its 500 tokens of output)" in worked
     claim = next(line for line in served if line.startswith("- **") and "Active parameters describe one token" in line)
     assert "the claims are read on the decode-only step too (no prompt in the batch, the context held)" in worked
-    assert claim.startswith("- **Does not hold**") and "On the decode-only step it holds" in claim
+    assert claim.startswith("- **Does not hold.**") and "On the decode-only step it holds" in claim
 
 
 def test_the_json_names_the_step_and_each_claim_on_the_other_step():

@@ -8,6 +8,7 @@ table too long or too wide for the page into parts.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Sequence
 from dataclasses import replace
@@ -235,7 +236,8 @@ def _cell_text(c: Value | None, step: StepEntry, target: Target, forced: str | N
     return target.quantity_text(s if with_unit else Shown(s.number, DIMENSIONLESS))
 
 
-#: A table longer than this is printed in parts of at most this many rows (a LaTeX tabular does not break across pages).
+#: A table longer than this many lines is printed in parts of at most this many (a LaTeX tabular does not break across pages;
+#: a row whose label wraps counts its lines).
 MAX_TABLE_ROWS = 20
 #: A LaTeX label column holding labels up to this wide sets them on one line; a wider one wraps them in LABEL_WRAP.
 LABEL_ONE_LINE = 36
@@ -250,14 +252,22 @@ def split_to_fit(table: dict[str, Any], target: Target) -> list[dict[str, Any]]:
     across pages); the note goes with the first part, the reasons with the last.
     """
     rows = table["rows"]
-    if len(rows) > MAX_TABLE_ROWS:
-        count = -(-len(rows) // MAX_TABLE_ROWS)
-        size = -(-len(rows) // count)
-        starts = range(0, len(rows), size)
-        return [part for k, start in enumerate(starts)
-                for part in split_to_fit({**table, "title": table["title"] + target.text(f" (rows {start + 1} to {min(start + size, len(rows))} of {len(rows)})"),
-                                          "note": table["note"] if k == 0 else "", "rows": rows[start:start + size],
-                                          "whys": table["whys"] if k == len(starts) - 1 else []}, target)]
+    # a row whose labels wrap takes the lines they wrap to: parts are cut by lines, not rows
+    lines = [max([1] + [math.ceil(math_width(_plain(x)) / LABEL_ONE_LINE) for x in r["labels"]]) for r in rows]
+    if sum(lines) > MAX_TABLE_ROWS:
+        count = -(-sum(lines) // MAX_TABLE_ROWS)
+        budget = -(-sum(lines) // count)
+        cuts, used = [0], 0
+        for i, n in enumerate(lines):
+            if used and used + n > budget:
+                cuts.append(i)
+                used = 0
+            used += n
+        bounds = list(zip(cuts, [*cuts[1:], len(rows)], strict=True))
+        return [part for k, (start, end) in enumerate(bounds)
+                for part in split_to_fit({**table, "title": table["title"] + target.text(f" (rows {start + 1} to {end} of {len(rows)})"),
+                                          "note": table["note"] if k == 0 else "", "rows": rows[start:end],
+                                          "whys": table["whys"] if k == len(bounds) - 1 else []}, target)]
     label_ws = [max([math_width(_plain(r["labels"][k])) for r in table["rows"]] + [math_width(_plain(h))])
                 for k, h in enumerate(table["label_headers"])]
     table = {**table, "label_specs": ["l" if w <= LABEL_ONE_LINE else rf">{{\raggedright\arraybackslash}}p{{{LABEL_WRAP}}}" for w in label_ws]}

@@ -74,9 +74,10 @@ def record_row(m: Measurement, label: str | None = None) -> Row:
 
 def record_label(m: Measurement) -> str:
     """A record as a reader names it, never by its id: the engine, the GPUs, the model, the batch and the request's lengths
-    ("gpt-fast on 8 × NVIDIA A100 SXM4 80GB: Llama 3.1 70B, batch 1, prompt 5 and output 200 tokens"); unique in the dataset."""
-    return (f"{m.engine} on {m.gpus} × {m.hardware.name}: {m.model.name}, batch {m.batch}, prompt {m.input_tokens:,} and output "
-            f"{m.output_tokens:,} tokens")
+    ("gpt-fast, 8 × A100 SXM4 80GB: Llama 3.1 70B, batch 1, 5 in, 200 out", the request's prompt and output tokens); unique in the
+    dataset."""
+    chip = m.hardware.name.removeprefix(f"{m.hardware.vendor} ")
+    return f"{m.engine}, {m.gpus} × {chip}: {m.model.name}, batch {m.batch}, {m.input_tokens:,} in, {m.output_tokens:,} out"
 
 
 def held_out_rows(keep: Callable[[Measurement], bool]) -> tuple[Row, ...]:

@@ -190,9 +190,9 @@ def test_book_compiles_without_overfull_boxes(sheets, tmp_path):
     assert (meta["Title"], meta["Author"], meta["Subject"]) == (book.TITLE, book.AUTHOR, book.SUBJECT)
     first = _page_text(path, 1)
     assert f"roofline {VERSION}" in first and DATE in first
-    for p in PARTS:  # the parts and each chapter's numbered sections are in the contents
+    for p in PARTS:  # the contents list the parts and their chapters, not the seven sections every chapter has (issue 40)
         assert p.title in contents, p.key
-    assert "2.1 Answer" in contents and "2.2 The argument" in contents
+    assert "2.1 Answer" not in contents and "The argument" not in contents
     short = {}
     for n in range(1, pages + 1):
         lines = [line for line in _page_text(path, n).splitlines() if line.strip() and not re.fullmatch(r"\s*[0-9ivxlc]+\s*", line)]

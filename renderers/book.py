@@ -29,7 +29,8 @@ from ..derivations.physics import conventions
 from ..derivations.physics.facts import hardware_facts, model_facts
 from ..derivations.physics.glossary import GLOSSARY
 from ..derivations.questions import registry
-from ..specs.hardware import STATUS_WORDS, Hardware
+from ..specs.catalog import STATUS_WORDS
+from ..specs.hardware import Hardware
 from ..specs.models import Architecture
 from ..units import RooflineError
 from . import escape, latex, view

@@ -15,6 +15,10 @@ from typing import Any
 from . import text as text_rule
 from .errors import SpecError, suggest
 
+#: A spec's status in words, as a reader sees it (hardware.STATUSES and FIELD_STATUSES; "user": a spec file of the reader's own).
+STATUS_WORDS = {"C": "confirmed in a primary source", "S": "from a secondary source", "D": "derived from other figures",
+                "U": "unconfirmed", "user": "your own file"}
+
 SPECS_DIR = Path(__file__).parent
 HARDWARE_DIR = SPECS_DIR / "hardware"
 MODELS_DIR = SPECS_DIR / "models"

@@ -51,9 +51,6 @@ STATUSES = ("C", "S", "U")
 #: A stored figure's status (the optional [field_status] table, field -> status): read in a primary source (C), in a
 #: secondary one reproducing it (S), derived by arithmetic from stated figures (D, the notes say how), unconfirmed (U).
 FIELD_STATUSES = ("C", "S", "D", "U")
-#: A status in words, as a reader sees it ("user": a spec file of the reader's own).
-STATUS_WORDS = {"C": "confirmed in a primary source", "S": "from a secondary source", "D": "derived from other figures",
-                "U": "unconfirmed", "user": "your own file"}
 #: How the GPUs of one scale-up domain reach each other (it decides an all-reduce's latency law):
 #: "switch" (every GPU one hop from every other through a switch: NVSwitch), "mesh" (a direct link to every peer: an
 #: 8-GPU Infinity Fabric mesh), "torus" (neighbour links only: TPU ICI), "pcie" (no scale-up link; through the host's PCIe).

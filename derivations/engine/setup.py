@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
-from ...specs.hardware import STATUS_WORDS
+from ...specs.catalog import STATUS_WORDS
 from ...specs.precisions import Precision, precision
 from ...specs.weight_formats import WeightFormats, default_math
 from ...specs.weight_formats import row_formats as weight_rows
@@ -172,7 +172,7 @@ def context_label(s: Setup) -> str:
 
 
 def _status(status: str) -> str:
-    """A spec's status in words (specs.hardware.STATUS_WORDS)."""
+    """A spec's status in words (specs.catalog.STATUS_WORDS)."""
     return STATUS_WORDS.get(status, f"status {status}")
 
 

@@ -89,7 +89,7 @@ def test_a_named_profile_is_written_with_its_provenance_and_every_sheet_uses_it(
     code, out, err = run(capsys, "derive", "decode-floor", "--engine", "my-cluster", "--plots", str(tmp_path / "plots"))
     assert code == 0, err
     assert "| `eta_bw` |" in out or "eta_bw = 0.7" in out
-    assert "Times use your engine profile \u201cmy-cluster\u201d (4 benchmark runs): a run left out of its fit lands within" in out
+    assert "Times use your engine rates, fitted to 4 benchmark runs (profile \u201cmy-cluster\u201d): a run left out of the fit lands within" in out
     code, out, err = run(capsys, "derive", "decode-floor", "--engine", "my-clustr")
     assert code == 2 and "did you mean my-cluster?" in err and len(err.strip().splitlines()) == 1
 

@@ -6,6 +6,7 @@ import math
 import statistics
 
 import pytest
+from roofline.derivations.physics.measured import record_label
 from roofline.derivations.engine.context import fitted
 from roofline.derivations.engine.sheet import evaluate_exactly
 from roofline.derivations.physics import measured as ms
@@ -52,8 +53,9 @@ def test_the_sheets_tables_are_the_held_out_records_at_validates_prediction(slug
     table = next(t for t in d.tables if "held out of every fit" in t.title)
     picked = [m for m in HELD if keep(m)]
     assert picked
-    assert [r.label for r in table.rows] == [m.id for m in picked]
-    by_id = {x.id: x for x in v.validate(HELD, v.sheet_defaults()).rows}
+    assert [r.label for r in table.rows] == [record_label(m) for m in picked]  # each named in words, never by its id
+    label = {m.id: record_label(m) for m in HELD}
+    by_id = {label[x.id]: x for x in v.validate(HELD, v.sheet_defaults()).rows}
     for row in table.rows[:2] + table.rows[-1:]:  # the first, the second and the last: a few cells, not the whole table
         ctx = api.context(d, hardware=row.hardware, model=row.model, weights=row.weights, kv=row.kv, math=row.math, inputs=dict(row.set))
         got = evaluate_exactly(d, ctx, ["t_step", "prediction_error"])

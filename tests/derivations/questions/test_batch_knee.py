@@ -175,7 +175,7 @@ def _claims():
 
 
 def test_claim_ceiling_from_the_cache_at_default_context():
-    c = _claims()["At the sheet's context th"]
+    c = _claims()["At this context the ceili"]
     assert c.holds is True
     assert c.left.float / c.right.float == pytest.approx(0.7865, abs=1e-3)  # compute lowers the ceiling by 21%
 

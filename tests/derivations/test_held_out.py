@@ -6,11 +6,11 @@ import math
 import statistics
 
 import pytest
-from roofline.derivations.physics.measured import record_label
 from roofline.derivations.engine.context import fitted
 from roofline.derivations.engine.sheet import evaluate_exactly
 from roofline.derivations.physics import measured as ms
 from roofline.derivations.physics import validation as v
+from roofline.derivations.physics.measured import record_label
 from roofline.derivations.questions import slo_goodput
 from roofline.derivations.questions.registry import BY_SLUG
 from roofline.specs.measurements import HELD_OUT_DIR, load_held_out, load_measurements

@@ -309,9 +309,8 @@ def test_the_validation_table_is_roofline_validate():
     """model-limits' validation table shows, for every record the default profile is fitted to, the same prediction and error as
     `roofline validate` at the default profile."""
     from roofline.derivations.physics import validation as val
-    from roofline.specs.measurements import load_measurements
-
     from roofline.derivations.physics.measured import record_label
+    from roofline.specs.measurements import load_measurements
 
     label = {m.id: record_label(m) for m in load_measurements()}
     rows = {label[r.id]: r for r in val.validate(load_measurements(), val.sheet_defaults()).rows}

@@ -247,10 +247,21 @@ def _draw_roofline(mpl: Any, canvas: Any, fig: Figure) -> None:
         ax.plot([roof.ridge], [roof.peak], marker="o", ms=4, mfc="white", mec=roof_colours[k], mew=1.1, zorder=4, ls="none")
     colours = _colours([pt.label for pt in panel.points])
     own = [pt for pt in panel.points if pt.roof == 0]
+    drawn: list[Any] = []
     for pt in panel.points:
         filled = pt.roof == 0
-        ax.plot([pt.x], [pt.y], marker="o", ms=5.5 if filled else 4.5, ls="none", zorder=5, mec=colours[pt.label],
-                mfc=colours[pt.label] if filled else "white", mew=1.1)
+        # a point on top of others' (the weight GEMMs at the flip batch, on attention's intensity) is a ring around them, one
+        # ring wider per name already there, so every one shows; the same name twice at one spot is drawn once
+        there = {q.label for q in drawn if pt.x > 0 and pt.y > 0 and q.x > 0 and q.y > 0
+                 and abs(math.log10(q.x / pt.x)) < 0.04 and abs(math.log10(q.y / pt.y)) < 0.04}
+        if pt.label in there:
+            continue
+        if there:
+            ax.plot([pt.x], [pt.y], marker="o", ms=5.5 + 4.5 * len(there), ls="none", zorder=6, mec=colours[pt.label], mfc="none", mew=1.6)
+        else:
+            ax.plot([pt.x], [pt.y], marker="o", ms=5.5 if filled else 4.5, ls="none", zorder=5, mec=colours[pt.label],
+                    mfc=colours[pt.label] if filled else "white", mew=1.1)
+        drawn.append(pt)
     trails: dict[str, list[Any]] = {}
     for pt in own:
         trails.setdefault(pt.label, []).append(pt)

@@ -8,7 +8,7 @@ from typing import Any
 
 from ..derivations.engine.blueprint import Blueprint
 from ..derivations.engine.run import Sheet, Value
-from .numbers import SIGNIFICANT_FIGURES, Shown, display
+from .numbers import PLURALS, SIGNIFICANT_FIGURES, Shown, display
 from .sheet_prose import Prose, either_words
 from .targets import Target
 from .value_text import breakable_paths, is_count, reason_text, shown, step_value_text, value_text, whole
@@ -93,7 +93,8 @@ def _claim_detail(c: Any, decl: Any, target: Target, p: Prose, names: Mapping[st
     t = target.text
     gone = next((v.missing for v in (c.left, c.right) if v.missing), None)
     at = p(c.where)
-    where = ", ".join(x for x in (t("at ") + at if at else "", t(f"read as numbers in {c.convert}") if c.convert else "") if x)
+    convert = PLURALS.get(c.convert, c.convert)  # "read as numbers in tokens"
+    where = ", ".join(x for x in (t("at ") + at if at else "", t(f"read as numbers in {convert}") if c.convert else "") if x)
     if gone is not None:
         return reason_text(gone, target) + (t(" (") + where + t(")") if where else "")
     return (where + t(": ") if where else "") + _sides(c, p.d, target, names)

@@ -79,8 +79,9 @@ DERIVATION = derivation(
     ),
     body_tables=(0, 1, 2),
     answer=(
-        "The ridge point is {ridge_point}; the decode batch where the weight GEMMs turn compute-bound is {B_cross} and the prefill "
-        "crossover {T_cross}: the same number, because in BF16 a weight's bytes match its FLOPs ({bytes_per_flop_of_weights}).",
+        "The ridge point is {ridge_point}, and the weight GEMMs turn compute-bound at the same number of sequences in a decode batch "
+        "and of tokens in a prompt ({B_cross} and {T_cross} in whole numbers, rounded up), because in BF16 a weight's bytes match its "
+        "FLOPs ({bytes_per_flop_of_weights}).",
         "The coincidence breaks with weight-only quantization or FP8 math (the tables), and past a context of {T_max} no batch makes a "
         "GQA decode step compute-bound.",
     ),
@@ -95,7 +96,7 @@ DERIVATION = derivation(
         "Math runs at the dense peak of the math precision (weight-only INT4 runs BF16 math).",
     ),
     takeaways=(
-        "The ridge point is {ridge_point}; the decode batch where the weight GEMMs turn compute-bound is {B_cross} sequences and the prefill crossover {T_cross}: the same number, because a BF16 weight is 2 bytes and does 2 FLOPs per token ({bytes_per_flop_of_weights}).",
+        "The ridge point is {ridge_point}, and a decode batch and a prompt reach it at the same number of sequences and tokens ({B_cross} and {T_cross} in whole numbers, rounded up), because a BF16 weight is 2 bytes and does 2 FLOPs per token ({bytes_per_flop_of_weights}).",
         "With this KV cache, a decode step at a context beyond {T_max} cannot be compute-bound at any batch: each sequence brings {kv_bytes_per_sequence} of KV that no batch amortises.",
     ),
     scoring=(

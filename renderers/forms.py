@@ -16,7 +16,7 @@ from typing import Any
 from .printed import Printed
 
 #: bump when the forms' shape or the printer changes (part of the compiled form's cache key)
-VERSION = 6
+VERSION = 7
 
 
 @dataclass(frozen=True)
@@ -171,7 +171,10 @@ def _make(d: Any) -> Forms:
     out: dict[str, StepForm] = {}
     makers: dict[str, Any] = {}
     for s in d.steps:
-        shown = sp.S.Zero if isinstance(s, At) else (s.printed if isinstance(s, Solve) and s.printed is not None else s.expr).xreplace(markers)
+        raw = sp.S.Zero if isinstance(s, At) else (s.printed if isinstance(s, Solve) and s.printed is not None else s.expr)
+        shown = raw.xreplace(markers)
+        # the numbers line fills a symbol a unit marker cancels (q/u_token: tokens per step as a count) without its unit
+        unit_free = raw.xreplace(_unit_free(s.expr, d, tuple(markers)) if not isinstance(s, At) else {}).xreplace(markers)
         rounded_expr = sp.Tuple(*(v for _, v in s.where)) if isinstance(s, At) else shown
         floors, ceilings = rounded_expr.atoms(sp.floor), rounded_expr.atoms(sp.ceiling)
         rounding = "floor" if floors and not ceilings else "ceiling" if not floors else "floor and ceiling"
@@ -187,9 +190,9 @@ def _make(d: Any) -> Forms:
         else:
             at_head, at_where = "", ()
             used = set(shown.free_symbols)
-            formula, numbers = printed(shown, names, ranks, dots=False), printed(shown, ranks=ranks)
+            formula, numbers = printed(shown, names, ranks, dots=False), printed(unit_free, ranks=ranks)
             latex, text = formula.fill({}), _plain(s.expr)
-            makers[s.name] = _special_maker(shown, ranks, numbers)
+            makers[s.name] = _special_maker(unit_free, ranks, numbers)
         form = StepForm(formula=formula, numbers=numbers, latex=latex, text=text, used=tuple(sorted(x.name for x in used - set(UNIT_MARKERS))),
                         rounded=tuple(sorted(rounded)), rounding=rounding, at_head=at_head, at_where=at_where)
         out[s.name] = replace(form, latex=at_latex(form, by_name)) if isinstance(s, At) else form
@@ -207,7 +210,7 @@ def _special_maker(shown: Any, ranks: Any, generic: Printed) -> Any:
 
         from .printer import printed
 
-        values = {x: sp.S.Zero if x.name in zeros else sp.S.One for x in shown.free_symbols if x.name in zeros or x.name in ones}
+        values = {x: sp.S.Zero if _base(x) in zeros else sp.S.One for x in shown.free_symbols if _base(x) in zeros or _base(x) in ones}
         try:
             e = shown.xreplace(values)
             if e.has(sp.nan, sp.zoo, sp.oo, -sp.oo):
@@ -216,6 +219,39 @@ def _special_maker(shown: Any, ranks: Any, generic: Printed) -> Any:
         except (ArithmeticError, TypeError, ValueError):
             return generic
     return make
+
+
+def _base(x: Any) -> str:
+    """A symbol's name without the tag of a slot filled without its unit (renderers.printer's exponent slots)."""
+    from .printer import UNIT_FREE
+
+    return x.name.removeprefix(UNIT_FREE).removesuffix(UNIT_FREE)
+
+
+def _unit_free(expr: Any, d: Any, markers: tuple[Any, ...]) -> dict[Any, Any]:
+    """The symbols of `expr` a unit marker cancels, each to its tag for a slot filled without its unit: a symbol of the
+    marker's unit whose every appearance is a factor beside the marker's inverse power (B q/u_token: q tokens as the count
+    q), so the numbers line does not print "1 token" where the formula divides the token away."""
+    import sympy as sp
+
+    from .printer import UNIT_FREE
+
+    def unit(x: Any) -> Any:
+        try:
+            return d.symbols.info(x).unit
+        except KeyError:
+            return None
+
+    tags = {}
+    muls = list(expr.find(sp.Mul))
+    for m in (m for m in markers if m in expr.free_symbols):
+        for x in expr.free_symbols - set(markers):
+            if unit(x) is None or unit(x) != unit(m):
+                continue
+            holding = [p for p in (mul.as_powers_dict() for mul in muls) if x in p]
+            if holding and all(p.get(m, 0) == -p[x] for p in holding) and expr.count(x) == len(holding):
+                tags[x] = sp.Symbol(x.name + UNIT_FREE, **x.assumptions0)
+    return tags
 
 
 def at_latex(form: StepForm, names: Mapping[str, str]) -> str:

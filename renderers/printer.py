@@ -86,6 +86,9 @@ class _Printer(LatexPrinter):
 # Markers a slot prints as while the formula is printed (private-use characters no formula holds).
 _OPEN, _SEP, _CLOSE, _SUPER, _POWER, _EXPONENT = "\ue000", "\ue001", "\ue002", "\ue003", "\ue004", "\ue005"
 _MARK = re.compile(f"([{_OPEN}{_SUPER}{_POWER}{_EXPONENT}])([^{_SEP}{_CLOSE}]*)(?:{_SEP}([^{_CLOSE}]*))?{_CLOSE}")
+#: The tag after the name of a symbol a unit marker cancels, filled without its unit like an exponent's (renderers.forms._unit_free):
+#: after, so the tagged symbol sorts among the factors where its name does
+UNIT_FREE = _EXPONENT
 
 
 class _SlotPrinter(_Printer):
@@ -95,16 +98,22 @@ class _SlotPrinter(_Printer):
     def _print_Symbol(self, expr: sp.Symbol, style: str = "plain") -> str:
         if expr.name.startswith(_EXPONENT):
             return f"{_EXPONENT}{expr.name[1:]}{_CLOSE}"
+        if expr.name.endswith(UNIT_FREE):
+            return f"{_EXPONENT}{expr.name[:-1]}{_CLOSE}"
         return f"{_OPEN}{expr.name}{_CLOSE}"
 
     def _print_Pow(self, expr: sp.Pow) -> str:
         base, exponent = expr.as_base_exp()
+        if isinstance(base, sp.Symbol) and base.name.endswith(UNIT_FREE) and exponent.is_Rational and exponent > 0 and exponent.q == 1:
+            # a symbol filled without its unit is a plain number: no brackets to decide
+            return f"{_EXPONENT}{base.name[:-1]}{_CLOSE}" + ("" if exponent == 1 else f"^{{{self._print(exponent)}}}")
         if isinstance(base, sp.Symbol) and exponent.is_Rational and exponent > 0 and exponent.q == 1:
             return f"{_POWER}{base.name}{_SEP}{self._print(exponent)}{_CLOSE}"
         if exponent.free_symbols and not expr.exp.is_Rational:
             # the symbols of an exponent are slots of their own ("e"): an exponent is a pure number, so a value fills them
             # without its unit ((1 - 2/8)^(64 * 1), not ^(64 * 1 token): the unit marker that cancels it is printed as 1)
-            tagged = expr.exp.xreplace({x: sp.Symbol(_EXPONENT + x.name, **x.assumptions0) for x in expr.exp.free_symbols})
+            tagged = expr.exp.xreplace({x: sp.Symbol(_EXPONENT + x.name.removesuffix(UNIT_FREE), **x.assumptions0) for x in expr.exp.free_symbols
+                                        if not x.name.startswith(_EXPONENT)})
             expr = sp.Pow(expr.base, tagged, evaluate=False)
         return LatexPrinter._print_Pow(self, expr)
 

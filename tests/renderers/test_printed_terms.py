@@ -60,3 +60,16 @@ def test_whole_roundings_drop_only_the_identities():
     assert whole_roundings(r"\left\lceil{\frac{8{,}192}{128}}\right\rceil") == r"\frac{8{,}192}{128}"
     for kept in (r"\left\lceil{\frac{7}{2}}\right\rceil", r"\left\lfloor{449.023}\right\rfloor", r"\left\lceil{8\,\mathrm{GB}}\right\rceil"):
         assert whole_roundings(kept) == kept
+
+
+def test_a_symbol_a_unit_marker_cancels_is_filled_without_its_unit():
+    """B_1/2 = log 2 u_token / (n_DP q (log E - log(E - k_E))): q's token is divided away by the formula's token marker, so
+    the numbers line prints q as the count 1, not as '1 token' under a batch that has no unit (issue 40 item 3)."""
+    from roofline.renderers import forms
+
+    sheet = api.derive("moe-experts")
+    form = forms.of(sheet)["B_half"]
+    assert ("e", "q") in form.numbers.whole and ("s", "q") not in form.numbers.whole
+    line = next(line for line in (OUT / "moe-experts.md").read_text(encoding="utf-8").splitlines()
+                if line.startswith("&= \\frac{\\log{\\left(2 \\right)}}"))
+    assert "token" not in line

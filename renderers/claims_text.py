@@ -105,7 +105,7 @@ MOST_FIGURES = 6
 
 
 #: the significant figures of a claim's sides where one is a count that is not whole: enough to show the fraction a reader
-#: rounds ("B* = 295.4 against I* = 295.4 flop/B", where the answer says 296 sequences, rounded up)
+#: rounds ("B* = 295.3 against I* = 295.3 flop/B", where the answer says 296 sequences, rounded up)
 COUNT_FIGURES = 4
 
 

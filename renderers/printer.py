@@ -44,7 +44,7 @@ class _Printer(LatexPrinter):
         terms = list(self._as_ordered_terms(expr))
         ranks = getattr(self, "ranks", {})
         if ranks:
-            terms.sort(key=lambda t: min((ranks.get(s, len(ranks)) for s in t.free_symbols), default=len(ranks)))
+            terms.sort(key=lambda t: min((ranks.get(_untagged(s), len(ranks)) for s in t.free_symbols), default=len(ranks)))
         return [t for t in terms if not t.could_extract_minus_sign()] + [t for t in terms if t.could_extract_minus_sign()]
 
     def _print(self, expr: object, **kwargs: object) -> str:
@@ -156,7 +156,7 @@ def _used(expr: sp.Expr, ranks: Mapping[sp.Symbol, int] | Mapping[str, int] | No
     if not ranks:
         return (), 0
     by_name = {(k.name if isinstance(k, sp.Symbol) else k): v for k, v in ranks.items()}
-    names = {s.name for s in expr.free_symbols}
+    names = {s.name.removesuffix(UNIT_FREE) for s in expr.free_symbols}
     return tuple(sorted((n, r) for n, r in by_name.items() if n in names)), len(by_name)
 
 
@@ -182,6 +182,11 @@ def _form(printer: _Printer, expr: sp.Expr, pieces: object) -> Printed:
     return Printed(cut(printer.doprint(expr)), terms, cases, zeros)
 
 
+def _untagged(x: sp.Symbol) -> sp.Symbol:
+    """A symbol without the tag of a slot filled without its unit (renderers.forms._unit_free), as the ranks name it."""
+    return sp.Symbol(x.name.removesuffix(UNIT_FREE), **x.assumptions0) if x.name.endswith(UNIT_FREE) else x
+
+
 #: The most alternatives `_zero_when` keeps for one term (dropping one only misses a zero, never invents one).
 MOST_ALTERNATIVES = 16
 
@@ -192,7 +197,7 @@ def _zero_when(term: sp.Expr) -> ZeroWhen:
     roofline over bytes and flops that are both zero is), a number where it is 0; anything else never."""
     def alternatives(e: sp.Expr) -> frozenset[frozenset[str]]:
         if isinstance(e, sp.Symbol):
-            return frozenset({frozenset({e.name})})
+            return frozenset({frozenset({e.name.removesuffix(UNIT_FREE)})})  # the symbol's own name, not its slot's tag
         if e.is_Number:
             return frozenset({frozenset()}) if e == 0 else frozenset()
         if e.is_Pow:

@@ -19,6 +19,7 @@ from functools import lru_cache
 import mpmath
 import pint
 import sympy as sp
+from sympy.core.evalf import PrecisionExhausted
 
 from ...specs.catalog import SPECS_DIR
 from ...specs.errors import SpecError
@@ -265,6 +266,8 @@ def _plain_value(expr: sp.Expr, values: Mapping[sp.Symbol, sp.Expr | Missing]) -
             v = sp.N(v, 40)  # never nsimplify: it would round 7.99999992 experts to 8
         except ZeroDivisionError:  # a zero denominator that substitution left unevaluated (floor(1/2)**-3): sympy's 1/0
             return sp.zoo
+        except PrecisionExhausted:  # the whole part of a number too large to find at any working precision (ceil(exp(1e3))):
+            return sp.Integer(10) ** 400  # beyond every value limit, so out of range, as the compiled evaluation's overflow says
     return v
 
 

@@ -249,3 +249,13 @@ def test_a_constant_beyond_float_range_is_one_line_naming_the_file(tmp_path):
         assert str(err).startswith(f"{shown_path(path)}: ") and "\n" not in str(err)
     else:
         assert sheet.results["s0"].missing is not None
+
+
+def test_a_whole_part_too_large_to_find_is_out_of_range_on_both_paths(tmp_path):
+    """A file the property above found in CI: ceil(exp(1e3)) (about 2e434) made sympy's evaluation give up finding its whole part
+    (PrecisionExhausted, a traceback); the compiled evaluation overflowed. Both now say the step is out of range."""
+    path = tmp_path / "generated.toml"
+    path.write_text(_file(["ceil(exp(1e3))"], ["1"], False))
+    sheet = api.derive(str(path))
+    assert sheet.results["s0"].missing and "out of range" in sheet.results["s0"].missing.reason
+    assert "s0 is out of range here" in api.render(sheet, "md")

@@ -137,8 +137,7 @@ def figures_apart(c: Any) -> int:
 
 def _fractional_count(d: Blueprint, name: str, v: Value) -> bool:
     """Whether a side is a count (a step with a noun: sequences, tokens, GPUs) whose value is not a whole number."""
-    step = next((s for s in d.steps if s.name == name), None)
-    n = whole(step, v) if step is not None and v.missing is None else None
+    n = whole(d.step(name), v) if v.missing is None else None
     return n is not None and not is_count(n, v.exact)
 
 

@@ -67,6 +67,7 @@ from .figure_refs import name as _name
 from .figure_refs import step_title as _step_title
 from .numbers import FIGURE_SIGNIFICANT_FIGURES, display, number_text, plain, whole_count
 from .printer import latex_math, term_ranks
+from .sheet_prose import lower_first
 
 Resolver = Callable[[Context, Row], Context]
 
@@ -408,15 +409,9 @@ def _parts(d: Derivation, p: Plot) -> list[tuple[str, sp.Expr, str]]:
         for term in terms:
             out.append((_term_label(d, p, term, names), term, group))
     if any(label[:1].islower() for label, _, _ in out):  # one key, one case: a title among the plot's lower-case labels follows them
-        out = [(_lower_first(label), e, g) for label, e, g in out]
+        out = [(lower_first(label), e, g) for label, e, g in out]
     return out
 
-
-def _lower_first(text: str) -> str:
-    """A name as a key lists it: its first letter lower-case where the word is not an acronym ("expert-parallel all-to-alls",
-    not "KV-cache")."""
-    word = text.split(" ")[0]
-    return text[0].lower() + text[1:] if len(word) > 1 and word[0].isupper() and not any(c.isupper() for c in word[1:]) else text
 
 
 def _term_label(d: Derivation, p: Plot, term: sp.Expr, names: Mapping[sp.Symbol, str]) -> str:

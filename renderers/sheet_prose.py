@@ -27,9 +27,11 @@ def either_words(items: Sequence[str], target: Target) -> str:
     return target.text("; ").join(items[:-1]) + target.text("; or ") + items[-1]
 
 
-def _lower_first(text: str) -> str:
-    """A title inside a sentence: lower-case first letter, unless the title opens with an acronym or a symbol (MBU, GEMM, KV)."""
-    if len(text) > 1 and text[0].isupper() and not text[1].isupper() and text[1] not in "-0123456789":
+def lower_first(text: str) -> str:
+    """A title inside a sentence or a key: lower-case first letter, unless the title opens with an acronym or a symbol (MBU,
+    GEMM, KV, MoE: a capital after the first letter of the word; L2: a digit or hyphen second)."""
+    word = text.split(" ")[0]
+    if len(word) > 1 and word[0].isupper() and not any(c.isupper() for c in word[1:]) and word[1] not in "-0123456789":
         return text[0].lower() + text[1:]
     return text
 
@@ -103,7 +105,7 @@ class Prose:
     def none_sentence(self, names: Sequence[str], m: Missing) -> str:
         """'The best draft length has no value here: no draft length beats plain decode here.'"""
         t = self.target
-        titles = [self(_lower_first(step_title(self.d.step(n)))) if n in self.d.step_names else t.text(n) for n in names]
+        titles = [self(lower_first(step_title(self.d.step(n)))) if n in self.d.step_names else t.text(n) for n in names]
         verb = "have" if len(names) > 1 else "has"
         what = "no value here" if m.kind == "none" else "do not apply here" if len(names) > 1 else "does not apply here"
         head = join_words(titles, t)

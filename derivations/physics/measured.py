@@ -73,11 +73,13 @@ def record_row(m: Measurement, label: str | None = None) -> Row:
 
 
 def record_label(m: Measurement) -> str:
-    """A record as a reader names it, never by its id: the engine, the GPUs, the model, the batch and the request's lengths
+    """A record as a reader names it, never by its id: the engine, the GPUs (with data- and expert-parallel degrees above 1), the
+    model, the batch and the request's lengths
     ("gpt-fast, 8 × A100 SXM4 80GB: Llama 3.1 70B, batch 1, 5 in, 200 out", the request's prompt and output tokens); unique in the
     dataset."""
     chip = m.hardware.name.removeprefix(f"{m.hardware.vendor} ")
-    return f"{m.engine}, {m.gpus} × {chip}: {m.model.name}, batch {m.batch}, {m.input_tokens:,} in, {m.output_tokens:,} out"
+    layout = "".join(f", {name} {n}" for name, n in (("DP", m.dp), ("EP", m.ep)) if n > 1)  # beyond plain tensor parallelism
+    return f"{m.engine}, {m.gpus} × {chip}{layout}: {m.model.name}, batch {m.batch}, {m.input_tokens:,} in, {m.output_tokens:,} out"
 
 
 def held_out_rows(keep: Callable[[Measurement], bool]) -> tuple[Row, ...]:

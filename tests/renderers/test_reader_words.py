@@ -47,3 +47,14 @@ def test_a_name_in_backticks_is_code_in_every_format():
     assert escape.latex(text) == r"run \texttt{roofline validate} (\texttt{-{}-set x=\textless{}1\textgreater{}}) for *this*"
     assert site.text(text) == "run <code>roofline validate</code> (<code>--set x=&lt;1&gt;</code>) for *this*"
     assert escape.markdown("one ` tick") == r"one \` tick"
+
+
+def test_a_record_named_in_words_names_one_record():
+    """Table rows and claims name a dataset record by its words (measured.record_label): no two records, fitted or held out,
+    share them."""
+    from roofline.derivations.physics.measured import record_label
+    from roofline.specs.measurements import load_held_out
+
+    records = [*load_measurements(), *load_held_out()]
+    labels = [record_label(m) for m in records]
+    assert len(records) > 300 and len(set(labels)) == len(labels)

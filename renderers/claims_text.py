@@ -11,7 +11,7 @@ from ..derivations.engine.run import Sheet, Value
 from .numbers import PLURALS, SIGNIFICANT_FIGURES, Shown, display
 from .sheet_prose import Prose, either_words
 from .targets import Target
-from .value_text import breakable_paths, is_count, reason_text, shown, step_value_text, value_text, whole
+from .value_text import breakable_paths, reason_text, shown, step_value_text, unrounded_figures, value_text
 
 
 def claim_items(sheet: Sheet, target: Target, p: Prose, names: Mapping[str, str]) -> list[dict[str, Any]]:
@@ -104,17 +104,14 @@ def _claim_detail(c: Any, decl: Any, target: Target, p: Prose, names: Mapping[st
 MOST_FIGURES = 6
 
 
-#: the significant figures of a claim's sides where one is a count that is not whole: enough to show the fraction a reader
-#: rounds ("B* = 295.3 against I* = 295.3 flop/B", where the answer says 296 sequences, rounded up)
-COUNT_FIGURES = 4
-
-
 def _sides(c: Any, d: Blueprint, target: Target, names: Mapping[str, str]) -> str:
     """'σ* = 2.97 against the claimed 3' (it holds), 'σ = 2.03, not σ' = 1.99' (it does not): a claim's two sides as read."""
     t = target.text
-    figures = figures_apart(c)
-    if figures < COUNT_FIGURES and any(_fractional_count(d, n, v) for n, v in ((c.left_name, c.left), (c.right_name, c.right)) if n):
-        figures = COUNT_FIGURES
+    # a side that is a count not yet whole prints as its step's result line does, the fraction a reader rounds shown ("B* = 295.3
+    # against I* = 295.3 flop/B", where the step says "295.3, so 296 sequences"), and the other side to as many figures
+    counts = [f for n, v in ((c.left_name, c.left), (c.right_name, c.right)) if n and v.missing is None
+              and (f := unrounded_figures(d.step(n), v)) is not None]
+    figures = max([figures_apart(c), *counts])
     left = target.inline_math(names[c.left_name]) + t(" = ") + _read(d, c.left_name, c.left, target, figures)
     # a claim that holds reads its value against the claim; one that does not, its value and not the claim's
     versus = t(", not ") if c.holds is False else t(" against ")
@@ -133,12 +130,6 @@ def figures_apart(c: Any) -> int:
         if _shown(a, figures) != _shown(b, figures):
             return figures
     return SIGNIFICANT_FIGURES
-
-
-def _fractional_count(d: Blueprint, name: str, v: Value) -> bool:
-    """Whether a side is a count (a step with a noun: sequences, tokens, GPUs) whose value is not a whole number."""
-    n = whole(d.step(name), v) if v.missing is None else None
-    return n is not None and not is_count(n, v.exact)
 
 
 def _shown(v: Value, figures: int) -> Shown:

@@ -15,7 +15,7 @@ from .forms import StepForm, at_latex, structural
 from .numbers import Shown, display, is_whole
 from .printed import MAX_LINE_WIDTH, Pieces, Printed, fill, math_width
 from .targets import Target
-from .value_text import COUNTS, ROUNDING_WORDS, is_count, reason_text, shown, step_value_text, whole
+from .value_text import COUNTS, ROUNDING_WORDS, count_noun, count_shown, reason_text, shown, unrounded
 
 
 def equation(step: SolvedStep, form: StepForm, names: Mapping[str, str], target: Target) -> tuple[str, list[dict[str, str]]]:
@@ -39,7 +39,7 @@ def equation(step: SolvedStep, form: StepForm, names: Mapping[str, str], target:
         return step.latex, rows
     rounded = set(form.rounded)
     numbers = {n: names[n] if v.missing else target.quantity_math(_operand_shown(v, n in rounded)) for n, v in step.operands.items()}
-    result = target.quantity_math(shown(step.value))
+    result = result_math(step, target)
     # the numbers line without the terms an operand at 0 removes or the factors one at a plain 1 makes identities: the formula with
     # those values put in (renderers.forms.StepForm.numbers_at), so no "(1 - 0)", "0 · 4,096" or "1 · x" is printed
     zeros, ones = structural(step)
@@ -61,6 +61,19 @@ def equation(step: SolvedStep, form: StepForm, names: Mapping[str, str], target:
         rows += _rows(substituted)
     rows.append({"op": "=", "math": result})
     return step.latex, rows
+
+
+def result_math(step: SolvedStep, target: Target) -> str:
+    """A step's value as its equation's last line: the value; for a count that is not whole, where the whole number a reader
+    runs comes from, once ("295.3, so 296 sequences")."""
+    fraction = unrounded(step.step, step.value)
+    if fraction is None:
+        return target.quantity_math(shown(step.value))
+    count = count_shown(step.step, step.value)
+    assert count is not None  # a count that is not whole has a whole number
+    noun = count_noun(step.step, step.value)
+    return (target.quantity_math(fraction) + r",\ \text{so}\ " + target.quantity_math(count)
+            + (rf"\ \text{{{noun}}}" if noun else ""))
 
 
 #: The value of a case that has none ("no value otherwise"), as renderers.printer prints it.
@@ -125,18 +138,18 @@ def _rounds_an_operand(step: SolvedStep, form: StepForm) -> bool:
 
 
 def _whole_lead(step: SolvedStep, target: Target) -> str:
-    """For a count whose value is not whole: the whole number a reader runs, and how it was rounded."""
+    """For a count whose value is not whole: how the whole number a reader runs was made (the number itself is on the
+    equation's last line, result_math)."""
     s, v = step.step, step.value
-    n = whole(s, v)
-    if n is None or is_count(n, v.exact):
+    if unrounded(s, v) is None:
         return ""
     what = COUNTS.get(s.for_) if s.kind == "solve" else None
-    text = step_value_text(s, v, target)
     if what and s.rounds == "down":
-        return target.text(f" In whole numbers, the largest {what} within it: ") + text + target.text(".")
+        return target.text(f" Rounded down to a whole number: the largest {what} within it.")
     if what:
-        return target.text(f" In whole numbers, the first {what} at or past it: ") + text + target.text(".")
-    return target.text(" In whole numbers: ") + text + target.text(f" ({ROUNDING_WORDS[s.rounds]}).")
+        return target.text(f" Rounded up to a whole number: the first {what} at or past it.")
+    words = ROUNDING_WORDS[s.rounds]
+    return target.text(f" {words.capitalize()}{'' if 'whole' in words else ' to a whole number'}.")
 
 
 def step_lines(step: SolvedStep, form: StepForm, names: Mapping[str, str], target: Target) -> tuple[str, list[str]]:

@@ -1,7 +1,9 @@
 """A solved sheet as JSON, in the stable contract of DESIGN.md.
 
 `value` is in the unit a sheet shows (`unit`); `si_value` in base units (s, B,
-flop, token, parameter, W, J). Floats are not rounded here.
+flop, token, parameter, W, J). Floats are not rounded here. A step's value also
+says how the sheet prints it (`shown`) and, for a count, the whole number every
+mention of it uses (`whole`).
 """
 
 from __future__ import annotations
@@ -10,11 +12,13 @@ import json
 from typing import Any
 
 from ..derivations.engine import prose
+from ..derivations.engine.blueprint import StepEntry
 from ..derivations.engine.run import FIT_STEP, Sheet, Value
 from ..units import pintless
 from . import forms as printed_forms
 from .figure_refs import step_title
 from .numbers import display
+from .value_text import count_plain, whole
 
 #: A product of power and time reads as energy.
 _WATT_SECOND = pintless.unit("W*s")
@@ -46,6 +50,15 @@ def quantity_json(v: Value) -> dict[str, Any]:
     }
 
 
+def shown_json(step: StepEntry, v: Value) -> dict[str, Any]:
+    """A step's value as the sheets print it (`shown`: "4.48 ms", "295.3, so 296 sequences") and, for a count, the whole
+    number a reader runs (`whole`), the one every other mention of it uses; nothing where it has no value."""
+    if v.missing:
+        return {}
+    n = whole(step, v)
+    return {"shown": count_plain(step, v), **({"whole": n} if n is not None else {})}
+
+
 def sheet_json(sheet: Sheet) -> dict[str, Any]:
     d = sheet.blueprint
     f = printed_forms.of(sheet)
@@ -56,7 +69,7 @@ def sheet_json(sheet: Sheet) -> dict[str, Any]:
         return prose.plain(x, by_name)
 
     def result(name: str, v: Value) -> dict[str, Any]:
-        return {**quantity_json(v), "latex": f[name].latex, "expr": f[name].text}
+        return {**quantity_json(v), **shown_json(d.step(name), v), "latex": f[name].latex, "expr": f[name].text}
 
     return {
         "slug": d.slug,

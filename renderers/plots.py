@@ -178,11 +178,16 @@ def _whole(step: Any, value: Any) -> Any:
     return value if n is None else Fraction(n)
 
 
+def _at(d: Derivation, name: str, value: Any) -> Any:
+    """Where a marked value is drawn: a count at the whole number its label gives (a knee at 72.4 sequences is drawn at the
+    73 the sheet runs), any other value where it is."""
+    return _whole(d.step(name), value) if name in d.expanded else value
+
+
 def _mark(d: Derivation, name: str, value: sp.Expr, u: pint.Unit, preferred: str | None) -> str:
     """A marked value's label: its symbol and its value, '$B_{knee}$ = 72.1' (a count whole, as the sheet prints it: 73)."""
     latex = d.symbols[name].latex if name in d.expanded else d.symbols.info(next(i.symbol for i in d.inputs if i.name == name)).latex
-    shown = _whole(d.step(name), value) if name in d.expanded else value
-    return f"${latex}$ = {_value_text(shown, u, preferred)}"
+    return f"${latex}$ = {_value_text(_at(d, name, value), u, preferred)}"
 
 
 def _sheet_value(sheet: Sheet, name: str) -> tuple[sp.Expr | Missing, pint.Unit, str | None]:
@@ -206,9 +211,10 @@ def _sweep(sheet: Sheet, p: Plot, resolve: Resolver) -> tuple[Panel, ...]:
             v, u, shown = _sheet_value(sheet, name)
             if isinstance(v, Missing):
                 continue
-            lines.append(Line(_mark(d, name, v, u, shown), axis, float(v), name))
+            at = float(_at(d, name, v))
+            lines.append(Line(_mark(d, name, v, u, shown), axis, at, name))
             if axis == "x":
-                marks_x.append(float(v))
+                marks_x.append(at)
     fit = _sheet_value(sheet, p.fits_up_to)[0] if p.fits_up_to else None
     lo, hi = (float(inp.parse(t, "plot span").to(x_unit).magnitude) for t in p.span)
     if marks_x:
@@ -461,7 +467,7 @@ def _bars(sheet: Sheet, p: Plot, resolve: Resolver) -> tuple[Panel, ...]:
         name = e.name if isinstance(e, sp.Symbol) else sp.sstr(e)
         bars.append(Bar(label, (Segment(label, float(v) * f, name, group),), _value_text(v, si, d.display_units.get(p.y[0])),
                         base=None if base is None or isinstance(base, Missing) else float(base) * f))
-    marks = tuple(Line(_mark(d, n, steps[n], d.symbols[n].unit, d.display_units.get(n)), "x", float(steps[n]) * f, n)
+    marks = tuple(Line(_mark(d, n, steps[n], d.symbols[n].unit, d.display_units.get(n)), "x", float(_at(d, n, steps[n])) * f, n)
                   for n in (*((p.base,) if p.base else ()), *p.vlines) if not isinstance(steps[n], Missing))
     axis = _sentence(_mathtext(_name(d, p, p.base), d)) if p.base else _quantity_kind(si)
     return (Panel(sheet.context_label, f"{axis}{_unit_label(shown)}", "", "x" if "x" in p.log else "",

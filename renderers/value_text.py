@@ -13,7 +13,7 @@ from ..derivations.engine.blueprint import StepEntry
 from ..derivations.engine.numeric import Missing
 from ..derivations.engine.run import Value
 from ..units import pintless
-from .numbers import Number, Shown, display, float_whole, whole_count
+from .numbers import Number, Shown, display, float_whole, number_text, plain, unit_word, whole_count
 from .targets import Target
 
 
@@ -69,6 +69,58 @@ def count_shown(step: StepEntry, v: Value) -> Shown | None:
     if s.unit.text == v.unit:
         return Shown(Number(str(n)), s.unit)
     return Shown(Number(str(n)), pintless.unit(v.unit))
+
+
+#: The fewest significant figures a count's value prints to where it is not whole, so the fraction a reader rounds shows:
+#: "295.3, so 296 sequences".
+COUNT_FIGURES = 4
+#: The most: a value within 1e-6 of a whole number that is not one prints to this many figures ("295.000001").
+COUNT_MOST_FIGURES = 12
+
+
+def unrounded(step: StepEntry, v: Value) -> Shown | None:
+    """A count's value before it is made whole, to as many figures as show it is not ("295.3", "1,079.6", "295.02",
+    "1,113,429.9"): how every place that gives the fraction prints it (a step's result line, a claim). None for a whole count
+    or any other value."""
+    figures = unrounded_figures(step, v)
+    if figures is None:
+        return None
+    s = display(v.exact, v.unit, v.display_unit, figures=figures)
+    if s.number.exponent is None:
+        return s
+    # a count of a million or more: in full, its decimals after it (a power of ten would hide the whole number it rounds to)
+    x = float(pintless.convert(v.exact, pintless.unit(v.unit), s.unit))  # type: ignore[arg-type]
+    text = next((t for k in range(1, 7) if (t := f"{x:.{k}f}").rstrip("0")[-1] != "."), f"{x:.7f}")
+    return Shown(Number(text), s.unit)
+
+
+def unrounded_figures(step: StepEntry, v: Value) -> int | None:
+    """The significant figures `unrounded` prints a count that is not whole to; None for a whole count or any other value."""
+    n = whole(step, v)
+    if n is None or is_count(n, v.exact):
+        return None
+    size = len(str(int(abs(v.float))))
+    for figures in range(max(COUNT_FIGURES, size + 1), max(COUNT_MOST_FIGURES, size + 6) + 1):
+        s = display(v.exact, v.unit, v.display_unit, figures=figures)
+        if s.number.exponent or "." in s.number.mantissa:
+            return figures
+    return max(COUNT_MOST_FIGURES, size + 6)
+
+
+def count_plain(step: StepEntry, v: Value) -> str:
+    """A step's value as plain text the way its equation ends: '4.48 ms'; a count '296 sequences', or '295.3, so 296
+    sequences' where it is not whole (the terminal, the JSON's `shown`)."""
+    c = count_shown(step, v)
+    if c is None:
+        return plain(v.exact, v.unit, v.display_unit)
+    noun = count_noun(step, v)
+    text = _plain_shown(c) + (f" {noun}" if noun else "")
+    fraction = unrounded(step, v)
+    return text if fraction is None else f"{_plain_shown(fraction)}, so {text}"
+
+
+def _plain_shown(s: Shown) -> str:
+    return number_text(s.number) + ("" if s.unit.text == "1" else f" {unit_word(s.unit.text, s.number)}")
 
 
 def count_noun(step: StepEntry, v: Value) -> str:

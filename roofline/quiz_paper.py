@@ -23,11 +23,12 @@ from .grading.compare import Bound
 from .renderers.equations import step_lines
 from .renderers.figure_refs import step_title
 from .renderers.forms import forms_of
+from .renderers.json_out import shown_json
 from .renderers.numbers import display, plain
 from .renderers.targets import LATEX, MARKDOWN, Target
 from .renderers.templates import LATEX_ENV, MARKDOWN_ENV
 from .renderers.unitfmt import SIUNITX_DECLARATIONS
-from .renderers.value_text import shown, value_text
+from .renderers.value_text import count_plain, step_value_text, value_text
 from .units import unit_text
 
 FORMATS = ("md", "tex", "json")
@@ -204,7 +205,7 @@ def _question(q: Any, target: Target, key: bool) -> dict[str, Any]:
     if key:
         out["answers"] = []
         for a in q.answers:
-            out["answers"].append({"title": t(a.title), "name": target.code(a.result), "value": target.quantity_text(shown(a.value)),
+            out["answers"].append({"title": t(a.title), "name": target.code(a.result), "value": step_value_text(a.step.step, a.value, target),
                                    "step": _step(a.step, q, target), "bound": t(bound_text(a.bound)) if a.bound is not None else ""})
         asked = {a.result for a in q.answers}  # printed in full above: the key's argument is the way to them
         out["argument"] = [_step(st, q, target, brief=True) for st in q.argument if st.step.name not in asked]
@@ -255,12 +256,13 @@ def as_json(quiz: Any, key: bool) -> dict[str, Any]:
         }
         if key:
             item["command"] = command(q)
-            item["answers"] = [{"result": a.result, **_number(a.value), "formula": forms_of(q.derivation)[a.step.step.name].text,
+            item["answers"] = [{"result": a.result, **_number(a.value), **shown_json(a.step.step, a.value), "formula": forms_of(q.derivation)[a.step.step.name].text,
                                 "bound": None if a.bound is None else {"binding": a.bound.binding.name if a.bound.binding is not None else "fixed",
                                                                         "shares": {s.name: x for s, x in a.bound.shares}, "rest": a.bound.rest,
                                                                         "overheads": {s.name: x for s, x in a.bound.overheads}}}
                                for a in q.answers]
-            item["argument"] = [{"step": st.step.name, "title": st.step.title, "formula": forms_of(q.derivation)[st.step.name].text, **_number(st.value)} for st in q.argument]
+            item["argument"] = [{"step": st.step.name, "title": st.step.title, "formula": forms_of(q.derivation)[st.step.name].text, **_number(st.value),
+                                 **shown_json(st.step, st.value)} for st in q.argument]
             item["scoring"] = [prose.plain(s, _latex_by_name(q)) for s in q.derivation.scoring]
         out["questions"].append(item)
     return out
@@ -272,7 +274,7 @@ def argument_text(q: Any) -> str:
     """The sheet's argument for a missed question, as plain text: each step's title, formula and value here."""
     lines = [f"The argument ({q.slug}; `{command(q)}` prints the whole sheet):"]
     for i, st in enumerate(q.argument, 1):
-        lines.append(f"  {i:>2}. {step_title(st.step)}: {st.step.name} = {forms_of(q.derivation)[st.step.name].text} = {plain(st.value.exact, st.value.unit, st.value.display_unit)}")
+        lines.append(f"  {i:>2}. {step_title(st.step)}: {st.step.name} = {forms_of(q.derivation)[st.step.name].text} = {count_plain(st.step, st.value)}")
     return "\n".join(lines)
 
 

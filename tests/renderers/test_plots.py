@@ -15,6 +15,7 @@ from roofline.derivations.physics import glossary as gl
 from roofline.derivations.questions.registry import DERIVATIONS
 from roofline.renderers import latex, markdown, notebook, plots
 from roofline.renderers.notebook import NotebookSheet, NotebookValue
+from roofline.renderers.value_text import whole
 from roofline.specs.catalog import HARDWARE_DIR, MODELS_DIR
 from roofline.units import Quantity, UnitMismatchError, unit
 
@@ -117,6 +118,13 @@ def test_the_digest_changes_with_the_data(drawn):
 # --- the numbers drawn are the sheet's numbers ----------------------------------------------------
 
 
+def _marked_at(sheet: Sheet, name: str) -> float:
+    """Where a figure marks a step's value: a count at the whole number the sheet runs, anything else at its value."""
+    st = next(st for st in sheet.steps if st.step.name == name)
+    n = whole(st.step, st.value)
+    return st.value.float if n is None else float(n)
+
+
 def _line(fig: plots.Figure, step: str) -> plots.Line:
     return next(ln for p in fig.panels for ln in p.lines if ln.step == step)
 
@@ -164,8 +172,9 @@ def test_roofline_attention_point_is_the_sheets_attention_intensity(drawn, defau
 def test_knee_ceiling_and_capacity_marks_are_batch_knees_results(drawn, default_sheets):
     sheet = default_sheets["batch-knee"]
     fig = drawn["batch-knee"][0][0]
-    assert _line(fig, "B_knee").value == pytest.approx(sheet.results["B_knee"].float, rel=REL)
-    assert _line(fig, "B_max_kv").value == pytest.approx(sheet.results["B_max_kv"].float, rel=REL)
+    # a count is marked at the whole number its label gives, the batch the sheet runs (issue 40 item 4)
+    assert _line(fig, "B_knee").value == _marked_at(sheet, "B_knee") == math.ceil(sheet.results["B_knee"].float)
+    assert _line(fig, "B_max_kv").value == _marked_at(sheet, "B_max_kv") == math.floor(sheet.results["B_max_kv"].float)
     ceiling = sheet.results["throughput_ceiling"]
     assert _line(fig, "throughput_ceiling").value == pytest.approx(_in(ceiling.float, ceiling.unit, fig.panels[0].units[1]), rel=REL)
     assert _line(fig, "B_knee").axis == "x" and _line(fig, "throughput_ceiling").axis == "y"
@@ -173,10 +182,10 @@ def test_knee_ceiling_and_capacity_marks_are_batch_knees_results(drawn, default_
 
 def test_crossover_and_expert_marks_are_the_sheets_results(drawn, default_sheets):
     ttft = drawn["prefill-decode-crossover"][0][0]
-    assert _line(ttft, "T_cross").value == pytest.approx(default_sheets["prefill-decode-crossover"].results["T_cross"].float, rel=REL)
+    assert _line(ttft, "T_cross").value == _marked_at(default_sheets["prefill-decode-crossover"], "T_cross")
     moe = default_sheets["moe-experts"]
     experts = drawn["moe-experts"][0][0]
-    assert _line(experts, "B_half").value == pytest.approx(moe.results["B_half"].float, rel=REL)
+    assert _line(experts, "B_half").value == _marked_at(moe, "B_half")
 
 
 @pytest.mark.parametrize("slug", [s for s in PLOTTED if any(p.kind == "sweep" for p in api.get(s).plots)])
@@ -248,7 +257,7 @@ def test_a_users_chip_gets_its_own_roofline(tmp_path):
     assert [r.label for r in fig.panels[0].roofs] == ["My GPU"]
     knee = plots.figures(api.derive("batch-knee", hardware="b200", overrides=["context=32768"]), api.resolve_row)[0]
     assert "B200" in knee.panels[0].title
-    assert _line(knee, "B_knee").value == pytest.approx(api.derive("batch-knee", hardware="b200", overrides=["context=32768"]).results["B_knee"].float)
+    assert _line(knee, "B_knee").value == _marked_at(api.derive("batch-knee", hardware="b200", overrides=["context=32768"]), "B_knee")
 
 
 # --- sheets link their plots ----------------------------------------------------------------------

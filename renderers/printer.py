@@ -91,6 +91,16 @@ _MARK = re.compile(f"([{_OPEN}{_SUPER}{_POWER}{_EXPONENT}])([^{_SEP}{_CLOSE}]*)(
 UNIT_FREE = _EXPONENT
 
 
+def _indicated(arg: sp.Expr) -> sp.Expr | None:
+    """x where `arg` is min(1, max(0, x)) or max(0, min(1, x)), whose ceiling is 1 where x > 0 and 0 elsewhere; else None."""
+    for outer, inner, bound, floor in ((sp.Min, sp.Max, 1, 0), (sp.Max, sp.Min, 0, 1)):
+        if isinstance(arg, outer) and len(arg.args) == 2 and bound in arg.args:
+            other = next(a for a in arg.args if a != bound)
+            if isinstance(other, inner) and len(other.args) == 2 and floor in other.args:
+                return next(a for a in other.args if a != floor)
+    return None
+
+
 class _SlotPrinter(_Printer):
     """The printer with a marker for each symbol: a plain slot, a slot raised to a whole power (whose brackets depend on
     what fills it: `printed._power`), a slot guarded against a superscript of its own (sympy's parenthesize_super)."""
@@ -103,6 +113,9 @@ class _SlotPrinter(_Printer):
         return f"{_OPEN}{expr.name}{_CLOSE}"
 
     def _print_Pow(self, expr: sp.Pow) -> str:
+        worded = self._print_Pow_of_two(expr)
+        if worded is not None:
+            return worded
         base, exponent = expr.as_base_exp()
         if isinstance(base, sp.Symbol) and base.name.endswith(UNIT_FREE) and exponent.is_Rational and exponent > 0 and exponent.q == 1:
             # a symbol filled without its unit is a plain number: no brackets to decide
@@ -116,6 +129,29 @@ class _SlotPrinter(_Printer):
                                         if not x.name.startswith(_EXPONENT)})
             expr = sp.Pow(expr.base, tagged, evaluate=False)
         return LatexPrinter._print_Pow(self, expr)
+
+    def _print_Pow_of_two(self, expr: sp.Pow) -> str | None:
+        """2^ceil(log2 x), the next power of two at or above x, in words: its numbers read "the next power of two at or above
+        0.214", not 2^⌈log₂(0.21418)⌉ (issue 40 item 3)."""
+        exponent = expr.exp
+        if expr.base == 2 and isinstance(exponent, sp.ceiling):
+            inner = exponent.args[0]
+            inverse = sp.Pow(sp.log(2), -1)
+            logs = [a for a in sp.Mul.make_args(inner) if isinstance(a, sp.log)]
+            if len(logs) == 1 and set(sp.Mul.make_args(inner)) == {logs[0], inverse}:
+                return r"\text{the next power of two at or above } " + self._print(logs[0].args[0])
+        return None
+
+    def _print_ceiling(self, expr: sp.ceiling, exp: object = None) -> str:
+        """ceil(min(1, max(0, x))), 1 where x > 0 and 0 elsewhere, in words: "(1 if 0.514 > 1, else 0)", not
+        ⌈min(1, max(0, 0.514014 - 1))⌉ (issue 40 item 3)."""
+        x = _indicated(expr.args[0])
+        if x is None or exp is not None:
+            return super()._print_ceiling(expr, exp)  # type: ignore[no-any-return]
+        positive = [t for t in sp.Add.make_args(x) if not t.could_extract_minus_sign()]
+        negative = [-t for t in sp.Add.make_args(x) if t.could_extract_minus_sign()]
+        left, right = (self._print(sp.Add(*terms, evaluate=False)) if terms else "0" for terms in (positive, negative))
+        return rf"\left(1 \text{{ if }} {left} > {right}\text{{, else }} 0\right)"
 
     def parenthesize_super(self, s: str) -> str:
         m = _MARK.fullmatch(s)

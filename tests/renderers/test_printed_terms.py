@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from roofline.derivations.questions.registry import DERIVATIONS
+from roofline.renderers import markdown
 from roofline.renderers.forms import STRUCTURAL_ONES
 from roofline.renderers.numbers import number_text
 from roofline.renderers.value_text import shown
@@ -25,6 +26,10 @@ PATTERNS = {
     # a ceiling or floor of a whole number is that number; the case that has no value is not the one a valued step is in
     "a rounding of a whole number": r"\\left\\l(?:ceil|floor)\{-?[0-9]+(?:\{,\}[0-9]{3})*\}",
     "a case without a value": r"\\text\{no value\}",
+    # a power of two of a rounded logarithm, an indicator's ceiling of a min and a max: said in words
+    # (with numbers in: a formula's own lines, which may continue as "&\quad", keep the math)
+    "a logarithm inside a rounding": r"\\l(?:ceil|floor)\{\\log_?\{?2?\}?\{\\left\([0-9]",
+    "a ceiling of min(1, max(0, x))": r"\\lceil\{\\min\\left\(1, \\max\\left\(0, [0-9]",
 }
 
 
@@ -35,6 +40,15 @@ def test_no_numbers_line_of_a_shipped_sheet_holds_a_zero_or_identity_term(name):
     assert len(lines) > 1000
     found = [f"{f}: {line[:120]}" for f, line in lines if re.search(PATTERNS[name], line)]
     assert not found, f"{name}: {found[:5]}"
+
+
+def test_a_power_of_two_and_an_indicator_print_their_numbers_in_words():
+    floor = api.derive("decode-floor", model="llama-3.1-70b")
+    text = markdown.render(floor)
+    assert r"\text{the next power of two at or above } 1.79" in text  # 70B weights and their cache over 80 GB of H100 HBM
+    assert next(st.value.float for st in floor.steps if st.step.name == "tp_min") == 2
+    mbu = markdown.render(api.derive("mbu-definition"))
+    assert re.search(r"\\left\(1 \\text\{ if \} [0-9.]+ \\gt\s+1\\text\{, else \} 0\\right\)", mbu)
 
 
 def test_a_numbers_line_at_a_flag_that_is_off_prints_what_is_left():

@@ -337,12 +337,17 @@ def lay_out(mpl: Any, y_tick_unit: str = "") -> None:
     mpl.set_layout_engine("none")
 
 
+#: ticks below this print as grouped numbers (the largest a figure's axis reaches: a context of a million tokens)
+PLAIN_TICKS_BELOW = 1e7
+
+
 def plain_tick(v: float, _pos: Any = None) -> str:
-    """A log axis's tick as a person writes it (0.01, 1, 300, 1,000, 10,000): one style on every axis, a thousands comma from
-    1,000 up as the sheets' numbers have it; powers of ten beyond that range."""
+    """A log axis's tick as a person writes it (0.01, 1, 300, 1,000, 10,000, 1,000,000): one style on every axis, a thousands
+    comma from 1,000 up as the sheets' numbers have it, so an axis to a million tokens reads 100,000 then 1,000,000, not 10⁶;
+    powers of ten beyond that range."""
     if v <= 0 or not math.isfinite(v):
         return ""
-    if 1e-3 <= v < 1e6:
+    if 1e-3 <= v < PLAIN_TICKS_BELOW:
         text = f"{v:.3g}"
         if "e" in text:
             text = f"{v:.0f}"

@@ -321,3 +321,12 @@ def test_alt_text_is_words():
     (rank,) = [p for d in DERIVATIONS if d.slug == "decode-op-ranking" for p in d.plots]
     ranked = alt_text(next(d for d in DERIVATIONS if d.slug == "decode-op-ranking").blueprint, rank)
     assert ranked.count("weight GEMMs") == 1 and "weight GEMMs (" in ranked
+
+
+def test_a_log_axis_to_a_million_ticks_in_one_style():
+    """An axis of contexts up to a million tokens reads 100,000 then 1,000,000, one style, not 100,000 then 10^6 (issue 40
+    item 6); a tick past the largest a figure reaches is a power of ten."""
+    ticks = [plot_draw.plain_tick(10.0**k) for k in range(-2, 7)]
+    assert ticks == ["0.01", "0.1", "1", "10", "100", "1,000", "10,000", "100,000", "1,000,000"]
+    assert plot_draw.plain_tick(2e5) == "200,000"
+    assert plot_draw.plain_tick(1e8) == "$10^{8}$"

@@ -91,9 +91,11 @@ def _parser() -> argparse.ArgumentParser:
     qz.add_argument("--sheets", metavar="SLUG,SLUG", help="the sheets to draw from, separated by commas (default: every sheet)")
     qz.add_argument("--seed", type=int, default=1, help="the same seed gives the same set (default: 1)")
     qz.add_argument("--count", type=int, default=10, help="questions in the set (default: 10)")
-    qz.add_argument("--format", choices=("md", "tex", "json"), default="md")
+    qz.add_argument("--format", choices=("md", "tex", "json", "apkg"), default="md",
+                    help="md, tex or json: the paper (or, with --key, the key); apkg: an Anki deck, one card per argued step, to a file "
+                         "(redirect it: > quiz.apkg)")
     qz.add_argument("--key", action="store_true", help="print the answer key instead of the question paper")
-    qz.add_argument("--out", metavar="DIR", help="write the paper and the key, in Markdown, LaTeX and JSON, into DIR")
+    qz.add_argument("--out", metavar="DIR", help="write the paper and the key, in Markdown, LaTeX and JSON, and the Anki deck into DIR")
     qz.add_argument("--ask", action="store_true", help="on a terminal: put each question, grade each answer, show the sheet's argument for a miss")
     qz.add_argument("--tolerance", type=float, metavar="FRACTION", help="with --ask: a number within this relative error is right (default 0.05)")
 
@@ -322,6 +324,10 @@ def _quiz(args: argparse.Namespace) -> int:
     if args.ask and not quiz.terminal():
         raise RooflineError(f"--ask reads a candidate's answers from a terminal, and {'stdin is closed' if sys.stdin is None else 'this is not one'}; "
                             "print the question paper with `roofline quiz` and its key with `roofline quiz --key`")
+    if args.format == "apkg" and args.key:
+        raise RooflineError("--key: an Anki deck holds each answer on the back of its card; not with --format apkg")
+    if args.format == "apkg" and args.out is None and sys.stdout is not None and sys.stdout.isatty():
+        raise RooflineError("--format apkg: the deck is a binary file; redirect it (roofline quiz --format apkg > quiz.apkg) or give --out DIR")
     sheets = None if args.sheets is None else args.sheets.split(",")
     drawn = quiz.draw(args.seed, args.count, sheets)
     if args.ask:
@@ -333,11 +339,21 @@ def _quiz(args: argparse.Namespace) -> int:
         quiz.ask(drawn, read, sys.stdout, quiz_text.question_text, quiz_text.argument_text, quiz_text.bound_text, grade_text.line,
                  **({} if args.tolerance is None else {"tolerance": args.tolerance}))
         return 0
+    from .quiz_deck import deck
+
     if args.out is not None:
-        files = {f"{part}.{fmt}": quiz_text.render(drawn, fmt, key=part == "key") for part in ("paper", "key") for fmt in ("md", "tex")}
+        files: dict[str, str | bytes] = {f"{part}.{fmt}": quiz_text.render(drawn, fmt, key=part == "key")
+                                         for part in ("paper", "key") for fmt in ("md", "tex")}
         files["quiz.json"] = quiz_text.render(drawn, "json", key=True)
+        files["deck.apkg"] = deck(drawn)
         written = quiz.write_files(drawn, folder_option("--out", args.out), files)
         print(f"wrote {len(written)} files to {shown_path(args.out)}: {', '.join(p.name for p in written)}")
+        return 0
+    if args.format == "apkg":
+        data = deck(drawn)
+        sys.stdout.flush()
+        sys.stdout.buffer.write(data)
+        sys.stdout.buffer.flush()
         return 0
     sys.stdout.write(quiz_text.render(drawn, args.format, key=args.key))
     return 0

@@ -370,7 +370,7 @@ def ask(quiz: Quiz, read: Callable[[str], str], write: TextIO, question_text: Ca
     return right, total
 
 
-def write_files(quiz: Quiz, folder: Path, files: dict[str, str]) -> list[Path]:
+def write_files(quiz: Quiz, folder: Path, files: dict[str, str | bytes]) -> list[Path]:
     """Every file of the set (paper and key in each format) into `folder`, written only once all of them are rendered: through
     specs.files, so all of them or none, and a link where one goes is replaced, not followed."""
     if folder.exists() and not folder.is_dir():

@@ -103,13 +103,14 @@ def test_paper_key_and_files(capsys, tmp_path):
     data = json.loads(key)
     assert code == 0 and all("answers" in q for q in data["questions"])
     code, _out, _ = run(capsys, "quiz", "--seed", "11", "--count", "2", "--sheets", "ridge-coincidence,decode-floor", "--out", str(tmp_path / "set"))
-    assert code == 0 and sorted(p.name for p in (tmp_path / "set").iterdir()) == ["key.md", "key.tex", "paper.md", "paper.tex", "quiz.json"]
+    assert code == 0 and sorted(p.name for p in (tmp_path / "set").iterdir()) == ["deck.apkg", "key.md", "key.tex", "paper.md", "paper.tex", "quiz.json"]
 
 
 @pytest.mark.parametrize("argv, message", [
     (["quiz", "--sheets", "decode-flor"], "unknown sheet 'decode-flor' (did you mean decode-floor"),
     (["quiz", "--count", "0"], "--count: expected a whole number from 1 to 200"),
     (["quiz", "--ask"], "--ask reads a candidate's answers from a terminal"),
+    (["quiz", "--format", "apkg", "--key"], "--key: an Anki deck holds each answer on the back of its card"),
     (["check", "1 ms", "--against", "decode-floor:t_flor"], "its results: weight_bytes, t_floor"),
     (["check", "4.5", "--against", "decode-floor:t_floor"], "has no unit"),
     (["check", "open('x')", "--against", "decode-floor:t_floor"], "calls to 'open' not allowed"),

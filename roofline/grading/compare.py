@@ -388,15 +388,16 @@ def _monomial_factor(work: Formula, lv: _Level) -> sp.Expr | None:
     return None
 
 
-def _slip_ratio(work: Formula, slip: Slip, values: Mapping[sp.Symbol, sp.Expr]) -> float | None:
-    """answer/sheet that `slip` gives at `values`: the sheet's own formula with the slip applied, over the formula."""
+def _slip_ratio(work: Formula, slip: Slip, values: Mapping[sp.Symbol, sp.Expr], base: tuple[sp.Expr, set, sp.Expr | None] | None = None) -> float | None:
+    """answer/sheet that `slip` gives at `values`: the sheet's own formula with the slip applied, over the formula. `base`: the
+    formula with the identities applied, the sheet's free symbols and the formula's value at `values`, where the caller has
+    them (one formula, every slip: `number_slips`)."""
     sheet0 = work.sheet0
-    if slip.symbol in sheet0.free_symbols:
+    plain, free, b = base if base is not None else (apply_identities(sheet0, work.ids), sheet0.free_symbols, None)
+    if slip.symbol in free:
         with sp.evaluate(False):
             slipped = apply_identities(sheet0.xreplace({slip.symbol: slip.replace}), work.ids)
-        plain = apply_identities(sheet0, work.ids)
     else:
-        plain = apply_identities(sheet0, work.ids)
         if slip.symbol not in plain.free_symbols:
             return None
         with sp.evaluate(False):
@@ -404,7 +405,8 @@ def _slip_ratio(work: Formula, slip: Slip, values: Mapping[sp.Symbol, sp.Expr]) 
     missing = (slipped.free_symbols | plain.free_symbols) - set(values)
     if missing:
         values = {**values, **context_values(work.d, work.ctx, missing, unused=True)}
-    a, b = num(slipped, values), num(plain, values)
+    a = num(slipped, values)
+    b = num(plain, values) if b is None else b
     if a is None or b in (None, 0):
         return None
     return float(a / b)
@@ -558,15 +560,23 @@ def grade_number(d: Derivation, name: str, text: str, ctx: Context, context_labe
     return Verdict(**{**base, "kind": "off", "factor": sp.Float(ratio, 6), "causes": causes, "missing": missing})
 
 
-def _number_causes(d: Derivation, name: str, ctx: Context, v: sp.Expr, ratio: float, tol: float) -> tuple[Cause, ...]:
-    """The slips whose ratio at the context is within the tolerance of the answer's, closest first."""
+def number_slips(d: Derivation, name: str, ctx: Context) -> list[tuple[Slip, float]]:
+    """Every slip a number answer to step `name` in `ctx` can be named by, with the ratio to the step's value it gives: each of
+    SLIPS applied to the sheet's own formula (where it changes the value), and each of RATIO_SLIPS both ways. `grade_number`
+    names the ones an answer's ratio is within the tolerance of (`closest_slips`); a practice page carries this list."""
     sheet0 = d.expanded[name]
     ids = identities(ctx)
     plain = apply_identities(sheet0, ids)
     ctxvals = context_values(d, ctx, sheet0.free_symbols | plain.free_symbols, unused=True)
-    work = Formula(d, name, ctx, "", tol, ids, ctxvals, "", sheet0, sp.S.Zero, sp.S.Zero)
-    singles = [(slip, r) for slip in SLIPS if (r := _slip_ratio(work, slip, ctxvals)) is not None and not math.isclose(r, 1, rel_tol=1e-12)]
+    work = Formula(d, name, ctx, "", NUMBER_TOLERANCE, ids, ctxvals, "", sheet0, sp.S.Zero, sp.S.Zero)
+    base = (plain, sheet0.free_symbols, num(plain, ctxvals))
+    singles = [(slip, r) for slip in SLIPS if (r := _slip_ratio(work, slip, ctxvals, base)) is not None and not math.isclose(r, 1, rel_tol=1e-12)]
     singles += [(slip, r) for slip in RATIO_SLIPS for base in slip.ratios for r in (base, 1 / base)]
+    return singles
+
+
+def closest_slips(singles: Sequence[tuple[Slip, float]], ratio: float, tol: float) -> tuple[Cause, ...]:
+    """The slips whose ratio is within `tol` of the answer's `ratio`, closest first, one per slip, at most four."""
     found = [Cause(slip, r) for slip, r in singles if math.isclose(ratio, r, rel_tol=tol)]
     best: dict[str, Cause] = {}
     for c in sorted(found, key=lambda c: abs(math.log(ratio / c.ratio))):
@@ -574,8 +584,19 @@ def _number_causes(d: Derivation, name: str, ctx: Context, v: sp.Expr, ratio: fl
     return tuple(best.values())[:4]
 
 
+def _number_causes(d: Derivation, name: str, ctx: Context, v: sp.Expr, ratio: float, tol: float) -> tuple[Cause, ...]:
+    """The slips whose ratio at the context is within the tolerance of the answer's, closest first."""
+    return closest_slips(number_slips(d, name, ctx), ratio, tol)
+
+
 def _number_missing(d: Derivation, name: str, ctx: Context, v: sp.Expr, ratio: float, tol: float) -> tuple[Term, ...]:
     """One or two of the step's terms whose leaving out gives the answer's ratio (within the tolerance)."""
+    return left_out_terms(number_terms(d, name, ctx), v, ratio, tol)
+
+
+def number_terms(d: Derivation, name: str, ctx: Context) -> tuple[Term, ...]:
+    """The additive terms of step `name` in `ctx`, each with its value (none where the step is one term, or a term has no value
+    here): what a number answer that leaves one or two out is named by (`left_out_terms`); a practice page carries them."""
     ids = identities(ctx)
     parts = split_terms(d, name)
     if len(parts) < 2:
@@ -585,17 +606,20 @@ def _number_missing(d: Derivation, name: str, ctx: Context, v: sp.Expr, ratio: f
     values = [num(f, ctxvals) for f in fulls]
     if any(x is None for x in values):
         return ()
+    return tuple(Term(e, step, (), x, title(d, step)) for (e, part), x in zip(parts, values, strict=True) for step in [term_step(e, part, d)])
+
+
+def left_out_terms(terms: Sequence[Term], v: sp.Expr | float, ratio: float, tol: float) -> tuple[Term, ...]:
+    """The one term (else the two) of `terms` whose leaving out gives `ratio` to the step's value `v` within `tol`, the closest."""
     best = None
     for k in (1, 2):
-        for combo in itertools.combinations(range(len(parts)), k):
-            left = 1 - float(sum(values[i] for i in combo) / v)
+        for combo in itertools.combinations(range(len(terms)), k):
+            left = 1 - float(sum(terms[i].value for i in combo) / v)
             if left > 0 and math.isclose(ratio, left, rel_tol=tol) and (best is None or abs(left - ratio) < best[0]):
                 best = (abs(left - ratio), combo)
         if best:
             break
-    if best is None:
-        return ()
-    return tuple(Term(parts[i][0], step, (), values[i], title(d, step)) for i in best[1] for step in [term_step(parts[i][0], parts[i][1], d)])
+    return () if best is None else tuple(terms[i] for i in best[1])
 
 
 # --- what bounds a time --------------------------------------------------------------------------------------------

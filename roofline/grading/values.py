@@ -314,12 +314,13 @@ def _mp(e: sp.Expr, values: Mapping[sp.Symbol, mpmath.mpf]) -> mpmath.mpf:
 
 def num(expr: sp.Expr, values: Mapping[sp.Symbol, sp.Expr]) -> sp.Float | None:
     """`expr` at `values` to DIGITS digits, or None when it has no finite real value there."""
-    if expr.free_symbols - set(values):
+    free = expr.free_symbols  # once: sympy walks the whole tree for it on every call
+    if free - set(values):
         return None
 
     def walk() -> mpmath.mpf:
         with mpmath.workdps(DIGITS + 5):
-            return _mp(expr, {s: _mp(sp.sympify(v), {}) for s, v in values.items() if s in expr.free_symbols})
+            return _mp(expr, {s: _mp(sp.sympify(v), {}) for s, v in values.items() if s in free})
 
     try:
         with time_limit(SYMPY_SECONDS):

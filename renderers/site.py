@@ -373,7 +373,8 @@ def index_entry(sheet: Sheet) -> dict[str, str]:
     return {"href": page_name(d.slug), "slug": d.slug, "title": str(_prose_markup(d.title, names)), "question": str(_prose_markup(d.question, names))}
 
 
-def index_page(entries: Sequence[Mapping[str, str]], api_reference: str | None = None, downloads: Downloads | None = None) -> str:
+def index_page(entries: Sequence[Mapping[str, str]], api_reference: str | None = None, downloads: Downloads | None = None,
+               practice: str | None = None) -> str:
     """The index page from each sheet's `index_entry` (in the registry's order); the rest as in `render_index`."""
     glossary_names = {i.name: i.latex for i in GLOSSARY}
     by_slug = {e["slug"]: {**e, "title": Markup(e["title"]), "question": Markup(e["question"])} for e in entries}
@@ -388,7 +389,7 @@ def index_page(entries: Sequence[Mapping[str, str]], api_reference: str | None =
     return ENV.get_template("site-index.html.j2").render(site_title=TITLE, style=Markup(STYLE), csp=content_security_policy(), parts=parts,
                                                          conventions=[_prose_markup(c, glossary_names) for c in conventions.CONVENTIONS],
                                                          glossary=glossary, api_reference=api_reference, book=book["book"] if book else None,
-                                                         description=INDEX_DESCRIPTION)
+                                                         description=INDEX_DESCRIPTION, practice=practice)
 
 
 #: The index page's description (its `<meta name="description">`).

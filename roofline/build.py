@@ -24,7 +24,7 @@ from typing import Any
 
 import roofline
 
-from . import api, apidoc, compiled
+from . import api, apidoc, compiled, practice, quiz
 from .build_outputs import API_DIR, BOOK, SITE_DIR, BuildError, Progress, silent
 from .derivations.engine import cache, store
 from .derivations.engine.run import Sheet
@@ -145,14 +145,14 @@ def _derive_and_render_all(slugs: list[str], engine: str | None, pdf: bool, say:
                 shipped.update(read)
             say(f"[{i}/{len(slugs)}] derived and rendered {slug} (md, tex, json, plots, page)")
         cache.store_json(cache.key(*_SECONDS_KEY), seconds, "build seconds")
-        return parts, api_reference()
+        return parts, extra_pages()
     say(f"deriving and rendering {len(slugs)} sheets, {n} at a time")
     done: dict[str, dict[str, Any]] = {}
     failures: dict[str, BaseException] = {}
     with ProcessPoolExecutor(max_workers=n, mp_context=multiprocessing.get_context("fork")) as pool:
         try:
             running = {pool.submit(_derive_and_render, slug, slugs, engine, pdf, drawn): slug for slug in _longest_first(slugs)}
-            reference = pool.submit(api_reference)
+            reference = pool.submit(extra_pages)
             for future in as_completed(running):
                 slug = running[future]
                 try:
@@ -179,6 +179,16 @@ def api_reference() -> dict[str, str]:
     return {f"{SITE_DIR}/{API_DIR}/{name}": page for name, page in apidoc.pages().items()}
 
 
+def practice_pages(seed: int = quiz.DEFAULT_SEED) -> dict[str, str]:
+    """The site's practice page (`site/practice.html`, the default question set graded in the browser) and its script."""
+    return {f"{SITE_DIR}/{practice.PAGE}": practice.render(quiz.draw(seed)), f"{SITE_DIR}/{practice.SCRIPT}": practice.script()}
+
+
+def extra_pages() -> dict[str, str]:
+    """The site's pages that no one sheet makes: the API reference and the practice page."""
+    return {**api_reference(), **practice_pages()}
+
+
 def book_and_site(parts: list[dict[str, Any]], pdf: bool = False, reference: dict[str, str] | None = None) -> dict[str, str]:
     """`book.tex` (every sheet a chapter, by part: renderers/book.py), `site/<page>.html` (linking the PDFs when `pdf`) and
     the Python API reference `site/api/` (`reference`, or made here), from every sheet's `sheet_parts` in the registry's order."""
@@ -186,10 +196,10 @@ def book_and_site(parts: list[dict[str, Any]], pdf: bool = False, reference: dic
     preamble = book.split_sheet(first["files"][f"{first['slug']}.tex"], first["slug"])[0]
     out: dict[str, str] = {f"{BOOK}.tex": book.bind([p["chapter"] for p in parts], preamble, [api.hardware(n) for n in hardware_names()],
                                                     [api.model(n) for n in model_names()], roofline.__version__, book_date())}
-    out[f"{SITE_DIR}/{site.INDEX}"] = site.index_page([p["entry"] for p in parts], f"{API_DIR}/index.html", _downloads(pdf))
+    out[f"{SITE_DIR}/{site.INDEX}"] = site.index_page([p["entry"] for p in parts], f"{API_DIR}/index.html", _downloads(pdf), practice.PAGE)
     for p in parts:
         out.update(p["page"])
-    out.update(reference if reference is not None else api_reference())
+    out.update(reference if reference is not None else extra_pages())
     return out
 
 

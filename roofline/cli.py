@@ -95,7 +95,8 @@ def _parser() -> argparse.ArgumentParser:
                     help="md, tex or json: the paper (or, with --key, the key); apkg: an Anki deck, one card per argued step, to a file "
                          "(redirect it: > quiz.apkg)")
     qz.add_argument("--key", action="store_true", help="print the answer key instead of the question paper")
-    qz.add_argument("--out", metavar="DIR", help="write the paper and the key, in Markdown, LaTeX and JSON, and the Anki deck into DIR")
+    qz.add_argument("--out", metavar="DIR", help="write the paper and the key, in Markdown, LaTeX and JSON, the Anki deck and the practice "
+                                                 "page (practice.html, graded in a browser) into DIR")
     qz.add_argument("--ask", action="store_true", help="on a terminal: put each question, grade each answer, show the sheet's argument for a miss")
     qz.add_argument("--tolerance", type=float, metavar="FRACTION", help="with --ask: a number within this relative error is right (default 0.05)")
 
@@ -339,6 +340,7 @@ def _quiz(args: argparse.Namespace) -> int:
         quiz.ask(drawn, read, sys.stdout, quiz_text.question_text, quiz_text.argument_text, quiz_text.bound_text, grade_text.line,
                  **({} if args.tolerance is None else {"tolerance": args.tolerance}))
         return 0
+    from . import practice
     from .quiz_deck import deck
 
     if args.out is not None:
@@ -346,6 +348,8 @@ def _quiz(args: argparse.Namespace) -> int:
                                          for part in ("paper", "key") for fmt in ("md", "tex")}
         files["quiz.json"] = quiz_text.render(drawn, "json", key=True)
         files["deck.apkg"] = deck(drawn)
+        files[practice.PAGE] = practice.render(drawn)
+        files[practice.SCRIPT] = practice.script()
         written = quiz.write_files(drawn, folder_option("--out", args.out), files)
         print(f"wrote {len(written)} files to {shown_path(args.out)}: {', '.join(p.name for p in written)}")
         return 0

@@ -103,7 +103,7 @@ def test_paper_key_and_files(capsys, tmp_path):
     data = json.loads(key)
     assert code == 0 and all("answers" in q for q in data["questions"])
     code, _out, _ = run(capsys, "quiz", "--seed", "11", "--count", "2", "--sheets", "ridge-coincidence,decode-floor", "--out", str(tmp_path / "set"))
-    assert code == 0 and sorted(p.name for p in (tmp_path / "set").iterdir()) == ["deck.apkg", "key.md", "key.tex", "paper.md", "paper.tex", "quiz.json"]
+    assert code == 0 and sorted(p.name for p in (tmp_path / "set").iterdir()) == ["deck.apkg", "key.md", "key.tex", "paper.md", "paper.tex", "practice.html", "practice.js", "quiz.json"]
 
 
 @pytest.mark.parametrize("argv, message", [

@@ -67,6 +67,14 @@ figure img { display: block; width: 100%; max-width: 100%; height: auto; }
 figure a { display: block; }
 .verdict { font-weight: bold; }
 code, .name { font-family: 'DejaVu Sans Mono', monospace; font-size: 0.85em; }
+form.answer { margin: 0.6rem 0; }
+form.answer label { display: block; }
+form.answer input { font: inherit; width: 14rem; max-width: 60%; }
+form.answer button { font: inherit; }
+form.answer output { display: block; margin-top: 0.3rem; }
+output[data-kind="within"] { color: #1a6b35; }
+output[data-kind="off"], output[data-kind="unread"] { color: #9a4a00; }
+details.key { margin: 0.5rem 0 1.5rem; }
 aside.contents { font-size: 0.88rem; border: 1px solid #ddd; background: #fafafa; padding: 0.5rem 0.8rem; margin: 1rem 0; }
 aside.contents h2 { font-size: 1rem; margin: 0 0 0.3rem; }
 aside.contents ol, aside.contents ul { margin: 0.2rem 0; padding-left: 1.2rem; }

@@ -18,6 +18,8 @@ BOOK = "book"
 SITE_DIR = "site"
 #: The Python API reference, inside the site (generated from the docstrings by pdoc).
 API_DIR = "api"
+#: The one script the site holds (the practice page's: roofline/practice.py).
+SITE_SCRIPT = "practice.js"
 #: Sub-folders of --out that a build writes as a whole.
 OUTPUT_FOLDERS = (PLOTS_DIR, SITE_DIR, f"{SITE_DIR}/{API_DIR}", f"{SITE_DIR}/{API_DIR}/roofline")
 

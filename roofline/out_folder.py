@@ -54,7 +54,7 @@ import stat
 import warnings
 from pathlib import Path
 
-from .build_outputs import API_DIR, OUTPUT_FOLDERS, SITE_DIR, BuildError, output_names
+from .build_outputs import API_DIR, OUTPUT_FOLDERS, SITE_DIR, SITE_SCRIPT, BuildError, output_names
 from .renderers.plots import PLOTS_DIR
 from .specs.catalog import shown_path
 from .specs.files import folder_option, write_new
@@ -135,7 +135,7 @@ def _legacy_output(rel: str) -> bool:
         return "/" not in rest and re.fullmatch(r"[a-z0-9]+(?:-[a-z0-9]+)*\.(?:svg|pdf)", rest) is not None
     if top == SITE_DIR:
         page = r"[a-z0-9]+(?:-[a-z0-9]+)*\.html"
-        return re.fullmatch(rf"{page}|{API_DIR}/(?:roofline/)?[a-z0-9_]+\.html", rest) is not None
+        return rest == SITE_SCRIPT or re.fullmatch(rf"{page}|{API_DIR}/(?:roofline/)?[a-z0-9_]+\.html", rest) is not None
     return False
 
 

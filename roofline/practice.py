@@ -27,6 +27,7 @@ from typing import Any
 import jinja2
 from markupsafe import Markup
 
+from .build_outputs import SITE_SCRIPT
 from .derivations.engine import prose
 from .grading import values as grading_values
 from .grading.compare import NUMBER_TOLERANCE, number_slips, number_terms
@@ -42,7 +43,7 @@ from .renderers.value_text import count_plain
 EXAMPLES = 4
 #: The page's and the script's file names in the site folder.
 PAGE = "practice.html"
-SCRIPT = "practice.js"
+SCRIPT = SITE_SCRIPT
 
 #: Unit atoms whose spellings (alone, and each over another) the unit table tries: the grader's parser keeps the ones it reads.
 UNIT_ATOMS = (

@@ -23,7 +23,8 @@ How a build writes `--out` (say `out/`):
    `<slug>-<plot>.svg` (linked by the `.md`) and `.pdf` (included by the
    `.tex`), `book.tex` (every sheet as a chapter; see renderers/book.py) and
    the HTML site `site/` (renderers/site.py) with the Python API reference in
-   `site/api/` (roofline/apidoc.py). PDFs left by an earlier `--pdf`
+   `site/api/` (roofline/apidoc.py) and the practice page with its script
+   (`practice.html`, `practice.js`: roofline/practice.py). PDFs left by an earlier `--pdf`
    build are dropped by a build without `--pdf`, since they would no longer
    match the `.tex` beside them.
 5. The swap is one step: on Linux the new folder and `out/` trade places with

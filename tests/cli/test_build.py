@@ -35,6 +35,7 @@ def test_build_writes_every_sheet_and_is_byte_identical(tmp_path, built, monkeyp
     assert plots == {f"plots/{d.slug}-{p.name}.{fmt}" for d in DERIVATIONS for p in d.plots for fmt in ("svg", "pdf")}
 
 
+@pytest.mark.slow  # a whole build, validation or calibration run: in the full selection (-m 'slow or not slow'), as CI runs it
 def test_a_build_into_a_new_folder_takes_the_committed_figures_that_draw_its_data(tmp_path, built, monkeypatch):
     """A fresh clone's build into a new folder takes a figure from the checkout's committed out/ where that file draws the
     figure's data (its data digest: renderers.plots.same_plot), so its bytes may be another machine's matplotlib's; every
@@ -52,6 +53,7 @@ def test_a_build_into_a_new_folder_takes_the_committed_figures_that_draw_its_dat
     assert all(same_plot(first[n], second[n]) for n in first if n.startswith("plots/"))
 
 
+@pytest.mark.slow  # a whole build, validation or calibration run: in the full selection (-m 'slow or not slow'), as CI runs it
 def test_a_build_with_unchanged_code_makes_its_sheets_on_the_light_path_byte_for_byte(built, monkeypatch):
     """A build on the full path (forced) remembers each sheet and its figures' files (roofline.compiled.remember_built); the
     next build with the same code makes every sheet on the light path (the full path made to fail proves it) and writes the
@@ -67,6 +69,7 @@ def test_a_build_with_unchanged_code_makes_its_sheets_on_the_light_path_byte_for
     assert build_mod.render_all() == built
 
 
+@pytest.mark.slow  # a whole build, validation or calibration run: in the full selection (-m 'slow or not slow'), as CI runs it
 def test_workers_fail_with_the_first_failed_sheet_and_time_the_rest(tmp_path, sheets, monkeypatch):
     """A sheet failing in a worker fails the build with the error of the first failed sheet in the registry's order (as
     one process would stop there); a build that succeeds records each sheet's seconds, and the next starts the longest first."""

@@ -72,6 +72,7 @@ def test_a_record_faster_than_its_bytes_allow_is_refused_when_it_is_evaluated(tm
         v.evaluate_record(m)
 
 
+@pytest.mark.slow  # a whole build, validation or calibration run: in the full selection (-m 'slow or not slow'), as CI runs it
 def test_what_validate_prints_from_a_file_is_escaped(tmp_path, monkeypatch):
     folder = tmp_path / "m"
     shutil.copytree(MEASUREMENTS_DIR, folder)
@@ -183,6 +184,7 @@ def _profiles_folder(tmp_path: Path, name: str = "profiles") -> Path:
     return folder
 
 
+@pytest.mark.slow  # a whole build, validation or calibration run: in the full selection (-m 'slow or not slow'), as CI runs it
 def test_write_defaults_is_atomic_and_a_failure_changes_nothing(tmp_path, monkeypatch, capsys):
     folder = _profiles_folder(tmp_path)
     old = folder / "fitted.toml"
@@ -252,6 +254,7 @@ def test_the_source_checkout_is_not_an_installed_package():
     assert not validate_mod.installed_package(PROFILES_DIR)
 
 
+@pytest.mark.slow  # a whole build, validation or calibration run: in the full selection (-m 'slow or not slow'), as CI runs it
 def test_a_broken_profile_file_is_one_line_and_calibrate_mends_it(tmp_path):
     """A truncated profiles/fitted.toml: every command that needs it says so in one line naming it; `calibrate --write-defaults`,
     which needs none of it, writes it anew (in a copy of the project, so the shipped file is never touched)."""

@@ -73,6 +73,7 @@ SOLVE = (
 )
 
 
+@pytest.mark.slow  # a whole build, validation or calibration run: in the full selection (-m 'slow or not slow'), as CI runs it
 def test_the_solve_cache_gives_the_same_closed_forms_survives_races_and_corruption(tmp_path: Path) -> None:
     cold = _python(SOLVE, ROOFLINE_CACHE="off")
     # two processes racing to fill an empty cache both finish, with the same closed forms and whole entries

@@ -215,6 +215,7 @@ def test_mbu_range_is_ordered_and_physical():
     assert 0 < low <= mid <= high <= 1
 
 
+@pytest.mark.slow  # a whole build, validation or calibration run: in the full selection (-m 'slow or not slow'), as CI runs it
 def test_validate_md_lists_every_record(capsys):
     code, out, err = run(capsys, "validate")
     assert code == 0 and not err

@@ -63,6 +63,7 @@ def test_the_sheets_tables_are_the_held_out_records_at_validates_prediction(slug
         assert float(got["t_step"]) == pytest.approx(by_id[row.label].predicted, rel=1e-6)
 
 
+@pytest.mark.slow  # a whole build, validation or calibration run: in the full selection (-m 'slow or not slow'), as CI runs it
 def test_validate_reports_the_held_out_records():
     from roofline.validate import held_out_summaries, render_validate, report
     r = report()

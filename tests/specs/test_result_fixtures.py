@@ -82,6 +82,7 @@ def test_a_fit_to_a_run_slower_than_its_bytes_explain_says_so(capsys):
     assert any("slower than their bytes explain" in w for w in d["warnings"])
 
 
+@pytest.mark.slow  # a whole build, validation or calibration run: in the full selection (-m 'slow or not slow'), as CI runs it
 def test_roofline_s_own_records_calibrate_with_an_error_out_of_sample(capsys):
     """The ML.ENERGY records (specs/measurements/ml-energy-v3-h100.toml, roofline's record format) as a user's file: every run
     predicted from a fit to the others."""

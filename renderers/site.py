@@ -75,6 +75,11 @@ form.answer output { display: block; margin-top: 0.3rem; }
 output[data-kind="within"] { color: #1a6b35; }
 output[data-kind="off"], output[data-kind="unread"] { color: #9a4a00; }
 details.key { margin: 0.5rem 0 1.5rem; }
+form.live { display: grid; grid-template-columns: repeat(auto-fill, minmax(16rem, 1fr)); gap: 0.3rem 1.2rem; margin: 0.6rem 0; }
+form.live label { display: flex; justify-content: space-between; align-items: baseline; gap: 0.5rem; font-size: 0.92rem; }
+form.live input { font: inherit; width: 8rem; }
+[data-hide] { display: none; }
+form.live button, form.live output { grid-column: 1 / -1; justify-self: start; font: inherit; }
 aside.contents { font-size: 0.88rem; border: 1px solid #ddd; background: #fafafa; padding: 0.5rem 0.8rem; margin: 1rem 0; }
 aside.contents h2 { font-size: 1rem; margin: 0 0 0.3rem; }
 aside.contents ol, aside.contents ul { margin: 0.2rem 0; padding-left: 1.2rem; }
@@ -98,14 +103,27 @@ aside.contents p { margin: 0.3rem 0; }
 STYLE_ELEMENT_TEXT = "\n" + STYLE + "\n"
 
 
-def content_security_policy() -> str:
-    """What every page lets the browser do: nothing but show its own style and the plots beside it.
+def content_security_policy(scripts: bool = False) -> str:
+    """What a page lets the browser do: nothing but show its own style and the plots beside it.
 
-    No script of any kind runs (`default-src 'none'` with no `script-src`), no inline event handler, no form, no plugin,
-    no frame and no other base URL; the one style allowed is the page's own, by its SHA-256.
+    No script of any kind runs (`default-src 'none'` with no `script-src`), no inline event handler, no form submission, no
+    plugin, no frame and no other base URL; the one style allowed is the page's own, by its SHA-256. With `scripts` (a live
+    sheet, the practice page), scripts from the site's own folder run too, and still nothing inline.
     """
     digest = base64.b64encode(hashlib.sha256(STYLE_ELEMENT_TEXT.encode("utf-8")).digest()).decode("ascii")
-    return f"default-src 'none'; style-src 'sha256-{digest}'; img-src 'self'; base-uri 'none'; form-action 'none'"
+    script = "script-src 'self'; " if scripts else ""
+    return f"default-src 'none'; {script}style-src 'sha256-{digest}'; img-src 'self'; base-uri 'none'; form-action 'none'"
+
+
+@dataclass(frozen=True)
+class Live:
+    """What a live sheet page carries (roofline/live.py makes it): its data as a JSON block's text, the fields of its form
+    (name, the page's value as text, the meaning), its results (title, the page's value as text) and the scripts' names."""
+
+    data: str
+    fields: tuple[tuple[str, str, str], ...]
+    results: tuple[tuple[str, str, str], ...]
+    scripts: tuple[str, ...]
 
 
 def text(s: str) -> str:
@@ -214,17 +232,21 @@ HTML = Target(
 )
 
 
-def equation(lhs: str, rows: list[dict[str, str]]) -> str:
+def equation(lhs: str, rows: list[dict[str, str]], live: str = "") -> str:
     """One step's displayed equation (the view's rows, Markdown-target LaTeX) as a block of MathML, rows aligned at `=`.
 
     The same lines the LaTeX and Markdown sheets print, broken at the same places: a row whose op is "=" starts a new
     right-hand side, one whose op is empty continues a long sum, indented.
     """
     out = []
+    last = len(rows) - 1
     for i, row in enumerate(rows):
         left = f"<mrow>{mathml_inner(lhs)}</mrow>" if i == 0 else ""
         op = "<mo>=</mo>" if row["op"] else '<mspace width="1em" />'
-        out.append(f'<mtr><mtd class="lhs">{left}</mtd><mtd class="rhs"><mrow>{op}{mathml_inner(row["math"])}</mrow></mtd></mtr>')
+        # `live`, a step's name: a live page (roofline/live.js) writes its value into the last row and hides the numbers rows
+        numbers = ' data-numbers=""' if live and 0 < i < last else ""
+        value = f' data-live="{text(live)}"' if live and i == last and i > 0 else ""
+        out.append(f'<mtr{numbers}><mtd class="lhs">{left}</mtd><mtd class="rhs"{value}><mrow>{op}{mathml_inner(row["math"])}</mrow></mtd></mtr>')
     return f'<math display="block"><mtable displaystyle="true">{"".join(out)}</mtable></math>'
 
 
@@ -328,18 +350,22 @@ def _contents(v: Mapping[str, Any]) -> list[dict[str, Any]]:
     return [{"id": i, "label": label, "children": children.get(i, [])} for i, label in SECTIONS if present.get(i, True)]
 
 
-def render_sheet(sheet: Sheet, slugs: Sequence[str], plots: str | None = None, downloads: Downloads | None = None) -> str:
+def render_sheet(sheet: Sheet, slugs: Sequence[str], plots: str | None = None, downloads: Downloads | None = None,
+                 live: Live | None = None) -> str:
     """One sheet's page; `slugs` (the registry's order) gives the previous and next pages.
 
     With `plots` (the folder of the plot files relative to the page, e.g. "../plots"), the sheet's SVG plots as images; with
     `downloads`, links to the sheet's files and the book. Every section, step and table has a stable id, listed in the contents panel.
+    With `live` (a shipped sheet's page on the site: roofline/live.py), the page carries the data and the two scripts that
+    recompute its steps for a reader's inputs, and its policy allows scripts from the site's own folder; without (a page of
+    a reader's derivation file), no script at all.
     """
     d = sheet.blueprint
     v = view.build(sheet, HTML, plots)
     anchor = Anchors()
     for s in (*v["argument"], *v["steps"]):
         if s["kind"] == "step":
-            s["equation"] = equation(s["lhs"], s["rows"])
+            s["equation"] = equation(s["lhs"], s["rows"], s["name"] if live is not None else "")
             s["id"] = anchor("step", s["name"])
         elif s["kind"] == "family":
             s["id"] = anchor("step", s["names"][0])
@@ -353,7 +379,8 @@ def render_sheet(sheet: Sheet, slugs: Sequence[str], plots: str | None = None, d
     by_name = d.latex_names
     nav = {"prev": slugs[i - 1] if i > 0 else None, "next": slugs[i + 1] if i + 1 < len(slugs) else None}
     contents = _contents(v)
-    return ENV.get_template("site-sheet.html.j2").render(site_title=TITLE, style=Markup(STYLE), csp=content_security_policy(), nav=nav,
+    return ENV.get_template("site-sheet.html.j2").render(site_title=TITLE, style=Markup(STYLE),
+                                                         csp=content_security_policy(scripts=live is not None), nav=nav, live=live,
                                                          plain_slug=d.slug, plain_title=_plain(d.title, by_name),
                                                          description=_plain(d.question, by_name), downloads=_downloads(d.slug, downloads),
                                                          contents=_markup(contents), **_markup(v))

@@ -24,7 +24,7 @@ from typing import Any
 
 import roofline
 
-from . import api, apidoc, compiled, practice, quiz
+from . import api, apidoc, compiled, live, practice, quiz
 from .build_outputs import API_DIR, BOOK, SITE_DIR, BuildError, Progress, silent
 from .derivations.engine import cache, store
 from .derivations.engine.run import Sheet
@@ -78,7 +78,7 @@ def sheet_parts(sheet: Sheet, slugs: list[str], pdf: bool = False, plots: Mappin
     slug = sheet.blueprint.slug
     files: dict[str, str | bytes] = {path.name: text for path, text in api.out_files(sheet, Path("."), plots=PLOTS_DIR).items()}
     files.update(api.plot_files(sheet, PLOTS_DIR) if plots is None else plots)
-    page = site.render_sheet(sheet, slugs, f"../{PLOTS_DIR}", _downloads(pdf))
+    page = site.render_sheet(sheet, slugs, f"../{PLOTS_DIR}", _downloads(pdf), live.live_page(sheet))
     return {"slug": slug, "files": files, "page": {f"{SITE_DIR}/{site.page_name(slug)}": page},
             "chapter": book.chapter_input(sheet, PLOTS_DIR), "entry": site.index_entry(sheet)}
 
@@ -180,8 +180,10 @@ def api_reference() -> dict[str, str]:
 
 
 def practice_pages(seed: int = quiz.DEFAULT_SEED) -> dict[str, str]:
-    """The site's practice page (`site/practice.html`, the default question set graded in the browser) and its script."""
-    return {f"{SITE_DIR}/{practice.PAGE}": practice.render(quiz.draw(seed)), f"{SITE_DIR}/{practice.SCRIPT}": practice.script()}
+    """The site's practice page (`site/practice.html`, the default question set graded in the browser), its script and the
+    live sheets' scripts."""
+    return {f"{SITE_DIR}/{practice.PAGE}": practice.render(quiz.draw(seed)), f"{SITE_DIR}/{practice.SCRIPT}": practice.script(),
+            **{f"{SITE_DIR}/{name}": text for name, text in live.scripts().items()}}
 
 
 def extra_pages() -> dict[str, str]:

@@ -18,8 +18,10 @@ BOOK = "book"
 SITE_DIR = "site"
 #: The Python API reference, inside the site (generated from the docstrings by pdoc).
 API_DIR = "api"
-#: The one script the site holds (the practice page's: roofline/practice.py).
+#: The practice page's script (roofline/practice.py) and the live sheets' two (roofline/live.py): the site's only scripts.
 SITE_SCRIPT = "practice.js"
+LIVE_SCRIPTS = ("plan.js", "live.js")
+SITE_SCRIPTS = (SITE_SCRIPT, *LIVE_SCRIPTS)
 #: Sub-folders of --out that a build writes as a whole.
 OUTPUT_FOLDERS = (PLOTS_DIR, SITE_DIR, f"{SITE_DIR}/{API_DIR}", f"{SITE_DIR}/{API_DIR}/roofline")
 

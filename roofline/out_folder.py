@@ -23,8 +23,9 @@ How a build writes `--out` (say `out/`):
    `<slug>-<plot>.svg` (linked by the `.md`) and `.pdf` (included by the
    `.tex`), `book.tex` (every sheet as a chapter; see renderers/book.py) and
    the HTML site `site/` (renderers/site.py) with the Python API reference in
-   `site/api/` (roofline/apidoc.py) and the practice page with its script
-   (`practice.html`, `practice.js`: roofline/practice.py). PDFs left by an earlier `--pdf`
+   `site/api/` (roofline/apidoc.py), the practice page with its script
+   (`practice.html`, `practice.js`: roofline/practice.py) and the live sheets'
+   scripts (`plan.js`, `live.js`: roofline/live.py). PDFs left by an earlier `--pdf`
    build are dropped by a build without `--pdf`, since they would no longer
    match the `.tex` beside them.
 5. The swap is one step: on Linux the new folder and `out/` trade places with
@@ -55,7 +56,7 @@ import stat
 import warnings
 from pathlib import Path
 
-from .build_outputs import API_DIR, OUTPUT_FOLDERS, SITE_DIR, SITE_SCRIPT, BuildError, output_names
+from .build_outputs import API_DIR, OUTPUT_FOLDERS, SITE_DIR, SITE_SCRIPTS, BuildError, output_names
 from .renderers.plots import PLOTS_DIR
 from .specs.catalog import shown_path
 from .specs.files import folder_option, write_new
@@ -136,7 +137,7 @@ def _legacy_output(rel: str) -> bool:
         return "/" not in rest and re.fullmatch(r"[a-z0-9]+(?:-[a-z0-9]+)*\.(?:svg|pdf)", rest) is not None
     if top == SITE_DIR:
         page = r"[a-z0-9]+(?:-[a-z0-9]+)*\.html"
-        return rest == SITE_SCRIPT or re.fullmatch(rf"{page}|{API_DIR}/(?:roofline/)?[a-z0-9_]+\.html", rest) is not None
+        return rest in SITE_SCRIPTS or re.fullmatch(rf"{page}|{API_DIR}/(?:roofline/)?[a-z0-9_]+\.html", rest) is not None
     return False
 
 

@@ -1,0 +1,214 @@
+// roofline live sheet: the page's inputs recompute its steps in the browser, from the sheet's numeric plan (plan.js) and the
+// data the build wrote into the page (roofline/live.py). Nothing here evaluates text: a field is read as a number and a unit
+// looked up in a table; the plan is whitelisted data that plan.js walks.
+"use strict";
+(function (root) {
+  var PLURALS = { token: "tokens", parameter: "parameters" };
+
+  // Python's round(x, places) on a float: the nearest, a tie (an exact binary half) to the even neighbour
+  function roundPlaces(x, places) {
+    var text = x.toFixed(Math.max(0, Math.min(100, places)));
+    if (places <= 0) {
+      var unit = Math.pow(10, -places), q = x / unit, r = Math.round(q);
+      if (Math.abs(q % 1) === 0.5 && r % 2 !== 0) { r -= 1; }
+      return { value: r * unit, text: String(r * unit) };
+    }
+    var scaled = x * Math.pow(10, places);
+    if (Math.abs(scaled % 1) === 0.5) {  // a tie toFixed breaks upward
+      var down = (Math.floor(scaled) % 2 === 0 ? Math.floor(scaled) : Math.ceil(scaled)) / Math.pow(10, places);
+      text = down.toFixed(places);
+    }
+    return { value: Number(text), text: text };
+  }
+
+  // renderers.numbers.digits: three significant figures (or `figures`), trailing zeros dropped, whole numbers whole,
+  // powers of ten outside [1e-3, 1e6)
+  function digits(x, figures) {
+    figures = figures || 3;
+    if (isFinite(x) && Math.abs(x) < 1e13) {
+      var nearest = Math.round(x);
+      if (Math.abs(x - nearest) <= 1e-12 * Math.abs(x)) { return { mantissa: String(nearest), exponent: null }; }
+    }
+    if (x === 0) { return { mantissa: "0", exponent: null }; }
+    var whole = Math.round(x);
+    if (figures === 3 && whole !== 0 && Math.abs(x - whole) <= 1e-3 * Math.abs(x) && Math.abs(x) < Math.pow(10, figures - 1)) {
+      return { mantissa: String(whole), exponent: null };
+    }
+    var m = Math.abs(x);
+    if (m >= 1e-3 && m < 1e6) {
+      var places = figures - 1 - Math.floor(Math.log10(m));
+      var r = roundPlaces(x, places);
+      if (Math.abs(r.value) >= Math.pow(10, figures - places)) { places -= 1; r = roundPlaces(x, places); }
+      if (places <= 0) { return { mantissa: String(Math.trunc(r.value)), exponent: null }; }
+      return { mantissa: r.text.replace(/0+$/, "").replace(/\.$/, ""), exponent: null };
+    }
+    var parts = x.toExponential(figures - 1).split("e");
+    var mant = parts[0].indexOf(".") >= 0 ? parts[0].replace(/0+$/, "").replace(/\.$/, "") : parts[0];
+    return { mantissa: mant, exponent: parseInt(parts[1], 10) };
+  }
+
+  function numberText(n) {
+    if (n.exponent !== null) { return n.mantissa + "e" + n.exponent; }
+    var dot = n.mantissa.indexOf("."), whole = dot < 0 ? n.mantissa : n.mantissa.slice(0, dot), rest = dot < 0 ? "" : n.mantissa.slice(dot);
+    var sign = whole.charAt(0) === "-" ? "-" : "", ds = whole.replace("-", "");
+    if (ds.length >= 4) { ds = ds.replace(/\B(?=(\d{3})+(?!\d))/g, ","); }
+    return sign + ds + rest;
+  }
+
+  function isOne(n) { return n.exponent === null && (n.mantissa === "1" || n.mantissa === "-1"); }
+
+  function unitWord(text, n) {
+    var slash = text.indexOf("/"), head = slash < 0 ? text : text.slice(0, slash), rest = slash < 0 ? "" : text.slice(slash);
+    if (head === "1" && rest) { return rest; }
+    if (Object.prototype.hasOwnProperty.call(PLURALS, head) && !isOne(n)) { return PLURALS[head] + rest; }
+    return text;
+  }
+
+  function rung(ladder, v) {
+    if (v === 0) { return ladder.zero; }
+    var k = Math.floor(Math.log10(Math.abs(v))) - ladder.from;
+    return ladder.rungs[Math.max(0, Math.min(ladder.rungs.length - 1, k))];
+  }
+
+  function plainText(v, ladder, figures) {
+    var r = rung(ladder, v), n = digits(v * r[1], figures);
+    return r[0] === "1" ? numberText(n) : numberText(n) + " " + unitWord(r[0], n);
+  }
+
+  // renderers.numbers.whole_count
+  function wholeCount(rounds, x) {
+    var nearest = Math.round(x);
+    if (Math.abs(x - nearest) <= 1e-9 * Math.max(1, Math.abs(x))) { return nearest; }
+    return rounds === "up" ? Math.ceil(x) : (rounds === "down" ? Math.floor(x) : Math.round(x));
+  }
+
+  // renderers.value_text.count_plain: a value as the sheet's equation ends it; a count whole, with where it comes from
+  function valueText(v, step, ladder) {
+    if (!step.counts) { return plainText(v, ladder, 3); }
+    var n = wholeCount(step.rounds, v), r = rung(ladder, v);
+    var noun = r[0] === "1" ? (n === 1 && /s$/.test(step.counts) ? step.counts.slice(0, -1) : step.counts) : "";
+    var whole = { mantissa: String(n), exponent: null };
+    var text = numberText(whole) + (r[0] === "1" ? "" : " " + unitWord(r[0], whole)) + (noun ? " " + noun : "");
+    if (Math.abs(v - n) <= 1e-12 * Math.abs(v) || v === n) { return text; }
+    var size = String(Math.trunc(Math.abs(v))).length;
+    for (var f = Math.max(4, size + 1); f <= Math.max(12, size + 6); f++) {
+      var d = digits(v * r[1], f);
+      if (d.exponent !== null) {
+        var x = v * r[1], t = null;
+        for (var k = 1; k <= 6 && t === null; k++) { var s = x.toFixed(k); if (!/\.0*$/.test(s)) { t = s; } }
+        d = { mantissa: t === null ? x.toFixed(7) : t, exponent: null };
+      }
+      if (d.mantissa.indexOf(".") >= 0) {
+        return numberText(d) + (r[0] === "1" ? "" : " " + unitWord(r[0], d)) + ", so " + text;
+      }
+    }
+    return text;
+  }
+
+  function isMissing(v) { return v !== null && typeof v === "object" && v.missing === true; }
+
+  // a field's text as a magnitude in its input's unit, or {error}
+  function readField(text, inp, pattern) {
+    var m = new RegExp(pattern).exec(text);
+    if (m === null) { return { error: inp.name + ": expected a number" + (inp.bare ? "" : " with its unit") + ", such as " + example(inp) }; }
+    var x = Number(m[1].replace(/,/g, "")), unit = (m[2] || "").trim();
+    if (unit !== "") {
+      if (!Object.prototype.hasOwnProperty.call(inp.units, unit)) {
+        return { error: inp.name + ": '" + unit + "' is not a unit of " + inp.unit + "; for example: " + Object.keys(inp.units).slice(0, 4).join(", ") };
+      }
+      x *= inp.units[unit];
+    } else if (!inp.bare) {
+      return { error: inp.name + ": give a unit (" + inp.unit + "), such as " + example(inp) };
+    }
+    if (!isFinite(x) || !within(inp, x)) { return { error: inp.name + ": expected " + inp.domain_text + ", found " + text.trim() }; }
+    return { value: x };
+  }
+
+  function example(inp) { return numberText(digits(inp.value, 6)) + (inp.bare ? "" : " " + inp.unit); }
+
+  // derivations.engine.blueprint.within
+  function within(inp, m) {
+    var integer = Math.floor(m) === m;
+    switch (inp.domain) {
+      case "positive": return m > 0 && m <= 1e300;
+      case "nonnegative": return m >= 0 && m <= 1e300;
+      case "fraction": return m > 0 && m <= 1;
+      case "share": return m >= 0 && m <= 1;
+      case "count": return integer && m >= 1 && m <= 1e9;
+      case "whole": return integer && m >= 0 && m <= 1e9;
+      case "at_least_one": return m >= 1 && m <= 1e300;
+      default: return false;
+    }
+  }
+
+  // the steps' values for `given` (input name -> magnitude in its own unit; the others as the page has them)
+  function compute(data, given) {
+    var byName = {}, magnitude = {};
+    data.inputs.forEach(function (inp) { byName[inp.name] = inp; });
+    function value(inp) {
+      if (Object.prototype.hasOwnProperty.call(magnitude, inp.name)) { return magnitude[inp.name]; }
+      var v;
+      if (Object.prototype.hasOwnProperty.call(given, inp.name)) { v = given[inp.name]; }
+      else if (inp.follows && byName[inp.follows]) { v = value(byName[inp.follows]); }
+      else if (inp.name === "context" && Object.prototype.hasOwnProperty.call(given, "output_len") && given.output_len > 0 && byName.prompt_len) {
+        v = value(byName.prompt_len) + given.output_len / 2;  // conventions.serving_context: the prompt plus half the output
+      } else { v = inp.value; }
+      magnitude[inp.name] = v;
+      return v;
+    }
+    var values = Object.assign({}, data.values);
+    data.inputs.forEach(function (inp) { values[inp.symbol] = value(inp) * inp.factor; });
+    return RooflinePlan.evaluate(data.plan, values);
+  }
+
+  function texts(data, given) {
+    var values = compute(data, given), out = {};
+    Object.keys(data.steps).forEach(function (name) {
+      var v = values[name], step = data.steps[name];
+      out[name] = isMissing(v) ? (v.kind === "none" ? "none: " : "n/a: ") + v.reason : valueText(v, step, data.ladders[step.ladder]);
+    });
+    return out;
+  }
+
+  root.RooflineLive = { compute: compute, texts: texts, readField: readField, digits: digits, numberText: numberText };
+
+  // --- the page ---
+  if (typeof document === "undefined") { return; }
+  var block = document.getElementById("live-data"), section = document.getElementById("live");
+  if (!block || !section) { return; }
+  var data = JSON.parse(block.textContent), form = section.querySelector("form");
+  section.hidden = false;
+  var MATHML = "http://www.w3.org/1998/Math/MathML";
+  form.addEventListener("submit", function (event) {
+    event.preventDefault();
+    var given = {}, errors = [];
+    data.inputs.forEach(function (inp) {
+      var field = form.elements.namedItem(inp.name);
+      if (!field || field.value.trim() === "" || field.value.trim() === field.defaultValue.trim()) { return; }
+      var got = readField(field.value, inp, data.number_pattern);
+      if (got.error) { errors.push(got.error); } else { given[inp.name] = got.value; }
+    });
+    var status = section.querySelector("output");
+    if (errors.length) { status.textContent = errors[0]; status.setAttribute("data-kind", "unread"); return; }
+    var shown = texts(data, given), changed = Object.keys(given);
+    status.setAttribute("data-kind", changed.length ? "live" : "page");
+    status.textContent = changed.length
+      ? "Recomputed for " + changed.map(function (n) { return n + " = " + form.elements.namedItem(n).value.trim(); }).join(", ")
+        + ". The steps' values below follow; the answer's sentences, the claims, the tables and the figures are the page's own inputs'."
+      : "The page's own inputs.";
+    Array.prototype.forEach.call(document.querySelectorAll("[data-live]"), function (cell) {
+      var name = cell.getAttribute("data-live");
+      if (!Object.prototype.hasOwnProperty.call(shown, name)) { return; }
+      if (!cell.hasAttribute("data-page")) { cell.setAttribute("data-page", "1"); cell.pageNodes = Array.prototype.slice.call(cell.childNodes); }
+      while (cell.firstChild) { cell.removeChild(cell.firstChild); }
+      if (!changed.length) { cell.pageNodes.forEach(function (n) { cell.appendChild(n); }); return; }
+      var row = document.createElementNS(MATHML, "mrow"), eq = document.createElementNS(MATHML, "mo"), text = document.createElementNS(MATHML, "mtext");
+      eq.textContent = "="; text.textContent = "\u00a0" + shown[name];
+      row.appendChild(eq); row.appendChild(text); cell.appendChild(row);
+    });
+    Array.prototype.forEach.call(document.querySelectorAll("[data-numbers]"), function (r) { r.toggleAttribute("data-hide", changed.length > 0); });
+    Array.prototype.forEach.call(section.querySelectorAll("[data-result]"), function (cell) {
+      cell.textContent = shown[cell.getAttribute("data-result")];
+    });
+  });
+}(typeof window !== "undefined" ? window : globalThis));

@@ -1,0 +1,158 @@
+"""Live sheets (issue 42 item 1, in part): a shipped sheet's page recomputes its steps for a reader's inputs in the browser,
+from the sheet's compiled plan (roofline/plan.js) and the data the build writes into the page (roofline/live.py,
+roofline/live.js). The data and the policy are checked here; the slow tests drive Debian's chromium and compare what the page
+shows with `roofline derive` at the same inputs."""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+from roofline.derivations.engine.planning import plan_of
+from roofline.derivations.questions import registry
+from roofline.renderers import site
+from roofline.renderers.value_text import count_plain
+
+from roofline import api, live
+
+SITE = Path(__file__).resolve().parents[2] / "out" / "site"
+ROOT = Path(__file__).resolve().parents[2] / "roofline"
+
+
+def _policy(page: str) -> str:
+    return html.unescape(re.search(r'http-equiv="Content-Security-Policy" content="([^"]*)"', page).group(1))
+
+
+def test_every_shipped_page_runs_the_two_live_scripts_from_its_folder_and_nothing_inline():
+    for slug in registry.SLUGS:
+        page = (SITE / f"{slug}.html").read_text(encoding="utf-8")
+        assert "script-src 'self';" in _policy(page) and "unsafe" not in _policy(page)
+        assert re.findall(r"<script\b[^>]*>", page) == ['<script type="application/json" id="live-data">', '<script src="plan.js">',
+                                                        '<script src="live.js">'], slug
+        assert not re.search(r"<[a-z]+\b[^>]*\son[a-z]+\s*=", page)
+        assert "<" not in re.search(r'id="live-data">(.*?)</script>', page, re.S).group(1)
+        assert '<section id="live" hidden>' in page  # without scripts the page is the static sheet
+    for name in live.SCRIPTS:
+        assert (SITE / name).read_text(encoding="utf-8") == (ROOT / name).read_text(encoding="utf-8")
+
+
+def test_a_page_of_a_readers_derivation_file_stays_script_free():
+    sheet = api.derive("decode-floor")
+    page = site.render_sheet(sheet, ["decode-floor"])
+    assert "<script" not in page and "script-src" not in _policy(page) and "data-live" not in page
+
+
+def test_the_data_holds_the_sheets_plan_its_inputs_and_the_values_its_setup_binds():
+    sheet = api.derive("batch-knee")
+    data = live.live_data(sheet)
+    assert data["plan"] == plan_of(registry.get("batch-knee")).to_json()
+    names = [i["name"] for i in data["inputs"]]
+    assert {"batch", "context", "tp"} <= set(names) and not {"dp", "ep"} & set(names)
+    batch = next(i for i in data["inputs"] if i["name"] == "batch")
+    assert batch["value"] == next(i.value.float for i in sheet.inputs if i.name == "batch")
+    assert live.field_text(batch) == "1" and live.field_text({**batch, "value": 8192.0}) == "8,192"
+
+
+# --- in the browser ---------------------------------------------------------------------------------------------------
+
+CASES = [("decode-floor", {"batch": "64", "context": "32768"}), ("decode-floor", {"output_len": "500"}),
+         ("batch-knee", {"tp": "4"}), ("ridge-coincidence", {}), ("speculative-decoding", {"draft_length": "2", "batch": "32"}),
+         ("kv-tiers", {"context": "131072"}), ("moe-experts", {"batch": "3"}), ("slo-goodput", {"batch": "16"}),
+         ("prefill-decode-crossover", {"prompt_len": "4096"}), ("mbu-diagnosis", {"mbu": "0.5"})]
+
+
+@pytest.fixture(scope="module")
+def browser():
+    playwright = pytest.importorskip("playwright.sync_api")
+    exe = shutil.which("chromium") or shutil.which("chromium-browser")
+    assert exe, "chromium is needed for the browser tests (.ci/run installs it)"
+    with playwright.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=exe, args=["--no-sandbox"])
+        yield b
+        b.close()
+
+
+def _python(slug: str, given: dict[str, str]) -> dict[str, str]:
+    sheet = api.derive(slug, overrides=[f"{k}={v}" for k, v in given.items()])
+    return {st.step.name: (f"{st.value.missing.kind}: {st.value.missing.reason}" if st.value.missing else count_plain(st.step, st.value))
+            for st in sheet.steps}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("slug, given", CASES, ids=[f"{s}-{'-'.join(g) or 'page'}" for s, g in CASES])
+def test_the_page_recomputes_its_steps_as_roofline_derive_does(browser, slug, given):
+    tab = browser.new_page(viewport={"width": 1280, "height": 900})
+    errors: list[str] = []
+    tab.on("pageerror", lambda e: errors.append(str(e)))
+    tab.goto((SITE / f"{slug}.html").as_uri())
+    assert tab.locator("#live").get_attribute("hidden") is None  # the script shows the form
+    for name, value in given.items():
+        tab.fill(f'#live input[name="{name}"]', value)
+    tab.click("#live button")
+    want = _python(slug, given)
+    checked = 0
+    for cell in tab.locator("[data-result]").all():
+        assert cell.text_content() == want[cell.get_attribute("data-result")]
+        checked += 1
+    if given:
+        for cell in tab.locator("[data-live]").all():
+            name = cell.get_attribute("data-live")
+            assert cell.text_content().replace("\u00a0", " ").strip().lstrip("=").strip() == want[name], name
+            checked += 1
+        assert all(r.is_hidden() for r in tab.locator("[data-numbers]").all())
+    assert checked and not errors
+    tab.close()
+
+
+@pytest.mark.slow
+def test_a_field_the_page_cannot_read_is_one_line_and_changes_nothing(browser):
+    tab = browser.new_page()
+    tab.goto((SITE / "decode-floor.html").as_uri())
+    before = [c.text_content() for c in tab.locator("[data-result]").all()]
+    tab.fill('#live input[name="batch"]', "lots")
+    tab.click("#live button")
+    out = tab.locator("#live output")
+    assert out.get_attribute("data-kind") == "unread" and out.text_content().startswith("batch: ") and "\n" not in out.text_content()
+    tab.fill('#live input[name="batch"]', "0")
+    tab.click("#live button")
+    assert "a whole number of at least 1" in out.text_content()
+    assert [c.text_content() for c in tab.locator("[data-result]").all()] == before
+    tab.close()
+
+
+@pytest.mark.slow
+def test_the_formatting_and_binding_agree_with_python_on_every_step(browser):
+    """RooflineLive.texts, the scripts' whole computation, against count_plain of `roofline derive`, step by step."""
+    tab = browser.new_page()
+    tab.set_content("<p>live</p>")
+    for name in live.SCRIPTS:
+        tab.add_script_tag(content=(ROOT / name).read_text(encoding="utf-8"))
+    total = 0
+    for slug, given in CASES:
+        data = live.live_data(api.derive(slug))
+        inputs = {i["name"]: i for i in data["inputs"]}
+        magnitudes = {k: float(v) * 1 for k, v in given.items()}
+        assert set(magnitudes) <= set(inputs)
+        js = tab.evaluate("([d, g]) => RooflineLive.texts(d, g)", [data, magnitudes])
+        want = _python(slug, given)
+        for name, text in want.items():
+            got = js[name]
+            if text.startswith(("none: ", "n/a: ")):
+                assert got.split(": ", 1) == text.split(": ", 1), (slug, name, got, text)
+            else:
+                assert got == text, (slug, given, name, got, text)
+            total += 1
+    assert total > 500
+    tab.close()
+
+
+def test_the_scripts_build_no_code_from_data():
+    for name in live.SCRIPTS:
+        text = (ROOT / name).read_text(encoding="utf-8")
+        for word in ("eval(", "new Function", "setTimeout(", "setInterval(", "innerHTML", "outerHTML", "document.write", "import("):
+            assert word not in text, (name, word)
+    assert json.dumps(live.SCRIPTS) == '["plan.js", "live.js"]'

@@ -562,6 +562,16 @@ def _read(slug: str) -> tuple[Any, ...]:
             {str(k): _fraction(v[0], v[1]) for k, v in data["defaults"].items()}, _Catalog(_load("catalog")))
 
 
+def stored_plan(slug: str) -> tuple[Plan, dict[str, Fraction]] | None:
+    """The stored numeric plan of a shipped sheet and its inputs' defaults (what a live page carries: roofline/live.py), or
+    None where no well-formed entry is stored."""
+    try:
+        _blueprint, plan, _forms, defaults, _catalog = _read(slug)
+    except (*_READ_ERRORS, OSError):
+        return None
+    return plan, defaults
+
+
 def _strings(data: Any) -> list[str]:
     """Every string in parsed JSON, keys included."""
     out, stack = [], [data]

@@ -41,16 +41,15 @@ def _plan_and_defaults(slug: str) -> tuple[Plan, dict[str, Fraction]]:
     """The sheet's plan and its inputs' defaults: stored (the light path's entry), else made from the derivation."""
     from . import compiled
 
-    try:
-        _bp, plan, _forms, defaults, _catalog = compiled._read(slug)
-        return plan, defaults
-    except (*compiled._READ_ERRORS, OSError):
-        from .derivations.engine.planning import plan_of
-        from .derivations.engine.sheet import defaults_of
-        from .derivations.questions import registry
+    found = compiled.stored_plan(slug)
+    if found is not None:
+        return found
+    from .derivations.engine.planning import plan_of
+    from .derivations.engine.sheet import defaults_of
+    from .derivations.questions import registry
 
-        d = registry.get(slug)
-        return plan_of(d), defaults_of(d)
+    d = registry.get(slug)
+    return plan_of(d), defaults_of(d)
 
 
 def _value(v: Fraction | Missing) -> Any:

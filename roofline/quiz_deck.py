@@ -13,6 +13,7 @@ them twice.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import html
 import os
@@ -20,6 +21,8 @@ import tempfile
 from typing import Any
 
 from .derivations.engine import prose
+from .quiz_paper import _math_block
+from .renderers import site
 from .renderers.equations import step_lines
 from .renderers.figure_refs import step_title
 from .renderers.forms import forms_of
@@ -44,44 +47,15 @@ def _text(x: str) -> str:
     return html.escape(x, quote=False)
 
 
+#: The deck's target: the site's HTML text (escaped once, a name in backticks as code), the math left as TeX in `\(...\)`
+#: for Anki's MathJax, escaped for HTML.
+ANKI = dataclasses.replace(site.HTML, name="anki", inline_math=lambda m: _text(r"\(" + m + r"\)"), math=_text)
+
+
 def _math_html(lead: str, lines: list[str]) -> str:
-    """The step's lead-in and its displayed equation, for Anki's MathJax."""
-    head, sep, tail = lines[0].partition(" = ")
-    first = f"{head} &= {tail}" if sep else lines[0]
-    body = first + "".join(f" \\\\ &= {x}" for x in lines[1:])
-    shown = _text(r"\[\begin{aligned}" + body + r"\end{aligned}\]")
-    return (f"<p>{_markdown_text(lead)}</p>" if lead else "") + f'<div class="math">{shown}</div>'
-
-
-def _markdown_text(text: str) -> str:
-    """A Markdown lead-in or sentence (inline `$...$` math, backticked code) as HTML for a card: math for MathJax, code as code."""
-    out = []
-    for i, part in enumerate(_split_math(text)):
-        if i % 2:
-            out.append(_text(r"\(" + part + r"\)"))
-        else:
-            pieces = part.replace("\\", "").split("`")
-            out.append("".join(f"<code>{_text(p)}</code>" if j % 2 else _text(p) for j, p in enumerate(pieces)))
-    return "".join(out)
-
-
-def _split_math(text: str) -> list[str]:
-    """Text and the math between unescaped `$` signs, alternately."""
-    parts, current, i = [], [], 0
-    while i < len(text):
-        c = text[i]
-        if c == "\\" and i + 1 < len(text):
-            current.append(text[i:i + 2])
-            i += 2
-            continue
-        if c == "$":
-            parts.append("".join(current))
-            current = []
-        else:
-            current.append(c)
-        i += 1
-    parts.append("".join(current))
-    return parts if len(parts) % 2 else ["$".join(parts)]
+    r"""The step's lead-in and its displayed equation (the key's aligned block, in Anki's `\[...\]`)."""
+    block = _text(r"\[" + _math_block(lines, MARKDOWN).removeprefix("$$\n").removesuffix("\n$$") + r"\]")
+    return (f"<p>{lead}</p>" if lead else "") + f'<div class="math">{block}</div>'
 
 
 def cards(quiz: Any) -> list[dict[str, str]]:
@@ -93,19 +67,18 @@ def cards(quiz: Any) -> list[dict[str, str]]:
         names = q.derivation.blueprint.latex_names
         by_name = {info.name: info.latex for info in q.derivation.symbols}
         setup = setup_words(q)
-        title = prose.render(q.derivation.title, MARKDOWN.text, MARKDOWN.inline_math, by_name)
+        title = prose.render(q.derivation.title, ANKI.text, ANKI.inline_math, by_name)
         seen = set()
         for st in [*(a.step for a in q.answers), *q.argument]:
             if st.step.name in seen:
                 continue
             seen.add(st.step.name)
-            lead, lines = step_lines(st, forms_of(q.derivation)[st.step.name], names, MARKDOWN)
-            step = prose.render(step_title(st.step), MARKDOWN.text, MARKDOWN.inline_math, by_name)
-            why = prose.render(st.step.why, MARKDOWN.text, MARKDOWN.inline_math, by_name)
-            symbol = _text(r"\(" + st.latex + r"\)")
-            front = (f'<div class="setup">{_text(setup)}</div><p>{_markdown_text(step)}, {symbol}?</p>'
-                     f'<div class="sheet">{_markdown_text(title)}</div>')
-            back = (f"<p>{_markdown_text(why)}</p>" + _math_html(lead.strip(), lines)
+            lead, lines = step_lines(st, forms_of(q.derivation)[st.step.name], names, ANKI)
+            step = prose.render(step_title(st.step), ANKI.text, ANKI.inline_math, by_name)
+            why = prose.render(st.step.why, ANKI.text, ANKI.inline_math, by_name)
+            front = (f'<div class="setup">{_text(setup)}</div><p>{step}, {ANKI.inline_math(st.latex)}?</p>'
+                     f'<div class="sheet">{title}</div>')
+            back = (f"<p>{why}</p>" + _math_html(lead.strip(), lines)
                     + f'<div class="sheet">{_text(command(q))}</div>')
             out.append({"front": front, "back": back, "key": f"{q.slug}|{command(q)}|{st.step.name}"})
     return out

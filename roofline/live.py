@@ -93,7 +93,7 @@ def live_data(sheet: Sheet) -> dict[str, Any]:
         steps[st.step.name] = {"counts": st.step.counts, "rounds": st.step.rounds or "", "ladder": key}
     return {"slug": bp.slug, "plan": plan.to_json(), "values": {k: _value(v) for k, v in base.items()}, "inputs": inputs,
             "steps": steps, "ladders": ladders, "results": list(bp.results), "number_pattern": grading_values._NUMBER.pattern,
-            "claims": _claims(sheet)}
+            "claims": _claims(sheet), "fit": run.FIT_STEP if run.FIT_STEP in steps else ""}
 
 
 def _claims(sheet: Sheet) -> list[dict[str, Any]]:

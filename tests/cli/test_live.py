@@ -104,6 +104,12 @@ def test_the_page_recomputes_its_steps_as_roofline_derive_does(browser, slug, gi
             assert cell.text_content().replace("\u00a0", " ").strip().lstrip("=").strip() == want[name], name
             checked += 1
         assert all(r.is_hidden() for r in tab.locator("[data-numbers]").all())
+    # a setup that needs more memory than a GPU has says so, as the sheet would (view.does_not_fit)
+    sheet = api.derive(slug, overrides=[f"{k}={v}" for k, v in given.items()])
+    status = tab.locator("#live output")
+    assert (status.get_attribute("data-over") is not None) == (sheet.overflow is not None and bool(given))
+    if sheet.overflow is not None and given:
+        assert "Does not fit: this setup needs " in status.text_content()
     assert checked and not errors
     tab.close()
 
@@ -177,4 +183,7 @@ def test_the_scripts_build_no_code_from_data():
         text = (ROOT / name).read_text(encoding="utf-8")
         for word in ("eval(", "new Function", "setTimeout(", "setInterval(", "innerHTML", "outerHTML", "document.write", "import("):
             assert word not in text, (name, word)
-    assert json.dumps(live.SCRIPTS) == '["plan.js", "live.js"]'
+    # the scripts ship in the wheel beside the modules that read them
+    pyproject = (ROOT.parent / "pyproject.toml").read_text(encoding="utf-8")
+    shipped = json.loads(re.search(r'^"roofline" = (\[.*\])$', pyproject, re.M).group(1))
+    assert set(live.SCRIPTS) | {"practice.js"} <= set(shipped)

@@ -205,11 +205,15 @@
     var status = section.querySelector("output");
     if (errors.length) { status.textContent = errors[0]; status.setAttribute("data-kind", "unread"); return; }
     var values = compute(data, given), shown = texts(data, given), changed = Object.keys(given);
+    var fit = data.fit ? values[data.fit] : null, over = typeof fit === "number" && fit > 1;  // run._overflows
     status.setAttribute("data-kind", changed.length ? "live" : "page");
+    status.toggleAttribute("data-over", changed.length > 0 && over);
     status.textContent = changed.length
       ? "Recomputed for " + changed.map(function (n) { return n + " = " + form.elements.namedItem(n).value.trim(); }).join(", ")
         + ". The steps' values and the results follow, and each claim read at the page's setup is read again after its sentence; "
         + "the answer's sentences, the claims read elsewhere, the tables and the figures are the page's own inputs'."
+        + (over ? " Does not fit: this setup needs " + numberText(digits(fit, 3)) + " times the memory one GPU has, so its times "
+           + "describe a server that cannot be built as stated (more GPUs, a smaller batch or a shorter context)." : "")
       : "The page's own inputs.";
     Array.prototype.forEach.call(document.querySelectorAll("[data-live]"), function (cell) {
       var name = cell.getAttribute("data-live");

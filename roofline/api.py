@@ -28,6 +28,7 @@ import numpy as np
 import pint
 
 from . import compiled
+from .derivations.engine.blueprint import by_name as input_names
 from .derivations.engine.context import Context, input_overrides, make_context, model_components, parse_overrides, warn_checkpoint
 from .derivations.engine.declare import Derivation, Row
 from .derivations.engine.sheet import NumericMismatchError, Sheet, solve_sheet
@@ -530,13 +531,13 @@ def _axes(d: Derivation, over: object) -> list[Axis]:
 
 def _value_axis(d: Derivation, name: object, values: object) -> Axis:
     """One swept input from Python values, each checked as `derive`'s inputs are (Input.value)."""
-    by_name = {i.name: i for i in d.inputs}
-    if not isinstance(name, str) or name not in by_name:
+    known = [i.name for i in d.inputs]
+    if not isinstance(name, str) or name not in input_names(d.inputs):
         shown_name = name[:40] if isinstance(name, str) else shown(name)
-        raise SpecError("over", shown_name, f"{d.slug} has no input by that name{suggest(str(name), by_name)}; inputs: {', '.join(by_name)}")
+        raise SpecError("over", shown_name, f"{d.slug} has no input by that name{suggest(str(name), known)}; inputs: {', '.join(known)}")
     if isinstance(values, str):
         return parse_axis(d, f"{name}={values}")
-    inp = by_name[name]
+    inp = input_names(d.inputs)[name]
     if (isinstance(values, pint.Quantity) and np.ndim(values.magnitude) == 0) or isinstance(values, bytes):
         raise SpecError("over", name, f"expected a list, range or array of values, found one value {shown(values)}; wrap it in a list")
     try:

@@ -335,7 +335,7 @@ def sheet_inputs(m: Measured, p: Predicted, layers: int) -> dict[str, dict[str, 
     gaps = [g for s in m.decode for g in s.gaps]
     host = [s.host_gap for s in m.decode if s.host_gap is not None]
     small = [s.count_by_class.get("norm and elementwise", 0) for s in m.decode]
-    out["batch1-gap"] = {"t_observed": f"{t * 1e3:.6g} ms", "kernels_per_layer": str(per_layer),
+    out["batch1-gap"] = {"t_step_measured": f"{t * 1e3:.6g} ms", "kernels_per_layer": str(per_layer),
                          "kernels_other": str(max(0, kernels - per_layer * layers)),
                          "launch_gap": f"{statistics.median(gaps) if gaps else 0:.6g} us",
                          "host_time": f"{statistics.median(host) if host else 0:.6g} us",

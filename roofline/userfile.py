@@ -18,6 +18,7 @@ from typing import Any
 
 from .derivations.engine import bounded, prose
 from .derivations.engine import formula as fm
+from .derivations.engine.blueprint import by_name
 from .derivations.engine.context import DOMAINS, ENGINE_INPUTS, SCENARIO_INPUTS, Input
 from .derivations.engine.declare import Claim, Derivation, Row, Step, Table, derivation, solve
 from .derivations.engine.symbols import Symbols
@@ -267,17 +268,18 @@ def _table(f: _Fields, item: Mapping[str, Any], path: str, names: list[str], inp
         if c not in names:
             raise UserFileError(f.where, f"{path}.columns[{j}]", f"{shown(c)} is not a step{suggest(c, names)}")
     input_names = [i.name for i in (*SCENARIO_INPUTS, *inputs)]
+    named = by_name((*SCENARIO_INPUTS, *inputs))  # an input's older name sets it, as `--set` reads it
     rows = []
     for j, row in enumerate(f.array(item, "rows", dict, path=path, required=True)):
         rp = f"{path}.rows[{j}]"
         f.table(row, rp, ROW_FIELDS)
         settings = f.table(row.get("set", {}), f"{rp}.set", None)
         for k, v in settings.items():
-            if k not in input_names:
+            if k not in named:
                 raise UserFileError(f.where, f"{rp}.set.{k[:40]}", f"not an input of this sheet{suggest(k, input_names)}")
             if not isinstance(v, str | int) or isinstance(v, bool):
                 raise UserFileError(f.where, f"{rp}.set.{k[:40]}", f"expected a value as a string such as \"8\" or \"64 GB/s\", found {shown(v)}")
-            inp = next(i for i in (*SCENARIO_INPUTS, *inputs) if i.name == k)
+            inp = named[k]
             try:
                 inp.parse(str(v), f"{f.where}: {rp}.set")
             except SpecError as err:
@@ -286,7 +288,7 @@ def _table(f: _Fields, item: Mapping[str, Any], path: str, names: list[str], inp
         for k in ("hardware", "model"):
             if spec[k]:
                 spec[k] = _spec_name(f, spec[k], f"{rp}.{k}", k)
-        rows.append(Row(f.string(row, "label", path=rp, default="", limit=200), set={k: str(v) for k, v in settings.items()}, **spec))
+        rows.append(Row(f.string(row, "label", path=rp, default="", limit=200), set={named[k].name: str(v) for k, v in settings.items()}, **spec))
     return Table(f.string(item, "title", path=path, required=True, limit=200), tuple(rows), tuple(columns),
                  f.string(item, "note", path=path, default=""))
 

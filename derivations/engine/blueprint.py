@@ -224,6 +224,14 @@ class InputEntry:
     domain: str = "positive"
     #: the input whose value this one takes unless set (derivations.engine.context.Input.follows)
     follows: str = ""
+    #: older names `--set` still reads as this input's (derivations.engine.context.Input.aliases)
+    aliases: tuple[str, ...] = ()
+
+
+def by_name(inputs: Any) -> dict[str, Any]:
+    """Inputs (Input or InputEntry) by every name `--set` reads: each one's name, then its older names (`aliases`)."""
+    named = {i.name: i for i in inputs}
+    return {**{a: i for i in inputs for a in i.aliases if a not in named}, **named}
 
 
 @dataclass(frozen=True)
@@ -299,7 +307,7 @@ class Blueprint:
 
 
 #: bump when the blueprint's shape changes (it is part of the compiled form's cache key)
-VERSION = 2
+VERSION = 3
 
 
 def _plain(value: Any) -> Any:
@@ -316,7 +324,7 @@ def _plot(p: Mapping[str, Any]) -> Plot:
 _READ: dict[str, Any] = {
     "symbols": lambda v: tuple(SymbolEntry(**s) for s in v),
     "steps": lambda v: tuple(StepEntry(**s) for s in v),
-    "inputs": lambda v: tuple(InputEntry(**i) for i in v),
+    "inputs": lambda v: tuple(InputEntry(**{**i, "aliases": tuple(i.get("aliases", ()))}) for i in v),
     "tables": lambda v: tuple(Table(t["title"], tuple(_row(r) for r in t["rows"]), tuple(t["columns"]), t["note"]) for t in v),
     "claims": lambda v: tuple(Claim(**{**c, "where": None if c["where"] is None else _row(c["where"])}) for c in v),
     "plots": lambda v: tuple(_plot(p) for p in v),

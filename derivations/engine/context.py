@@ -34,7 +34,7 @@ from ...specs.weight_formats import COMPONENTS, WeightFormats, default_math, res
 from ...units import Quantity, unit, unit_text, ureg
 from ..physics import conventions
 from ..physics import glossary as gl
-from .blueprint import BARE_NUMBER_UNITS, DOMAINS, MAX_COUNT, MAX_MAGNITUDE, ZERO_DOMAINS, is_bare_number, within
+from .blueprint import BARE_NUMBER_UNITS, DOMAINS, MAX_COUNT, MAX_MAGNITUDE, ZERO_DOMAINS, by_name, is_bare_number, within
 from .setup import WEIGHT_WIDTHS, attention_math
 
 
@@ -54,6 +54,9 @@ class Input:
     #: the inputs a comma-separated value sets in turn after this one (`--set acceptance=0.8,0.6,0.4`): one value per input,
     #: the inputs past the last value following it
     spreads: tuple[str, ...] = ()
+    #: older names `--set`, the Python API's inputs, `--over` and derivation files still read as this input's (a renamed
+    #: input keeps its users' commands working); printed and stored under `name` only
+    aliases: tuple[str, ...] = ()
 
     def parse(self, value: str, where: str = "--set") -> pint.Quantity:
         """A user value for this input, checked against its domain.
@@ -592,8 +595,8 @@ def input_value(inp: Input, ctx: Context, inputs: Sequence[Input] = ()) -> tuple
     if leader is not None:
         return input_value(leader, ctx, inputs)[0].to(unit(inp.unit)), False
     if inp.name == "context" and "output_len" in ctx.overrides:
-        by_name = {i.name: i for i in SCENARIO_INPUTS}
-        s, n = (Fraction(input_value(by_name[k], ctx)[0].to("token").magnitude) for k in conventions.SERVING_CONTEXT_INPUTS)
+        shared = {i.name: i for i in SCENARIO_INPUTS}
+        s, n = (Fraction(input_value(shared[k], ctx)[0].to("token").magnitude) for k in conventions.SERVING_CONTEXT_INPUTS)
         served = conventions.serving_context(s, n)
         if served is not None:
             return Quantity(served, "token"), False
@@ -617,51 +620,56 @@ def default_value(inp: Input) -> pint.Quantity:
 
 
 def check_override_names(names: Mapping[str, object], inputs: tuple[Input, ...], slug: str, where: str = "--set") -> None:
-    known = [i.name for i in inputs]
+    known, named = [i.name for i in inputs], by_name(inputs)
     for name in names:
         if not isinstance(name, str):
             raise SpecError(where, None, f"expected input names as strings, found {type(name).__name__} {shown(name)}")
-        if name not in known:
+        if name not in named:
             raise SpecError(where, name[:40], f"{slug} has no input by that name{suggest(name, known)}; inputs: {', '.join(known)}")
 
 
 def spread(name: str, value: object, inputs: tuple[Input, ...], slug: str, where: str = "--set") -> dict[str, object]:
-    """A value for `name` as the inputs it sets: itself, or, for a comma-separated value of an input that spreads
-    (`acceptance=0.8,0.6,0.4`), one value per input in turn; a list the sheet has no inputs for is refused in one line."""
+    """A value for `name` (an input's name or older name) as the inputs it sets, by their names: itself, or, for a
+    comma-separated value of an input that spreads (`acceptance=0.8,0.6,0.4`), one value per input in turn; a list the sheet
+    has no inputs for is refused in one line."""
+    inp = by_name(inputs)[name]
     if not isinstance(value, str) or "," not in value:
-        return {name: value}
-    inp = next(i for i in inputs if i.name == name)
+        return {inp.name: value}
     parts = [p.strip() for p in value.split(",")]
     known = {i.name for i in inputs}
-    targets = [name, *(n for n in inp.spreads if n in known)]
+    targets = [inp.name, *(n for n in inp.spreads if n in known)]
     if len(parts) > len(targets):
         took = f"at most {len(targets)} values, one per draft position" if len(targets) > 1 else "one value"
         raise SpecError(where, name, f"{slug} takes {took} here; found {len(parts)} in {value[:40]!r}")
     return dict(zip(targets, parts, strict=False))
 
 
+def _gather(given: list[tuple[str, object]], inputs: tuple[Input, ...], slug: str, where: str) -> dict[str, object]:
+    """Named values as the inputs they set (`spread`), by input name; an input given twice (under its name or an older one)
+    takes the later value, as a repeated `--set` does."""
+    return {n: v for name, value in given for n, v in spread(name, value, inputs, slug, where).items()}
+
+
 def parse_overrides(pairs: list[str], inputs: tuple[Input, ...], slug: str) -> dict[str, pint.Quantity]:
-    """`NAME=VALUE` strings into checked Quantities (pint's parser, never eval); a comma-separated value sets the inputs an
-    input spreads to (`spread`)."""
-    by_name = {i.name: i for i in inputs}
-    parsed: dict[str, pint.Quantity] = {}
+    """`NAME=VALUE` strings into checked Quantities by input name (pint's parser, never eval); an input's older name
+    (`Input.aliases`) sets it, and a comma-separated value sets the inputs an input spreads to (`spread`)."""
+    named = {i.name: i for i in inputs}
+    given: list[tuple[str, object]] = []
     for pair in pairs:
         name, sep, value = pair.partition("=")
         name = name.strip()
         if not sep or not name:
             raise SpecError("--set", None, f"expected NAME=VALUE, found {pair[:40]!r}")
         check_override_names({name: None}, inputs, slug)
-        for n, v in spread(name, value, inputs, slug).items():
-            parsed[n] = by_name[n].parse(str(v))
-    return parsed
+        given.append((name, value))
+    return {n: named[n].parse(str(v)) for n, v in _gather(given, inputs, slug, "--set").items()}
 
 
 def input_overrides(values: Mapping[str, object], inputs: tuple[Input, ...], slug: str, where: str = "inputs") -> dict[str, pint.Quantity]:
-    """Input values from Python (name -> number, string or Quantity; see `Input.value`) into checked Quantities; a
-    comma-separated string sets the inputs its input spreads to, as `--set` does."""
+    """Input values from Python (name or older name -> number, string or Quantity; see `Input.value`) into checked Quantities
+    by input name; a comma-separated string sets the inputs its input spreads to, as `--set` does."""
     check_override_names(values, inputs, slug, where)
-    by_name = {i.name: i for i in inputs}
-    spreadout = {n: v for name, raw in values.items() for n, v in spread(name, raw, inputs, slug, where).items()}
-    return {name: by_name[name].value(raw, where) for name, raw in spreadout.items()}
+    named = {i.name: i for i in inputs}
+    return {n: named[n].value(raw, where) for n, raw in _gather(list(values.items()), inputs, slug, where).items()}
 
 

@@ -52,6 +52,10 @@ def inputs_used(slug: str, symbols_of: Mapping[str, frozenset[sp.Symbol]], own: 
     clash = next((n for i, n in enumerate(names) if n in names[:i] or n in {x.name for x in SCENARIO_INPUTS}), None)
     if clash is not None:
         raise DeclarationError(f"{slug}: input {clash} is declared twice or shadows a shared scenario input; input names must be unique")
+    every = [n for i in (*SCENARIO_INPUTS, *own) for n in (i.name, *i.aliases)]
+    twice = next((n for i in (*SCENARIO_INPUTS, *own) for n in i.aliases if every.count(n) > 1), None)
+    if twice is not None:
+        raise DeclarationError(f"{slug}: the older name {twice} is another input's name or older name; each name sets one input")
     ordered = [i for i in SCENARIO_INPUTS if i.symbol in used] + [i for i in own if i.symbol in used]
     engine = sorted(set(defaults) & ENGINE_INPUTS)
     if engine:

@@ -35,6 +35,7 @@ from ...specs.errors import SpecError, suggest
 from ...specs.quantities import parse_quantity
 from ...units import RooflineError, unit_text
 from ..physics.primitives import Pick
+from .blueprint import by_name
 from .codegen import ABSENT
 from .context import BARE_NUMBER_UNITS, Context, Input, input_value
 from .declare import Derivation, Solve, Step
@@ -192,10 +193,10 @@ def parse_axis(d: Derivation, spec: str) -> Axis:
     name = name.strip()
     if not sep or not name or not text.strip():
         raise SpecError("--over", None, f"expected NAME=VALUES (e.g. batch=1:1024:log2 or context=1024,8192), found {spec[:40]!r}")
-    by_name = {i.name: i for i in d.inputs}
-    if name not in by_name:
-        raise SpecError("--over", name[:40], f"{d.slug} has no input by that name{suggest(name, by_name)}; inputs: {', '.join(by_name)}")
-    inp = by_name[name]
+    known = [i.name for i in d.inputs]
+    inp = by_name(d.inputs).get(name)
+    if inp is None:
+        raise SpecError("--over", name[:40], f"{d.slug} has no input by that name{suggest(name, known)}; inputs: {', '.join(known)}")
     if text.count(":") == 2:
         values = _range(inp, text)
         return Axis(inp, _texts(values), values)

@@ -191,7 +191,7 @@ gamma = g("gamma", "1", r"\gamma", "draft length: tokens the drafter proposes pe
 #: before it were accepted; position 1 is alpha, and past the last of them every position takes the last one's rate
 ACCEPTANCE_POSITIONS = (alpha, *(g(f"alpha_{i}", "1", rf"\alpha_{{{i}}}", f"acceptance rate of the drafted token at position {i}, once the "
                                    "ones before it were accepted", share=True) for i in range(2, 9)))
-# a measured step of the setup at hand (batch1-gap, model-limits: --set t_observed=11.3ms); 0 where none is given
+# a measured step of the setup at hand (batch1-gap, model-limits: --set t_step_measured=11.3ms); 0 where none is given
 t_meas = g("t_meas", "s", r"t_{\mathrm{meas}}", "a measured decode step time of this setup (0: none given)")
 # the collective kernels' time per step in a trace of the setup at hand (mbu-diagnosis, roofline diagnose); 0 where none is given
 t_coll_meas = g("t_coll_meas", "s", r"t_{\mathrm{coll,meas}}", "the collective kernels' time per step in a trace of this setup (0: none given)")

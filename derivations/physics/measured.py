@@ -31,10 +31,12 @@ MBU_INPUTS: tuple[Input, ...] = (
 )
 
 #: A measured step of the setup at hand, one input for every sheet that explains or checks one (batch1-gap, model-limits):
-#: `--set t_observed=11.3ms`. 0 (the default) where none is given: a sheet then says so, or uses its stated ratio.
-MEASURED_STEP = Input("t_observed", gl.t_meas, "0 ms", "s",
+#: `--set t_step_measured=11.3ms`. 0 (the default) where none is given: a sheet then says so, or uses its stated ratio.
+#: Named as the steps it feeds are (batch1-gap's t_step_observed, the step model's t_step); its name before issue 40,
+#: t_observed, still sets it.
+MEASURED_STEP = Input("t_step_measured", gl.t_meas, "0 ms", "s",
                       "a measured decode step time of this setup, the engine's time per step at one token per sequence (0: none given)",
-                      "nonnegative")
+                      "nonnegative", aliases=("t_observed",))
 
 #: The collective kernels' time per step in a trace of the setup at hand (mbu-diagnosis; `roofline diagnose` sets it from a
 #: trace): 0 (the default) where none is given, and the sheet uses the step model's all-reduces.
@@ -59,7 +61,7 @@ error = Step("prediction_error", (sm.t_step.s - gl.t_meas) / gl.t_meas, "1",
              "The prediction against the measurement, (predicted - measured) / measured: negative means the model is too fast. "
              "Undefined until a measured step is given (a table of records gives each record's).",
              latex=r"\epsilon", title="Prediction error", signed=True,
-             none="no measurement given: set t_observed (a measured decode step of this setup) to compare the prediction with it")
+             none="no measurement given: a measured decode step of this setup is needed to compare the prediction with it")
 #: Include after the step model's t_step, with MEASURED_STEP among the sheet's inputs.
 MEASURED_STEPS: tuple[Step, ...] = (t_measured, error)
 
@@ -67,7 +69,7 @@ MEASURED_STEPS: tuple[Step, ...] = (t_measured, error)
 def record_row(m: Measurement, label: str | None = None) -> Row:
     """A record of the measurements (fitted or held out) as a table row: its chip, model, precisions, running batch, mean context,
     layout and, for a server at load, its prompt and output lengths (validation.record_inputs), and its measured step as
-    t_observed (validation.measured_step's rules); labelled in words (`record_label`) unless told otherwise."""
+    t_step_measured (validation.measured_step's rules); labelled in words (`record_label`) unless told otherwise."""
     return Row(record_label(m) if label is None else label, hardware=m.hardware.key, model=m.model.key, weights=m.weights, kv=m.kv, math=m.math,
                series=m.engine, set={**record_inputs(m), MEASURED_STEP.name: f"{measured_step(m)!r} s"})
 

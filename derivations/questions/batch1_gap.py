@@ -2,7 +2,7 @@
 
 Takeaway: the floor is the bytes one GPU must stream per step (weights plus the
 KV cache at the context) over the datasheet bandwidth; the observed step is a
-measured time (--set t_observed=11.3ms), or where none is given a stated multiple
+measured time (--set t_step_measured=11.3ms), or where none is given a stated multiple
 of it (default 2.5x), and the gap is their difference; the ratio is derived from
 the time. The suspects are sorted by what one profiler trace of a step shows:
 
@@ -45,8 +45,8 @@ t_out = S.add("t_out", "s", r"t_{\mathrm{out}}", "time per step the client count
 
 
 GAP_RATIO = Input("gap_ratio", rho_obs, "2.5", "1",
-                  "measured step time over the floor printed on this sheet (the teaser's 2.5x), used where no measured time is given "
-                  "(t_observed); at least 1: below it the GPU would stream faster than its datasheet bandwidth, so the bytes or the "
+                  "measured step time over the floor printed on this sheet (the teaser's 2.5x), used where no measured time is given"
+                  "; at least 1: below it the GPU would stream faster than its datasheet bandwidth, so the bytes or the "
                   "measurement are wrong", "at_least_one")
 #: Inputs model-limits shares: kernel counts, the launch gap, all-reduce latency and the attention kernel's bandwidth.
 KERNELS_LAYER = Input("kernels_per_layer", gl.n_kl, "12", "1",
@@ -70,10 +70,10 @@ t_at_ratio = Step("t_step_at_ratio", rho_obs * t_floor.s, "s",
                   "equation the closed forms below solve.",
                   latex=r"t(\rho_{\mathrm{obs}})", title="Step at a stated ratio")
 given = Step("measurement_given", pr.measurement_given(gl.t_meas, t_floor.s), "1",
-             r"1 where a measured step is given (`--set t_observed`), 0 where none is ($\sym{t_meas}$ = 0, the default).",
+             r"1 where a measured step is given (`--set t_step_measured`), 0 where none is ($\sym{t_meas}$ = 0, the default).",
              latex=r"\delta_{\mathrm{meas}}", title="Measured step given")
 t_obs = Step("t_step_observed", pr.measured_or(gl.t_meas, t_at_ratio.s, given.s), "s",
-             r"The measured step: the time given ($\sym{t_meas}$, `--set t_observed`), else the stated ratio over the floor "
+             r"The measured step: the time given ($\sym{t_meas}$, `--set t_step_measured`), else the stated ratio over the floor "
              "(the teaser's 2.5x by default).",
              latex=r"t_{\mathrm{obs}}", title="Observed step")
 ratio = Step("gap_ratio_observed", sp.Piecewise((t_obs.s / t_floor.s, t_obs.s >= t_floor.s), (sp.nan, True)), "1",
@@ -248,7 +248,7 @@ DERIVATION = derivation(
     assumptions=(
         r"The floor is one GPU's bytes per step (its share of the weights the step reads and its KV cache at context $T$) at datasheet bandwidth; "
         "it is the same floor an MBU divides by. At batch 1 every step is memory-bound, so bytes, not FLOPs, set it.",
-        r"The measurement is a time per step ($\sym{t_meas}$, --set t_observed) or, where none is given, a ratio over this floor "
+        r"The measurement is a time per step ($\sym{t_meas}$, `--set t_step_measured`) or, where none is given, a ratio over this floor "
         r"($\sym{rho_obs}$, the teaser's 2.5x by default); the ratio is derived from the time where one is given. "
         "The measured step is the engine's decode step, one token per sequence.",
         "Each suspect is sized from the inputs printed above, one formula each, and they add: a real trace may overlap some of them "
@@ -336,7 +336,7 @@ DERIVATION = derivation(
                 vlines=("gap",), log="", answer=True,
                 labels={"t_white_space": "white space", "t_slow_kernels": "slow kernels", "t_extra_kernels": "extra or wrong kernels",
                         "t_invisible": "invisible in the timeline"}),),
-    display_units={"eta_bw_alone": "%", **sm.DISPLAY_UNITS, "t_floor": "ms", "t_step_observed": "ms", "t_observed": "ms", "gap_at_ratio": "ms", "t_step_at_ratio": "ms", "gap": "ms", "t_launch_gaps": "ms", "t_host_wait": "ms",
+    display_units={"eta_bw_alone": "%", **sm.DISPLAY_UNITS, "t_floor": "ms", "t_step_observed": "ms", "t_step_measured": "ms", "gap_at_ratio": "ms", "t_step_at_ratio": "ms", "gap": "ms", "t_launch_gaps": "ms", "t_host_wait": "ms",
                    "t_white_space": "ms", "t_slow_weights": "ms", "t_slow_attention": "ms", "t_small_kernels": "ms", "t_slow_kernels": "ms",
                    "t_wide_weights": "ms", "t_collectives": "ms", "t_extra_kernels": "ms", "t_outside": "ms", "t_suspects": "ms",
                    "t_explained": "ms", "t_remainder": "ms", "t_overshoot": "ms", "t_invisible": "ms", "t_accounted": "ms", "t_gpu_only": "ms",

@@ -372,6 +372,6 @@ DERIVATION = derivation(
                 labels={"t_measured": "measured step", "t_step": "predicted step", "error_median": "median error"})),
     display_units={**bk.DERIVATION.display_units, **{b.name: "ms" for b in BREAKS}, "t_gemm_prefill_mix": "ms", "t_gemm_clock": "ms",
                    "t_attention_clock": "ms", "t_breaks": "ms", "t_step_with_breaks": "ms", "share_modelled": "%", "prediction_error": "%", "error_median": "%", "error_worst": "%", "accuracy_median": "%", "t_step_band_low": "ms", "t_step_band_high": "ms", "t_step_worst_low": "ms",
-                   "t_step_worst_high": "ms", "t_step_tp8_fast": "ms", "t_step_tp8_slow": "ms", "t_measured": "ms", "t_observed": "ms", "kv_page_waste": "GB",
+                   "t_step_worst_high": "ms", "t_step_tp8_fast": "ms", "t_step_tp8_slow": "ms", "t_measured": "ms", "t_step_measured": "ms", "kv_page_waste": "GB",
                    "flops_gemm_tiled": "Tflop", "memory_fraction": "%", "memory_fraction_usable": "%"},
 )

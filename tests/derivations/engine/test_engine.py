@@ -172,3 +172,14 @@ def test_an_input_that_shadows_a_shared_one_is_named():
     own = Input("batch", gl.B, "1", "1", "sequences", "count")
     with pytest.raises(DerivationError, match="input batch is declared twice or shadows a shared scenario input"):
         derivation("t", "t", "t", Symbols(parent=gl.GLOSSARY), (t_mem, t_cmp), (), inputs=(own,))
+
+
+def test_an_older_name_that_is_another_inputs_name_is_refused():
+    """Issue 40: an alias sets exactly one input, so it may be no input's name and no other input's alias."""
+    from roofline.derivations.engine.context import Input
+
+    t_mem, t_cmp = _two_steps()
+    for aliases in (("context",), ("tp",)):
+        own = Input("seqs", gl.B, "1", "1", "sequences", "count", aliases=aliases)
+        with pytest.raises(DerivationError, match=f"the older name {aliases[0]} is another input's name or older name"):
+            derivation("t", "t", "t", Symbols(parent=gl.GLOSSARY), (t_mem, t_cmp), (), inputs=(own,))

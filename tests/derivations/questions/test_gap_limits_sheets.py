@@ -17,6 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from roofline.derivations.engine.declare import identically_zero
 from roofline.derivations.engine.sheet import Missing, evaluate_exactly, evaluate_numbers
+from roofline.derivations.engine.sweep import parse_axis
 from roofline.derivations.questions import batch1_gap as bg
 from roofline.derivations.questions import model_limits as ml
 from roofline.derivations.questions import registry
@@ -82,9 +83,9 @@ def test_gap_is_the_ratio_less_one_times_the_floor_and_vanishes_at_one():
 
 
 def test_a_measured_time_sets_the_ratio_and_the_gap():
-    """Issue 26: batch1-gap takes the measurement as a time too (--set t_observed=11.3ms), the ratio derived from it."""
+    """Issue 26: batch1-gap takes the measurement as a time too (--set t_step_measured=11.3ms), the ratio derived from it."""
     stated = evaluate_exactly(GAP, sheet_context(GAP))
-    v = evaluate_exactly(GAP, sheet_context(GAP, t_observed="11.3 ms"))
+    v = evaluate_exactly(GAP, sheet_context(GAP, t_step_measured="11.3 ms"))
     floor = stated["t_floor"]
     assert v["t_floor"] == floor  # the floor does not depend on the measurement
     assert v["t_step_observed"] == Fraction(113, 10**4)
@@ -100,7 +101,7 @@ def test_a_measured_time_sets_the_ratio_and_the_gap():
     same = evaluate_exactly(GAP, sheet_context(GAP, gap_ratio=str(float(v["gap_ratio_observed"]))))
     assert float(same["gap"]) == pytest.approx(float(v["gap"]), rel=1e-12)
     # no value at all, with the reason, for a measured step faster than the floor
-    fast = evaluate_exactly(GAP, sheet_context(GAP, t_observed="3 ms"))
+    fast = evaluate_exactly(GAP, sheet_context(GAP, t_step_measured="3 ms"))
     for name in ("gap_ratio_observed", "gap", "eta_bw_alone", "share_gpu_slow"):
         assert isinstance(fast[name], Missing) and "shorter than the floor" in fast[name].reason, name
 
@@ -283,8 +284,9 @@ def test_a_gpu_that_is_really_slow_breaks_the_claim():
     (["derive", "batch1-gap", "--set", "kernels_per_layer=2.5"], "kernels_per_layer: expected a whole number"),
     (["derive", "model-limits", "--set", "clock_fraction=0"], "clock_fraction"),
     (["derive", "model-limits", "--set", "gap_ratio=2"], "model-limits has no input by that name"),
-    (["derive", "batch1-gap", "--set", "t_observed=11.3"], "t_observed: expected a quantity with a unit"),
-    (["derive", "batch1-gap", "--set", "t_observed=-1ms"], "t_observed"),
+    (["derive", "batch1-gap", "--set", "t_step_measured=11.3"], "t_step_measured: expected a quantity with a unit"),
+    (["derive", "batch1-gap", "--set", "t_step_measured=-1ms"], "t_step_measured"),
+    (["derive", "batch1-gap", "--set", "t_step_observed=11.3ms"], "no input by that name (did you mean t_step_measured?)"),
 ])
 def test_bad_input_is_one_line_and_exit_2(capsys, argv, needle):
     code = main(argv)
@@ -299,10 +301,13 @@ def test_observed_ratio_is_easy_to_give(capsys):
     assert '"gap"' in out
     v = evaluate_exactly(GAP, sheet_context(GAP, gap_ratio="3"), ["gap", "t_floor"])
     assert v["gap"] == 2 * v["t_floor"]
-    assert main(["derive", "batch1-gap", "--set", "t_observed=11.3ms", "--format", "json"]) == 0
     import json
-    results = json.loads(capsys.readouterr().out)["results"]
-    assert results["t_step_observed"]["si_value"] == pytest.approx(0.0113, rel=1e-12)
+    for name in ("t_step_measured", "t_observed"):  # issue 40: the input's name before, an alias, sets it too
+        assert main(["derive", "batch1-gap", "--set", f"{name}=11.3ms", "--format", "json"]) == 0
+        doc = json.loads(capsys.readouterr().out)
+        assert doc["results"]["t_step_observed"]["si_value"] == pytest.approx(0.0113, rel=1e-12)
+        given = doc["context"]["inputs"]
+        assert given["t_step_measured"]["default"] is False and "t_observed" not in given
 
 
 def test_the_validation_table_is_roofline_validate():
@@ -324,3 +329,20 @@ def test_the_validation_table_is_roofline_validate():
         assert cells[cols.index("t_step")].float == pytest.approx(r.predicted, rel=1e-9)
         assert cells[cols.index("t_measured")].float == pytest.approx(r.measured, rel=1e-12)
         assert cells[cols.index("prediction_error")].float == pytest.approx(r.error, rel=1e-9, abs=1e-12)
+
+
+def test_an_older_input_name_sets_its_input_everywhere_a_name_is_read():
+    """Issue 40: the measured step was renamed t_step_measured (the name of the steps it feeds); its older name t_observed is an
+    alias that the Python API, --over and both --set paths read as the new one, and that is never printed or stored."""
+    from roofline.derivations.engine.blueprint import by_name
+    from roofline.derivations.physics.measured import MEASURED_STEP
+
+    assert MEASURED_STEP.name == "t_step_measured" and MEASURED_STEP.aliases == ("t_observed",)
+    assert [e.aliases for e in GAP.blueprint.inputs if e.name == "t_step_measured"] == [("t_observed",)]
+    assert by_name(GAP.inputs)["t_observed"] is by_name(GAP.inputs)["t_step_measured"]
+    new = api.derive("batch1-gap", inputs={"t_step_measured": "11.3 ms"}).values["gap"].float
+    assert api.derive("batch1-gap", inputs={"t_observed": "11.3 ms"}).values["gap"].float == new
+    swept = api.sweep("batch1-gap", over={"t_observed": ["11.3 ms", "12 ms"]}, result="gap")
+    assert swept["t_step_measured"].tolist() == [0.0113, 0.012] and "t_observed" not in swept.units
+    assert swept["gap"][0] / 1e3 == pytest.approx(new, rel=1e-12) and swept.units["gap"] == "ms"
+    assert parse_axis(GAP, "t_observed=1ms,2ms").input.name == "t_step_measured"

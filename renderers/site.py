@@ -52,6 +52,7 @@ nav.top { font-size: 0.9rem; margin-bottom: 0.5rem; }
 h1 { line-height: 1.2; margin: 0.5rem 0; }
 blockquote { font-style: italic; margin: 0.5rem 0 0.5rem 1rem; }
 .scroll { overflow-x: auto; max-width: 100%; }
+a { overflow-wrap: anywhere; }
 table { border-collapse: collapse; margin: 0.5rem 0 1rem; font-size: 0.92rem; }
 th, td { border-bottom: 1px solid #ccc; padding: 0.2rem 0.5rem; text-align: left; vertical-align: top; }
 td.num { text-align: right; white-space: nowrap; }
@@ -78,6 +79,7 @@ details.key { margin: 0.5rem 0 1.5rem; }
 form.live { display: grid; grid-template-columns: repeat(auto-fill, minmax(16rem, 1fr)); gap: 0.3rem 1.2rem; margin: 0.6rem 0; }
 form.live label { display: flex; justify-content: space-between; align-items: baseline; gap: 0.5rem; font-size: 0.92rem; }
 form.live input { font: inherit; width: 8rem; }
+form.live select { font: inherit; width: 11rem; min-width: 0; }
 [data-hide] { display: none; }
 form.live button, form.live output { grid-column: 1 / -1; justify-self: start; font: inherit; }
 aside.contents { font-size: 0.88rem; border: 1px solid #ddd; background: #fafafa; padding: 0.5rem 0.8rem; margin: 1rem 0; }
@@ -118,12 +120,14 @@ def content_security_policy(scripts: bool = False) -> str:
 @dataclass(frozen=True)
 class Live:
     """What a live sheet page carries (roofline/live.py makes it): its data as a JSON block's text, the fields of its form
-    (name, the page's value as text, the meaning), its results (title, the page's value as text) and the scripts' names."""
+    (name, the page's value as text, the meaning), its results (title, the page's value as text), the scripts' names and
+    its lists (name, label, the options as value and text, the page's value)."""
 
     data: str
     fields: tuple[tuple[str, str, str], ...]
     results: tuple[tuple[str, str, str], ...]
     scripts: tuple[str, ...]
+    choices: tuple[tuple[str, str, tuple[tuple[str, str], ...], str], ...] = ()
 
 
 def text(s: str) -> str:

@@ -35,12 +35,13 @@ import warnings
 from collections.abc import Mapping
 from dataclasses import replace
 from fractions import Fraction
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 from . import LAYERS
 from .derivations.engine import store
-from .derivations.engine.blueprint import Blueprint, Row
+from .derivations.engine.blueprint import Blueprint, Row, by_name
 from .derivations.engine.codegen import PlanError
 from .derivations.engine.numeric import Missing, Plan
 from .derivations.engine.run import Identity, Sheet, UnreadError, read_input, solve
@@ -678,6 +679,19 @@ def _sheet(args: Any, bp: Blueprint, plan: Plan, forms: Any, defaults: dict[str,
 
 def _resolve(cat: _Catalog, bp: Blueprint, s: Setup, row: Row) -> Setup:
     """The setup a table row describes (roofline.api.resolve_row, on plain data)."""
+    s = _row_parts(cat, s, row)
+    if row.set:
+        named = by_name(bp.inputs)
+        try:
+            overrides = {**s.overrides, **{named[n].name: read_input(named[n], v) for n, v in row.set.items()}}
+        except UnreadError:
+            raise MissError("a row's value the full path reads otherwise") from None
+        s = with_changes(cat.bindings, s, overrides=overrides)
+    return s
+
+
+def _row_parts(cat: _Catalog, s: Setup, row: Row) -> Setup:
+    """`s` with a row's chip, model, formats, second chip or model and engine profile (not its inputs)."""
     from .derivations.physics import conventions
     from .specs.precisions import precision
 
@@ -697,27 +711,33 @@ def _resolve(cat: _Catalog, bp: Blueprint, s: Setup, row: Row) -> Setup:
     if row.hardware or row.model:  # the formats follow the row's model, on its chip
         s = with_changes(cat.bindings, s, **{k: changes[k] for k in ("hardware", "model") if k in changes})
     changes.update(row_formats(s, conventions.DEFAULT_WEIGHTS, row.weights or None, row.math or None))
-    if row.set:
-        by_name = {i.name: i for i in bp.inputs}
-        try:
-            changes["overrides"] = {**s.overrides, **{n: read_input(by_name[n], v) for n, v in row.set.items()}}
-        except UnreadError:
-            raise MissError("a row's value the full path reads otherwise") from None
     return with_changes(cat.bindings, s, **changes)
+
+
+@lru_cache(maxsize=1)
+def shipped_catalog() -> _Catalog:
+    """The shipped chips, models, profiles and bindings as plain data: the stored catalog, else made (the full path)."""
+    return _Catalog(_load("catalog") if _stored("catalog") else catalog_json())
+
+
+def row_setup(s: Setup, row: Row) -> Setup:
+    """`s` as a table row would change it: the row's shipped chip, model and formats (a live page's choices,
+    roofline/live.py); SpecError or RooflineError where no such setup exists."""
+    return _row_parts(shipped_catalog(), s, row)
 
 
 def _overrides(bp: Blueprint, pairs: list[str]) -> dict[str, Fraction]:
     """`--set NAME=VALUE` pairs as magnitudes in each input's unit, read as the full path reads them; MissError for anything
     it would refuse (it says why)."""
-    by_name = {i.name: i for i in bp.inputs}
+    named = by_name(bp.inputs)  # an older name (InputEntry.aliases) sets its input, as on the full path
     out: dict[str, Fraction] = {}
     for pair in pairs:
         name, sep, value = pair.partition("=")
         name = name.strip()
-        if not sep or name not in by_name or name in out:
-            raise MissError("a --set the full path refuses")
+        if not sep or name not in named or named[name].name in out:
+            raise MissError("a --set the full path refuses, or an input set twice")
         try:
-            out[name] = read_input(by_name[name], value)
+            out[named[name].name] = read_input(named[name], value)
         except UnreadError:
             raise MissError("a value the full path refuses, or reads otherwise") from None
     return out

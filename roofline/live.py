@@ -6,7 +6,13 @@ values its setup binds, its inputs with their units, domains and defaults, and h
 context of the serving step is the prompt plus half the output, `conventions.serving_context`), evaluates the plan with
 `plan.js` (the same float64 rules as `derivations.engine.numeric`) and prints each step's value as `renderers.value_text.count_plain`
 does: the unit each decade of a value is shown in (`display`) is carried here as a ladder, so the script only picks a rung and
-rounds (`renderers.numbers.digits`). The chip, the model, the formats and the parallel layout's dp and ep stay the page's.
+rounds (`renderers.numbers.digits`).
+
+The chip, the model and the number formats are chosen from lists (`spec_choices`): the values a chip binds and those a model
+binds are carried per chip and per model, and the values that depend on both with the formats (the peak at the math the
+weights run at, the weights' widths, the KV cache's) as a table over every shipped chip, model and format choice, each
+made by the setup a table row of that chip, model and formats has (`compiled.row_setup`), so the script only looks values
+up. A layout's dp and ep are checked by the one rule `derivations.engine.run.layout_problem` states, ported beside it.
 """
 
 from __future__ import annotations
@@ -33,8 +39,15 @@ from .units import pintless
 
 #: Decades of a step's value (in its own unit) whose display unit the ladder holds: 10^-LADDER_DECADES to 10^LADDER_DECADES.
 LADDER_DECADES = 40
-#: The layout inputs a live page does not offer: a data- or expert-parallel degree needs the model's layout check.
-FIXED_INPUTS = ("dp", "ep")
+#: The weight formats a live page offers: "" is the model's own checkpoint (the default `--weights`), then one format for
+#: every component; and the KV-cache formats.
+WEIGHT_CHOICES = ("", "bf16", "fp8", "int8", "int4-g128", "nvfp4", "mxfp4")
+KV_CHOICES = ("bf16", "fp8")
+#: How a choice reads in its list.
+FORMAT_WORDS = {"": "the model's checkpoint", "bf16": "BF16", "fp8": "FP8", "int8": "INT8", "int4-g128": "INT4, groups of 128",
+                "nvfp4": "NVFP4", "mxfp4": "MXFP4"}
+#: The binding parts whose values depend on the chip and the model together, or on the formats (setup.Bindings.parts).
+JOINT_PARTS = ("peak", "peak_kv", "weights", "kv", "math")
 
 
 def _plan_and_defaults(slug: str) -> tuple[Plan, dict[str, Fraction]]:
@@ -76,7 +89,7 @@ def live_data(sheet: Sheet) -> dict[str, Any]:
     base = run.input_values(bp, s, plan.inputs, defaults)
     inputs = []
     for inp in bp.inputs:
-        if inp.symbol not in plan.inputs or inp.name in FIXED_INPUTS:
+        if inp.symbol not in plan.inputs:
             continue
         magnitude, given = run.input_magnitude(inp, s, defaults, bp.inputs)
         inputs.append({"name": inp.name, "symbol": inp.symbol, "unit": inp.unit, "meaning": inp.meaning,
@@ -93,7 +106,95 @@ def live_data(sheet: Sheet) -> dict[str, Any]:
         steps[st.step.name] = {"counts": st.step.counts, "rounds": st.step.rounds or "", "ladder": key}
     return {"slug": bp.slug, "plan": plan.to_json(), "values": {k: _value(v) for k, v in base.items()}, "inputs": inputs,
             "steps": steps, "ladders": ladders, "results": list(bp.results), "number_pattern": grading_values._NUMBER.pattern,
-            "claims": _claims(sheet), "fit": run.FIT_STEP if run.FIT_STEP in steps else ""}
+            "claims": _claims(sheet), "fit": run.FIT_STEP if run.FIT_STEP in steps else "", "specs": spec_choices(sheet, plan)}
+
+
+def spec_choices(sheet: Sheet, plan: Plan) -> dict[str, Any]:
+    """The chips, models and formats a reader may pick, with the values each binds in the plan (see the module docstring):
+    per chip and per model the symbols their own parts bind; for every chip, model, weights and KV choice, in that order, an
+    index into `vectors`, each vector the values of the `joint` symbols (or the reason no such setup exists)."""
+    from . import compiled
+    from .specs.catalog import hardware_names, model_names
+
+    cat, s = compiled.shipped_catalog(), sheet.setup
+    parts = cat.bindings.parts
+    used = [n for n in plan.inputs if n in parts]
+    own = {kind: [n for n in used if parts[n] == kind] for kind in ("hardware", "model")}
+    # the second chip's or model's values depend on the formats and the (first) model too: the drafter follows the target
+    joint = [n for n in plan.inputs if (n in parts and parts[n] in JOINT_PARTS) or n in cat.bindings.twins]
+    chips = {h: cat.spec("hardware", h) for h in hardware_names()}
+    models = {m: cat.spec("models", m) for m in model_names()}
+    table = _joint_table(s, tuple(chips), tuple(models), (sheet.blueprint.second_hardware, sheet.blueprint.second_model))
+    vectors: list[Any] = []
+    seen: dict[str, int] = {}
+    index = []
+    for got in table:
+        vector = got if isinstance(got, str) else [_value(got[n]) for n in joint]
+        key = json.dumps(vector)
+        if key not in seen:
+            seen[key] = len(vectors)
+            vectors.append({"error": vector} if isinstance(vector, str) else vector)
+        index.append(seen[key])
+    return {"chip": s.hardware.key, "model": s.model.key, "weights": "", "kv": s.kv.name,
+            "weight_choices": list(WEIGHT_CHOICES), "kv_choices": list(KV_CHOICES),
+            "chips": {h: {"name": c.name, "values": {n: _value(c.values[n]) for n in own["hardware"]}} for h, c in chips.items()},
+            "models": {m: {"name": c.name, "experts": c.experts, "warning": c.checkpoint_warning or "",
+                           "values": {n: _value(c.values[n]) for n in own["model"]}} for m, c in models.items()},
+            "chip_order": list(chips), "model_order": list(models), "joint": joint, "vectors": vectors, "index": index,
+            "layout": [n for n in run.LAYOUT_INPUTS if n in plan.inputs], "second": _second(s)}
+
+
+def _second(s: Any) -> str:
+    """What a reader's choices leave as the page has it: the second chip or model (the primed symbols)."""
+    kept = [f"the second chip, {s.second_hardware.name}" if s.second_hardware is not None else "",
+            f"the second model, {s.second_model.name}" if s.second_model is not None else ""]
+    kept = [k for k in kept if k]
+    return f"{' and '.join(kept).capitalize()} {'stay' if len(kept) > 1 else 'stays'} the page's." if kept else ""
+
+
+_JOINT: dict[tuple[Any, ...], tuple[Any, ...]] = {}
+
+
+def _joint_table(s: Any, chips: tuple[str, ...], models: tuple[str, ...], second: tuple[str | None, str | None]) -> tuple[Any, ...]:
+    """For every chip, model, weights and KV choice (in that order), the bound values of the setup a table row with them
+    (and the sheet's second chip and model, `second`) makes from `s`, or why the sheet refuses that setup. Once per build
+    and second chip or model: a row's parts replace the page's, so only a math precision the page set changes the table."""
+    key = (chips, models, second, s.math_defaulted, None if s.math_defaulted else s.math.name)
+    if key not in _JOINT:
+        _JOINT[key] = _joint_rows(s, chips, models, second)
+    return _JOINT[key]
+
+
+def _joint_rows(s: Any, chips: tuple[str, ...], models: tuple[str, ...], second: tuple[str | None, str | None]) -> tuple[Any, ...]:
+    from . import compiled
+    from .derivations.engine.blueprint import Row
+    from .units import RooflineError
+
+    out: list[Any] = []
+    for h in chips:
+        for m in models:
+            for w in WEIGHT_CHOICES:
+                for kv in KV_CHOICES:
+                    try:
+                        row = compiled.row_setup(s, Row("", hardware=h, model=m, weights=w or None, kv=kv, second_hardware=second[0],
+                                                        second_model=second[1]))
+                    except (RooflineError, compiled.MissError) as err:
+                        out.append(str(err).splitlines()[0])
+                        continue
+                    refused = _no_peak(row, w)
+                    out.append(row.bound if refused is None else refused)
+    return tuple(out)
+
+
+def _no_peak(s: Any, weights: str) -> str | None:
+    """Why the sheet refuses a setup whose math has no peak on its chip or its second chip (derivations.engine.context's
+    make_context and roofline.api's second chip), else None."""
+    given = f"weights {FORMAT_WORDS[weights]} (whose math is {s.math.math})" if weights else f"the checkpoint's math, {s.math.math}"
+    for chip in (s.hardware, s.second_hardware):
+        if chip is not None and not isinstance(chip.peaks.get(s.math.math), Fraction):
+            listed = ", ".join(k for k, v in chip.peaks.items() if isinstance(v, Fraction))
+            return f"{given}: {chip.name} lists no dense {s.math.math} peak; it lists {listed}"
+    return None
 
 
 def _claims(sheet: Sheet) -> list[dict[str, Any]]:
@@ -126,10 +227,15 @@ def live_page(sheet: Sheet) -> site.Live:
     bp = sheet.blueprint
     blob = json.dumps(data, ensure_ascii=False, sort_keys=True, separators=(",", ":")).replace("<", "\\u003c")
     fields = tuple((i["name"], field_text(i), i["meaning"]) for i in data["inputs"])
+    sp = data["specs"]
+    choices = (("hardware", "chip", tuple((k, c["name"]) for k, c in sp["chips"].items()), sp["chip"]),
+               ("model", "model", tuple((k, c["name"]) for k, c in sp["models"].items()), sp["model"]),
+               ("weights", "weights", tuple((w, FORMAT_WORDS.get(w, w)) for w in WEIGHT_CHOICES), sp["weights"]),
+               ("kv", "KV cache", tuple((k, FORMAT_WORDS.get(k, k)) for k in KV_CHOICES), sp["kv"]))
     by_name = bp.latex_names
     steps = {st.step.name: st for st in sheet.steps}
     results = tuple((name, prose.plain(step_title(steps[name].step), by_name), _text(steps[name])) for name in bp.results if name in steps)
-    return site.Live(Markup(blob), fields, results, SCRIPTS)
+    return site.Live(Markup(blob), fields, results, SCRIPTS, choices)
 
 
 def _text(st: Any) -> str:

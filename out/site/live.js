@@ -5,18 +5,20 @@
 (function (root) {
   var PLURALS = { token: "tokens", parameter: "parameters" };
 
-  // Python's round(x, places) on a float: the nearest, a tie (an exact binary half) to the even neighbour
+  // Python's round(x, places) on a float: the nearest to x's exact binary value (as toFixed), a tie (an exact binary half,
+  // read off x's exact decimal expansion: a double of magnitude at least 2^-10 has at most 62 decimals) to the even neighbour
   function roundPlaces(x, places) {
-    var text = x.toFixed(Math.max(0, Math.min(100, places)));
     if (places <= 0) {
       var unit = Math.pow(10, -places), q = x / unit, r = Math.round(q);
       if (Math.abs(q % 1) === 0.5 && r % 2 !== 0) { r -= 1; }
       return { value: r * unit, text: String(r * unit) };
     }
-    var scaled = x * Math.pow(10, places);
-    if (Math.abs(scaled % 1) === 0.5) {  // a tie toFixed breaks upward
-      var down = (Math.floor(scaled) % 2 === 0 ? Math.floor(scaled) : Math.ceil(scaled)) / Math.pow(10, places);
-      text = down.toFixed(places);
+    var text = x.toFixed(Math.min(100, places));
+    var exact = Math.abs(x).toFixed(Math.min(100, places + 70)), tail = exact.slice(exact.indexOf(".") + 1 + places);
+    if (/^50*$/.test(tail)) {  // a tie, which toFixed breaks away from zero
+      var kept = exact.slice(0, exact.indexOf(".") + 1 + places), last = Number(kept.charAt(kept.length - 1));
+      text = last % 2 === 0 ? kept : Math.abs(x).toFixed(places);
+      text = (x < 0 ? "-" : "") + text;
     }
     return { value: Number(text), text: text };
   }
@@ -144,28 +146,76 @@
     }
   }
 
-  // the steps' values for `given` (input name -> magnitude in its own unit; the others as the page has them)
+  // derivations.engine.run.layout_problem: why tp, dp and ep make no layout of the model, or null
+  function layoutProblem(model, experts, tp, dp, ep) {
+    var gpus = tp * dp;
+    if (experts === null) { return ep !== 1 ? "ep=" + ep + ": " + model + " is a dense model, it has no routed experts to split (ep must be 1)" : null; }
+    if (experts % ep) { return "ep=" + ep + " does not divide " + model + "'s " + experts + " routed experts per MoE layer"; }
+    if (gpus % ep) {
+      return "ep=" + ep + " does not divide the layout's tp x dp = " + tp + " x " + dp + " = " + gpus + " GPUs (each GPU holds " + experts + "/ep whole experts)";
+    }
+    if (dp > 1 && ep === 1) {
+      return "dp=" + dp + " with ep=1: data-parallel attention feeds expert-parallel MoE layers; set ep to a divisor of the " + gpus
+        + " GPUs and the " + experts + " experts (DeepSeek-V3's decode: tp=1, dp=ep=128)";
+    }
+    return null;
+  }
+
+  function own(o, k) { return Object.prototype.hasOwnProperty.call(o, k); }
+
+  // what the chip, model and formats chosen in `given` bind (the page's where none is chosen), or {error}
+  function bound(data, given) {
+    var sp = data.specs, values = Object.assign({}, data.values);
+    var pick = { hardware: own(given, "hardware") ? given.hardware : sp.chip, model: own(given, "model") ? given.model : sp.model,
+                 weights: own(given, "weights") ? given.weights : sp.weights, kv: own(given, "kv") ? given.kv : sp.kv };
+    if (pick.hardware === sp.chip && pick.model === sp.model && pick.weights === sp.weights && pick.kv === sp.kv) { return { values: values, pick: pick }; }
+    var at = [sp.chip_order.indexOf(pick.hardware), sp.model_order.indexOf(pick.model), sp.weight_choices.indexOf(pick.weights), sp.kv_choices.indexOf(pick.kv)];
+    if (at.indexOf(-1) >= 0) { return { error: "not a shipped chip, model or format: " + [pick.hardware, pick.model, pick.weights, pick.kv].join(", ").slice(0, 80) }; }
+    var vector = sp.vectors[sp.index[((at[0] * sp.model_order.length + at[1]) * sp.weight_choices.length + at[2]) * sp.kv_choices.length + at[3]]];
+    if (!Array.isArray(vector)) { return { error: vector.error }; }
+    [sp.chips[pick.hardware].values, sp.models[pick.model].values].forEach(function (table) { Object.assign(values, table); });
+    sp.joint.forEach(function (name, i) { values[name] = vector[i]; });
+    return { values: values, pick: pick };
+  }
+
+  // the steps' values for `given` (input name -> magnitude in its own unit, and any of hardware, model, weights and kv -> a
+  // choice; the others as the page has them), or {error} where the choices or the layout make no setup
   function compute(data, given) {
     var byName = {}, magnitude = {};
     data.inputs.forEach(function (inp) { byName[inp.name] = inp; });
     function value(inp) {
-      if (Object.prototype.hasOwnProperty.call(magnitude, inp.name)) { return magnitude[inp.name]; }
+      if (own(magnitude, inp.name)) { return magnitude[inp.name]; }
       var v;
-      if (Object.prototype.hasOwnProperty.call(given, inp.name)) { v = given[inp.name]; }
+      if (own(given, inp.name)) { v = given[inp.name]; }
       else if (inp.follows && byName[inp.follows]) { v = value(byName[inp.follows]); }
-      else if (inp.name === "context" && Object.prototype.hasOwnProperty.call(given, "output_len") && given.output_len > 0 && byName.prompt_len) {
+      else if (inp.name === "context" && own(given, "output_len") && given.output_len > 0 && byName.prompt_len) {
         v = value(byName.prompt_len) + given.output_len / 2;  // conventions.serving_context: the prompt plus half the output
       } else { v = inp.value; }
       magnitude[inp.name] = v;
       return v;
     }
-    var values = Object.assign({}, data.values);
+    var setup = bound(data, given);
+    if (setup.error) { return { error: setup.error }; }
+    var values = setup.values;
     data.inputs.forEach(function (inp) { values[inp.symbol] = value(inp) * inp.factor; });
-    return RooflinePlan.evaluate(data.plan, values);
+    var layout = data.specs.layout;
+    if (layout.indexOf("n_dp") >= 0 || layout.indexOf("n_ep") >= 0) {  // run.layout_missing: tensor parallelism alone needs no check
+      var degree = function (s) { return layout.indexOf(s) >= 0 ? values[s] : 1; };
+      var m = data.specs.models[setup.pick.model];
+      var problem = layoutProblem(m.name, m.experts, degree("n_tp"), degree("n_dp"), degree("n_ep"));
+      if (problem !== null) { return { error: problem }; }
+    }
+    var out = RooflinePlan.evaluate(data.plan, values);
+    for (var i = 0; i < data.results.length; i++) {  // run.solve: a result that does not apply to the setup refuses the sheet
+      var r = out[data.results[i]];
+      if (isMissing(r) && r.kind === "n/a") { return { error: r.reason }; }
+    }
+    return out;
   }
 
   function texts(data, given) {
     var values = compute(data, given), out = {};
+    if (values.error) { return values; }
     Object.keys(data.steps).forEach(function (name) {
       var v = values[name], step = data.steps[name];
       out[name] = isMissing(v) ? (v.kind === "none" ? "none: " : "n/a: ") + v.reason : valueText(v, step, data.ladders[step.ladder]);
@@ -192,7 +242,7 @@
   if (!block || !section) { return; }
   var data = JSON.parse(block.textContent), form = section.querySelector("form");
   section.hidden = false;
-  var MATHML = "http://www.w3.org/1998/Math/MathML";
+  var MATHML = "http://www.w3.org/1998/Math/MathML", CHOICES = ["hardware", "model", "weights", "kv"];
   form.addEventListener("submit", function (event) {
     event.preventDefault();
     var given = {}, errors = [];
@@ -202,16 +252,25 @@
       var got = readField(field.value, inp, data.number_pattern);
       if (got.error) { errors.push(got.error); } else { given[inp.name] = got.value; }
     });
+    var sp = data.specs, picked = [], page = { hardware: sp.chip, model: sp.model, weights: sp.weights, kv: sp.kv };
+    CHOICES.forEach(function (name) {  // the chip, model and formats: a choice only where it is not the page's
+      var field = form.elements.namedItem(name);
+      if (field && field.value !== page[name]) { given[name] = field.value; picked.push(field.options[field.selectedIndex].text); }
+    });
     var status = section.querySelector("output");
-    if (errors.length) { status.textContent = errors[0]; status.setAttribute("data-kind", "unread"); return; }
-    var values = compute(data, given), shown = texts(data, given), changed = Object.keys(given);
+    var values = errors.length ? { error: errors[0] } : compute(data, given);
+    if (values.error) { status.textContent = values.error; status.setAttribute("data-kind", "unread"); return; }
+    var shown = texts(data, given), changed = Object.keys(given);
     var fit = data.fit ? values[data.fit] : null, over = typeof fit === "number" && fit > 1;  // run._overflows
+    var typed = changed.filter(function (n) { return CHOICES.indexOf(n) < 0; });
+    var warning = own(given, "model") && !own(given, "weights") ? sp.models[given.model].warning : "";
     status.setAttribute("data-kind", changed.length ? "live" : "page");
     status.toggleAttribute("data-over", changed.length > 0 && over);
     status.textContent = changed.length
-      ? "Recomputed for " + changed.map(function (n) { return n + " = " + form.elements.namedItem(n).value.trim(); }).join(", ")
+      ? "Recomputed for " + picked.concat(typed.map(function (n) { return n + " = " + form.elements.namedItem(n).value.trim(); })).join(", ")
         + ". The steps' values and the results follow, and each claim read at the page's setup is read again after its sentence; "
         + "the answer's sentences, the claims read elsewhere, the tables and the figures are the page's own inputs'."
+        + (warning ? " " + warning : "") + (sp.second && picked.length ? " " + sp.second : "")
         + (over ? " Does not fit: this setup needs " + numberText(digits(fit, 3)) + " times the memory one GPU has, so its times "
            + "describe a server that cannot be built as stated (more GPUs, a smaller batch or a shorter context)." : "")
       : "The page's own inputs.";

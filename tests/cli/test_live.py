@@ -16,6 +16,7 @@ from roofline.derivations.engine.planning import plan_of
 from roofline.derivations.questions import registry
 from roofline.renderers import site
 from roofline.renderers.value_text import count_plain
+from roofline.units import RooflineError
 
 from roofline import api, live
 
@@ -51,15 +52,38 @@ def test_the_data_holds_the_sheets_plan_its_inputs_and_the_values_its_setup_bind
     data = live.live_data(sheet)
     assert data["plan"] == plan_of(registry.get("batch-knee")).to_json()
     names = [i["name"] for i in data["inputs"]]
-    assert {"batch", "context", "tp"} <= set(names) and not {"dp", "ep"} & set(names)
+    assert {"batch", "context", "tp"} <= set(names)
     batch = next(i for i in data["inputs"] if i["name"] == "batch")
     assert batch["value"] == next(i.value.float for i in sheet.inputs if i.name == "batch")
     assert live.field_text(batch) == "1" and live.field_text({**batch, "value": 8192.0}) == "8,192"
 
 
+def test_the_choices_cover_every_shipped_chip_model_and_format_once():
+    """Issue 42 item 1: the chip, model and formats are lists; what they bind is looked up, never computed, in the page."""
+    from roofline.specs.catalog import hardware_names, model_names
+
+    sheet = api.derive("moe-experts")
+    sp = live.live_data(sheet)["specs"]
+    assert sp["chip_order"] == list(hardware_names()) and sp["model_order"] == list(model_names())
+    assert (sp["chip"], sp["model"], sp["weights"], sp["kv"]) == (sheet.setup.hardware.key, sheet.setup.model.key, "", "bf16")
+    assert len(sp["index"]) == len(hardware_names()) * len(model_names()) * len(live.WEIGHT_CHOICES) * len(live.KV_CHOICES)
+    assert max(sp["index"]) == len(sp["vectors"]) - 1 and {"pi", "b_w", "b_e"} <= set(sp["joint"])
+    assert set(sp["layout"]) == {"n_tp", "n_dp", "n_ep"} and sp["models"]["deepseek-v3"]["experts"] == 256
+    assert sp["models"]["llama-3.1-8b"]["experts"] is None
+    refused = [v["error"] for v in sp["vectors"] if isinstance(v, dict)]
+    assert any("A100 SXM4 80GB lists no dense fp8 peak" in r for r in refused)
+    page = site.render_sheet(sheet, list(registry.SLUGS), live=live.live_page(sheet))
+    for name in ("hardware", "model", "weights", "kv"):
+        assert f'<select name="{name}">' in page
+    assert '<option value="deepseek-v3" selected>' in page or '<option value="mixtral-8x7b" selected>' in page
+
+
 # --- in the browser ---------------------------------------------------------------------------------------------------
 
 CASES = [("decode-floor", {"batch": "64", "context": "32768"}), ("decode-floor", {"output_len": "500"}),
+         ("decode-floor", {"hardware": "h200", "model": "llama-3.1-70b", "batch": "8"}),
+         ("moe-experts", {"model": "deepseek-v3", "dp": "8", "ep": "8"}), ("batch-knee", {"hardware": "mi300x", "weights": "int4-g128"}),
+         ("hardware-upgrade", {"hardware": "h800", "model": "deepseek-v3"}), ("speculative-decoding", {"model": "llama-3.1-70b", "kv": "fp8"}),
          ("batch-knee", {"tp": "4"}), ("ridge-coincidence", {}), ("speculative-decoding", {"draft_length": "2", "batch": "32"}),
          ("kv-tiers", {"context": "131072"}), ("moe-experts", {"batch": "3"}), ("slo-goodput", {"batch": "16"}),
          ("prefill-decode-crossover", {"prompt_len": "4096"}), ("mbu-diagnosis", {"mbu": "0.5"})]
@@ -76,8 +100,12 @@ def browser():
         b.close()
 
 
+CHOICES = ("hardware", "model", "weights", "kv")
+
+
 def _python(slug: str, given: dict[str, str]) -> dict[str, str]:
-    sheet = api.derive(slug, overrides=[f"{k}={v}" for k, v in given.items()])
+    spec = {k: (v or None) for k, v in given.items() if k in CHOICES}
+    sheet = api.derive(slug, overrides=[f"{k}={v}" for k, v in given.items() if k not in CHOICES], **spec)
     return {st.step.name: (f"{st.value.missing.kind}: {st.value.missing.reason}" if st.value.missing else count_plain(st.step, st.value))
             for st in sheet.steps}
 
@@ -90,9 +118,7 @@ def test_the_page_recomputes_its_steps_as_roofline_derive_does(browser, slug, gi
     tab.on("pageerror", lambda e: errors.append(str(e)))
     tab.goto((SITE / f"{slug}.html").as_uri())
     assert tab.locator("#live").get_attribute("hidden") is None  # the script shows the form
-    for name, value in given.items():
-        tab.fill(f'#live input[name="{name}"]', value)
-    tab.click("#live button")
+    _enter(tab, given)
     want = _python(slug, given)
     checked = 0
     for cell in tab.locator("[data-result]").all():
@@ -105,12 +131,43 @@ def test_the_page_recomputes_its_steps_as_roofline_derive_does(browser, slug, gi
             checked += 1
         assert all(r.is_hidden() for r in tab.locator("[data-numbers]").all())
     # a setup that needs more memory than a GPU has says so, as the sheet would (view.does_not_fit)
-    sheet = api.derive(slug, overrides=[f"{k}={v}" for k, v in given.items()])
+    sheet = api.derive(slug, overrides=[f"{k}={v}" for k, v in given.items() if k not in CHOICES],
+                       **{k: v for k, v in given.items() if k in CHOICES})
     status = tab.locator("#live output")
     assert (status.get_attribute("data-over") is not None) == (sheet.overflow is not None and bool(given))
     if sheet.overflow is not None and given:
         assert "Does not fit: this setup needs " in status.text_content()
     assert checked and not errors
+    tab.close()
+
+
+def _enter(tab, given: dict[str, str]) -> None:
+    for name, value in given.items():
+        if name in CHOICES:
+            tab.select_option(f'#live select[name="{name}"]', value)
+        else:
+            tab.fill(f'#live input[name="{name}"]', value)
+    tab.click("#live button")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("slug, given, refusal", [
+    ("decode-floor", {"hardware": "a100-sxm-80gb", "weights": "fp8"}, "NVIDIA A100 SXM4 80GB lists no dense fp8 peak"),
+    ("moe-experts", {"model": "deepseek-v3", "ep": "3"}, "ep=3 does not divide DeepSeek-V3's 256 routed experts per MoE layer"),
+    ("moe-experts", {"model": "llama-3.1-8b"}, "is a dense model: it has no MoE layer"),
+    ("disaggregation", {"hardware": "mi355x"}, "this question needs scaleout_bandwidth_per_direction")])
+def test_a_setup_the_sheet_refuses_is_refused_in_one_line_and_changes_nothing(browser, slug, given, refusal):
+    """roofline derive refuses these setups in one line (a format with no peak on the chip, a layout that is none, a sheet
+    the model has nothing for, a chip that lacks a figure the answer needs); the page says the same and keeps its numbers."""
+    with pytest.raises(Exception, match=re.escape(refusal.split(" lists")[0] if "lists" in refusal else refusal)):
+        _python(slug, given)
+    tab = browser.new_page()
+    tab.goto((SITE / f"{slug}.html").as_uri())
+    before = [c.text_content() for c in tab.locator("[data-result]").all()]
+    _enter(tab, given)
+    out = tab.locator("#live output")
+    assert out.get_attribute("data-kind") == "unread" and refusal in out.text_content() and "\n" not in out.text_content()
+    assert [c.text_content() for c in tab.locator("[data-result]").all()] == before
     tab.close()
 
 
@@ -141,8 +198,8 @@ def test_the_formatting_and_binding_agree_with_python_on_every_step(browser):
     for slug, given in CASES:
         data = live.live_data(api.derive(slug))
         inputs = {i["name"]: i for i in data["inputs"]}
-        magnitudes = {k: float(v) * 1 for k, v in given.items()}
-        assert set(magnitudes) <= set(inputs)
+        magnitudes = {k: v if k in CHOICES else float(v) for k, v in given.items()}
+        assert set(magnitudes) <= set(inputs) | set(CHOICES)
         js = tab.evaluate("([d, g]) => RooflineLive.texts(d, g)", [data, magnitudes])
         want = _python(slug, given)
         for name, text in want.items():
@@ -153,6 +210,41 @@ def test_the_formatting_and_binding_agree_with_python_on_every_step(browser):
                 assert got == text, (slug, given, name, got, text)
             total += 1
     assert total > 500
+    tab.close()
+
+
+@pytest.mark.slow
+def test_every_sheet_at_drawn_chips_models_and_formats_agrees_with_roofline_derive(browser):
+    """Two setups per sheet, drawn with a fixed seed from every shipped chip, model, weights and KV choice: the page's
+    values (RooflineLive.texts) are `roofline derive`'s, step by step, or both refuse the setup."""
+    import random
+
+    from roofline.specs.catalog import hardware_names, model_names
+
+    rng = random.Random(42)
+    tab = browser.new_page()
+    tab.set_content("<p>live</p>")
+    for name in live.SCRIPTS:
+        tab.add_script_tag(content=(ROOT / name).read_text(encoding="utf-8"))
+    agreed = refused = 0
+    for slug in registry.SLUGS:
+        data = live.live_data(api.derive(slug))
+        for _ in range(2):
+            given = {"hardware": rng.choice(hardware_names()), "model": rng.choice(model_names()),
+                     "weights": rng.choice(live.WEIGHT_CHOICES), "kv": rng.choice(live.KV_CHOICES)}
+            js = tab.evaluate("([d, g]) => RooflineLive.texts(d, g)", [data, given])
+            try:
+                want = _python(slug, given)
+            except RooflineError:
+                assert "error" in js, (slug, given)
+                refused += 1
+                continue
+            assert "error" not in js, (slug, given, js["error"])
+            for name, text in want.items():
+                got = js[name]
+                assert (got.split(": ", 1) == text.split(": ", 1)) if text.startswith(("none: ", "n/a: ")) else got == text, (slug, given, name)
+            agreed += 1
+    assert agreed >= 30 and refused
     tab.close()
 
 
@@ -187,3 +279,14 @@ def test_the_scripts_build_no_code_from_data():
     pyproject = (ROOT.parent / "pyproject.toml").read_text(encoding="utf-8")
     shipped = json.loads(re.search(r'^"roofline" = (\[.*\])$', pyproject, re.M).group(1))
     assert set(live.SCRIPTS) | {"practice.js"} <= set(shipped)
+
+
+@pytest.mark.slow
+def test_no_page_is_wider_than_a_phone(browser):
+    """At 390 px every sheet page, its live form and lists included, fits the screen: what is wider (an equation, a table)
+    scrolls inside its own box, and a long link wraps."""
+    tab = browser.new_page(viewport={"width": 390, "height": 800})
+    for slug in registry.SLUGS:
+        tab.goto((SITE / f"{slug}.html").as_uri())
+        assert tab.evaluate("document.documentElement.scrollWidth") <= 390, slug
+    tab.close()

@@ -157,11 +157,12 @@ def unit_word(text: str, number: Number) -> str:
 
 
 #: A unit as running text reads with a centred dot and superscripts: `flop/(parameter·token)`, `token²`.
-_READABLE = (("*", "·"), ("^2", "²"), ("^3", "³"))
+#: A unit's plain spelling as running text shows it (the site's and a live page's: roofline/live.js)
+READABLE = (("*", "·"), ("^2", "²"), ("^3", "³"))
 
 
 def readable_unit(text: str) -> str:
-    for plain_, shown in _READABLE:
+    for plain_, shown in READABLE:
         text = text.replace(plain_, shown)
     return text
 

@@ -4,7 +4,7 @@ said once per reason; and the joins a list is said with ('a, b and c'; 'a; b; or
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from ..derivations.engine import prose
 from ..derivations.engine.numeric import Missing
@@ -47,9 +47,10 @@ class Prose:
     share have no value here: ..."), at the place of the first.
     """
 
-    def __init__(self, sheet: Sheet, target: Target) -> None:
+    def __init__(self, sheet: Sheet, target: Target, mark: Callable[[str, str], str] | None = None) -> None:
+        """`mark(name, text)`, where given, wraps each value a placeholder is filled with (a live page's `data-fill` span)."""
         d = sheet.blueprint
-        self.d, self.target = d, target
+        self.d, self.target, self.mark = d, target, mark
         self.latex = d.latex_names
         self.values: dict[str, Value] = {st.step.name: st.value for st in sheet.steps}
         self.texts = {name: step_value_text(d.step(name), v, target) for name, v in self.values.items() if not v.missing}
@@ -75,6 +76,8 @@ class Prose:
         for name in prose.placeholders(text):
             if name not in out:  # a value with none: said by `items`; a lone string shows the kind only
                 out[name] = self.target.text(self.values[name].missing.kind if self.values[name].missing else "")
+            elif self.mark is not None:
+                out[name] = self.mark(name, out[name])
         return out
 
     def missing(self, text: str) -> list[tuple[str, Missing]]:

@@ -38,6 +38,7 @@ from ..derivations.questions import registry
 from ..units import unit_text
 from . import escape, view
 from .numbers import Shown, number_text, readable_unit, unit_word
+from .sheet_prose import Prose
 from .targets import MARKDOWN, Target
 from .templates import TEMPLATES
 from .unitfmt import mathrm
@@ -366,6 +367,8 @@ def render_sheet(sheet: Sheet, slugs: Sequence[str], plots: str | None = None, d
     """
     d = sheet.blueprint
     v = view.build(sheet, HTML, plots)
+    if live is not None and d.answer:  # each value in the answer's sentences marked for the live script to fill again
+        v = {**v, "answer": Prose(sheet, HTML, mark=lambda name, t: f'<span data-fill="{text(name)}">{t}</span>').items(d.answer)}
     anchor = Anchors()
     for s in (*v["argument"], *v["steps"]):
         if s["kind"] == "step":

@@ -84,13 +84,18 @@
     return rounds === "up" ? Math.ceil(x) : (rounds === "down" ? Math.floor(x) : Math.round(x));
   }
 
-  // renderers.value_text.count_plain: a value as the sheet's equation ends it; a count whole, with where it comes from
-  function valueText(v, step, ladder) {
-    if (!step.counts) { return plainText(v, ladder, 3); }
+  // a count's whole number with its noun ('296 sequences'), as every mention but its equation's last line gives it
+  function wholeText(v, step, ladder) {
     var n = wholeCount(step.rounds, v), r = rung(ladder, v);
     var noun = r[0] === "1" ? (n === 1 && /s$/.test(step.counts) ? step.counts.slice(0, -1) : step.counts) : "";
     var whole = { mantissa: String(n), exponent: null };
-    var text = numberText(whole) + (r[0] === "1" ? "" : " " + unitWord(r[0], whole)) + (noun ? " " + noun : "");
+    return numberText(whole) + (r[0] === "1" ? "" : " " + unitWord(r[0], whole)) + (noun ? " " + noun : "");
+  }
+
+  // renderers.value_text.count_plain: a value as the sheet's equation ends it; a count whole, with where it comes from
+  function valueText(v, step, ladder) {
+    if (!step.counts) { return plainText(v, ladder, 3); }
+    var n = wholeCount(step.rounds, v), r = rung(ladder, v), text = wholeText(v, step, ladder);
     if (Math.abs(v - n) <= 1e-12 * Math.abs(v) || v === n) { return text; }
     var size = String(Math.trunc(Math.abs(v))).length;
     for (var f = Math.max(4, size + 1); f <= Math.max(12, size + 6); f++) {
@@ -104,6 +109,13 @@
         return numberText(d) + (r[0] === "1" ? "" : " " + unitWord(r[0], d)) + ", so " + text;
       }
     }
+    return text;
+  }
+
+  // renderers.value_text.step_value_text on the site: a value as a sentence gives it, a count whole, a unit readable
+  function runningText(data, v, step, ladder) {
+    var text = step.counts ? wholeText(v, step, ladder) : plainText(v, ladder, 3);
+    data.readable.forEach(function (pair) { text = text.split(pair[0]).join(pair[1]); });
     return text;
   }
 
@@ -178,9 +190,8 @@
     return { values: values, pick: pick };
   }
 
-  // the steps' values for `given` (input name -> magnitude in its own unit, and any of hardware, model, weights and kv -> a
-  // choice; the others as the page has them), or {error} where the choices or the layout make no setup
-  function compute(data, given) {
+  // each input's magnitude in its own unit at `given`: as typed, else the input it follows, else the serving context, else the page's
+  function inputMagnitudes(data, given) {
     var byName = {}, magnitude = {};
     data.inputs.forEach(function (inp) { byName[inp.name] = inp; });
     function value(inp) {
@@ -194,10 +205,17 @@
       magnitude[inp.name] = v;
       return v;
     }
+    data.inputs.forEach(value);
+    return magnitude;
+  }
+
+  // the steps' values for `given` (input name -> magnitude in its own unit, and any of hardware, model, weights and kv -> a
+  // choice; the others as the page has them), or {error} where the choices or the layout make no setup
+  function compute(data, given) {
     var setup = bound(data, given);
     if (setup.error) { return { error: setup.error }; }
-    var values = setup.values;
-    data.inputs.forEach(function (inp) { values[inp.symbol] = value(inp) * inp.factor; });
+    var values = setup.values, magnitude = inputMagnitudes(data, given);
+    data.inputs.forEach(function (inp) { values[inp.symbol] = magnitude[inp.name] * inp.factor; });
     var layout = data.specs.layout;
     if (layout.indexOf("n_dp") >= 0 || layout.indexOf("n_ep") >= 0) {  // run.layout_missing: tensor parallelism alone needs no check
       var degree = function (s) { return layout.indexOf(s) >= 0 ? values[s] : 1; };
@@ -210,6 +228,19 @@
       var r = out[data.results[i]];
       if (isMissing(r) && r.kind === "n/a") { return { error: r.reason }; }
     }
+    return out;
+  }
+
+  // what each `{name}` of the answer's sentences is filled with at `given`: the steps' and the inputs' values as running text
+  function fills(data, given, values) {
+    var out = {}, magnitude = inputMagnitudes(data, given);
+    Object.keys(data.steps).forEach(function (name) {
+      var v = values[name], step = data.steps[name];
+      if (!isMissing(v)) { out[name] = runningText(data, v, step, data.ladders[step.ladder]); }
+    });
+    data.inputs.forEach(function (inp) {
+      out[inp.name] = runningText(data, magnitude[inp.name] * inp.factor, { counts: "" }, data.ladders[inp.ladder]);
+    });
     return out;
   }
 
@@ -233,7 +264,7 @@
     });
   }
 
-  root.RooflineLive = { compute: compute, texts: texts, readField: readField, digits: digits, numberText: numberText,
+  root.RooflineLive = { compute: compute, texts: texts, fills: fills, readField: readField, digits: digits, numberText: numberText,
                         claimVerdicts: claimVerdicts };
 
   // --- the page ---
@@ -268,8 +299,8 @@
     status.toggleAttribute("data-over", changed.length > 0 && over);
     status.textContent = changed.length
       ? "Recomputed for " + picked.concat(typed.map(function (n) { return n + " = " + form.elements.namedItem(n).value.trim(); })).join(", ")
-        + ". The steps' values and the results follow, and each claim read at the page's setup is read again after its sentence; "
-        + "the answer's sentences, the claims read elsewhere, the tables and the figures are the page's own inputs'."
+        + ". The answer's numbers, the steps' values and the results follow, and each claim read at the page's setup is read again "
+        + "after its sentence; the claims read elsewhere, the tables and the figures are the page's own setup's."
         + (warning ? " " + warning : "") + (sp.second && picked.length ? " " + sp.second : "")
         + (over ? " Does not fit: this setup needs " + numberText(digits(fit, 3)) + " times the memory one GPU has, so its times "
            + "describe a server that cannot be built as stated (more GPUs, a smaller batch or a shorter context)." : "")
@@ -285,6 +316,15 @@
       row.appendChild(eq); row.appendChild(text); cell.appendChild(row);
     });
     Array.prototype.forEach.call(document.querySelectorAll("[data-numbers]"), function (r) { r.toggleAttribute("data-hide", changed.length > 0); });
+    // the answer's sentences: each value filled again (a value with none here says so in its place)
+    var filled = fills(data, given, values);
+    Array.prototype.forEach.call(document.querySelectorAll("[data-fill]"), function (span) {
+      if (!span.hasAttribute("data-page")) { span.setAttribute("data-page", "1"); span.pageNodes = Array.prototype.slice.call(span.childNodes); }
+      while (span.firstChild) { span.removeChild(span.firstChild); }
+      var name = span.getAttribute("data-fill"), v = values[name];
+      if (!changed.length) { span.pageNodes.forEach(function (n) { span.appendChild(n); }); return; }
+      span.textContent = own(filled, name) ? filled[name] : "no value (" + (isMissing(v) ? v.reason : "not computed") + ")";
+    });
     // the page's verdict and sentence stay (they read the page's values); the claim read again at the reader's inputs follows them
     claimVerdicts(data, values).forEach(function (v) {
       var item = document.querySelector('[data-claim="' + v.index + '"]'), c = null;

@@ -33,7 +33,7 @@ from .grading import values as grading_values
 from .practice import unit_table
 from .renderers import site
 from .renderers.figure_refs import step_title
-from .renderers.numbers import digits, display, number_text, plain
+from .renderers.numbers import READABLE, digits, display, number_text, plain
 from .renderers.value_text import count_plain
 from .units import pintless
 
@@ -88,6 +88,8 @@ def live_data(sheet: Sheet) -> dict[str, Any]:
     plan, defaults = _plan_and_defaults(bp.slug)
     base = run.input_values(bp, s, plan.inputs, defaults)
     inputs = []
+    ladders: dict[str, Any] = {}
+    shown_values = {i.name: i.value for i in sheet.inputs}
     for inp in bp.inputs:
         if inp.symbol not in plan.inputs:
             continue
@@ -96,17 +98,20 @@ def live_data(sheet: Sheet) -> dict[str, Any]:
                        "factor": float(run._factor(inp.unit, bp.symbol(inp.symbol).unit)), "value": float(magnitude), "set": given,
                        "follows": inp.follows or "", "domain": inp.domain, "domain_text": DOMAINS[inp.domain],
                        "bare": inp.unit in BARE_NUMBER_UNITS, "units": unit_table(inp.unit),
-                       "integer": inp.domain in ("count", "whole")})
-    ladders: dict[str, Any] = {}
-    steps = {}
-    for st in sheet.steps:
-        key = f"{st.value.unit}|{st.value.display_unit or ''}"
-        if key not in ladders:
-            ladders[key] = ladder(st.value.unit, st.value.display_unit)
-        steps[st.step.name] = {"counts": st.step.counts, "rounds": st.step.rounds or "", "ladder": key}
+                       "integer": inp.domain in ("count", "whole"), "ladder": _ladder_key(ladders, shown_values[inp.name])})
+    steps = {st.step.name: {"counts": st.step.counts, "rounds": st.step.rounds or "", "ladder": _ladder_key(ladders, st.value)}
+             for st in sheet.steps}
     return {"slug": bp.slug, "plan": plan.to_json(), "values": {k: _value(v) for k, v in base.items()}, "inputs": inputs,
-            "steps": steps, "ladders": ladders, "results": list(bp.results), "number_pattern": grading_values._NUMBER.pattern,
+            "steps": steps, "ladders": ladders, "readable": list(READABLE), "results": list(bp.results), "number_pattern": grading_values._NUMBER.pattern,
             "claims": _claims(sheet), "fit": run.FIT_STEP if run.FIT_STEP in steps else "", "specs": spec_choices(sheet, plan)}
+
+
+def _ladder_key(ladders: dict[str, Any], v: Value) -> str:
+    """The key of the ladder a value of `v`'s unit and display unit is printed by, added to `ladders` on first use."""
+    key = f"{v.unit}|{v.display_unit or ''}"
+    if key not in ladders:
+        ladders[key] = ladder(v.unit, v.display_unit)
+    return key
 
 
 def spec_choices(sheet: Sheet, plan: Plan) -> dict[str, Any]:

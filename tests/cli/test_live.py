@@ -15,6 +15,7 @@ import pytest
 from roofline.derivations.engine.planning import plan_of
 from roofline.derivations.questions import registry
 from roofline.renderers import site
+from roofline.renderers.sheet_prose import Prose
 from roofline.renderers.value_text import count_plain
 from roofline.units import RooflineError
 
@@ -133,12 +134,24 @@ def test_the_page_recomputes_its_steps_as_roofline_derive_does(browser, slug, gi
     # a setup that needs more memory than a GPU has says so, as the sheet would (view.does_not_fit)
     sheet = api.derive(slug, overrides=[f"{k}={v}" for k, v in given.items() if k not in CHOICES],
                        **{k: v for k, v in given.items() if k in CHOICES})
+    # the answer's sentences, each value filled again, read as the site's page for that setup reads them
+    answer = _answer_items(site.render_sheet(sheet, list(registry.SLUGS), live=live.live_page(sheet)))
+    shown = [" ".join(t.split()) for t in tab.locator("#answer > ul:first-of-type > li").all_text_contents()]
+    if not any(("no value here" in a or "not apply here" in a) for a in answer):
+        assert shown == answer, slug
+        checked += len(answer)
     status = tab.locator("#live output")
     assert (status.get_attribute("data-over") is not None) == (sheet.overflow is not None and bool(given))
     if sheet.overflow is not None and given:
         assert "Does not fit: this setup needs " in status.text_content()
     assert checked and not errors
     tab.close()
+
+
+def _answer_items(page: str) -> list[str]:
+    """The answer's sentences of a site page, as text."""
+    items = re.findall(r"<li>(.*?)</li>", re.search(r'<section id="answer">.*?<ul>(.*?)</ul>', page, re.S).group(1), re.S)
+    return [" ".join(html.unescape(re.sub(r"<[^>]+>", "", i)).split()) for i in items]
 
 
 def _enter(tab, given: dict[str, str]) -> None:
@@ -243,6 +256,11 @@ def test_every_sheet_at_drawn_chips_models_and_formats_agrees_with_roofline_deri
             for name, text in want.items():
                 got = js[name]
                 assert (got.split(": ", 1) == text.split(": ", 1)) if text.startswith(("none: ", "n/a: ")) else got == text, (slug, given, name)
+            # and each value as the answer's sentences give it (renderers.sheet_prose.Prose on the site)
+            fills = tab.evaluate("([d, g]) => RooflineLive.fills(d, g, RooflineLive.compute(d, g))", [data, given])
+            sheet = api.derive(slug, **{k: (v or None) for k, v in given.items()})
+            for name, text in Prose(sheet, site.HTML).texts.items():
+                assert fills[name] == html.unescape(re.sub(r"<[^>]+>", "", text)), (slug, given, name)
             agreed += 1
     assert agreed >= 30 and refused
     tab.close()

@@ -25,8 +25,11 @@
 
   // renderers.numbers.digits: three significant figures (or `figures`), trailing zeros dropped, whole numbers whole,
   // powers of ten outside [1e-3, 1e6)
+  // x is a float64 evaluation where Python rounds the double nearest its exact value: read to 15 significant figures first,
+  // so a decimal tie the arithmetic's last bits moved (1.835 computed as 1.8350000000000002) rounds as Python's does
   function digits(x, figures) {
     figures = figures || 3;
+    if (isFinite(x) && x !== 0) { x = Number(x.toPrecision(15)); }
     if (isFinite(x) && Math.abs(x) < 1e13) {
       var nearest = Math.round(x);
       if (Math.abs(x - nearest) <= 1e-12 * Math.abs(x)) { return { mantissa: String(nearest), exponent: null }; }
@@ -211,7 +214,7 @@
 
   // the steps' values for `given` (input name -> magnitude in its own unit, and any of hardware, model, weights and kv -> a
   // choice; the others as the page has them), or {error} where the choices or the layout make no setup
-  function compute(data, given) {
+  function compute(data, given, asRow) {
     var setup = bound(data, given);
     if (setup.error) { return { error: setup.error }; }
     var values = setup.values, magnitude = inputMagnitudes(data, given);
@@ -224,7 +227,7 @@
       if (problem !== null) { return { error: problem }; }
     }
     var out = RooflinePlan.evaluate(data.plan, values);
-    for (var i = 0; i < data.results.length; i++) {  // run.solve: a result that does not apply to the setup refuses the sheet
+    for (var i = 0; i < data.results.length && !asRow; i++) {  // run.solve: a result that does not apply refuses the sheet (not a row)
       var r = out[data.results[i]];
       if (isMissing(r) && r.kind === "n/a") { return { error: r.reason }; }
     }
@@ -254,13 +257,21 @@
     return out;
   }
 
-  // run._read_claim: a claim at the page's setup read again at the reader's inputs; null where a side has no value
-  function claimVerdicts(data, values) {
+  // run._read_claim: each claim read again at the reader's setup (`given`, whose values are `values`), a claim with a row
+  // read at that row on top of it; holds is null where a side has no value
+  function claimVerdicts(data, values, given) {
     return data.claims.map(function (c) {
-      var l = values[c.left], r = c.right ? values[c.right] : c.constant;
-      if (isMissing(l) || isMissing(r)) { return { index: c.index, holds: null }; }
+      var at = values;
+      if (c.where) { at = compute(data, Object.assign({}, given || {}, c.where.given), true); }
+      if (at.error) { return { index: c.index, holds: null, left: "no value (" + at.error + ")", right: "" }; }
+      var l = at[c.left], r = c.right ? at[c.right] : c.constant, ladder = data.ladders[data.steps[c.left].ladder];
+      var show = function (name) { var v = at[name]; return isMissing(v) ? "no value (" + v.reason + ")" : valueText(v, data.steps[name], data.ladders[data.steps[name].ladder]); };
+      var out = { index: c.index, holds: null, left: show(c.left),
+                  right: c.right ? show(c.right) : plainText(c.constant * c.right_factor / c.left_factor, ladder, 3) };
+      if (isMissing(l) || isMissing(r)) { return out; }
       var lv = l * c.left_factor, rv = r * c.right_factor, slack = c.rel_tol * Math.max(Math.abs(lv), Math.abs(rv));
-      return { index: c.index, holds: c.at_least ? lv >= rv - slack : Math.abs(lv - rv) <= slack };
+      out.holds = c.at_least ? lv >= rv - slack : Math.abs(lv - rv) <= slack;
+      return out;
     });
   }
 
@@ -299,8 +310,8 @@
     status.toggleAttribute("data-over", changed.length > 0 && over);
     status.textContent = changed.length
       ? "Recomputed for " + picked.concat(typed.map(function (n) { return n + " = " + form.elements.namedItem(n).value.trim(); })).join(", ")
-        + ". The answer's numbers, the steps' values and the results follow, and each claim read at the page's setup is read again "
-        + "after its sentence; the claims read elsewhere, the tables and the figures are the page's own setup's."
+        + ". The answer's numbers, the steps' values and the results follow, and each claim is read again after its sentence (one "
+        + "read at a setup of its own, at that setup on top of yours); the tables and the figures are the page's own setup's."
         + (warning ? " " + warning : "") + (sp.second && picked.length ? " " + sp.second : "")
         + (over ? " Does not fit: this setup needs " + numberText(digits(fit, 3)) + " times the memory one GPU has, so its times "
            + "describe a server that cannot be built as stated (more GPUs, a smaller batch or a shorter context)." : "")
@@ -326,7 +337,7 @@
       span.textContent = own(filled, name) ? filled[name] : "no value (" + (isMissing(v) ? v.reason : "not computed") + ")";
     });
     // the page's verdict and sentence stay (they read the page's values); the claim read again at the reader's inputs follows them
-    claimVerdicts(data, values).forEach(function (v) {
+    claimVerdicts(data, values, given).forEach(function (v) {
       var item = document.querySelector('[data-claim="' + v.index + '"]'), c = null;
       if (!item) { return; }
       data.claims.forEach(function (x) { if (x.index === v.index) { c = x; } });
@@ -334,10 +345,10 @@
       if (!note) { note = document.createElement("span"); note.setAttribute("data-claim-live", ""); item.appendChild(note); }
       note.setAttribute("data-holds", String(v.holds));
       if (!changed.length) { note.textContent = ""; return; }
-      var ladder = data.ladders[data.steps[c.left].ladder];
-      var right = c.right ? lower(c.right_title) + " " + shown[c.right] : "the claimed " + plainText(c.constant * c.right_factor / c.left_factor, ladder, 3);
-      note.textContent = " At your inputs " + (v.holds === null ? "it cannot be checked" : (v.holds ? "it holds" : "it does not hold")) + ": "
-        + lower(c.left_title) + " " + shown[c.left] + "; " + right + ".";
+      var right = c.right ? lower(c.right_title) + " " + v.right : "the claimed " + v.right;
+      note.textContent = " At your inputs" + (c.where ? " (" + (c.where.label || "its own row") + ")" : "") + " "
+        + (v.holds === null ? "it cannot be checked" : (v.holds ? "it holds" : "it does not hold")) + ": "
+        + lower(c.left_title) + " " + v.left + (v.right ? "; " + right : "") + ".";
     });
     Array.prototype.forEach.call(section.querySelectorAll("[data-result]"), function (cell) {
       cell.textContent = shown[cell.getAttribute("data-result")];

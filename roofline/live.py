@@ -41,10 +41,10 @@ from .units import pintless
 LADDER_DECADES = 40
 #: The weight formats a live page offers: "" is the model's own checkpoint (the default `--weights`), then one format for
 #: every component; and the KV-cache formats.
-WEIGHT_CHOICES = ("", "bf16", "fp8", "int8", "int4-g128", "nvfp4", "mxfp4")
+WEIGHT_CHOICES = ("", "bf16", "fp8", "int8", "int4", "int4-g128", "nvfp4", "mxfp4")
 KV_CHOICES = ("bf16", "fp8")
 #: How a choice reads in its list.
-FORMAT_WORDS = {"": "the model's checkpoint", "bf16": "BF16", "fp8": "FP8", "int8": "INT8", "int4-g128": "INT4, groups of 128",
+FORMAT_WORDS = {"": "the model's checkpoint", "bf16": "BF16", "fp8": "FP8", "int8": "INT8", "int4": "INT4", "int4-g128": "INT4, groups of 128",
                 "nvfp4": "NVFP4", "mxfp4": "MXFP4"}
 #: The binding parts whose values depend on the chip and the model together, or on the formats (setup.Bindings.parts).
 JOINT_PARTS = ("peak", "peak_kv", "weights", "kv", "math")
@@ -203,20 +203,41 @@ def _no_peak(s: Any, weights: str) -> str | None:
 
 
 def _claims(sheet: Sheet) -> list[dict[str, Any]]:
-    """Each claim read at the sheet's own setup, as `run._read_claim` reads it: its sides' steps (or the claimed quantity), the
-    factors that put both in one unit (`run.claim_sides`, linear in each side), the tolerance and whether it says "at least".
-    A claim read at another setup (its `where`) is not recomputed."""
+    """Each claim as `run._read_claim` reads it: its sides' steps (or the claimed quantity), the factors that put both in one
+    unit (`run.claim_sides`, linear in each side), the tolerance and whether it says "at least"; a claim read at another
+    setup (its `where` row) also carries that row as choices and input magnitudes (`_where`). A claim whose page value is
+    missing, or whose row changes what a live page cannot (the math, the engine profile, a second chip or model, a format
+    not in its lists), is not recomputed."""
     out = []
-    title = {st.step.name: prose.plain(step_title(st.step), sheet.blueprint.latex_names) for st in sheet.steps}
-    for i, (c, decl) in enumerate(zip(sheet.claims, sheet.blueprint.claims, strict=True)):
-        if decl.where is not None or c.left.missing or c.right.missing:
+    bp = sheet.blueprint
+    title = {st.step.name: prose.plain(step_title(st.step), bp.latex_names) for st in sheet.steps}
+    for i, (c, decl) in enumerate(zip(sheet.claims, bp.claims, strict=True)):
+        where = None if decl.where is None else _where(bp, decl.where)
+        if (decl.where is not None and where is None) or c.left.missing or c.right.missing:
             continue
         left_factor, right_factor = run.claim_sides(decl, Value(1, c.left.unit), Value(1, c.right.unit))
         out.append({"index": i, "left": decl.left, "right": c.right_name,
                     "left_title": title.get(decl.left, decl.left), "right_title": title.get(c.right_name, ""), "constant": 0.0 if c.right_name else float(c.right.float),
                     "constant_text": "" if c.right_name else decl.right, "left_factor": float(left_factor),
-                    "right_factor": float(right_factor), "at_least": decl.at_least, "rel_tol": decl.rel_tol})
+                    "right_factor": float(right_factor), "at_least": decl.at_least, "rel_tol": decl.rel_tol,
+                    "where": where})
     return out
+
+
+def _where(bp: Any, row: Any) -> dict[str, Any] | None:
+    """A claim's row as what the live script sets on top of the reader's setup: its chip, model and formats among the
+    page's lists, and its inputs as magnitudes in their own units (`run.read_input`); None where it changes anything else."""
+    if row.math or row.engine or row.second_hardware or row.second_model or (row.weights and row.weights not in WEIGHT_CHOICES) or (
+            row.kv and row.kv not in KV_CHOICES):
+        return None
+    given: dict[str, Any] = {k: getattr(row, k) for k in ("hardware", "model", "weights", "kv") if getattr(row, k)}
+    named = {i.name: i for i in bp.inputs}
+    for name, text in row.set.items():
+        try:
+            given[name] = float(run.read_input(named[name], text))
+        except run.UnreadError:
+            return None
+    return {"label": row.label, "given": given}
 
 
 def field_text(inp: dict[str, Any]) -> str:

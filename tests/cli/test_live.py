@@ -102,6 +102,8 @@ def browser():
 
 
 CHOICES = ("hardware", "model", "weights", "kv")
+#: sheets with a claim on page 1 read at a setup of its own
+WHERE_CLAIMS = ("moe-experts", "ridge-coincidence")
 
 
 def _python(slug: str, given: dict[str, str]) -> dict[str, str]:
@@ -268,23 +270,29 @@ def test_every_sheet_at_drawn_chips_models_and_formats_agrees_with_roofline_deri
 
 @pytest.mark.slow
 @pytest.mark.parametrize("slug, given", [("batch1-gap", {"batch": "64"}), ("ridge-coincidence", {"context": "4096"}),
-                                         ("mbu-definition", {"batch": "32"}), ("model-limits", {"context": "131072"})])
-def test_each_claim_at_the_pages_setup_is_read_again_as_roofline_derive_reads_it(browser, slug, given):
+                                         ("mbu-definition", {"batch": "32"}), ("model-limits", {"context": "131072"}),
+                                         ("moe-experts", {"hardware": "h200", "batch": "64"}), ("batch-knee", {"model": "llama-3.1-8b"}),
+                                         ("ridge-coincidence", {"weights": "fp8", "kv": "fp8"})])
+def test_each_claim_is_read_again_as_roofline_derive_reads_it(browser, slug, given):
+    """A claim at the page's setup is read at the reader's; a claim with a row of its own at that row on top of it."""
     tab = browser.new_page()
     tab.goto((SITE / f"{slug}.html").as_uri())
-    for name, value in given.items():
-        tab.fill(f'#live input[name="{name}"]', value)
-    tab.click("#live button")
-    sheet = api.derive(slug, overrides=[f"{k}={v}" for k, v in given.items()])
-    read = 0
+    _enter(tab, given)
+    sheet = api.derive(slug, overrides=[f"{k}={v}" for k, v in given.items() if k not in CHOICES],
+                       **{k: v for k, v in given.items() if k in CHOICES})
+    read = elsewhere = 0
+    recomputed = {c["index"] for c in live.live_data(api.derive(slug))["claims"]}
     for i, (claim, decl) in enumerate(zip(sheet.claims, sheet.blueprint.claims, strict=True)):
         note = tab.locator(f'[data-claim="{i}"] [data-claim-live]')
-        if decl.where is not None or note.count() == 0:
+        if note.count() == 0:  # a claim past page 1, or one the page cannot read again (said in the data: not recomputed)
+            assert i >= 3 or i not in recomputed, (slug, i)
             continue
         assert note.get_attribute("data-holds") == {True: "true", False: "false", None: "null"}[claim.holds], (slug, claim.text)
-        assert note.text_content().startswith(" At your inputs it " + {True: "holds", False: "does not hold", None: "cannot be checked"}[claim.holds])
+        verdict = {True: "holds", False: "does not hold", None: "cannot be checked"}[claim.holds]
+        assert re.match(r" At your inputs( \(.*\))? it " + verdict, note.text_content()), note.text_content()
         read += 1
-    assert read
+        elsewhere += decl.where is not None
+    assert read and (elsewhere or slug not in WHERE_CLAIMS)
     tab.close()
 
 

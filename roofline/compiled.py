@@ -708,8 +708,8 @@ def _row_parts(cat: _Catalog, s: Setup, row: Row) -> Setup:
         changes["second_model"] = cat.spec("models", _drafter_name(row.second_model, changes.get("model", s.model)))
     if row.engine:
         changes["engine"] = cat.engine(row.engine)
-    if row.hardware or row.model:  # the formats follow the row's model, on its chip
-        s = with_changes(cat.bindings, s, **{k: changes[k] for k in ("hardware", "model") if k in changes})
+    if row.hardware or row.model:  # the formats follow the row's model, on its chip (row_formats reads no bound value: made once, below)
+        s = replace(s, **{k: changes[k] for k in ("hardware", "model") if k in changes})
     changes.update(row_formats(s, conventions.DEFAULT_WEIGHTS, row.weights or None, row.math or None))
     return with_changes(cat.bindings, s, **changes)
 

@@ -18,6 +18,7 @@ up. A layout's dp and ep are checked by the one rule `derivations.engine.run.lay
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from fractions import Fraction
 from importlib import resources
 from typing import Any
@@ -26,7 +27,7 @@ from markupsafe import Markup
 
 from .build_outputs import LIVE_SCRIPTS as SCRIPTS
 from .derivations.engine import prose, run
-from .derivations.engine.blueprint import BARE_NUMBER_UNITS, DOMAINS
+from .derivations.engine.blueprint import BARE_NUMBER_UNITS, DOMAINS, Row
 from .derivations.engine.numeric import Missing, Plan
 from .derivations.engine.run import Sheet, Value
 from .grading import values as grading_values
@@ -117,36 +118,46 @@ def _ladder_key(ladders: dict[str, Any], v: Value) -> str:
 def spec_choices(sheet: Sheet, plan: Plan) -> dict[str, Any]:
     """The chips, models and formats a reader may pick, with the values each binds in the plan (see the module docstring):
     per chip and per model the symbols their own parts bind; for every chip, model, weights and KV choice, in that order, an
-    index into `vectors`, each vector the values of the `joint` symbols (or the reason no such setup exists)."""
+    index into `vectors`, each vector the values of the `joint` symbols (or the reason the sheet refuses that setup); and on
+    a sheet with a second chip or model, for every model and weights choice an index into `twin_vectors`, the values of the
+    `twins` symbols (they depend on the chip only through the formats' math, which the model and weights fix)."""
     from . import compiled
     from .specs.catalog import hardware_names, model_names
 
-    cat, s = compiled.shipped_catalog(), sheet.setup
+    cat, s, bp = compiled.shipped_catalog(), sheet.setup, sheet.blueprint
     parts = cat.bindings.parts
     used = [n for n in plan.inputs if n in parts]
     own = {kind: [n for n in used if parts[n] == kind] for kind in ("hardware", "model")}
-    # the second chip's or model's values depend on the formats and the (first) model too: the drafter follows the target
-    joint = [n for n in plan.inputs if (n in parts and parts[n] in JOINT_PARTS) or n in cat.bindings.twins]
+    joint = [n for n in used if parts[n] in JOINT_PARTS]
+    twins = [n for n in plan.inputs if n in cat.bindings.twins]
     chips = {h: cat.spec("hardware", h) for h in hardware_names()}
     models = {m: cat.spec("models", m) for m in model_names()}
-    table = _joint_table(s, tuple(chips), tuple(models), (sheet.blueprint.second_hardware, sheet.blueprint.second_model))
-    vectors: list[Any] = []
-    seen: dict[str, int] = {}
-    index = []
-    for got in table:
-        vector = got if isinstance(got, str) else [_value(got[n]) for n in joint]
-        key = json.dumps(vector)
-        if key not in seen:
-            seen[key] = len(vectors)
-            vectors.append({"error": vector} if isinstance(vector, str) else vector)
-        index.append(seen[key])
+    vectors, index = _indexed(_joint_table(s, tuple(chips), tuple(models)), joint)
+    second = (bp.second_hardware, bp.second_model)
+    twin_vectors, twin_index = _indexed(_twin_table(s, tuple(models), second), twins) if twins else ([], [])
     return {"chip": s.hardware.key, "model": s.model.key, "weights": "", "kv": s.kv.name,
             "weight_choices": list(WEIGHT_CHOICES), "kv_choices": list(KV_CHOICES),
             "chips": {h: {"name": c.name, "values": {n: _value(c.values[n]) for n in own["hardware"]}} for h, c in chips.items()},
             "models": {m: {"name": c.name, "experts": c.experts, "warning": c.checkpoint_warning or "",
                            "values": {n: _value(c.values[n]) for n in own["model"]}} for m, c in models.items()},
             "chip_order": list(chips), "model_order": list(models), "joint": joint, "vectors": vectors, "index": index,
+            "twins": twins, "twin_vectors": twin_vectors, "twin_index": twin_index,
             "layout": [n for n in run.LAYOUT_INPUTS if n in plan.inputs], "second": _second(s)}
+
+
+def _indexed(table: tuple[Any, ...], names: list[str]) -> tuple[list[Any], list[int]]:
+    """A table's bound values (or refusals) as distinct vectors of `names`' values, and each entry's index among them."""
+    vectors: list[Any] = []
+    seen: dict[str, int] = {}
+    index = []
+    for got in table:
+        vector = {"error": got} if isinstance(got, str) else [_value(got[n]) for n in names]
+        key = json.dumps(vector)
+        if key not in seen:
+            seen[key] = len(vectors)
+            vectors.append(vector)
+        index.append(seen[key])
+    return vectors, index
 
 
 def _second(s: Any) -> str:
@@ -157,49 +168,47 @@ def _second(s: Any) -> str:
     return f"{' and '.join(kept).capitalize()} {'stay' if len(kept) > 1 else 'stays'} the page's." if kept else ""
 
 
-_JOINT: dict[tuple[Any, ...], tuple[Any, ...]] = {}
+_TABLES: dict[tuple[Any, ...], tuple[Any, ...]] = {}
 
 
-def _joint_table(s: Any, chips: tuple[str, ...], models: tuple[str, ...], second: tuple[str | None, str | None]) -> tuple[Any, ...]:
+def _joint_table(s: Any, chips: tuple[str, ...], models: tuple[str, ...]) -> tuple[Any, ...]:
     """For every chip, model, weights and KV choice (in that order), the bound values of the setup a table row with them
-    (and the sheet's second chip and model, `second`) makes from `s`, or why the sheet refuses that setup. Once per build
-    and second chip or model: a row's parts replace the page's, so only a math precision the page set changes the table."""
-    key = (chips, models, second, s.math_defaulted, None if s.math_defaulted else s.math.name)
-    if key not in _JOINT:
-        _JOINT[key] = _joint_rows(s, chips, models, second)
-    return _JOINT[key]
+    makes from `s`, or why the sheet refuses that setup. Once per build: a row's parts replace the page's, so only a math
+    precision the page set changes the table."""
+    key = ("joint", chips, models, s.math_defaulted, None if s.math_defaulted else s.math.name)
+    if key not in _TABLES:
+        first = replace(s, second_hardware=None, second_model=None)
+        _TABLES[key] = tuple(_row_bound(first, Row("", hardware=h, model=m, weights=w or None, kv=kv), w, second=False)
+                             for h in chips for m in models for w in WEIGHT_CHOICES for kv in KV_CHOICES)
+    return _TABLES[key]
 
 
-def _joint_rows(s: Any, chips: tuple[str, ...], models: tuple[str, ...], second: tuple[str | None, str | None]) -> tuple[Any, ...]:
+def _twin_table(s: Any, models: tuple[str, ...], second: tuple[str | None, str | None]) -> tuple[Any, ...]:
+    """For every model and weights choice, the bound values of the setup with the sheet's second chip and model (`second`:
+    the drafter named for the target, as a row names it), or why the sheet refuses it (no peak on the second chip)."""
+    key = ("twins", models, second, s.hardware.key, s.kv.name, s.math_defaulted, None if s.math_defaulted else s.math.name)
+    if key not in _TABLES:
+        _TABLES[key] = tuple(_row_bound(s, Row("", model=m, weights=w or None, second_hardware=second[0], second_model=second[1]), w,
+                                        second=True) for m in models for w in WEIGHT_CHOICES)
+    return _TABLES[key]
+
+
+def _row_bound(s: Any, row: Row, weights: str, second: bool) -> Any:
+    """The bound values of a row's setup made from `s` (compiled.row_setup), or the line that says why the sheet refuses it:
+    the row's own error, or a math with no peak on its chip (its second chip, `second`)."""
     from . import compiled
-    from .derivations.engine.blueprint import Row
     from .units import RooflineError
 
-    out: list[Any] = []
-    for h in chips:
-        for m in models:
-            for w in WEIGHT_CHOICES:
-                for kv in KV_CHOICES:
-                    try:
-                        row = compiled.row_setup(s, Row("", hardware=h, model=m, weights=w or None, kv=kv, second_hardware=second[0],
-                                                        second_model=second[1]))
-                    except (RooflineError, compiled.MissError) as err:
-                        out.append(str(err).splitlines()[0])
-                        continue
-                    refused = _no_peak(row, w)
-                    out.append(row.bound if refused is None else refused)
-    return tuple(out)
-
-
-def _no_peak(s: Any, weights: str) -> str | None:
-    """Why the sheet refuses a setup whose math has no peak on its chip or its second chip (derivations.engine.context's
-    make_context and roofline.api's second chip), else None."""
-    given = f"weights {FORMAT_WORDS[weights]} (whose math is {s.math.math})" if weights else f"the checkpoint's math, {s.math.math}"
-    for chip in (s.hardware, s.second_hardware):
-        if chip is not None and not isinstance(chip.peaks.get(s.math.math), Fraction):
-            listed = ", ".join(k for k, v in chip.peaks.items() if isinstance(v, Fraction))
-            return f"{given}: {chip.name} lists no dense {s.math.math} peak; it lists {listed}"
-    return None
+    try:
+        got = compiled.row_setup(s, row)
+    except (RooflineError, compiled.MissError) as err:
+        return str(err).splitlines()[0]
+    chip = got.second_hardware if second else got.hardware
+    if chip is not None and not isinstance(chip.peaks.get(got.math.math), Fraction):  # context.make_context, api's second chip
+        given = f"weights {FORMAT_WORDS[weights]} (whose math is {got.math.math})" if weights else f"the checkpoint's math, {got.math.math}"
+        listed = ", ".join(k for k, v in chip.peaks.items() if isinstance(v, Fraction))
+        return f"{given}: {chip.name} lists no dense {got.math.math} peak; it lists {listed}"
+    return got.bound
 
 
 def _claims(sheet: Sheet) -> list[dict[str, Any]]:

@@ -188,8 +188,11 @@
     if (at.indexOf(-1) >= 0) { return { error: "not a shipped chip, model or format: " + [pick.hardware, pick.model, pick.weights, pick.kv].join(", ").slice(0, 80) }; }
     var vector = sp.vectors[sp.index[((at[0] * sp.model_order.length + at[1]) * sp.weight_choices.length + at[2]) * sp.kv_choices.length + at[3]]];
     if (!Array.isArray(vector)) { return { error: vector.error }; }
+    var twins = sp.twins.length ? sp.twin_vectors[sp.twin_index[at[1] * sp.weight_choices.length + at[2]]] : [];
+    if (!Array.isArray(twins)) { return { error: twins.error }; }
     [sp.chips[pick.hardware].values, sp.models[pick.model].values].forEach(function (table) { Object.assign(values, table); });
     sp.joint.forEach(function (name, i) { values[name] = vector[i]; });
+    sp.twins.forEach(function (name, i) { values[name] = twins[i]; });
     return { values: values, pick: pick };
   }
 

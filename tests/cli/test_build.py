@@ -16,6 +16,7 @@ def _files(out: Path) -> dict[str, bytes]:
     return {p.relative_to(out).as_posix(): p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()}
 
 
+@pytest.mark.slow  # a whole build, validation or calibration run: in the full selection (-m 'slow or not slow'), as CI runs it
 def test_build_writes_every_sheet_and_is_byte_identical(tmp_path, built, monkeypatch, capsys):
     """A real build (its sheets derived and rendered in two forked workers) equals the session's own render in one process,
     byte for byte. (Its figures drawn on this machine: a build into a new folder may take the checkout's committed figures,

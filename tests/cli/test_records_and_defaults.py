@@ -196,6 +196,7 @@ def test_write_defaults_is_atomic_and_a_failure_changes_nothing(tmp_path, monkey
     assert old.read_text() == "the old file\n" and [p.name for p in folder.iterdir()] == ["fitted.toml"]
 
 
+@pytest.mark.slow  # a whole build, validation or calibration run: in the full selection (-m 'slow or not slow'), as CI runs it
 def test_write_defaults_puts_back_what_it_replaced_when_a_later_rename_fails(tmp_path, monkeypatch, capsys):
     folder = _profiles_folder(tmp_path)
     for name in ("fitted", "gpt-fast"):

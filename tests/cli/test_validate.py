@@ -224,6 +224,7 @@ def test_validate_md_lists_every_record(capsys):
     assert "median abs error" in out and "Default profile (every sheet's defaults" in out and "Stale" not in out
 
 
+@pytest.mark.slow  # a whole build, validation or calibration run: in the full selection (-m 'slow or not slow'), as CI runs it
 def test_validate_json_rows_and_summaries_agree(validate_json):
     data = validate_json
     assert {r["id"] for r in data["records"]} == {m.id for m in RECORDS}
@@ -280,6 +281,7 @@ def _readme_section(title: str) -> str:
     return " ".join(readme[start:readme.index("\n## ", start + 1)].split())
 
 
+@pytest.mark.slow  # a whole build, validation or calibration run: in the full selection (-m 'slow or not slow'), as CI runs it
 def test_readme_figures_are_current(validate_json):
     """Every figure the README's validation section quotes is what `roofline validate` prints now: a new record, a refit or a
     model change that moves one must update the README (no typed copy of a figure here)."""

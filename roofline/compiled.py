@@ -679,23 +679,22 @@ def _sheet(args: Any, bp: Blueprint, plan: Plan, forms: Any, defaults: dict[str,
 
 def _resolve(cat: _Catalog, bp: Blueprint, s: Setup, row: Row) -> Setup:
     """The setup a table row describes (roofline.api.resolve_row, on plain data)."""
-    s = _row_parts(cat, s, row)
+    changes: dict[str, Any] = {}
     if row.set:
         named = by_name(bp.inputs)
         try:
-            overrides = {**s.overrides, **{named[n].name: read_input(named[n], v) for n, v in row.set.items()}}
+            changes["overrides"] = {**s.overrides, **{named[n].name: read_input(named[n], v) for n, v in row.set.items()}}
         except UnreadError:
             raise MissError("a row's value the full path reads otherwise") from None
-        s = with_changes(cat.bindings, s, overrides=overrides)
-    return s
+    return _row_parts(cat, s, row, changes)
 
 
-def _row_parts(cat: _Catalog, s: Setup, row: Row) -> Setup:
-    """`s` with a row's chip, model, formats, second chip or model and engine profile (not its inputs)."""
+def _row_parts(cat: _Catalog, s: Setup, row: Row, changes: dict[str, Any] | None = None) -> Setup:
+    """`s` with a row's chip, model, formats, second chip or model and engine profile, and `changes` (the row's inputs)."""
     from .derivations.physics import conventions
     from .specs.precisions import precision
 
-    changes: dict[str, Any] = {}
+    changes = dict(changes or {})
     if row.hardware:
         changes["hardware"] = cat.spec("hardware", row.hardware)
     if row.model:
@@ -722,7 +721,8 @@ def shipped_catalog() -> _Catalog:
 
 def row_setup(s: Setup, row: Row) -> Setup:
     """`s` as a table row would change it: the row's shipped chip, model and formats (a live page's choices,
-    roofline/live.py); SpecError or RooflineError where no such setup exists."""
+    roofline/live.py); a RooflineError where no such setup exists, MissError for a spec the catalog does not hold (a
+    target's drafter that it does not have)."""
     return _row_parts(shipped_catalog(), s, row)
 
 

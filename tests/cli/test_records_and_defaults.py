@@ -216,6 +216,7 @@ def test_write_defaults_puts_back_what_it_replaced_when_a_later_rename_fails(tmp
     assert all((folder / f"{n}.toml").read_text() == f"the old {n}\n" for n in ("fitted", "gpt-fast"))
 
 
+@pytest.mark.slow  # a whole build, validation or calibration run: in the full selection (-m 'slow or not slow'), as CI runs it
 def test_write_defaults_writes_every_fitted_profile_and_replaces_a_symbolic_link(tmp_path, capsys):
     folder = _profiles_folder(tmp_path)
     elsewhere = tmp_path / "elsewhere.toml"

@@ -237,6 +237,7 @@ def test_validate_json_rows_and_summaries_agree(validate_json):
         assert r["error_hand_set"] == pytest.approx((r["predicted_hand_set_s"] - r["measured_s"]) / r["measured_s"])
 
 
+@pytest.mark.slow  # a whole build, validation or calibration run: in the full selection (-m 'slow or not slow'), as CI runs it
 def test_calibrate_from_one_record(capsys):
     rid = "lmdeploy-a100-llama2-70b-tp4-b16"
     code, out, _ = run(capsys, "calibrate", "--from", rid, "--format", "json")

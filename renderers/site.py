@@ -82,6 +82,8 @@ form.live label { display: flex; justify-content: space-between; align-items: ba
 form.live input { font: inherit; width: 8rem; }
 form.live select { font: inherit; width: 11rem; min-width: 0; }
 [data-hide] { display: none; }
+[data-stale] { opacity: 0.45; }
+figure[data-stale] figcaption::before { content: "The page's own setup, not yours. "; font-weight: bold; }
 form.live button, form.live output { grid-column: 1 / -1; justify-self: start; font: inherit; }
 aside.contents { font-size: 0.88rem; border: 1px solid #ddd; background: #fafafa; padding: 0.5rem 0.8rem; margin: 1rem 0; }
 aside.contents h2 { font-size: 1rem; margin: 0 0 0.3rem; }

@@ -246,7 +246,7 @@ def _where(bp: Any, row: Any) -> dict[str, Any] | None:
             given[name] = float(run.read_input(named[name], text))
         except run.UnreadError:
             return None
-    return {"label": row.label, "given": given}
+    return {"given": given}
 
 
 def field_text(inp: dict[str, Any]) -> str:

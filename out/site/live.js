@@ -330,6 +330,10 @@
       row.appendChild(eq); row.appendChild(text); cell.appendChild(row);
     });
     Array.prototype.forEach.call(document.querySelectorAll("[data-numbers]"), function (r) { r.toggleAttribute("data-hide", changed.length > 0); });
+    // what does not follow yet (the figures, the tables but the results) is dimmed while the page shows another setup
+    Array.prototype.forEach.call(document.querySelectorAll("figure, table"), function (el) {
+      if (!section.contains(el)) { el.toggleAttribute("data-stale", changed.length > 0); }
+    });
     // the answer's sentences: each value filled again (a value with none here says so in its place)
     var filled = fills(data, given, values);
     Array.prototype.forEach.call(document.querySelectorAll("[data-fill]"), function (span) {
@@ -349,7 +353,7 @@
       note.setAttribute("data-holds", String(v.holds));
       if (!changed.length) { note.textContent = ""; return; }
       var right = c.right ? lower(c.right_title) + " " + v.right : "the claimed " + v.right;
-      note.textContent = " At your inputs" + (c.where ? " (" + (c.where.label || "its own row") + ")" : "") + " "
+      note.textContent = (c.where ? " At that setup on top of your inputs " : " At your inputs ")
         + (v.holds === null ? "it cannot be checked" : (v.holds ? "it holds" : "it does not hold")) + ": "
         + lower(c.left_title) + " " + v.left + (v.right ? "; " + right : "") + ".";
     });

@@ -12,7 +12,13 @@ The chip, the model and the number formats are chosen from lists (`spec_choices`
 binds are carried per chip and per model, and the values that depend on both with the formats (the peak at the math the
 weights run at, the weights' widths, the KV cache's) as a table over every shipped chip, model and format choice, each
 made by the setup a table row of that chip, model and formats has (`compiled.row_setup`), so the script only looks values
-up. A layout's dp and ep are checked by the one rule `derivations.engine.run.layout_problem` states, ported beside it.
+up; a sheet's second chip or model is carried over model and weights (its values follow the target and the weights' math,
+not the chip). A layout's dp and ep are checked by the one rule `derivations.engine.run.layout_problem` states, ported
+beside it, and a setup the sheet refuses is refused in one line, as `roofline derive` refuses it.
+
+The answer's sentences are filled again: the site marks each value they are filled with (`data-fill`), and the script
+prints it as `renderers.sheet_prose` prints running text. Each claim is read again (`_claims`), one with a row of its own
+at that row on top of the reader's setup. The tables and the figures stay the page's setup's, dimmed while another is shown.
 """
 
 from __future__ import annotations

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import base64
-import fcntl
-import json
 import os
 from pathlib import Path
 
@@ -37,22 +34,11 @@ def sheets() -> list:
 
 
 @pytest.fixture(scope="session")
-def built(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> dict[str, str | bytes]:
-    """One real build's files (name -> content), rendered once per test run and shared: under pytest-xdist the first worker
-    to ask renders it, under a file lock, and writes it as JSON in the run's temporary folder; the others read it."""
+def built(sheets) -> dict[str, str | bytes]:
+    """One real build's files (name -> content), rendered once per test session and shared."""
     from roofline import build as build_mod
 
-    if os.environ.get("PYTEST_XDIST_WORKER") is None:
-        return build_mod.render_all(request.getfixturevalue("sheets"))
-    shared = tmp_path_factory.getbasetemp().parent / "built.json"
-    with open(shared.with_suffix(".lock"), "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if shared.is_file():
-            return {name: base64.b64decode(v["b"]) if "b" in v else v["t"] for name, v in json.loads(shared.read_text()).items()}
-        files = build_mod.render_all(request.getfixturevalue("sheets"))
-        shared.write_text(json.dumps({name: {"b": base64.b64encode(v).decode()} if isinstance(v, bytes) else {"t": v}
-                                      for name, v in files.items()}))
-        return files
+    return build_mod.render_all(sheets)
 
 
 @pytest.fixture

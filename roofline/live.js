@@ -4,6 +4,9 @@
 "use strict";
 (function (root) {
   var PLURALS = { token: "tokens", parameter: "parameters" };
+  var isMissing = RooflinePlan.isMissing;
+
+  function own(o, k) { return Object.prototype.hasOwnProperty.call(o, k); }
 
   // Python's round(x, places) on a float: the nearest to x's exact binary value (as toFixed), a tie (an exact binary half,
   // read off x's exact decimal expansion: a double of magnitude at least 2^-10 has at most 62 decimals) to the even neighbour
@@ -65,7 +68,7 @@
   function unitWord(text, n) {
     var slash = text.indexOf("/"), head = slash < 0 ? text : text.slice(0, slash), rest = slash < 0 ? "" : text.slice(slash);
     if (head === "1" && rest) { return rest; }
-    if (Object.prototype.hasOwnProperty.call(PLURALS, head) && !isOne(n)) { return PLURALS[head] + rest; }
+    if (own(PLURALS, head) && !isOne(n)) { return PLURALS[head] + rest; }
     return text;
   }
 
@@ -122,41 +125,40 @@
     return text;
   }
 
-  function isMissing(v) { return v !== null && typeof v === "object" && v.missing === true; }
 
   // a step's title inside a sentence: its first letter lower-cased unless the first word is an acronym (MBU, KV, TP)
   function lower(title) { return /^[A-Z][A-Z]/.test(title) ? title : title.charAt(0).toLowerCase() + title.slice(1); }
 
   // a field's text as a magnitude in its input's unit, or {error}
-  function readField(text, inp, pattern) {
-    var m = new RegExp(pattern).exec(text);
+  function readField(text, inp, data) {
+    var m = new RegExp(data.number_pattern).exec(text);
     if (m === null) { return { error: inp.name + ": expected a number" + (inp.bare ? "" : " with its unit") + ", such as " + example(inp) }; }
     var x = Number(m[1].replace(/,/g, "")), unit = (m[2] || "").trim();
     if (unit !== "") {
-      if (!Object.prototype.hasOwnProperty.call(inp.units, unit)) {
+      if (!own(inp.units, unit)) {
         return { error: inp.name + ": '" + unit + "' is not a unit of " + inp.unit + "; for example: " + Object.keys(inp.units).slice(0, 4).join(", ") };
       }
       x *= inp.units[unit];
     } else if (!inp.bare) {
       return { error: inp.name + ": give a unit (" + inp.unit + "), such as " + example(inp) };
     }
-    if (!isFinite(x) || !within(inp, x)) { return { error: inp.name + ": expected " + inp.domain_text + ", found " + text.trim() }; }
+    if (!isFinite(x) || !within(inp, x, data.limits)) { return { error: inp.name + ": expected " + inp.domain_text + ", found " + text.trim() }; }
     return { value: x };
   }
 
   function example(inp) { return numberText(digits(inp.value, 6)) + (inp.bare ? "" : " " + inp.unit); }
 
-  // derivations.engine.blueprint.within
-  function within(inp, m) {
-    var integer = Math.floor(m) === m;
+  // derivations.engine.blueprint.within, its bounds (MAX_MAGNITUDE, MAX_COUNT) carried in the data as `limits`
+  function within(inp, m, limits) {
+    var integer = Math.floor(m) === m, top = limits.magnitude, count = limits.count;
     switch (inp.domain) {
-      case "positive": return m > 0 && m <= 1e300;
-      case "nonnegative": return m >= 0 && m <= 1e300;
+      case "positive": return m > 0 && m <= top;
+      case "nonnegative": return m >= 0 && m <= top;
       case "fraction": return m > 0 && m <= 1;
       case "share": return m >= 0 && m <= 1;
-      case "count": return integer && m >= 1 && m <= 1e9;
-      case "whole": return integer && m >= 0 && m <= 1e9;
-      case "at_least_one": return m >= 1 && m <= 1e300;
+      case "count": return integer && m >= 1 && m <= count;
+      case "whole": return integer && m >= 0 && m <= count;
+      case "at_least_one": return m >= 1 && m <= top;
       default: return false;
     }
   }
@@ -175,8 +177,6 @@
     }
     return null;
   }
-
-  function own(o, k) { return Object.prototype.hasOwnProperty.call(o, k); }
 
   // what the chip, model and formats chosen in `given` bind (the page's where none is chosen), or {error}
   function bound(data, given) {
@@ -288,13 +288,21 @@
   var data = JSON.parse(block.textContent), form = section.querySelector("form");
   section.hidden = false;
   var MATHML = "http://www.w3.org/1998/Math/MathML", CHOICES = ["hardware", "model", "weights", "kv"];
+  // an element the page fills again: its page content kept aside once; emptied for a new value (true), or given its page
+  // content back (false) when the reader's setup is the page's
+  function emptied(el, changed) {
+    if (!el.pageNodes) { el.pageNodes = Array.prototype.slice.call(el.childNodes); }
+    while (el.firstChild) { el.removeChild(el.firstChild); }
+    if (!changed) { el.pageNodes.forEach(function (n) { el.appendChild(n); }); }
+    return changed;
+  }
   form.addEventListener("submit", function (event) {
     event.preventDefault();
     var given = {}, errors = [];
     data.inputs.forEach(function (inp) {
       var field = form.elements.namedItem(inp.name);
       if (!field || field.value.trim() === "" || field.value.trim() === field.defaultValue.trim()) { return; }
-      var got = readField(field.value, inp, data.number_pattern);
+      var got = readField(field.value, inp, data);
       if (got.error) { errors.push(got.error); } else { given[inp.name] = got.value; }
     });
     var sp = data.specs, picked = [], page = { hardware: sp.chip, model: sp.model, weights: sp.weights, kv: sp.kv };
@@ -321,10 +329,7 @@
       : "The page's own inputs.";
     Array.prototype.forEach.call(document.querySelectorAll("[data-live]"), function (cell) {
       var name = cell.getAttribute("data-live");
-      if (!Object.prototype.hasOwnProperty.call(shown, name)) { return; }
-      if (!cell.hasAttribute("data-page")) { cell.setAttribute("data-page", "1"); cell.pageNodes = Array.prototype.slice.call(cell.childNodes); }
-      while (cell.firstChild) { cell.removeChild(cell.firstChild); }
-      if (!changed.length) { cell.pageNodes.forEach(function (n) { cell.appendChild(n); }); return; }
+      if (!own(shown, name) || !emptied(cell, changed.length > 0)) { return; }
       var row = document.createElementNS(MATHML, "mrow"), eq = document.createElementNS(MATHML, "mo"), text = document.createElementNS(MATHML, "mtext");
       eq.textContent = "="; text.textContent = "\u00a0" + shown[name];
       row.appendChild(eq); row.appendChild(text); cell.appendChild(row);
@@ -337,10 +342,8 @@
     // the answer's sentences: each value filled again (a value with none here says so in its place)
     var filled = fills(data, given, values);
     Array.prototype.forEach.call(document.querySelectorAll("[data-fill]"), function (span) {
-      if (!span.hasAttribute("data-page")) { span.setAttribute("data-page", "1"); span.pageNodes = Array.prototype.slice.call(span.childNodes); }
-      while (span.firstChild) { span.removeChild(span.firstChild); }
       var name = span.getAttribute("data-fill"), v = values[name];
-      if (!changed.length) { span.pageNodes.forEach(function (n) { span.appendChild(n); }); return; }
+      if (!emptied(span, changed.length > 0)) { return; }
       span.textContent = own(filled, name) ? filled[name] : "no value (" + (isMissing(v) ? v.reason : "not computed") + ")";
     });
     // the page's verdict and sentence stay (they read the page's values); the claim read again at the reader's inputs follows them

@@ -33,7 +33,7 @@ from markupsafe import Markup
 
 from .build_outputs import LIVE_SCRIPTS as SCRIPTS
 from .derivations.engine import prose, run
-from .derivations.engine.blueprint import BARE_NUMBER_UNITS, DOMAINS, Row
+from .derivations.engine.blueprint import BARE_NUMBER_UNITS, DOMAINS, MAX_COUNT, MAX_MAGNITUDE, Row
 from .derivations.engine.numeric import Missing, Plan
 from .derivations.engine.run import Sheet, Value
 from .grading import values as grading_values
@@ -110,6 +110,7 @@ def live_data(sheet: Sheet) -> dict[str, Any]:
              for st in sheet.steps}
     return {"slug": bp.slug, "plan": plan.to_json(), "values": {k: _value(v) for k, v in base.items()}, "inputs": inputs,
             "steps": steps, "ladders": ladders, "readable": list(READABLE), "results": list(bp.results), "number_pattern": grading_values._NUMBER.pattern,
+            "limits": {"magnitude": float(MAX_MAGNITUDE), "count": MAX_COUNT},
             "claims": _claims(sheet), "fit": run.FIT_STEP if run.FIT_STEP in steps else "", "specs": spec_choices(sheet, plan)}
 
 

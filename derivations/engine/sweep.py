@@ -434,7 +434,7 @@ def _compile(step: Step | None, f: Callable[..., object], scalar: Callable[..., 
 
     A varying value that the constants make unneeded (a term multiplied by a zero constant: the MLA terms of a model
     without MLA) is passed as ABSENT, so its missing points do not reach this step, as in the exact evaluation; the
-    scalar form of `f` tells which (it is called with that value absent and the others at generic values, twice). A pick
+    scalar form of `f` tells which (it is called with that value absent and the others at generic values, `_PROBES`). A pick
     (primitives.Pick) reads the entry its position names, which a generic value does not say: every entry stays needed.
     """
     missing = sorted((v for a in args if isinstance(v := constants.get(a), Missing)), key=lambda m: m.reason)
@@ -442,7 +442,7 @@ def _compile(step: Step | None, f: Callable[..., object], scalar: Callable[..., 
     slots = [i for i, a in enumerate(args) if a not in constants]
     unneeded = set()
     for i in slots if step is None or not step.expr.has(Pick) else ():
-        if all(_absorbed(scalar, fixed, slots, i, seed) for seed in _PROBES):
+        if all(_absorbed(scalar, fixed, slots, i, seed, ascending) for seed, ascending in _PROBES):
             unneeded.add(i)
     for i in unneeded:
         fixed[i] = ABSENT
@@ -458,13 +458,16 @@ def _compile(step: Step | None, f: Callable[..., object], scalar: Callable[..., 
     return _Compiled(step, varying, bound, f"{missing[0].kind}: {missing[0].reason}" if missing else "")
 
 
-#: generic values for the varying arguments of a probe (no two equal, none whole: a difference of two is never zero)
-_PROBES = (0.7390851332151607, 1.6180339887498949)
+#: generic values for the varying arguments of a probe (no two equal, none whole: a difference of two is never zero): in
+#: opposite orders (a difference of two takes each sign, so max(0, a - b) is open at one probe), small and large (floor(n/2)
+#: of a GPU count is zero below two). An argument is unneeded only where every probe leaves the value without it.
+_PROBES = ((0.7390851332151607, True), (1.6180339887498949, False), (37.39085133215161, True), (161.80339887498949, False))
 
 
-def _absorbed(scalar: Callable[..., object], fixed: Sequence[object], slots: Sequence[int], i: int, seed: float) -> bool:
-    """Whether `scalar` has a value with argument `i` absent and the other varying ones at generic values."""
-    probe = [ABSENT if k == i else (seed * (1 + 0.1 * k) if k in slots else x) for k, x in enumerate(fixed)]
+def _absorbed(scalar: Callable[..., object], fixed: Sequence[object], slots: Sequence[int], i: int, seed: float, ascending: bool) -> bool:
+    """Whether `scalar` has a value with argument `i` absent and the other varying ones at generic values (growing with their
+    position, or shrinking)."""
+    probe = [ABSENT if k == i else (seed * (1 + 0.1 * (k if ascending else len(fixed) - k)) if k in slots else x) for k, x in enumerate(fixed)]
     try:
         return scalar(*probe) is not ABSENT
     except (ArithmeticError, ValueError, TypeError):

@@ -25,6 +25,9 @@ GRIDS = [
     ("decode-floor", "t_step", "llama-3.1-8b", {}, {"ep": [1, 2], "dp": [1, 2]}),
     ("batch-knee", "B_max_kv", "deepseek-v3", {"dp": 4}, {"tp": [1, 2, 4, 8], "ep": [4, 8]}),
     ("moe-experts", "bytes_per_step", "qwen3-235b-a22b", {"tp": 2}, {"ep": [1, 2, 3], "dp": [1, 2]}),
+    # the second chip's link terms: max(0, gpus - n_dom) and floor(tp/2) are zero at small generic values, which once made the
+    # compiled grid drop its scale-out bandwidth and torus degree as unneeded (found by the live page's sweep, issue 42)
+    ("hardware-upgrade", "speedup_capacity", "deepseek-v3", {"dp": 8, "ep": 8}, {"tp": [1, 2, 4, 8, 16]}),
 ]
 
 

@@ -3,9 +3,44 @@ sympy here). Values are floats in the panel's SI units; every label is text read
 
 from __future__ import annotations
 
+import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from .figure_refs import stem
+
+#: Points per swept curve (fewer where the input is a whole number over a short range).
+SWEEP_POINTS = 160
+#: Inputs counted in GPUs (tensor, data and expert parallelism): a sweep over one draws the powers of two, the degrees
+#: servers are built with, as points, not a line through 3, 5, 6 and 7 GPUs.
+LAYOUT_DEGREES = ("tp", "dp", "ep", "tp_draft")
+#: A sweep over a whole quantity with at most this many values draws them as points (a tick at each).
+MAX_DISCRETE_POINTS = 12
+#: A swept range is widened to show every marked value with this much room on a log axis (a factor) or a linear one (a share).
+MARK_ROOM = 2.0
+
+
+def sweep_grid(lo: float, hi: float, log: bool, whole: bool, degrees: bool, marks: Sequence[float]) -> list[float]:
+    """The x values a sweep draws from `lo` to `hi` (its span, in the input's symbol's unit): widened to show every marked x
+    value (`marks`), SWEEP_POINTS of them evenly on the axis (`log`: in ratio), whole numbers where the input is one (`whole`),
+    and the powers of two plus the marked values where it is a layout degree (`degrees`). The live pages' script (site
+    figure.js) draws its sweeps by this rule, ported beside it."""
+    if marks:
+        room = MARK_ROOM if log else 1 + (MARK_ROOM - 1) / 10
+        lo, hi = min(lo, min(marks) / room), max(hi, max(marks) * room)
+    if whole:
+        lo, hi = max(math.floor(lo), 1), math.ceil(hi)
+    n = SWEEP_POINTS - 1
+    if log:
+        a, b = math.log10(lo), math.log10(hi)
+        grid = [lo, *(10 ** (a + (b - a) * i / n) for i in range(1, n)), hi]
+    else:
+        grid = [lo, *(lo + (hi - lo) * i / n for i in range(1, n)), hi]
+    if whole:
+        grid = sorted({float(round(x)) for x in grid})
+    if degrees:  # GPUs come in powers of two; a degree marked on the sheet (a --set tp=6) is drawn too
+        grid = sorted({*(2.0**k for k in range(int(math.log2(lo)), int(math.log2(hi)) + 1) if lo <= 2**k <= hi), *(float(m) for m in marks)})
+    return [float(x) for x in grid]
 
 
 @dataclass(frozen=True)

@@ -81,6 +81,22 @@ def plain(text: str) -> str:
     return _INLINE_MATH.sub(words, text).replace("[", "(").replace("]", ")")
 
 
+_CONNECTIVES = {"when", "of", "at", "per", "in", "for", "the", "a", "an", "with", "on", "to"}
+
+
+def shared_words(titles: Iterable[str]) -> str:
+    """What several curves' titles have in common, for their axis: the words they all start with ("Speedup" of "Speedup when
+    compute-bound" and "Speedup when bandwidth-bound"), math and a trailing connective left out; "" where they share none."""
+    common: list[str] = []
+    for words in zip(*(t.split() for t in titles), strict=False):
+        if len({w.lower() for w in words}) != 1 or "$" in words[0]:
+            break
+        common.append(words[0])
+    while common and common[-1].lower() in _CONNECTIVES:
+        common.pop()
+    return " ".join(common)
+
+
 def name(d: Blueprint, p: Plot, step: str) -> str:
     """What a figure calls a step: the plot's label for it, else the step's title."""
     return p.label(step) or step_title(d.step(step))

@@ -61,8 +61,8 @@ from ..derivations.physics import primitives as pr
 from ..specs.errors import SpecError
 from ..units import Quantity, unit, unit_text
 from . import draw_kinds, figure_data, plot_draw
-from .figure_data import Bar, Curve, Figure, Line, Panel, Point, Roof, Segment
-from .figure_refs import alt_text
+from .figure_data import LAYOUT_DEGREES, MAX_DISCRETE_POINTS, SWEEP_POINTS, Bar, Curve, Figure, Line, Panel, Point, Roof, Segment, sweep_grid
+from .figure_refs import alt_text, shared_words
 from .figure_refs import name as _name
 from .figure_refs import step_title as _step_title
 from .numbers import FIGURE_SIGNIFICANT_FIGURES, display, number_text, plain, whole_count
@@ -75,15 +75,6 @@ Resolver = Callable[[Context, Row], Context]
 PLOTS_DIR = "plots"
 FORMATS = ("svg", "pdf")
 STYLE = plot_draw.STYLE
-#: Points per swept curve (fewer where the input is a whole number over a short range).
-SWEEP_POINTS = 160
-#: Inputs counted in GPUs (tensor, data and expert parallelism): a sweep over one draws the powers of two, the degrees
-#: servers are built with, as points, not a line through 3, 5, 6 and 7 GPUs.
-LAYOUT_DEGREES = ("tp", "dp", "ep", "tp_draft")
-#: A sweep over a whole quantity with at most this many values draws them as points (a tick at each).
-MAX_DISCRETE_POINTS = 12
-#: A swept range is widened to show every marked value with this much room on a log axis (a factor) or a linear one (a share).
-MARK_ROOM = 2.0
 _MARKER = re.compile(rb"roofline-plot-data sha256:([0-9a-f]{64})")
 FIGURES = FIGURE_SIGNIFICANT_FIGURES
 
@@ -217,17 +208,8 @@ def _sweep(sheet: Sheet, p: Plot, resolve: Resolver) -> tuple[Panel, ...]:
                 marks_x.append(at)
     fit = _sheet_value(sheet, p.fits_up_to)[0] if p.fits_up_to else None
     lo, hi = (float(inp.parse(t, "plot span").to(x_unit).magnitude) for t in p.span)
-    if marks_x:
-        room = MARK_ROOM if "x" in p.log else 1 + (MARK_ROOM - 1) / 10
-        lo, hi = min(lo, min(marks_x) / room), max(hi, max(marks_x) * room)
     whole = inp.domain in ("count", "whole")
-    if whole:
-        lo, hi = max(math.floor(lo), 1), math.ceil(hi)
-    grid = np.geomspace(lo, hi, SWEEP_POINTS) if "x" in p.log else np.linspace(lo, hi, SWEEP_POINTS)
-    if whole:
-        grid = np.unique(np.round(grid))
-    if inp.name in LAYOUT_DEGREES:  # GPUs come in powers of two; a degree marked on the sheet (a --set tp=6) is drawn too
-        grid = np.unique([*(2.0**k for k in range(int(math.log2(lo)), int(math.log2(hi)) + 1) if lo <= 2**k <= hi), *marks_x])
+    grid = np.array(sweep_grid(lo, hi, "x" in p.log, whole, inp.name in LAYOUT_DEGREES, marks_x))
     y_si = d.symbols[p.y[0]].unit
     raw = {name: _curve(d, ctx, name, inp, grid) for name in p.y}
     all_y = [float(v) for ys in raw.values() if ys is not None for v in ys]
@@ -265,21 +247,10 @@ _QUANTITY_KINDS = (("s", "Time"), ("token/s", "Throughput"), ("J/token", "Energy
                    ("flop/token", "FLOPs per token"), ("B/s", "Bandwidth"), ("flop/B", "Intensity"), ("1", "Ratio"))
 
 
-_CONNECTIVES = {"when", "of", "at", "per", "in", "for", "the", "a", "an", "with", "on", "to"}
-
-
 def _shared_name(d: Derivation, names: Sequence[str], u: pint.Unit) -> str:
     """What several curves have in common, for their axis: the words their step titles start with ("Speedup" of "Speedup when
     compute-bound" and "Speedup when bandwidth-bound"), else the kind of quantity their unit measures."""
-    titles = [_step_title(d.step(n)).split() for n in names]
-    common = []
-    for words in zip(*titles, strict=False):
-        if len({w.lower() for w in words}) != 1 or "$" in words[0]:
-            break
-        common.append(words[0])
-    while common and common[-1].lower() in _CONNECTIVES:
-        common.pop()
-    return " ".join(common) if common else _quantity_kind(u)
+    return shared_words([_step_title(d.step(n)) for n in names]) or _quantity_kind(u)
 
 
 def _quantity_kind(u: pint.Unit) -> str:

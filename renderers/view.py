@@ -288,8 +288,8 @@ def _figures(sheet: Sheet, target: Target, p: Prose, plots: str | None) -> list[
     refs = plot_refs(d, plots, "pdf" if target.name == "tex" else "svg")
     band = engine_band(sheet)
     return [{"path": f["path"], "alt": target.text(f["alt"]),
-             "caption": p(f["caption"]) + (target.text(" " + band) if band and plot.answer else ""), "answer": plot.answer}
-            for plot, f in zip(d.plots, refs, strict=True)]
+             "caption": p(f["caption"]) + (target.text(" " + band) if band and plot.answer else ""), "answer": plot.answer,
+             "name": plot.name} for plot, f in zip(d.plots, refs, strict=True)]
 
 
 def _share(text: str) -> str:

@@ -18,12 +18,16 @@ beside it, and a setup the sheet refuses is refused in one line, as `roofline de
 
 The answer's sentences are filled again: the site marks each value they are filled with (`data-fill`), and the script
 prints it as `renderers.sheet_prose` prints running text. Each claim is read again (`_claims`), one with a row of its own
-at that row on top of the reader's setup. The tables and the figures stay the page's setup's, dimmed while another is shown.
+at that row on top of the reader's setup. Each sweep (a figure over one input) is drawn again as SVG (`figure.js`): the script
+evaluates the plan over the grid `renderers.figure_data.sweep_grid` makes, every other input as the reader set it, and lays it
+out as `renderers.plots` does (`_sweeps` carries the words). The tables and the other figures stay the page's setup's, dimmed
+while another is shown.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import replace
 from fractions import Fraction
 from importlib import resources
@@ -39,7 +43,10 @@ from .derivations.engine.run import Sheet, Value
 from .grading import values as grading_values
 from .practice import unit_table
 from .renderers import site
-from .renderers.figure_refs import step_title
+from .renderers.figure_data import LAYOUT_DEGREES, MAX_DISCRETE_POINTS, SWEEP_POINTS
+from .renderers.figure_refs import name as plot_name
+from .renderers.figure_refs import plain as plain_words
+from .renderers.figure_refs import shared_words, stem, step_title
 from .renderers.numbers import READABLE, digits, display, number_text, plain
 from .renderers.value_text import count_plain
 from .units import pintless
@@ -111,7 +118,78 @@ def live_data(sheet: Sheet) -> dict[str, Any]:
     return {"slug": bp.slug, "plan": plan.to_json(), "values": {k: _value(v) for k, v in base.items()}, "inputs": inputs,
             "steps": steps, "ladders": ladders, "readable": list(READABLE), "results": list(bp.results), "number_pattern": grading_values._NUMBER.pattern,
             "limits": {"magnitude": float(MAX_MAGNITUDE), "count": MAX_COUNT},
-            "claims": _claims(sheet), "fit": run.FIT_STEP if run.FIT_STEP in steps else "", "specs": spec_choices(sheet, plan)}
+            "claims": _claims(sheet), "fit": run.FIT_STEP if run.FIT_STEP in steps else "", "specs": spec_choices(sheet, plan),
+            "sweeps": _sweeps(bp, {i["name"]: i for i in inputs}, steps),
+            "grid": {"points": SWEEP_POINTS, "discrete": MAX_DISCRETE_POINTS, "degrees": list(LAYOUT_DEGREES)}}
+
+
+def _sweeps(bp: Any, inputs: dict[str, Any], steps: dict[str, Any]) -> list[dict[str, Any]]:
+    """The sheet's sweeps as what the live script draws them from (`figure.js`, by `renderers.plots`' rules): the swept input,
+    its span in its symbol's unit, the steps drawn and their names, the marked values (steps or inputs) with the symbol their
+    label gives, the step that bounds what fits, the axes' words and the finding as text and `{name}` fills. A sweep over an
+    input the plan does not read, or of a step it has no value for, is left the page's."""
+    out = []
+    words = bp.latex_names
+    for p in bp.plots:
+        if p.kind != "sweep" or p.x not in inputs or not all(n in steps for n in p.y):
+            continue
+        inp = inputs[p.x]
+        entry = next(i for i in bp.inputs if i.name == p.x)
+        try:
+            lo, hi = (float(run.read_input(entry, t)) * inp["factor"] for t in p.span)
+        except run.UnreadError:
+            continue
+        marks = [{"name": n, "axis": axis, "input": n not in steps, "symbol": symbol_pieces(words[n if n in steps else inputs[n]["symbol"]])}
+                 for axis, names in (("x", p.vlines), ("y", p.hlines)) for n in names if n in steps or n in inputs]
+        titles = [plain_words(plot_name(bp, p, n)) for n in p.y]
+        out.append({"name": p.name, "stem": stem(bp.slug, p.name), "x": p.x, "y": list(p.y), "labels": titles, "lo": lo, "hi": hi,
+                    "log": p.log, "whole": entry.domain in ("count", "whole"), "degrees": p.x in LAYOUT_DEGREES, "marks": marks,
+                    "fit": p.fits_up_to if p.fits_up_to in steps else "",
+                    "xlabel": plain_words((p.labels.get(p.x) or entry.meaning).split(";")[0].split(":")[0].strip()),
+                    "ylabel": titles[0] if len(titles) == 1 else plain_words(shared_words([step_title(bp.step(n)) for n in p.y])),
+                    "title": _segments(p.title, words)})
+    return out
+
+
+_GREEK = {"alpha": "α", "beta": "β", "gamma": "γ", "delta": "δ", "epsilon": "ε", "varepsilon": "ε", "eta": "η", "theta": "θ",
+          "kappa": "κ", "lambda": "λ", "mu": "μ", "pi": "π", "rho": "ρ", "sigma": "σ", "tau": "τ", "phi": "φ", "varphi": "φ",
+          "chi": "χ", "psi": "ψ", "omega": "ω", "Gamma": "Γ", "Delta": "Δ", "Theta": "Θ", "Lambda": "Λ", "Pi": "Π", "Sigma": "Σ",
+          "Phi": "Φ", "Psi": "Ψ", "Omega": "Ω"}
+_COMMAND = re.compile(r"\\(?:mathrm|text|operatorname|mathit|mathbf)\{([^{}]*)\}|\\([A-Za-z]+)")
+_SCRIPT = re.compile(r"([_^])(\{[^{}]*\}|.)")
+
+
+def symbol_pieces(latex: str) -> list[list[str]]:
+    """A symbol's LaTeX as text pieces a figure sets (figure.js): [text, ""] on the line, [text, "sub"] or [text, "sup"]
+    lowered or raised; Greek letters as their characters, upright words as words ('B_{\\mathrm{knee}}' -> B, knee lowered)."""
+    text = _COMMAND.sub(lambda m: m.group(1) if m.group(1) is not None else _GREEK.get(m.group(2), m.group(2)), latex)
+    pieces: list[list[str]] = []
+    last = 0
+    for m in _SCRIPT.finditer(text):
+        pieces.append([text[last:m.start()], ""])
+        pieces.append([m.group(2).strip("{}"), "sub" if m.group(1) == "_" else "sup"])
+        last = m.end()
+    pieces.append([text[last:], ""])
+    return [[t.replace("{", "").replace("}", ""), k] for t, k in pieces if t]
+
+
+def _segments(text: str, latex_names: dict[str, str]) -> list[Any]:
+    """Prose as plain words in pieces: a string is text, a one-item list a `{name}` the script fills."""
+    sentinel = "\x00"
+    filled = prose.render(text, lambda t: t, lambda m: plain_words(f"${m}$"), latex_names, _Sentinels(sentinel))
+    parts = filled.split(sentinel)
+    return [part if i % 2 == 0 else [part] for i, part in enumerate(parts) if part or i % 2]
+
+
+class _Sentinels(dict[str, str]):
+    """Every `{name}` filled with itself between two sentinels, so the filled text splits into text and names."""
+
+    def __init__(self, sentinel: str) -> None:
+        super().__init__()
+        self.sentinel = sentinel
+
+    def __missing__(self, key: str) -> str:
+        return f"{self.sentinel}{key}{self.sentinel}"
 
 
 def _ladder_key(ladders: dict[str, Any], v: Value) -> str:
@@ -292,5 +370,5 @@ def scripts() -> dict[str, str]:
     return {name: resources.files(__package__).joinpath(name).read_text(encoding="utf-8") for name in SCRIPTS}
 
 
-__all__ = ["LADDER_DECADES", "SCRIPTS", "field_text", "ladder", "live_data", "live_page", "scripts"]
+__all__ = ["LADDER_DECADES", "SCRIPTS", "field_text", "ladder", "live_data", "live_page", "scripts", "symbol_pieces"]
 

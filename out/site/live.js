@@ -215,26 +215,70 @@
     return magnitude;
   }
 
-  // the steps' values for `given` (input name -> magnitude in its own unit, and any of hardware, model, weights and kv -> a
-  // choice; the others as the page has them), or {error} where the choices or the layout make no setup
-  function compute(data, given, asRow) {
+  // the values the plan is evaluated at for `given` (input name -> magnitude in its own unit, and any of hardware, model,
+  // weights and kv -> a choice; the others as the page has them), or {error} where the choices or the layout make no setup
+  function setupValues(data, given) {
     var setup = bound(data, given);
     if (setup.error) { return { error: setup.error }; }
     var values = setup.values, magnitude = inputMagnitudes(data, given);
     data.inputs.forEach(function (inp) { values[inp.symbol] = magnitude[inp.name] * inp.factor; });
+    var problem = layoutAt(data, values, setup.pick.model);
+    return problem === null ? { values: values, pick: setup.pick, magnitude: magnitude } : { error: problem };
+  }
+
+  // run.layout_missing: why the layout in `values` is none of the model's (tensor parallelism alone needs no check), or null
+  function layoutAt(data, values, model) {
     var layout = data.specs.layout;
-    if (layout.indexOf("n_dp") >= 0 || layout.indexOf("n_ep") >= 0) {  // run.layout_missing: tensor parallelism alone needs no check
-      var degree = function (s) { return layout.indexOf(s) >= 0 ? values[s] : 1; };
-      var m = data.specs.models[setup.pick.model];
-      var problem = layoutProblem(m.name, m.experts, degree("n_tp"), degree("n_dp"), degree("n_ep"));
-      if (problem !== null) { return { error: problem }; }
-    }
-    var out = RooflinePlan.evaluate(data.plan, values);
+    if (layout.indexOf("n_dp") < 0 && layout.indexOf("n_ep") < 0) { return null; }
+    var degree = function (s) { return layout.indexOf(s) >= 0 ? values[s] : 1; };
+    var m = data.specs.models[model];
+    return layoutProblem(m.name, m.experts, degree("n_tp"), degree("n_dp"), degree("n_ep"));
+  }
+
+  // the steps' values for `given` (as setupValues), or {error} where the sheet refuses the setup
+  function compute(data, given, asRow) {
+    var setup = setupValues(data, given);
+    if (setup.error) { return { error: setup.error }; }
+    var out = RooflinePlan.evaluate(data.plan, setup.values);
     for (var i = 0; i < data.results.length && !asRow; i++) {  // run.solve: a result that does not apply refuses the sheet (not a row)
       var r = out[data.results[i]];
       if (isMissing(r) && r.kind === "n/a") { return { error: r.reason }; }
     }
     return out;
+  }
+
+  // renderers.plots' sweeps at `given` (whose steps' values are `values`): for each, the grid (x in its symbol's unit), each
+  // drawn step's values over it (null where it has none; every other input as set), the marked values (a count at the whole
+  // number the sheet runs) and where the setup stops fitting in memory
+  function sweeps(data, given, values) {
+    var setup = setupValues(data, given);
+    if (setup.error) { return setup; }
+    var byName = {};
+    data.inputs.forEach(function (inp) { byName[inp.name] = inp; });
+    return data.sweeps.map(function (fig) {
+      var inp = byName[fig.x], marks = [];
+      fig.marks.forEach(function (m) {
+        var v = m.input ? setup.magnitude[m.name] * byName[m.name].factor : values[m.name];
+        if (isMissing(v) || typeof v !== "number" || !isFinite(v)) { return; }
+        if (!m.input && data.steps[m.name].counts) { v = wholeCount(data.steps[m.name].rounds, v); }
+        marks.push({ name: m.name, axis: m.axis, symbol: m.symbol, input: m.input, value: v });
+      });
+      var xs = marks.filter(function (m) { return m.axis === "x"; }).map(function (m) { return m.value; });
+      var grid = RooflineFigure.grid(fig.lo, fig.hi, fig.log.indexOf("x") >= 0, fig.whole, fig.degrees, xs, data.grid.points);
+      var curves = fig.y.map(function () { return []; });
+      grid.forEach(function (x) {
+        var at = Object.assign({}, setup.values);
+        at[inp.symbol] = x;
+        var out = fig.degrees && layoutAt(data, at, setup.pick.model) !== null ? {} : RooflinePlan.evaluate(data.plan, at);
+        fig.y.forEach(function (name, k) {
+          var v = out[name];
+          curves[k].push(typeof v === "number" && isFinite(v) ? v : null);
+        });
+      });
+      var fit = fig.fit ? values[fig.fit] : null, last = grid[grid.length - 1];
+      return { name: fig.name, x: grid, y: curves, marks: marks, fit: fig.fit ? (typeof fit === "number" ? fit : "none") : null,
+               overflow: typeof fit === "number" && fit < last ? [fit, last] : null };
+    });
   }
 
   // what each `{name}` of the answer's sentences is filled with at `given`: the steps' and the inputs' values as running text
@@ -248,6 +292,21 @@
       out[inp.name] = runningText(data, magnitude[inp.name] * inp.factor, { counts: "" }, data.ladders[inp.ladder]);
     });
     return out;
+  }
+
+  // renderers.plots._title: a figure's finding filled as a figure writes values (three figures, a count whole without its
+  // noun, a step with no value by its kind)
+  function figureTitle(data, fig, values, magnitude) {
+    var byName = {};
+    data.inputs.forEach(function (inp) { byName[inp.name] = inp; });
+    return fig.title.map(function (part) {
+      if (typeof part === "string") { return part; }
+      var name = part[0], step = data.steps[name];
+      if (own(byName, name)) { return plainText(magnitude[name] * byName[name].factor, data.ladders[byName[name].ladder], 3); }
+      var v = values[name];
+      if (isMissing(v)) { return v.kind; }
+      return plainText(step.counts ? wholeCount(step.rounds, v) : v, data.ladders[step.ladder], 3);
+    }).join("");
   }
 
   function texts(data, given) {
@@ -279,7 +338,10 @@
   }
 
   root.RooflineLive = { compute: compute, texts: texts, fills: fills, readField: readField, digits: digits, numberText: numberText,
-                        claimVerdicts: claimVerdicts };
+                        claimVerdicts: claimVerdicts, sweeps: sweeps,
+                        figureTitle: function (data, given, k) {
+                          return figureTitle(data, data.sweeps[k], compute(data, given), setupValues(data, given).magnitude);
+                        } };
 
   // --- the page ---
   if (typeof document === "undefined") { return; }
@@ -295,6 +357,49 @@
     while (el.firstChild) { el.removeChild(el.firstChild); }
     if (!changed) { el.pageNodes.forEach(function (n) { el.appendChild(n); }); }
     return changed;
+  }
+  // each sweep drawn for the reader's setup (figure.js), as renderers.plots lays it out: x in its input's unit, y in the unit
+  // the first curve's step shows the values' middle in (each tick with its own unit over more than five decades), the marks
+  // labelled with their symbol and value, what does not fit shaded; by figure name
+  function drawSweeps(data, given, values) {
+    var got = sweeps(data, given, values), out = {}, byName = {};
+    if (got.error) { return out; }
+    data.inputs.forEach(function (inp) { byName[inp.name] = inp; });
+    data.sweeps.forEach(function (fig, i) {
+      var s = got[i], inp = byName[fig.x], ladder = data.ladders[data.steps[fig.y[0]].ladder], ylog = fig.log.indexOf("y") >= 0;
+      var ys = [];
+      s.y.forEach(function (c) { c.forEach(function (v) { if (v !== null && v !== 0) { ys.push(Math.abs(v)); } }); });
+      ys.sort(function (a, b) { return a - b; });
+      var r = ys.length ? rung(ladder, ys[Math.floor(ys.length / 2)]) : ["1", 1], each = ylog && ys.length && ys[ys.length - 1] / ys[0] > 1e5;
+      var mark = function (m) {
+        var ladderOf = m.input ? data.ladders[byName[m.name].ladder] : data.ladders[data.steps[m.name].ladder];
+        return m.symbol.concat([[" = " + runningText(data, m.value, m.input ? { counts: "" } : data.steps[m.name], ladderOf), ""]]);
+      };
+      var curves = [], none = [];
+      s.y.forEach(function (c, k) {
+        if (c.some(function (v) { return v !== null; })) {
+          curves.push({ label: fig.labels[k], step: fig.y[k], y: c.map(function (v) { return v === null ? null : v * r[1]; }) });
+        } else { none.push(fig.labels[k]); }
+      });
+      var unit = r[0] === "1" ? "" : unitWord(r[0], { mantissa: "2", exponent: null }), xunit = inp.unit === "1" ? "" : unitWord(inp.unit, { mantissa: "2", exponent: null });
+      var fitMark = s.overflow ? fig.marks.filter(function (m) { return m.name === fig.fit; })[0] : null;
+      var figure = document.querySelector('figure[data-plot="' + fig.name + '"]'), img = figure ? figure.querySelector("img") : null;
+      out[fig.name] = RooflineFigure.draw(document, {
+        title: figureTitle(data, fig, values, setupValues(data, given).magnitude),
+        alt: img ? img.getAttribute("alt") : fig.name, width: figure ? figure.clientWidth : 0, xlog: fig.log.indexOf("x") >= 0, ylog: ylog,
+        xlabel: fig.xlabel.charAt(0).toUpperCase() + fig.xlabel.slice(1) + (xunit ? " (" + xunit + ")" : ""),
+        ylabel: each ? fig.ylabel || "" : (fig.ylabel ? fig.ylabel + (unit ? " (" + unit + ")" : "") : unit),
+        x: s.x.map(function (x) { return x / inp.factor; }), curves: curves, discrete: fig.whole && s.x.length <= data.grid.discrete,
+        vlines: s.marks.filter(function (m) { return m.axis === "x"; }).map(function (m) { return { name: m.name, label: mark(m), value: m.value / inp.factor }; }),
+        hlines: s.marks.filter(function (m) { return m.axis === "y"; }).map(function (m) { return { name: m.name, label: mark(m), value: m.value * r[1] }; }),
+        overflow: s.overflow ? { from: s.overflow[0] / inp.factor, to: s.overflow[1] / inp.factor,
+                                 label: [["does not fit in memory beyond ", ""]].concat(fitMark ? fitMark.symbol : [], [[(fitMark ? " = " : "")
+                                   + runningText(data, s.overflow[0], data.steps[fig.fit], data.ladders[data.steps[fig.fit].ladder]), ""]]) } : null,
+        note: (none.length ? none.join(", ") + ": no value in this setup" : "") + (s.fit === "none" ? (none.length ? "; " : "") + "does not fit in memory at any " + fig.x + " shown" : ""),
+        tick: function (v) { return each ? plainText(v / r[1], ladder, 3) : numberText(digits(v, 3)); },
+        xtick: function (v) { return numberText(digits(v, 3)); } });
+    });
+    return out;
   }
   form.addEventListener("submit", function (event) {
     event.preventDefault();
@@ -321,8 +426,9 @@
     status.toggleAttribute("data-over", changed.length > 0 && over);
     status.textContent = changed.length
       ? "Recomputed for " + picked.concat(typed.map(function (n) { return n + " = " + form.elements.namedItem(n).value.trim(); })).join(", ")
-        + ". The answer's numbers, the steps' values and the results follow, and each claim is read again after its sentence (one "
-        + "read at a setup of its own, at that setup on top of yours); the tables and the figures are the page's own setup's."
+        + ". The answer's numbers, the steps' values, the results and the curves of every figure over an input follow, and each "
+        + "claim is read again after its sentence (one read at a setup of its own, at that setup on top of yours); the tables "
+        + "and the other figures are the page's own setup's."
         + (warning ? " " + warning : "") + (sp.second && picked.length ? " " + sp.second : "")
         + (over ? " Does not fit: this setup needs " + numberText(digits(fit, 3)) + " times the memory one GPU has, so its times "
            + "describe a server that cannot be built as stated (more GPUs, a smaller batch or a shorter context)." : "")
@@ -335,12 +441,18 @@
       row.appendChild(eq); row.appendChild(text); cell.appendChild(row);
     });
     Array.prototype.forEach.call(document.querySelectorAll("[data-numbers]"), function (r) { r.toggleAttribute("data-hide", changed.length > 0); });
-    // what does not follow yet (the figures, the tables but the results) is dimmed while the page shows another setup
-    Array.prototype.forEach.call(document.querySelectorAll("figure, table"), function (el) {
-      if (!section.contains(el)) { el.toggleAttribute("data-stale", changed.length > 0); }
-    });
     // the answer's sentences: each value filled again (a value with none here says so in its place)
     var filled = fills(data, given, values);
+    // the sweeps drawn again; what does not follow yet (the other figures, the tables but the results) is dimmed
+    var drawn = changed.length ? drawSweeps(data, given, values) : {};
+    Array.prototype.forEach.call(document.querySelectorAll("figure, table"), function (el) {
+      if (section.contains(el)) { return; }
+      var name = el.getAttribute("data-plot"), link = el.querySelector("a"), svg = el.querySelector("svg[data-drawn]");
+      if (svg) { el.removeChild(svg); }
+      if (link) { link.hidden = own(drawn, name); }
+      if (own(drawn, name)) { el.insertBefore(drawn[name].cloneNode(true), el.firstChild); }
+      el.toggleAttribute("data-stale", changed.length > 0 && !own(drawn, name));
+    });
     Array.prototype.forEach.call(document.querySelectorAll("[data-fill]"), function (span) {
       var name = span.getAttribute("data-fill"), v = values[name];
       if (!emptied(span, changed.length > 0)) { return; }

@@ -30,12 +30,12 @@ def _policy(page: str) -> str:
     return html.unescape(re.search(r'http-equiv="Content-Security-Policy" content="([^"]*)"', page).group(1))
 
 
-def test_every_shipped_page_runs_the_two_live_scripts_from_its_folder_and_nothing_inline():
+def test_every_shipped_page_runs_the_live_scripts_from_its_folder_and_nothing_inline():
     for slug in registry.SLUGS:
         page = (SITE / f"{slug}.html").read_text(encoding="utf-8")
         assert "script-src 'self';" in _policy(page) and "unsafe" not in _policy(page)
         assert re.findall(r"<script\b[^>]*>", page) == ['<script type="application/json" id="live-data">', '<script src="plan.js">',
-                                                        '<script src="live.js">'], slug
+                                                        '<script src="figure.js">', '<script src="live.js">'], slug
         assert not re.search(r"<[a-z]+\b[^>]*\son[a-z]+\s*=", page)
         assert "<" not in re.search(r'id="live-data">(.*?)</script>', page, re.S).group(1)
         assert '<section id="live" hidden>' in page  # without scripts the page is the static sheet
@@ -234,6 +234,68 @@ def test_the_formatting_and_binding_agree_with_python_on_every_step(browser):
                 assert got == text, (slug, given, name, got, text)
             total += 1
     assert total > 500
+    tab.close()
+
+
+SWEEP_CASES = [("batch-knee", {"hardware": "h200", "model": "llama-3.1-70b", "batch": "8"}), ("batch-knee", {"context": "65536"}),
+               ("hardware-upgrade", {"model": "llama-3.1-70b", "tp": "2"}), ("hardware-upgrade", {"model": "deepseek-v3", "dp": "8", "ep": "8"}),
+               ("flash-attention-io", {"seq_len": "8192"}), ("prefix-cache", {"model": "llama-3.1-70b"}),
+               ("joules-per-token", {"hardware": "b200", "weights": "fp8"}), ("moe-experts", {"model": "deepseek-v3", "batch": "64"}),
+               ("kv-tiers", {"context": "131072", "kv": "fp8"}), ("slo-goodput", {"hardware": "mi300x"}),
+               ("int4-flip", {"hardware": "l40s"}), ("disaggregation", {"model": "qwen2.5-72b"}),
+               ("prefill-decode-crossover", {"hardware": "a100-sxm-80gb"}), ("attention-kinds", {"model": "qwen3-next-80b-a3b"}),
+               ("flops-per-token", {"model": "nemotron-h-56b-base-8k"})]
+
+
+def _close(a: float | None, b: float | None) -> bool:
+    return (a is None and b is None) or (a is not None and b is not None and abs(a - b) <= 1e-9 * max(abs(a), abs(b), 1e-300))
+
+
+@pytest.mark.slow
+def test_every_sweep_is_drawn_over_the_grid_and_values_renderers_plots_draws(browser):
+    """Each figure over one input is computed again in the browser (RooflineLive.sweeps): the same grid, the same curve at
+    every point, the same marked values and the same shading as `renderers.plots` computes for `roofline derive` at that setup."""
+    from roofline.renderers import plots
+    from roofline.renderers.figure_refs import plain
+    from roofline.units import Quantity
+
+    tab = browser.new_page()
+    tab.set_content("<p>live</p>")
+    for name in live.SCRIPTS:
+        tab.add_script_tag(content=(ROOT / name).read_text(encoding="utf-8"))
+    sheets_with_sweeps = set()
+    points = 0
+    for slug, given in SWEEP_CASES:
+        data = live.live_data(api.derive(slug))
+        magnitudes = {k: v if k in CHOICES else float(v) for k, v in given.items()}
+        got = tab.evaluate("([d, g]) => RooflineLive.sweeps(d, g, RooflineLive.compute(d, g))", [data, magnitudes])
+        spec = {k: (v or None) for k, v in given.items() if k in CHOICES}
+        sheet = api.derive(slug, overrides=[f"{k}={v}" for k, v in given.items() if k not in CHOICES], **spec)
+        figures = {f.name: f for f in plots.figures(sheet, api.resolve_row) if f.kind == "sweep"}
+        assert set(figures) == {s["name"] for s in data["sweeps"]} == {g["name"] for g in got}, slug
+        units = {st.step.name: st.value.unit for st in sheet.steps}
+        for fig, js in zip(data["sweeps"], got, strict=True):
+            panel = figures[fig["name"]].panels[0]
+            assert len(js["x"]) == len(panel.curves[0].x) and all(map(_close, js["x"], panel.curves[0].x)), (slug, fig["name"])
+            drawn = [c.step for c in panel.curves]
+            assert drawn == [n for n, ys in zip(fig["y"], js["y"], strict=True) if any(v is not None for v in ys)], (slug, drawn)
+            for curve in panel.curves:
+                shown = float(Quantity(1, units[curve.step]).to(panel.units[1]).magnitude)
+                ys = js["y"][fig["y"].index(curve.step)]
+                assert all(map(_close, [None if v is None else v * shown for v in ys], [None if v != v else v for v in curve.y])), (slug, curve.step)
+                points += len(ys)
+            marks = {m["name"]: m["value"] * (shown if m["axis"] == "y" else 1) for m in js["marks"]}
+            assert {ln.step for ln in panel.lines} == set(marks), (slug, fig["name"])
+            for ln in panel.lines:
+                assert _close(marks[ln.step], ln.value), (slug, ln.step, marks[ln.step], ln.value)
+            assert (js["overflow"] is None) == (not panel.overflow), (slug, fig["name"])
+            if panel.overflow:
+                assert all(map(_close, js["overflow"], panel.overflow[0]))
+            title = tab.evaluate("([d, g, k]) => RooflineLive.figureTitle(d, g, k)", [data, magnitudes, data["sweeps"].index(fig)])
+            assert title == plain(figures[fig["name"]].title), (slug, title)
+            sheets_with_sweeps.add(slug)
+    assert sheets_with_sweeps == {s for s in registry.SLUGS if any(p.kind == "sweep" for p in registry.get(s).blueprint.plots)}
+    assert points > 2000
     tab.close()
 
 

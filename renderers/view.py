@@ -35,6 +35,7 @@ from dataclasses import replace
 from typing import Any
 
 from ..derivations.engine.run import Sheet, SolvedStep
+from ..derivations.engine.setup import ProfileData
 from . import forms as printed_forms
 from .claims_text import claim_items, positions_text, step_label_text
 from .equations import equation, step_lead, step_why
@@ -289,7 +290,8 @@ def _figures(sheet: Sheet, target: Target, p: Prose, plots: str | None) -> list[
     band = engine_band(sheet)
     return [{"path": f["path"], "alt": target.text(f["alt"]),
              "caption": p(f["caption"]) + (target.text(" " + band) if band and plot.answer else ""), "answer": plot.answer,
-             "name": plot.name} for plot, f in zip(d.plots, refs, strict=True)]
+             "name": plot.name, "text": p(f["caption"]), "band": target.text(band) if band and plot.answer else ""}
+            for plot, f in zip(d.plots, refs, strict=True)]
 
 
 def _share(text: str) -> str:
@@ -302,7 +304,14 @@ def engine_band(sheet: Sheet) -> str | None:
     (one of its engine inputs not set) says how far a measurement left out of the fit lands from the prediction; None for a
     sheet that reads none, or a profile that is not fitted (`ideal`)."""
     e = sheet.setup.engine
-    if e is None or not e.records or not any(i.name in e.parsed and not i.is_set for i in sheet.inputs):
+    if e is None or not any(i.name in e.parsed and not i.is_set for i in sheet.inputs):
+        return None
+    return profile_band(e)
+
+
+def profile_band(e: ProfileData) -> str | None:
+    """What a profile's fit leaves as error, in a sentence (engine_band's); None for a profile fitted to nothing."""
+    if not e.records:
         return None
     s = dict(e.summary)
     many = "s" if e.records != 1 else ""

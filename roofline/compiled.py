@@ -521,6 +521,10 @@ class _Catalog:
             self._specs[(kind, name)] = spec(data)
         return self._specs[(kind, name)]
 
+    def engine_names(self) -> tuple[str, ...]:
+        """The shipped engine profiles' names, in the catalog's order."""
+        return tuple(self._data["engines"])
+
     def engine(self, name: str) -> ProfileData:
         if name not in self._engines:
             data = self._data["engines"].get(name)

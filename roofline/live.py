@@ -8,8 +8,9 @@ context of the serving step is the prompt plus half the output, `conventions.ser
 does: the unit each decade of a value is shown in (`display`) is carried here as a ladder, so the script only picks a rung and
 rounds (`renderers.numbers.digits`).
 
-The chip, the model and the number formats are chosen from lists (`spec_choices`): the values a chip binds and those a model
-binds are carried per chip and per model, and the values that depend on both with the formats (the peak at the math the
+The chip, the model, the number formats and the engine profile are chosen from lists (`spec_choices`). A profile supplies
+the engine inputs it sets unless they are typed (`_engine_values`, as `run.input_magnitude` reads them). The values a chip
+binds and those a model binds are carried per chip and per model, and the values that depend on both with the formats (the peak at the math the
 weights run at, the weights' widths, the KV cache's) as a table over every shipped chip, model and format choice, each
 made by the setup a table row of that chip, model and formats has (`compiled.row_setup`), so the script only looks values
 up; a sheet's second chip or model is carried over model and weights (its values follow the target and the weights' math,
@@ -49,6 +50,7 @@ from .renderers.figure_refs import plain as plain_words
 from .renderers.figure_refs import shared_words, stem, step_title
 from .renderers.numbers import READABLE, digits, display, number_text, plain
 from .renderers.value_text import count_plain
+from .renderers.view import engine_band
 from .units import pintless
 
 #: Decades of a step's value (in its own unit) whose display unit the ladder holds: 10^-LADDER_DECADES to 10^LADDER_DECADES.
@@ -220,7 +222,10 @@ def spec_choices(sheet: Sheet, plan: Plan) -> dict[str, Any]:
     vectors, index = _indexed(_joint_table(s, tuple(chips), tuple(models)), joint)
     second = (bp.second_hardware, bp.second_model)
     twin_vectors, twin_index = _indexed(_twin_table(s, tuple(models), second), twins) if twins else ([], [])
-    return {"chip": s.hardware.key, "model": s.model.key, "weights": "", "kv": s.kv.name,
+    engines = {n: cat.engine(n) for n in cat.engine_names()}
+    return {"chip": s.hardware.key, "model": s.model.key, "weights": "", "kv": s.kv.name, "engine": s.engine.name if s.engine else "",
+            "engines": {n: {"values": _engine_values(sheet, plan, e), "band": _band(sheet, e)} for n, e in engines.items()},
+            "engine_order": list(engines),
             "weight_choices": list(WEIGHT_CHOICES), "kv_choices": list(KV_CHOICES),
             "chips": {h: {"name": c.name, "values": {n: _value(c.values[n]) for n in own["hardware"]}} for h, c in chips.items()},
             "models": {m: {"name": c.name, "experts": c.experts, "warning": c.checkpoint_warning or "",
@@ -228,6 +233,19 @@ def spec_choices(sheet: Sheet, plan: Plan) -> dict[str, Any]:
             "chip_order": list(chips), "model_order": list(models), "joint": joint, "vectors": vectors, "index": index,
             "twins": twins, "twin_vectors": twin_vectors, "twin_index": twin_index,
             "layout": [n for n in run.LAYOUT_INPUTS if n in plan.inputs], "second": _second(s)}
+
+
+def _engine_values(sheet: Sheet, plan: Plan, e: Any) -> dict[str, float]:
+    """The magnitude each input the profile `e` supplies takes under it on the page (an input set on the page keeps its value,
+    as `run.input_magnitude` reads it: a set value first, a profile's before a default)."""
+    bp, s = sheet.blueprint, replace(sheet.setup, engine=e)
+    defaults = _plan_and_defaults(bp.slug)[1]
+    return {i.name: float(run.input_magnitude(i, s, defaults, bp.inputs)[0]) for i in bp.inputs if i.symbol in plan.inputs and i.name in e.parsed}
+
+
+def _band(sheet: Sheet, e: Any) -> str:
+    """The answer figure's sentence on the profile's error under `e` (`renderers.view.engine_band`), "" where it has none."""
+    return engine_band(replace(sheet, setup=replace(sheet.setup, engine=e))) or ""
 
 
 def _indexed(table: tuple[Any, ...], names: list[str]) -> tuple[list[Any], list[int]]:
@@ -300,8 +318,8 @@ def _claims(sheet: Sheet) -> list[dict[str, Any]]:
     """Each claim as `run._read_claim` reads it: its sides' steps (or the claimed quantity), the factors that put both in one
     unit (`run.claim_sides`, linear in each side), the tolerance and whether it says "at least"; a claim read at another
     setup (its `where` row) also carries that row as choices and input magnitudes (`_where`). A claim whose page value is
-    missing, or whose row changes what a live page cannot (the math, the engine profile, a second chip or model, a format
-    not in its lists), is not recomputed."""
+    missing, or whose row changes what a live page cannot (the math, a second chip or model, a format not in its lists), is
+    not recomputed."""
     out = []
     bp = sheet.blueprint
     title = {st.step.name: prose.plain(step_title(st.step), bp.latex_names) for st in sheet.steps}
@@ -319,12 +337,12 @@ def _claims(sheet: Sheet) -> list[dict[str, Any]]:
 
 
 def _where(bp: Any, row: Any) -> dict[str, Any] | None:
-    """A claim's row as what the live script sets on top of the reader's setup: its chip, model and formats among the
-    page's lists, and its inputs as magnitudes in their own units (`run.read_input`); None where it changes anything else."""
-    if row.math or row.engine or row.second_hardware or row.second_model or (row.weights and row.weights not in WEIGHT_CHOICES) or (
+    """A claim's row as what the live script sets on top of the reader's setup: its chip, model, formats and engine profile
+    among the page's lists, and its inputs as magnitudes in their own units (`run.read_input`); None where it changes anything else."""
+    if row.math or row.second_hardware or row.second_model or (row.weights and row.weights not in WEIGHT_CHOICES) or (
             row.kv and row.kv not in KV_CHOICES):
         return None
-    given: dict[str, Any] = {k: getattr(row, k) for k in ("hardware", "model", "weights", "kv") if getattr(row, k)}
+    given: dict[str, Any] = {k: getattr(row, k) for k in ("hardware", "model", "weights", "kv", "engine") if getattr(row, k)}
     named = {i.name: i for i in bp.inputs}
     for name, text in row.set.items():
         try:
@@ -351,7 +369,8 @@ def live_page(sheet: Sheet) -> site.Live:
     choices = (("hardware", "chip", tuple((k, c["name"]) for k, c in sp["chips"].items()), sp["chip"]),
                ("model", "model", tuple((k, c["name"]) for k, c in sp["models"].items()), sp["model"]),
                ("weights", "weights", tuple((w, FORMAT_WORDS.get(w, w)) for w in WEIGHT_CHOICES), sp["weights"]),
-               ("kv", "KV cache", tuple((k, FORMAT_WORDS.get(k, k)) for k in KV_CHOICES), sp["kv"]))
+               ("kv", "KV cache", tuple((k, FORMAT_WORDS.get(k, k)) for k in KV_CHOICES), sp["kv"]),
+               ("engine", "engine profile", tuple((e, e) for e in sp["engine_order"]), sp["engine"]))
     by_name = bp.latex_names
     steps = {st.step.name: st for st in sheet.steps}
     results = tuple((name, prose.plain(step_title(steps[name].step), by_name), _text(steps[name])) for name in bp.results if name in steps)

@@ -181,6 +181,7 @@
   // what the chip, model and formats chosen in `given` bind (the page's where none is chosen), or {error}
   function bound(data, given) {
     var sp = data.specs, values = Object.assign({}, data.values);
+    if (own(given, "engine") && !own(sp.engines, given.engine)) { return { error: "not a shipped engine profile: " + String(given.engine).slice(0, 40) }; }
     var pick = { hardware: own(given, "hardware") ? given.hardware : sp.chip, model: own(given, "model") ? given.model : sp.model,
                  weights: own(given, "weights") ? given.weights : sp.weights, kv: own(given, "kv") ? given.kv : sp.kv };
     if (pick.hardware === sp.chip && pick.model === sp.model && pick.weights === sp.weights && pick.kv === sp.kv) { return { values: values, pick: pick }; }
@@ -196,15 +197,18 @@
     return { values: values, pick: pick };
   }
 
-  // each input's magnitude in its own unit at `given`: as typed, else the input it follows, else the serving context, else the page's
+  // each input's magnitude in its own unit at `given` (run.input_magnitude): as typed, else the input it follows, else the
+  // engine profile's where `given` picks another than the page's, else the serving context, else the page's
   function inputMagnitudes(data, given) {
-    var byName = {}, magnitude = {};
+    var byName = {}, magnitude = {}, sp = data.specs;
+    var engine = own(given, "engine") && given.engine !== sp.engine && own(sp.engines, given.engine) ? sp.engines[given.engine].values : {};
     data.inputs.forEach(function (inp) { byName[inp.name] = inp; });
     function value(inp) {
       if (own(magnitude, inp.name)) { return magnitude[inp.name]; }
       var v;
       if (own(given, inp.name)) { v = given[inp.name]; }
       else if (inp.follows && byName[inp.follows]) { v = value(byName[inp.follows]); }
+      else if (own(engine, inp.name)) { v = engine[inp.name]; }
       else if (inp.name === "context" && own(given, "output_len") && given.output_len > 0 && byName.prompt_len) {
         v = value(byName.prompt_len) + given.output_len / 2;  // conventions.serving_context: the prompt plus half the output
       } else { v = inp.value; }
@@ -349,7 +353,7 @@
   if (!block || !section) { return; }
   var data = JSON.parse(block.textContent), form = section.querySelector("form");
   section.hidden = false;
-  var MATHML = "http://www.w3.org/1998/Math/MathML", CHOICES = ["hardware", "model", "weights", "kv"];
+  var MATHML = "http://www.w3.org/1998/Math/MathML", CHOICES = ["hardware", "model", "weights", "kv", "engine"];
   // an element the page fills again: its page content kept aside once; emptied for a new value (true), or given its page
   // content back (false) when the reader's setup is the page's
   function emptied(el, changed) {
@@ -410,10 +414,13 @@
       var got = readField(field.value, inp, data);
       if (got.error) { errors.push(got.error); } else { given[inp.name] = got.value; }
     });
-    var sp = data.specs, picked = [], page = { hardware: sp.chip, model: sp.model, weights: sp.weights, kv: sp.kv };
+    var sp = data.specs, picked = [], page = { hardware: sp.chip, model: sp.model, weights: sp.weights, kv: sp.kv, engine: sp.engine };
     CHOICES.forEach(function (name) {  // the chip, model and formats: a choice only where it is not the page's
       var field = form.elements.namedItem(name);
-      if (field && field.value !== page[name]) { given[name] = field.value; picked.push(field.options[field.selectedIndex].text); }
+      if (field && field.value !== page[name]) {
+        given[name] = field.value;
+        picked.push(name === "engine" ? "the " + field.value + " engine profile" : field.options[field.selectedIndex].text);
+      }
     });
     var status = section.querySelector("output");
     var values = errors.length ? { error: errors[0] } : compute(data, given);
@@ -457,6 +464,11 @@
       var name = span.getAttribute("data-fill"), v = values[name];
       if (!emptied(span, changed.length > 0)) { return; }
       span.textContent = own(filled, name) ? filled[name] : "no value (" + (isMissing(v) ? v.reason : "not computed") + ")";
+    });
+    // the answer figure's sentence on the engine profile's error: the chosen profile's
+    var engine = own(given, "engine") ? given.engine : sp.engine;
+    Array.prototype.forEach.call(document.querySelectorAll("[data-band]"), function (span) {
+      if (emptied(span, engine !== sp.engine)) { span.textContent = sp.engines[engine].band; }
     });
     // the page's verdict and sentence stay (they read the page's values); the claim read again at the reader's inputs follows them
     claimVerdicts(data, values, given).forEach(function (v) {

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from roofline.derivations.engine.planning import plan_of
 from roofline.derivations.questions import registry
-from roofline.renderers import site
+from roofline.renderers import site, view
 from roofline.renderers.sheet_prose import Prose
 from roofline.renderers.value_text import count_plain
 from roofline.renderers.view import PAGE_ONE_CLAIMS
@@ -75,9 +75,9 @@ def test_the_choices_cover_every_shipped_chip_model_and_format_once():
     refused = [v["error"] for v in sp["vectors"] if isinstance(v, dict)]
     assert any("A100 SXM4 80GB lists no dense fp8 peak" in r for r in refused)
     page = site.render_sheet(sheet, list(registry.SLUGS), live=live.live_page(sheet))
-    for name in ("hardware", "model", "weights", "kv"):
+    for name in ("hardware", "model", "weights", "kv", "engine"):
         assert f'<select name="{name}">' in page
-    assert page.count(" selected>") == 4 and f'<option value="{sheet.setup.model.key}" selected>' in page
+    assert page.count(" selected>") == 5 and f'<option value="{sheet.setup.engine.name}" selected>' in page and f'<option value="{sheet.setup.model.key}" selected>' in page
     assert f'<option value="{sheet.setup.hardware.key}" selected>' in page
 
 
@@ -89,7 +89,9 @@ CASES = [("decode-floor", {"batch": "64", "context": "32768"}), ("decode-floor",
          ("hardware-upgrade", {"hardware": "h800", "model": "deepseek-v3"}), ("speculative-decoding", {"model": "llama-3.1-70b", "kv": "fp8"}),
          ("batch-knee", {"tp": "4"}), ("ridge-coincidence", {}), ("speculative-decoding", {"draft_length": "2", "batch": "32"}),
          ("kv-tiers", {"context": "131072"}), ("moe-experts", {"batch": "3"}), ("slo-goodput", {"batch": "16"}),
-         ("prefill-decode-crossover", {"prompt_len": "4096"}), ("mbu-diagnosis", {"mbu": "0.5"})]
+         ("prefill-decode-crossover", {"prompt_len": "4096"}), ("mbu-diagnosis", {"mbu": "0.5"}),
+         ("batch-knee", {"engine": "vllm", "batch": "32"}), ("decode-floor", {"engine": "ideal", "hardware": "b200"}),
+         ("joules-per-token", {"engine": "gpt-fast", "batch": "16"})]
 
 
 @pytest.fixture(scope="module")
@@ -103,7 +105,7 @@ def browser():
         b.close()
 
 
-CHOICES = ("hardware", "model", "weights", "kv")
+CHOICES = ("hardware", "model", "weights", "kv", "engine")
 #: sheets with a claim on page 1 read at a setup of its own
 WHERE_CLAIMS = ("moe-experts", "ridge-coincidence")
 
@@ -144,6 +146,11 @@ def test_the_page_recomputes_its_steps_as_roofline_derive_does(browser, slug, gi
     if not any(("no value here" in a or "not apply here" in a) for a in answer):
         assert shown == answer, slug
         checked += len(answer)
+    # the answer figure's sentence on the engine profile's error is the chosen profile's (view.engine_band of that sheet)
+    band = tab.locator("[data-band]")
+    if band.count():
+        assert band.first.text_content() == (view.engine_band(sheet) or ""), slug
+        checked += 1
     status = tab.locator("#live output")
     assert (status.get_attribute("data-over") is not None) == (sheet.overflow is not None and bool(given))
     if sheet.overflow is not None and given:

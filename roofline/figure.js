@@ -136,7 +136,8 @@
   }
 
   // A sweep as an SVG element. `f`: title, alt, xlabel, ylabel, xlog, ylog, x (values shown), curves [{label, y (shown, null
-  // where none)}], vlines and hlines [{label, value}], overflow {from, to, label} or null, discrete, note, width (the room it
+  // where none), colour and dash (its own, else the palette's next)}], points [{x, y, group (its colour and legend entry), label, note (placed beside it)}], vlines and hlines
+  // [{label, value}], overflow {from, to, label} or null, discrete, note, width (the room it
   // has in CSS pixels: the text keeps its size on a phone), and `tick` (a y value's text: the number, or the number with its
   // unit where each tick says its own) and `xtick` (an x value's text)
   function draw(doc, f) {
@@ -145,7 +146,12 @@
     var xlabelLines = wrap(f.xlabel, Math.floor((W - LEFT - RIGHT) / (FONT * 0.52)));
     // the legend: one entry per curve (and the shading), flowed into rows, an entry too long for a row broken into lines
     var legend = [], room = W - LEGEND_LEFT - RIGHT, used = 0, rowY = 0, rowLines = 1, charWidth = FONT * 0.52;
-    f.curves.concat(f.overflow ? [{ label: f.overflow.label, shade: true }] : []).forEach(function (c, i) {
+    // the points' colours follow the curves' own (a curve drawn in a colour of its own, a roof in ink, takes none)
+    var pointsFrom = f.curves.filter(function (c) { return !c.colour; }).length;
+    var groups = f.points ? distinct(f.points.map(function (q) { return q.group; })).map(function (g) {
+      return { label: f.points.filter(function (q) { return q.group === g; })[0].label, marker: true, colour: PALETTE[(pointsFrom + g) % PALETTE.length] };
+    }) : [];
+    f.curves.concat(groups, f.overflow ? [{ label: f.overflow.label, shade: true }] : []).forEach(function (c, i) {
       var lines = breakLines(typeof c.label === "string" ? [[c.label, ""]] : c.label, Math.floor((room - 34) / charWidth));
       var width = 34 + Math.max.apply(null, lines.map(textLength)) * charWidth;
       if (used && used + width > room) { rowY += rowLines * (FONT + 4) + 4; used = 0; rowLines = 1; }
@@ -166,6 +172,7 @@
     if (xs[0] === xs[1]) { xs = f.xlog ? [xs[0] / 2, xs[1] * 2] : [xs[0] - 1, xs[1] + 1]; }
     f.curves.forEach(function (c) { ally = ally.concat(c.y); });
     f.hlines.forEach(function (h) { ally.push(h.value); });
+    (f.points || []).forEach(function (q) { ally.push(q.y); });
     var ys = extent(ally, f.ylog), X = scale(xs[0], xs[1], f.xlog, LEFT, W - RIGHT), Y = scale(ys[0], ys[1], f.ylog, plotBottom, top);
     var plot = el(doc, "g", {});
     if (f.overflow) {
@@ -178,7 +185,8 @@
     });
     (f.discrete ? f.x : ticks(xs[0], xs[1], f.xlog)).forEach(function (v) {
       plot.appendChild(el(doc, "line", { x1: X(v), x2: X(v), y1: top, y2: plotBottom, stroke: RULE, "stroke-width": 0.6 }));
-      svg.appendChild(el(doc, "text", { x: X(v), y: plotBottom + 16, "text-anchor": "middle" }, f.xtick(v)));
+      var edge = X(v) > W - RIGHT - 16 ? "end" : "middle";  // the last tick kept inside the figure
+      svg.appendChild(el(doc, "text", { x: edge === "end" ? W - 2 : X(v), y: plotBottom + 16, "text-anchor": edge }, f.xtick(v)));
     });
     svg.appendChild(plot);
     svg.appendChild(el(doc, "rect", { x: LEFT, y: top, width: W - LEFT - RIGHT, height: plotHeight, fill: "none", stroke: INK, "stroke-width": 0.8 }));
@@ -194,15 +202,27 @@
       shown.push({ m: m, at: at, vertical: vertical });
     });
     f.curves.forEach(function (c, i) {
-      var colour = PALETTE[i % PALETTE.length], pts = f.x.map(function (x, j) { return inside(c.y[j], ys) ? [X(x), Y(c.y[j])] : null; });
-      svg.appendChild(el(doc, "path", { d: path(pts), fill: "none", stroke: colour, "stroke-width": 1.8, "data-curve": c.step }));
+      var colour = c.colour || PALETTE[i % PALETTE.length], pts = f.x.map(function (x, j) { return inside(c.y[j], ys) ? [X(x), Y(c.y[j])] : null; });
+      svg.appendChild(el(doc, "path", Object.assign({ d: path(pts), fill: "none", stroke: colour, "stroke-width": 1.8, "data-curve": c.step },
+                                                    c.dash ? { "stroke-dasharray": c.dash } : {})));
       if (f.discrete) {
         pts.forEach(function (p) { if (p) { svg.appendChild(el(doc, "circle", { cx: p[0], cy: p[1], r: 3, fill: colour })); } });
       }
     });
+    (f.points || []).forEach(function (q) {
+      if (!inside(q.x, xs) || !inside(q.y, ys)) { return; }
+      var cx = X(q.x), cy = Y(q.y);
+      svg.appendChild(el(doc, "circle", { cx: cx, cy: cy, r: 4, fill: PALETTE[(pointsFrom + q.group) % PALETTE.length], stroke: "#ffffff",
+                                          "stroke-width": 1, "data-point": q.name }));
+      placed.push([cx - 4, cy - 4, cx + 4, cy + 4]);
+      if (q.note) { shown.push({ m: { label: q.note, name: q.name }, point: [cx, cy] }); }
+    });
     shown.forEach(function (s) {
       var at = s.at, candidates = [], k;
-      if (s.vertical) {
+      if (s.point) {
+        candidates.push([s.point[0] + 7, s.point[1] + 4, "start"], [s.point[0] - 7, s.point[1] + 4, "end"], [s.point[0] + 5, s.point[1] - 7, "start"],
+                        [s.point[0] - 5, s.point[1] - 7, "end"], [s.point[0] + 5, s.point[1] + FONT + 4, "start"], [s.point[0] - 5, s.point[1] + FONT + 4, "end"]);
+      } else if (s.vertical) {
         for (k = 0; k < 8; k++) { candidates.push([at + 4, top + 14 + k * (FONT + 4), "start"], [at - 4, top + 14 + k * (FONT + 4), "end"]); }
       } else {
         candidates.push([W - RIGHT - 4, at - 4, "end"], [W - RIGHT - 4, at + FONT + 2, "end"], [LEFT + 4, at - 4, "start"],
@@ -230,7 +250,9 @@
     legend.forEach(function (it) {
       var y = plotBottom + below + 22 + it.y;
       svg.appendChild(it.c.shade ? el(doc, "rect", { x: it.x, y: y - 9, width: 26, height: 10, fill: SHADE, stroke: RULE })
-        : el(doc, "line", { x1: it.x, x2: it.x + 26, y1: y - 4, y2: y - 4, stroke: PALETTE[it.i % PALETTE.length], "stroke-width": 2.2 }));
+        : it.c.marker ? el(doc, "circle", { cx: it.x + 13, cy: y - 4, r: 4, fill: it.c.colour })
+        : el(doc, "line", Object.assign({ x1: it.x, x2: it.x + 26, y1: y - 4, y2: y - 4, stroke: it.c.colour || PALETTE[it.i % PALETTE.length],
+                                          "stroke-width": 2.2 }, it.c.dash ? { "stroke-dasharray": it.c.dash } : {})));
       it.lines.forEach(function (line, k) { svg.appendChild(label(doc, line, { x: it.x + 32, y: y + k * (FONT + 4) })); });
     });
     if (f.note) { svg.appendChild(el(doc, "text", { x: LEFT, y: height - 8, fill: MUTED }, f.note)); }

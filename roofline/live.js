@@ -285,6 +285,58 @@
     });
   }
 
+  // renderers.plots' rooflines at `given` (whose steps' values are `values`): each chip of the sheet's grid (the reader's
+  // first, the others where it is one of them) with its peak and bandwidth at the reader's formats, its ridge
+  // (primitives.ridge_point: peak over bandwidth) and roof over the x grid (primitives.roofline_time's attainable rate,
+  // min(peak, intensity x bandwidth)); each intensity step placed at each batch, in the page's setup and in each row
+  function rooflines(data, given, values) {
+    var sp = data.specs, first = own(given, "hardware") ? given.hardware : sp.chip;
+    return data.rooflines.map(function (fig) {
+      var keys = [first].concat(fig.chips.indexOf(first) >= 0 ? fig.chips.filter(function (k) { return k !== first; }) : []);
+      var chips = [];
+      keys.forEach(function (key) {
+        var b = bound(data, Object.assign({}, given, { hardware: key }));
+        if (!b.error && typeof b.values.pi === "number" && typeof b.values.beta === "number") {
+          chips.push({ key: key, name: sp.chips[key].name, peak: b.values.pi, bandwidth: b.values.beta, ridge: b.values.pi / b.values.beta });
+        }
+      });
+      var found = [];
+      [{ given: {}, label: "" }].concat(fig.rows).forEach(function (row) {
+        var names = row.label ? fig.row_points : fig.points;
+        (fig.batches.length ? fig.batches : [null]).forEach(function (b) {
+          var n = null;
+          if (b !== null) {
+            n = b.step ? values[b.step] : b.value;
+            if (typeof n !== "number" || !isFinite(n)) { return; }  // a batch the sheet has no value for here: nothing to place
+            if (b.step) { n = Math.max(1, b.down ? Math.floor(n) : Math.ceil(n - 1e-12)); }
+          }
+          var at = Object.assign({}, given, row.given);
+          if (n !== null) { at.batch = n; }
+          var got = row.label || n !== null ? compute(data, at, true) : values;
+          if (got.error) { return; }
+          names.forEach(function (name) {
+            var v = got[name];
+            if (typeof v !== "number" || !(v > 0)) { return; }  // a kernel this model does not run
+            found.push({ name: name, label: fig.labels[name] + (row.label ? ", " + row.label : ""), x: v, batch: b, n: n });
+          });
+        });
+      });
+      var xs = found.map(function (f) { return f.x; }).concat(chips.map(function (c) { return c.ridge; }));
+      var lo = Math.pow(10, Math.floor(Math.log10(Math.min.apply(null, xs) / 2))), hi = Math.pow(10, Math.ceil(Math.log10(Math.max.apply(null, xs) * 8)));
+      var grid = RooflineFigure.grid(lo, hi, true, false, false, [], data.grid.points);
+      var roof = function (c, x) { return Math.min(c.peak, x * c.bandwidth); };
+      var points = [];
+      chips.forEach(function (c, k) {
+        if (k === 0 || fig.each_chip) {
+          found.forEach(function (f) { points.push({ name: f.name, label: f.label, x: f.x, y: roof(c, f.x), roof: k, batch: f.batch, n: f.n }); });
+        }
+      });
+      return { name: fig.name, x: grid, roofs: chips.map(function (c) {
+        return { key: c.key, name: c.name, peak: c.peak, ridge: c.ridge, y: grid.map(function (x) { return roof(c, x); }) };
+      }), points: points };
+    });
+  }
+
   // what each `{name}` of the answer's sentences is filled with at `given`: the steps' and the inputs' values as running text
   function fills(data, given, values) {
     var out = {}, magnitude = inputMagnitudes(data, given);
@@ -342,7 +394,7 @@
   }
 
   root.RooflineLive = { compute: compute, texts: texts, fills: fills, readField: readField, digits: digits, numberText: numberText,
-                        claimVerdicts: claimVerdicts, sweeps: sweeps,
+                        claimVerdicts: claimVerdicts, sweeps: sweeps, rooflines: rooflines,
                         figureTitle: function (data, given, k) {
                           return figureTitle(data, data.sweeps[k], compute(data, given), setupValues(data, given).magnitude);
                         } };
@@ -405,6 +457,33 @@
     });
     return out;
   }
+  // each roofline drawn for the reader's setup (figure.js), as renderers.plots lays it out: the roofs in the unit the lowest
+  // peak shows in, each chip's peak and ridge in its legend entry, the intensities as points (a colour per kernel, each
+  // point's batch beside it where there are few); by figure name
+  function drawRooflines(data, given, values) {
+    var got = rooflines(data, given, values), out = {};
+    data.rooflines.forEach(function (fig, i) {
+      var r = got[i], figure = document.querySelector('figure[data-plot="' + fig.name + '"]'), img = figure ? figure.querySelector("img") : null;
+      if (!r.roofs.length) { return; }
+      var unit = rung(fig.ladder, Math.min.apply(null, r.roofs.map(function (c) { return c.peak; }))), groups = [];
+      var points = r.points.map(function (q) {
+        if (groups.indexOf(q.label) < 0) { groups.push(q.label); }
+        var note = q.batch ? q.batch.symbol.concat([[" = " + numberText({ mantissa: String(q.n), exponent: null }), ""]]) : null;
+        return { name: q.name, x: q.x, y: q.y * unit[1], group: groups.indexOf(q.label), label: q.label, note: note };
+      });
+      if (points.length > 15) { points.forEach(function (q) { q.note = null; }); }
+      out[fig.name] = RooflineFigure.draw(document, {
+        title: figureTitle(data, fig, values, setupValues(data, given).magnitude), alt: img ? img.getAttribute("alt") : fig.name,
+        width: figure ? figure.clientWidth : 0, xlog: true, ylog: true, x: r.x, discrete: false, vlines: [], hlines: [], overflow: null, note: "",
+        curves: r.roofs.map(function (c, k) {  // the reader's chip in ink, the others grey and dashed
+          return { label: c.name.replace(/\s*\([^()]*\)$/, "") + ": " + plainText(c.peak, fig.ladder, 3) + ", ridge " + numberText(digits(c.ridge, 3)) + " flop/B",
+                   step: c.key, y: c.y.map(function (v) { return v * unit[1]; }), colour: k === 0 ? "#1a1a1a" : "#8c8c8c", dash: k === 0 ? "" : "6 3" };
+        }), points: points, xlabel: "Arithmetic intensity (flop/B)", ylabel: "Attainable FLOP/s (" + unit[0] + ")",
+        tick: function (v) { return numberText(digits(v, 3)); }, xtick: function (v) { return numberText(digits(v, 3)); } });
+    });
+    return out;
+  }
+
   form.addEventListener("submit", function (event) {
     event.preventDefault();
     var given = {}, errors = [];
@@ -433,7 +512,7 @@
     status.toggleAttribute("data-over", changed.length > 0 && over);
     status.textContent = changed.length
       ? "Recomputed for " + picked.concat(typed.map(function (n) { return n + " = " + form.elements.namedItem(n).value.trim(); })).join(", ")
-        + ". The answer's numbers, the steps' values, the results and the curves of every figure over an input follow, and each "
+        + ". The answer's numbers, the steps' values, the results, every figure over an input and the rooflines follow, and each "
         + "claim is read again after its sentence (one read at a setup of its own, at that setup on top of yours); the tables "
         + "and the other figures are the page's own setup's."
         + (warning ? " " + warning : "") + (sp.second && picked.length ? " " + sp.second : "")
@@ -451,7 +530,7 @@
     // the answer's sentences: each value filled again (a value with none here says so in its place)
     var filled = fills(data, given, values);
     // the sweeps drawn again; what does not follow yet (the other figures, the tables but the results) is dimmed
-    var drawn = changed.length ? drawSweeps(data, given, values) : {};
+    var drawn = changed.length ? Object.assign(drawSweeps(data, given, values), drawRooflines(data, given, values)) : {};
     Array.prototype.forEach.call(document.querySelectorAll("figure, table"), function (el) {
       if (section.contains(el)) { return; }
       var name = el.getAttribute("data-plot"), link = el.querySelector("a"), svg = el.querySelector("svg[data-drawn]");

@@ -21,8 +21,8 @@ The answer's sentences are filled again: the site marks each value they are fill
 prints it as `renderers.sheet_prose` prints running text. Each claim is read again (`_claims`), one with a row of its own
 at that row on top of the reader's setup. Each sweep (a figure over one input) is drawn again as SVG (`figure.js`): the script
 evaluates the plan over the grid `renderers.figure_data.sweep_grid` makes, every other input as the reader set it, and lays it
-out as `renderers.plots` does (`_sweeps` carries the words). The tables and the other figures stay the page's setup's, dimmed
-while another is shown.
+out as `renderers.plots` does (`_sweeps` carries the words); so is each roofline whose chips' peak and bandwidth the plan
+reads (`_rooflines`). The tables and the other figures stay the page's setup's, dimmed while another is shown.
 """
 
 from __future__ import annotations
@@ -121,7 +121,7 @@ def live_data(sheet: Sheet) -> dict[str, Any]:
             "steps": steps, "ladders": ladders, "readable": list(READABLE), "results": list(bp.results), "number_pattern": grading_values._NUMBER.pattern,
             "limits": {"magnitude": float(MAX_MAGNITUDE), "count": MAX_COUNT},
             "claims": _claims(sheet), "fit": run.FIT_STEP if run.FIT_STEP in steps else "", "specs": spec_choices(sheet, plan),
-            "sweeps": _sweeps(bp, {i["name"]: i for i in inputs}, steps),
+            "sweeps": _sweeps(bp, {i["name"]: i for i in inputs}, steps), "rooflines": _rooflines(sheet, plan, steps),
             "grid": {"points": SWEEP_POINTS, "discrete": MAX_DISCRETE_POINTS, "degrees": list(LAYOUT_DEGREES)}}
 
 
@@ -173,6 +173,36 @@ def symbol_pieces(latex: str) -> list[list[str]]:
         last = m.end()
     pieces.append([text[last:], ""])
     return [[t.replace("{", "").replace("}", ""), k] for t, k in pieces if t]
+
+
+def _rooflines(sheet: Sheet, plan: Plan, steps: dict[str, Any]) -> list[dict[str, Any]]:
+    """The sheet's rooflines as what the live script draws them from (`figure.js`, by `renderers.plots._rooflines`' rules):
+    the chips of the sheet's grid, the intensity steps placed, at which batches (a number, or a step whose value is one,
+    rounded as that step is meant), in which rows (each as a claim's row is carried: `_where`), their names, and the
+    finding. A roofline whose chips' peak and bandwidth the plan does not read, or with a row the page cannot set, is left
+    the page's."""
+    bp = sheet.blueprint
+    out = []
+    if not {"pi", "beta"} <= set(plan.inputs):
+        return out
+    batch = next((i for i in bp.inputs if i.name == "batch"), None)
+    for p in bp.plots:
+        rows = [(_where(bp, row), plain_words(row.label)) for row in p.rows]
+        if p.kind != "roofline" or any(w is None for w, _ in rows) or not all(n in steps for n in (*p.points, *p.row_points)):
+            continue
+        batches = []
+        for b in p.batches:
+            if b in steps:
+                down = bp.step(b).kind == "solve" and bp.step(b).rounds == "down"
+                batches.append({"step": b, "down": down, "symbol": symbol_pieces(bp.latex_names[b])})
+            elif batch is not None:
+                batches.append({"value": float(run.read_input(batch, b)), "symbol": symbol_pieces(bp.latex_names[batch.symbol])})
+        names = dict.fromkeys((*p.points, *p.row_points))
+        out.append({"name": p.name, "chips": list(bp.hardware), "points": list(p.points), "row_points": list(p.row_points or p.points),
+                    "rows": [{"given": w["given"], "label": label} for w, label in rows], "batches": batches,
+                    "labels": {n: plain_words(plot_name(bp, p, n)) for n in names}, "each_chip": p.each_chip,
+                    "ladder": ladder("flop/s", None), "title": _segments(p.title, bp.latex_names)})
+    return out
 
 
 def _segments(text: str, latex_names: dict[str, str]) -> list[Any]:

@@ -306,6 +306,47 @@ def test_every_sweep_is_drawn_over_the_grid_and_values_renderers_plots_draws(bro
     tab.close()
 
 
+ROOFLINE_CASES = [("attention-intensity", {"hardware": "b200", "weights": "fp8"}), ("attention-intensity", {"hardware": "mi300x"}),
+                  ("ridge-coincidence", {"context": "4096", "model": "llama-3.1-70b"}), ("decode-op-ranking", {"model": "deepseek-v3"}),
+                  ("decode-op-ranking", {"hardware": "h200", "batch": "64", "kv": "fp8"})]
+
+
+@pytest.mark.slow
+def test_every_roofline_places_the_roofs_and_points_renderers_plots_places(browser):
+    """Each roofline the page can draw is computed again in the browser (RooflineLive.rooflines): the same chips with the same
+    peaks, ridges and roofs, and the same intensities at the same batches on them, as `renderers.plots` for `roofline derive`."""
+    from roofline.renderers import plots
+    from roofline.units import Quantity
+
+    tab = browser.new_page()
+    tab.set_content("<p>live</p>")
+    for name in live.SCRIPTS:
+        tab.add_script_tag(content=(ROOT / name).read_text(encoding="utf-8"))
+    placed = 0
+    for slug, given in ROOFLINE_CASES:
+        data = live.live_data(api.derive(slug))
+        magnitudes = {k: v if k in CHOICES else float(v) for k, v in given.items()}
+        got = tab.evaluate("([d, g]) => RooflineLive.rooflines(d, g, RooflineLive.compute(d, g))", [data, magnitudes])
+        spec = {k: (v or None) for k, v in given.items() if k in CHOICES}
+        sheet = api.derive(slug, overrides=[f"{k}={v}" for k, v in given.items() if k not in CHOICES], **spec)
+        figures = {f.name: f for f in plots.figures(sheet, api.resolve_row) if f.kind == "roofline"}
+        assert [g["name"] for g in got] == [f["name"] for f in data["rooflines"]] and set(figures) >= {g["name"] for g in got}, slug
+        for js in got:
+            panel = figures[js["name"]].panels[0]
+            fy = float(Quantity(1, "flop/s").to(panel.units[1]).magnitude)
+            assert len(js["roofs"]) == len(panel.roofs), (slug, [r.label for r in panel.roofs])
+            for mine, roof in zip(js["roofs"], panel.roofs, strict=True):
+                assert _close(mine["peak"] * fy, roof.peak) and _close(mine["ridge"], roof.ridge), (slug, roof.label)
+                assert all(map(_close, js["x"], roof.x)) and all(map(_close, [y * fy for y in mine["y"]], roof.y)), (slug, roof.label)
+            want = sorted((p.step, p.roof, p.x, p.y) for p in panel.points)
+            mine = sorted((p["name"], p["roof"], p["x"], p["y"] * fy) for p in js["points"])
+            assert len(mine) == len(want) and all(a[:2] == b[:2] and _close(a[2], b[2]) and _close(a[3], b[3])
+                                                  for a, b in zip(mine, want, strict=True)), (slug, mine[:3], want[:3])
+            placed += len(mine)
+    assert placed > 50
+    tab.close()
+
+
 @pytest.mark.slow
 def test_every_sheet_at_drawn_chips_models_and_formats_agrees_with_roofline_derive(browser):
     """Two setups per sheet, drawn with a fixed seed from every shipped chip, model, weights and KV choice: the page's

@@ -259,5 +259,55 @@
     return svg;
   }
 
-  root.RooflineFigure = { grid: grid, draw: draw, ticks: ticks };
+  // Bars as an SVG element, one row per bar (renderers.draw_kinds' bars): from `base` (an arrow from it to the value, a dot at
+  // the value) or from zero (a bar), the value's text beside it, the marks as dashed lines. `f`: title, alt, width, labels,
+  // values (shown, null where none), texts, base (shown, or null), marks [{name, label, value}], xlabel, xlog, tick
+  function drawBars(doc, f) {
+    var W = Math.max(MIN_WIDTH, Math.min(WIDTH, f.width || WIDTH)), narrow = W < 520, charWidth = FONT * 0.52;
+    var titleLines = wrap(f.title, Math.floor((W - 24) / (TITLE_FONT * 0.56))), top = 14 + titleLines.length * (TITLE_FONT + 5) + 8 + FONT + 6;
+    var longest = Math.max.apply(null, f.labels.map(function (l) { return l.length; }));
+    var plotLeft = narrow ? LEGEND_LEFT : Math.min(W * 0.45, 12 + longest * charWidth), rowHeight = narrow ? 40 : 26;
+    var plotBottom = top + f.labels.length * rowHeight + 6, height = plotBottom + 52;
+    var svg = el(doc, "svg", { xmlns: SVG, viewBox: "0 0 " + W + " " + height, width: "100%", role: "img", "aria-label": f.alt,
+                                 "font-size": FONT, fill: INK, "data-drawn": "live" });
+    svg.appendChild(el(doc, "rect", { x: 0, y: 0, width: W, height: height, fill: "#ffffff" }));
+    titleLines.forEach(function (line, i) {
+      svg.appendChild(el(doc, "text", { x: W / 2, y: 14 + (i + 1) * (TITLE_FONT + 5) - 4, "text-anchor": "middle", "font-size": TITLE_FONT,
+                                        "font-weight": "bold" }, line));
+    });
+    // the axis from zero (a linear one), with room left of the lowest value for its text
+    var all = f.values.concat(f.marks.map(function (m) { return m.value; }), f.base === null || !f.xlog ? [0] : [], f.base === null ? [] : [f.base]);
+    var xs = extent(all, f.xlog), right = W - RIGHT - 46, X = scale(xs[0], xs[1], f.xlog, plotLeft + 48, right);
+    var halo = { stroke: "#ffffff", "stroke-width": 3, "paint-order": "stroke", "stroke-linejoin": "round" };
+    ticks(xs[0], xs[1], f.xlog).forEach(function (v) {
+      svg.appendChild(el(doc, "line", { x1: X(v), x2: X(v), y1: top, y2: plotBottom, stroke: RULE, "stroke-width": 0.6 }));
+      svg.appendChild(el(doc, "text", { x: X(v), y: plotBottom + 16, "text-anchor": "middle" }, f.tick(v)));
+    });
+    svg.appendChild(el(doc, "line", { x1: X(xs[0]) - 8, x2: right + 8, y1: plotBottom, y2: plotBottom, stroke: INK, "stroke-width": 0.8 }));
+    f.marks.forEach(function (m, k) {
+      if (m.value === null || !isFinite(m.value)) { return; }
+      svg.appendChild(el(doc, "line", { x1: X(m.value), x2: X(m.value), y1: top - 4, y2: plotBottom, stroke: MUTED, "stroke-dasharray": "5 3" }));
+      svg.appendChild(label(doc, m.label, { x: X(m.value) + 4, y: top - 8 - k * (FONT + 2), fill: MUTED, "data-mark": m.name }));
+    });
+    f.labels.forEach(function (text, i) {
+      var y = top + i * rowHeight + (narrow ? 30 : rowHeight / 2 + 4), v = f.values[i], from = f.base === null ? xs[0] : f.base;
+      svg.appendChild(el(doc, "text", Object.assign(narrow ? { x: plotLeft, y: y - 16 } : { x: plotLeft - 8, y: y + 4, "text-anchor": "end" }, halo), text));
+      if (v === null) {
+        svg.appendChild(el(doc, "text", { x: X(from) + 6, y: y + 4, fill: MUTED }, f.texts[i]));
+        return;
+      }
+      if (f.base === null) {
+        svg.appendChild(el(doc, "rect", { x: Math.min(X(from), X(v)), y: y - 7, width: Math.abs(X(v) - X(from)), height: 14, fill: PALETTE[0], "data-bar": i }));
+      } else {
+        svg.appendChild(el(doc, "line", { x1: X(from), x2: X(v), y1: y, y2: y, stroke: PALETTE[0], "stroke-width": 2, "data-bar": i }));
+        svg.appendChild(el(doc, "circle", { cx: X(v), cy: y, r: 4.5, fill: PALETTE[0] }));
+      }
+      var after = v >= from;
+      svg.appendChild(el(doc, "text", Object.assign({ x: X(v) + (after ? 9 : -9), y: y + 4, "text-anchor": after ? "start" : "end" }, halo), f.texts[i]));
+    });
+    svg.appendChild(el(doc, "text", { x: (plotLeft + right) / 2, y: plotBottom + 36, "text-anchor": "middle" }, f.xlabel));
+    return svg;
+  }
+
+  root.RooflineFigure = { grid: grid, draw: draw, drawBars: drawBars, ticks: ticks };
 }(typeof window !== "undefined" ? window : globalThis));

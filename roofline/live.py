@@ -22,7 +22,8 @@ prints it as `renderers.sheet_prose` prints running text. Each claim is read aga
 at that row on top of the reader's setup. Each sweep (a figure over one input) is drawn again as SVG (`figure.js`): the script
 evaluates the plan over the grid `renderers.figure_data.sweep_grid` makes, every other input as the reader set it, and lays it
 out as `renderers.plots` does (`_sweeps` carries the words); so is each roofline whose chips' peak and bandwidth the plan
-reads (`_rooflines`). The tables and the other figures stay the page's setup's, dimmed while another is shown.
+reads (`_rooflines`), and each bar figure whose bars are whole steps (`_bars`). The tables and the other figures stay the
+page's setup's, dimmed while another is shown.
 """
 
 from __future__ import annotations
@@ -49,6 +50,7 @@ from .renderers.figure_refs import name as plot_name
 from .renderers.figure_refs import plain as plain_words
 from .renderers.figure_refs import shared_words, stem, step_title
 from .renderers.numbers import READABLE, digits, display, number_text, plain
+from .renderers.sheet_prose import lower_first
 from .renderers.value_text import count_plain
 from .renderers.view import engine_band
 from .units import pintless
@@ -122,6 +124,7 @@ def live_data(sheet: Sheet) -> dict[str, Any]:
             "limits": {"magnitude": float(MAX_MAGNITUDE), "count": MAX_COUNT},
             "claims": _claims(sheet), "fit": run.FIT_STEP if run.FIT_STEP in steps else "", "specs": spec_choices(sheet, plan),
             "sweeps": _sweeps(bp, {i["name"]: i for i in inputs}, steps), "rooflines": _rooflines(sheet, plan, steps),
+            "bars": _bars(bp, steps),
             "grid": {"points": SWEEP_POINTS, "discrete": MAX_DISCRETE_POINTS, "degrees": list(LAYOUT_DEGREES)}}
 
 
@@ -202,6 +205,24 @@ def _rooflines(sheet: Sheet, plan: Plan, steps: dict[str, Any]) -> list[dict[str
                     "rows": [{"given": w["given"], "label": label} for w, label in rows], "batches": batches,
                     "labels": {n: plain_words(plot_name(bp, p, n)) for n in names}, "each_chip": p.each_chip,
                     "ladder": ladder("flop/s", None), "title": _segments(p.title, bp.latex_names)})
+    return out
+
+
+def _bars(bp: Any, steps: dict[str, Any]) -> list[dict[str, Any]]:
+    """The sheet's bar figures whose bars are whole steps (none split into its formula's terms), as what the live script
+    draws them from (`figure.js`, by `renderers.plots._bars`' rules): the steps, their names (one case for all, as
+    `plots._parts` gives them), the step each bar starts at, the marked steps, the axis and the finding."""
+    out = []
+    for p in bp.plots:
+        if p.kind != "bars" or p.split or not all(n in steps for n in (*p.y, *p.vlines, *((p.base,) if p.base else ()))):
+            continue
+        labels = [plain_words(plot_name(bp, p, n)) for n in p.y]
+        if any(label[:1].islower() for label in labels):
+            labels = [lower_first(label) for label in labels]
+        marks = [{"name": n, "symbol": symbol_pieces(bp.latex_names[n])} for n in ((p.base,) if p.base else ()) + p.vlines]
+        axis = plain_words(plot_name(bp, p, p.base)) if p.base else ""
+        out.append({"name": p.name, "y": list(p.y), "labels": labels, "base": p.base, "marks": marks, "log": p.log,
+                    "xlabel": axis[:1].upper() + axis[1:], "title": _segments(p.title, bp.latex_names)})
     return out
 
 

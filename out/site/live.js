@@ -337,6 +337,20 @@
     });
   }
 
+  // renderers.plots' bars at the steps' values `values`: each bar's value (null where it has none, with the reason), the
+  // step it starts at and the marked steps' values (a count at the whole number the sheet runs)
+  function bars(data, values) {
+    var value = function (name) {
+      var v = values[name], step = data.steps[name];
+      return typeof v !== "number" || !isFinite(v) ? null : (step.counts ? wholeCount(step.rounds, v) : v);
+    };
+    return data.bars.map(function (fig) {
+      return { name: fig.name, values: fig.y.map(function (n) { return typeof values[n] === "number" ? values[n] : null; }),
+               missing: fig.y.map(function (n) { return isMissing(values[n]) ? values[n].kind + ": " + values[n].reason : ""; }),
+               base: fig.base ? value(fig.base) : null, marks: fig.marks.map(function (m) { return { name: m.name, value: value(m.name) }; }) };
+    });
+  }
+
   // what each `{name}` of the answer's sentences is filled with at `given`: the steps' and the inputs' values as running text
   function fills(data, given, values) {
     var out = {}, magnitude = inputMagnitudes(data, given);
@@ -394,7 +408,7 @@
   }
 
   root.RooflineLive = { compute: compute, texts: texts, fills: fills, readField: readField, digits: digits, numberText: numberText,
-                        claimVerdicts: claimVerdicts, sweeps: sweeps, rooflines: rooflines,
+                        claimVerdicts: claimVerdicts, sweeps: sweeps, rooflines: rooflines, bars: bars,
                         figureTitle: function (data, given, k) {
                           return figureTitle(data, data.sweeps[k], compute(data, given), setupValues(data, given).magnitude);
                         } };
@@ -484,6 +498,29 @@
     return out;
   }
 
+  // each bar figure drawn for the reader's values (figure.js), in the unit the first step shows the values' middle in
+  function drawBars(data, given, values) {
+    var got = bars(data, values), out = {};
+    data.bars.forEach(function (fig, i) {
+      var b = got[i], figure = document.querySelector('figure[data-plot="' + fig.name + '"]'), img = figure ? figure.querySelector("img") : null;
+      var step = data.steps[fig.y[0]], ladder = data.ladders[step.ladder];
+      var finite = b.values.filter(function (v) { return v !== null && v !== 0; }).map(Math.abs).sort(function (p, q) { return p - q; });
+      var r = finite.length ? rung(ladder, finite[Math.floor(finite.length / 2)]) : ["1", 1];
+      var scaled = function (v) { return v === null ? null : v * r[1]; };
+      out[fig.name] = RooflineFigure.drawBars(document, {
+        title: figureTitle(data, fig, values, setupValues(data, given).magnitude), alt: img ? img.getAttribute("alt") : fig.name,
+        width: figure ? figure.clientWidth : 0, labels: fig.labels, values: b.values.map(scaled), base: scaled(b.base),
+        texts: b.values.map(function (v, k) { return v === null ? "no value (" + b.missing[k] + ")" : plainText(v, ladder, 3); }),
+        marks: b.marks.map(function (m, k) {
+          var st = data.steps[m.name];
+          return { name: m.name, value: scaled(m.value), label: fig.marks[k].symbol.concat([[" = " + (m.value === null ? "no value" : runningText(data, m.value, st, data.ladders[st.ladder])), ""]]) };
+        }),
+        xlabel: (fig.xlabel || "") + (r[0] === "1" ? "" : " (" + r[0] + ")"), xlog: fig.log.indexOf("x") >= 0,
+        tick: function (v) { return numberText(digits(v, 3)); } });
+    });
+    return out;
+  }
+
   form.addEventListener("submit", function (event) {
     event.preventDefault();
     var given = {}, errors = [];
@@ -512,9 +549,9 @@
     status.toggleAttribute("data-over", changed.length > 0 && over);
     status.textContent = changed.length
       ? "Recomputed for " + picked.concat(typed.map(function (n) { return n + " = " + form.elements.namedItem(n).value.trim(); })).join(", ")
-        + ". The answer's numbers, the steps' values, the results, every figure over an input and the rooflines follow, and each "
-        + "claim is read again after its sentence (one read at a setup of its own, at that setup on top of yours); the tables "
-        + "and the other figures are the page's own setup's."
+        + ". The answer's numbers, the steps' values, the results and most figures follow (a figure that does not says so in its "
+        + "caption), and each claim is read again after its sentence (one read at a setup of its own, at that setup on top of "
+        + "yours); the tables are the page's own setup's."
         + (warning ? " " + warning : "") + (sp.second && picked.length ? " " + sp.second : "")
         + (over ? " Does not fit: this setup needs " + numberText(digits(fit, 3)) + " times the memory one GPU has, so its times "
            + "describe a server that cannot be built as stated (more GPUs, a smaller batch or a shorter context)." : "")
@@ -530,7 +567,7 @@
     // the answer's sentences: each value filled again (a value with none here says so in its place)
     var filled = fills(data, given, values);
     // the sweeps drawn again; what does not follow yet (the other figures, the tables but the results) is dimmed
-    var drawn = changed.length ? Object.assign(drawSweeps(data, given, values), drawRooflines(data, given, values)) : {};
+    var drawn = changed.length ? Object.assign(drawSweeps(data, given, values), drawRooflines(data, given, values), drawBars(data, given, values)) : {};
     Array.prototype.forEach.call(document.querySelectorAll("figure, table"), function (el) {
       if (section.contains(el)) { return; }
       var name = el.getAttribute("data-plot"), link = el.querySelector("a"), svg = el.querySelector("svg[data-drawn]");

@@ -348,6 +348,36 @@ def test_every_roofline_places_the_roofs_and_points_renderers_plots_places(brows
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("given", [{"model": "llama-3.1-70b", "batch": "32"}, {"hardware": "b200", "weights": "fp8", "context": "65536"}])
+def test_a_bar_figure_draws_the_values_renderers_plots_draws(browser, given):
+    """mbu-definition's slips, drawn again in the browser (RooflineLive.bars): each bar's value, where it starts and the
+    marks, as `renderers.plots` draws them for `roofline derive` at that setup."""
+    from roofline.renderers import plots
+    from roofline.units import Quantity
+
+    tab = browser.new_page()
+    tab.set_content("<p>live</p>")
+    for name in live.SCRIPTS:
+        tab.add_script_tag(content=(ROOT / name).read_text(encoding="utf-8"))
+    data = live.live_data(api.derive("mbu-definition"))
+    magnitudes = {k: v if k in CHOICES else float(v) for k, v in given.items()}
+    (got,) = tab.evaluate("([d, g]) => RooflineLive.bars(d, RooflineLive.compute(d, g))", [data, magnitudes])
+    sheet = api.derive("mbu-definition", overrides=[f"{k}={v}" for k, v in given.items() if k not in CHOICES],
+                       **{k: v for k, v in given.items() if k in CHOICES})
+    (fig,) = [f for f in plots.figures(sheet, api.resolve_row) if f.name == got["name"]]
+    panel = fig.panels[0]
+    shown = float(Quantity(1, "1").to(panel.units[0] or "1").magnitude)
+    assert len(panel.bars) == len(got["values"]) == 8
+    for bar, v in zip(panel.bars, got["values"], strict=True):
+        assert (v is None) == bool(bar.missing)
+        if v is not None:
+            assert _close(v * shown, bar.segments[0].value) and _close(got["base"] * shown, bar.base), bar.label
+    assert [m["name"] for m in got["marks"]] == [ln.step for ln in panel.lines]
+    assert all(_close(m["value"] * shown, ln.value) for m, ln in zip(got["marks"], panel.lines, strict=True))
+    tab.close()
+
+
+@pytest.mark.slow
 def test_every_sheet_at_drawn_chips_models_and_formats_agrees_with_roofline_derive(browser):
     """Two setups per sheet, drawn with a fixed seed from every shipped chip, model, weights and KV choice: the page's
     values (RooflineLive.texts) are `roofline derive`'s, step by step, or both refuse the setup."""

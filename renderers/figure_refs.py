@@ -81,6 +81,17 @@ def plain(text: str) -> str:
     return _INLINE_MATH.sub(words, text).replace("[", "(").replace("]", ")")
 
 
+def term_label(d: Blueprint, p: Plot, symbol: str) -> str:
+    """A term of a split step that is one symbol, as prose: a step by the plot's label or its title, an input by the plot's
+    label or its meaning up to its first clause."""
+    if symbol in d.step_names:
+        return name(d, p, symbol)
+    if p.label(symbol):
+        return p.label(symbol)
+    meaning = re.split(r"[;(]", d.symbol(symbol).meaning)[0].strip()
+    return meaning[:1].upper() + meaning[1:]
+
+
 _CONNECTIVES = {"when", "of", "at", "per", "in", "for", "the", "a", "an", "with", "on", "to"}
 
 

@@ -62,7 +62,7 @@ from ..specs.errors import SpecError
 from ..units import Quantity, unit, unit_text
 from . import draw_kinds, figure_data, plot_draw
 from .figure_data import LAYOUT_DEGREES, MAX_DISCRETE_POINTS, SWEEP_POINTS, Bar, Curve, Figure, Line, Panel, Point, Roof, Segment, sweep_grid
-from .figure_refs import alt_text, shared_words
+from .figure_refs import alt_text, shared_words, term_label
 from .figure_refs import name as _name
 from .figure_refs import step_title as _step_title
 from .numbers import FIGURE_SIGNIFICANT_FIGURES, display, number_text, plain, whole_count
@@ -394,12 +394,7 @@ def _parts(d: Derivation, p: Plot) -> list[tuple[str, sp.Expr, str]]:
 def _term_label(d: Derivation, p: Plot, term: sp.Expr, names: Mapping[sp.Symbol, str]) -> str:
     """A term of a split step: a step by its label or title, an input by its meaning, anything else as its formula."""
     if isinstance(term, sp.Symbol):
-        if term.name in d.expanded:
-            return _mathtext(_name(d, p, term.name), d)
-        if p.label(term.name):
-            return _mathtext(p.label(term.name), d)
-        info = d.symbols.info(term)
-        return _mathtext(_sentence(re.split(r"[;(]", info.meaning)[0].strip()), d)
+        return _mathtext(term_label(d.blueprint, p, term.name), d)
     return f"${latex_math(term, names)}$"
 
 

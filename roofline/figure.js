@@ -259,15 +259,25 @@
     return svg;
   }
 
-  // Bars as an SVG element, one row per bar (renderers.draw_kinds' bars): from `base` (an arrow from it to the value, a dot at
-  // the value) or from zero (a bar), the value's text beside it, the marks as dashed lines. `f`: title, alt, width, labels,
-  // values (shown, null where none), texts, base (shown, or null), marks [{name, label, value}], xlabel, xlog, tick
+  // Bars as an SVG element, one row per bar (renderers.draw_kinds' bars and stacks): each bar its parts stacked from zero, or
+  // one part drawn as an arrow from `base` to a dot at its value; its text beside it; the figure's marks as dashed lines
+  // across every bar, a bar's own marks as ticks on it; a legend of the parts where there are several. `f`: title, alt,
+  // width, rows [{label, parts (shown values, null where the bar has none), text, marks (shown values)}], parts (their
+  // names), base (shown, or null), marks [{name, label, value}] (across every bar), rowMarks (the names of a bar's own marks),
+  // xlabel, xlog, tick
+  // a part's colour past the palette's length: the palette again, lighter
+  function shade(k) { return k < PALETTE.length ? 1 : 0.5; }
+
   function drawBars(doc, f) {
-    var W = Math.max(MIN_WIDTH, Math.min(WIDTH, f.width || WIDTH)), narrow = W < 520, charWidth = FONT * 0.52;
+    var W = Math.max(MIN_WIDTH, Math.min(WIDTH, f.width || WIDTH)), charWidth = FONT * 0.52;
     var titleLines = wrap(f.title, Math.floor((W - 24) / (TITLE_FONT * 0.56))), top = 14 + titleLines.length * (TITLE_FONT + 5) + 8 + FONT + 6;
-    var longest = Math.max.apply(null, f.labels.map(function (l) { return l.length; }));
-    var plotLeft = narrow ? LEGEND_LEFT : Math.min(W * 0.45, 12 + longest * charWidth), rowHeight = narrow ? 40 : 26;
-    var plotBottom = top + f.labels.length * rowHeight + 6, height = plotBottom + 52;
+    var longest = Math.max.apply(null, f.rows.map(function (r) { return r.label.length; }));
+    // labels beside the bars where they take at most 45% of the width, else above them
+    var narrow = 12 + longest * charWidth > W * 0.45, plotLeft = narrow ? LEGEND_LEFT : 12 + longest * charWidth, rowHeight = narrow ? 40 : 26;
+    var widest = Math.max.apply(null, f.rows.map(function (r) { return r.text.length; }));
+    var keys = (f.parts.length > 1 ? f.parts.map(function (name, i) { return { label: name, colour: PALETTE[i % PALETTE.length] }; }) : [])
+      .concat(f.rowMarks.map(function (name) { return { label: name, tick: true }; }));
+    var plotBottom = top + f.rows.length * rowHeight + 6, height = plotBottom + 52 + keys.length * (FONT + 6);
     var svg = el(doc, "svg", { xmlns: SVG, viewBox: "0 0 " + W + " " + height, width: "100%", role: "img", "aria-label": f.alt,
                                  "font-size": FONT, fill: INK, "data-drawn": "live" });
     svg.appendChild(el(doc, "rect", { x: 0, y: 0, width: W, height: height, fill: "#ffffff" }));
@@ -276,8 +286,13 @@
                                         "font-weight": "bold" }, line));
     });
     // the axis from zero (a linear one), with room left of the lowest value for its text
-    var all = f.values.concat(f.marks.map(function (m) { return m.value; }), f.base === null || !f.xlog ? [0] : [], f.base === null ? [] : [f.base]);
-    var xs = extent(all, f.xlog), right = W - RIGHT - 46, X = scale(xs[0], xs[1], f.xlog, plotLeft + 48, right);
+    var all = f.marks.map(function (m) { return m.value; }).concat(f.base === null || !f.xlog ? [0] : [f.base]);
+    f.rows.forEach(function (r) {
+      var sum = 0;
+      (r.parts || []).forEach(function (v) { sum += v; all.push(f.base === null ? sum : v); });
+      all = all.concat(r.marks || []);
+    });
+    var xs = extent(all, f.xlog), right = W - RIGHT - Math.min(W * 0.3, 12 + widest * charWidth), X = scale(xs[0], xs[1], f.xlog, plotLeft + 48, right);
     var halo = { stroke: "#ffffff", "stroke-width": 3, "paint-order": "stroke", "stroke-linejoin": "round" };
     ticks(xs[0], xs[1], f.xlog).forEach(function (v) {
       svg.appendChild(el(doc, "line", { x1: X(v), x2: X(v), y1: top, y2: plotBottom, stroke: RULE, "stroke-width": 0.6 }));
@@ -289,23 +304,38 @@
       svg.appendChild(el(doc, "line", { x1: X(m.value), x2: X(m.value), y1: top - 4, y2: plotBottom, stroke: MUTED, "stroke-dasharray": "5 3" }));
       svg.appendChild(label(doc, m.label, { x: X(m.value) + 4, y: top - 8 - k * (FONT + 2), fill: MUTED, "data-mark": m.name }));
     });
-    f.labels.forEach(function (text, i) {
-      var y = top + i * rowHeight + (narrow ? 30 : rowHeight / 2 + 4), v = f.values[i], from = f.base === null ? xs[0] : f.base;
-      svg.appendChild(el(doc, "text", Object.assign(narrow ? { x: plotLeft, y: y - 16 } : { x: plotLeft - 8, y: y + 4, "text-anchor": "end" }, halo), text));
-      if (v === null) {
-        svg.appendChild(el(doc, "text", { x: X(from) + 6, y: y + 4, fill: MUTED }, f.texts[i]));
+    f.rows.forEach(function (r, i) {
+      var y = top + i * rowHeight + (narrow ? 30 : rowHeight / 2 + 4), from = f.base === null ? Math.max(xs[0], 0) : f.base, end = from;
+      svg.appendChild(el(doc, "text", Object.assign(narrow ? { x: plotLeft, y: y - 16 } : { x: plotLeft - 8, y: y + 4, "text-anchor": "end" }, halo), r.label));
+      if (r.parts === null) {
+        svg.appendChild(el(doc, "text", { x: X(from) + 6, y: y + 4, fill: MUTED }, r.text));
         return;
       }
-      if (f.base === null) {
-        svg.appendChild(el(doc, "rect", { x: Math.min(X(from), X(v)), y: y - 7, width: Math.abs(X(v) - X(from)), height: 14, fill: PALETTE[0], "data-bar": i }));
+      if (f.base !== null) {
+        end = r.parts[0];
+        svg.appendChild(el(doc, "line", { x1: X(from), x2: X(end), y1: y, y2: y, stroke: PALETTE[0], "stroke-width": 2, "data-bar": i }));
+        svg.appendChild(el(doc, "circle", { cx: X(end), cy: y, r: 4.5, fill: PALETTE[0] }));
       } else {
-        svg.appendChild(el(doc, "line", { x1: X(from), x2: X(v), y1: y, y2: y, stroke: PALETTE[0], "stroke-width": 2, "data-bar": i }));
-        svg.appendChild(el(doc, "circle", { cx: X(v), cy: y, r: 4.5, fill: PALETTE[0] }));
+        r.parts.forEach(function (v, k) {
+          var a = X(end), b = X(end + v);
+          svg.appendChild(el(doc, "rect", { x: Math.min(a, b), y: y - 7, width: Math.abs(b - a), height: 14, fill: PALETTE[k % PALETTE.length],
+                                            "fill-opacity": shade(k), "data-bar": i, "data-part": k }));
+          end += v;
+        });
       }
-      var after = v >= from;
-      svg.appendChild(el(doc, "text", Object.assign({ x: X(v) + (after ? 9 : -9), y: y + 4, "text-anchor": after ? "start" : "end" }, halo), f.texts[i]));
+      (r.marks || []).forEach(function (v) {
+        if (v !== null && isFinite(v)) { svg.appendChild(el(doc, "line", { x1: X(v), x2: X(v), y1: y - 10, y2: y + 10, stroke: INK, "stroke-width": 2 })); }
+      });
+      var after = end >= from;
+      svg.appendChild(el(doc, "text", Object.assign({ x: X(end) + (after ? 9 : -9), y: y + 4, "text-anchor": after ? "start" : "end" }, halo), r.text));
     });
     svg.appendChild(el(doc, "text", { x: (plotLeft + right) / 2, y: plotBottom + 36, "text-anchor": "middle" }, f.xlabel));
+    keys.forEach(function (key, i) {
+      var y = plotBottom + 58 + i * (FONT + 6);
+      svg.appendChild(key.tick ? el(doc, "line", { x1: LEGEND_LEFT + 6, x2: LEGEND_LEFT + 6, y1: y - 10, y2: y + 2, stroke: INK, "stroke-width": 2 })
+        : el(doc, "rect", { x: LEGEND_LEFT, y: y - 9, width: 14, height: 10, fill: key.colour, "fill-opacity": shade(i) }));
+      svg.appendChild(el(doc, "text", { x: LEGEND_LEFT + 22, y: y }, key.label));
+    });
     return svg;
   }
 

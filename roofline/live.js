@@ -337,17 +337,30 @@
     });
   }
 
-  // renderers.plots' bars at the steps' values `values`: each bar's value (null where it has none, with the reason), the
-  // step it starts at and the marked steps' values (a count at the whole number the sheet runs)
-  function bars(data, values) {
-    var value = function (name) {
-      var v = values[name], step = data.steps[name];
+  // renderers.plots' bars and stacks at `given` (whose steps' values are `values`): per bar (a stack's rows, each computed on
+  // top of the reader's setup as a claim's row is; a bar figure's one row at the reader's values) each part's value (null
+  // where it has none), the marked steps' values (a count at the whole number the sheet runs) and whether the row's setup
+  // does not fit in memory; a bar figure's base; a bar missing a part has none, with that part's reason
+  function bars(data, values, given) {
+    var value = function (at, name) {
+      var v = at[name], step = data.steps[name];
       return typeof v !== "number" || !isFinite(v) ? null : (step.counts ? wholeCount(step.rounds, v) : v);
     };
+    var row = function (fig, at) {
+      if (at.error) { return { parts: null, missing: "n/a: " + at.error, marks: [] }; }
+      var gone = fig.parts.filter(function (p) { return typeof at[p[1]] !== "number"; })[0];
+      var why = gone ? (isMissing(at[gone[1]]) ? at[gone[1]].kind + ": " + at[gone[1]].reason : "no value") : "";
+      return { parts: fig.kind === "stack" && gone ? null : fig.parts.map(function (p) { return typeof at[p[1]] === "number" ? at[p[1]] : null; }),
+               missing: why, marks: fig.marks.map(function (m) { return value(at, m.name); }),
+               over: typeof at[data.fit] === "number" && at[data.fit] > 1 };
+    };
     return data.bars.map(function (fig) {
-      return { name: fig.name, values: fig.y.map(function (n) { return typeof values[n] === "number" ? values[n] : null; }),
-               missing: fig.y.map(function (n) { return isMissing(values[n]) ? values[n].kind + ": " + values[n].reason : ""; }),
-               base: fig.base ? value(fig.base) : null, marks: fig.marks.map(function (m) { return { name: m.name, value: value(m.name) }; }) };
+      if (fig.kind === "bars") { return Object.assign({ name: fig.name, base: fig.base ? value(values, fig.base) : null }, row(fig, values)); }
+      var rows = fig.rows.length ? fig.rows : [{ given: {}, label: "" }];
+      return { name: fig.name, rows: rows.map(function (r) {
+        var at = Object.keys(r.given).length ? compute(data, Object.assign({}, given, r.given), true) : values;
+        return Object.assign({ label: r.label }, row(fig, at));
+      }) };
     });
   }
 
@@ -498,24 +511,36 @@
     return out;
   }
 
-  // each bar figure drawn for the reader's values (figure.js), in the unit the first step shows the values' middle in
+  // each bar figure and stack drawn for the reader's setup (figure.js), in the unit the first part's step shows the values'
+  // middle in (a stack: its totals')
   function drawBars(data, given, values) {
-    var got = bars(data, values), out = {};
+    var got = bars(data, values, given), out = {};
     data.bars.forEach(function (fig, i) {
       var b = got[i], figure = document.querySelector('figure[data-plot="' + fig.name + '"]'), img = figure ? figure.querySelector("img") : null;
-      var step = data.steps[fig.y[0]], ladder = data.ladders[step.ladder];
-      var finite = b.values.filter(function (v) { return v !== null && v !== 0; }).map(Math.abs).sort(function (p, q) { return p - q; });
-      var r = finite.length ? rung(ladder, finite[Math.floor(finite.length / 2)]) : ["1", 1];
+      var ladder = data.ladders[fig.ladder], stack = fig.kind === "stack";
+      var rows = stack ? b.rows : fig.parts.map(function (p, k) {
+        return { label: p[0], parts: b.parts === null || b.parts[k] === null ? null : [b.parts[k]], missing: b.parts === null || b.parts[k] === null ? (b.missing || "no value") : "", marks: [] };
+      });
+      var sizes = rows.filter(function (r) { return r.parts !== null; }).map(function (r) { return Math.abs(r.parts.reduce(function (x, y) { return x + y; }, 0)); })
+        .filter(function (v) { return v !== 0; }).sort(function (p, q) { return p - q; });
+      var r = sizes.length ? rung(ladder, sizes[Math.floor(sizes.length / 2)]) : ["1", 1];
       var scaled = function (v) { return v === null ? null : v * r[1]; };
+      var markLabel = function (m, v) {
+        var st = data.steps[m.name];
+        return m.symbol.concat([[" = " + (v === null ? "no value" : runningText(data, v, st, data.ladders[st.ladder])), ""]]);
+      };
       out[fig.name] = RooflineFigure.drawBars(document, {
         title: figureTitle(data, fig, values, setupValues(data, given).magnitude), alt: img ? img.getAttribute("alt") : fig.name,
-        width: figure ? figure.clientWidth : 0, labels: fig.labels, values: b.values.map(scaled), base: scaled(b.base),
-        texts: b.values.map(function (v, k) { return v === null ? "no value (" + b.missing[k] + ")" : plainText(v, ladder, 3); }),
-        marks: b.marks.map(function (m, k) {
-          var st = data.steps[m.name];
-          return { name: m.name, value: scaled(m.value), label: fig.marks[k].symbol.concat([[" = " + (m.value === null ? "no value" : runningText(data, m.value, st, data.ladders[st.ladder])), ""]]) };
+        width: figure ? figure.clientWidth : 0, parts: stack ? fig.parts.map(function (p) { return p[0]; }) : [],
+        rows: rows.map(function (row) {
+          var total = row.parts === null ? null : row.parts.reduce(function (x, y) { return x + y; }, 0);
+          return { label: row.label, parts: row.parts === null ? null : row.parts.map(scaled), marks: stack ? row.marks.map(scaled) : [],
+                   text: total === null ? "no value (" + row.missing + ")" : plainText(total, ladder, 3) + (row.over ? ", does not fit" : "") };
         }),
-        xlabel: (fig.xlabel || "") + (r[0] === "1" ? "" : " (" + r[0] + ")"), xlog: fig.log.indexOf("x") >= 0,
+        base: stack ? null : scaled(b.base),
+        marks: stack ? [] : fig.marks.map(function (m, k) { return { name: m.name, value: scaled(b.marks[k]), label: markLabel(m, b.marks[k]) }; }),
+        rowMarks: stack ? fig.marks.map(function (m) { return m.title; }) : [],
+        xlabel: (fig.xlabel || "") + (r[0] === "1" ? "" : (fig.xlabel ? " (" + r[0] + ")" : r[0])), xlog: !stack && fig.log.indexOf("x") >= 0,
         tick: function (v) { return numberText(digits(v, 3)); } });
     });
     return out;

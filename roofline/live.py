@@ -22,8 +22,8 @@ prints it as `renderers.sheet_prose` prints running text. Each claim is read aga
 at that row on top of the reader's setup. Each sweep (a figure over one input) is drawn again as SVG (`figure.js`): the script
 evaluates the plan over the grid `renderers.figure_data.sweep_grid` makes, every other input as the reader set it, and lays it
 out as `renderers.plots` does (`_sweeps` carries the words); so is each roofline whose chips' peak and bandwidth the plan
-reads (`_rooflines`), and each bar figure whose bars are whole steps (`_bars`). The tables and the other figures stay the
-page's setup's, dimmed while another is shown.
+reads (`_rooflines`), and each bar figure and stack (`_bars`: a split step as the terms of its formula, read off the plan).
+The tables and the other figures stay the page's setup's, dimmed while another is shown.
 """
 
 from __future__ import annotations
@@ -48,9 +48,10 @@ from .renderers import site
 from .renderers.figure_data import LAYOUT_DEGREES, MAX_DISCRETE_POINTS, SWEEP_POINTS
 from .renderers.figure_refs import name as plot_name
 from .renderers.figure_refs import plain as plain_words
-from .renderers.figure_refs import shared_words, stem, step_title
+from .renderers.figure_refs import shared_words, stem, step_title, term_label
 from .renderers.numbers import READABLE, digits, display, number_text, plain
 from .renderers.sheet_prose import lower_first
+from .renderers.tables import short_chip
 from .renderers.value_text import count_plain
 from .renderers.view import engine_band
 from .units import pintless
@@ -124,7 +125,7 @@ def live_data(sheet: Sheet) -> dict[str, Any]:
             "limits": {"magnitude": float(MAX_MAGNITUDE), "count": MAX_COUNT},
             "claims": _claims(sheet), "fit": run.FIT_STEP if run.FIT_STEP in steps else "", "specs": spec_choices(sheet, plan),
             "sweeps": _sweeps(bp, {i["name"]: i for i in inputs}, steps), "rooflines": _rooflines(sheet, plan, steps),
-            "bars": _bars(bp, steps),
+            "bars": _bars(sheet, plan.to_json(), steps),
             "grid": {"points": SWEEP_POINTS, "discrete": MAX_DISCRETE_POINTS, "degrees": list(LAYOUT_DEGREES)}}
 
 
@@ -208,21 +209,80 @@ def _rooflines(sheet: Sheet, plan: Plan, steps: dict[str, Any]) -> list[dict[str
     return out
 
 
-def _bars(bp: Any, steps: dict[str, Any]) -> list[dict[str, Any]]:
-    """The sheet's bar figures whose bars are whole steps (none split into its formula's terms), as what the live script
-    draws them from (`figure.js`, by `renderers.plots._bars`' rules): the steps, their names (one case for all, as
-    `plots._parts` gives them), the step each bar starts at, the marked steps, the axis and the finding."""
+def _parts(bp: Any, plan_json: dict[str, Any], p: Any) -> list[list[str]] | None:
+    """What a bar figure draws, as `renderers.plots._parts` gives it: [label, step, group] for each step of `y`, a split one as
+    the terms of its formula (read off the plan: a sum of steps) in the symbol table's order; None where a split step is not
+    a sum of steps (its terms would need the full path to name)."""
+    steps = {st["name"]: st["expr"] for st in plan_json["steps"]}
+    order = {n: i for i, n in enumerate([n for n in bp.latex_names if n in bp.step_names] + [n for n in bp.latex_names if n not in bp.step_names])}
+    out = []
+    for name in p.y:
+        if name not in p.split:
+            out.append([plot_name(bp, p, name), name, ""])
+            continue
+        e = steps.get(name)
+        if e is None:
+            return None
+        root = e["nodes"][e["root"]]
+        kids = [e["nodes"][i] for i in root[1:]] if root[0] == "Add" else [root]
+        if any(k[0] != "Symbol" or k[1] not in bp.step_names for k in kids):
+            return None
+        group = plot_name(bp, p, name)
+        out += [[term_label(bp, p, t), t, group] for t in sorted((k[1] for k in kids), key=lambda t: order.get(t, len(order)))]
+    if any(label[:1].islower() for label, _, _ in out):  # plots._parts: one key, one case
+        out = [[lower_first(label), n, g] for label, n, g in out]
+    return [[plain_words(label), n, plain_words(g)] for label, n, g in out]
+
+
+def _bars(sheet: Sheet, plan_json: dict[str, Any], steps: dict[str, Any]) -> list[dict[str, Any]]:
+    """The sheet's bar figures and stacks, as what the live script draws them from (`figure.js`, by `renderers.plots`'
+    `_bars` and `_stack`): the parts (`_parts`), the step a bar starts at, the marked steps, the axis and the finding; a
+    stack's rows (a table's, the plot's own, or the page's setup: [] ), each as a claim's row is carried (`_where`) with the
+    label the figure gives it. A figure whose parts or rows the page cannot compute is left the page's."""
+    bp = sheet.blueprint
     out = []
     for p in bp.plots:
-        if p.kind != "bars" or p.split or not all(n in steps for n in (*p.y, *p.vlines, *((p.base,) if p.base else ()))):
+        parts = _parts(bp, plan_json, p) if p.kind in ("bars", "stack") else None
+        if parts is None or not all(n in steps for n in (*p.vlines, *((p.base,) if p.base else ()))):
             continue
-        labels = [plain_words(plot_name(bp, p, n)) for n in p.y]
-        if any(label[:1].islower() for label in labels):
-            labels = [lower_first(label) for label in labels]
-        marks = [{"name": n, "symbol": symbol_pieces(bp.latex_names[n])} for n in ((p.base,) if p.base else ()) + p.vlines]
-        axis = plain_words(plot_name(bp, p, p.base)) if p.base else ""
-        out.append({"name": p.name, "y": list(p.y), "labels": labels, "base": p.base, "marks": marks, "log": p.log,
-                    "xlabel": axis[:1].upper() + axis[1:], "title": _segments(p.title, bp.latex_names)})
+        rows = None
+        if p.kind == "stack":
+            rows = _stack_rows(sheet, p)
+            if rows is None:
+                continue
+        marks = [{"name": n, "symbol": symbol_pieces(bp.latex_names[n]), "title": plain_words(plot_name(bp, p, n))}
+                 for n in ((p.base,) if p.base else ()) + p.vlines]
+        axis = plain_words(plot_name(bp, p, p.base)) if p.base else (parts[0][0] if len(parts) == 1 and p.kind == "stack" else "")
+        out.append({"name": p.name, "kind": p.kind, "parts": parts, "base": p.base, "marks": marks, "log": p.log, "rows": rows,
+                    "ladder": steps[p.y[0]]["ladder"], "xlabel": axis[:1].upper() + axis[1:], "title": _segments(p.title, bp.latex_names)})
+    return out
+
+
+def _stack_rows(sheet: Sheet, p: Any) -> list[dict[str, Any]] | None:
+    """A stack's rows as `renderers.plots._row_contexts` gives them: [] for the page's own setup, else each row's choices and
+    inputs (`_where`) and its label as the figure's (its own, else the chip and model it changes, and the inputs it sets);
+    None where a row changes what the page cannot."""
+    bp = sheet.blueprint
+    if p.table is not None:
+        rows, solved = bp.tables[p.table].rows, sheet.tables[1 + p.table]
+    elif p.rows:
+        rows, solved = p.rows, None
+    else:
+        return []
+    out = []
+    for i, row in enumerate(rows):
+        where = _where(bp, row)
+        if where is None:
+            return None
+        parts = [plain_words(row.label)] if row.label else []
+        from . import compiled
+        cat = compiled.shipped_catalog()
+        if not row.label and (row.hardware or row.model):
+            parts.append(" · ".join(x for x in (short_chip(cat.spec("hardware", row.hardware).name) if row.hardware else "",
+                                                cat.spec("models", row.model).name if row.model else "") if x))
+        for _, latex, v in (solved.settings[i] if solved is not None and solved.settings else ()):
+            parts.append(f"{plain_words('$' + latex + '$')} = {plain(v.exact, v.unit)}")
+        out.append({"given": where["given"], "label": ", ".join(parts) or (solved.rows[i][0] if solved is not None else "")})
     return out
 
 

@@ -347,11 +347,17 @@ def test_every_roofline_places_the_roofs_and_points_renderers_plots_places(brows
     tab.close()
 
 
+BAR_CASES = [("mbu-definition", {"model": "llama-3.1-70b", "batch": "32"}), ("mbu-definition", {"hardware": "b200", "weights": "fp8"}),
+             ("batch1-gap", {"batch": "8"}), ("decode-floor", {"hardware": "h200", "model": "llama-3.1-70b", "tp": "2"}),
+             ("mbu-diagnosis", {"mbu": "0.5", "hardware": "mi300x"}), ("model-limits", {"hardware": "b200"}),
+             ("headline-check", {"model": "llama-3.1-70b", "kv": "fp8"}), ("attention-kinds", {"context": "32768"})]
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("given", [{"model": "llama-3.1-70b", "batch": "32"}, {"hardware": "b200", "weights": "fp8", "context": "65536"}])
-def test_a_bar_figure_draws_the_values_renderers_plots_draws(browser, given):
-    """mbu-definition's slips, drawn again in the browser (RooflineLive.bars): each bar's value, where it starts and the
-    marks, as `renderers.plots` draws them for `roofline derive` at that setup."""
+def test_every_bar_figure_and_stack_draws_the_values_renderers_plots_draws(browser):
+    """The bar figures and stacks, drawn again in the browser (RooflineLive.bars): each bar's parts (a split step as its
+    terms, in the figure's order), where it starts, its marks and whether it has a value, as `renderers.plots` draws them
+    for `roofline derive` at that setup, a stack's rows each at its own setup on top of the reader's."""
     from roofline.renderers import plots
     from roofline.units import Quantity
 
@@ -359,21 +365,43 @@ def test_a_bar_figure_draws_the_values_renderers_plots_draws(browser, given):
     tab.set_content("<p>live</p>")
     for name in live.SCRIPTS:
         tab.add_script_tag(content=(ROOT / name).read_text(encoding="utf-8"))
-    data = live.live_data(api.derive("mbu-definition"))
-    magnitudes = {k: v if k in CHOICES else float(v) for k, v in given.items()}
-    (got,) = tab.evaluate("([d, g]) => RooflineLive.bars(d, RooflineLive.compute(d, g))", [data, magnitudes])
-    sheet = api.derive("mbu-definition", overrides=[f"{k}={v}" for k, v in given.items() if k not in CHOICES],
-                       **{k: v for k, v in given.items() if k in CHOICES})
-    (fig,) = [f for f in plots.figures(sheet, api.resolve_row) if f.name == got["name"]]
-    panel = fig.panels[0]
-    shown = float(Quantity(1, "1").to(panel.units[0] or "1").magnitude)
-    assert len(panel.bars) == len(got["values"]) == 8
-    for bar, v in zip(panel.bars, got["values"], strict=True):
-        assert (v is None) == bool(bar.missing)
-        if v is not None:
-            assert _close(v * shown, bar.segments[0].value) and _close(got["base"] * shown, bar.base), bar.label
-    assert [m["name"] for m in got["marks"]] == [ln.step for ln in panel.lines]
-    assert all(_close(m["value"] * shown, ln.value) for m, ln in zip(got["marks"], panel.lines, strict=True))
+    drawn, bars = set(), 0
+    for slug, given in BAR_CASES:
+        data = live.live_data(api.derive(slug))
+        magnitudes = {k: v if k in CHOICES else float(v) for k, v in given.items()}
+        got = tab.evaluate("([d, g]) => RooflineLive.bars(d, RooflineLive.compute(d, g), g)", [data, magnitudes])
+        sheet = api.derive(slug, overrides=[f"{k}={v}" for k, v in given.items() if k not in CHOICES],
+                           **{k: v for k, v in given.items() if k in CHOICES})
+        figures = {f.name: f for f in plots.figures(sheet, api.resolve_row)}
+        units = {st.step.name: st.value.unit for st in sheet.steps}
+        for fig, js in zip(data["bars"], got, strict=True):
+            panel = figures[fig["name"]].panels[0]
+            f = float(Quantity(1, units[fig["parts"][0][1]]).to(panel.units[0] or "1").magnitude)
+            if fig["kind"] == "stack":
+                rows = [(r["parts"], r["marks"]) for r in js["rows"]]
+            else:
+                rows = [(None if js["parts"] is None or v is None else [v], []) for v in (js["parts"] or [None] * len(fig["parts"]))]
+            assert len(rows) == len(panel.bars), (slug, fig["name"])
+            for (parts, marks), bar in zip(rows, panel.bars, strict=True):
+                assert (parts is None) == bool(bar.missing), (slug, bar.label, bar.missing)
+                if parts is None:
+                    continue
+                assert [seg.step for seg in bar.segments] == [p[1] for p in fig["parts"]] if fig["kind"] == "stack" else True
+                # a part is drawn within its bar: agreement to 1e-9 of the bar (a difference exact arithmetic makes 0 is a
+                # few ulps of float64 in the browser: model-limits' clock break)
+                total = sum(abs(seg.value) for seg in bar.segments)
+                assert all(abs(v * f - seg.value) <= 1e-9 * total for v, seg in zip(parts, bar.segments, strict=True)), (slug, bar.label)
+                assert len([m for m in marks if m is not None]) == len(bar.marks)
+                assert all(_close(m * f, ln.value) for m, ln in zip([m for m in marks if m is not None], bar.marks, strict=True))
+                if bar.base is not None:
+                    assert _close(js["base"] * f, bar.base)
+                bars += 1
+            if fig["kind"] == "bars":
+                assert [ln.step for ln in panel.lines] == [m["name"] for m, v in zip(fig["marks"], js["marks"], strict=True) if v is not None]
+                assert all(_close(v * f, ln.value) for v, ln in zip([v for v in js["marks"] if v is not None], panel.lines, strict=True))
+            drawn.add((slug, fig["name"]))
+    assert drawn == {(s, p.name) for s in registry.SLUGS for p in registry.get(s).blueprint.plots if p.kind in ("bars", "stack")}
+    assert bars > 40
     tab.close()
 
 

@@ -339,5 +339,47 @@
     return svg;
   }
 
-  root.RooflineFigure = { grid: grid, draw: draw, drawBars: drawBars, ticks: ticks };
+  // A heat map as an SVG element (renderers.draw_kinds' heat map): a cell per row and column coloured by its value (light
+  // to dark blue from the lowest to the highest; grey where it has none), its text in it, the colour bar's words under it.
+  // `f`: title, alt, width, columns, rows [{label, cells (values, null where none), texts}], xlabel, ylabel, colorbar
+  function drawHeat(doc, f) {
+    var W = Math.max(MIN_WIDTH, Math.min(WIDTH, f.width || WIDTH)), charWidth = FONT * 0.52;
+    var titleLines = wrap(f.title, Math.floor((W - 24) / (TITLE_FONT * 0.56))), top = 14 + titleLines.length * (TITLE_FONT + 5) + 12;
+    var labelWidth = 16 + Math.max.apply(null, f.rows.map(function (r) { return r.label.length; })) * charWidth, left = 24 + labelWidth;
+    var cellWidth = (W - RIGHT - left) / f.columns.length, cellHeight = 26, bottom = top + f.rows.length * cellHeight;
+    var height = bottom + 62;
+    var svg = el(doc, "svg", { xmlns: SVG, viewBox: "0 0 " + W + " " + height, width: "100%", role: "img", "aria-label": f.alt,
+                                 "font-size": FONT, fill: INK, "data-drawn": "live" });
+    svg.appendChild(el(doc, "rect", { x: 0, y: 0, width: W, height: height, fill: "#ffffff" }));
+    titleLines.forEach(function (line, i) {
+      svg.appendChild(el(doc, "text", { x: W / 2, y: 14 + (i + 1) * (TITLE_FONT + 5) - 4, "text-anchor": "middle", "font-size": TITLE_FONT,
+                                        "font-weight": "bold" }, line));
+    });
+    var all = [];
+    f.rows.forEach(function (r) { r.cells.forEach(function (v) { if (v !== null && isFinite(v)) { all.push(v); } }); });
+    var lo = all.length ? Math.min.apply(null, all) : 0, hi = all.length ? Math.max.apply(null, all) : 1;
+    var light = [247, 251, 255], dark = [8, 48, 107];
+    f.rows.forEach(function (r, i) {
+      var y = top + i * cellHeight;
+      svg.appendChild(el(doc, "text", { x: left - 8, y: y + cellHeight / 2 + 4, "text-anchor": "end" }, r.label));
+      r.cells.forEach(function (v, j) {
+        var t = v === null ? null : (hi > lo ? (v - lo) / (hi - lo) : 0.5), x = left + j * cellWidth;
+        var rgb = t === null ? [220, 220, 220] : light.map(function (c, k) { return Math.round(c + (dark[k] - c) * t); });
+        svg.appendChild(el(doc, "rect", { x: x, y: y, width: cellWidth, height: cellHeight, fill: "rgb(" + rgb.join(",") + ")", stroke: "#ffffff",
+                                          "data-cell": i + "," + j }));
+        svg.appendChild(el(doc, "text", { x: x + cellWidth / 2, y: y + cellHeight / 2 + 4, "text-anchor": "middle",
+                                          fill: t !== null && t > 0.55 ? "#ffffff" : INK, "font-size": FONT - 1 }, r.texts[j]));
+      });
+    });
+    f.columns.forEach(function (c, j) {
+      svg.appendChild(el(doc, "text", { x: left + (j + 0.5) * cellWidth, y: bottom + 16, "text-anchor": "middle" }, c));
+    });
+    svg.appendChild(el(doc, "text", { x: left + (W - RIGHT - left) / 2, y: bottom + 34, "text-anchor": "middle" }, f.xlabel));
+    svg.appendChild(el(doc, "text", { x: 14, y: (top + bottom) / 2, "text-anchor": "middle", transform: "rotate(-90 14 " + (top + bottom) / 2 + ")" },
+                       f.ylabel));
+    svg.appendChild(el(doc, "text", { x: left + (W - RIGHT - left) / 2, y: bottom + 52, "text-anchor": "middle", fill: MUTED }, f.colorbar));
+    return svg;
+  }
+
+  root.RooflineFigure = { grid: grid, draw: draw, drawBars: drawBars, drawHeat: drawHeat, ticks: ticks };
 }(typeof window !== "undefined" ? window : globalThis));

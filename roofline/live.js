@@ -364,6 +364,18 @@
     });
   }
 
+  // renderers.plots' heat maps at `given`: for each table row (computed on top of the reader's setup as a claim's row is)
+  // each column's value, null where it has none, with the missing value's kind as its text
+  function heatmaps(data, values, given) {
+    return data.heatmaps.map(function (fig) {
+      return { name: fig.name, rows: fig.rows.map(function (r) {
+        var at = compute(data, Object.assign({}, given, r.given), true);
+        return { label: r.label, cells: fig.y.map(function (n) { return !at.error && typeof at[n] === "number" ? at[n] : null; }),
+                 kinds: fig.y.map(function (n) { return at.error ? "n/a" : (isMissing(at[n]) ? at[n].kind : ""); }) };
+      }) };
+    });
+  }
+
   // what each `{name}` of the answer's sentences is filled with at `given`: the steps' and the inputs' values as running text
   function fills(data, given, values) {
     var out = {}, magnitude = inputMagnitudes(data, given);
@@ -421,7 +433,7 @@
   }
 
   root.RooflineLive = { compute: compute, texts: texts, fills: fills, readField: readField, digits: digits, numberText: numberText,
-                        claimVerdicts: claimVerdicts, sweeps: sweeps, rooflines: rooflines, bars: bars,
+                        claimVerdicts: claimVerdicts, sweeps: sweeps, rooflines: rooflines, bars: bars, heatmaps: heatmaps,
                         figureTitle: function (data, given, k) {
                           return figureTitle(data, data.sweeps[k], compute(data, given), setupValues(data, given).magnitude);
                         } };
@@ -546,6 +558,24 @@
     return out;
   }
 
+  // each heat map drawn for the reader's setup (figure.js): a cell's text its number in the unit its step shows it in
+  function drawHeats(data, given, values) {
+    var got = heatmaps(data, values, given), out = {};
+    data.heatmaps.forEach(function (fig, i) {
+      var figure = document.querySelector('figure[data-plot="' + fig.name + '"]'), img = figure ? figure.querySelector("img") : null;
+      out[fig.name] = RooflineFigure.drawHeat(document, {
+        title: figureTitle(data, fig, values, setupValues(data, given).magnitude), alt: img ? img.getAttribute("alt") : fig.name,
+        width: figure ? figure.clientWidth : 0, columns: fig.columns, xlabel: fig.xlabel, ylabel: fig.ylabel, colorbar: fig.colorbar,
+        rows: got[i].rows.map(function (r) {
+          return { label: r.label, cells: r.cells, texts: r.cells.map(function (v, j) {
+            var step = data.steps[fig.y[j]];
+            return v === null ? r.kinds[j] || "n/a" : numberText(digits(v * rung(data.ladders[step.ladder], v)[1], 3));
+          }) };
+        }) });
+    });
+    return out;
+  }
+
   form.addEventListener("submit", function (event) {
     event.preventDefault();
     var given = {}, errors = [];
@@ -592,7 +622,8 @@
     // the answer's sentences: each value filled again (a value with none here says so in its place)
     var filled = fills(data, given, values);
     // the sweeps drawn again; what does not follow yet (the other figures, the tables but the results) is dimmed
-    var drawn = changed.length ? Object.assign(drawSweeps(data, given, values), drawRooflines(data, given, values), drawBars(data, given, values)) : {};
+    var drawn = changed.length ? Object.assign(drawSweeps(data, given, values), drawRooflines(data, given, values), drawBars(data, given, values),
+                                                 drawHeats(data, given, values)) : {};
     Array.prototype.forEach.call(document.querySelectorAll("figure, table"), function (el) {
       if (section.contains(el)) { return; }
       var name = el.getAttribute("data-plot"), link = el.querySelector("a"), svg = el.querySelector("svg[data-drawn]");

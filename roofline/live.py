@@ -22,7 +22,8 @@ prints it as `renderers.sheet_prose` prints running text. Each claim is read aga
 at that row on top of the reader's setup. Each sweep (a figure over one input) is drawn again as SVG (`figure.js`): the script
 evaluates the plan over the grid `renderers.figure_data.sweep_grid` makes, every other input as the reader set it, and lays it
 out as `renderers.plots` does (`_sweeps` carries the words); so is each roofline whose chips' peak and bandwidth the plan
-reads (`_rooflines`), and each bar figure and stack (`_bars`: a split step as the terms of its formula, read off the plan).
+reads (`_rooflines`), each bar figure and stack (`_bars`: a split step as the terms of its formula, read off the plan)
+and each heat map (`_heatmaps`).
 The tables and the other figures stay the page's setup's, dimmed while another is shown.
 """
 
@@ -125,7 +126,7 @@ def live_data(sheet: Sheet) -> dict[str, Any]:
             "limits": {"magnitude": float(MAX_MAGNITUDE), "count": MAX_COUNT},
             "claims": _claims(sheet), "fit": run.FIT_STEP if run.FIT_STEP in steps else "", "specs": spec_choices(sheet, plan),
             "sweeps": _sweeps(bp, {i["name"]: i for i in inputs}, steps), "rooflines": _rooflines(sheet, plan, steps),
-            "bars": _bars(sheet, plan.to_json(), steps),
+            "bars": _bars(sheet, plan.to_json(), steps), "heatmaps": _heatmaps(sheet, plan.to_json(), steps),
             "grid": {"points": SWEEP_POINTS, "discrete": MAX_DISCRETE_POINTS, "degrees": list(LAYOUT_DEGREES)}}
 
 
@@ -258,8 +259,43 @@ def _bars(sheet: Sheet, plan_json: dict[str, Any], steps: dict[str, Any]) -> lis
     return out
 
 
+def _heatmaps(sheet: Sheet, plan_json: dict[str, Any], steps: dict[str, Any]) -> list[dict[str, Any]]:
+    """The sheet's heat maps as what the live script draws them from (`figure.js`, by `renderers.plots._heatmap`): the steps
+    of each column, the column labels (the value an At step sets, with that symbol's meaning as the axis), the table's rows
+    (`_stack_rows`), the axis over them (the input every row sets), the colour bar's words and the finding."""
+    bp = sheet.blueprint
+    out = []
+    wheres = {st["name"]: st["where"] for st in plan_json["steps"]}
+    for p in bp.plots:
+        if p.kind != "heatmap" or not all(n in steps for n in p.y):
+            continue
+        rows = _stack_rows(sheet, p)
+        if rows is None:
+            continue
+        sets = [wheres.get(n) or [] for n in p.y]
+        constant = all(len(w) == 1 and w[0][2]["nodes"][w[0][2]["root"]][0] == "Integer" for w in sets) and len({w[0][0] for w in sets}) == 1
+        if constant:
+            symbol = sets[0][0][0]
+            columns = [w[0][2]["nodes"][w[0][2]["root"]][1] for w in sets]
+            meaning = re.split(r"[:(]", bp.symbol(symbol).meaning)[0].strip()
+            xlabel = f"{meaning[:1].upper() + meaning[1:]}, {_symbol_text(bp.latex_names[symbol])}"
+        else:
+            columns, xlabel = [plain_words(f"${bp.latex_names[n]}$") for n in p.y], ""
+        of = bp.step(p.y[0]).of or p.y[0]
+        solved = sheet.tables[1 + p.table]
+        names = {tuple(n for n, _, _ in x) for x in solved.settings}
+        ylabel = ""
+        if len(names) == 1 and len(next(iter(names))) == 1:
+            inp = next(i for i in bp.inputs if i.name == next(iter(names))[0])
+            ylabel = f"{plain_words(inp.meaning[:1].upper() + inp.meaning[1:])}, {_symbol_text(bp.latex_names[inp.symbol])}"
+        out.append({"name": p.name, "y": list(p.y), "columns": columns, "xlabel": xlabel, "ylabel": ylabel, "rows": rows,
+                    "colorbar": f"{plain_words(step_title(bp.step(of)))} {_symbol_text(bp.latex_names[of])}",
+                    "title": _segments(p.title, bp.latex_names)})
+    return out
+
+
 def _stack_rows(sheet: Sheet, p: Any) -> list[dict[str, Any]] | None:
-    """A stack's rows as `renderers.plots._row_contexts` gives them: [] for the page's own setup, else each row's choices and
+    """A stack's (or heat map's) rows as `renderers.plots._row_contexts` gives them: [] for the page's own setup, else each row's choices and
     inputs (`_where`) and its label as the figure's (its own, else the chip and model it changes, and the inputs it sets);
     None where a row changes what the page cannot."""
     bp = sheet.blueprint
@@ -284,6 +320,11 @@ def _stack_rows(sheet: Sheet, p: Any) -> list[dict[str, Any]] | None:
             parts.append(f"{plain_words('$' + latex + '$')} = {plain(v.exact, v.unit)}")
         out.append({"given": where["given"], "label": ", ".join(parts) or (solved.rows[i][0] if solved is not None else "")})
     return out
+
+
+def _symbol_text(latex: str) -> str:
+    """A symbol as plain text with its Greek letters (`symbol_pieces`), a lowered or raised piece after _ or ^."""
+    return "".join({"": "", "sub": "_", "sup": "^"}[k] + t for t, k in symbol_pieces(latex))
 
 
 def _segments(text: str, latex_names: dict[str, str]) -> list[Any]:

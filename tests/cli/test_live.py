@@ -406,6 +406,30 @@ def test_every_bar_figure_and_stack_draws_the_values_renderers_plots_draws(brows
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("given", [{"model": "llama-3.1-70b", "batch": "32"}, {"hardware": "mi300x", "kv": "fp8", "context": "32768"}])
+def test_the_heat_map_colours_the_cells_renderers_plots_colours(browser, given):
+    """speculative-decoding's heat map, drawn again in the browser (RooflineLive.heatmaps): each row of its table at that row
+    on top of the reader's setup, each cell the value `renderers.plots` colours for `roofline derive` at that setup."""
+    from roofline.renderers import plots
+
+    tab = browser.new_page()
+    tab.set_content("<p>live</p>")
+    for name in live.SCRIPTS:
+        tab.add_script_tag(content=(ROOT / name).read_text(encoding="utf-8"))
+    data = live.live_data(api.derive("speculative-decoding"))
+    magnitudes = {k: v if k in CHOICES else float(v) for k, v in given.items()}
+    (got,) = tab.evaluate("([d, g]) => RooflineLive.heatmaps(d, RooflineLive.compute(d, g), g)", [data, magnitudes])
+    sheet = api.derive("speculative-decoding", overrides=[f"{k}={v}" for k, v in given.items() if k not in CHOICES],
+                       **{k: v for k, v in given.items() if k in CHOICES})
+    (fig,) = [f for f in plots.figures(sheet, api.resolve_row) if f.kind == "heatmap"]
+    panel = fig.panels[0]
+    assert len(got["rows"]) == len(panel.cells) and data["heatmaps"][0]["columns"] == list(panel.columns)
+    for row, cells in zip(got["rows"], panel.cells, strict=True):
+        assert all(_close(a, b) for a, b in zip(row["cells"], cells, strict=True)), (row["label"], row["cells"], cells)
+    tab.close()
+
+
+@pytest.mark.slow
 def test_every_sheet_at_drawn_chips_models_and_formats_agrees_with_roofline_derive(browser):
     """Two setups per sheet, drawn with a fixed seed from every shipped chip, model, weights and KV choice: the page's
     values (RooflineLive.texts) are `roofline derive`'s, step by step, or both refuse the setup."""

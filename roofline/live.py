@@ -21,8 +21,7 @@ The answer's sentences are filled again: the site marks each value they are fill
 prints it as `renderers.sheet_prose` prints running text. Each claim is read again (`_claims`), one with a row of its own
 at that row on top of the reader's setup. Each sweep (a figure over one input) is drawn again as SVG (`figure.js`): the script
 evaluates the plan over the grid `renderers.figure_data.sweep_grid` makes, every other input as the reader set it, and lays it
-out as `renderers.plots` does (`_sweeps` carries the words); so is each roofline whose chips' peak and bandwidth the plan
-reads (`_rooflines`), each bar figure and stack (`_bars`: a split step as the terms of its formula, read off the plan)
+out as `renderers.plots` does (`_sweeps` carries the words); so is each roofline (`_rooflines`), each bar figure and stack (`_bars`: a split step as the terms of its formula, read off the plan)
 and each heat map (`_heatmaps`).
 The tables and the other figures stay the page's setup's, dimmed while another is shown.
 """
@@ -70,6 +69,16 @@ FORMAT_WORDS = {"": "the model's checkpoint", "bf16": "BF16", "fp8": "FP8", "int
 JOINT_PARTS = ("peak", "peak_kv", "weights", "kv", "math")
 
 
+#: What a roofline draws each chip's roof from (renderers.plots._rooflines: the peak at the math and the bandwidth).
+ROOF_SYMBOLS = ("pi", "beta")
+
+
+def bound_names(bp: Any, plan: Plan) -> list[str]:
+    """The symbols the page binds: the plan's inputs, and a roofline's chip peak and bandwidth where the plan reads neither."""
+    extra = [n for n in ROOF_SYMBOLS if n not in plan.inputs] if any(p.kind == "roofline" for p in bp.plots) else []
+    return [*plan.inputs, *extra]
+
+
 def _plan_and_defaults(slug: str) -> tuple[Plan, dict[str, Fraction]]:
     """The sheet's plan and its inputs' defaults: stored (the light path's entry), else made from the derivation."""
     from . import compiled
@@ -106,7 +115,7 @@ def live_data(sheet: Sheet) -> dict[str, Any]:
     """What the page's scripts need to recompute `sheet` for other inputs (see the module docstring)."""
     bp, s = sheet.blueprint, sheet.setup
     plan, defaults = _plan_and_defaults(bp.slug)
-    base = run.input_values(bp, s, plan.inputs, defaults)
+    base = run.input_values(bp, s, bound_names(bp, plan), defaults)
     inputs = []
     ladders: dict[str, Any] = {}
     shown_values = {i.name: i.value for i in sheet.inputs}
@@ -125,7 +134,7 @@ def live_data(sheet: Sheet) -> dict[str, Any]:
             "steps": steps, "ladders": ladders, "readable": list(READABLE), "results": list(bp.results), "number_pattern": grading_values._NUMBER.pattern,
             "limits": {"magnitude": float(MAX_MAGNITUDE), "count": MAX_COUNT},
             "claims": _claims(sheet), "fit": run.FIT_STEP if run.FIT_STEP in steps else "", "specs": spec_choices(sheet, plan),
-            "sweeps": _sweeps(bp, {i["name"]: i for i in inputs}, steps), "rooflines": _rooflines(sheet, plan, steps),
+            "sweeps": _sweeps(bp, {i["name"]: i for i in inputs}, steps), "rooflines": _rooflines(sheet, steps),
             "bars": _bars(sheet, plan.to_json(), steps), "heatmaps": _heatmaps(sheet, plan.to_json(), steps),
             "grid": {"points": SWEEP_POINTS, "discrete": MAX_DISCRETE_POINTS, "degrees": list(LAYOUT_DEGREES)}}
 
@@ -180,16 +189,14 @@ def symbol_pieces(latex: str) -> list[list[str]]:
     return [[t.replace("{", "").replace("}", ""), k] for t, k in pieces if t]
 
 
-def _rooflines(sheet: Sheet, plan: Plan, steps: dict[str, Any]) -> list[dict[str, Any]]:
+def _rooflines(sheet: Sheet, steps: dict[str, Any]) -> list[dict[str, Any]]:
     """The sheet's rooflines as what the live script draws them from (`figure.js`, by `renderers.plots._rooflines`' rules):
     the chips of the sheet's grid, the intensity steps placed, at which batches (a number, or a step whose value is one,
     rounded as that step is meant), in which rows (each as a claim's row is carried: `_where`), their names, and the
-    finding. A roofline whose chips' peak and bandwidth the plan does not read, or with a row the page cannot set, is left
-    the page's."""
+    finding (each chip's peak and bandwidth are bound for it, `bound_names`). A roofline with a row the page cannot set is
+    left the page's."""
     bp = sheet.blueprint
     out = []
-    if not {"pi", "beta"} <= set(plan.inputs):
-        return out
     batch = next((i for i in bp.inputs if i.name == "batch"), None)
     for p in bp.plots:
         rows = [(_where(bp, row), plain_words(row.label)) for row in p.rows]
@@ -365,7 +372,7 @@ def spec_choices(sheet: Sheet, plan: Plan) -> dict[str, Any]:
 
     cat, s, bp = compiled.shipped_catalog(), sheet.setup, sheet.blueprint
     parts = cat.bindings.parts
-    used = [n for n in plan.inputs if n in parts]
+    used = [n for n in bound_names(bp, plan) if n in parts]
     own = {kind: [n for n in used if parts[n] == kind] for kind in ("hardware", "model")}
     joint = [n for n in used if parts[n] in JOINT_PARTS]
     twins = [n for n in plan.inputs if n in cat.bindings.twins]

@@ -306,7 +306,7 @@ def test_every_sweep_is_drawn_over_the_grid_and_values_renderers_plots_draws(bro
     tab.close()
 
 
-ROOFLINE_CASES = [("attention-intensity", {"hardware": "b200", "weights": "fp8"}), ("attention-intensity", {"hardware": "mi300x"}),
+ROOFLINE_CASES = [("attention-intensity", {"hardware": "b200", "weights": "fp8"}), ("attention-intensity", {"hardware": "mi300x"}), ("mla-absorption", {"hardware": "b200", "kv": "fp8"}),
                   ("ridge-coincidence", {"context": "4096", "model": "llama-3.1-70b"}), ("decode-op-ranking", {"model": "deepseek-v3"}),
                   ("decode-op-ranking", {"hardware": "h200", "batch": "64", "kv": "fp8"})]
 

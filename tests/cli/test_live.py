@@ -430,6 +430,44 @@ def test_the_heat_map_colours_the_cells_renderers_plots_colours(browser, given):
 
 
 @pytest.mark.slow
+def test_every_figure_is_drawn_again_or_marked_the_pages_at_drawn_setups(browser):
+    """On every sheet, at two setups drawn with a fixed seed from every chip, model, format and engine profile: the page
+    recomputes without a script error, every figure is either drawn again (an SVG with no NaN or infinite coordinate) or
+    dimmed and marked as the page's own, and a refused setup changes nothing."""
+    import random
+
+    from roofline.specs.catalog import hardware_names, model_names
+
+    rng = random.Random(42)
+    chips, models = list(hardware_names()), list(model_names())
+    tab = browser.new_page(viewport={"width": 1280, "height": 900})
+    errors: list[str] = []
+    tab.on("pageerror", lambda e: errors.append(str(e)))
+    recomputed = 0
+    for slug in registry.SLUGS:
+        engines = live.live_data(api.derive(slug))["specs"]["engine_order"]
+        for _ in range(2):
+            tab.goto((SITE / f"{slug}.html").as_uri())
+            given = {"hardware": rng.choice(chips), "model": rng.choice(models), "weights": rng.choice(live.WEIGHT_CHOICES),
+                     "kv": rng.choice(live.KV_CHOICES), "engine": rng.choice(engines)}
+            if tab.locator('#live input[name="batch"]').count():
+                given["batch"] = str(rng.choice([1, 3, 64, 1024, 16384]))
+            _enter(tab, given)
+            figures = tab.locator("figure[data-plot]").count()
+            if tab.locator("#live output").get_attribute("data-kind") == "live":
+                recomputed += 1
+                drawn, stale = tab.locator("figure svg[data-drawn]").count(), tab.locator("figure[data-stale]").count()
+                assert drawn + stale == figures, (slug, given, drawn, stale)
+                assert tab.evaluate("() => Array.from(document.querySelectorAll('figure svg[data-drawn]'))"
+                                    ".filter(s => /NaN|Infinity/.test(s.outerHTML)).length") == 0, (slug, given)
+            else:
+                assert tab.locator("figure svg[data-drawn]").count() == 0 and tab.locator("figure[data-stale]").count() == 0
+            assert not errors, (slug, given, errors)
+    assert recomputed >= len(registry.SLUGS)
+    tab.close()
+
+
+@pytest.mark.slow
 def test_every_sheet_at_drawn_chips_models_and_formats_agrees_with_roofline_derive(browser):
     """Two setups per sheet, drawn with a fixed seed from every shipped chip, model, weights and KV choice: the page's
     values (RooflineLive.texts) are `roofline derive`'s, step by step, or both refuse the setup."""

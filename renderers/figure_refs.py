@@ -38,7 +38,7 @@ def _alt(d: Blueprint, p: Plot) -> str:
     names = _listed(dict.fromkeys(_words(d, p, n) for n in p.y))
     if p.kind == "sweep":
         inp = next(i for i in d.inputs if i.name == p.x)
-        return f"{names} against {_clause(inp.meaning)}"
+        return f"{names} against {clause(inp.meaning)}"
     if p.kind == "roofline":
         counted = Counter(_words(d, p, n) for n in p.points)
         points = _listed(f"{w} ({k})" if k > 1 else w for w, k in counted.items())
@@ -67,7 +67,7 @@ def _listed(items: Iterable[str]) -> str:
     return ("; " if any("," in n for n in names) else ", ").join(names)
 
 
-def _clause(text: str) -> str:
+def clause(text: str) -> str:
     """An input's meaning up to its first clause ("prompt tokens prefilled at once; with output_len, ..." -> its first part)."""
     return plain(text.split(";")[0].split(":")[0].strip())
 

@@ -10,20 +10,20 @@ rounds (`renderers.numbers.digits`).
 
 The chip, the model, the number formats and the engine profile are chosen from lists (`spec_choices`). A profile supplies
 the engine inputs it sets unless they are typed (`_engine_values`, as `run.input_magnitude` reads them). The values a chip
-binds and those a model binds are carried per chip and per model, and the values that depend on both with the formats (the peak at the math the
-weights run at, the weights' widths, the KV cache's) as a table over every shipped chip, model and format choice, each
-made by the setup a table row of that chip, model and formats has (`compiled.row_setup`), so the script only looks values
-up; a sheet's second chip or model is carried over model and weights (its values follow the target and the weights' math,
-not the chip). A layout's dp and ep are checked by the one rule `derivations.engine.run.layout_problem` states, ported
-beside it, and a setup the sheet refuses is refused in one line, as `roofline derive` refuses it.
+binds and those a model binds are carried per chip and per model, and the values that depend on both with the formats (the
+peak at the math the weights run at, the weights' widths, the KV cache's) as a table over every shipped chip, model and
+format choice, each made by the setup a table row of that chip, model and formats has (`compiled.row_setup`), so the script
+only looks values up; a sheet's second chip or model is carried over model and weights (its values follow the target and the
+weights' math, not the chip). A layout's dp and ep are checked by the one rule `derivations.engine.run.layout_problem`
+states, ported beside it, and a setup the sheet refuses is refused in one line, as `roofline derive` refuses it.
 
-The answer's sentences are filled again: the site marks each value they are filled with (`data-fill`), and the script
-prints it as `renderers.sheet_prose` prints running text. Each claim is read again (`_claims`), one with a row of its own
-at that row on top of the reader's setup. Each sweep (a figure over one input) is drawn again as SVG (`figure.js`): the script
-evaluates the plan over the grid `renderers.figure_data.sweep_grid` makes, every other input as the reader set it, and lays it
-out as `renderers.plots` does (`_sweeps` carries the words); so is each roofline (`_rooflines`), each bar figure and stack (`_bars`: a split step as the terms of its formula, read off the plan)
-and each heat map (`_heatmaps`).
-The tables and the other figures stay the page's setup's, dimmed while another is shown.
+The answer's sentences are filled again: the site marks each value they are filled with (`data-fill`), and the script prints
+it as `renderers.sheet_prose` prints running text. Each claim is read again (`_claims`), one with a row of its own at that
+row on top of the reader's setup. Each sweep (a figure over one input) is drawn again as SVG (`figure.js`): the script
+evaluates the plan over the grid `renderers.figure_data.sweep_grid` makes, every other input as the reader set it, and lays
+it out as `renderers.plots` does (`_sweeps` carries the words); so is each roofline (`_rooflines`), each bar figure and
+stack (`_bars`: a split step as the terms of its formula, read off the plan) and each heat map (`_heatmaps`). The tables and
+the scatters (published records against the defaults' error) stay the page's setup's, dimmed while another is shown.
 """
 
 from __future__ import annotations
@@ -46,9 +46,9 @@ from .grading import values as grading_values
 from .practice import unit_table
 from .renderers import site
 from .renderers.figure_data import LAYOUT_DEGREES, MAX_DISCRETE_POINTS, SWEEP_POINTS
+from .renderers.figure_refs import clause, shared_words, stem, step_title, term_label
 from .renderers.figure_refs import name as plot_name
 from .renderers.figure_refs import plain as plain_words
-from .renderers.figure_refs import shared_words, stem, step_title, term_label
 from .renderers.numbers import READABLE, digits, display, number_text, plain
 from .renderers.sheet_prose import lower_first
 from .renderers.tables import short_chip
@@ -130,13 +130,14 @@ def live_data(sheet: Sheet) -> dict[str, Any]:
                        "integer": inp.domain in ("count", "whole"), "ladder": _ladder_key(ladders, shown_values[inp.name])})
     steps = {st.step.name: {"counts": st.step.counts, "rounds": st.step.rounds or "", "ladder": _ladder_key(ladders, st.value)}
              for st in sheet.steps}
-    return {"slug": bp.slug, "plan": plan.to_json(), "values": {k: _value(v) for k, v in base.items()}, "inputs": inputs,
+    plan_json = plan.to_json()
+    return {"slug": bp.slug, "plan": plan_json, "values": {k: _value(v) for k, v in base.items()}, "inputs": inputs,
             "steps": steps, "ladders": ladders, "readable": list(READABLE), "results": list(bp.results), "number_pattern": grading_values._NUMBER.pattern,
             "limits": {"magnitude": float(MAX_MAGNITUDE), "count": MAX_COUNT},
             "claims": _claims(sheet), "fit": run.FIT_STEP if run.FIT_STEP in steps else "", "specs": spec_choices(sheet, plan),
             "sweeps": _sweeps(bp, {i["name"]: i for i in inputs}, steps), "rooflines": _rooflines(sheet, steps),
-            "bars": _bars(sheet, plan.to_json(), steps), "heatmaps": _heatmaps(sheet, plan.to_json(), steps),
-            "grid": {"points": SWEEP_POINTS, "discrete": MAX_DISCRETE_POINTS, "degrees": list(LAYOUT_DEGREES)}}
+            "bars": _bars(sheet, plan_json, steps), "heatmaps": _heatmaps(sheet, plan_json, steps),
+            "grid": {"points": SWEEP_POINTS, "discrete": MAX_DISCRETE_POINTS}}
 
 
 def _sweeps(bp: Any, inputs: dict[str, Any], steps: dict[str, Any]) -> list[dict[str, Any]]:
@@ -161,7 +162,7 @@ def _sweeps(bp: Any, inputs: dict[str, Any], steps: dict[str, Any]) -> list[dict
         out.append({"name": p.name, "stem": stem(bp.slug, p.name), "x": p.x, "y": list(p.y), "labels": titles, "lo": lo, "hi": hi,
                     "log": p.log, "whole": entry.domain in ("count", "whole"), "degrees": p.x in LAYOUT_DEGREES, "marks": marks,
                     "fit": p.fits_up_to if p.fits_up_to in steps else "",
-                    "xlabel": plain_words((p.labels.get(p.x) or entry.meaning).split(";")[0].split(":")[0].strip()),
+                    "xlabel": clause(p.labels.get(p.x) or entry.meaning),
                     "ylabel": titles[0] if len(titles) == 1 else plain_words(shared_words([step_title(bp.step(n)) for n in p.y])),
                     "title": _segments(p.title, words)})
     return out
@@ -305,6 +306,8 @@ def _stack_rows(sheet: Sheet, p: Any) -> list[dict[str, Any]] | None:
     """A stack's (or heat map's) rows as `renderers.plots._row_contexts` gives them: [] for the page's own setup, else each row's choices and
     inputs (`_where`) and its label as the figure's (its own, else the chip and model it changes, and the inputs it sets);
     None where a row changes what the page cannot."""
+    from . import compiled
+
     bp = sheet.blueprint
     if p.table is not None:
         rows, solved = bp.tables[p.table].rows, sheet.tables[1 + p.table]
@@ -313,13 +316,12 @@ def _stack_rows(sheet: Sheet, p: Any) -> list[dict[str, Any]] | None:
     else:
         return []
     out = []
+    cat = compiled.shipped_catalog()
     for i, row in enumerate(rows):
         where = _where(bp, row)
         if where is None:
             return None
         parts = [plain_words(row.label)] if row.label else []
-        from . import compiled
-        cat = compiled.shipped_catalog()
         if not row.label and (row.hardware or row.model):
             parts.append(" · ".join(x for x in (short_chip(cat.spec("hardware", row.hardware).name) if row.hardware else "",
                                                 cat.spec("models", row.model).name if row.model else "") if x))

@@ -381,5 +381,5 @@
     return svg;
   }
 
-  root.RooflineFigure = { grid: grid, draw: draw, drawBars: drawBars, drawHeat: drawHeat, ticks: ticks };
+  root.RooflineFigure = { grid: grid, draw: draw, drawBars: drawBars, drawHeat: drawHeat };
 }(typeof window !== "undefined" ? window : globalThis));

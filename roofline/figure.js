@@ -6,6 +6,8 @@
   // renderers.plot_draw's palette (Okabe and Ito's, yellow left out) and inks
   var PALETTE = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000"];
   var INK = "#1a1a1a", MUTED = "#5a5a5a", SHADE = "#ececec", RULE = "#d9d9d9";
+  // a white outline under a label's glyphs: a line or a bar behind it does not cross its text
+  var HALO = { stroke: "#ffffff", "stroke-width": 3, "paint-order": "stroke", "stroke-linejoin": "round" };
   var WIDTH = 640, MIN_WIDTH = 300, LEGEND_LEFT = 16, LEFT = 70, RIGHT = 18, PLOT_HEIGHT = 270, FONT = 12, TITLE_FONT = 13;
 
   // renderers.figure_data.sweep_grid: the x values a sweep draws, from its span widened to show every marked x value
@@ -135,14 +137,33 @@
     return d.trim();
   }
 
-  // A sweep as an SVG element. `f`: title, alt, xlabel, ylabel, xlog, ylog, x (values shown), curves [{label, y (shown, null
-  // where none), colour and dash (its own, else the palette's next)}], points [{x, y, group (its colour and legend entry), label, note (placed beside it)}], vlines and hlines
-  // [{label, value}], overflow {from, to, label} or null, discrete, note, width (the room it
-  // has in CSS pixels: the text keeps its size on a phone), and `tick` (a y value's text: the number, or the number with its
-  // unit where each tick says its own) and `xtick` (an x value's text)
+  // the width a figure is laid out at: the room it has in CSS pixels, within [MIN_WIDTH, WIDTH]
+  function roomOf(f) { return Math.max(MIN_WIDTH, Math.min(WIDTH, f.width || WIDTH)); }
+
+  // the finding broken into the lines the title band holds at width W
+  function titleLinesOf(f, W) { return wrap(f.title, Math.floor((W - 24) / (TITLE_FONT * 0.56))); }
+
+  // every figure's frame: the SVG element (its alt text, the house font size), a white ground and the title band
+  function frame(doc, f, W, height, titleLines) {
+    var svg = el(doc, "svg", { xmlns: SVG, viewBox: "0 0 " + W + " " + height, width: "100%", role: "img", "aria-label": f.alt,
+                                 "font-size": FONT, fill: INK, "data-drawn": "live" });
+    svg.appendChild(el(doc, "rect", { x: 0, y: 0, width: W, height: height, fill: "#ffffff" }));
+    titleLines.forEach(function (line, i) {
+      svg.appendChild(el(doc, "text", { x: W / 2, y: 14 + (i + 1) * (TITLE_FONT + 5) - 4, "text-anchor": "middle", "font-size": TITLE_FONT,
+                                        "font-weight": "bold" }, line));
+    });
+    return svg;
+  }
+
+  // A sweep (or a roofline, a scatter: curves and points on two axes) as an SVG element. `f`: title, alt, xlabel, ylabel,
+  // xlog, ylog, x (values shown), curves [{label, y (shown, null where none), colour and dash (its own, else the palette's
+  // next)}], points [{x, y, group (its colour and legend entry), label, note (placed beside it)}], vlines and hlines
+  // [{label, value}], overflow {from, to, label} or null, discrete, note, width (the room it has in CSS pixels: the text
+  // keeps its size on a phone), `tick` (a y value's text: the number, or the number with its unit where each tick says its
+  // own) and `xtick` (an x value's text)
   function draw(doc, f) {
-    var W = Math.max(MIN_WIDTH, Math.min(WIDTH, f.width || WIDTH)), plotHeight = Math.min(PLOT_HEIGHT, Math.round(W * 0.62));
-    var titleLines = wrap(f.title, Math.floor((W - 24) / (TITLE_FONT * 0.56))), top = 14 + titleLines.length * (TITLE_FONT + 5) + 8;
+    var W = roomOf(f), plotHeight = Math.min(PLOT_HEIGHT, Math.round(W * 0.62));
+    var titleLines = titleLinesOf(f, W), top = 14 + titleLines.length * (TITLE_FONT + 5) + 8;
     var xlabelLines = wrap(f.xlabel, Math.floor((W - LEFT - RIGHT) / (FONT * 0.52)));
     // the legend: one entry per curve (and the shading), flowed into rows, an entry too long for a row broken into lines
     var legend = [], room = W - LEGEND_LEFT - RIGHT, used = 0, rowY = 0, rowLines = 1, charWidth = FONT * 0.52;
@@ -161,13 +182,7 @@
     var legendHeight = legend.length ? rowY + rowLines * (FONT + 4) + 4 : 0;
     var plotBottom = top + plotHeight, below = 20 + xlabelLines.length * (FONT + 4);
     var height = plotBottom + below + 16 + legendHeight + (f.note ? FONT + 8 : 0) + 6;
-    var svg = el(doc, "svg", { xmlns: SVG, viewBox: "0 0 " + W + " " + height, width: "100%", role: "img", "aria-label": f.alt,
-                                 "font-size": FONT, fill: INK, "data-drawn": "live" });
-    svg.appendChild(el(doc, "rect", { x: 0, y: 0, width: W, height: height, fill: "#ffffff" }));
-    titleLines.forEach(function (line, i) {
-      svg.appendChild(el(doc, "text", { x: W / 2, y: 14 + (i + 1) * (TITLE_FONT + 5) - 4, "text-anchor": "middle", "font-size": TITLE_FONT,
-                                        "font-weight": "bold" }, line));
-    });
+    var svg = frame(doc, f, W, height, titleLines);
     var xs = [f.x[0], f.x[f.x.length - 1]], ally = [];
     if (xs[0] === xs[1]) { xs = f.xlog ? [xs[0] / 2, xs[1] * 2] : [xs[0] - 1, xs[1] + 1]; }
     f.curves.forEach(function (c) { ally = ally.concat(c.y); });
@@ -239,8 +254,7 @@
       };
       var spot = candidates.filter(free)[0] || candidates[0];
       placed.push(box(spot));
-      svg.appendChild(label(doc, s.m.label, { x: spot[0], y: spot[1], "text-anchor": spot[2], fill: MUTED, "data-mark": s.m.name,
-                                              stroke: "#ffffff", "stroke-width": 3, "paint-order": "stroke", "stroke-linejoin": "round" }));
+      svg.appendChild(label(doc, s.m.label, Object.assign({ x: spot[0], y: spot[1], "text-anchor": spot[2], fill: MUTED, "data-mark": s.m.name }, HALO)));
     });
     xlabelLines.forEach(function (line, i) {
       svg.appendChild(el(doc, "text", { x: (LEFT + W - RIGHT) / 2, y: plotBottom + 36 + i * (FONT + 4), "text-anchor": "middle" }, line));
@@ -269,8 +283,8 @@
   function shade(k) { return k < PALETTE.length ? 1 : 0.5; }
 
   function drawBars(doc, f) {
-    var W = Math.max(MIN_WIDTH, Math.min(WIDTH, f.width || WIDTH)), charWidth = FONT * 0.52;
-    var titleLines = wrap(f.title, Math.floor((W - 24) / (TITLE_FONT * 0.56))), top = 14 + titleLines.length * (TITLE_FONT + 5) + 8 + FONT + 6;
+    var W = roomOf(f), charWidth = FONT * 0.52;
+    var titleLines = titleLinesOf(f, W), top = 14 + titleLines.length * (TITLE_FONT + 5) + 8 + FONT + 6;
     var longest = Math.max.apply(null, f.rows.map(function (r) { return r.label.length; }));
     // labels beside the bars where they take at most 45% of the width, else above them
     var narrow = 12 + longest * charWidth > W * 0.45, plotLeft = narrow ? LEGEND_LEFT : 12 + longest * charWidth, rowHeight = narrow ? 40 : 26;
@@ -278,13 +292,7 @@
     var keys = (f.parts.length > 1 ? f.parts.map(function (name, i) { return { label: name, colour: PALETTE[i % PALETTE.length] }; }) : [])
       .concat(f.rowMarks.map(function (name) { return { label: name, tick: true }; }));
     var plotBottom = top + f.rows.length * rowHeight + 6, height = plotBottom + 52 + keys.length * (FONT + 6);
-    var svg = el(doc, "svg", { xmlns: SVG, viewBox: "0 0 " + W + " " + height, width: "100%", role: "img", "aria-label": f.alt,
-                                 "font-size": FONT, fill: INK, "data-drawn": "live" });
-    svg.appendChild(el(doc, "rect", { x: 0, y: 0, width: W, height: height, fill: "#ffffff" }));
-    titleLines.forEach(function (line, i) {
-      svg.appendChild(el(doc, "text", { x: W / 2, y: 14 + (i + 1) * (TITLE_FONT + 5) - 4, "text-anchor": "middle", "font-size": TITLE_FONT,
-                                        "font-weight": "bold" }, line));
-    });
+    var svg = frame(doc, f, W, height, titleLines);
     // the axis from zero (a linear one), with room left of the lowest value for its text
     var all = f.marks.map(function (m) { return m.value; }).concat(f.base === null || !f.xlog ? [0] : [f.base]);
     f.rows.forEach(function (r) {
@@ -293,7 +301,6 @@
       all = all.concat(r.marks || []);
     });
     var xs = extent(all, f.xlog), right = W - RIGHT - Math.min(W * 0.3, 12 + widest * charWidth), X = scale(xs[0], xs[1], f.xlog, plotLeft + 48, right);
-    var halo = { stroke: "#ffffff", "stroke-width": 3, "paint-order": "stroke", "stroke-linejoin": "round" };
     ticks(xs[0], xs[1], f.xlog).forEach(function (v) {
       svg.appendChild(el(doc, "line", { x1: X(v), x2: X(v), y1: top, y2: plotBottom, stroke: RULE, "stroke-width": 0.6 }));
       svg.appendChild(el(doc, "text", { x: X(v), y: plotBottom + 16, "text-anchor": "middle" }, f.tick(v)));
@@ -306,7 +313,7 @@
     });
     f.rows.forEach(function (r, i) {
       var y = top + i * rowHeight + (narrow ? 30 : rowHeight / 2 + 4), from = f.base === null ? Math.max(xs[0], 0) : f.base, end = from;
-      svg.appendChild(el(doc, "text", Object.assign(narrow ? { x: plotLeft, y: y - 16 } : { x: plotLeft - 8, y: y + 4, "text-anchor": "end" }, halo), r.label));
+      svg.appendChild(el(doc, "text", Object.assign(narrow ? { x: plotLeft, y: y - 16 } : { x: plotLeft - 8, y: y + 4, "text-anchor": "end" }, HALO), r.label));
       if (r.parts === null) {
         svg.appendChild(el(doc, "text", { x: X(from) + 6, y: y + 4, fill: MUTED }, r.text));
         return;
@@ -327,7 +334,7 @@
         if (v !== null && isFinite(v)) { svg.appendChild(el(doc, "line", { x1: X(v), x2: X(v), y1: y - 10, y2: y + 10, stroke: INK, "stroke-width": 2 })); }
       });
       var after = end >= from;
-      svg.appendChild(el(doc, "text", Object.assign({ x: X(end) + (after ? 9 : -9), y: y + 4, "text-anchor": after ? "start" : "end" }, halo), r.text));
+      svg.appendChild(el(doc, "text", Object.assign({ x: X(end) + (after ? 9 : -9), y: y + 4, "text-anchor": after ? "start" : "end" }, HALO), r.text));
     });
     svg.appendChild(el(doc, "text", { x: (plotLeft + right) / 2, y: plotBottom + 36, "text-anchor": "middle" }, f.xlabel));
     keys.forEach(function (key, i) {
@@ -343,18 +350,12 @@
   // to dark blue from the lowest to the highest; grey where it has none), its text in it, the colour bar's words under it.
   // `f`: title, alt, width, columns, rows [{label, cells (values, null where none), texts}], xlabel, ylabel, colorbar
   function drawHeat(doc, f) {
-    var W = Math.max(MIN_WIDTH, Math.min(WIDTH, f.width || WIDTH)), charWidth = FONT * 0.52;
-    var titleLines = wrap(f.title, Math.floor((W - 24) / (TITLE_FONT * 0.56))), top = 14 + titleLines.length * (TITLE_FONT + 5) + 12;
+    var W = roomOf(f), charWidth = FONT * 0.52;
+    var titleLines = titleLinesOf(f, W), top = 14 + titleLines.length * (TITLE_FONT + 5) + 12;
     var labelWidth = 16 + Math.max.apply(null, f.rows.map(function (r) { return r.label.length; })) * charWidth, left = 24 + labelWidth;
     var cellWidth = (W - RIGHT - left) / f.columns.length, cellHeight = 26, bottom = top + f.rows.length * cellHeight;
     var height = bottom + 62;
-    var svg = el(doc, "svg", { xmlns: SVG, viewBox: "0 0 " + W + " " + height, width: "100%", role: "img", "aria-label": f.alt,
-                                 "font-size": FONT, fill: INK, "data-drawn": "live" });
-    svg.appendChild(el(doc, "rect", { x: 0, y: 0, width: W, height: height, fill: "#ffffff" }));
-    titleLines.forEach(function (line, i) {
-      svg.appendChild(el(doc, "text", { x: W / 2, y: 14 + (i + 1) * (TITLE_FONT + 5) - 4, "text-anchor": "middle", "font-size": TITLE_FONT,
-                                        "font-weight": "bold" }, line));
-    });
+    var svg = frame(doc, f, W, height, titleLines);
     var all = [];
     f.rows.forEach(function (r) { r.cells.forEach(function (v) { if (v !== null && isFinite(v)) { all.push(v); } }); });
     var lo = all.length ? Math.min.apply(null, all) : 0, hi = all.length ? Math.max.apply(null, all) : 1;

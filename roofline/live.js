@@ -453,6 +453,14 @@
     if (!changed) { el.pageNodes.forEach(function (n) { el.appendChild(n); }); }
     return changed;
   }
+  // what every redrawn figure takes from its page and its finding: the title filled at the reader's setup, the page's alt
+  // text, the room the figure has
+  function framed(data, fig, given, values) {
+    var figure = document.querySelector('figure[data-plot="' + fig.name + '"]'), img = figure ? figure.querySelector("img") : null;
+    return { title: figureTitle(data, fig, values, setupValues(data, given).magnitude), alt: img ? img.getAttribute("alt") : fig.name,
+             width: figure ? figure.clientWidth : 0 };
+  }
+
   // each sweep drawn for the reader's setup (figure.js), as renderers.plots lays it out: x in its input's unit, y in the unit
   // the first curve's step shows the values' middle in (each tick with its own unit over more than five decades), the marks
   // labelled with their symbol and value, what does not fit shaded; by figure name
@@ -478,10 +486,8 @@
       });
       var unit = r[0] === "1" ? "" : unitWord(r[0], { mantissa: "2", exponent: null }), xunit = inp.unit === "1" ? "" : unitWord(inp.unit, { mantissa: "2", exponent: null });
       var fitMark = s.overflow ? fig.marks.filter(function (m) { return m.name === fig.fit; })[0] : null;
-      var figure = document.querySelector('figure[data-plot="' + fig.name + '"]'), img = figure ? figure.querySelector("img") : null;
-      out[fig.name] = RooflineFigure.draw(document, {
-        title: figureTitle(data, fig, values, setupValues(data, given).magnitude),
-        alt: img ? img.getAttribute("alt") : fig.name, width: figure ? figure.clientWidth : 0, xlog: fig.log.indexOf("x") >= 0, ylog: ylog,
+      out[fig.name] = RooflineFigure.draw(document, Object.assign(framed(data, fig, given, values), {
+        xlog: fig.log.indexOf("x") >= 0, ylog: ylog,
         xlabel: fig.xlabel.charAt(0).toUpperCase() + fig.xlabel.slice(1) + (xunit ? " (" + xunit + ")" : ""),
         ylabel: each ? fig.ylabel || "" : (fig.ylabel ? fig.ylabel + (unit ? " (" + unit + ")" : "") : unit),
         x: s.x.map(function (x) { return x / inp.factor; }), curves: curves, discrete: fig.whole && s.x.length <= data.grid.discrete,
@@ -492,7 +498,7 @@
                                    + runningText(data, s.overflow[0], data.steps[fig.fit], data.ladders[data.steps[fig.fit].ladder]), ""]]) } : null,
         note: (none.length ? none.join(", ") + ": no value in this setup" : "") + (s.fit === "none" ? (none.length ? "; " : "") + "does not fit in memory at any " + fig.x + " shown" : ""),
         tick: function (v) { return each ? plainText(v / r[1], ladder, 3) : numberText(digits(v, 3)); },
-        xtick: function (v) { return numberText(digits(v, 3)); } });
+        xtick: function (v) { return numberText(digits(v, 3)); } }));
     });
     return out;
   }
@@ -502,7 +508,7 @@
   function drawRooflines(data, given, values) {
     var got = rooflines(data, given, values), out = {};
     data.rooflines.forEach(function (fig, i) {
-      var r = got[i], figure = document.querySelector('figure[data-plot="' + fig.name + '"]'), img = figure ? figure.querySelector("img") : null;
+      var r = got[i];
       if (!r.roofs.length) { return; }
       var unit = rung(fig.ladder, Math.min.apply(null, r.roofs.map(function (c) { return c.peak; }))), groups = [];
       var points = r.points.map(function (q) {
@@ -511,14 +517,13 @@
         return { name: q.name, x: q.x, y: q.y * unit[1], group: groups.indexOf(q.label), label: q.label, note: note };
       });
       if (points.length > 15) { points.forEach(function (q) { q.note = null; }); }
-      out[fig.name] = RooflineFigure.draw(document, {
-        title: figureTitle(data, fig, values, setupValues(data, given).magnitude), alt: img ? img.getAttribute("alt") : fig.name,
-        width: figure ? figure.clientWidth : 0, xlog: true, ylog: true, x: r.x, discrete: false, vlines: [], hlines: [], overflow: null, note: "",
+      out[fig.name] = RooflineFigure.draw(document, Object.assign(framed(data, fig, given, values), {
+        xlog: true, ylog: true, x: r.x, discrete: false, vlines: [], hlines: [], overflow: null, note: "",
         curves: r.roofs.map(function (c, k) {  // the reader's chip in ink, the others grey and dashed
           return { label: c.name.replace(/\s*\([^()]*\)$/, "") + ": " + plainText(c.peak, fig.ladder, 3) + ", ridge " + numberText(digits(c.ridge, 3)) + " flop/B",
                    step: c.key, y: c.y.map(function (v) { return v * unit[1]; }), colour: k === 0 ? "#1a1a1a" : "#8c8c8c", dash: k === 0 ? "" : "6 3" };
         }), points: points, xlabel: "Arithmetic intensity (flop/B)", ylabel: "Attainable FLOP/s (" + unit[0] + ")",
-        tick: function (v) { return numberText(digits(v, 3)); }, xtick: function (v) { return numberText(digits(v, 3)); } });
+        tick: function (v) { return numberText(digits(v, 3)); }, xtick: function (v) { return numberText(digits(v, 3)); } }));
     });
     return out;
   }
@@ -528,7 +533,7 @@
   function drawBars(data, given, values) {
     var got = bars(data, values, given), out = {};
     data.bars.forEach(function (fig, i) {
-      var b = got[i], figure = document.querySelector('figure[data-plot="' + fig.name + '"]'), img = figure ? figure.querySelector("img") : null;
+      var b = got[i];
       var ladder = data.ladders[fig.ladder], stack = fig.kind === "stack";
       var rows = stack ? b.rows : fig.parts.map(function (p, k) {
         return { label: p[0], parts: b.parts === null || b.parts[k] === null ? null : [b.parts[k]], missing: b.parts === null || b.parts[k] === null ? (b.missing || "no value") : "", marks: [] };
@@ -541,9 +546,8 @@
         var st = data.steps[m.name];
         return m.symbol.concat([[" = " + (v === null ? "no value" : runningText(data, v, st, data.ladders[st.ladder])), ""]]);
       };
-      out[fig.name] = RooflineFigure.drawBars(document, {
-        title: figureTitle(data, fig, values, setupValues(data, given).magnitude), alt: img ? img.getAttribute("alt") : fig.name,
-        width: figure ? figure.clientWidth : 0, parts: stack ? fig.parts.map(function (p) { return p[0]; }) : [],
+      out[fig.name] = RooflineFigure.drawBars(document, Object.assign(framed(data, fig, given, values), {
+        parts: stack ? fig.parts.map(function (p) { return p[0]; }) : [],
         rows: rows.map(function (row) {
           var total = row.parts === null ? null : row.parts.reduce(function (x, y) { return x + y; }, 0);
           return { label: row.label, parts: row.parts === null ? null : row.parts.map(scaled), marks: stack ? row.marks.map(scaled) : [],
@@ -553,7 +557,7 @@
         marks: stack ? [] : fig.marks.map(function (m, k) { return { name: m.name, value: scaled(b.marks[k]), label: markLabel(m, b.marks[k]) }; }),
         rowMarks: stack ? fig.marks.map(function (m) { return m.title; }) : [],
         xlabel: (fig.xlabel || "") + (r[0] === "1" ? "" : (fig.xlabel ? " (" + r[0] + ")" : r[0])), xlog: !stack && fig.log.indexOf("x") >= 0,
-        tick: function (v) { return numberText(digits(v, 3)); } });
+        tick: function (v) { return numberText(digits(v, 3)); } }));
     });
     return out;
   }
@@ -562,16 +566,14 @@
   function drawHeats(data, given, values) {
     var got = heatmaps(data, values, given), out = {};
     data.heatmaps.forEach(function (fig, i) {
-      var figure = document.querySelector('figure[data-plot="' + fig.name + '"]'), img = figure ? figure.querySelector("img") : null;
-      out[fig.name] = RooflineFigure.drawHeat(document, {
-        title: figureTitle(data, fig, values, setupValues(data, given).magnitude), alt: img ? img.getAttribute("alt") : fig.name,
-        width: figure ? figure.clientWidth : 0, columns: fig.columns, xlabel: fig.xlabel, ylabel: fig.ylabel, colorbar: fig.colorbar,
+      out[fig.name] = RooflineFigure.drawHeat(document, Object.assign(framed(data, fig, given, values), {
+        columns: fig.columns, xlabel: fig.xlabel, ylabel: fig.ylabel, colorbar: fig.colorbar,
         rows: got[i].rows.map(function (r) {
           return { label: r.label, cells: r.cells, texts: r.cells.map(function (v, j) {
             var step = data.steps[fig.y[j]];
             return v === null ? r.kinds[j] || "n/a" : numberText(digits(v * rung(data.ladders[step.ladder], v)[1], 3));
           }) };
-        }) });
+        }) }));
     });
     return out;
   }

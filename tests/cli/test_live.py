@@ -110,9 +110,28 @@ CHOICES = ("hardware", "model", "weights", "kv", "engine")
 WHERE_CLAIMS = ("moe-experts", "ridge-coincidence")
 
 
-def _python(slug: str, given: dict[str, str]) -> dict[str, str]:
+def _derive(slug: str, given: dict[str, str]):
+    """`roofline derive` at a page's choices (CHOICES) and typed inputs."""
     spec = {k: (v or None) for k, v in given.items() if k in CHOICES}
-    sheet = api.derive(slug, overrides=[f"{k}={v}" for k, v in given.items() if k not in CHOICES], **spec)
+    return api.derive(slug, overrides=[f"{k}={v}" for k, v in given.items() if k not in CHOICES], **spec)
+
+
+def _magnitudes(given: dict[str, str]) -> dict[str, object]:
+    """What the scripts take for `given`: a choice as its name, an input as a magnitude in its own unit."""
+    return {k: v if k in CHOICES else float(v) for k, v in given.items()}
+
+
+def _script_tab(browser):
+    """A blank page with the live scripts loaded, to call RooflineLive and RooflineFigure directly."""
+    tab = browser.new_page()
+    tab.set_content("<p>live</p>")
+    for name in live.SCRIPTS:
+        tab.add_script_tag(content=(ROOT / name).read_text(encoding="utf-8"))
+    return tab
+
+
+def _python(slug: str, given: dict[str, str]) -> dict[str, str]:
+    sheet = _derive(slug, given)
     return {st.step.name: (f"{st.value.missing.kind}: {st.value.missing.reason}" if st.value.missing else count_plain(st.step, st.value))
             for st in sheet.steps}
 
@@ -138,8 +157,7 @@ def test_the_page_recomputes_its_steps_as_roofline_derive_does(browser, slug, gi
             checked += 1
         assert all(r.is_hidden() for r in tab.locator("[data-numbers]").all())
     # a setup that needs more memory than a GPU has says so, as the sheet would (view.does_not_fit)
-    sheet = api.derive(slug, overrides=[f"{k}={v}" for k, v in given.items() if k not in CHOICES],
-                       **{k: v for k, v in given.items() if k in CHOICES})
+    sheet = _derive(slug, given)
     # the answer's sentences, each value filled again, read as the site's page for that setup reads them
     answer = _answer_items(site.render_sheet(sheet, list(registry.SLUGS), live=live.live_page(sheet)))
     shown = [" ".join(t.split()) for t in tab.locator("#answer > ul:first-of-type > li").all_text_contents()]
@@ -221,15 +239,12 @@ def test_a_field_the_page_cannot_read_is_one_line_and_changes_nothing(browser):
 @pytest.mark.slow
 def test_the_formatting_and_binding_agree_with_python_on_every_step(browser):
     """RooflineLive.texts, the scripts' whole computation, against count_plain of `roofline derive`, step by step."""
-    tab = browser.new_page()
-    tab.set_content("<p>live</p>")
-    for name in live.SCRIPTS:
-        tab.add_script_tag(content=(ROOT / name).read_text(encoding="utf-8"))
+    tab = _script_tab(browser)
     total = 0
     for slug, given in CASES:
         data = live.live_data(api.derive(slug))
         inputs = {i["name"]: i for i in data["inputs"]}
-        magnitudes = {k: v if k in CHOICES else float(v) for k, v in given.items()}
+        magnitudes = _magnitudes(given)
         assert set(magnitudes) <= set(inputs) | set(CHOICES)
         js = tab.evaluate("([d, g]) => RooflineLive.texts(d, g)", [data, magnitudes])
         want = _python(slug, given)
@@ -266,18 +281,14 @@ def test_every_sweep_is_drawn_over_the_grid_and_values_renderers_plots_draws(bro
     from roofline.renderers.figure_refs import plain
     from roofline.units import Quantity
 
-    tab = browser.new_page()
-    tab.set_content("<p>live</p>")
-    for name in live.SCRIPTS:
-        tab.add_script_tag(content=(ROOT / name).read_text(encoding="utf-8"))
+    tab = _script_tab(browser)
     sheets_with_sweeps = set()
     points = 0
     for slug, given in SWEEP_CASES:
         data = live.live_data(api.derive(slug))
-        magnitudes = {k: v if k in CHOICES else float(v) for k, v in given.items()}
+        magnitudes = _magnitudes(given)
         got = tab.evaluate("([d, g]) => RooflineLive.sweeps(d, g, RooflineLive.compute(d, g))", [data, magnitudes])
-        spec = {k: (v or None) for k, v in given.items() if k in CHOICES}
-        sheet = api.derive(slug, overrides=[f"{k}={v}" for k, v in given.items() if k not in CHOICES], **spec)
+        sheet = _derive(slug, given)
         figures = {f.name: f for f in plots.figures(sheet, api.resolve_row) if f.kind == "sweep"}
         assert set(figures) == {s["name"] for s in data["sweeps"]} == {g["name"] for g in got}, slug
         units = {st.step.name: st.value.unit for st in sheet.steps}
@@ -318,17 +329,13 @@ def test_every_roofline_places_the_roofs_and_points_renderers_plots_places(brows
     from roofline.renderers import plots
     from roofline.units import Quantity
 
-    tab = browser.new_page()
-    tab.set_content("<p>live</p>")
-    for name in live.SCRIPTS:
-        tab.add_script_tag(content=(ROOT / name).read_text(encoding="utf-8"))
+    tab = _script_tab(browser)
     placed = 0
     for slug, given in ROOFLINE_CASES:
         data = live.live_data(api.derive(slug))
-        magnitudes = {k: v if k in CHOICES else float(v) for k, v in given.items()}
+        magnitudes = _magnitudes(given)
         got = tab.evaluate("([d, g]) => RooflineLive.rooflines(d, g, RooflineLive.compute(d, g))", [data, magnitudes])
-        spec = {k: (v or None) for k, v in given.items() if k in CHOICES}
-        sheet = api.derive(slug, overrides=[f"{k}={v}" for k, v in given.items() if k not in CHOICES], **spec)
+        sheet = _derive(slug, given)
         figures = {f.name: f for f in plots.figures(sheet, api.resolve_row) if f.kind == "roofline"}
         assert [g["name"] for g in got] == [f["name"] for f in data["rooflines"]] and set(figures) >= {g["name"] for g in got}, slug
         for js in got:
@@ -361,17 +368,13 @@ def test_every_bar_figure_and_stack_draws_the_values_renderers_plots_draws(brows
     from roofline.renderers import plots
     from roofline.units import Quantity
 
-    tab = browser.new_page()
-    tab.set_content("<p>live</p>")
-    for name in live.SCRIPTS:
-        tab.add_script_tag(content=(ROOT / name).read_text(encoding="utf-8"))
+    tab = _script_tab(browser)
     drawn, bars = set(), 0
     for slug, given in BAR_CASES:
         data = live.live_data(api.derive(slug))
-        magnitudes = {k: v if k in CHOICES else float(v) for k, v in given.items()}
+        magnitudes = _magnitudes(given)
         got = tab.evaluate("([d, g]) => RooflineLive.bars(d, RooflineLive.compute(d, g), g)", [data, magnitudes])
-        sheet = api.derive(slug, overrides=[f"{k}={v}" for k, v in given.items() if k not in CHOICES],
-                           **{k: v for k, v in given.items() if k in CHOICES})
+        sheet = _derive(slug, given)
         figures = {f.name: f for f in plots.figures(sheet, api.resolve_row)}
         units = {st.step.name: st.value.unit for st in sheet.steps}
         for fig, js in zip(data["bars"], got, strict=True):
@@ -412,15 +415,11 @@ def test_the_heat_map_colours_the_cells_renderers_plots_colours(browser, given):
     on top of the reader's setup, each cell the value `renderers.plots` colours for `roofline derive` at that setup."""
     from roofline.renderers import plots
 
-    tab = browser.new_page()
-    tab.set_content("<p>live</p>")
-    for name in live.SCRIPTS:
-        tab.add_script_tag(content=(ROOT / name).read_text(encoding="utf-8"))
+    tab = _script_tab(browser)
     data = live.live_data(api.derive("speculative-decoding"))
-    magnitudes = {k: v if k in CHOICES else float(v) for k, v in given.items()}
+    magnitudes = _magnitudes(given)
     (got,) = tab.evaluate("([d, g]) => RooflineLive.heatmaps(d, RooflineLive.compute(d, g), g)", [data, magnitudes])
-    sheet = api.derive("speculative-decoding", overrides=[f"{k}={v}" for k, v in given.items() if k not in CHOICES],
-                       **{k: v for k, v in given.items() if k in CHOICES})
+    sheet = _derive("speculative-decoding", given)
     (fig,) = [f for f in plots.figures(sheet, api.resolve_row) if f.kind == "heatmap"]
     panel = fig.panels[0]
     assert len(got["rows"]) == len(panel.cells) and data["heatmaps"][0]["columns"] == list(panel.columns)
@@ -476,10 +475,7 @@ def test_every_sheet_at_drawn_chips_models_and_formats_agrees_with_roofline_deri
     from roofline.specs.catalog import hardware_names, model_names
 
     rng = random.Random(42)
-    tab = browser.new_page()
-    tab.set_content("<p>live</p>")
-    for name in live.SCRIPTS:
-        tab.add_script_tag(content=(ROOT / name).read_text(encoding="utf-8"))
+    tab = _script_tab(browser)
     agreed = refused = 0
     for slug in registry.SLUGS:
         data = live.live_data(api.derive(slug))
@@ -517,8 +513,7 @@ def test_each_claim_is_read_again_as_roofline_derive_reads_it(browser, slug, giv
     tab = browser.new_page()
     tab.goto((SITE / f"{slug}.html").as_uri())
     _enter(tab, given)
-    sheet = api.derive(slug, overrides=[f"{k}={v}" for k, v in given.items() if k not in CHOICES],
-                       **{k: v for k, v in given.items() if k in CHOICES})
+    sheet = _derive(slug, given)
     read = elsewhere = 0
     recomputed = {c["index"] for c in live.live_data(api.derive(slug))["claims"]}
     for i, (claim, decl) in enumerate(zip(sheet.claims, sheet.blueprint.claims, strict=True)):

@@ -16,6 +16,7 @@ from __future__ import annotations
 import random
 import re
 import signal
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -58,22 +59,46 @@ def time_limit(seconds: float) -> Iterator[None]:
 
     Only the main thread receives signals; elsewhere the block runs unbounded and
     only the formula language's size limits (`derivations.engine.formula`) apply.
+
+    An alarm that lands where Python cannot raise (a `__del__`, a weakref callback)
+    is reported as unraisable and swallowed; the next one, 50 ms on, interrupts the
+    block. While the block runs, unraisable reports are held: the limit's own are
+    dropped, any other is handed to the previous hook once the clock is stopped, so
+    no alarm can land inside that hook. The teardown stops the clock before it does
+    anything else, and an alarm that lands while it does so is caught there.
     """
     if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "setitimer"):
         yield
         return
+    armed = True
+    held: list[object] = []
 
     def alarm(signum: int, frame: object) -> None:
-        raise _Timeout
+        if armed:
+            raise _Timeout
 
+    def hold(report: object) -> None:
+        if not isinstance(getattr(report, "exc_value", None), _Timeout):
+            held.append(report)
+
+    previous_hook = sys.unraisablehook
+    sys.unraisablehook = hold
     previous = signal.signal(signal.SIGALRM, alarm)
     outer, _ = signal.setitimer(signal.ITIMER_REAL, seconds, 0.05)
     start = time.monotonic()
     try:
         yield
     finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
+        while armed:  # an alarm may land before the clock is stopped: stop it again
+            try:
+                armed = False
+                signal.setitimer(signal.ITIMER_REAL, 0)
+            except _Timeout:
+                armed = True
         signal.signal(signal.SIGALRM, previous)
+        sys.unraisablehook = previous_hook
+        for report in held:
+            previous_hook(report)
         if outer:  # an enclosing limit keeps what is left of its time
             signal.setitimer(signal.ITIMER_REAL, max(outer - (time.monotonic() - start), 0.001), 0.05)
 

@@ -6,6 +6,7 @@ are checked by the cause the engine names, not by a typed factor.
 
 from __future__ import annotations
 
+import sys
 import time
 from fractions import Fraction
 
@@ -195,6 +196,33 @@ def test_every_sympy_operation_is_bounded():
     start = time.monotonic()
     assert grading.bounded(sp.simplify, difference, seconds=0.3) in (None, 0)
     assert time.monotonic() - start < 2.5
+
+
+def test_an_alarm_swallowed_in_a_finalizer_never_reaches_the_hosts_hook(monkeypatch):
+    """An alarm that lands in a `__del__` is unraisable: the limit drops its own report, hands any other to the
+    host's hook after the clock has stopped, and the next alarm still interrupts the block (CI once failed when an
+    alarm landed inside pytest's hook while it formatted such a report)."""
+    seen: list[object] = []
+    monkeypatch.setattr(sys, "unraisablehook", seen.append)
+
+    class Slow:
+        def __del__(self):
+            time.sleep(0.4)  # the first alarm lands here
+
+    class Broken:
+        def __del__(self):
+            raise ValueError("a finalizer's own error")
+
+    def work():
+        Slow()
+        Broken()
+        time.sleep(5)
+
+    start = time.monotonic()
+    assert grading.bounded(work, seconds=0.1) is None
+    assert time.monotonic() - start < 2.5
+    assert [type(r.exc_value) for r in seen] == [ValueError]
+    assert sys.unraisablehook == seen.append
 
 
 def test_identities_hold_for_every_shipped_model():

@@ -144,13 +144,14 @@ def row_formats(current: WeightFormats, math_defaulted: bool, stored: Sequence[t
                 listed: Collection[str], default: str, weights: str | None, math: str | None) -> tuple[WeightFormats, str | None]:
     """The formats of a table row's setup, on the row's model (`stored`, `counts`) and chip (`listed` math peaks): the row's
     weights (read as --weights reads them), else, for formats the user did not set, the model's own checkpoint formats, else
-    `current`; and the row's math, else the weights' default math where the math follows them and the weights changed
-    (None: the math stays)."""
+    `current`; and the row's math, else the weights' default math on the row's chip where the math follows them (as
+    `roofline derive` on that chip and model runs it: FP8 weights on a chip with no FP8 peak widened to BF16) or where the
+    row sets other weights (None: the math stays)."""
     w = current
     if weights is not None or current.origin != "--weights":
         w = resolve_weights(weights, stored, counts, default)
     if math is not None:
         return w, math
-    if w != current and (weights is not None or math_defaulted):
+    if math_defaulted or (w != current and weights is not None):
         return w, default_math(w, listed)[0]
     return w, None

@@ -294,3 +294,24 @@ def test_more_replicas_never_read_more_weights_per_gpu(dp, batch):
 def test_docs_name_the_chunked_approximation():
     doc = (pr.kept_context.__doc__ or "") + (pr.read_context.__doc__ or "")
     assert re.search(r"ChunkedLocalAttentionSpec", doc) and "C/2" in doc
+
+
+def test_a_table_row_on_another_chip_runs_the_math_roofline_derive_runs_there():
+    """A row that changes only the chip, on a setup whose math follows its weights, takes the weights' default math on that
+    chip, as `roofline derive --hardware` does: DeepSeek-V3's FP8 checkpoint on an A100 (no FP8 peak) is widened to BF16.
+    Both paths agree (the full path's resolve_row, the compiled path's row_setup); the row once kept FP8 and had no value."""
+    from roofline import api, compiled
+    from roofline.derivations.engine.blueprint import Row
+
+    sheet = api.derive("moe-experts", model="deepseek-v3")
+    assert sheet.setup.math.math == "fp8"
+    direct = api.derive("moe-experts", hardware="a100-sxm-80gb", model="deepseek-v3")
+    assert direct.setup.math.math == "bf16"
+    row = Row("", hardware="a100-sxm-80gb")
+    assert compiled.row_setup(sheet.setup, row).math.math == "bf16"
+    ctx = api.context(BY_SLUG["moe-experts"], None, "deepseek-v3")
+    assert api.resolve_row(ctx, row).math.math == "bf16"
+    # an explicit --math stays on every row, and a row on the chip the setup has keeps its math
+    pinned = api.derive("moe-experts", model="deepseek-v3", math="fp8")
+    assert compiled.row_setup(pinned.setup, row).math.math == "fp8"
+    assert compiled.row_setup(sheet.setup, Row("", hardware=sheet.setup.hardware.key)).math.math == "fp8"

@@ -23,6 +23,8 @@ from .sheet_prose import Prose, join_words
 from .targets import Target
 from .value_text import DIMENSIONLESS, ROUNDING_WORDS, count_shown, is_count, reason_text, shown, whole
 
+#: What a row's label says when its setup does not fit in memory.
+DOES_NOT_FIT = " (does not fit)"
 #: A column whose value is the same on at least this many rows moves into the table's note.
 MIN_ROWS_TO_DROP_A_CONSTANT_COLUMN = 3
 #: The width a LaTeX table may take before it is split into parts, in the units of `targets.math_width` (about a character
@@ -156,7 +158,7 @@ def _table(tb: SolvedTable, d: Blueprint, target: Target, p: Prose) -> dict[str,
     rows = []
     label_headers = [x for x, on in ((t("hardware"), keep_hw), (t("model"), keep_model)) if on] if parts is not None else [""]
     for i, ((label, cells, why), setting, auth, over) in enumerate(zip(rows_in, settings, authored, overflows, strict=True)):
-        fits = t(" (does not fit)") if over else ""
+        fits = t(DOES_NOT_FIT) if over else ""
         if parts is not None:
             hw, model = parts[i]
             labels = [x for x, on in ((t(short_chip(hw)), keep_hw), (_row_label(t(model), setting, target), keep_model)) if on]

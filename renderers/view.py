@@ -98,7 +98,8 @@ def _build(sheet: Sheet, target: Target, plots: str | None) -> dict[str, Any]:
     figures = _figures(sheet, target, p, plots)
     claims = claim_items(sheet, target, p, names)
     headline = replace(sheet.tables[0], title="Headline results")
-    laid = [table_items(tb, d, target, p) for tb in (headline, *sheet.tables[1:])]
+    # each table the page prints knows which of the sheet's it lays out (`source`: 0 the headline), so a live page refills it
+    laid = [[{**part, "source": i} for part in table_items(tb, d, target, p)] for i, tb in enumerate((headline, *sheet.tables[1:]))]
     body = [0] + [i + 1 for i in (range(len(d.tables)) if d.body_tables is None else d.body_tables)]
     more = [part for i, tbs in enumerate(laid) if i not in body for part in tbs]
     tables = [part for i in body for part in laid[i]]

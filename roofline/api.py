@@ -31,6 +31,7 @@ from . import compiled
 from .derivations.engine.blueprint import by_name as input_names
 from .derivations.engine.context import Context, input_overrides, make_context, model_components, parse_overrides, warn_checkpoint
 from .derivations.engine.declare import Derivation, Row
+from .derivations.engine.run import headline_grid
 from .derivations.engine.sheet import NumericMismatchError, Sheet, solve_sheet
 from .derivations.engine.sweep import MAX_AXIS, Axis, SweepError, check_points, grid_points, parse_axis
 from .derivations.engine.sweep import plan as sweep_plan
@@ -231,7 +232,7 @@ def derive(
     ctx = context(d, hardware, model, weights, kv, math, overrides, second_hardware, second_model, inputs=inputs, engine=engine)
     hw_names = d.hardware if hardware is None else (_name_or_path(hardware, "hardware"),)
     model_names = d.models if model is None else (_name_or_path(model, "model"),)
-    grid = tuple(Row("", hardware=h, model=m) for m in model_names for h in hw_names)
+    grid = headline_grid(hw_names, model_names)
     if is_derivation_file(slug):
         with _naming_the_file(slug):
             return notebook.wrap(solve_sheet(d, ctx, resolve_row, grid, check=True))

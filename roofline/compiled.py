@@ -44,7 +44,7 @@ from .derivations.engine import store
 from .derivations.engine.blueprint import Blueprint, Row, by_name
 from .derivations.engine.codegen import PlanError
 from .derivations.engine.numeric import Missing, Plan
-from .derivations.engine.run import Identity, Sheet, UnreadError, read_input, solve
+from .derivations.engine.run import Identity, Sheet, UnreadError, headline_grid, read_input, solve
 from .derivations.engine.setup import Bindings, ProfileData, Setup, SpecData, make_setup, row_formats, with_changes
 from .specs.errors import SpecError, SpecWarning
 
@@ -663,7 +663,7 @@ def _sheet(args: Any, bp: Blueprint, plan: Plan, forms: Any, defaults: dict[str,
                    cat.engine(cat.default_engine if args.engine is None else args.engine))
     hardware_names = bp.hardware if args.hardware is None else (args.hardware,)
     model_names = bp.models if args.model is None else (args.model,)
-    grid = tuple(Row("", hardware=h, model=m) for m in model_names for h in hardware_names)
+    grid = headline_grid(hardware_names, model_names)
 
     def identities(structural: Mapping[str, Fraction], not_here: frozenset[str]) -> dict[str, Identity]:
         found = _load("identities", args.slug, _signature(structural, not_here))

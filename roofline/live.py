@@ -41,7 +41,7 @@ from .build_outputs import LIVE_SCRIPTS as SCRIPTS
 from .derivations.engine import prose, run
 from .derivations.engine.blueprint import BARE_NUMBER_UNITS, DOMAINS, MAX_COUNT, MAX_MAGNITUDE, Row
 from .derivations.engine.numeric import Missing, Plan
-from .derivations.engine.run import Sheet, Value
+from .derivations.engine.run import Sheet, Value, headline_grid
 from .grading import values as grading_values
 from .practice import unit_table
 from .renderers import site
@@ -51,7 +51,7 @@ from .renderers.figure_refs import name as plot_name
 from .renderers.figure_refs import plain as plain_words
 from .renderers.numbers import READABLE, digits, display, number_text, plain
 from .renderers.sheet_prose import lower_first
-from .renderers.tables import short_chip
+from .renderers.tables import DOES_NOT_FIT, MIN_ROWS_TO_DROP_A_CONSTANT_COLUMN, NO_VALUE, short_chip
 from .renderers.value_text import count_plain
 from .renderers.view import engine_band
 from .units import pintless
@@ -136,7 +136,8 @@ def live_data(sheet: Sheet) -> dict[str, Any]:
             "limits": {"magnitude": float(MAX_MAGNITUDE), "count": MAX_COUNT},
             "claims": _claims(sheet), "fit": run.FIT_STEP if run.FIT_STEP in steps else "", "specs": spec_choices(sheet, plan),
             "sweeps": _sweeps(bp, {i["name"]: i for i in inputs}, steps), "rooflines": _rooflines(sheet, steps),
-            "bars": _bars(sheet, plan_json, steps), "heatmaps": _heatmaps(sheet, plan_json, steps),
+            "bars": _bars(sheet, plan_json, steps), "heatmaps": _heatmaps(sheet, plan_json, steps), "tables": _tables(sheet, steps),
+            "table_rules": {"constant_rows": MIN_ROWS_TO_DROP_A_CONSTANT_COLUMN, "no_value": NO_VALUE, "does_not_fit": DOES_NOT_FIT},
             "grid": {"points": SWEEP_POINTS, "discrete": MAX_DISCRETE_POINTS}}
 
 
@@ -215,6 +216,35 @@ def _rooflines(sheet: Sheet, steps: dict[str, Any]) -> list[dict[str, Any]]:
                     "rows": [{"given": w["given"], "label": label} for w, label in rows], "batches": batches,
                     "labels": {n: plain_words(plot_name(bp, p, n)) for n in names}, "each_chip": p.each_chip,
                     "ladder": ladder("flop/s", None), "title": _segments(p.title, bp.latex_names)})
+    return out
+
+
+def _tables(sheet: Sheet, steps: dict[str, Any]) -> list[dict[str, Any] | None]:
+    """The result tables (0 the headline, then the sheet's own: a page's table names its own, `data-table`) as what the live script refills them from
+    (`renderers.tables`' layout, ported in live.js): each row as a claim's row is carried (`_where`) with what the layout
+    reads of it (the chip and model it names where it names both and no label, by which a column is dropped or the grid
+    pivoted; its settings as the key that tells its layouts apart; its chip's short name and its model and settings as
+    the grid groups them), and each column's step and unit. A table with a row the page cannot set, or a column it has no
+    value for, is None: it stays the page's."""
+    from . import compiled
+
+    bp, cat = sheet.blueprint, compiled.shipped_catalog()
+    raw = [(headline_grid(bp.hardware, bp.models), bp.results), *((t.rows, t.columns) for t in bp.tables)]
+    out: list[dict[str, Any] | None] = []
+    for rows, columns in raw:
+        wheres = [_where(bp, row) for row in rows]
+        if any(w is None for w in wheres) or not all(c in steps for c in columns):
+            out.append(None)
+            continue
+        laid = []
+        for row, where in zip(rows, wheres, strict=True):
+            settings = "[]" if row.label else json.dumps([[n, where["given"][n]] for n in row.set if n in where["given"]])  # type: ignore[index]
+            names = (cat.spec("hardware", row.hardware).name, cat.spec("models", row.model).name) if (
+                not row.label and row.hardware and row.model) else None
+            laid.append({"given": where["given"], "parts": names, "settings": settings,  # type: ignore[index]
+                         "chip": short_chip(names[0]) if names else "", "group": f"{names[1]}|{settings}" if names else ""})
+        out.append({"rows": laid, "columns": [{"step": c, "unit": bp.symbol(c).unit, "unit_text": pintless.unit(bp.symbol(c).unit).text}
+                                              for c in columns]})
     return out
 
 

@@ -398,6 +398,11 @@ def structure(bp: Blueprint, bindings: Bindings, values: Mapping[str, Fraction |
             and v in (0, 1) and bp.symbol(name).unit in STRUCTURAL_UNITS}
 
 
+def headline_grid(hardware: Sequence[str], models: Sequence[str]) -> tuple[Row, ...]:
+    """The headline table's rows: each model on each chip, the chips varying fastest."""
+    return tuple(Row("", hardware=h, model=m) for m in models for h in hardware)
+
+
 def solve(bp: Blueprint, plan: Plan, bindings: Bindings, s: Setup, defaults: Mapping[str, Fraction], resolve: Resolve,
           grid: tuple[Row, ...], identities: Identities, check: Check | None = None) -> Sheet:
     """The derivation evaluated in `s`, its tables and claims, and a headline grid over `grid`.

@@ -432,8 +432,167 @@
     });
   }
 
+  // --- the result tables: renderers.tables' layout, ported ---
+  function distinct(xs) { var seen = new Set(), out = []; xs.forEach(function (x) { if (!seen.has(x)) { seen.add(x); out.push(x); } }); return out; }
+  function present(v) { return typeof v === "number"; }
+
+  // a rung's factor by its unit's text (a column's one unit is the shown unit of one of its values: a rung of its ladder)
+  function factorOf(ladder, unit) {
+    var found = ladder.rungs.concat([ladder.zero]).filter(function (r) { return r[0] === unit; })[0];
+    return found ? found[1] : NaN;
+  }
+
+  // tables._shown_in: a value in its own display unit, or in the column's one unit: {number, unit}
+  function shownIn(v, ladder, forced) {
+    var r = forced === null ? rung(ladder, v) : [forced, factorOf(ladder, forced)];
+    return { number: digits(v * r[1], 3), unit: r[0] };
+  }
+
+  // tables._common_unit: one unit for a column whose values would show in several, the one most of them read best in
+  function commonUnit(values, ladder) {
+    var units = values.map(function (v) { return rung(ladder, v)[0]; }), kinds = distinct(units);
+    if (kinds.length <= 1) { return null; }
+    var score = function (u) {
+      var f = factorOf(ladder, u), inRange = values.filter(function (v) { var m = Math.abs(v * f); return m >= 1 && m < 1000; }).length;
+      return [inRange, units.filter(function (x) { return x === u; }).length];
+    };
+    return kinds.reduce(function (best, u) {
+      var a = score(u), b = score(best);
+      return a[0] > b[0] || (a[0] === b[0] && a[1] > b[1]) ? u : best;
+    });
+  }
+
+  // numbers.float_whole and value_text.is_count: whether a value is the whole number n, up to float noise
+  function isCount(n, x) {
+    if (x === n) { return true; }
+    if (!isFinite(x) || Math.abs(x) >= 1e13) { return false; }
+    var nearest = Math.round(x);
+    return Math.abs(x - nearest) <= 1e-12 * Math.abs(x) && nearest === n;
+  }
+
+  // tables._cell_text on the site: a dash for no value; a count whole in its own unit (value_text.count_shown); else the
+  // value in its display unit or the column's; with its unit where the column's header does not carry one
+  function cellText(data, v, column, step, ladder, forced, withUnit) {
+    if (!present(v)) { return data.table_rules.no_value; }
+    var s;
+    if (step.counts && isFinite(v)) {
+      var own = rung(ladder, v)[0];
+      s = { number: { mantissa: String(wholeCount(step.rounds, v)), exponent: null }, unit: own === column.unit ? own : column.unit_text };
+    } else {
+      s = shownIn(v, ladder, forced);
+    }
+    if (!withUnit || s.unit === "1") { return numberText(s.number); }
+    var unit = unitWord(s.unit, s.number);
+    data.readable.forEach(function (pair) { unit = unit.split(pair[0]).join(pair[1]); });
+    return numberText(s.number) + (unit === "1" ? "" : " " + unit);
+  }
+
+  function cellKey(v) { return v === null || v === undefined ? "none" : (isMissing(v) ? "missing:" + v.kind : "value:" + String(v)); }
+
+  // tables._depends over the columns `cols`: [a chip column, a model column], each only where some value differs by it
+  function depends(rows, cols) {
+    var key = function (r) { return cols.map(function (j) { return cellKey(r.cells[j]); }).join("|"); };
+    var varies = function (by) {
+      var groups = new Map();
+      rows.forEach(function (r) {
+        var g = r.parts[1 - by];
+        if (!groups.has(g)) { groups.set(g, new Set()); }
+        groups.get(g).add(key(r));
+      });
+      return Array.from(groups.values()).some(function (s) { return s.size > 1; });
+    };
+    var hw = distinct(rows.map(function (r) { return r.parts[0]; })).length > 1 && varies(0);
+    return [hw, (distinct(rows.map(function (r) { return r.parts[1]; })).length > 1 && varies(1)) || !hw];
+  }
+
+  // tables._table over the columns `cols`: the choices it makes (`key`) and each kept row's cells' texts
+  function layTable(data, columns, rowsIn, cols) {
+    var named = rowsIn.every(function (r) { return r.parts !== null; }), keepHw = true, keepModel = true;
+    var idx = rowsIn.map(function (r, i) { return i; }), overs = rowsIn.map(function (r) { return r.over; });
+    if (named) {
+      var d = depends(rowsIn, cols);
+      keepHw = d[0]; keepModel = d[1];
+      if (!(keepHw && keepModel)) {  // a row that stands for several chips (or models) does not fit only if it fits on none
+        var keys = rowsIn.map(function (r) { return JSON.stringify([keepHw ? r.parts[0] : "", keepModel ? r.parts[1] : "", r.settings]); });
+        idx = idx.filter(function (i) { return keys.indexOf(keys[i]) === i; });
+        overs = idx.map(function (i) { return rowsIn.every(function (r, m) { return keys[m] !== keys[i] || r.over; }); });
+      }
+    }
+    var rows = idx.map(function (i) { return rowsIn[i]; }), kept = [], constants = [], units = [], nouns = [], rounded = [];
+    cols.forEach(function (j) {
+      var c = columns[j], step = data.steps[c.step], ladder = data.ladders[step.ladder];
+      var col = rows.map(function (r) { return r.cells[j]; }), values = col.filter(present);
+      var forced = step.counts ? null : commonUnit(values, ladder);
+      var texts = distinct(values.map(function (v) { return cellText(data, v, c, step, ladder, forced, true); }));
+      if (rows.length >= data.table_rules.constant_rows && texts.length === 1 && values.length === col.length) { constants.push([j, texts[0]]); return; }
+      kept.push(j);
+      var shown = distinct(values.map(function (v) { return shownIn(v, ladder, forced).unit; }));
+      units.push(values.length && shown.length === 1 && shown[0] !== "1" ? shownIn(values[0], ladder, forced).unit : null);
+      nouns.push(step.counts && shown.length === 1 && shown[0] === "1" ? step.counts : "");
+      if (step.counts && values.some(function (v) { return !isCount(wholeCount(step.rounds, v), v); })) { rounded.push(j); }
+    });
+    var reasons = rows.map(function (r) {
+      return [r.why].concat(cols.map(function (j) { var v = r.cells[j]; return isMissing(v) ? v.kind + ": " + v.reason : ""; }));
+    });
+    var cells = rows.map(function (r) {
+      return kept.map(function (j, k) {
+        var c = columns[j], step = data.steps[c.step];
+        return cellText(data, r.cells[j], c, step, data.ladders[step.ladder], units[k], units[k] === null && !(step.counts && c.unit === "1"));
+      });
+    });
+    // a row that stops (or starts) fitting changes its label only (`fits`), unless a reason under the table names it
+    var namedReasons = reasons.some(function (r) { return r.some(function (x) { return x; }); });
+    return { key: [named, keepHw, keepModel, idx, constants, kept, units, nouns, rounded, namedReasons ? overs : [], reasons], cells: cells, fits: overs,
+             headers: named ? (keepHw ? 1 : 0) + (keepModel ? 1 : 0) : 1,
+             groups: rows.map(function (r, k) { return [r.chip, r.group + (overs[k] ? " (does not fit)" : "")]; }) };
+  }
+
+  // tables._pivot: a one-column table of (chip, model) rows as a grid, one row per model, one column per chip
+  function pivot(data, t) {
+    var chips = distinct(t.groups.map(function (g) { return g[0]; })), models = distinct(t.groups.map(function (g) { return g[1]; }));
+    var cell = new Map();
+    t.groups.forEach(function (g, k) { cell.set(JSON.stringify(g), t.cells[k][0]); });
+    return { key: ["grid", t.key, chips, models], fits: null, cells: models.map(function (m) {
+      return chips.map(function (c) { var k = JSON.stringify([c, m]); return cell.has(k) ? cell.get(k) : data.table_rules.no_value; });
+    }) };
+  }
+
+  // tables.table_items: a table over chips and models as read (the columns a chip changes as a grid of models against chips
+  // where there is one such column)
+  function tableItems(data, columns, rows) {
+    var all = columns.map(function (c, j) { return j; });
+    var named = rows.every(function (r) { return r.parts !== null; });
+    if (!named || distinct(rows.map(function (r) { return r.parts[0]; })).length < 2) { return [layTable(data, columns, rows, all)]; }
+    var byChip = all.filter(function (j) { return depends(rows, [j])[0]; });
+    if (!byChip.length || (byChip.length === all.length && byChip.length > 1)) { return [layTable(data, columns, rows, all)]; }
+    var others = all.filter(function (j) { return byChip.indexOf(j) < 0; });
+    var out = others.length ? [layTable(data, columns, rows, others)] : [], chipTable = layTable(data, columns, rows, byChip);
+    var models = distinct(rows.map(function (r) { return r.parts[1]; }));
+    out.push(byChip.length === 1 && models.length > 1 && chipTable.headers === 2 ? pivot(data, chipTable) : chipTable);
+    return out;
+  }
+
+  // the result tables at `given` as renderers.tables lays them out, each row computed on top of the reader's setup as a
+  // claim's row is (run._solve_table: a row the sheet refuses has no values, and its refusal as its reason): for each of
+  // data.tables, null where the page cannot compute it, else {key: every choice the layout made, as text, items: each
+  // printed table's cells' texts, row by row}
+  function tables(data, given) {
+    return data.tables.map(function (t) {
+      if (t === null) { return null; }
+      var rows = t.rows.map(function (r) {
+        var at = compute(data, Object.assign({}, given, r.given), true);
+        if (at.error) { return { cells: t.columns.map(function () { return null; }), why: at.error, parts: null, over: false, settings: r.settings }; }
+        return { cells: t.columns.map(function (c) { return at[c.step]; }), why: "", parts: r.parts, chip: r.chip, group: r.group,
+                 settings: r.settings, over: !!data.fit && typeof at[data.fit] === "number" && at[data.fit] > 1 };
+      });
+      var items = tableItems(data, t.columns, rows);
+      return { key: JSON.stringify(items.map(function (x) { return x.key; })), items: items.map(function (x) { return x.cells; }),
+               fits: items.map(function (x) { return x.fits; }) };
+    });
+  }
+
   root.RooflineLive = { compute: compute, texts: texts, fills: fills, readField: readField, digits: digits, numberText: numberText,
-                        claimVerdicts: claimVerdicts, sweeps: sweeps, rooflines: rooflines, bars: bars, heatmaps: heatmaps,
+                        claimVerdicts: claimVerdicts, tables: tables, sweeps: sweeps, rooflines: rooflines, bars: bars, heatmaps: heatmaps,
                         figureTitle: function (data, given, k) {
                           return figureTitle(data, data.sweeps[k], compute(data, given), setupValues(data, given).magnitude);
                         } };
@@ -453,6 +612,17 @@
     if (!changed) { el.pageNodes.forEach(function (n) { el.appendChild(n); }); }
     return changed;
   }
+  // a table row's label with the page's words and, where its setup does not fit in memory at the reader's setup, the
+  // renderers' " (does not fit)" (`suffix`), added or taken off
+  function relabel(td, pageFits, fits, suffix) {
+    if (!emptied(td, pageFits !== fits)) { return; }
+    td.pageNodes.forEach(function (n) { td.appendChild(n.cloneNode(true)); });
+    var last = td.lastChild;
+    if (fits) { td.appendChild(document.createTextNode(suffix)); }
+    else if (last && last.nodeType === 3 && last.textContent.slice(-suffix.length) === suffix) { last.textContent = last.textContent.slice(0, -suffix.length); }
+  }
+  var pageLaid = null;
+  function pageTables() { return pageLaid || (pageLaid = tables(data, {})); }
   // what every redrawn figure takes from its page and its finding: the title filled at the reader's setup, the page's alt
   // text, the room the figure has
   function framed(data, fig, given, values) {
@@ -608,7 +778,8 @@
       ? "Recomputed for " + picked.concat(typed.map(function (n) { return n + " = " + form.elements.namedItem(n).value.trim(); })).join(", ")
         + ". The answer's numbers, the steps' values, the results and most figures follow (a figure that does not says so in its "
         + "caption), and each claim is read again after its sentence (one read at a setup of its own, at that setup on top of "
-        + "yours); the tables are the page's own setup's."
+        + "yours); a result table is computed again where its layout stays the page's (its rows, columns, units and notes), "
+        + "else it keeps the page's values, dimmed, as do the appendix's other tables."
         + (warning ? " " + warning : "") + (sp.second && picked.length ? " " + sp.second : "")
         + (over ? " Does not fit: this setup needs " + numberText(digits(fit, 3)) + " times the memory one GPU has, so its times "
            + "describe a server that cannot be built as stated (more GPUs, a smaller batch or a shorter context)." : "")
@@ -626,7 +797,22 @@
     // the sweeps drawn again; what does not follow yet (the other figures, the tables but the results) is dimmed
     var drawn = changed.length ? Object.assign(drawSweeps(data, given, values), drawRooflines(data, given, values), drawBars(data, given, values),
                                                  drawHeats(data, given, values)) : {};
-    Array.prototype.forEach.call(document.querySelectorAll("figure, table"), function (el) {
+    // the result tables refilled where their layout is the page's (the same rows, columns, units and notes); one whose layout
+    // changes at the reader's setup gets the page's values back and is dimmed
+    var laid = changed.length ? tables(data, given) : null, page = laid ? pageTables() : null, parts = {};
+    Array.prototype.forEach.call(document.querySelectorAll("table[data-table]"), function (el) {
+      var k = Number(el.getAttribute("data-table")), part = parts[k] = own(parts, k) ? parts[k] + 1 : 0;
+      var rows = Array.prototype.slice.call(el.querySelectorAll("tr"), 1);
+      var same = laid && laid[k] && laid[k].key === page[k].key && laid[k].items[part] && laid[k].items[part].length === rows.length;
+      var fits = same && laid[k].fits[part], pageFits = same && page[k].fits[part];
+      rows.forEach(function (tr, i) {
+        var labels = tr.querySelectorAll("td:not(.num)");
+        Array.prototype.forEach.call(tr.querySelectorAll("td.num"), function (td, j) { if (emptied(td, !!same)) { td.textContent = laid[k].items[part][i][j]; } });
+        if (labels.length) { relabel(labels[labels.length - 1], pageFits ? pageFits[i] : false, fits ? fits[i] : false, data.table_rules.does_not_fit); }
+      });
+      el.toggleAttribute("data-stale", changed.length > 0 && !same);
+    });
+    Array.prototype.forEach.call(document.querySelectorAll("figure, table:not([data-table])"), function (el) {
       if (section.contains(el)) { return; }
       var name = el.getAttribute("data-plot"), link = el.querySelector("a"), svg = el.querySelector("svg[data-drawn]");
       if (svg) { el.removeChild(svg); }

@@ -169,6 +169,18 @@ def test_the_page_recomputes_its_steps_as_roofline_derive_does(browser, slug, gi
     if band.count():
         assert band.first.text_content() == (view.engine_band(sheet) or ""), slug
         checked += 1
+    # each result table not dimmed shows the cells `renderers.tables` prints at this setup, its rows' labels saying which do not fit
+    want_tables, parts = _tables(slug, given), {}
+    for table in tab.locator("table[data-table]").all():
+        k = int(table.get_attribute("data-table"))
+        part = parts[k] = parts.get(k, -1) + 1
+        if table.get_attribute("data-stale") is not None:
+            continue
+        rows = table.locator("tr").all()[1:]
+        want = want_tables[k][part]
+        assert [[c.text_content() for c in r.locator("td.num").all()] for r in rows] == want["cells"], (slug, k)
+        assert [r.locator("td:not(.num)").last.text_content().endswith(" (does not fit)") for r in rows] == want["fits"], (slug, k)
+        checked += 1
     status = tab.locator("#live output")
     assert (status.get_attribute("data-over") is not None) == (sheet.overflow is not None and bool(given))
     if sheet.overflow is not None and given:
@@ -314,6 +326,62 @@ def test_every_sweep_is_drawn_over_the_grid_and_values_renderers_plots_draws(bro
             sheets_with_sweeps.add(slug)
     assert sheets_with_sweeps == {s for s in registry.SLUGS if any(p.kind == "sweep" for p in registry.get(s).blueprint.plots)}
     assert points > 2000
+    tab.close()
+
+
+TABLE_CASES = [("batch-knee", {"batch": "16"}), ("batch-knee", {"context": "32768", "weights": "fp8"}),
+               ("kv-tiers", {"context": "131072"}), ("decode-op-ranking", {"batch": "64", "kv": "fp8"}),
+               ("moe-experts", {"batch": "3", "engine": "vllm"}), ("decode-floor", {"hardware": "h200", "model": "llama-3.1-70b", "batch": "8"}),
+               ("prefill-decode-crossover", {"prompt_len": "4096"}), ("int4-flip", {"batch": "4"}), ("flash-attention-io", {"seq_len": "65536"}),
+               ("joules-per-token", {"engine": "gpt-fast", "batch": "16"}), ("mbu-diagnosis", {"mbu": "0.5"}), ("hardware-upgrade", {"batch": "64"})]
+
+
+def _tables(slug: str, given: dict[str, str]) -> list[list[dict[str, list]]]:
+    """The result tables `renderers.tables` lays out for `roofline derive` at `given` (the headline's rows each name their
+    chip and model, so it is laid out at the reader's other inputs): per table of the sheet, each printed table's cells'
+    texts and whether each row's label says it does not fit."""
+    from dataclasses import replace
+
+    from roofline.renderers.tables import DOES_NOT_FIT, table_items
+
+    own = _derive(slug, given)
+    headline = _derive(slug, {k: v for k, v in given.items() if k not in ("hardware", "model")}).tables[0]
+    out = []
+    for tb in (replace(headline, title="Headline results"), *own.tables[1:]):
+        laid = table_items(tb, own.blueprint, site.HTML, Prose(own, site.HTML))
+        out.append([{"cells": [[html.unescape(c) for c in r["cells"]] for r in t["rows"]],
+                     "fits": [html.unescape(r["labels"][-1]).endswith(DOES_NOT_FIT) for r in t["rows"]]} for t in laid])
+    return out
+
+
+@pytest.mark.slow
+def test_every_result_table_is_laid_out_and_filled_as_renderers_tables_does(browser):
+    """RooflineLive.tables ports renderers.tables' layout: at the page's setup it makes every table the page prints, cell for
+    cell; at a reader's setup a table whose layout (rows, columns, units, notes) is the page's is refilled with exactly the
+    cells `roofline derive` prints there, and one whose layout changes is told apart (the page dims it)."""
+    tab = _script_tab(browser)
+    refilled = changed = grids = relabelled = 0
+    for slug, given in TABLE_CASES:
+        data = live.live_data(api.derive(slug))
+        page = tab.evaluate("(d) => RooflineLive.tables(d, {})", data)
+        got = tab.evaluate("([d, g]) => RooflineLive.tables(d, g)", [data, _magnitudes(given)])
+        want_page, want = _tables(slug, {}), _tables(slug, given)
+        assert len(page) == len(want_page) == len(got), slug
+        for k, (p, g) in enumerate(zip(page, got, strict=True)):
+            if p is None:
+                assert g is None and data["tables"][k] is None
+                continue
+            assert p["items"] == [t["cells"] for t in want_page[k]], (slug, k)
+            if p["key"] != g["key"]:
+                changed += 1
+                continue
+            assert g["items"] == [t["cells"] for t in want[k]], (slug, given, k)
+            for fits, t in zip(g["fits"], want[k], strict=True):
+                assert fits is None or fits == t["fits"], (slug, k)
+            refilled += 1
+            grids += '"grid"' in g["key"] and g["items"] != p["items"]
+            relabelled += g["fits"] != p["fits"]
+    assert refilled >= 30 and changed >= 3 and grids >= 1 and relabelled >= 1, (refilled, changed, grids, relabelled)
     tab.close()
 
 

@@ -22,8 +22,10 @@ it as `renderers.sheet_prose` prints running text. Each claim is read again (`_c
 row on top of the reader's setup. Each sweep (a figure over one input) is drawn again as SVG (`figure.js`): the script
 evaluates the plan over the grid `renderers.figure_data.sweep_grid` makes, every other input as the reader set it, and lays
 it out as `renderers.plots` does (`_sweeps` carries the words); so is each roofline (`_rooflines`), each bar figure and
-stack (`_bars`: a split step as the terms of its formula, read off the plan) and each heat map (`_heatmaps`). The tables and
-the scatters (published records against the defaults' error) stay the page's setup's, dimmed while another is shown.
+stack (`_bars`: a split step as the terms of its formula, read off the plan) and each heat map (`_heatmaps`). Each result
+table (`_tables`) is laid out again by `renderers.tables`' rules, ported, each row on top of the reader's setup: where the
+layout is the page's (the same rows, columns, units and notes) its cells are refilled, else it keeps the page's values,
+dimmed. The scatters (published records against the defaults' error) stay the page's setup's, dimmed while another is shown.
 """
 
 from __future__ import annotations

@@ -300,8 +300,9 @@ def test_a_table_row_on_another_chip_runs_the_math_roofline_derive_runs_there():
     """A row that changes only the chip, on a setup whose math follows its weights, takes the weights' default math on that
     chip, as `roofline derive --hardware` does: DeepSeek-V3's FP8 checkpoint on an A100 (no FP8 peak) is widened to BF16.
     Both paths agree (the full path's resolve_row, the compiled path's row_setup); the row once kept FP8 and had no value."""
-    from roofline import api, compiled
     from roofline.derivations.engine.blueprint import Row
+
+    from roofline import api, compiled
 
     sheet = api.derive("moe-experts", model="deepseek-v3")
     assert sheet.setup.math.math == "fp8"

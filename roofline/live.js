@@ -184,12 +184,18 @@
     if (own(given, "engine") && !own(sp.engines, given.engine)) { return { error: "not a shipped engine profile: " + String(given.engine).slice(0, 40) }; }
     var pick = { hardware: own(given, "hardware") ? given.hardware : sp.chip, model: own(given, "model") ? given.model : sp.model,
                  weights: own(given, "weights") ? given.weights : sp.weights, kv: own(given, "kv") ? given.kv : sp.kv };
-    if (pick.hardware === sp.chip && pick.model === sp.model && pick.weights === sp.weights && pick.kv === sp.kv) { return { values: values, pick: pick }; }
+    var sc = sp.second, second = sc && own(given, sc.name) && given[sc.name] !== sc.page ? given[sc.name] : null;
+    if (second !== null && !own(sc.choices, second)) { return { error: "not a shipped " + sc.label + ": " + String(second).slice(0, 40) }; }
+    if (pick.hardware === sp.chip && pick.model === sp.model && pick.weights === sp.weights && pick.kv === sp.kv && second === null) {
+      return { values: values, pick: pick };
+    }
     var at = [sp.chip_order.indexOf(pick.hardware), sp.model_order.indexOf(pick.model), sp.weight_choices.indexOf(pick.weights), sp.kv_choices.indexOf(pick.kv)];
     if (at.indexOf(-1) >= 0) { return { error: "not a shipped chip, model or format: " + [pick.hardware, pick.model, pick.weights, pick.kv].join(", ").slice(0, 80) }; }
     var vector = sp.vectors[sp.index[((at[0] * sp.model_order.length + at[1]) * sp.weight_choices.length + at[2]) * sp.kv_choices.length + at[3]]];
     if (!Array.isArray(vector)) { return { error: vector.error }; }
-    var twins = sp.twins.length ? sp.twin_vectors[sp.twin_index[at[1] * sp.weight_choices.length + at[2]]] : [];
+    // a second chip or model other than the page's: its values for the group the target and its weights fall in
+    var mw = at[1] * sp.weight_choices.length + at[2], choice = second === null ? null : sc.choices[second];
+    var twins = !sp.twins.length ? [] : sp.twin_vectors[choice === null ? sp.twin_index[mw] : choice.groups[sc.keys[choice.rule][mw]]];
     if (!Array.isArray(twins)) { return { error: twins.error }; }
     [sp.chips[pick.hardware].values, sp.models[pick.model].values].forEach(function (table) { Object.assign(values, table); });
     sp.joint.forEach(function (name, i) { values[name] = vector[i]; });
@@ -603,7 +609,7 @@
   if (!block || !section) { return; }
   var data = JSON.parse(block.textContent), form = section.querySelector("form");
   section.hidden = false;
-  var MATHML = "http://www.w3.org/1998/Math/MathML", CHOICES = ["hardware", "model", "weights", "kv", "engine"];
+  var MATHML = "http://www.w3.org/1998/Math/MathML", CHOICES = ["hardware", "model", "weights", "kv", "engine", "second_hardware", "second_model"];
   // an element the page fills again: its page content kept aside once; emptied for a new value (true), or given its page
   // content back (false) when the reader's setup is the page's
   function emptied(el, changed) {
@@ -758,11 +764,13 @@
       if (got.error) { errors.push(got.error); } else { given[inp.name] = got.value; }
     });
     var sp = data.specs, picked = [], page = { hardware: sp.chip, model: sp.model, weights: sp.weights, kv: sp.kv, engine: sp.engine };
+    if (sp.second) { page[sp.second.name] = sp.second.page; }
     CHOICES.forEach(function (name) {  // the chip, model and formats: a choice only where it is not the page's
       var field = form.elements.namedItem(name);
       if (field && field.value !== page[name]) {
         given[name] = field.value;
-        picked.push(name === "engine" ? "the " + field.value + " engine profile" : field.options[field.selectedIndex].text);
+        picked.push(name === "engine" ? "the " + field.value + " engine profile"
+          : (name.indexOf("second_") === 0 ? "the " + sp.second.label + " " : "") + field.options[field.selectedIndex].text);
       }
     });
     var status = section.querySelector("output");
@@ -780,7 +788,7 @@
         + "caption), and each claim is read again after its sentence (one read at a setup of its own, at that setup on top of "
         + "yours); a result table is computed again where its layout stays the page's (its rows, columns, units and notes), "
         + "else it keeps the page's values, dimmed, as do the appendix's other tables."
-        + (warning ? " " + warning : "") + (sp.second && picked.length ? " " + sp.second : "")
+        + (warning ? " " + warning : "") + (sp.second_note && picked.length ? " " + sp.second_note : "")
         + (over ? " Does not fit: this setup needs " + numberText(digits(fit, 3)) + " times the memory one GPU has, so its times "
            + "describe a server that cannot be built as stated (more GPUs, a smaller batch or a shorter context)." : "")
       : "The page's own inputs.";

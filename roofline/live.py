@@ -13,8 +13,8 @@ the engine inputs it sets unless they are typed (`_engine_values`, as `run.input
 binds and those a model binds are carried per chip and per model, and the values that depend on both with the formats (the
 peak at the math the weights run at, the weights' widths, the KV cache's) as a table over every shipped chip, model and
 format choice, each made by the setup a table row of that chip, model and formats has (`compiled.row_setup`), so the script
-only looks values up; a sheet's second chip or model is carried over model and weights (its values follow the target and the
-weights' math, not the chip). A layout's dp and ep are checked by the one rule `derivations.engine.run.layout_problem`
+only looks values up; a sheet's second chip or model is a list too, its values carried per group of model and weights
+choices (`_second_choices`: they follow the weights' format, and for the target's own drafter the target, not the chip). A layout's dp and ep are checked by the one rule `derivations.engine.run.layout_problem`
 states, ported beside it, and a setup the sheet refuses is refused in one line, as `roofline derive` refuses it.
 
 The answer's sentences are filled again: the site marks each value they are filled with (`data-fill`), and the script prints
@@ -415,6 +415,7 @@ def spec_choices(sheet: Sheet, plan: Plan) -> dict[str, Any]:
     vectors, index = _indexed(_joint_table(s, tuple(chips), tuple(models)), joint)
     second = (bp.second_hardware, bp.second_model)
     twin_vectors, twin_index = _indexed(_twin_table(s, tuple(models), second), twins) if twins else ([], [])
+    choosing = _second_choices(s, bp, tuple(models), twins, twin_vectors, twin_index) if twins else None
     engines = {n: cat.engine(n) for n in cat.engine_names()}
     return {"chip": s.hardware.key, "model": s.model.key, "weights": "", "kv": s.kv.name, "engine": s.engine.name if s.engine else "",
             "engines": {n: {"values": _engine_values(sheet, plan, e), "band": _band(sheet, e)} for n, e in engines.items()},
@@ -425,7 +426,8 @@ def spec_choices(sheet: Sheet, plan: Plan) -> dict[str, Any]:
                            "values": {n: _value(c.values[n]) for n in own["model"]}} for m, c in models.items()},
             "chip_order": list(chips), "model_order": list(models), "joint": joint, "vectors": vectors, "index": index,
             "twins": twins, "twin_vectors": twin_vectors, "twin_index": twin_index,
-            "layout": [n for n in run.LAYOUT_INPUTS if n in plan.inputs], "second": _second(s)}
+            "layout": [n for n in run.LAYOUT_INPUTS if n in plan.inputs], "second": choosing,
+            "second_note": "" if choosing is not None else _second(s)}
 
 
 def _engine_values(sheet: Sheet, plan: Plan, e: Any) -> dict[str, float]:
@@ -454,6 +456,63 @@ def _indexed(table: tuple[Any, ...], names: list[str]) -> tuple[list[Any], list[
             vectors.append(vector)
         index.append(seen[key])
     return vectors, index
+
+
+#: How a second chip or model reads in the form.
+SECOND_WORDS = {"second_hardware": "second chip", "second_model": "second model"}
+
+
+def _second_choices(s: Any, bp: Any, models: tuple[str, ...], twins: list[str], vectors: list[Any], index: list[int]) -> dict[str, Any] | None:
+    """The second chip (or second model) as a list, with the values each binds (the `twins`), made small: a second chip's
+    values depend on the target and its weights only through the weights' format and where it comes from (the math they
+    run at on that chip), a second model's through nothing else unless it is the target's own drafter (`mtp`, `eagle`), which
+    follows the target too. For every model and weights choice, its group under each rule (`keys`); for every choice, an
+    index into `vectors` per group (vectors added where new). None (the page's stays) where the page's own choice does not
+    bear the grouping out: two setups of one group binding different values."""
+    from . import compiled
+    from .specs.catalog import hardware_names, model_names
+    from .specs.models import DRAFTERS
+    from .units import RooflineError
+
+    drafters = {suffix[1:] for suffix, _ in DRAFTERS}
+    if bp.second_hardware:
+        what, page, options = "second_hardware", s.second_hardware.key, list(hardware_names())
+    else:
+        what, page, options = "second_model", bp.second_model, [*model_names(), *sorted(drafters)]
+    setups = [(m, w) for m in models for w in WEIGHT_CHOICES]
+    formats = []
+    for m, w in setups:
+        try:
+            got = compiled.row_setup(s, Row("", model=m, weights=w or None)).weights
+            formats.append((got.principal.math, got.origin))
+        except (RooflineError, compiled.MissError):
+            formats.append(("refused", m, w))
+    keys = {"formats": formats, "target": [(m, *f) for (m, _), f in zip(setups, formats, strict=True)]}
+    groups = {rule: list(dict.fromkeys(k)) for rule, k in keys.items()}
+    seen = {json.dumps(v): i for i, v in enumerate(vectors)}
+
+    def rule_of(choice: str) -> str:
+        return "target" if what == "second_model" and choice in drafters else "formats"
+
+    def bound(choice: str) -> list[int]:
+        rule, out = rule_of(choice), []
+        for group in groups[rule]:
+            m, w = setups[keys[rule].index(group)]
+            row = Row("", model=m, weights=w or None, **{what: choice})
+            got = _row_bound(s, row, w, second=True)
+            vector = {"error": got} if isinstance(got, str) else [_value(got[n]) for n in twins]
+            out.append(seen.setdefault(json.dumps(vector), len(vectors)))
+            if out[-1] == len(vectors):
+                vectors.append(vector)
+        return out
+
+    mine = bound(page)
+    rule = rule_of(page)
+    if any(index[i] != mine[groups[rule].index(k)] for i, k in enumerate(keys[rule])):
+        return None
+    return {"name": what, "label": SECOND_WORDS[what], "page": page, "options": options,
+            "keys": {r: [groups[r].index(k) for k in ks] for r, ks in keys.items()},
+            "choices": {c: {"rule": rule_of(c), "groups": mine if c == page else bound(c)} for c in options}}
 
 
 def _second(s: Any) -> str:
@@ -497,7 +556,9 @@ def _row_bound(s: Any, row: Row, weights: str, second: bool) -> Any:
 
     try:
         got = compiled.row_setup(s, row)
-    except (RooflineError, compiled.MissError) as err:
+    except compiled.MissError as err:  # a drafter the catalog does not hold is one the full path refuses: its reason
+        return _drafter_refusal(row) or str(err).splitlines()[0]
+    except RooflineError as err:
         return str(err).splitlines()[0]
     chip = got.second_hardware if second else got.hardware
     if chip is not None and not isinstance(chip.peaks.get(got.math.math), Fraction):  # context.make_context, api's second chip
@@ -505,6 +566,21 @@ def _row_bound(s: Any, row: Row, weights: str, second: bool) -> Any:
         listed = ", ".join(k for k, v in chip.peaks.items() if isinstance(v, Fraction))
         return f"{given}: {chip.name} lists no dense {got.math.math} peak; it lists {listed}"
     return got.bound
+
+
+def _drafter_refusal(row: Row) -> str | None:
+    """Why `roofline derive` refuses a row's target's own drafter (`mtp`, `eagle`) that the target has none of: its line
+    without the spec file's path; None for any other second model."""
+    from .specs.errors import SpecError
+    from .specs.models import DRAFTERS, load_drafter, load_model
+
+    if not row.second_model or not row.model or row.second_model not in {suffix[1:] for suffix, _ in DRAFTERS}:
+        return None
+    try:
+        load_drafter(row.second_model, load_model(row.model))
+    except SpecError as err:
+        return f"{err.field}: {err.message}" if err.field else err.message
+    return None
 
 
 def _claims(sheet: Sheet) -> list[dict[str, Any]]:
@@ -564,6 +640,10 @@ def live_page(sheet: Sheet) -> site.Live:
                ("weights", "weights", tuple((w, FORMAT_WORDS.get(w, w)) for w in WEIGHT_CHOICES), sp["weights"]),
                ("kv", "KV cache", tuple((k, FORMAT_WORDS.get(k, k)) for k in KV_CHOICES), sp["kv"]),
                ("engine", "engine profile", tuple((e, e) for e in sp["engine_order"]), sp["engine"]))
+    if sp["second"] is not None:
+        sc = sp["second"]
+        names = {**{k: c["name"] for k, c in sp["chips"].items()}, **{k: c["name"] for k, c in sp["models"].items()}}
+        choices += ((sc["name"], sc["label"], tuple((c, names.get(c, c)) for c in sc["options"]), sc["page"]),)
     by_name = bp.latex_names
     steps = {st.step.name: st for st in sheet.steps}
     results = tuple((name, prose.plain(step_title(steps[name].step), by_name), _text(steps[name])) for name in bp.results if name in steps)

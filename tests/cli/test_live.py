@@ -91,7 +91,9 @@ CASES = [("decode-floor", {"batch": "64", "context": "32768"}), ("decode-floor",
          ("kv-tiers", {"context": "131072"}), ("moe-experts", {"batch": "3"}), ("slo-goodput", {"batch": "16"}),
          ("prefill-decode-crossover", {"prompt_len": "4096"}), ("mbu-diagnosis", {"mbu": "0.5"}),
          ("batch-knee", {"engine": "vllm", "batch": "32"}), ("decode-floor", {"engine": "ideal", "hardware": "b200"}),
-         ("joules-per-token", {"engine": "gpt-fast", "batch": "16"})]
+         ("joules-per-token", {"engine": "gpt-fast", "batch": "16"}), ("hardware-upgrade", {"second_hardware": "b200", "batch": "16"}),
+         ("mbu-definition", {"second_hardware": "h100-sxm", "model": "llama-3.1-70b"}), ("speculative-decoding", {"second_model": "llama-3.1-8b"}),
+         ("speculative-decoding", {"model": "deepseek-v3", "second_model": "mtp", "weights": "fp8"})]
 
 
 @pytest.fixture(scope="module")
@@ -105,7 +107,7 @@ def browser():
         b.close()
 
 
-CHOICES = ("hardware", "model", "weights", "kv", "engine")
+CHOICES = ("hardware", "model", "weights", "kv", "engine", "second_hardware", "second_model")
 #: sheets with a claim on page 1 read at a setup of its own
 WHERE_CLAIMS = ("moe-experts", "ridge-coincidence")
 
@@ -209,7 +211,9 @@ def _enter(tab, given: dict[str, str]) -> None:
     ("decode-floor", {"hardware": "a100-sxm-80gb", "weights": "fp8"}, "NVIDIA A100 SXM4 80GB lists no dense fp8 peak"),
     ("moe-experts", {"model": "deepseek-v3", "ep": "3"}, "ep=3 does not divide DeepSeek-V3's 256 routed experts per MoE layer"),
     ("moe-experts", {"model": "llama-3.1-8b"}, "is a dense model: it has no MoE layer"),
-    ("disaggregation", {"hardware": "mi355x"}, "this question needs scaleout_bandwidth_per_direction")])
+    ("disaggregation", {"hardware": "mi355x"}, "this question needs scaleout_bandwidth_per_direction"),
+    ("speculative-decoding", {"second_model": "mtp"}, "has no MTP module roofline reads"),
+    ("hardware-upgrade", {"second_hardware": "a100-sxm-80gb", "weights": "fp8"}, "NVIDIA A100 SXM4 80GB lists no dense fp8 peak")])
 def test_a_setup_the_sheet_refuses_is_refused_in_one_line_and_changes_nothing(browser, slug, given, refusal):
     """roofline derive refuses these setups in one line (a format with no peak on the chip, a layout that is none, a sheet
     the model has nothing for, a chip that lacks a figure the answer needs); the page says the same and keeps its numbers."""
@@ -554,6 +558,8 @@ def test_every_sheet_at_drawn_chips_models_and_formats_agrees_with_roofline_deri
         for _ in range(2):
             given = {"hardware": rng.choice(hardware_names()), "model": rng.choice(model_names()),
                      "weights": rng.choice(live.WEIGHT_CHOICES), "kv": rng.choice(live.KV_CHOICES)}
+            if data["specs"]["second"] is not None:  # and the second chip or model, where the sheet has one
+                given[data["specs"]["second"]["name"]] = rng.choice(data["specs"]["second"]["options"])
             js = tab.evaluate("([d, g]) => RooflineLive.texts(d, g)", [data, given])
             try:
                 want = _python(slug, given)

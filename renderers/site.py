@@ -67,6 +67,7 @@ mtd.rhs { text-align: left; }
 figure { margin: 1rem 0; }
 figure img { display: block; width: 100%; max-width: 100%; height: auto; }
 figure a { display: block; }
+[hidden] { display: none !important; }
 .verdict { font-weight: bold; }
 code, .name { font-family: 'DejaVu Sans Mono', monospace; font-size: 0.85em; }
 form.answer { margin: 0.6rem 0; }

@@ -532,6 +532,9 @@ def test_every_figure_is_drawn_again_or_marked_the_pages_at_drawn_setups(browser
                 recomputed += 1
                 drawn, stale = tab.locator("figure svg[data-drawn]").count(), tab.locator("figure[data-stale]").count()
                 assert drawn + stale == figures, (slug, given, drawn, stale)
+                # a figure drawn again shows only its SVG: the page's image under it is hidden (no style may show it)
+                assert tab.evaluate("() => Array.from(document.querySelectorAll('figure svg[data-drawn]'))"
+                                    ".filter(s => s.parentNode.querySelector('img').getBoundingClientRect().height > 0).length") == 0, (slug, given)
                 assert tab.evaluate("() => Array.from(document.querySelectorAll('figure svg[data-drawn]'))"
                                     ".filter(s => /NaN|Infinity/.test(s.outerHTML)).length") == 0, (slug, given)
             else:

@@ -178,28 +178,50 @@
     return null;
   }
 
-  // what the chip, model and formats chosen in `given` bind (the page's where none is chosen), or {error}
-  function bound(data, given) {
+  // what the chip, model and formats chosen in `given` bind (the page's where none is chosen), or {error}; a math picked
+  // (`--math`) replaces the peaks and the math's own values; `lenient` (a table's or a claim's row): a chip with no peak at
+  // that math leaves the peak without a value, as a row's setup has it, rather than refusing
+  function bound(data, given, lenient) {
     var sp = data.specs, values = Object.assign({}, data.values);
     if (own(given, "engine") && !own(sp.engines, given.engine)) { return { error: "not a shipped engine profile: " + String(given.engine).slice(0, 40) }; }
     var pick = { hardware: own(given, "hardware") ? given.hardware : sp.chip, model: own(given, "model") ? given.model : sp.model,
                  weights: own(given, "weights") ? given.weights : sp.weights, kv: own(given, "kv") ? given.kv : sp.kv };
     var sc = sp.second, second = sc && own(given, sc.name) && given[sc.name] !== sc.page ? given[sc.name] : null;
     if (second !== null && !own(sc.choices, second)) { return { error: "not a shipped " + sc.label + ": " + String(second).slice(0, 40) }; }
-    if (pick.hardware === sp.chip && pick.model === sp.model && pick.weights === sp.weights && pick.kv === sp.kv && second === null) {
+    var math = own(given, "math") && given.math !== sp.math ? given.math : null;
+    if (math !== null && !own(sp.maths, math)) { return { error: "not a math precision: " + String(math).slice(0, 40) }; }
+    if (pick.hardware === sp.chip && pick.model === sp.model && pick.weights === sp.weights && pick.kv === sp.kv && second === null && math === null) {
       return { values: values, pick: pick };
     }
     var at = [sp.chip_order.indexOf(pick.hardware), sp.model_order.indexOf(pick.model), sp.weight_choices.indexOf(pick.weights), sp.kv_choices.indexOf(pick.kv)];
     if (at.indexOf(-1) >= 0) { return { error: "not a shipped chip, model or format: " + [pick.hardware, pick.model, pick.weights, pick.kv].join(", ").slice(0, 80) }; }
+    // a setup refused only for the math its weights default to holds at a math the reader picks
+    var usable = function (v) { return Array.isArray(v) ? v : (math !== null && v.values ? v.values : null); };
     var vector = sp.vectors[sp.index[((at[0] * sp.model_order.length + at[1]) * sp.weight_choices.length + at[2]) * sp.kv_choices.length + at[3]]];
-    if (!Array.isArray(vector)) { return { error: vector.error }; }
+    if (usable(vector) === null) { return { error: vector.error }; }
+    vector = usable(vector);
     // a second chip or model other than the page's: its values for the group the target and its weights fall in
     var mw = at[1] * sp.weight_choices.length + at[2], choice = second === null ? null : sc.choices[second];
     var twins = !sp.twins.length ? [] : sp.twin_vectors[choice === null ? sp.twin_index[mw] : choice.groups[sc.keys[choice.rule][mw]]];
-    if (!Array.isArray(twins)) { return { error: twins.error }; }
+    if (usable(twins) === null) { return { error: twins.error }; }
+    twins = usable(twins);
     [sp.chips[pick.hardware].values, sp.models[pick.model].values].forEach(function (table) { Object.assign(values, table); });
     sp.joint.forEach(function (name, i) { values[name] = vector[i]; });
     sp.twins.forEach(function (name, i) { values[name] = twins[i]; });
+    if (math !== null) {  // context.make_context: an explicit math runs the tensor cores (and attention) at it, on both chips
+      var peakOf = function (key, names, lead) {
+        var chip = sp.chips[key], peak = chip.peaks[math];
+        if (typeof peak !== "number" && !lenient) { return lead + chip.name + " lists no dense " + math + " peak; it lists " + chip.listed; }
+        var v = typeof peak === "number" ? peak : { missing: true, kind: "n/a", reason: chip.name + " lists no dense " + math + " peak; it lists " + chip.listed };
+        names.forEach(function (n) { values[n] = v; });
+        return null;
+      };
+      var secondChip = sp.second && sp.second.name === "second_hardware" && second !== null ? second : sp.second_chip;
+      var refused = peakOf(pick.hardware, sp.peaked, "--math " + math + ": ")  // a second chip needs the peak too (api's second chip)
+        || (secondChip ? peakOf(secondChip, sp.twin_peaks, "") : null);
+      if (refused) { return { error: refused + (refused.indexOf("--math") === 0 ? "; choose one with --math" : "") }; }
+      Object.assign(values, sp.maths[math]);
+    }
     return { values: values, pick: pick };
   }
 
@@ -227,8 +249,8 @@
 
   // the values the plan is evaluated at for `given` (input name -> magnitude in its own unit, and any of hardware, model,
   // weights and kv -> a choice; the others as the page has them), or {error} where the choices or the layout make no setup
-  function setupValues(data, given) {
-    var setup = bound(data, given);
+  function setupValues(data, given, lenient) {
+    var setup = bound(data, given, lenient);
     if (setup.error) { return { error: setup.error }; }
     var values = setup.values, magnitude = inputMagnitudes(data, given);
     data.inputs.forEach(function (inp) { values[inp.symbol] = magnitude[inp.name] * inp.factor; });
@@ -245,9 +267,17 @@
     return layoutProblem(m.name, m.experts, degree("n_tp"), degree("n_dp"), degree("n_ep"));
   }
 
+  // a row's setup on top of the reader's (`given`): the row's choices and inputs win, and a row that sets other weights runs
+  // at their default math even where the reader picked one (specs.weight_formats.row_formats)
+  function onTop(data, given, row) {
+    var at = Object.assign({}, given, row), weights = own(given, "weights") ? given.weights : data.specs.weights;
+    if (own(row, "weights") && row.weights !== weights) { delete at.math; }
+    return at;
+  }
+
   // the steps' values for `given` (as setupValues), or {error} where the sheet refuses the setup
   function compute(data, given, asRow) {
-    var setup = setupValues(data, given);
+    var setup = setupValues(data, given, asRow);
     if (setup.error) { return { error: setup.error }; }
     var out = RooflinePlan.evaluate(data.plan, setup.values);
     for (var i = 0; i < data.results.length && !asRow; i++) {  // run.solve: a result that does not apply refuses the sheet (not a row)
@@ -316,7 +346,7 @@
             if (typeof n !== "number" || !isFinite(n)) { return; }  // a batch the sheet has no value for here: nothing to place
             if (b.step) { n = Math.max(1, b.down ? Math.floor(n) : Math.ceil(n - 1e-12)); }
           }
-          var at = Object.assign({}, given, row.given);
+          var at = onTop(data, given, row.given);
           if (n !== null) { at.batch = n; }
           var got = row.label || n !== null ? compute(data, at, true) : values;
           if (got.error) { return; }
@@ -364,7 +394,7 @@
       if (fig.kind === "bars") { return Object.assign({ name: fig.name, base: fig.base ? value(values, fig.base) : null }, row(fig, values)); }
       var rows = fig.rows.length ? fig.rows : [{ given: {}, label: "" }];
       return { name: fig.name, rows: rows.map(function (r) {
-        var at = Object.keys(r.given).length ? compute(data, Object.assign({}, given, r.given), true) : values;
+        var at = Object.keys(r.given).length ? compute(data, onTop(data, given, r.given), true) : values;
         return Object.assign({ label: r.label }, row(fig, at));
       }) };
     });
@@ -375,7 +405,7 @@
   function heatmaps(data, values, given) {
     return data.heatmaps.map(function (fig) {
       return { name: fig.name, rows: fig.rows.map(function (r) {
-        var at = compute(data, Object.assign({}, given, r.given), true);
+        var at = compute(data, onTop(data, given, r.given), true);
         return { label: r.label, cells: fig.y.map(function (n) { return !at.error && typeof at[n] === "number" ? at[n] : null; }),
                  kinds: fig.y.map(function (n) { return at.error ? "n/a" : (isMissing(at[n]) ? at[n].kind : ""); }) };
       }) };
@@ -425,7 +455,7 @@
   function claimVerdicts(data, values, given) {
     return data.claims.map(function (c) {
       var at = values;
-      if (c.where) { at = compute(data, Object.assign({}, given || {}, c.where.given), true); }
+      if (c.where) { at = compute(data, onTop(data, given || {}, c.where.given), true); }
       if (at.error) { return { index: c.index, holds: null, left: "no value (" + at.error + ")", right: "" }; }
       var l = at[c.left], r = c.right ? at[c.right] : c.constant, ladder = data.ladders[data.steps[c.left].ladder];
       var show = function (name) { var v = at[name]; return isMissing(v) ? "no value (" + v.reason + ")" : valueText(v, data.steps[name], data.ladders[data.steps[name].ladder]); };
@@ -586,7 +616,7 @@
     return data.tables.map(function (t) {
       if (t === null) { return null; }
       var rows = t.rows.map(function (r) {
-        var at = compute(data, Object.assign({}, given, r.given), true);
+        var at = compute(data, onTop(data, given, r.given), true);
         if (at.error) { return { cells: t.columns.map(function () { return null; }), why: at.error, parts: null, over: false, settings: r.settings }; }
         return { cells: t.columns.map(function (c) { return at[c.step]; }), why: "", parts: r.parts, chip: r.chip, group: r.group,
                  settings: r.settings, over: !!data.fit && typeof at[data.fit] === "number" && at[data.fit] > 1 };
@@ -609,7 +639,7 @@
   if (!block || !section) { return; }
   var data = JSON.parse(block.textContent), form = section.querySelector("form");
   section.hidden = false;
-  var MATHML = "http://www.w3.org/1998/Math/MathML", CHOICES = ["hardware", "model", "weights", "kv", "engine", "second_hardware", "second_model"];
+  var MATHML = "http://www.w3.org/1998/Math/MathML", CHOICES = ["hardware", "model", "weights", "kv", "math", "engine", "second_hardware", "second_model"];
   // an element the page fills again: its page content kept aside once; emptied for a new value (true), or given its page
   // content back (false) when the reader's setup is the page's
   function emptied(el, changed) {
@@ -763,13 +793,13 @@
       var got = readField(field.value, inp, data);
       if (got.error) { errors.push(got.error); } else { given[inp.name] = got.value; }
     });
-    var sp = data.specs, picked = [], page = { hardware: sp.chip, model: sp.model, weights: sp.weights, kv: sp.kv, engine: sp.engine };
+    var sp = data.specs, picked = [], page = { hardware: sp.chip, model: sp.model, weights: sp.weights, kv: sp.kv, math: sp.math, engine: sp.engine };
     if (sp.second) { page[sp.second.name] = sp.second.page; }
     CHOICES.forEach(function (name) {  // the chip, model and formats: a choice only where it is not the page's
       var field = form.elements.namedItem(name);
       if (field && field.value !== page[name]) {
         given[name] = field.value;
-        picked.push(name === "engine" ? "the " + field.value + " engine profile"
+        picked.push(name === "engine" ? "the " + field.value + " engine profile" : name === "math" ? field.options[field.selectedIndex].text + " math"
           : (name.indexOf("second_") === 0 ? "the " + sp.second.label + " " : "") + field.options[field.selectedIndex].text);
       }
     });

@@ -8,7 +8,9 @@ context of the serving step is the prompt plus half the output, `conventions.ser
 does: the unit each decade of a value is shown in (`display`) is carried here as a ladder, so the script only picks a rung and
 rounds (`renderers.numbers.digits`).
 
-The chip, the model, the number formats and the engine profile are chosen from lists (`spec_choices`). A profile supplies
+The chip, the model, the number formats, the math precision and the engine profile are chosen from lists (`spec_choices`);
+a math picked replaces the peaks (each chip's carried per math) and the math's own values, and makes a setup refused only
+for the math its weights default to hold (`_vector`). A profile supplies
 the engine inputs it sets unless they are typed (`_engine_values`, as `run.input_magnitude` reads them). The values a chip
 binds and those a model binds are carried per chip and per model, and the values that depend on both with the formats (the
 peak at the math the weights run at, the weights' widths, the KV cache's) as a table over every shipped chip, model and
@@ -56,6 +58,7 @@ from .renderers.sheet_prose import lower_first
 from .renderers.tables import DOES_NOT_FIT, MIN_ROWS_TO_DROP_A_CONSTANT_COLUMN, NO_VALUE, short_chip
 from .renderers.value_text import count_plain
 from .renderers.view import engine_band
+from .specs.precisions import MATH_PRECISIONS
 from .units import pintless
 
 #: Decades of a step's value (in its own unit) whose display unit the ladder holds: 10^-LADDER_DECADES to 10^LADDER_DECADES.
@@ -64,8 +67,10 @@ LADDER_DECADES = 40
 #: every component; and the KV-cache formats.
 WEIGHT_CHOICES = ("", "bf16", "fp8", "int8", "int4", "int4-g128", "nvfp4", "mxfp4")
 KV_CHOICES = ("bf16", "fp8")
+#: The math precisions a live page offers (`--math`; "" the default, the math the weights run at).
+MATH_CHOICES = MATH_PRECISIONS
 #: How a choice reads in its list.
-FORMAT_WORDS = {"": "the model's checkpoint", "bf16": "BF16", "fp8": "FP8", "int8": "INT8", "int4": "INT4", "int4-g128": "INT4, groups of 128",
+FORMAT_WORDS = {"": "the model's checkpoint", "fp16": "FP16", "fp6": "FP6", "fp4": "FP4", "bf16": "BF16", "fp8": "FP8", "int8": "INT8", "int4": "INT4", "int4-g128": "INT4, groups of 128",
                 "nvfp4": "NVFP4", "mxfp4": "MXFP4"}
 #: The binding parts whose values depend on the chip and the model together, or on the formats (setup.Bindings.parts).
 JOINT_PARTS = ("peak", "peak_kv", "weights", "kv", "math")
@@ -417,11 +422,18 @@ def spec_choices(sheet: Sheet, plan: Plan) -> dict[str, Any]:
     twin_vectors, twin_index = _indexed(_twin_table(s, tuple(models), second), twins) if twins else ([], [])
     choosing = _second_choices(s, bp, tuple(models), twins, twin_vectors, twin_index) if twins else None
     engines = {n: cat.engine(n) for n in cat.engine_names()}
-    return {"chip": s.hardware.key, "model": s.model.key, "weights": "", "kv": s.kv.name, "engine": s.engine.name if s.engine else "",
+    maths = {m: {n: _value(cat.bindings.precisions["math"][m][n]) for n in used if parts[n] == "math"} for m in MATH_CHOICES}
+    peaked = [n for n in used if parts[n] in ("peak", "peak_kv")]
+    twin_peaks = [t for t in twins if parts[cat.bindings.twins[t][1]] == "peak"]
+    return {"math": "", "maths": maths, "peaked": peaked, "twin_peaks": twin_peaks,
+            "second_chip": s.second_hardware.key if s.second_hardware is not None else "",
+            "chip": s.hardware.key, "model": s.model.key, "weights": "", "kv": s.kv.name, "engine": s.engine.name if s.engine else "",
             "engines": {n: {"values": _engine_values(sheet, plan, e), "band": _band(sheet, e)} for n, e in engines.items()},
             "engine_order": list(engines),
             "weight_choices": list(WEIGHT_CHOICES), "kv_choices": list(KV_CHOICES),
-            "chips": {h: {"name": c.name, "values": {n: _value(c.values[n]) for n in own["hardware"]}} for h, c in chips.items()},
+            "chips": {h: {"name": c.name, "values": {n: _value(c.values[n]) for n in own["hardware"]}, "listed": _listed(c),
+                          "peaks": {m: float(v) for m, v in c.peaks.items() if m in MATH_CHOICES and isinstance(v, Fraction)}}
+                      for h, c in chips.items()},
             "models": {m: {"name": c.name, "experts": c.experts, "warning": c.checkpoint_warning or "",
                            "values": {n: _value(c.values[n]) for n in own["model"]}} for m, c in models.items()},
             "chip_order": list(chips), "model_order": list(models), "joint": joint, "vectors": vectors, "index": index,
@@ -449,7 +461,7 @@ def _indexed(table: tuple[Any, ...], names: list[str]) -> tuple[list[Any], list[
     seen: dict[str, int] = {}
     index = []
     for got in table:
-        vector = {"error": got} if isinstance(got, str) else [_value(got[n]) for n in names]
+        vector = _vector(got, names)
         key = json.dumps(vector)
         if key not in seen:
             seen[key] = len(vectors)
@@ -499,8 +511,7 @@ def _second_choices(s: Any, bp: Any, models: tuple[str, ...], twins: list[str], 
         for group in groups[rule]:
             m, w = setups[keys[rule].index(group)]
             row = Row("", model=m, weights=w or None, **{what: choice})
-            got = _row_bound(s, row, w, second=True)
-            vector = {"error": got} if isinstance(got, str) else [_value(got[n]) for n in twins]
+            vector = _vector(_row_bound(s, row, w, second=True), twins)
             out.append(seen.setdefault(json.dumps(vector), len(vectors)))
             if out[-1] == len(vectors):
                 vectors.append(vector)
@@ -563,9 +574,24 @@ def _row_bound(s: Any, row: Row, weights: str, second: bool) -> Any:
     chip = got.second_hardware if second else got.hardware
     if chip is not None and not isinstance(chip.peaks.get(got.math.math), Fraction):  # context.make_context, api's second chip
         given = f"weights {FORMAT_WORDS[weights]} (whose math is {got.math.math})" if weights else f"the checkpoint's math, {got.math.math}"
-        listed = ", ".join(k for k, v in chip.peaks.items() if isinstance(v, Fraction))
-        return f"{given}: {chip.name} lists no dense {got.math.math} peak; it lists {listed}"
+        # refused unless the reader picks a math the chip has: the values then hold with that math's peak (`_vector`)
+        return f"{given}: {chip.name} lists no dense {got.math.math} peak; it lists {_listed(chip)}", got.bound
     return got.bound
+
+
+def _listed(chip: Any) -> str:
+    """The maths a chip lists a dense peak for, as its refusal names them."""
+    return ", ".join(k for k, v in chip.peaks.items() if isinstance(v, Fraction))
+
+
+def _vector(got: Any, names: list[str]) -> Any:
+    """A row's bound values of `names` as the page carries them: a list; {"error"} where the sheet refuses the row's setup;
+    {"error", "values"} where only the math its weights default to has no peak on the chip (a math the reader picks may)."""
+    if isinstance(got, str):
+        return {"error": got}
+    if isinstance(got, tuple):
+        return {"error": got[0], "values": [_value(got[1][n]) for n in names]}
+    return [_value(got[n]) for n in names]
 
 
 def _drafter_refusal(row: Row) -> str | None:
@@ -639,6 +665,7 @@ def live_page(sheet: Sheet) -> site.Live:
                ("model", "model", tuple((k, c["name"]) for k, c in sp["models"].items()), sp["model"]),
                ("weights", "weights", tuple((w, FORMAT_WORDS.get(w, w)) for w in WEIGHT_CHOICES), sp["weights"]),
                ("kv", "KV cache", tuple((k, FORMAT_WORDS.get(k, k)) for k in KV_CHOICES), sp["kv"]),
+               ("math", "math", (("", "the weights' math"), *((m, FORMAT_WORDS.get(m, m)) for m in MATH_CHOICES)), sp["math"]),
                ("engine", "engine profile", tuple((e, e) for e in sp["engine_order"]), sp["engine"]))
     if sp["second"] is not None:
         sc = sp["second"]

@@ -18,6 +18,7 @@ from roofline.renderers import site, view
 from roofline.renderers.sheet_prose import Prose
 from roofline.renderers.value_text import count_plain
 from roofline.renderers.view import PAGE_ONE_CLAIMS
+from roofline.specs.precisions import MATH_PRECISIONS
 from roofline.units import RooflineError
 
 from roofline import api, live
@@ -75,9 +76,10 @@ def test_the_choices_cover_every_shipped_chip_model_and_format_once():
     refused = [v["error"] for v in sp["vectors"] if isinstance(v, dict)]
     assert any("A100 SXM4 80GB lists no dense fp8 peak" in r for r in refused)
     page = site.render_sheet(sheet, list(registry.SLUGS), live=live.live_page(sheet))
-    for name in ("hardware", "model", "weights", "kv", "engine"):
+    for name in ("hardware", "model", "weights", "kv", "math", "engine"):
         assert f'<select name="{name}">' in page
-    assert page.count(" selected>") == 5 and f'<option value="{sheet.setup.engine.name}" selected>' in page and f'<option value="{sheet.setup.model.key}" selected>' in page
+    assert '<option value="" selected>the weights&#39; math</option>' in page and set(sp["maths"]) == set(MATH_PRECISIONS)
+    assert page.count(" selected>") == 6 and f'<option value="{sheet.setup.engine.name}" selected>' in page and f'<option value="{sheet.setup.model.key}" selected>' in page
     assert f'<option value="{sheet.setup.hardware.key}" selected>' in page
 
 
@@ -93,7 +95,9 @@ CASES = [("decode-floor", {"batch": "64", "context": "32768"}), ("decode-floor",
          ("batch-knee", {"engine": "vllm", "batch": "32"}), ("decode-floor", {"engine": "ideal", "hardware": "b200"}),
          ("joules-per-token", {"engine": "gpt-fast", "batch": "16"}), ("hardware-upgrade", {"second_hardware": "b200", "batch": "16"}),
          ("mbu-definition", {"second_hardware": "h100-sxm", "model": "llama-3.1-70b"}), ("speculative-decoding", {"second_model": "llama-3.1-8b"}),
-         ("speculative-decoding", {"model": "deepseek-v3", "second_model": "mtp", "weights": "fp8"})]
+         ("speculative-decoding", {"model": "deepseek-v3", "second_model": "mtp", "weights": "fp8"}),
+         ("decode-floor", {"hardware": "a100-sxm-80gb", "weights": "fp8", "math": "bf16"}), ("batch-knee", {"math": "fp8", "batch": "64"}),
+         ("hardware-upgrade", {"math": "fp8", "second_hardware": "b200"})]
 
 
 @pytest.fixture(scope="module")
@@ -107,7 +111,7 @@ def browser():
         b.close()
 
 
-CHOICES = ("hardware", "model", "weights", "kv", "engine", "second_hardware", "second_model")
+CHOICES = ("hardware", "model", "weights", "kv", "math", "engine", "second_hardware", "second_model")
 #: sheets with a claim on page 1 read at a setup of its own
 WHERE_CLAIMS = ("moe-experts", "ridge-coincidence")
 
@@ -213,7 +217,9 @@ def _enter(tab, given: dict[str, str]) -> None:
     ("moe-experts", {"model": "llama-3.1-8b"}, "is a dense model: it has no MoE layer"),
     ("disaggregation", {"hardware": "mi355x"}, "this question needs scaleout_bandwidth_per_direction"),
     ("speculative-decoding", {"second_model": "mtp"}, "has no MTP module roofline reads"),
-    ("hardware-upgrade", {"second_hardware": "a100-sxm-80gb", "weights": "fp8"}, "NVIDIA A100 SXM4 80GB lists no dense fp8 peak")])
+    ("hardware-upgrade", {"second_hardware": "a100-sxm-80gb", "weights": "fp8"}, "NVIDIA A100 SXM4 80GB lists no dense fp8 peak"),
+    ("decode-floor", {"math": "fp4"}, "--math fp4: NVIDIA H100 SXM5 80GB lists no dense fp4 peak; it lists bf16, fp16, fp8, int8; choose one with --math"),
+    ("hardware-upgrade", {"second_hardware": "a100-sxm-80gb", "math": "fp8"}, "NVIDIA A100 SXM4 80GB lists no dense fp8 peak")])
 def test_a_setup_the_sheet_refuses_is_refused_in_one_line_and_changes_nothing(browser, slug, given, refusal):
     """roofline derive refuses these setups in one line (a format with no peak on the chip, a layout that is none, a sheet
     the model has nothing for, a chip that lacks a figure the answer needs); the page says the same and keeps its numbers."""
@@ -546,7 +552,7 @@ def test_every_figure_is_drawn_again_or_marked_the_pages_at_drawn_setups(browser
 
 @pytest.mark.slow
 def test_every_sheet_at_drawn_chips_models_and_formats_agrees_with_roofline_derive(browser):
-    """Two setups per sheet, drawn with a fixed seed from every shipped chip, model, weights and KV choice: the page's
+    """Two setups per sheet, drawn with a fixed seed from every shipped chip, model, weights, KV and math choice: the page's
     values (RooflineLive.texts) are `roofline derive`'s, step by step, and so are the cells of every result table it
     refills, or both refuse the setup."""
     import random
@@ -561,6 +567,7 @@ def test_every_sheet_at_drawn_chips_models_and_formats_agrees_with_roofline_deri
         for _ in range(2):
             given = {"hardware": rng.choice(hardware_names()), "model": rng.choice(model_names()),
                      "weights": rng.choice(live.WEIGHT_CHOICES), "kv": rng.choice(live.KV_CHOICES)}
+            given["math"] = rng.choice(["", "", *MATH_PRECISIONS])  # the weights' math, or one picked
             if data["specs"]["second"] is not None:  # and the second chip or model, where the sheet has one
                 given[data["specs"]["second"]["name"]] = rng.choice(data["specs"]["second"]["options"])
             js = tab.evaluate("([d, g]) => RooflineLive.texts(d, g)", [data, given])

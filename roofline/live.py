@@ -10,14 +10,15 @@ rounds (`renderers.numbers.digits`).
 
 The chip, the model, the number formats, the math precision and the engine profile are chosen from lists (`spec_choices`);
 a math picked replaces the peaks (each chip's carried per math) and the math's own values, and makes a setup refused only
-for the math its weights default to hold (`_vector`). A profile supplies
-the engine inputs it sets unless they are typed (`_engine_values`, as `run.input_magnitude` reads them). The values a chip
-binds and those a model binds are carried per chip and per model, and the values that depend on both with the formats (the
-peak at the math the weights run at, the weights' widths, the KV cache's) as a table over every shipped chip, model and
-format choice, each made by the setup a table row of that chip, model and formats has (`compiled.row_setup`), so the script
-only looks values up; a sheet's second chip or model is a list too, its values carried per group of model and weights
-choices (`_second_choices`: they follow the weights' format, and for the target's own drafter the target, not the chip). A layout's dp and ep are checked by the one rule `derivations.engine.run.layout_problem`
-states, ported beside it, and a setup the sheet refuses is refused in one line, as `roofline derive` refuses it.
+for the math its weights default to hold (`_vector`). A profile supplies the engine inputs it sets unless they are typed
+(`_engine_values`, as `run.input_magnitude` reads them). The values a chip binds and those a model binds are carried per
+chip and per model, and the values that depend on both with the formats (the peak at the math the weights run at, the
+weights' widths, the KV cache's) as a table over every shipped chip, model and format choice, each made by the setup a
+table row of that chip, model and formats has (`compiled.row_setup`), so the script only looks values up; a sheet's second
+chip or model is a list too, its values carried per group of model and weights choices (`_second_choices`: they follow the
+weights' format, and for the target's own drafter the target, not the chip). A layout's dp and ep are checked by the one
+rule `derivations.engine.run.layout_problem` states, ported beside it, and a setup the sheet refuses is refused in one
+line, as `roofline derive` refuses it.
 
 The answer's sentences are filled again: the site marks each value they are filled with (`data-fill`), and the script prints
 it as `renderers.sheet_prose` prints running text. Each claim is read again (`_claims`), one with a row of its own at that
@@ -227,8 +228,8 @@ def _rooflines(sheet: Sheet, steps: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def _tables(sheet: Sheet, steps: dict[str, Any]) -> list[dict[str, Any] | None]:
-    """The result tables (0 the headline, then the sheet's own: a page's table names its own, `data-table`) as what the live script refills them from
-    (`renderers.tables`' layout, ported in live.js): each row as a claim's row is carried (`_where`) with what the layout
+    """The result tables (0 the headline, then the sheet's own; a page's table names its own, `data-table`) as what the
+    live script refills them from (`renderers.tables`' layout, ported in live.js): each row as a claim's row is carried (`_where`) with what the layout
     reads of it (the chip and model it names where it names both and no label, by which a column is dropped or the grid
     pivoted; its settings as the key that tells its layouts apart; its chip's short name and its model and settings as
     the grid groups them), and each column's step and unit. A table with a row the page cannot set, or a column it has no

@@ -90,6 +90,14 @@
     return rounds === "up" ? Math.ceil(x) : (rounds === "down" ? Math.floor(x) : Math.round(x));
   }
 
+  // numbers.float_whole and value_text.is_count: whether a value is the whole number n, up to float noise
+  function isCount(n, x) {
+    if (x === n) { return true; }
+    if (!isFinite(x) || Math.abs(x) >= 1e13) { return false; }
+    var nearest = Math.round(x);
+    return Math.abs(x - nearest) <= 1e-12 * Math.abs(x) && nearest === n;
+  }
+
   // a count's whole number with its noun ('296 sequences'), as every mention but its equation's last line gives it
   function wholeText(v, step, ladder) {
     var n = wholeCount(step.rounds, v), r = rung(ladder, v);
@@ -102,7 +110,7 @@
   function valueText(v, step, ladder) {
     if (!step.counts) { return plainText(v, ladder, 3); }
     var n = wholeCount(step.rounds, v), r = rung(ladder, v), text = wholeText(v, step, ladder);
-    if (Math.abs(v - n) <= 1e-12 * Math.abs(v) || v === n) { return text; }
+    if (isCount(n, v)) { return text; }  // value_text.unrounded_figures: a whole count prints whole
     var size = String(Math.trunc(Math.abs(v))).length;
     for (var f = Math.max(4, size + 1); f <= Math.max(12, size + 6); f++) {
       var d = digits(v * r[1], f);
@@ -496,14 +504,6 @@
       var a = score(u), b = score(best);
       return a[0] > b[0] || (a[0] === b[0] && a[1] > b[1]) ? u : best;
     });
-  }
-
-  // numbers.float_whole and value_text.is_count: whether a value is the whole number n, up to float noise
-  function isCount(n, x) {
-    if (x === n) { return true; }
-    if (!isFinite(x) || Math.abs(x) >= 1e13) { return false; }
-    var nearest = Math.round(x);
-    return Math.abs(x - nearest) <= 1e-12 * Math.abs(x) && nearest === n;
   }
 
   // tables._cell_text on the site: a dash for no value; a count whole in its own unit (value_text.count_shown); else the

@@ -460,15 +460,16 @@ def _indexed(table: tuple[Any, ...], names: list[str]) -> tuple[list[Any], list[
     """A table's bound values (or refusals) as distinct vectors of `names`' values, and each entry's index among them."""
     vectors: list[Any] = []
     seen: dict[str, int] = {}
-    index = []
-    for got in table:
-        vector = _vector(got, names)
-        key = json.dumps(vector)
-        if key not in seen:
-            seen[key] = len(vectors)
-            vectors.append(vector)
-        index.append(seen[key])
-    return vectors, index
+    return vectors, [_intern(_vector(got, names), vectors, seen) for got in table]
+
+
+def _intern(vector: Any, vectors: list[Any], seen: dict[str, int]) -> int:
+    """`vector`'s index in `vectors`, added where new (`seen`: each vector's JSON, its index)."""
+    key = json.dumps(vector)
+    if key not in seen:
+        seen[key] = len(vectors)
+        vectors.append(vector)
+    return seen[key]
 
 
 #: How a second chip or model reads in the form.
@@ -512,10 +513,7 @@ def _second_choices(s: Any, bp: Any, models: tuple[str, ...], twins: list[str], 
         for group in groups[rule]:
             m, w = setups[keys[rule].index(group)]
             row = Row("", model=m, weights=w or None, **{what: choice})
-            vector = _vector(_row_bound(s, row, w, second=True), twins)
-            out.append(seen.setdefault(json.dumps(vector), len(vectors)))
-            if out[-1] == len(vectors):
-                vectors.append(vector)
+            out.append(_intern(_vector(_row_bound(s, row, w, second=True), twins), vectors, seen))
         return out
 
     mine = bound(page)

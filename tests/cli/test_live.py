@@ -136,6 +136,17 @@ def _script_tab(browser):
     return tab
 
 
+def _script_and_python(tab, slug: str, given: dict[str, str], call: str):
+    """A figure's data both ways: the page's data, what `call` (RooflineLive's, given d and g) computes from it at `given`,
+    `roofline derive` at `given` and its figures by name (renderers.plots)."""
+    from roofline.renderers import plots
+
+    data = live.live_data(api.derive(slug))
+    got = tab.evaluate(f"([d, g]) => {call}", [data, _magnitudes(given)])
+    sheet = _derive(slug, given)
+    return data, got, sheet, {f.name: f for f in plots.figures(sheet, api.resolve_row)}
+
+
 def _python(slug: str, given: dict[str, str]) -> dict[str, str]:
     sheet = _derive(slug, given)
     return {st.step.name: (f"{st.value.missing.kind}: {st.value.missing.reason}" if st.value.missing else count_plain(st.step, st.value))
@@ -299,7 +310,6 @@ def _close(a: float | None, b: float | None) -> bool:
 def test_every_sweep_is_drawn_over_the_grid_and_values_renderers_plots_draws(browser):
     """Each figure over one input is computed again in the browser (RooflineLive.sweeps): the same grid, the same curve at
     every point, the same marked values and the same shading as `renderers.plots` computes for `roofline derive` at that setup."""
-    from roofline.renderers import plots
     from roofline.renderers.figure_refs import plain
     from roofline.units import Quantity
 
@@ -307,11 +317,8 @@ def test_every_sweep_is_drawn_over_the_grid_and_values_renderers_plots_draws(bro
     sheets_with_sweeps = set()
     points = 0
     for slug, given in SWEEP_CASES:
-        data = live.live_data(api.derive(slug))
-        magnitudes = _magnitudes(given)
-        got = tab.evaluate("([d, g]) => RooflineLive.sweeps(d, g, RooflineLive.compute(d, g))", [data, magnitudes])
-        sheet = _derive(slug, given)
-        figures = {f.name: f for f in plots.figures(sheet, api.resolve_row) if f.kind == "sweep"}
+        data, got, sheet, figures = _script_and_python(tab, slug, given, "RooflineLive.sweeps(d, g, RooflineLive.compute(d, g))")
+        figures = {name: f for name, f in figures.items() if f.kind == "sweep"}
         assert set(figures) == {s["name"] for s in data["sweeps"]} == {g["name"] for g in got}, slug
         units = {st.step.name: st.value.unit for st in sheet.steps}
         for fig, js in zip(data["sweeps"], got, strict=True):
@@ -331,7 +338,7 @@ def test_every_sweep_is_drawn_over_the_grid_and_values_renderers_plots_draws(bro
             assert (js["overflow"] is None) == (not panel.overflow), (slug, fig["name"])
             if panel.overflow:
                 assert all(map(_close, js["overflow"], panel.overflow[0]))
-            title = tab.evaluate("([d, g, k]) => RooflineLive.figureTitle(d, g, k)", [data, magnitudes, data["sweeps"].index(fig)])
+            title = tab.evaluate("([d, g, k]) => RooflineLive.figureTitle(d, g, k)", [data, _magnitudes(given), data["sweeps"].index(fig)])
             assert title == plain(figures[fig["name"]].title), (slug, title)
             sheets_with_sweeps.add(slug)
     assert sheets_with_sweeps == {s for s in registry.SLUGS if any(p.kind == "sweep" for p in registry.get(s).blueprint.plots)}
@@ -407,17 +414,13 @@ ROOFLINE_CASES = [("attention-intensity", {"hardware": "b200", "weights": "fp8"}
 def test_every_roofline_places_the_roofs_and_points_renderers_plots_places(browser):
     """Each roofline the page can draw is computed again in the browser (RooflineLive.rooflines): the same chips with the same
     peaks, ridges and roofs, and the same intensities at the same batches on them, as `renderers.plots` for `roofline derive`."""
-    from roofline.renderers import plots
     from roofline.units import Quantity
 
     tab = _script_tab(browser)
     placed = 0
     for slug, given in ROOFLINE_CASES:
-        data = live.live_data(api.derive(slug))
-        magnitudes = _magnitudes(given)
-        got = tab.evaluate("([d, g]) => RooflineLive.rooflines(d, g, RooflineLive.compute(d, g))", [data, magnitudes])
-        sheet = _derive(slug, given)
-        figures = {f.name: f for f in plots.figures(sheet, api.resolve_row) if f.kind == "roofline"}
+        data, got, _, figures = _script_and_python(tab, slug, given, "RooflineLive.rooflines(d, g, RooflineLive.compute(d, g))")
+        figures = {name: f for name, f in figures.items() if f.kind == "roofline"}
         assert [g["name"] for g in got] == [f["name"] for f in data["rooflines"]] and set(figures) >= {g["name"] for g in got}, slug
         for js in got:
             panel = figures[js["name"]].panels[0]
@@ -446,17 +449,12 @@ def test_every_bar_figure_and_stack_draws_the_values_renderers_plots_draws(brows
     """The bar figures and stacks, drawn again in the browser (RooflineLive.bars): each bar's parts (a split step as its
     terms, in the figure's order), where it starts, its marks and whether it has a value, as `renderers.plots` draws them
     for `roofline derive` at that setup, a stack's rows each at its own setup on top of the reader's."""
-    from roofline.renderers import plots
     from roofline.units import Quantity
 
     tab = _script_tab(browser)
     drawn, bars = set(), 0
     for slug, given in BAR_CASES:
-        data = live.live_data(api.derive(slug))
-        magnitudes = _magnitudes(given)
-        got = tab.evaluate("([d, g]) => RooflineLive.bars(d, RooflineLive.compute(d, g), g)", [data, magnitudes])
-        sheet = _derive(slug, given)
-        figures = {f.name: f for f in plots.figures(sheet, api.resolve_row)}
+        data, got, sheet, figures = _script_and_python(tab, slug, given, "RooflineLive.bars(d, RooflineLive.compute(d, g), g)")
         units = {st.step.name: st.value.unit for st in sheet.steps}
         for fig, js in zip(data["bars"], got, strict=True):
             panel = figures[fig["name"]].panels[0]
@@ -494,14 +492,10 @@ def test_every_bar_figure_and_stack_draws_the_values_renderers_plots_draws(brows
 def test_the_heat_map_colours_the_cells_renderers_plots_colours(browser, given):
     """speculative-decoding's heat map, drawn again in the browser (RooflineLive.heatmaps): each row of its table at that row
     on top of the reader's setup, each cell the value `renderers.plots` colours for `roofline derive` at that setup."""
-    from roofline.renderers import plots
 
     tab = _script_tab(browser)
-    data = live.live_data(api.derive("speculative-decoding"))
-    magnitudes = _magnitudes(given)
-    (got,) = tab.evaluate("([d, g]) => RooflineLive.heatmaps(d, RooflineLive.compute(d, g), g)", [data, magnitudes])
-    sheet = _derive("speculative-decoding", given)
-    (fig,) = [f for f in plots.figures(sheet, api.resolve_row) if f.kind == "heatmap"]
+    data, (got,), _, figures = _script_and_python(tab, "speculative-decoding", given, "RooflineLive.heatmaps(d, RooflineLive.compute(d, g), g)")
+    (fig,) = [f for f in figures.values() if f.kind == "heatmap"]
     panel = fig.panels[0]
     assert len(got["rows"]) == len(panel.cells) and data["heatmaps"][0]["columns"] == list(panel.columns)
     for row, cells in zip(got["rows"], panel.cells, strict=True):

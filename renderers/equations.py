@@ -30,10 +30,7 @@ def equation(step: SolvedStep, form: StepForm, names: Mapping[str, str], target:
     if at:
         rows = [{"op": "=", "math": at_latex(form, names)}]
     else:
-        rows = _rows(form.formula.lines({}, zero=zero))
-        if len(rows) == 1 and math_width(rows[0]["math"]) > MAX_LINE_WIDTH:
-            # one term (a fraction, a product) too wide for the line and with no sum to break: said, not shrunk
-            rows = [{"op": "=", "math": r"\text{a formula too wide to print here (the JSON holds it)}"}]
+        rows = _rows(equation_lines(form, zero))
     formula = rows[0]["math"] if len(rows) == 1 else None
     if step.value.missing:
         return step.latex, rows
@@ -44,7 +41,7 @@ def equation(step: SolvedStep, form: StepForm, names: Mapping[str, str], target:
     # those values put in (renderers.forms.StepForm.numbers_at), so no "(1 - 0)", "0 · 4,096" or "1 · x" is printed
     zeros, ones = structural(step)
     shown_numbers = form.numbers_at(zeros, ones) if (zeros or ones) and not at else form.numbers
-    live = _live_cases(shown_numbers)
+    live = live_cases(shown_numbers)
     if at:
         substituted = [at_latex(form, numbers)]
     elif len(live) == 1 and shown_numbers.symbols:
@@ -61,6 +58,18 @@ def equation(step: SolvedStep, form: StepForm, names: Mapping[str, str], target:
         rows += _rows(substituted)
     rows.append({"op": "=", "math": result})
     return step.latex, rows
+
+
+#: The line a formula too wide to print (one term, with no sum to break) is said by.
+TOO_WIDE = r"\text{a formula too wide to print here (the JSON holds it)}"
+
+
+def equation_lines(form: StepForm, zero: frozenset[str] = frozenset()) -> list[str]:
+    """A step's formula as its equation prints it, the terms that are zero where the symbols in `zero` are left out: a
+    line, a long sum a term a line, a wide case split a case a line; one term too wide for the line, with no sum to break
+    (a fraction, a product), said, not shrunk."""
+    lines = form.formula.lines({}, zero=zero)
+    return [TOO_WIDE] if len(lines) == 1 and math_width(lines[0]) > MAX_LINE_WIDTH else lines
 
 
 def result_math(step: SolvedStep, target: Target) -> str:
@@ -80,7 +89,7 @@ def result_math(step: SolvedStep, target: Target) -> str:
 NO_VALUE = r"\text{no value}"
 
 
-def _live_cases(p: Printed) -> list[Pieces]:
+def live_cases(p: Printed) -> list[Pieces]:
     """The values of a case split's cases that have one (a solved step with a value is in one of them)."""
     return [value for value, _ in p.cases if "".join(x for x in value if isinstance(x, str)).strip() != NO_VALUE]
 

@@ -92,8 +92,8 @@ class Printed:
         return frozenset(p[1] for p in self.whole if isinstance(p, tuple))
 
     def to_json(self) -> dict[str, Any]:
-        return {"whole": _pieces_json(self.whole), "terms": [_pieces_json(t) for t in self.terms],
-                "cases": [[_pieces_json(v), _pieces_json(c)] for v, c in self.cases], "zeros": [[list(a) for a in z] for z in self.zeros]}
+        return {"whole": pieces_json(self.whole), "terms": [pieces_json(t) for t in self.terms],
+                "cases": [[pieces_json(v), pieces_json(c)] for v, c in self.cases], "zeros": [[list(a) for a in z] for z in self.zeros]}
 
     @classmethod
     def from_json(cls, data: Any) -> Printed:
@@ -177,7 +177,18 @@ def _case_lines(cases: Sequence[tuple[Pieces, Pieces]], names: Mapping[str, str]
     return lines
 
 
-def _pieces_json(pieces: Pieces) -> list[Any]:
+class _Digit(dict[str, str]):
+    def __missing__(self, key: str) -> str:
+        return "0"
+
+
+def least_width(pieces: Pieces) -> float:
+    """The narrowest `pieces` set, in `math_width` units, whatever fills their slots: each slot filled with one digit, the
+    narrowest anything fills it with (a number, with or without its unit, or a symbol's name)."""
+    return math_width(fill(pieces, _Digit()))
+
+
+def pieces_json(pieces: Pieces) -> list[Any]:
     return [p if isinstance(p, str) else list(p) for p in pieces]
 
 
@@ -220,6 +231,13 @@ _ZERO = {"left", "right", "big", "Big", "bigg", ",", ";", "!", " ", "quad", "qqu
          "operatorname", "textbf", "textit", "texttt", "qty", "num", "si", "per", "squared", "tothe", "begin", "end"}
 
 
+def width_rules() -> dict[str, Any]:
+    """`math_width`'s rules as data, for a script that measures a line as it does (roofline/live.js; siunitx's macros, which
+    only the LaTeX target writes, aside)."""
+    return {"line": LINE_WIDTH, "max": MAX_LINE_WIDTH, "wide": sorted(_WIDE), "zero": sorted(_ZERO), "worded": list(_WORDED),
+            "operators": list(_OPERATORS)}
+
+
 def math_width(latex: str) -> float:
     """About how many characters wide `latex` sets (a fraction as its wider part, scripts at 0.7, units as their names)."""
     return _width(latex, 0)[0]
@@ -257,6 +275,9 @@ def _number_width(digits: str) -> float:
 
 
 _COMMAND = re.compile(r"\\([A-Za-z]+|.)")
+#: Commands whose braced argument sets as words, and binary operators and relations (each with its spacing).
+_WORDED = ("mathrm", "text", "operatorname", "mathit", "texttt")
+_OPERATORS = ("cdot", "times", "leq", "geq", "le", "ge", "approx", "ne")
 
 
 def _width(text: str, i: int) -> tuple[float, int]:
@@ -271,7 +292,7 @@ def _width(text: str, i: int) -> tuple[float, int]:
                 a, i = _group(text, i)
                 b, i = _group(text, i)
                 w += max(math_width(a), math_width(b))
-            elif name in ("mathrm", "text", "operatorname", "mathit", "texttt"):
+            elif name in _WORDED:
                 a, i = _group(text, i)
                 w += 0.85 * len(a.replace("\\,", "").replace("{,}", ","))
             elif name in ("qty",):
@@ -281,7 +302,7 @@ def _width(text: str, i: int) -> tuple[float, int]:
             elif name in ("num", "si"):
                 a, i = _group(text, i)
                 w += _number_width(a) if name == "num" else _si_width(a)
-            elif name in ("cdot", "times", "leq", "geq", "le", "ge", "approx", "ne"):
+            elif name in _OPERATORS:
                 w += 2.0  # a binary operator or relation with its spacing
             elif name not in _ZERO:
                 w += 1.0

@@ -20,7 +20,7 @@ SITE_DIR = "site"
 API_DIR = "api"
 #: The practice page's script (roofline/practice.py) and the live sheets' two (roofline/live.py): the site's only scripts.
 SITE_SCRIPT = "practice.js"
-LIVE_SCRIPTS = ("plan.js", "figure.js", "live.js")
+LIVE_SCRIPTS = ("plan.js", "figure.js", "texmath.js", "live.js")
 SITE_SCRIPTS = (SITE_SCRIPT, *LIVE_SCRIPTS)
 #: Sub-folders of --out that a build writes as a whole.
 OUTPUT_FOLDERS = (PLOTS_DIR, SITE_DIR, f"{SITE_DIR}/{API_DIR}", f"{SITE_DIR}/{API_DIR}/roofline")

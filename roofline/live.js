@@ -627,7 +627,245 @@
     });
   }
 
-  root.RooflineLive = { compute: compute, texts: texts, fills: fills, readField: readField, digits: digits, numberText: numberText,
+  // --- a step's displayed equation at the reader's setup: renderers.equations.equation and renderers.printed, ported ---------
+
+  // numbers.float_whole: the whole number a float stands for up to float noise, or null
+  function floatWhole(x) {
+    if (!isFinite(x) || Math.abs(x) >= 1e13) { return null; }
+    var nearest = Math.round(x);
+    return Math.abs(x - nearest) <= 1e-12 * Math.abs(x) ? nearest : null;
+  }
+
+  // printed.fill: a printed formula's pieces with each slot filled from `names` (a slot with no name: the line is not printed)
+  function fillPieces(pieces, names) {
+    return pieces.map(function (p) {
+      if (typeof p === "string") { return p; }
+      if (!own(names, p[1])) { throw new Error("no value for " + p[1]); }
+      var v = names[p[1]];
+      if (p[0] === "s") { return v; }
+      if (p[0] === "p") {  // printed._power: a number with its unit in brackets
+        return / |\\qty|\\mathrm/.test(v) ? "\\left(" + v + "\\right)^{" + p[2] + "}" : parenthesizeSuper(v) + "^{" + p[2] + "}";
+      }
+      if (p[0] === "e") { return v.replace(/\\,\\mathrm\{(?:[^{}]|\{[^{}]*\})*\}$/, ""); }  // printed.bare
+      return parenthesizeSuper(v);
+    }).join("");
+  }
+
+  function parenthesizeSuper(s) { return s.indexOf("^") >= 0 ? "\\left(" + s + "\\right)" : s; }
+
+  // printed.math_width: about how many characters wide a line of LaTeX sets
+  function mathWidth(text, rules) { return widthFrom(text, 0, rules); }
+
+  function braced(text, i) {
+    if (text.charAt(i) === "{") {
+      for (var depth = 0, j = i; j < text.length; j++) {
+        depth += text.charAt(j) === "{" ? 1 : (text.charAt(j) === "}" ? -1 : 0);
+        if (depth === 0) { return [text.slice(i + 1, j), j + 1]; }
+      }
+      return [text.slice(i + 1), text.length];
+    }
+    return [text.slice(i, i + 1), i + 1];
+  }
+
+  function widthFrom(text, i, rules) {
+    var w = 0, a, b;
+    while (i < text.length) {
+      var ch = text.charAt(i);
+      if (ch === "\\") {
+        var m = /^\\([A-Za-z]+|.)/.exec(text.slice(i)), name = m ? m[1] : "";
+        i += name.length + 1;
+        if (rules.wide.indexOf(name) >= 0) {
+          a = braced(text, i); b = braced(text, a[1]); i = b[1];
+          w += Math.max(mathWidth(a[0], rules), mathWidth(b[0], rules));
+        } else if (rules.worded.indexOf(name) >= 0) {
+          a = braced(text, i); i = a[1];
+          w += 0.85 * a[0].split("\\,").join("").split("{,}").join(",").length;
+        } else if (rules.operators.indexOf(name) >= 0) {
+          w += 2;  // a binary operator or relation with its spacing
+        } else if (rules.zero.indexOf(name) < 0) {
+          w += 1;
+        }
+      } else if (ch === "_" || ch === "^") {
+        a = braced(text, i + 1); i = a[1];
+        w += 0.7 * mathWidth(a[0], rules);
+      } else if ("{}& ".indexOf(ch) >= 0) {
+        i += 1;
+      } else {
+        w += "+-=<>".indexOf(ch) >= 0 ? 2 : 1;
+        i += 1;
+      }
+    }
+    return w;
+  }
+
+  // printed.Printed.lines: one line, or a long sum a term a line and a wide case split a case a line; the terms that are
+  // zero where the symbols in `zero` are left out
+  function printedLines(p, names, width, zero, rules) {
+    var terms = p.terms, whole;
+    var kept = zero.length && p.zeros.length ? terms.filter(function (t, k) {
+      return !p.zeros[k].some(function (a) { return a.every(function (x) { return zero.indexOf(x) >= 0; }); });
+    }) : terms;
+    if (kept.length && kept.length < terms.length) {
+      var first = kept[0], lead = first.length && typeof first[0] === "string" ? first[0] : "";
+      if (lead.indexOf("+ ") === 0) { first = [lead.slice(2)].concat(first.slice(1)); }  // the first term kept loses its plus
+      terms = [first].concat(kept.slice(1));
+      whole = terms.map(function (t) { return fillPieces(t, names); }).join(" ");
+    } else {
+      whole = p.whole === null ? null : fillPieces(p.whole, names);  // null: a case split too wide for a line whatever fills it
+    }
+    if (p.cases.length && (whole === null || mathWidth(whole, rules) > width)) { return caseLines(p.cases, names, width, rules); }
+    if (!terms.length || mathWidth(whole, rules) <= width) { return [whole]; }
+    var out = [], current = "";
+    terms.forEach(function (term) {
+      var piece = fillPieces(term, names);
+      if (current && mathWidth(current + piece, rules) > width) { out.push(current); current = piece; }
+      else { current = current ? current + " " + piece : piece; }
+    });
+    out.push(current);
+    return out;
+  }
+
+  // printed._case_lines: a case a line, its condition on the next; a case too wide counted in its place
+  function caseLines(cases, names, width, rules) {
+    var lines = [], leftOut = 0;
+    function flush() {
+      if (!leftOut) { return; }
+      var more = leftOut === 1 ? "one more case" : leftOut + " more cases";
+      lines.push("\\text{" + (lines.length ? "or " : "") + more + " (too wide to print; the JSON holds the closed form)}");
+      leftOut = 0;
+    }
+    cases.forEach(function (c) {
+      if (c === null) { leftOut += 1; return; }  // too wide whatever fills it (live._printed_json)
+      var shown = fillPieces(c[0], names), when = fillPieces(c[1], names);
+      if (mathWidth(shown, rules) > width || mathWidth(when, rules) > width) { leftOut += 1; return; }
+      flush();
+      lines.push((lines.length ? "\\text{or } " : "") + shown, "\\qquad " + when);
+    });
+    flush();
+    return lines;
+  }
+
+  // equations.whole_roundings: the ceiling or floor of a whole number is that number, of a fraction that divides, the fraction
+  var WHOLE_NUMBER = "-?\\d+(?:(?:\\{,\\}|,)\\d{3})*";
+  var ROUNDED_WHOLE = new RegExp("\\\\left\\\\l(ceil|floor)\\{(" + WHOLE_NUMBER + ")\\}\\\\right\\\\r\\1", "g");
+  var ROUNDED_FRACTION = new RegExp("\\\\left\\\\l(ceil|floor)\\{\\\\frac\\{(" + WHOLE_NUMBER + ")\\}\\{(" + WHOLE_NUMBER + ")\\}\\}\\\\right\\\\r\\1", "g");
+
+  function wholeRoundings(line) {
+    var whole = function (x) { return BigInt(x.replace(/\D/g, "")) * (x.charAt(0) === "-" ? BigInt(-1) : BigInt(1)); };
+    return line.replace(ROUNDED_FRACTION, function (all, kind, p, q) {
+      var a = whole(p), b = whole(q);
+      return b !== BigInt(0) && a % b === BigInt(0) ? "\\frac{" + p + "}{" + q + "}" : all;
+    }).replace(ROUNDED_WHOLE, function (all, kind, n) { return n; });
+  }
+
+  // unitfmt.mathrm and targets._md_quantity: a number with its unit as the site's math prints it
+  function unitLatex(text, plural) {
+    var slash = text.indexOf("/"), head = slash < 0 ? text : text.slice(0, slash), rest = slash < 0 ? "" : text.slice(slash);
+    if (plural && own(PLURALS, head)) { text = PLURALS[head] + rest; }
+    if (text === "1") { return ""; }
+    if (head === "1" && rest) { text = rest; }
+    return "\\mathrm{" + text.split("*").join("\\cdot ").split("\u00b5").join("\\mu ").split("%").join("\\%") + "}";
+  }
+
+  function quantityLatex(n, unit) {
+    var number = n.exponent === null ? numberText(n).split(",").join("{,}") : n.mantissa + " \\times 10^{" + n.exponent + "}";
+    var u = unitLatex(unit, !isOne(n));
+    return number + (u ? "\\," + u : "");
+  }
+
+  // value_text.unrounded: a count that is not whole to as many figures as show it is not (null for a whole count)
+  function unroundedNumber(v, step, r) {
+    if (isCount(wholeCount(step.rounds, v), v)) { return null; }
+    var size = String(Math.trunc(Math.abs(v))).length;
+    for (var f = Math.max(4, size + 1); f <= Math.max(12, size + 6); f++) {
+      var d = digits(v * r[1], f);
+      if (d.exponent !== null) {  // a million or more: in full, its decimals after it
+        var x = v * r[1], t = null;
+        for (var k = 1; k <= 6 && t === null; k++) { var s = x.toFixed(k); if (!/\.0*$/.test(s)) { t = s; } }
+        return { mantissa: t === null ? x.toFixed(7) : t, exponent: null };
+      }
+      if (d.mantissa.indexOf(".") >= 0) { return d; }
+    }
+    return digits(v * r[1], Math.max(12, size + 6));
+  }
+
+  // equations.result_math: the value as the equation's last line (a count that is not whole: "295.3, so 296 sequences")
+  function resultLatex(v, step, ladder, unit) {
+    var r = rung(ladder, v), fraction = step.counts ? unroundedNumber(v, step, r) : null;
+    if (fraction === null) { return quantityLatex(digits(v * r[1], 3), r[0]); }
+    var n = wholeCount(step.rounds, v), count = { mantissa: String(n), exponent: null };
+    var noun = unit !== "1" ? "" : (n === 1 && /s$/.test(step.counts) ? step.counts.slice(0, -1) : step.counts);
+    return quantityLatex(fraction, r[0]) + ",\\ \\text{so}\\ " + quantityLatex(count, r[0] === unit ? r[0] : unit)
+      + (noun ? "\\ \\text{" + noun + "}" : "");
+  }
+
+  // forms.at_latex: an At step as its head and its replacements filled
+  function atLatex(e, names) {
+    var subs = e.at_where.map(function (w) { return w[0] + " = " + fillPieces(w[1].whole, names); }).join(",\\ ");
+    return e.at_head + (subs ? "\\big|_{" + subs + "}" : "");
+  }
+
+  // renderers.equations.equation: a step's rows at the values `ops` (every operand's and its own): the formula's lines, the
+  // numbers line's (null where this setup needs a special numbers line the page does not carry) and the result's LaTeX
+  function equationRows(data, name, ops) {
+    var e = data.equations.steps[name], rules = data.equation_rules, step = data.steps[name], v = ops[name];
+    var names = {}, numbers = {}, zeros = [], ones = [];
+    e.operands.forEach(function (n) {
+      var op = data.equations.symbols[n], x = ops[n];
+      names[n] = op.latex;
+      if (!present(x)) { numbers[n] = op.latex; return; }
+      var r = rung(data.ladders[op.ladder], x);
+      var more = e.rounded.indexOf(n) >= 0 && floatWhole(x) === null;  // equations._operand_shown: more figures inside a rounding
+      numbers[n] = quantityLatex(digits(x * r[1], more ? rules.rounding_figures : 3), r[0]);
+      if (x === 0) { zeros.push(n); }
+      if (x === 1 && op.plain && rules.ones.indexOf(n) >= 0) { ones.push(n); }
+    });
+    var formula;
+    if (e.at) {
+      formula = [atLatex(e, names)];
+    } else if (Array.isArray(e.formula)) {  // lines no zero changes, as printed
+      formula = e.formula.slice();
+    } else {  // equations.equation_lines
+      formula = printedLines(e.formula, {}, rules.line, zeros, rules);
+      if (formula.length === 1 && mathWidth(formula[0], rules) > rules.max) { formula = [rules.too_wide]; }
+    }
+    if (!present(v)) { return { formula: formula, numbers: [], result: null }; }
+    var result = resultLatex(v, step, data.ladders[step.ladder], e.unit);
+    var form = e.numbers;
+    if ((zeros.length || ones.length) && !e.at) {
+      var key = "0:" + zeros.slice().sort().join(",") + "|1:" + ones.slice().sort().join(",");
+      if (!own(e.special, key)) { return { formula: formula, numbers: null, result: result }; }
+      form = e.special[key];
+    }
+    // live._numbers_form: no symbol (no numbers line), the one case of a split with a value, or the whole printed form
+    var lines = [];
+    if (e.at) { lines = [atLatex(e, numbers)]; }
+    else if (form.case) { lines = [fillPieces(form.case, numbers)]; }
+    else if (!form.none && !(e.formula_cases && formula.length > 1)) { lines = printedLines(form, numbers, rules.line, [], rules); }
+    lines = lines.map(wholeRoundings);
+    var fits = lines.every(function (l) { return mathWidth(l, rules) <= rules.max; });
+    var shown = lines.length && fits && lines[0] !== result && !(formula.length === 1 && lines[0] === formula[0]) && lines.length <= 4;
+    return { formula: formula, numbers: shown ? lines : [], result: result };
+  }
+
+  // every step's values and the values its setup binds (the operands a numbers line prints), or {error}
+  function operandValues(data, given) {
+    var setup = setupValues(data, given);
+    if (setup.error) { return setup; }
+    return Object.assign({}, setup.values, RooflinePlan.evaluate(data.plan, setup.values));
+  }
+
+  // the equations of every step the page prints, at `given`: name -> equationRows, or null where a line cannot be made
+  function equations(data, given) {
+    var ops = operandValues(data, given), out = {};
+    if (ops.error) { return ops; }
+    Object.keys(data.equations.steps).forEach(function (name) {
+      try { out[name] = equationRows(data, name, ops); } catch (err) { out[name] = null; }
+    });
+    return out;
+  }
+
+  root.RooflineLive = { compute: compute, equations: equations, texts: texts, fills: fills, readField: readField, digits: digits, numberText: numberText,
                         claimVerdicts: claimVerdicts, tables: tables, sweeps: sweeps, rooflines: rooflines, bars: bars, heatmaps: heatmaps,
                         figureTitle: function (data, given, k) {
                           return figureTitle(data, data.sweeps[k], compute(data, given), setupValues(data, given).magnitude);
@@ -658,6 +896,49 @@
     else if (last && last.nodeType === 3 && last.textContent.slice(-suffix.length) === suffix) { last.textContent = last.textContent.slice(0, -suffix.length); }
   }
   var pageLaid = null;
+  // each step's equation written again at the reader's setup: its formula and numbers lines made as renderers.equations makes
+  // them (equationRows) and set as MathML (texmath.js); the last row keeps its cell, which the value is written into. A step
+  // whose lines cannot be made here (a special numbers line the page does not carry, a line texmath.js does not read) keeps
+  // the page's formula and hides its numbers lines; at the page's own inputs every equation is the page's
+  var PAGE_ROWS = new WeakMap();
+
+  function redrawEquations(data, given, changed) {
+    var eqs = changed ? equations(data, given) : {};
+    Array.prototype.forEach.call(document.querySelectorAll("[data-live]"), function (cell) {
+      var last = cell.parentNode, table = last.parentNode, name = cell.getAttribute("data-live");
+      if (!PAGE_ROWS.has(table)) { PAGE_ROWS.set(table, Array.prototype.slice.call(table.children)); }
+      var page = PAGE_ROWS.get(table), e = own(eqs, name) ? eqs[name] : null;
+      var built = e && e.numbers !== null ? equationMathML(e, page[0]) : null;
+      Array.prototype.slice.call(table.children).forEach(function (r) { if (r !== last) { table.removeChild(r); } });
+      (built || page.filter(function (r) { return r !== last; })).forEach(function (r) { table.insertBefore(r, last); });
+      page.forEach(function (r) { r.toggleAttribute("data-hide", changed && !built && r.hasAttribute("data-numbers")); });
+    });
+  }
+
+  // an equation's rows but the last as site.equation writes them: the first with the page's left side, a row that goes on
+  // from the one before (a long sum broken) indented; null where a line is not one texmath.js reads
+  function equationMathML(e, first) {
+    var lines = [];
+    [e.formula, e.numbers].forEach(function (part, k) {
+      part.forEach(function (math, i) { lines.push({ math: math, op: i === 0, numbers: k === 1 }); });
+    });
+    var out = [];
+    for (var i = 0; i < lines.length; i++) {
+      var tree = RooflineTexMath.tree(lines[i].math), math = tree && RooflineTexMath.build(tree, document);
+      if (!math) { return null; }
+      var tr = document.createElementNS(MATHML, "mtr"), lhs = document.createElementNS(MATHML, "mtd");
+      var rhs = document.createElementNS(MATHML, "mtd"), row = document.createElementNS(MATHML, "mrow");
+      var op = document.createElementNS(MATHML, lines[i].op ? "mo" : "mspace");
+      lhs.setAttribute("class", "lhs"); rhs.setAttribute("class", "rhs");
+      if (i === 0) { Array.prototype.forEach.call(first.firstElementChild.childNodes, function (c) { lhs.appendChild(c.cloneNode(true)); }); }
+      if (lines[i].op) { op.textContent = "="; } else { op.setAttribute("width", "1em"); }
+      if (lines[i].numbers) { tr.setAttribute("data-numbers", ""); }
+      row.appendChild(op); row.appendChild(math); rhs.appendChild(row); tr.appendChild(lhs); tr.appendChild(rhs);
+      out.push(tr);
+    }
+    return out;
+  }
+
   function pageTables() { return pageLaid || (pageLaid = tables(data, {})); }
   // what every redrawn figure takes from its page and its finding: the title filled at the reader's setup, the page's alt
   // text, the room the figure has
@@ -814,8 +1095,9 @@
     status.toggleAttribute("data-over", changed.length > 0 && over);
     status.textContent = changed.length
       ? "Recomputed for " + picked.concat(typed.map(function (n) { return n + " = " + form.elements.namedItem(n).value.trim(); })).join(", ")
-        + ". The answer's numbers, the steps' values, the results and most figures follow (a figure that does not says so in its "
-        + "caption), and each claim is read again after its sentence (one read at a setup of its own, at that setup on top of "
+        + ". The answer's numbers, the steps' equations and values, the results and most figures follow (a figure that does not "
+        + "says so in its caption; an equation whose numbers line this page cannot write here hides it), "
+        + "and each claim is read again after its sentence (one read at a setup of its own, at that setup on top of "
         + "yours); a result table is computed again where its layout stays the page's (its rows, columns, units and notes), "
         + "else it keeps the page's values, dimmed, as do the appendix's other tables."
         + (warning ? " " + warning : "") + (sp.second_note && picked.length ? " " + sp.second_note : "")
@@ -829,7 +1111,7 @@
       eq.textContent = "="; text.textContent = "\u00a0" + shown[name];
       row.appendChild(eq); row.appendChild(text); cell.appendChild(row);
     });
-    Array.prototype.forEach.call(document.querySelectorAll("[data-numbers]"), function (r) { r.toggleAttribute("data-hide", changed.length > 0); });
+    redrawEquations(data, given, changed.length > 0);
     // the answer's sentences: each value filled again (a value with none here says so in its place)
     var filled = fills(data, given, values);
     // the sweeps drawn again; what does not follow yet (the other figures, the tables but the results) is dimmed

@@ -28,7 +28,10 @@ it out as `renderers.plots` does (`_sweeps` carries the words); so is each roofl
 stack (`_bars`: a split step as the terms of its formula, read off the plan) and each heat map (`_heatmaps`). Each result
 table (`_tables`) is laid out again by `renderers.tables`' rules, ported, each row on top of the reader's setup: where the
 layout is the page's (the same rows, columns, units and notes) its cells are refilled, else it keeps the page's values,
-dimmed. The scatters (published records against the defaults' error) stay the page's setup's, dimmed while another is shown.
+dimmed. Each step's equation is written again (`_equations`: its printed forms, which `live.js` fills and breaks by
+`renderers.equations`' rules, ported, and `texmath.js` sets as MathML), except a numbers line whose zeros and ones need a
+special form the page does not carry, which is hidden. The scatters (published records against the defaults' error) stay
+the page's setup's, dimmed while another is shown.
 """
 
 from __future__ import annotations
@@ -49,12 +52,16 @@ from .derivations.engine.numeric import Missing, Plan
 from .derivations.engine.run import Sheet, Value, headline_grid
 from .grading import values as grading_values
 from .practice import unit_table
+from .renderers import forms as printed_forms
 from .renderers import site
+from .renderers.equations import ROUNDING_FIGURES, TOO_WIDE, equation_lines, live_cases
 from .renderers.figure_data import LAYOUT_DEGREES, MAX_DISCRETE_POINTS, SWEEP_POINTS
 from .renderers.figure_refs import clause, shared_words, stem, step_title, term_label
 from .renderers.figure_refs import name as plot_name
 from .renderers.figure_refs import plain as plain_words
 from .renderers.numbers import READABLE, digits, display, number_text, plain
+from .renderers.printed import LINE_WIDTH, least_width, width_rules
+from .renderers.printed import pieces_json as printed_pieces_json
 from .renderers.sheet_prose import lower_first
 from .renderers.tables import DOES_NOT_FIT, MIN_ROWS_TO_DROP_A_CONSTANT_COLUMN, NO_VALUE, short_chip
 from .renderers.value_text import count_plain
@@ -146,7 +153,9 @@ def live_data(sheet: Sheet) -> dict[str, Any]:
             "sweeps": _sweeps(bp, {i["name"]: i for i in inputs}, steps), "rooflines": _rooflines(sheet, steps),
             "bars": _bars(sheet, plan_json, steps), "heatmaps": _heatmaps(sheet, plan_json, steps), "tables": _tables(sheet, steps),
             "table_rules": {"constant_rows": MIN_ROWS_TO_DROP_A_CONSTANT_COLUMN, "no_value": NO_VALUE, "does_not_fit": DOES_NOT_FIT},
-            "grid": {"points": SWEEP_POINTS, "discrete": MAX_DISCRETE_POINTS}}
+            "grid": {"points": SWEEP_POINTS, "discrete": MAX_DISCRETE_POINTS}, "equations": _equations(sheet, ladders),
+            "equation_rules": {**width_rules(), "ones": sorted(printed_forms.STRUCTURAL_ONES), "rounding_figures": ROUNDING_FIGURES,
+                               "too_wide": TOO_WIDE}}
 
 
 def _sweeps(bp: Any, inputs: dict[str, Any], steps: dict[str, Any]) -> list[dict[str, Any]]:
@@ -391,6 +400,56 @@ class _Sentinels(dict[str, str]):
 
     def __missing__(self, key: str) -> str:
         return f"{self.sentinel}{key}{self.sentinel}"
+
+
+def _equations(sheet: Sheet, ladders: dict[str, Any]) -> dict[str, Any]:
+    """What the script writes each step's displayed equation again from (`renderers.equations.equation`, ported): the formula's
+    lines (as printed, where no zero can drop a term of it, else its printed form), the numbers line's printed form with a slot
+    per symbol (`_numbers_form`) and the special one the page's zeros and ones need, by its key, the symbols inside a floor or
+    ceiling, an At step's head and replacements and its operands; and each operand's name, ladder and whether it is a plain
+    number (`forms.structural`), once. A step with no value here, or none printed, is left the page's."""
+    f = printed_forms.of(sheet)
+    out: dict[str, Any] = {}
+    symbols: dict[str, Any] = {}
+    for st in sheet.steps:
+        if not st.applies or st.value.missing:
+            continue
+        form = f[st.step.name]
+        zeros, ones = printed_forms.structural(st)
+        special = {printed_forms.special_key(zeros, ones): _numbers_form(form.numbers_at(zeros, ones))} \
+            if (zeros or ones) and st.step.kind != "at" else {}
+        droppable = any(form.formula.zeros)
+        out[st.step.name] = {
+            "at": st.step.kind == "at", "unit": st.value.unit, "formula_cases": bool(form.formula.cases),
+            "formula": _printed_json(form.formula) if droppable else equation_lines(form),
+            "numbers": _numbers_form(form.numbers), "special": special, "rounded": list(form.rounded),
+            "at_head": form.at_head, "at_where": [[k, v.to_json()] for k, v in form.at_where],
+            "operands": sorted(st.operands)}
+        for n, v in st.operands.items():
+            symbols[n] = {"latex": sheet.latex_names[n], "ladder": _ladder_key(ladders, v), "plain": v.unit == "1"}
+    return {"steps": out, "symbols": symbols}
+
+
+def _numbers_form(p: Any) -> dict[str, Any]:
+    """A numbers line's printed form as the script needs it: none where it prints no symbol (no numbers line), the one case
+    with a value of a case split (the step's value is in it, so only it is printed), else the whole form."""
+    live = live_cases(p)
+    if not p.symbols:
+        return {"none": True}
+    if len(live) == 1:
+        return {"case": printed_pieces_json(live[0])}
+    return _printed_json(p)
+
+
+def _printed_json(p: Any) -> dict[str, Any]:
+    """A printed form as the script fills it: of a case split, the one-line form and each case too wide for a line whatever
+    fills it (`printed.least_width`) as null, since `Printed.lines` never prints them (the split a case a line, that case
+    counted in its place)."""
+    data = p.to_json()
+    if p.cases and not p.terms:
+        data["whole"] = None if least_width(p.whole) > LINE_WIDTH else data["whole"]
+        data["cases"] = [None if max(least_width(v), least_width(c)) > LINE_WIDTH else case for (v, c), case in zip(p.cases, data["cases"], strict=True)]
+    return data
 
 
 def _ladder_key(ladders: dict[str, Any], v: Value) -> str:

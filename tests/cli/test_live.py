@@ -36,7 +36,8 @@ def test_every_shipped_page_runs_the_live_scripts_from_its_folder_and_nothing_in
         page = (SITE / f"{slug}.html").read_text(encoding="utf-8")
         assert "script-src 'self';" in _policy(page) and "unsafe" not in _policy(page)
         assert re.findall(r"<script\b[^>]*>", page) == ['<script type="application/json" id="live-data">', '<script src="plan.js">',
-                                                        '<script src="figure.js">', '<script src="live.js">'], slug
+                                                        '<script src="figure.js">', '<script src="texmath.js">',
+                                                        '<script src="live.js">'], slug
         assert not re.search(r"<[a-z]+\b[^>]*\son[a-z]+\s*=", page)
         assert "<" not in re.search(r'id="live-data">(.*?)</script>', page, re.S).group(1)
         assert '<section id="live" hidden>' in page  # without scripts the page is the static sheet
@@ -172,7 +173,18 @@ def test_the_page_recomputes_its_steps_as_roofline_derive_does(browser, slug, gi
             name = cell.get_attribute("data-live")
             assert cell.text_content().replace("\u00a0", " ").strip().lstrip("=").strip() == want[name], name
             checked += 1
-        assert all(r.is_hidden() for r in tab.locator("[data-numbers]").all())
+        # each step's equation is the one the site prints at this setup, row for row (its value row aside: checked above), where
+        # the page carries the numbers line its zeros and ones need; elsewhere the numbers lines are hidden
+        eqs = tab.evaluate("([d, g]) => RooflineLive.equations(d, g)", [json.loads(tab.locator("#live-data").text_content()), _magnitudes(given)])
+        want_rows = _equation_texts(_derive(slug, given))
+        for cell in tab.locator("[data-live]").all():
+            name = cell.get_attribute("data-live")
+            rows = cell.locator("xpath=../../*[local-name()='mtr']").all()[:-1]
+            if eqs.get(name) is None or eqs[name]["numbers"] is None:  # none: a step with no value on the page
+                assert all(r.is_hidden() for r in rows if r.get_attribute("data-numbers") is not None), name
+                continue
+            assert [_squeeze(r.locator("xpath=*[local-name()='mtd'][2]").text_content()) for r in rows if r.is_visible()] == want_rows[name], name
+            checked += 1
     # a setup that needs more memory than a GPU has says so, as the sheet would (view.does_not_fit)
     sheet = _derive(slug, given)
     # the answer's sentences, each value filled again, read as the site's page for that setup reads them
@@ -204,6 +216,29 @@ def test_the_page_recomputes_its_steps_as_roofline_derive_does(browser, slug, gi
         assert "Does not fit: this setup needs " in status.text_content()
     assert checked and not errors
     tab.close()
+
+
+def _squeeze(text: str) -> str:
+    return re.sub(r"\s+", "", text)
+
+
+def _equation_texts(sheet) -> dict[str, list[str]]:
+    """Each printed step's equation as the site writes it at `sheet`'s setup (renderers.site.equation): the text of each
+    row's right-hand side but the value's (a step with no value has none), blanks dropped."""
+    from xml.etree import ElementTree
+
+    from roofline.renderers import forms as printed_forms
+    from roofline.renderers.equations import equation
+
+    forms, out = printed_forms.of(sheet), {}
+    for st in sheet.steps:
+        if not st.applies:
+            continue
+        lhs, rows = equation(st, forms[st.step.name], sheet.latex_names, site.HTML)
+        table = ElementTree.fromstring(site.equation(lhs, rows).replace("<math ", '<math xmlns="http://www.w3.org/1998/Math/MathML" ', 1))
+        texts = [_squeeze("".join(tr[1].itertext())) for tr in table[0]]
+        out[st.step.name] = texts if st.value.missing else texts[:-1]
+    return out
 
 
 def _answer_items(page: str) -> list[str]:
@@ -555,7 +590,7 @@ def test_every_sheet_at_drawn_chips_models_and_formats_agrees_with_roofline_deri
 
     rng = random.Random(42)
     tab = _script_tab(browser)
-    agreed = refused = tables = 0
+    agreed = refused = tables = equations = 0
     for slug in registry.SLUGS:
         data = live.live_data(api.derive(slug))
         for _ in range(2):
@@ -587,8 +622,55 @@ def test_every_sheet_at_drawn_chips_models_and_formats_agrees_with_roofline_deri
                 if got is not None and got["key"] == page["key"] and want_tables[k] is not None:
                     assert got["items"] == [t["cells"] for t in want_tables[k]], (slug, given, k)
                     tables += 1
+            # and each step's equation, line for line, where the page carries the numbers line its zeros and ones need
+            same, _ = _equations_agree(tab.evaluate("([d, g]) => RooflineLive.equations(d, g)", [data, given]), sheet)
+            equations += same
             agreed += 1
-    assert agreed >= 30 and refused and tables >= 60, (agreed, tables)
+    assert agreed >= 30 and refused and tables >= 60 and equations >= 1000, (agreed, tables, equations)
+    tab.close()
+
+
+def _equations_agree(js: dict, sheet) -> tuple[int, int]:
+    """(the steps whose equation RooflineLive.equations writes as renderers.equations.equation does at `sheet`'s setup, row
+    for row, the steps it leaves the page's for want of the special numbers line their zeros and ones need)."""
+    from roofline.renderers import forms as printed_forms
+    from roofline.renderers.equations import equation
+
+    forms, same, left = printed_forms.of(sheet), 0, 0
+    for st in sheet.steps:
+        name = st.step.name
+        if name not in js:
+            continue
+        got = js[name]
+        assert got is not None, (sheet.blueprint.slug, name)
+        if got["numbers"] is None:
+            left += 1
+            continue
+        _, rows = equation(st, forms[name], sheet.latex_names, site.HTML)
+        lines = [("=" if i == 0 else "", m) for part in (got["formula"], got["numbers"]) for i, m in enumerate(part)]
+        lines += [("=", got["result"])] if got["result"] is not None else []
+        assert lines == [(r["op"], r["math"]) for r in rows], (sheet.blueprint.slug, name)
+        same += 1
+    return same, left
+
+
+@pytest.mark.slow
+def test_every_equation_is_written_again_as_renderers_equations_writes_it(browser):
+    """Every step of every sheet, at its page's setup and at a large batch and long context: the script's equation (its
+    formula, numbers and result lines) is the site's, row for row, or the page does not carry the numbers line that
+    setup's zeros and ones need (then the page hides it)."""
+    tab = _script_tab(browser)
+    same = left = 0
+    for slug in registry.SLUGS:
+        data = live.live_data(api.derive(slug))
+        for given in ({}, {"batch": "64", "context": "32768"}):
+            names = {i["name"] for i in data["inputs"]}
+            given = {k: v for k, v in given.items() if k in names}
+            n, m = _equations_agree(tab.evaluate("([d, g]) => RooflineLive.equations(d, g)", [data, _magnitudes(given)]), _derive(slug, given))
+            same, left = same + n, left + m
+            if not given:
+                assert m == 0, slug  # the page carries its own setup's lines
+    assert same >= 1500 and left <= same // 20, (same, left)
     tab.close()
 
 

@@ -275,11 +275,11 @@
     return layoutProblem(m.name, m.experts, degree("n_tp"), degree("n_dp"), degree("n_ep"));
   }
 
-  // a row's setup on top of the reader's (`given`): the row's choices and inputs win, and a row that sets other weights runs
-  // at their default math even where the reader picked one (specs.weight_formats.row_formats)
+  // a row's setup on top of the reader's (`given`): the row's choices and inputs win, and a row that sets other weights and
+  // no math runs at their default math even where the reader picked one (specs.weight_formats.row_formats)
   function onTop(data, given, row) {
     var at = Object.assign({}, given, row), weights = own(given, "weights") ? given.weights : data.specs.weights;
-    if (own(row, "weights") && row.weights !== weights) { delete at.math; }
+    if (own(row, "weights") && row.weights !== weights && !own(row, "math")) { delete at.math; }
     return at;
   }
 
@@ -627,6 +627,23 @@
     });
   }
 
+  // the scatters that stay as drawn at `given`: every row's two steps and the figure's other steps (its lines, its finding)
+  // the same as at the page's inputs, each row at its own setup on top of the reader's (live._scatters)
+  function keptScatters(data, given) {
+    var out = {}, here = compute(data, given, true), page = compute(data, {}, true);
+    var same = function (a, b) { return a === b || (isMissing(a) && isMissing(b) && a.kind === b.kind && a.reason === b.reason); };
+    data.scatters.forEach(function (sc) {
+      var t = data.tables[sc.table];
+      if (t === null || here.error || page.error) { return; }
+      var kept = sc.steps.every(function (n) { return same(here[n], page[n]); }) && t.rows.every(function (r) {
+        var a = compute(data, onTop(data, given, r.given), true), b = compute(data, onTop(data, {}, r.given), true);
+        return a.error ? b.error === a.error : !b.error && same(a[sc.x], b[sc.x]) && same(a[sc.y], b[sc.y]);
+      });
+      if (kept) { out[sc.name] = true; }
+    });
+    return out;
+  }
+
   // --- a step's displayed equation at the reader's setup: renderers.equations.equation and renderers.printed, ported ---------
 
   // numbers.float_whole: the whole number a float stands for up to float noise, or null
@@ -865,7 +882,7 @@
     return out;
   }
 
-  root.RooflineLive = { compute: compute, equations: equations, texts: texts, fills: fills, readField: readField, digits: digits, numberText: numberText,
+  root.RooflineLive = { compute: compute, equations: equations, keptScatters: keptScatters, texts: texts, fills: fills, readField: readField, digits: digits, numberText: numberText,
                         claimVerdicts: claimVerdicts, tables: tables, sweeps: sweeps, rooflines: rooflines, bars: bars, heatmaps: heatmaps,
                         figureTitle: function (data, given, k) {
                           return figureTitle(data, data.sweeps[k], compute(data, given), setupValues(data, given).magnitude);
@@ -1120,6 +1137,7 @@
     // the result tables refilled where their layout is the page's (the same rows, columns, units and notes); one whose layout
     // changes at the reader's setup gets the page's values back and is dimmed
     var laid = changed.length ? tables(data, given) : null, page = laid ? pageTables() : null, parts = {};
+    var kept = changed.length ? keptScatters(data, given) : {};  // a scatter whose points and lines stay where they are
     Array.prototype.forEach.call(document.querySelectorAll("table[data-table]"), function (el) {
       var k = Number(el.getAttribute("data-table")), part = parts[k] = own(parts, k) ? parts[k] + 1 : 0;
       var rows = Array.prototype.slice.call(el.querySelectorAll("tr"), 1);
@@ -1138,7 +1156,7 @@
       if (svg) { el.removeChild(svg); }
       if (link) { link.hidden = own(drawn, name); }
       if (own(drawn, name)) { el.insertBefore(drawn[name].cloneNode(true), el.firstChild); }
-      el.toggleAttribute("data-stale", changed.length > 0 && !own(drawn, name));
+      el.toggleAttribute("data-stale", changed.length > 0 && !own(drawn, name) && !own(kept, name));
     });
     Array.prototype.forEach.call(document.querySelectorAll("[data-fill]"), function (span) {
       var name = span.getAttribute("data-fill"), v = values[name];

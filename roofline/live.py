@@ -30,8 +30,8 @@ table (`_tables`) is laid out again by `renderers.tables`' rules, ported, each r
 layout is the page's (the same rows, columns, units and notes) its cells are refilled, else it keeps the page's values,
 dimmed. Each step's equation is written again (`_equations`: its printed forms, which `live.js` fills and breaks by
 `renderers.equations`' rules, ported, and `texmath.js` sets as MathML), except a numbers line whose zeros and ones need a
-special form the page does not carry, which is hidden. The scatters (published records against the defaults' error) stay
-the page's setup's, dimmed while another is shown.
+special form the page does not carry, which is hidden. A scatter (published records, each at its own setup) stays as drawn
+where every point and line stay the page's at the reader's setup (`_scatters`), else it is dimmed.
 """
 
 from __future__ import annotations
@@ -151,7 +151,7 @@ def live_data(sheet: Sheet) -> dict[str, Any]:
             "limits": {"magnitude": float(MAX_MAGNITUDE), "count": MAX_COUNT},
             "claims": _claims(sheet), "fit": run.FIT_STEP if run.FIT_STEP in steps else "", "specs": spec_choices(sheet, plan),
             "sweeps": _sweeps(bp, {i["name"]: i for i in inputs}, steps), "rooflines": _rooflines(sheet, steps),
-            "bars": _bars(sheet, plan_json, steps), "heatmaps": _heatmaps(sheet, plan_json, steps), "tables": _tables(sheet, steps),
+            "bars": _bars(sheet, plan_json, steps), "heatmaps": _heatmaps(sheet, plan_json, steps), "tables": _tables(sheet, steps), "scatters": _scatters(sheet, steps),
             "table_rules": {"constant_rows": MIN_ROWS_TO_DROP_A_CONSTANT_COLUMN, "no_value": NO_VALUE, "does_not_fit": DOES_NOT_FIT},
             "grid": {"points": SWEEP_POINTS, "discrete": MAX_DISCRETE_POINTS}, "equations": _equations(sheet, ladders),
             "equation_rules": {**width_rules(), "ones": sorted(printed_forms.STRUCTURAL_ONES), "rounding_figures": ROUNDING_FIGURES,
@@ -233,6 +233,20 @@ def _rooflines(sheet: Sheet, steps: dict[str, Any]) -> list[dict[str, Any]]:
                     "rows": [{"given": w["given"], "label": label} for w, label in rows], "batches": batches,
                     "labels": {n: plain_words(plot_name(bp, p, n)) for n in names}, "each_chip": p.each_chip,
                     "ladder": ladder("flop/s", None), "title": _segments(p.title, bp.latex_names)})
+    return out
+
+
+def _scatters(sheet: Sheet, steps: dict[str, Any]) -> list[dict[str, Any]]:
+    """The sheet's scatters (a table's rows placed by two of their steps: published records, each at its own setup) as what
+    the script checks them by: the table (as `_tables` carries it: None where a row is one the page cannot set), the two
+    steps and the steps its lines and finding give. Each row sets its own chip, model, formats and inputs, so most of a
+    reader's changes leave every point where it is; the script keeps such a figure as drawn and dims one whose points or
+    lines move (an engine profile's efficiencies, which the records do not set)."""
+    out = []
+    for p in sheet.blueprint.plots:
+        names = [p.x, *p.y, *p.hlines, *(part[0] for part in _segments(p.title, sheet.blueprint.latex_names) if isinstance(part, list))]
+        if p.kind == "scatter" and all(n in steps for n in names):
+            out.append({"name": p.name, "table": 1 + p.table, "x": p.x, "y": p.y[0], "steps": list(dict.fromkeys(names[2:]))})
     return out
 
 
@@ -601,7 +615,7 @@ def _joint_table(s: Any, chips: tuple[str, ...], models: tuple[str, ...]) -> tup
     precision the page set changes the table."""
     key = ("joint", chips, models, s.math_defaulted, None if s.math_defaulted else s.math.name)
     if key not in _TABLES:
-        first = replace(s, second_hardware=None, second_model=None)
+        first = replace(_checkpoint_rows(s), second_hardware=None, second_model=None)
         _TABLES[key] = tuple(_row_bound(first, Row("", hardware=h, model=m, weights=w or None, kv=kv), w, second=False)
                              for h in chips for m in models for w in WEIGHT_CHOICES for kv in KV_CHOICES)
     return _TABLES[key]
@@ -612,9 +626,16 @@ def _twin_table(s: Any, models: tuple[str, ...], second: tuple[str | None, str |
     the drafter named for the target, as a row names it), or why the sheet refuses it (no peak on the second chip)."""
     key = ("twins", models, second, s.hardware.key, s.kv.name, s.math_defaulted, None if s.math_defaulted else s.math.name)
     if key not in _TABLES:
-        _TABLES[key] = tuple(_row_bound(s, Row("", model=m, weights=w or None, second_hardware=second[0], second_model=second[1]), w,
+        _TABLES[key] = tuple(_row_bound(_checkpoint_rows(s), Row("", model=m, weights=w or None, second_hardware=second[0], second_model=second[1]), w,
                                         second=True) for m in models for w in WEIGHT_CHOICES)
     return _TABLES[key]
+
+
+def _checkpoint_rows(s: Any) -> Any:
+    """`s` as the tables are made from: a row that names no weights takes its model's own checkpoint, whatever weights the
+    page was made with (`row_formats` keeps a page's --weights on such a row), so the list's first choice means the model's
+    checkpoint on every page and the tables, keyed without the page's weights, are the same for every page."""
+    return replace(s, weights=replace(s.weights, origin="default")) if s.weights.origin == "--weights" else s
 
 
 def _row_bound(s: Any, row: Row, weights: str, second: bool) -> Any:
@@ -692,10 +713,10 @@ def _claims(sheet: Sheet) -> list[dict[str, Any]]:
 def _where(bp: Any, row: Any) -> dict[str, Any] | None:
     """A claim's row as what the live script sets on top of the reader's setup: its chip, model, formats and engine profile
     among the page's lists, and its inputs as magnitudes in their own units (`run.read_input`); None where it changes anything else."""
-    if row.math or row.second_hardware or row.second_model or (row.weights and row.weights not in WEIGHT_CHOICES) or (
-            row.kv and row.kv not in KV_CHOICES):
+    if row.second_hardware or row.second_model or (row.weights and row.weights not in WEIGHT_CHOICES) or (
+            row.kv and row.kv not in KV_CHOICES) or (row.math and row.math not in MATH_CHOICES):
         return None
-    given: dict[str, Any] = {k: getattr(row, k) for k in ("hardware", "model", "weights", "kv", "engine") if getattr(row, k)}
+    given: dict[str, Any] = {k: getattr(row, k) for k in ("hardware", "model", "weights", "kv", "math", "engine") if getattr(row, k)}
     named = {i.name: i for i in bp.inputs}
     for name, text in row.set.items():
         try:

@@ -62,6 +62,19 @@ def test_the_data_holds_the_sheets_plan_its_inputs_and_the_values_its_setup_bind
     assert live.field_text(batch) == "1" and live.field_text({**batch, "value": 8192.0}) == "8,192"
 
 
+def test_a_pages_own_weights_leave_the_checkpoint_choice_the_models_checkpoint():
+    """The tables of values per chip, model and format are made once per process and shared by every page: a page made with
+    --weights int4 (whose rows that name no weights would keep int4) must not change what the checkpoint choice binds on it
+    or on any page made after it."""
+    live._TABLES.clear()
+    plain = live.live_data(api.derive("decode-floor"))["specs"]
+    live._TABLES.clear()
+    int4 = live.live_data(api.derive("decode-floor", weights="int4"))["specs"]
+    again = live.live_data(api.derive("decode-floor"))["specs"]
+    assert int4["vectors"] == plain["vectors"] and int4["index"] == plain["index"]
+    assert again == plain
+
+
 def test_the_choices_cover_every_shipped_chip_model_and_format_once():
     """Issue 42 item 1: the chip, model and formats are lists; what they bind is looked up, never computed, in the page."""
     from roofline.specs.catalog import hardware_names, model_names
@@ -552,7 +565,7 @@ def test_every_figure_is_drawn_again_or_marked_the_pages_at_drawn_setups(browser
     tab = browser.new_page(viewport={"width": 1280, "height": 900})
     errors: list[str] = []
     tab.on("pageerror", lambda e: errors.append(str(e)))
-    recomputed = 0
+    recomputed = scatters = 0
     for slug in registry.SLUGS:
         engines = live.live_data(api.derive(slug))["specs"]["engine_order"]
         for _ in range(2):
@@ -566,7 +579,18 @@ def test_every_figure_is_drawn_again_or_marked_the_pages_at_drawn_setups(browser
             if tab.locator("#live output").get_attribute("data-kind") == "live":
                 recomputed += 1
                 drawn, stale = tab.locator("figure svg[data-drawn]").count(), tab.locator("figure[data-stale]").count()
-                assert drawn + stale == figures, (slug, given, drawn, stale)
+                # the rest are scatters whose every point and line stay where the page's are, as roofline derive places them
+                left = tab.evaluate("() => Array.from(document.querySelectorAll('figure[data-plot]:not([data-stale])'))"
+                                    ".filter(f => !f.querySelector('svg[data-drawn]')).map(f => f.getAttribute('data-plot'))")
+                kept = tab.evaluate("(g) => RooflineLive.keptScatters(JSON.parse(document.getElementById('live-data').textContent), g)",
+                                    _magnitudes(given))
+                assert drawn + stale + len(left) == figures and set(left) <= set(kept), (slug, given, drawn, stale, left)
+                if left:
+                    from roofline.renderers import plots
+
+                    page, here = ({f.name: f.panels[0] for f in plots.figures(sheet, api.resolve_row)} for sheet in (api.derive(slug), _derive(slug, given)))
+                    assert all(page[n].points == here[n].points and page[n].lines == here[n].lines for n in left), (slug, given)
+                    scatters += len(left)
                 # a figure drawn again shows only its SVG: the page's image under it is hidden (no style may show it)
                 assert tab.evaluate("() => Array.from(document.querySelectorAll('figure svg[data-drawn]'))"
                                     ".filter(s => s.parentNode.querySelector('img').getBoundingClientRect().height > 0).length") == 0, (slug, given)
@@ -575,7 +599,7 @@ def test_every_figure_is_drawn_again_or_marked_the_pages_at_drawn_setups(browser
             else:
                 assert tab.locator("figure svg[data-drawn]").count() == 0 and tab.locator("figure[data-stale]").count() == 0
             assert not errors, (slug, given, errors)
-    assert recomputed >= len(registry.SLUGS)
+    assert recomputed >= len(registry.SLUGS) and scatters, scatters
     tab.close()
 
 
@@ -652,6 +676,23 @@ def _equations_agree(js: dict, sheet) -> tuple[int, int]:
         assert lines == [(r["op"], r["math"]) for r in rows], (sheet.blueprint.slug, name)
         same += 1
     return same, left
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("slug, given, stays", [("disaggregation", {"hardware": "b200", "batch": "64"}, True), ("disaggregation", {"engine": "vllm"}, False),
+                                                ("slo-goodput", {"model": "llama-3.1-8b", "prompt_len": "2048"}, True), ("slo-goodput", {"eta_bw": "0.6"}, False)])
+def test_a_scatter_stays_as_drawn_exactly_where_its_points_and_lines_stay(browser, slug, given, stays):
+    """A scatter's records each set their own chip, model and inputs: the page keeps it as drawn where `roofline derive` at
+    the reader's setup places every point and line where the page's does, and dims it where any moves."""
+    from roofline.renderers import plots
+
+    tab = _script_tab(browser)
+    data, kept, _, figures = _script_and_python(tab, slug, given, "RooflineLive.keptScatters(d, g)")
+    page = {f.name: f for f in plots.figures(api.derive(slug), api.resolve_row)}
+    for sc in data["scatters"]:
+        a, b = page[sc["name"]].panels[0], figures[sc["name"]].panels[0]
+        assert (sc["name"] in kept) == stays == (a.points == b.points and a.lines == b.lines and page[sc["name"]].title == figures[sc["name"]].title)
+    tab.close()
 
 
 @pytest.mark.slow

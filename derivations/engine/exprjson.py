@@ -50,6 +50,8 @@ VERSION = 1
 MAX_NODES = 200_000
 #: Longest decimal string of an Integer, a Rational's part or a Float (Python refuses to read integers past 4,300 digits).
 MAX_DIGITS = 4000
+#: Why a Float is neither written nor read: the numeric plan evaluates in float64, where it would be infinity (or NaN).
+FLOAT_OUT_OF_RANGE = "Float: out of range (a float64 reads it as infinity)"
 #: Largest binary precision of a Float (sympy's default is 53; the sheets evaluate at up to 80 decimal digits, about 270 bits).
 MAX_FLOAT_PRECISION = 4096
 #: Longest symbol name and function-name text.
@@ -102,6 +104,8 @@ def _node(e: sp.Basic, index: dict[sp.Basic, int], functions: dict[str, type]) -
     if e.is_Rational:
         return ["Rational", str(int(e.p)), str(int(e.q))]
     if e.is_Float:
+        if not math.isfinite(float(e)):  # what the reader refuses is never written (exp(710.0) is past a float64)
+            raise RefusedError(FLOAT_OUT_OF_RANGE)
         text, prec = _float_text(e)
         return ["Float", text, prec]
     for tag, const in _CONSTANTS.items():
@@ -197,7 +201,7 @@ def _number(node: list[Any]) -> sp.Basic:
     except (ValueError, TypeError):
         raise RefusedError("Float: not a decimal number") from None
     if not value.is_finite or not math.isfinite(float(value)):
-        raise RefusedError("Float: out of range (a float64 reads it as infinity)")
+        raise RefusedError(FLOAT_OUT_OF_RANGE)
     return value
 
 

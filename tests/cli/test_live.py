@@ -62,6 +62,7 @@ def test_the_data_holds_the_sheets_plan_its_inputs_and_the_values_its_setup_bind
     assert live.field_text(batch) == "1" and live.field_text({**batch, "value": 8192.0}) == "8,192"
 
 
+@pytest.mark.slow
 def test_a_pages_own_weights_leave_the_checkpoint_choice_the_models_checkpoint():
     """The tables of values per chip, model and format are made once per process and shared by every page: a page made with
     --weights int4 (whose rows that name no weights would keep int4) must not change what the checkpoint choice binds on it

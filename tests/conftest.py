@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -48,3 +49,16 @@ def fast_build(built, monkeypatch):
 
     monkeypatch.setattr(build_mod, "render_all", lambda *args, **kwargs: dict(built))
     return built
+
+
+@pytest.fixture(scope="session")
+def browser():
+    """Debian's chromium driven by Playwright, once per test process (the browser tests: live pages, their scripts, the
+    practice page); skipped where Playwright is not installed, failed where chromium is missing (.ci/run installs it)."""
+    playwright = pytest.importorskip("playwright.sync_api")
+    exe = shutil.which("chromium") or shutil.which("chromium-browser")
+    assert exe, "chromium is needed for the browser tests (.ci/run installs it)"
+    with playwright.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=exe, args=["--no-sandbox"])
+        yield b
+        b.close()

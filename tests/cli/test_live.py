@@ -8,7 +8,6 @@ from __future__ import annotations
 import html
 import json
 import re
-import shutil
 from pathlib import Path
 
 import pytest
@@ -113,17 +112,6 @@ CASES = [("decode-floor", {"batch": "64", "context": "32768"}), ("decode-floor",
          ("speculative-decoding", {"model": "deepseek-v3", "second_model": "mtp", "weights": "fp8"}),
          ("decode-floor", {"hardware": "a100-sxm-80gb", "weights": "fp8", "math": "bf16"}), ("batch-knee", {"math": "fp8", "batch": "64"}),
          ("hardware-upgrade", {"math": "fp8", "second_hardware": "b200"})]
-
-
-@pytest.fixture(scope="module")
-def browser():
-    playwright = pytest.importorskip("playwright.sync_api")
-    exe = shutil.which("chromium") or shutil.which("chromium-browser")
-    assert exe, "chromium is needed for the browser tests (.ci/run installs it)"
-    with playwright.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=exe, args=["--no-sandbox"])
-        yield b
-        b.close()
 
 
 CHOICES = ("hardware", "model", "weights", "kv", "math", "engine", "second_hardware", "second_model")

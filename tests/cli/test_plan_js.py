@@ -6,7 +6,6 @@ contexts and TP degrees."""
 from __future__ import annotations
 
 import random
-import shutil
 from pathlib import Path
 
 import pytest
@@ -54,31 +53,24 @@ def _cases() -> list[tuple[str, dict, dict, dict]]:
 
 
 @pytest.mark.slow
-def test_the_browser_evaluates_every_plan_as_python_does():
-    playwright = pytest.importorskip("playwright.sync_api")
-    exe = shutil.which("chromium") or shutil.which("chromium-browser")
-    assert exe, "chromium is needed for the browser tests (.ci/run installs it)"
+def test_the_browser_evaluates_every_plan_as_python_does(browser):
     cases = _cases()
     assert len(cases) >= 2 * len(registry.SLUGS)
     checked = missing = 0
-    with playwright.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=exe, args=["--no-sandbox"])
-        try:
-            tab = browser.new_page()
-            tab.set_content("<p>plan</p>")
-            tab.add_script_tag(content=PLAN_JS.read_text(encoding="utf-8"))
-            for label, plan, values, python in cases:
-                js = tab.evaluate("([plan, values]) => RooflinePlan.evaluate(plan, values)", [plan, values])
-                for name, want in python.items():
-                    got = js[name]
-                    if isinstance(want, dict):
-                        missing += 1
-                        assert isinstance(got, dict) and (got["kind"], got["reason"]) == (want["kind"], want["reason"]), (label, name, got, want)
-                    else:
-                        assert not isinstance(got, dict) and abs(got - want) <= 1e-12 * max(abs(got), abs(want)), (label, name, got, want)
-                    checked += 1
-        finally:
-            browser.close()
+    tab = browser.new_page()
+    tab.set_content("<p>plan</p>")
+    tab.add_script_tag(content=PLAN_JS.read_text(encoding="utf-8"))
+    for label, plan, values, python in cases:
+        js = tab.evaluate("([plan, values]) => RooflinePlan.evaluate(plan, values)", [plan, values])
+        for name, want in python.items():
+            got = js[name]
+            if isinstance(want, dict):
+                missing += 1
+                assert isinstance(got, dict) and (got["kind"], got["reason"]) == (want["kind"], want["reason"]), (label, name, got, want)
+            else:
+                assert not isinstance(got, dict) and abs(got - want) <= 1e-12 * max(abs(got), abs(want)), (label, name, got, want)
+            checked += 1
+    tab.close()
     assert checked > 3000 and missing > 50, (checked, missing)
 
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 import html
 import json
 import re
-import shutil
 from pathlib import Path
 
 import pytest
@@ -74,28 +73,18 @@ def test_the_site_ships_the_page_and_its_script_and_links_it():
 
 # --- in the browser ---------------------------------------------------------------------------------------------------
 
-def _browser():
-    playwright = pytest.importorskip("playwright.sync_api")
-    exe = shutil.which("chromium") or shutil.which("chromium-browser")
-    assert exe, "chromium is needed for the browser tests (.ci/run installs it)"
-    return playwright, exe
-
-
 @pytest.fixture(scope="module")
-def browser_page(page, tmp_path_factory):
-    playwright, exe = _browser()
+def browser_page(page, tmp_path_factory, browser):
     folder = tmp_path_factory.mktemp("practice")
     (folder / practice.PAGE).write_text(page, encoding="utf-8")
     (folder / practice.SCRIPT).write_text(practice.script(), encoding="utf-8")
-    with playwright.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=exe, args=["--no-sandbox"])
-        tab = browser.new_page(viewport={"width": 1280, "height": 900})
-        errors: list[str] = []
-        tab.on("pageerror", lambda e: errors.append(str(e)))
-        tab.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-        tab.goto((folder / practice.PAGE).as_uri())
-        yield tab, errors
-        browser.close()
+    tab = browser.new_page(viewport={"width": 1280, "height": 900})
+    errors: list[str] = []
+    tab.on("pageerror", lambda e: errors.append(str(e)))
+    tab.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    tab.goto((folder / practice.PAGE).as_uri())
+    yield tab, errors
+    tab.close()
 
 
 def _submit(tab, ident: str, text: str) -> dict:

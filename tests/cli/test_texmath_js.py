@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import functools
 import re
-import shutil
 from pathlib import Path
 from xml.etree import ElementTree
 
@@ -111,19 +110,12 @@ CONVERT = """lines => {
 
 
 @pytest.fixture(scope="module")
-def tab():
-    playwright = pytest.importorskip("playwright.sync_api")
-    exe = shutil.which("chromium") or shutil.which("chromium-browser")
-    assert exe, "chromium is needed for the browser tests (.ci/run installs it)"
-    with playwright.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=exe, args=["--no-sandbox"])
-        try:
-            page = browser.new_page()
-            page.set_content("<html><body><div id='here'></div></body></html>")
-            page.add_script_tag(content=TEXMATH_JS.read_text(encoding="utf-8"))
-            yield page
-        finally:
-            browser.close()
+def tab(browser):
+    page = browser.new_page()
+    page.set_content("<html><body><div id='here'></div></body></html>")
+    page.add_script_tag(content=TEXMATH_JS.read_text(encoding="utf-8"))
+    yield page
+    page.close()
 
 
 def _mismatches(tab, lines: list[str]) -> dict[str, str]:

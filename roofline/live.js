@@ -90,13 +90,15 @@
     return rounds === "up" ? Math.ceil(x) : (rounds === "down" ? Math.floor(x) : Math.round(x));
   }
 
-  // numbers.float_whole and value_text.is_count: whether a value is the whole number n, up to float noise
-  function isCount(n, x) {
-    if (x === n) { return true; }
-    if (!isFinite(x) || Math.abs(x) >= 1e13) { return false; }
+  // numbers.float_whole: the whole number a float stands for up to float noise, or null
+  function floatWhole(x) {
+    if (!isFinite(x) || Math.abs(x) >= 1e13) { return null; }
     var nearest = Math.round(x);
-    return Math.abs(x - nearest) <= 1e-12 * Math.abs(x) && nearest === n;
+    return Math.abs(x - nearest) <= 1e-12 * Math.abs(x) ? nearest : null;
   }
+
+  // value_text.is_count: whether a value is the whole number n, up to float noise
+  function isCount(n, x) { return x === n || floatWhole(x) === n; }
 
   // a count's whole number with its noun ('296 sequences'), as every mention but its equation's last line gives it
   function wholeText(v, step, ladder) {
@@ -109,21 +111,8 @@
   // renderers.value_text.count_plain: a value as the sheet's equation ends it; a count whole, with where it comes from
   function valueText(v, step, ladder) {
     if (!step.counts) { return plainText(v, ladder, 3); }
-    var n = wholeCount(step.rounds, v), r = rung(ladder, v), text = wholeText(v, step, ladder);
-    if (isCount(n, v)) { return text; }  // value_text.unrounded_figures: a whole count prints whole
-    var size = String(Math.trunc(Math.abs(v))).length;
-    for (var f = Math.max(4, size + 1); f <= Math.max(12, size + 6); f++) {
-      var d = digits(v * r[1], f);
-      if (d.exponent !== null) {
-        var x = v * r[1], t = null;
-        for (var k = 1; k <= 6 && t === null; k++) { var s = x.toFixed(k); if (!/\.0*$/.test(s)) { t = s; } }
-        d = { mantissa: t === null ? x.toFixed(7) : t, exponent: null };
-      }
-      if (d.mantissa.indexOf(".") >= 0) {
-        return numberText(d) + (r[0] === "1" ? "" : " " + unitWord(r[0], d)) + ", so " + text;
-      }
-    }
-    return text;
+    var r = rung(ladder, v), text = wholeText(v, step, ladder), d = unroundedNumber(v, step, r);
+    return d === null ? text : numberText(d) + (r[0] === "1" ? "" : " " + unitWord(r[0], d)) + ", so " + text;
   }
 
   // renderers.value_text.step_value_text on the site: a value as a sentence gives it, a count whole, a unit readable
@@ -645,13 +634,6 @@
   }
 
   // --- a step's displayed equation at the reader's setup: renderers.equations.equation and renderers.printed, ported ---------
-
-  // numbers.float_whole: the whole number a float stands for up to float noise, or null
-  function floatWhole(x) {
-    if (!isFinite(x) || Math.abs(x) >= 1e13) { return null; }
-    var nearest = Math.round(x);
-    return Math.abs(x - nearest) <= 1e-12 * Math.abs(x) ? nearest : null;
-  }
 
   // printed.fill: a printed formula's pieces with each slot filled from `names` (a slot with no name: the line is not printed)
   function fillPieces(pieces, names) {

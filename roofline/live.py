@@ -149,7 +149,7 @@ def live_data(sheet: Sheet) -> dict[str, Any]:
     return {"slug": bp.slug, "plan": plan_json, "values": {k: _value(v) for k, v in base.items()}, "inputs": inputs,
             "steps": steps, "ladders": ladders, "readable": list(READABLE), "results": list(bp.results), "number_pattern": grading_values._NUMBER.pattern,
             "limits": {"magnitude": float(MAX_MAGNITUDE), "count": MAX_COUNT},
-            "claims": _claims(sheet), "fit": run.FIT_STEP if run.FIT_STEP in steps else "", "specs": spec_choices(sheet, plan),
+            "claims": _claims(sheet), "fit": run.FIT_STEP if run.FIT_STEP in steps else "", "specs": spec_choices(sheet, plan, defaults),
             "sweeps": _sweeps(bp, {i["name"]: i for i in inputs}, steps), "rooflines": _rooflines(sheet, steps),
             "bars": _bars(sheet, plan_json, steps), "heatmaps": _heatmaps(sheet, plan_json, steps), "tables": _tables(sheet, steps), "scatters": _scatters(sheet, steps),
             "table_rules": {"constant_rows": MIN_ROWS_TO_DROP_A_CONSTANT_COLUMN, "no_value": NO_VALUE, "does_not_fit": DOES_NOT_FIT},
@@ -474,7 +474,7 @@ def _ladder_key(ladders: dict[str, Any], v: Value) -> str:
     return key
 
 
-def spec_choices(sheet: Sheet, plan: Plan) -> dict[str, Any]:
+def spec_choices(sheet: Sheet, plan: Plan, defaults: dict[str, Fraction]) -> dict[str, Any]:
     """The chips, models and formats a reader may pick, with the values each binds in the plan (see the module docstring):
     per chip and per model the symbols their own parts bind; for every chip, model, weights and KV choice, in that order, an
     index into `vectors`, each vector the values of the `joint` symbols (or the reason the sheet refuses that setup); and on
@@ -502,7 +502,7 @@ def spec_choices(sheet: Sheet, plan: Plan) -> dict[str, Any]:
     return {"math": "", "maths": maths, "peaked": peaked, "twin_peaks": twin_peaks,
             "second_chip": s.second_hardware.key if s.second_hardware is not None else "",
             "chip": s.hardware.key, "model": s.model.key, "weights": "", "kv": s.kv.name, "engine": s.engine.name if s.engine else "",
-            "engines": {n: {"values": _engine_values(sheet, plan, e), "band": _band(sheet, e)} for n, e in engines.items()},
+            "engines": {n: {"values": _engine_values(sheet, plan, defaults, e), "band": _band(sheet, e)} for n, e in engines.items()},
             "engine_order": list(engines),
             "weight_choices": list(WEIGHT_CHOICES), "kv_choices": list(KV_CHOICES),
             "chips": {h: {"name": c.name, "values": {n: _value(c.values[n]) for n in own["hardware"]}, "listed": _listed(c),
@@ -516,11 +516,10 @@ def spec_choices(sheet: Sheet, plan: Plan) -> dict[str, Any]:
             "second_note": "" if choosing is not None else _second(s)}
 
 
-def _engine_values(sheet: Sheet, plan: Plan, e: Any) -> dict[str, float]:
+def _engine_values(sheet: Sheet, plan: Plan, defaults: dict[str, Fraction], e: Any) -> dict[str, float]:
     """The magnitude each input the profile `e` supplies takes under it on the page (an input set on the page keeps its value,
     as `run.input_magnitude` reads it: a set value first, a profile's before a default)."""
     bp, s = sheet.blueprint, replace(sheet.setup, engine=e)
-    defaults = _plan_and_defaults(bp.slug)[1]
     return {i.name: float(run.input_magnitude(i, s, defaults, bp.inputs)[0]) for i in bp.inputs if i.symbol in plan.inputs and i.name in e.parsed}
 
 

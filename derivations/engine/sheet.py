@@ -109,8 +109,14 @@ def evaluate(d: Derivation, ctx: Context, only: Sequence[str] | None = None) -> 
     need. Computed by the compiled plan, exactly where the arithmetic is rational (a Rational), else in float64 (a Float):
     the one evaluator every caller runs (quiz, grading, figures, validation). `evaluate_exactly` is the reference it is
     checked against at build time and in the tests."""
+    return {name: _as_sympy(v) for name, v in evaluate_values(d, ctx, only).items()}
+
+
+def evaluate_values(d: Derivation, ctx: Context, only: Sequence[str] | None = None) -> dict[str, Fraction | float | Missing]:
+    """`evaluate`'s values as the plan gives them, a Fraction (exact) or a float, for a caller that wants plain numbers (a
+    float of a Fraction is Python's, correctly rounded and fast where a sympy Rational's goes through mpmath)."""
     values = run.input_values(d.blueprint, setup_of(d, ctx, strict=False), plan_of(d).reads(only), defaults_of(d))
-    return {name: _as_sympy(v) for name, v in plan_of(d).evaluate(dict(values), only, exact=True).items()}
+    return plan_of(d).evaluate(dict(values), only, exact=True)
 
 
 def input_values(d: Derivation, ctx: Context, symbols: set[sp.Symbol] | None = None) -> dict[sp.Symbol, sp.Expr | Missing]:
@@ -125,8 +131,8 @@ def input_values(d: Derivation, ctx: Context, symbols: set[sp.Symbol] | None = N
 def _as_sympy(v: Fraction | float | Missing) -> sp.Expr | Missing:
     if isinstance(v, Missing):
         return v
-    if isinstance(v, Fraction):
-        return sp.Rational(v.numerator, v.denominator)
+    if isinstance(v, Fraction):  # sympy's own converter of a Fraction (lowest terms already): no gcd of thousand-digit parts again
+        return sp.sympify(v)
     return sp.Float(v)
 
 

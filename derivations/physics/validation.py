@@ -23,6 +23,7 @@ from __future__ import annotations
 import statistics
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
+from fractions import Fraction
 from functools import cache
 from pathlib import Path
 
@@ -35,7 +36,7 @@ from ...specs.power import load_power
 from ...units import Quantity
 from ..engine.context import BINDINGS, PROFILES_ERROR, Context, fitted, make_context
 from ..engine.declare import derivation
-from ..engine.sheet import Missing, context_values, evaluate
+from ..engine.sheet import Missing, context_values, evaluate_values
 from ..engine.symbols import Symbols
 from . import glossary as gl
 from . import stepmodel as sm
@@ -310,7 +311,7 @@ def family_name(engine: str) -> str:
     return "-".join(engine.lower().replace("_", " ").split())
 
 
-def _si(v: sp.Expr | Missing, what: str, m: Measurement) -> float:
+def _si(v: Fraction | float | Missing, what: str, m: Measurement) -> float:
     if isinstance(v, Missing):
         raise SpecError(m.where, what, v.reason)
     return float(v)
@@ -320,7 +321,7 @@ def evaluate_record(m: Measurement) -> Record:
     ctx = record_context(m)
     f = step_function(ctx)
     rates = {"eta_bw": "1", "eta_flops": "1"}
-    values = evaluate(STEP_MODEL, record_context(m, **rates), only=("bytes_per_gpu", "t_memory", "t_compute"))
+    values = evaluate_values(STEP_MODEL, record_context(m, **rates), only=("bytes_per_gpu", "t_memory", "t_compute"))
     units = STEP_MODEL.symbols.units()
     bytes_per_gpu = float(Quantity(_si(values["bytes_per_gpu"], "bytes_per_gpu", m), units[sp.Symbol("bytes_per_gpu", positive=True)]).to("B").magnitude)
     t_mem, t_cmp = _si(values["t_memory"], "t_memory", m), _si(values["t_compute"], "t_compute", m)
@@ -329,7 +330,7 @@ def evaluate_record(m: Measurement) -> Record:
     seqs = prefill_sequences(m)
     if seqs:
         pre = record_context(m, batch=str(seqs), tokens_per_step=f"{m.input_tokens} token", context=f"{max(1, m.input_tokens // 2)} token", **rates)
-        prefill = _si(evaluate(STEP_MODEL, pre, only=("t_compute",))["t_compute"], "t_compute", m) / m.output_tokens
+        prefill = _si(evaluate_values(STEP_MODEL, pre, only=("t_compute",))["t_compute"], "t_compute", m) / m.output_tokens
     tdp = float(m.hardware.tdp.to("W").magnitude) if m.hardware.tdp is not None else 0.0
     record = Record(m, measured_step(m), f, bytes_per_gpu, bandwidth, t_mem, t_cmp, prefill, tdp=tdp, gpus=m.gpus)
     if record.implied_mbu() > MAX_IMPLIED_MBU:

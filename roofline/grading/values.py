@@ -33,6 +33,7 @@ from ..derivations.engine import formula as fm
 from ..derivations.engine.context import BARE_NUMBER_UNITS, BINDINGS, SCENARIO_INPUTS, Context, Input, input_value
 from ..derivations.engine.declare import Derivation
 from ..derivations.physics import glossary as gl
+from ..derivations.physics.primitives import ArgMax, Pick
 from ..specs.errors import SpecError, suggest
 from ..units import Quantity, RooflineError, unit_text
 
@@ -334,7 +335,48 @@ def _mp(e: sp.Expr, values: Mapping[sp.Symbol, mpmath.mpf]) -> mpmath.mpf:
         return mpmath.log(_mp(e.args[0], values))
     if isinstance(e, sp.exp):
         return mpmath.exp(_mp(e.args[0], values))
+    if isinstance(e, sp.Piecewise):  # the first piece whose condition holds
+        for piece, condition in e.args:
+            if _holds(condition, values):
+                return _mp(piece, values)
+        raise _UnsupportedError
+    if isinstance(e, ArgMax):
+        return mpmath.mpf(_argmax([_mp(a, values) for a in e.args]))
+    if isinstance(e, Pick):  # only the value picked is evaluated
+        i = _snap(_mp(e.args[0], values))
+        if i != mpmath.nint(i) or not 0 <= int(i) < len(e.args) - 1:
+            raise _UnsupportedError
+        return _mp(e.args[1 + int(i)], values)
     raise _UnsupportedError
+
+
+_RELATIONS = {sp.Eq: lambda a, b: a == b, sp.Ne: lambda a, b: a != b, sp.Lt: lambda a, b: a < b, sp.Le: lambda a, b: a <= b,
+              sp.Gt: lambda a, b: a > b, sp.Ge: lambda a, b: a >= b}
+
+
+def _holds(condition: sp.Basic, values: Mapping[sp.Symbol, mpmath.mpf]) -> bool:
+    """Whether a Piecewise condition holds at `values`: true, false, or one relation between two sides. Sides within rounding
+    of each other are compared here only where both are symbols or numbers (an input's exact value against a constant);
+    a near tie of computed sides, which rounding could have made or broken, is left to sympy's exact evaluation."""
+    if condition is sp.true or condition is sp.false:
+        return bool(condition)
+    relation = _RELATIONS.get(type(condition))
+    if relation is None:
+        raise _UnsupportedError
+    left, right = (_mp(side, values) for side in condition.args)
+    near = abs(left - right) <= mpmath.mpf(10) ** -30 * max(1, abs(left), abs(right))
+    if near and not all(side.is_Symbol or side.is_Number for side in condition.args):
+        raise _UnsupportedError
+    return bool(relation(left, right))
+
+
+def _argmax(args: list[mpmath.mpf]) -> int:
+    """ArgMax's index (the first on a tie) of values at DIGITS digits; a near tie, which rounding could have made or broken,
+    is left to sympy's exact evaluation (_UnsupportedError)."""
+    best = max(range(len(args)), key=lambda i: (args[i], -i))
+    if any(i != best and abs(args[i] - args[best]) <= mpmath.mpf(10) ** -30 * max(1, abs(args[best])) for i in range(len(args))):
+        raise _UnsupportedError
+    return best
 
 
 def num(expr: sp.Expr, values: Mapping[sp.Symbol, sp.Expr]) -> sp.Float | None:

@@ -8,9 +8,11 @@ by hand, or rewritten as well-formed entries (their header's digest made again) 
 
 from __future__ import annotations
 
+import io
 import json
 import shutil
 from collections.abc import Callable
+from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 from typing import Any
 
@@ -23,12 +25,32 @@ from tests import cache_entries
 ARGV = ["derive", "decode-floor", "--format", "tex"]
 
 
+def _use_cache(mp: pytest.MonkeyPatch, folder: Path) -> None:
+    mp.delenv("ROOFLINE_CACHE", raising=False)
+    mp.setenv("ROOFLINE_CACHE_DIR", str(folder))
+    mp.setenv("ROOFLINE_SHIPPED", "off")  # the user's folder alone: a first run is cold (the shipped entries: test_shipped_entries.py)
+
+
 @pytest.fixture
 def cache(tmp_path, monkeypatch):
-    monkeypatch.delenv("ROOFLINE_CACHE", raising=False)
-    monkeypatch.setenv("ROOFLINE_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setenv("ROOFLINE_SHIPPED", "off")  # the user's folder alone: a first run is cold (the shipped entries: test_shipped_entries.py)
+    _use_cache(monkeypatch, tmp_path / "cache")
     return tmp_path / "cache"
+
+
+@pytest.fixture(scope="module")
+def filled(tmp_path_factory, cold) -> Path:
+    """A cache folder as a cold `derive` of decode-floor, then of batch-knee, fills it (once per module: each tampering case
+    starts from a copy). Filling it prints what a run with no cache prints."""
+    folder = tmp_path_factory.mktemp("filled") / "cache"
+    with pytest.MonkeyPatch.context() as mp:
+        _use_cache(mp, folder)
+        assert cold[0] == 0
+        with redirect_stdout(io.StringIO()) as out, redirect_stderr(io.StringIO()) as err:
+            code = main(list(ARGV), light=False)
+        assert (code, out.getvalue(), err.getvalue()) == cold, "filling the cache prints what a run with no cache prints"
+        with redirect_stdout(io.StringIO()), redirect_stderr(io.StringIO()):
+            main(["derive", "batch-knee", "--format", "tex"], light=False)
+    return folder
 
 
 def _run(capsys, argv, light=True) -> tuple[int, str, str]:
@@ -169,9 +191,6 @@ def cold() -> tuple[int, str, str]:
     old = os.environ.get("ROOFLINE_CACHE")
     os.environ["ROOFLINE_CACHE"] = "off"
     try:
-        import io
-        from contextlib import redirect_stderr, redirect_stdout
-
         out, err = io.StringIO(), io.StringIO()
         with redirect_stdout(out), redirect_stderr(err):
             code = main(list(ARGV), light=False)
@@ -184,10 +203,8 @@ def cold() -> tuple[int, str, str]:
 
 
 @pytest.mark.parametrize("tamper", [t for _, t in TAMPERS], ids=[n for n, _ in TAMPERS])
-def test_a_tampered_entry_is_a_miss(tamper, cache, capsys, cold) -> None:
-    assert cold[0] == 0
-    assert _run(capsys, ARGV, light=False) == cold  # fills the cache
-    _run(capsys, ["derive", "batch-knee", "--format", "tex"], light=False)
+def test_a_tampered_entry_is_a_miss(tamper, cache, filled, capsys, cold) -> None:
+    shutil.copytree(filled, cache)
     assert compiled.derive(_parser().parse_args(ARGV)) == cold[1], "the light path answers from a good cache"
     tamper(cache)
     assert compiled.derive(_parser().parse_args(ARGV)) is None, "a miss"

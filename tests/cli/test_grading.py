@@ -267,3 +267,38 @@ def test_a_number_with_thousands_grouped_as_roofline_prints_it_reads_as_that_num
 @pytest.mark.parametrize("text", ["12,34 ms", "1,2345 B", ",123 B"])
 def test_commas_outside_groups_of_three_are_no_number(text):
     assert not grading.is_number(text)
+
+
+# --- the numeric walk: a pick, an argmax and a case split in mpmath, a near tie left to sympy's exact evaluation ------
+
+_A, _B, _C, _K = sp.symbols("a b c k", positive=True)
+_RATIONALS = st.fractions(min_value=Fraction(1, 1000), max_value=1000, max_denominator=1000)
+
+
+def _exact(expr: sp.Expr, values: dict[sp.Symbol, sp.Expr]) -> sp.Expr:
+    return sp.N(expr.xreplace(values).doit(), grading.DIGITS)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(a=_RATIONALS, b=_RATIONALS, c=_RATIONALS, k=st.integers(1, 3))
+def test_the_numeric_walk_reads_a_pick_an_argmax_and_a_case_split_as_sympy_does(a, b, c, k):
+    from roofline.derivations.physics.primitives import ArgMax, Pick
+
+    values = {_A: sp.Rational(a.numerator, a.denominator), _B: sp.Rational(b.numerator, b.denominator),
+              _C: sp.Rational(c.numerator, c.denominator), _K: sp.Integer(k)}
+    best = ArgMax(_A * _B, _B + _C, _A / _C)
+    for expr in (best, Pick(best, _A, 2 * _B, _C**2) * _A, Pick(_K - 1, _A, _B, _C) + 1,
+                 sp.Piecewise((_A, sp.Eq(_K, 1)), (_B * _C, True)), sp.Piecewise((_A, _B < _C), (_C, True))):
+        got = grading.num(expr, values)
+        assert got is not None and abs(got - _exact(expr, values)) <= sp.Float(10) ** -30 * max(1, abs(got)), expr
+
+
+def test_a_tie_the_walk_cannot_tell_from_rounding_is_sympys_exact_first_index():
+    from roofline.derivations.physics.primitives import ArgMax
+
+    third = {_A: sp.Rational(1, 3), _B: sp.Integer(1)}
+    assert float(grading.num(ArgMax(_A, _B / 3), third)) == 0  # an exact tie: the first
+    assert float(grading.num(ArgMax(_B / 3, _A), third)) == 0
+    assert float(grading.num(ArgMax(_A, _B / 3 + sp.Rational(1, 10**35)), third)) == 1  # within the walk's rounding: sympy tells them apart
+    case = sp.Piecewise((_C, sp.Lt(_A, _B / 3 + sp.Rational(1, 10**35))), (2 * _C, True))
+    assert float(grading.num(case, {**third, _C: sp.Integer(5)})) == 5

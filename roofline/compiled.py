@@ -317,6 +317,48 @@ def remember(d: Any, ctx: Any = None, special: Mapping[str, Mapping[str, Any]] |
         _put(catalog_json(), "catalog")
 
 
+def special_lines(slug: str, wanted: Mapping[str, tuple[frozenset[str], frozenset[str]]]) -> dict[str, dict[str, Any]]:
+    """The special numbers lines (step -> key -> printed form) of a shipped sheet that `wanted` names (step -> its zeros and
+    ones), as `remember` stores a setup's: stored where a derive or a build stored them, else made from the sheet's derivation
+    (sympy) and stored (a live page carries them for the models a reader may pick: roofline/live.py)."""
+    from .renderers.forms import forms_of, special_key, specials_from_json, specials_json
+
+    parts = ("numbers", slug, _numbers_signature({n: special_key(*zo) for n, zo in wanted.items()}))
+    if store.directory() is not None:
+        data = _get(*parts)
+        if data is not None:
+            try:
+                return specials_from_json(data)
+            except _READ_ERRORS:
+                pass
+    from .derivations.questions import registry
+
+    made = forms_of(registry.get(slug))
+    out = {n: {special_key(*zo): made[n].numbers_at(*zo)} for n, zo in wanted.items()}
+    if store.directory() is not None:
+        _put(specials_json(out), *parts)
+    return out
+
+
+def identities_at(slug: str, structural: Mapping[str, Fraction], not_here: frozenset[str]) -> Mapping[str, Identity]:
+    """What a shipped sheet's steps reduce to in a setup of this structure (`identities`' answer, by slug): stored, else found
+    from its derivation (sympy) and stored as `remember` stores them."""
+    parts = ("identities", slug, _signature(structural, not_here))
+    if store.directory() is not None:
+        data = _get(*parts)
+        if isinstance(data, dict):
+            try:
+                return {str(k): _identity(v) for k, v in data.items()}
+            except _READ_ERRORS:
+                pass
+    from .derivations.questions import registry
+
+    found = identities(registry.get(slug))(structural, not_here)
+    if store.directory() is not None:
+        _put({n: _identity_json(i) for n, i in found.items()}, *parts)
+    return found
+
+
 def _remember_files(ctx: Any) -> None:
     """The chips and models of a context that are your own files, as the sheets read them, each keyed by its file's bytes."""
     from .derivations.engine.sheet import spec_data

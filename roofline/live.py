@@ -29,7 +29,8 @@ stack (`_bars`: a split step as the terms of its formula, read off the plan) and
 table (`_tables`) is laid out again by `renderers.tables`' rules, ported, each row on top of the reader's setup: where the
 layout is the page's (the same rows, columns, units and notes) its cells are refilled, else it keeps the page's values,
 dimmed. Each step's equation is written again (`_equations`: its printed forms, which `live.js` fills and breaks by
-`renderers.equations`' rules, ported, and `texmath.js` sets as MathML), except a numbers line whose zeros and ones need a
+`renderers.equations`' rules, ported, and `texmath.js` sets as MathML; the special forms that every shipped model's and
+weights choice's zeros and ones need are carried, `_models_specials`), except a numbers line whose zeros and ones need a
 special form the page does not carry, which is hidden. A scatter (published records, each at its own setup) stays as drawn
 where every point and line stay the page's at the reader's setup (`_scatters`), else it is dimmed.
 """
@@ -153,7 +154,7 @@ def live_data(sheet: Sheet) -> dict[str, Any]:
             "sweeps": _sweeps(bp, {i["name"]: i for i in inputs}, steps), "rooflines": _rooflines(sheet, steps),
             "bars": _bars(sheet, plan_json, steps), "heatmaps": _heatmaps(sheet, plan_json, steps), "tables": _tables(sheet, steps), "scatters": _scatters(sheet, steps),
             "table_rules": {"constant_rows": MIN_ROWS_TO_DROP_A_CONSTANT_COLUMN, "no_value": NO_VALUE, "does_not_fit": DOES_NOT_FIT},
-            "grid": {"points": SWEEP_POINTS, "discrete": MAX_DISCRETE_POINTS}, "equations": _equations(sheet, ladders),
+            "grid": {"points": SWEEP_POINTS, "discrete": MAX_DISCRETE_POINTS}, "equations": _equations(sheet, ladders, plan, defaults),
             "equation_rules": {**width_rules(), "ones": sorted(printed_forms.STRUCTURAL_ONES), "rounding_figures": ROUNDING_FIGURES,
                                "too_wide": TOO_WIDE}}
 
@@ -416,12 +417,13 @@ class _Sentinels(dict[str, str]):
         return f"{self.sentinel}{key}{self.sentinel}"
 
 
-def _equations(sheet: Sheet, ladders: dict[str, Any]) -> dict[str, Any]:
+def _equations(sheet: Sheet, ladders: dict[str, Any], plan: Plan, defaults: dict[str, Fraction]) -> dict[str, Any]:
     """What the script writes each step's displayed equation again from (`renderers.equations.equation`, ported): the formula's
     lines (as printed, where no zero can drop a term of it, else its printed form), the numbers line's printed form with a slot
-    per symbol (`_numbers_form`) and the special one the page's zeros and ones need, by its key, the symbols inside a floor or
-    ceiling, an At step's head and replacements and its operands; and each operand's name, ladder and whether it is a plain
-    number (`forms.structural`), once. A step with no value here, or none printed, is left the page's."""
+    per symbol (`_numbers_form`) and, by key, the special ones that the page's zeros and ones need and those every shipped
+    model's need (`_models_specials`), the symbols inside a floor or ceiling, an At step's head and replacements and its
+    operands; and each operand's name, ladder and whether it is a plain number (`forms.structural`), once. A step with no
+    value here, or none printed, is left the page's."""
     f = printed_forms.of(sheet)
     out: dict[str, Any] = {}
     symbols: dict[str, Any] = {}
@@ -441,7 +443,53 @@ def _equations(sheet: Sheet, ladders: dict[str, Any]) -> dict[str, Any]:
             "operands": sorted(st.operands)}
         for n, v in st.operands.items():
             symbols[n] = {"latex": sheet.latex_names[n], "ladder": _ladder_key(ladders, v), "plain": v.unit == "1"}
+    for name, lines in _models_specials(sheet, plan, defaults, out, symbols).items():
+        for key, form in lines.items():
+            out[name]["special"].setdefault(key, _numbers_form(form))
     return {"steps": out, "symbols": symbols}
+
+
+def _models_specials(sheet: Sheet, plan: Plan, defaults: dict[str, Fraction], equations: dict[str, Any],
+                     symbols: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The special numbers lines (step -> key -> printed form) that the page's equations need at every shipped model and
+    weights choice on its chip, at the page's other inputs: a reader who picks another model (a dense page
+    switched to an MoE model, whose expert counts drop no term) sees its numbers line, not a hidden one. The zeros and ones
+    are found as the script finds them (`equationRows`: the plan in floats; a 0, or a plain 1 of `forms.STRUCTURAL_ONES`),
+    and the lines are the ones `roofline derive --model` prints (`compiled.special_lines`)."""
+    from . import compiled
+    from .specs.catalog import model_names
+    from .units import RooflineError
+
+    bp, s = sheet.blueprint, _checkpoint_rows(sheet.setup)
+    names = bound_names(bp, plan)
+    wanted: dict[tuple[str, str], dict[str, tuple[frozenset[str], frozenset[str]]]] = {}
+    for m, w in ((m, w) for m in model_names() for w in WEIGHT_CHOICES):
+        try:
+            row = Row("", model=m, weights=w or None)
+            exact = run.input_values(bp, compiled.row_setup(s, row), names, defaults)
+            values: dict[str, Any] = {k: v if isinstance(v, Missing) else float(v) for k, v in exact.items()}
+            plan.evaluate(values)
+        except (compiled.MissError, RooflineError, ArithmeticError, ValueError):  # a setup the page's refuses: no lines to show
+            continue
+        not_here = frozenset(n for n in plan.by_name if isinstance(values.get(n), Missing) and values[n].kind == "n/a")
+        if run.layout_error(exact) is not None or not_here & set(bp.results):  # a setup `run.solve` refuses
+            continue
+        same = compiled.identities_at(bp.slug, run.structure(bp, compiled.shipped_catalog().bindings, exact), not_here)
+        for name, e in equations.items():
+            ident = same.get(name)  # a step that is an identity there is not printed there (`run.solve`): no line for it
+            if e["at"] or (ident is not None and not (ident.nan and not isinstance(values.get(name), Missing))):
+                continue
+            ops = [(n, values.get(n)) for n in e["operands"]]
+            zeros = frozenset(n for n, x in ops if isinstance(x, float) and x == 0)
+            ones = frozenset(n for n, x in ops if isinstance(x, float) and x == 1 and symbols[n]["plain"] and n in printed_forms.STRUCTURAL_ONES)
+            key = printed_forms.special_key(zeros, ones)
+            if (zeros or ones) and key not in equations[name]["special"]:
+                wanted.setdefault((m, w), {})[name] = (zeros, ones)
+    out: dict[str, dict[str, Any]] = {}
+    for lines in wanted.values():
+        for name, forms in compiled.special_lines(bp.slug, lines).items():
+            out.setdefault(name, {}).update(forms)
+    return out
 
 
 def _numbers_form(p: Any) -> dict[str, Any]:

@@ -22,10 +22,18 @@
   }
   function snap(x) { var r = roundHalfEven(x); return Math.abs(x - r) <= SNAP * Math.max(1, Math.abs(x)) ? r : x; }
 
+  // a sum in order, each term and an exact opposite of it cancelled first: x + y - x - y is 0, as the exact sum Python prints
+  // is, not the residue of rounding (x + y) - x
   function add(xs) {
-    var s = 0;
-    for (var i = 0; i < xs.length; i++) { if (isAbsent(xs[i])) { return ABSENT; } }
-    for (i = 0; i < xs.length; i++) { s = i === 0 ? +xs[0] : s + xs[i]; }
+    var i, j, terms = [], gone = [], s = 0, first = true;
+    for (i = 0; i < xs.length; i++) { if (isAbsent(xs[i])) { return ABSENT; } terms.push(+xs[i]); gone.push(false); }
+    for (i = 0; i < terms.length; i++) {
+      if (gone[i] || terms[i] === 0 || !isFinite(terms[i])) { continue; }
+      for (j = i + 1; j < terms.length; j++) {
+        if (!gone[j] && terms[j] === -terms[i]) { gone[i] = gone[j] = true; break; }
+      }
+    }
+    for (i = 0; i < terms.length; i++) { if (!gone[i]) { s = first ? terms[i] : s + terms[i]; first = false; } }
     return s;
   }
   function mul2(a, b) {

